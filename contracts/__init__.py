@@ -1,0 +1,83 @@
+"""vcbus wire contracts: resources, one tagged union of events per topic, the topic table."""
+
+from contracts._base import Event, derive_event_id
+from contracts.events.bindings import BindingCreated, BindingsEvent
+from contracts.events.jobs_admitted import (
+    JobAbortAccepted,
+    JobAdmitted,
+    JobDeleteAccepted,
+    JobsAdmittedEvent,
+)
+from contracts.events.jobs_rejected import JobRejected, JobsRejectedEvent, SubmissionOrigin, Violation
+from contracts.events.jobs_status import JobDeleted, JobsStatusEvent, JobStatusChanged, TaskCounts
+from contracts.events.jobs_submitted import JobAbortRequested, JobDeleteRequested, JobsSubmittedCommand
+from contracts.events.nodes import NodeChanged, NodeRegistered, NodeRemoved, NodesEvent
+from contracts.events.podgroups import PodGroupCreated, PodGroupDeleted, PodGroupsEvent, PodGroupUpdated
+from contracts.events.podgroups_conditions import PodGroupConditionsChanged, PodGroupsConditionsEvent
+from contracts.events.podgroups_status import PodGroupPhaseChanged, PodGroupsStatusEvent
+from contracts.events.pods import PodCreated, PodDeleted, PodsEvent
+from contracts.events.pods_status import BindingRefused, PodPhaseChanged, PodsStatusEvent
+from contracts.events.queues import QueueDeclared, QueueDeleted, QueuesEvent
+from contracts.events.reservations import NodesLocked, NodesUnlocked, ReservationsEvent, TargetJobElected
+from contracts.keys import JobKey, NodeName, PodKey, job_key, pod_key, split_key
+from contracts.topics import DEFAULT_PREFIX, TOPIC_SPECS, TOPICS, KeyKind, Topic, TopicSpec, topic_name
+
+__all__ = [
+    "DEFAULT_PREFIX",
+    "TOPICS",
+    "TOPIC_SPECS",
+    "BindingCreated",
+    "BindingRefused",
+    "BindingsEvent",
+    "Event",
+    "JobAbortAccepted",
+    "JobAbortRequested",
+    "JobAdmitted",
+    "JobDeleteAccepted",
+    "JobDeleteRequested",
+    "JobDeleted",
+    "JobKey",
+    "JobRejected",
+    "JobStatusChanged",
+    "JobsAdmittedEvent",
+    "JobsRejectedEvent",
+    "JobsStatusEvent",
+    "JobsSubmittedCommand",
+    "KeyKind",
+    "NodeChanged",
+    "NodeName",
+    "NodeRegistered",
+    "NodeRemoved",
+    "NodesEvent",
+    "NodesLocked",
+    "NodesUnlocked",
+    "PodCreated",
+    "PodDeleted",
+    "PodGroupConditionsChanged",
+    "PodGroupCreated",
+    "PodGroupDeleted",
+    "PodGroupPhaseChanged",
+    "PodGroupUpdated",
+    "PodGroupsConditionsEvent",
+    "PodGroupsEvent",
+    "PodGroupsStatusEvent",
+    "PodKey",
+    "PodPhaseChanged",
+    "PodsEvent",
+    "PodsStatusEvent",
+    "QueueDeclared",
+    "QueueDeleted",
+    "QueuesEvent",
+    "ReservationsEvent",
+    "SubmissionOrigin",
+    "TargetJobElected",
+    "TaskCounts",
+    "Topic",
+    "TopicSpec",
+    "Violation",
+    "derive_event_id",
+    "job_key",
+    "pod_key",
+    "split_key",
+    "topic_name",
+]

@@ -1,0 +1,1 @@
+"""One tagged union of events per topic (DESIGN §2)."""

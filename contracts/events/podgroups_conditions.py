@@ -1,0 +1,18 @@
+"""``podgroups.conditions``: why a gang cannot be placed now, from the allocator."""
+
+from __future__ import annotations
+
+from contracts._base import Event
+from contracts.keys import JobKey
+from contracts.objects.meta import Condition
+
+
+class PodGroupConditionsChanged(Event, tag="podgroup.conditions_changed.v1", kw_only=True):
+    """The allocator's view of a gang changed: unschedulable with fit errors, or scheduled."""
+
+    job: JobKey
+    podgroup: str
+    conditions: tuple[Condition, ...] = ()
+
+
+PodGroupsConditionsEvent = PodGroupConditionsChanged

@@ -1,0 +1,32 @@
+"""``reservations``: target job election and node locks (SPEC A6), from podgroup-enqueue."""
+
+from __future__ import annotations
+
+from contracts._base import Event
+from contracts.keys import JobKey, NodeName
+
+
+class TargetJobElected(Event, tag="reservation.target_elected.v1", kw_only=True):
+    """A starving job was elected target; nodes will be locked for it."""
+
+    job: JobKey
+    reason: str = ""
+
+
+class NodesLocked(Event, tag="reservation.nodes_locked.v1", kw_only=True):
+    """Nodes were locked for the target job: they take no other job's new pods."""
+
+    job: JobKey
+    nodes: tuple[NodeName, ...]
+    mode: str = "single"
+
+
+class NodesUnlocked(Event, tag="reservation.nodes_unlocked.v1", kw_only=True):
+    """The target is ready or gone: every lock released and the target cleared, at once."""
+
+    job: JobKey
+    nodes: tuple[NodeName, ...]
+    reason: str = ""
+
+
+ReservationsEvent = TargetJobElected | NodesLocked | NodesUnlocked

@@ -1,0 +1,67 @@
+"""Pods as the job-controller creates them and the cluster runs them."""
+
+from __future__ import annotations
+
+import enum
+from datetime import datetime
+
+import msgspec
+
+from contracts.keys import JobKey
+from contracts.quantity import Resources
+
+LABEL_JOB_NAME = "volcano.sh/job-name"
+LABEL_TASK_SPEC = "volcano.sh/task-spec"
+LABEL_TASK_INDEX = "volcano.sh/task-index"
+LABEL_QUEUE_NAME = "volcano.sh/queue-name"
+LABEL_JOB_VERSION = "volcano.sh/job-version"
+LABEL_JOB_RETRY_COUNT = "volcano.sh/job-retry-count"
+ANNOTATION_GROUP_NAME = "scheduling.k8s.io/group-name"
+
+ANNOTATION_RUN_SECONDS = "vcbus.io/run-seconds"
+"""How long a simulated pod runs once Running (SPEC A9); absent: until deleted."""
+ANNOTATION_EXIT_CODE = "vcbus.io/exit-code"
+"""Exit code of a simulated pod when its run time ends: 0 → Succeeded, else Failed."""
+ANNOTATION_START_SECONDS = "vcbus.io/start-seconds"
+"""Delay between binding and Running for a simulated pod (default: the cluster's)."""
+
+
+class PodPhase(enum.StrEnum):
+    """Kubernetes pod phases."""
+
+    PENDING = "Pending"
+    RUNNING = "Running"
+    SUCCEEDED = "Succeeded"
+    FAILED = "Failed"
+    UNKNOWN = "Unknown"
+
+
+class Toleration(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """A pod toleration."""
+
+    key: str = ""
+    operator: str = "Equal"
+    value: str = ""
+    effect: str = ""
+
+
+class Pod(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_defaults=True):
+    """A pod of a job's task: ``<job>-<task>-<index>``."""
+
+    name: str
+    namespace: str
+    job: JobKey
+    task: str
+    index: int
+    podgroup: str
+    uid: str = ""
+    queue: str = "default"
+    requests: Resources = {}
+    priority: int = 1
+    priority_class_name: str = ""
+    node_selector: dict[str, str] = {}
+    tolerations: tuple[Toleration, ...] = ()
+    labels: dict[str, str] = {}
+    annotations: dict[str, str] = {}
+    scheduler_name: str = "volcano"
+    creation_timestamp: datetime | None = None

@@ -1,0 +1,39 @@
+"""What every pure core takes and returns: ``decide(state, event, ctx) -> Step``.
+
+This module does no I/O; shells build a :class:`Ctx` from their clock and seed, call a
+core, then publish ``Step.emit`` and store ``Step.state``.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Generic, TypeVar
+
+from contracts._base import Event
+
+S = TypeVar("S")
+
+
+@dataclass(frozen=True, slots=True)
+class Ctx:
+    """The outside world a core may see: the time and, for simulation only, a seeded RNG."""
+
+    now: datetime
+    rng: random.Random | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Tick:
+    """Time passed: the input a core receives when one of its deadlines is due."""
+
+    now: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Step(Generic[S]):
+    """A core's answer: the new state and the events to publish (in order)."""
+
+    state: S
+    emit: tuple[Event, ...] = ()
