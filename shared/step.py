@@ -18,9 +18,15 @@ S = TypeVar("S")
 
 @dataclass(frozen=True, slots=True)
 class Ctx:
-    """The outside world a core may see: the time and, for simulation only, a seeded RNG."""
+    """The outside world a core may see.
+
+    ``now`` is the clock's time; ``trace_id`` the trace of the record being handled (hex,
+    empty when none), for cores that report it in status events; ``rng`` a seeded random
+    source, for simulation only.
+    """
 
     now: datetime
+    trace_id: str = ""
     rng: random.Random | None = None
 
 
