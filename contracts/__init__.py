@@ -8,19 +8,51 @@ from contracts.events.jobs_admitted import (
     JobDeleteAccepted,
     JobsAdmittedEvent,
 )
-from contracts.events.jobs_rejected import JobRejected, JobsRejectedEvent, SubmissionOrigin, Violation
+from contracts.events.jobs_rejected import (
+    JobRejected,
+    JobsRejectedEvent,
+    SubmissionOrigin,
+    Violation,
+)
 from contracts.events.jobs_status import JobDeleted, JobsStatusEvent, JobStatusChanged, TaskCounts
-from contracts.events.jobs_submitted import JobAbortRequested, JobDeleteRequested, JobsSubmittedCommand
+from contracts.events.jobs_submitted import (
+    JobAbortRequested,
+    JobDeleteRequested,
+    JobsSubmittedCommand,
+)
 from contracts.events.nodes import NodeChanged, NodeRegistered, NodeRemoved, NodesEvent
-from contracts.events.podgroups import PodGroupCreated, PodGroupDeleted, PodGroupsEvent, PodGroupUpdated
-from contracts.events.podgroups_conditions import PodGroupConditionsChanged, PodGroupsConditionsEvent
+from contracts.events.podgroups import (
+    PodGroupCreated,
+    PodGroupDeleted,
+    PodGroupsEvent,
+    PodGroupUpdated,
+)
+from contracts.events.podgroups_conditions import (
+    PodGroupConditionsChanged,
+    PodGroupsConditionsEvent,
+)
 from contracts.events.podgroups_status import PodGroupPhaseChanged, PodGroupsStatusEvent
 from contracts.events.pods import PodCreated, PodDeleted, PodsEvent
 from contracts.events.pods_status import BindingRefused, PodPhaseChanged, PodsStatusEvent
 from contracts.events.queues import QueueDeclared, QueueDeleted, QueuesEvent
-from contracts.events.reservations import NodesLocked, NodesUnlocked, ReservationsEvent, TargetJobElected
+from contracts.events.reservations import (
+    NodesLocked,
+    NodesUnlocked,
+    ReservationsEvent,
+    TargetJobElected,
+)
 from contracts.keys import JobKey, NodeName, PodKey, job_key, pod_key, split_key
-from contracts.topics import DEFAULT_PREFIX, TOPIC_SPECS, TOPICS, KeyKind, Topic, TopicSpec, topic_name
+from contracts.topics import (
+    DEFAULT_PREFIX,
+    TOPIC_SPECS,
+    TOPICS,
+    KeyKind,
+    Topic,
+    TopicSpec,
+    key_of,
+    topic_name,
+    topic_of,
+)
 
 __all__ = [
     "DEFAULT_PREFIX",
@@ -77,7 +109,9 @@ __all__ = [
     "Violation",
     "derive_event_id",
     "job_key",
+    "key_of",
     "pod_key",
     "split_key",
     "topic_name",
+    "topic_of",
 ]

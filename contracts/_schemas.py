@@ -26,7 +26,10 @@ def render_schemas() -> dict[str, str]:
     for spec in TOPICS:
         schema = msgspec.json.schema(spec.union, schema_hook=_schema_hook)
         out[f"{spec.topic}.json"] = json.dumps(schema, indent=2, sort_keys=True) + "\n"
-    out["job.json"] = json.dumps(msgspec.json.schema(Job, schema_hook=_schema_hook), indent=2, sort_keys=True) + "\n"
+    out["job.json"] = (
+        json.dumps(msgspec.json.schema(Job, schema_hook=_schema_hook), indent=2, sort_keys=True)
+        + "\n"
+    )
     return out
 
 
@@ -44,4 +47,4 @@ def write_schemas(directory: Path = SCHEMA_DIR) -> list[str]:
 
 if __name__ == "__main__":
     for name in write_schemas():
-        print(f"wrote contracts/schemas/{name}")  # noqa: T201
+        print(f"wrote contracts/schemas/{name}")

@@ -5,19 +5,42 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from contracts.events.bindings import BindingsEvent
-from contracts.events.jobs_admitted import JobsAdmittedEvent
-from contracts.events.jobs_rejected import JobsRejectedEvent
-from contracts.events.jobs_status import JobsStatusEvent
-from contracts.events.jobs_submitted import JobsSubmittedCommand
-from contracts.events.nodes import NodesEvent
-from contracts.events.podgroups import PodGroupsEvent
-from contracts.events.podgroups_conditions import PodGroupsConditionsEvent
-from contracts.events.podgroups_status import PodGroupsStatusEvent
-from contracts.events.pods import PodsEvent
-from contracts.events.pods_status import PodsStatusEvent
-from contracts.events.queues import QueuesEvent
-from contracts.events.reservations import ReservationsEvent
+from contracts._base import Event
+from contracts.events.bindings import BindingCreated, BindingsEvent
+from contracts.events.jobs_admitted import (
+    JobAbortAccepted,
+    JobAdmitted,
+    JobDeleteAccepted,
+    JobsAdmittedEvent,
+)
+from contracts.events.jobs_rejected import JobRejected, JobsRejectedEvent
+from contracts.events.jobs_status import JobDeleted, JobsStatusEvent, JobStatusChanged
+from contracts.events.jobs_submitted import (
+    JobAbortRequested,
+    JobDeleteRequested,
+    JobsSubmittedCommand,
+)
+from contracts.events.nodes import NodeChanged, NodeRegistered, NodeRemoved, NodesEvent
+from contracts.events.podgroups import (
+    PodGroupCreated,
+    PodGroupDeleted,
+    PodGroupsEvent,
+    PodGroupUpdated,
+)
+from contracts.events.podgroups_conditions import (
+    PodGroupConditionsChanged,
+    PodGroupsConditionsEvent,
+)
+from contracts.events.podgroups_status import PodGroupPhaseChanged, PodGroupsStatusEvent
+from contracts.events.pods import PodCreated, PodDeleted, PodsEvent
+from contracts.events.pods_status import BindingRefused, PodPhaseChanged, PodsStatusEvent
+from contracts.events.queues import QueueDeclared, QueueDeleted, QueuesEvent
+from contracts.events.reservations import (
+    NodesLocked,
+    NodesUnlocked,
+    ReservationsEvent,
+    TargetJobElected,
+)
 
 DEFAULT_PREFIX = "vcbus."
 DLT_SUFFIX = ".DLT"
@@ -92,3 +115,69 @@ TOPIC_SPECS: dict[Topic, TopicSpec] = {spec.topic: spec for spec in TOPICS}
 def topic_name(topic: Topic | str, prefix: str = DEFAULT_PREFIX) -> str:
     """Return the broker-side name of a topic under an installation prefix."""
     return f"{prefix}{topic}"
+
+
+def _tag_table() -> dict[str, TopicSpec]:
+    table: dict[str, TopicSpec] = {}
+    for spec in TOPICS:
+        members: tuple[type[Event], ...] = getattr(spec.union, "__args__", None) or (
+            spec.union,  # type: ignore[assignment]
+        )
+        for member in members:
+            tag = member.__struct_config__.tag
+            if tag in table:
+                raise ValueError(f"tag {tag} belongs to two topics")
+            table[str(tag)] = spec
+    return table
+
+
+TOPIC_BY_TAG: dict[str, TopicSpec] = _tag_table()
+
+
+def topic_of(event: Event) -> TopicSpec:
+    """Return the topic an event is published on (each type belongs to one topic)."""
+    return TOPIC_BY_TAG[str(type(event).__struct_config__.tag)]
+
+
+def key_of(event: Event) -> str:
+    """Return the record key of an event: the job key, node name or queue name it is about."""
+    match event:
+        case (
+            JobAdmitted()
+            | JobDeleteAccepted()
+            | JobAbortAccepted()
+            | JobStatusChanged()
+            | JobDeleted()
+        ):
+            return event.job_key
+        case JobRejected():
+            return event.job_key or ""
+        case JobDeleteRequested() | JobAbortRequested():
+            return event.job
+        case PodGroupCreated() | PodGroupUpdated():
+            return event.podgroup.job
+        case PodCreated():
+            return event.pod.job
+        case (
+            PodGroupDeleted()
+            | PodGroupPhaseChanged()
+            | PodGroupConditionsChanged()
+            | PodDeleted()
+            | PodPhaseChanged()
+            | BindingRefused()
+            | TargetJobElected()
+            | NodesLocked()
+            | NodesUnlocked()
+        ):
+            return event.job
+        case BindingCreated():
+            return event.node
+        case NodeRegistered() | NodeChanged():
+            return event.node.name
+        case NodeRemoved():
+            return event.name
+        case QueueDeclared():
+            return event.queue.name
+        case QueueDeleted():
+            return event.name
+    raise TypeError(f"no key for event type {type(event).__name__}")

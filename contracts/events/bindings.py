@@ -7,7 +7,7 @@ from contracts.keys import NodeName
 from contracts.objects.pod import Pod
 
 
-class BindingCreated(Event, tag="binding.created.v1", kw_only=True):
+class BindingCreated(Event, tag="binding.created.v1", frozen=True, kw_only=True):
     """Bind ``pod`` to ``node``; the cluster accepts it or refuses it on ``pods.status``."""
 
     pod: Pod

@@ -7,7 +7,7 @@ from contracts.keys import JobKey
 from contracts.objects.job import Job
 
 
-class JobAdmitted(Event, tag="job.admitted.v1", kw_only=True):
+class JobAdmitted(Event, tag="job.admitted.v1", frozen=True, kw_only=True):
     """A job passed validation; ``job`` is the mutated job (SPEC B1.1 with A1).
 
     ``spec_digest`` identifies the submitted spec: resubmitting the same spec is a no-op.
@@ -18,13 +18,13 @@ class JobAdmitted(Event, tag="job.admitted.v1", kw_only=True):
     spec_digest: str
 
 
-class JobDeleteAccepted(Event, tag="job.delete_accepted.v1", kw_only=True):
+class JobDeleteAccepted(Event, tag="job.delete_accepted.v1", frozen=True, kw_only=True):
     """A delete request for a job, checked by admission."""
 
     job_key: JobKey
 
 
-class JobAbortAccepted(Event, tag="job.abort_accepted.v1", kw_only=True):
+class JobAbortAccepted(Event, tag="job.abort_accepted.v1", frozen=True, kw_only=True):
     """An abort request for a job, checked by admission."""
 
     job_key: JobKey

@@ -29,7 +29,7 @@ class SubmissionOrigin(msgspec.Struct, frozen=True, kw_only=True):
     offset: int
 
 
-class JobRejected(Event, tag="job.rejected.v1", kw_only=True):
+class JobRejected(Event, tag="job.rejected.v1", frozen=True, kw_only=True):
     """A submission was refused. ``job_key`` is empty when no name could be read.
 
     ``payload`` is the original text (bytes that are not UTF-8 are replaced); when it is

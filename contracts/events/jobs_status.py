@@ -20,7 +20,7 @@ class TaskCounts(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     unknown: int = 0
 
 
-class JobStatusChanged(Event, tag="job.status_changed.v1", kw_only=True):
+class JobStatusChanged(Event, tag="job.status_changed.v1", frozen=True, kw_only=True):
     """The job's status after a change (Volcano ``JobStatus``)."""
 
     job_key: JobKey
@@ -40,7 +40,7 @@ class JobStatusChanged(Event, tag="job.status_changed.v1", kw_only=True):
     trace_id: str = ""
 
 
-class JobDeleted(Event, tag="job.deleted.v1", kw_only=True):
+class JobDeleted(Event, tag="job.deleted.v1", frozen=True, kw_only=True):
     """The job and all its pods are gone."""
 
     job_key: JobKey

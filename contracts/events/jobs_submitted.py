@@ -10,13 +10,13 @@ from contracts._base import Event
 from contracts.keys import JobKey
 
 
-class JobDeleteRequested(Event, tag="job.delete_requested.v1", kw_only=True):
+class JobDeleteRequested(Event, tag="job.delete_requested.v1", frozen=True, kw_only=True):
     """A user asks to delete a job and its pods."""
 
     job: JobKey
 
 
-class JobAbortRequested(Event, tag="job.abort_requested.v1", kw_only=True):
+class JobAbortRequested(Event, tag="job.abort_requested.v1", frozen=True, kw_only=True):
     """A user asks to abort a job (Volcano ``AbortJob``: kill pods, keep finished ones)."""
 
     job: JobKey

@@ -7,19 +7,19 @@ from contracts.keys import JobKey
 from contracts.objects.podgroup import PodGroup
 
 
-class PodGroupCreated(Event, tag="podgroup.created.v1", kw_only=True):
+class PodGroupCreated(Event, tag="podgroup.created.v1", frozen=True, kw_only=True):
     """A job's PodGroup was created."""
 
     podgroup: PodGroup
 
 
-class PodGroupUpdated(Event, tag="podgroup.updated.v1", kw_only=True):
+class PodGroupUpdated(Event, tag="podgroup.updated.v1", frozen=True, kw_only=True):
     """A job's PodGroup changed (minMember, minTaskMember, minResources, priority)."""
 
     podgroup: PodGroup
 
 
-class PodGroupDeleted(Event, tag="podgroup.deleted.v1", kw_only=True):
+class PodGroupDeleted(Event, tag="podgroup.deleted.v1", frozen=True, kw_only=True):
     """A job's PodGroup was deleted (job deleted, or a full kill on restart)."""
 
     job: JobKey

@@ -8,7 +8,7 @@ from contracts.objects.meta import Condition
 from contracts.objects.podgroup import PodGroupPhase
 
 
-class PodGroupPhaseChanged(Event, tag="podgroup.phase_changed.v1", kw_only=True):
+class PodGroupPhaseChanged(Event, tag="podgroup.phase_changed.v1", frozen=True, kw_only=True):
     """A PodGroup's phase changed; ``conditions`` carry the reason code (SPEC A8)."""
 
     job: JobKey

@@ -7,13 +7,13 @@ from contracts.keys import JobKey, PodKey
 from contracts.objects.pod import Pod
 
 
-class PodCreated(Event, tag="pod.created.v1", kw_only=True):
+class PodCreated(Event, tag="pod.created.v1", frozen=True, kw_only=True):
     """A pod of a job's task was created (Pending, not yet bound)."""
 
     pod: Pod
 
 
-class PodDeleted(Event, tag="pod.deleted.v1", kw_only=True):
+class PodDeleted(Event, tag="pod.deleted.v1", frozen=True, kw_only=True):
     """A pod was deleted (job deleted, restarted, scaled down)."""
 
     job: JobKey

@@ -7,7 +7,7 @@ from contracts.keys import JobKey, NodeName, PodKey
 from contracts.objects.pod import PodPhase
 
 
-class PodPhaseChanged(Event, tag="pod.phase_changed.v1", kw_only=True):
+class PodPhaseChanged(Event, tag="pod.phase_changed.v1", frozen=True, kw_only=True):
     """A pod changed phase on its node (Running, Succeeded, Failed) or was bound (Pending)."""
 
     pod: PodKey
@@ -20,7 +20,7 @@ class PodPhaseChanged(Event, tag="pod.phase_changed.v1", kw_only=True):
     message: str = ""
 
 
-class BindingRefused(Event, tag="binding.refused.v1", kw_only=True):
+class BindingRefused(Event, tag="binding.refused.v1", frozen=True, kw_only=True):
     """The cluster refused a binding (the node would be overcommitted, or is gone)."""
 
     pod: PodKey

@@ -6,13 +6,13 @@ from contracts._base import Event
 from contracts.objects.queue import Queue
 
 
-class QueueDeclared(Event, tag="queue.declared.v1", kw_only=True):
+class QueueDeclared(Event, tag="queue.declared.v1", frozen=True, kw_only=True):
     """A queue was declared or changed (its state says whether it is open)."""
 
     queue: Queue
 
 
-class QueueDeleted(Event, tag="queue.deleted.v1", kw_only=True):
+class QueueDeleted(Event, tag="queue.deleted.v1", frozen=True, kw_only=True):
     """A queue was removed."""
 
     name: str

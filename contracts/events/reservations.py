@@ -6,14 +6,14 @@ from contracts._base import Event
 from contracts.keys import JobKey, NodeName
 
 
-class TargetJobElected(Event, tag="reservation.target_elected.v1", kw_only=True):
+class TargetJobElected(Event, tag="reservation.target_elected.v1", frozen=True, kw_only=True):
     """A starving job was elected target; nodes will be locked for it."""
 
     job: JobKey
     reason: str = ""
 
 
-class NodesLocked(Event, tag="reservation.nodes_locked.v1", kw_only=True):
+class NodesLocked(Event, tag="reservation.nodes_locked.v1", frozen=True, kw_only=True):
     """Nodes were locked for the target job: they take no other job's new pods."""
 
     job: JobKey
@@ -21,7 +21,7 @@ class NodesLocked(Event, tag="reservation.nodes_locked.v1", kw_only=True):
     mode: str = "single"
 
 
-class NodesUnlocked(Event, tag="reservation.nodes_unlocked.v1", kw_only=True):
+class NodesUnlocked(Event, tag="reservation.nodes_unlocked.v1", frozen=True, kw_only=True):
     """The target is ready or gone: every lock released and the target cleared, at once."""
 
     job: JobKey

@@ -70,8 +70,8 @@ __all__ = [
     "PodTemplate",
     "Queue",
     "QueueState",
-    "TaskSpec",
     "Taint",
+    "TaskSpec",
     "Toleration",
     "VolumeSpec",
 ]

@@ -36,7 +36,9 @@ class JobPhase(enum.StrEnum):
     FAILED = "Failed"
 
 
-class LifecyclePolicy(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_defaults=True):
+class LifecyclePolicy(
+    msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_defaults=True
+):
     """``policies[]``: an event (or exit code) and the action it triggers."""
 
     action: str = ""
@@ -53,7 +55,9 @@ class DependsOn(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     iteration: str = ""
 
 
-class PartitionPolicy(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_defaults=True):
+class PartitionPolicy(
+    msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_defaults=True
+):
     """``partitionPolicy`` of a task (Volcano HEAD)."""
 
     total_partitions: int = 0

@@ -58,7 +58,9 @@ def pod_requests(spec: Mapping[str, object]) -> Resources:
 
 def node_selector(spec: Mapping[str, object]) -> dict[str, str]:
     """Return the pod's ``nodeSelector`` (string values only)."""
-    return {k: v for k, v in sorted(_mapping(spec.get("nodeSelector")).items()) if isinstance(v, str)}
+    return {
+        k: v for k, v in sorted(_mapping(spec.get("nodeSelector")).items()) if isinstance(v, str)
+    }
 
 
 def string_field(spec: Mapping[str, object], field: str) -> str:

@@ -1,0 +1,33 @@
+"""Bus errors, shaped like aiokafka's: each class says whether a retry may help."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+
+class BusError(Exception):
+    """Base of every bus failure."""
+
+    retriable: ClassVar[bool] = False
+
+
+class PublishError(BusError):
+    """Records could not be published (after the bus's own retries)."""
+
+    retriable = True
+
+
+class CommitError(BusError):
+    """Offsets could not be committed, typically because a rebalance took the partition."""
+
+    retriable = False
+
+
+class BrokerUnavailableError(BusError):
+    """The broker did not answer in time."""
+
+    retriable = True
+
+
+class BrokerStartError(BusError):
+    """An embedded broker could not be started."""

@@ -1,0 +1,288 @@
+"""InMemoryBus: per-partition logs, consumer groups and committed offsets, on one event loop.
+
+It backs unit tests and deterministic simulation. Partitioning is Kafka's (murmur2), group
+assignment is round-robin over sorted partitions and members, and nothing sleeps: a
+consumer with nothing to read waits until a record is appended or its timeout passes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from shared.bus.errors import CommitError
+from shared.bus.partitioner import partition_for
+from shared.bus.protocol import RebalanceCallback
+from shared.bus.records import OutRecord, Record, TopicConfig, TopicPartition
+
+DEFAULT_PARTITIONS = 4
+
+
+@dataclass
+class _Group:
+    members: list[MemoryConsumer] = field(default_factory=list)
+    committed: dict[TopicPartition, int] = field(default_factory=dict)
+
+
+class InMemoryBus:
+    """A Kafka-shaped bus in memory: same partitioning, groups, manual commits."""
+
+    def __init__(self, *, default_partitions: int = DEFAULT_PARTITIONS) -> None:
+        self._default_partitions = default_partitions
+        self._logs: dict[str, list[list[Record]]] = {}
+        self._groups: dict[str, _Group] = {}
+        self._appended = asyncio.Event()
+        self._consumers: list[MemoryConsumer] = []
+        self._ids = itertools.count()
+
+    # -- topics ---------------------------------------------------------------------------
+    async def ensure_topics(self, topics: Sequence[TopicConfig]) -> None:
+        """Create the topics that do not exist yet."""
+        for topic in topics:
+            self._logs.setdefault(topic.name, [[] for _ in range(topic.partitions)])
+
+    async def partitions(self, topic: str) -> int:
+        """Number of partitions of a topic (created with the default count if unknown)."""
+        return len(self._log(topic))
+
+    def _log(self, topic: str) -> list[list[Record]]:
+        if topic not in self._logs:
+            self._logs[topic] = [[] for _ in range(self._default_partitions)]
+        return self._logs[topic]
+
+    def records(self, topic: str) -> list[Record]:
+        """Every record of a topic, partition by partition (for tests and simulation)."""
+        return [record for log in self._log(topic) for record in log]
+
+    def topics(self) -> list[str]:
+        """Names of the topics that exist."""
+        return sorted(self._logs)
+
+    # -- producing -------------------------------------------------------------------------
+    def append(self, out: OutRecord) -> Record:
+        """Append one record to its partition and wake waiting consumers."""
+        log = self._log(out.topic)
+        if out.partition is not None:
+            partition = out.partition
+        elif out.key is not None:
+            partition = partition_for(out.key, len(log))
+        else:
+            partition = next(self._ids) % len(log)
+        records = log[partition]
+        record = Record(out.topic, partition, len(records), out.key, out.value, out.headers)
+        records.append(record)
+        self._appended.set()
+        return record
+
+    def producer(self, *, client_id: str) -> MemoryProducer:
+        """A producer writing to this bus."""
+        return MemoryProducer(self)
+
+    # -- consuming -------------------------------------------------------------------------
+    def consumer(
+        self,
+        topics: Sequence[str],
+        *,
+        group: str | None,
+        client_id: str,
+        on_assigned: RebalanceCallback | None = None,
+        on_revoked: RebalanceCallback | None = None,
+        partitions: Sequence[TopicPartition] | None = None,
+    ) -> MemoryConsumer:
+        """A consumer of ``topics`` in ``group`` (every partition when ``group`` is None)."""
+        return MemoryConsumer(
+            self,
+            tuple(topics),
+            group=group,
+            member_id=f"{client_id}-{next(self._ids)}",
+            on_assigned=on_assigned,
+            on_revoked=on_revoked,
+            fixed=tuple(partitions) if partitions is not None else None,
+        )
+
+    def committed(self, group: str) -> dict[TopicPartition, int]:
+        """The committed offsets of a group."""
+        return dict(self._groups.get(group, _Group()).committed)
+
+    async def _join(self, consumer: MemoryConsumer) -> None:
+        self._consumers.append(consumer)
+        if consumer.group is None:
+            await consumer._assign(self._all_partitions(consumer.topics, consumer.fixed))
+            return
+        group = self._groups.setdefault(consumer.group, _Group())
+        group.members.append(consumer)
+        await self._rebalance(group)
+
+    async def _leave(self, consumer: MemoryConsumer) -> None:
+        if consumer in self._consumers:
+            self._consumers.remove(consumer)
+        if consumer.group is None:
+            return
+        group = self._groups[consumer.group]
+        if consumer in group.members:
+            group.members.remove(consumer)
+            await self._rebalance(group)
+
+    def _all_partitions(
+        self, topics: Sequence[str], fixed: Sequence[TopicPartition] | None
+    ) -> list[TopicPartition]:
+        if fixed is not None:
+            return sorted(fixed)
+        return sorted(
+            TopicPartition(topic, p) for topic in topics for p in range(len(self._log(topic)))
+        )
+
+    async def _rebalance(self, group: _Group) -> None:
+        members = sorted(group.members, key=lambda member: member.member_id)
+        topics = sorted({topic for member in members for topic in member.topics})
+        partitions = self._all_partitions(topics, None)
+        plan: dict[str, list[TopicPartition]] = {member.member_id: [] for member in members}
+        for index, tp in enumerate(partitions):
+            eligible = [m for m in members if tp.topic in m.topics]
+            if eligible:
+                plan[eligible[index % len(eligible)].member_id].append(tp)
+        for member in members:
+            await member._revoke_all()
+        for member in members:
+            await member._assign(plan[member.member_id])
+
+    def _committed_offset(self, group: str | None, tp: TopicPartition) -> int:
+        if group is None:
+            return 0
+        return self._groups[group].committed.get(tp, 0)
+
+    def _commit(self, consumer: MemoryConsumer, offsets: Mapping[TopicPartition, int]) -> None:
+        if consumer.group is None:
+            return
+        group = self._groups[consumer.group]
+        for tp, offset in offsets.items():
+            if tp not in consumer.assignment():
+                raise CommitError(f"{tp} is not assigned to {consumer.member_id}")
+            group.committed[tp] = offset
+
+    async def _wait_for_records(self, timeout: float) -> None:
+        self._appended.clear()
+        try:
+            async with asyncio.timeout(timeout):
+                await self._appended.wait()
+        except TimeoutError:
+            return
+
+    def is_idle(self) -> bool:
+        """True when every started consumer waits for records and none is available to it."""
+        return all(
+            consumer._waiting and not consumer._has_records() for consumer in self._consumers
+        )
+
+    async def drain_until_idle(self, *, max_rounds: int = 100_000) -> None:
+        """Let consumers run until every one waits with nothing left to read."""
+        for _ in range(max_rounds):
+            await asyncio.sleep(0)
+            if self.is_idle():
+                await asyncio.sleep(0)
+                if self.is_idle():
+                    return
+        raise RuntimeError("the in-memory bus did not become idle")
+
+
+class MemoryProducer:
+    """Producer of an :class:`InMemoryBus`: appends synchronously, so every send is acked."""
+
+    def __init__(self, bus: InMemoryBus) -> None:
+        self._bus = bus
+
+    async def send(self, records: Sequence[OutRecord]) -> None:
+        """Append ``records`` in order."""
+        for record in records:
+            self._bus.append(record)
+
+    async def stop(self) -> None:
+        """Nothing to flush."""
+
+
+class MemoryConsumer:
+    """Consumer of an :class:`InMemoryBus`."""
+
+    def __init__(
+        self,
+        bus: InMemoryBus,
+        topics: tuple[str, ...],
+        *,
+        group: str | None,
+        member_id: str,
+        on_assigned: RebalanceCallback | None,
+        on_revoked: RebalanceCallback | None,
+        fixed: tuple[TopicPartition, ...] | None,
+    ) -> None:
+        self._bus = bus
+        self.topics = topics
+        self.group = group
+        self.member_id = member_id
+        self.fixed = fixed
+        self._on_assigned = on_assigned
+        self._on_revoked = on_revoked
+        self._positions: dict[TopicPartition, int] = {}
+        self._waiting = False
+        self._started = False
+
+    async def start(self) -> None:
+        """Join the group and receive an assignment."""
+        self._started = True
+        await self._bus._join(self)
+
+    async def _assign(self, partitions: Sequence[TopicPartition]) -> None:
+        for tp in partitions:
+            self._positions[tp] = self._bus._committed_offset(self.group, tp)
+        if self._on_assigned is not None and partitions:
+            await self._on_assigned(frozenset(partitions))
+
+    async def _revoke_all(self) -> None:
+        revoked = frozenset(self._positions)
+        self._positions = {}
+        if self._on_revoked is not None and revoked:
+            await self._on_revoked(revoked)
+
+    def _has_records(self) -> bool:
+        logs = self._bus._logs
+        return any(
+            position < len(logs[tp.topic][tp.partition]) for tp, position in self._positions.items()
+        )
+
+    async def getmany(self, timeout: float, max_records: int) -> list[Record]:
+        """Return available records of the assigned partitions, waiting up to ``timeout``."""
+        self._waiting = True
+        try:
+            if not self._has_records():
+                await self._bus._wait_for_records(timeout)
+            out: list[Record] = []
+            for tp in sorted(self._positions):
+                log = self._bus._logs[tp.topic][tp.partition]
+                position = self._positions[tp]
+                take = log[position : position + max_records - len(out)]
+                out.extend(take)
+                self._positions[tp] = position + len(take)
+                if len(out) >= max_records:
+                    break
+            return out
+        finally:
+            self._waiting = False
+
+    async def commit(self, offsets: Mapping[TopicPartition, int]) -> None:
+        """Commit offsets for the group."""
+        self._bus._commit(self, offsets)
+
+    def assignment(self) -> frozenset[TopicPartition]:
+        """The partitions currently assigned."""
+        return frozenset(self._positions)
+
+    async def end_offsets(self, partitions: Sequence[TopicPartition]) -> dict[TopicPartition, int]:
+        """The offset after the last record of each partition."""
+        return {tp: len(self._bus._log(tp.topic)[tp.partition]) for tp in partitions}
+
+    async def stop(self) -> None:
+        """Leave the group (uncommitted records are read again by the next member)."""
+        if self._started:
+            self._started = False
+            await self._bus._leave(self)

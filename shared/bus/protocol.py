@@ -1,0 +1,82 @@
+"""The one bus protocol: raw producers and consumers, implemented in memory and on Kafka."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Protocol
+
+from shared.bus.records import OutRecord, Record, TopicConfig, TopicPartition
+
+RebalanceCallback = Callable[[frozenset[TopicPartition]], Awaitable[None]]
+
+
+class Producer(Protocol):
+    """Publishes records; ``send`` returns once the broker acknowledged every one."""
+
+    async def send(self, records: Sequence[OutRecord]) -> None:
+        """Publish ``records`` in order and wait for all acknowledgements."""
+        ...
+
+    async def stop(self) -> None:
+        """Flush and close."""
+        ...
+
+
+class Consumer(Protocol):
+    """Reads records of a group's assigned partitions (or of every partition, without group)."""
+
+    async def start(self) -> None:
+        """Join the group (or assign every partition) and wait for the first assignment."""
+        ...
+
+    async def getmany(self, timeout: float, max_records: int) -> list[Record]:
+        """Return up to ``max_records`` records, waiting at most ``timeout`` seconds."""
+        ...
+
+    async def commit(self, offsets: Mapping[TopicPartition, int]) -> None:
+        """Commit the next offsets to read (never automatic)."""
+        ...
+
+    def assignment(self) -> frozenset[TopicPartition]:
+        """The partitions currently assigned."""
+        ...
+
+    async def end_offsets(self, partitions: Sequence[TopicPartition]) -> dict[TopicPartition, int]:
+        """The offset after the last record of each partition."""
+        ...
+
+    async def stop(self) -> None:
+        """Leave the group and close."""
+        ...
+
+
+class Bus(Protocol):
+    """Creates producers and consumers, and topics."""
+
+    async def ensure_topics(self, topics: Sequence[TopicConfig]) -> None:
+        """Create the topics that do not exist yet."""
+        ...
+
+    async def partitions(self, topic: str) -> int:
+        """Number of partitions of a topic."""
+        ...
+
+    def producer(self, *, client_id: str) -> Producer:
+        """A new producer (started on first use)."""
+        ...
+
+    def consumer(
+        self,
+        topics: Sequence[str],
+        *,
+        group: str | None,
+        client_id: str,
+        on_assigned: RebalanceCallback | None = None,
+        on_revoked: RebalanceCallback | None = None,
+        partitions: Sequence[TopicPartition] | None = None,
+    ) -> Consumer:
+        """A consumer of ``topics`` in ``group``; without group it reads every partition.
+
+        ``partitions`` (without group) restricts it to those partitions, read from the start.
+        """
+        ...

@@ -1,0 +1,59 @@
+"""Raw records as they cross the broker, independent of any client library."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+Headers = tuple[tuple[str, bytes], ...]
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class TopicPartition:
+    """One partition of one topic."""
+
+    topic: str
+    partition: int
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """A record read from a partition."""
+
+    topic: str
+    partition: int
+    offset: int
+    key: bytes | None
+    value: bytes | None
+    headers: Headers = ()
+
+    @property
+    def tp(self) -> TopicPartition:
+        """The partition this record was read from."""
+        return TopicPartition(self.topic, self.partition)
+
+    def header(self, name: str) -> bytes | None:
+        """Return the last value of a header, or ``None``."""
+        for key, value in reversed(self.headers):
+            if key == name:
+                return value
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class OutRecord:
+    """A record to publish. ``partition`` is chosen by the key when ``None``."""
+
+    topic: str
+    key: bytes | None
+    value: bytes | None
+    headers: Headers = ()
+    partition: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TopicConfig:
+    """A topic to create: partitions and whether it is compacted."""
+
+    name: str
+    partitions: int
+    compacted: bool = False
