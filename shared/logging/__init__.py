@@ -1,0 +1,23 @@
+"""Structured logging for vcbus: one configuration call and the processors it uses."""
+
+from shared.logging.processors import (
+    REDACTED,
+    SECRET_KEY_PARTS,
+    add_service,
+    add_trace_context,
+    is_secret_key,
+    redact_secrets,
+)
+from shared.logging.setup import LEVEL_ENV, LEVELS, configure_logging
+
+__all__ = [
+    "LEVELS",
+    "LEVEL_ENV",
+    "REDACTED",
+    "SECRET_KEY_PARTS",
+    "add_service",
+    "add_trace_context",
+    "configure_logging",
+    "is_secret_key",
+    "redact_secrets",
+]

@@ -1,0 +1,109 @@
+"""structlog processors that put the service, the current span and no secrets on each line."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Final
+
+from opentelemetry import trace
+from structlog.typing import EventDict, Processor, WrappedLogger
+
+REDACTED: Final = "***"
+
+# Parts of key names whose values are secret: passwords (sasl_plain_password included),
+# tokens, API keys, and TLS private-key material (ssl_keyfile, ssl_key_password, ...).
+SECRET_KEY_PARTS: Final = (
+    "password",
+    "passwd",
+    "secret",
+    "token",
+    "credential",
+    "authorization",
+    "api_key",
+    "apikey",
+    "private_key",
+    "ssl_key",
+    "keyfile",
+)
+
+
+def add_trace_context(
+    _logger: WrappedLogger, _method_name: str, event_dict: EventDict
+) -> EventDict:
+    """Add ``trace_id`` and ``span_id`` (lowercase hex) of the current valid span.
+
+    Values already on the line are kept, so a caller can name another trace on purpose.
+    Without a valid current span, the line is left as it is.
+
+    Args:
+        _logger: The wrapped logger (unused).
+        _method_name: The log method's name (unused).
+        event_dict: The line so far.
+
+    Returns:
+        The line, with the ids when a span is current.
+    """
+    span_context = trace.get_current_span().get_span_context()
+    if span_context.is_valid:
+        event_dict.setdefault("trace_id", trace.format_trace_id(span_context.trace_id))
+        event_dict.setdefault("span_id", trace.format_span_id(span_context.span_id))
+    return event_dict
+
+
+def add_service(service: str) -> Processor:
+    """Build a processor that sets ``service`` on every line that has none.
+
+    Args:
+        service: The kebab-case service name.
+
+    Returns:
+        The processor.
+    """
+
+    def add(_logger: WrappedLogger, _method_name: str, event_dict: EventDict) -> EventDict:
+        event_dict.setdefault("service", service)
+        return event_dict
+
+    return add
+
+
+def redact_secrets(_logger: WrappedLogger, _method_name: str, event_dict: EventDict) -> EventDict:
+    """Mask the values of secret-looking keys, in nested mappings too.
+
+    A key is secret when its lowercase name contains one of :data:`SECRET_KEY_PARTS`.
+    None stays None, so "not set" is still visible.
+
+    Args:
+        _logger: The wrapped logger (unused).
+        _method_name: The log method's name (unused).
+        event_dict: The line so far.
+
+    Returns:
+        The line with every secret value replaced by ``***``.
+    """
+    for key, value in event_dict.items():
+        event_dict[key] = _redacted(key, value)
+    return event_dict
+
+
+def is_secret_key(key: object) -> bool:
+    """Tell whether a key names a secret.
+
+    Args:
+        key: A key of a log line or of a mapping in it.
+
+    Returns:
+        True when its lowercase name contains a part of :data:`SECRET_KEY_PARTS`.
+    """
+    name = str(key).lower()
+    return any(part in name for part in SECRET_KEY_PARTS)
+
+
+def _redacted(key: object, value: object) -> object:
+    if value is None:
+        return None
+    if is_secret_key(key):
+        return REDACTED
+    if isinstance(value, Mapping):
+        return {inner: _redacted(inner, item) for inner, item in value.items()}
+    return value

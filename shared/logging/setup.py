@@ -1,0 +1,111 @@
+"""Process-wide structlog configuration: JSON lines in services, readable text in a terminal.
+
+Lines go to stderr. Records of the standard ``logging`` module (aiokafka, the OpenTelemetry
+SDK) go through the same processors, so a service's stderr is one stream of JSON lines.
+Tracebacks are rendered without local variables, which could hold secrets.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from typing import Final
+
+import structlog
+from structlog.dev import ConsoleRenderer, RichTracebackFormatter, plain_traceback
+from structlog.processors import (
+    ExceptionRenderer,
+    JSONRenderer,
+    TimeStamper,
+    add_log_level,
+)
+from structlog.tracebacks import ExceptionDictTransformer
+from structlog.typing import Processor
+
+from shared.logging.processors import add_service, add_trace_context, redact_secrets
+
+LEVEL_ENV: Final = "VCBUS_LOG_LEVEL"
+LEVELS: Final = ("debug", "info", "warning", "error", "critical")
+
+
+class _StderrHandler(logging.Handler):
+    """Writes formatted stdlib records to whatever ``sys.stderr`` is at the time."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            sys.stderr.write(self.format(record) + "\n")
+        except Exception:  # noqa: BLE001 - logging must not raise; stdlib reports it
+            self.handleError(record)
+
+
+def configure_logging(service: str, *, json: bool | None = None, level: str = "info") -> None:
+    """Configure structlog and the standard ``logging`` module for this process.
+
+    Call it once, at start-up; calling it again replaces the configuration.
+
+    Args:
+        service: The kebab-case service name, put on every line as ``service``.
+        json: JSON lines when True, coloured text when False, and when None JSON unless
+            stderr is a terminal.
+        level: The lowest level written; ``VCBUS_LOG_LEVEL`` overrides it.
+
+    Raises:
+        ValueError: The level is not one of debug, info, warning, error, critical.
+    """
+    name = (os.environ.get(LEVEL_ENV) or level).strip().lower()
+    if name not in LEVELS:
+        raise ValueError(
+            f"log level {name!r} (from {LEVEL_ENV} or the level argument) is not known; "
+            f"use one of {', '.join(LEVELS)}"
+        )
+    number = logging.getLevelNamesMapping()[name.upper()]
+    as_json = not sys.stderr.isatty() if json is None else json
+
+    shared: list[Processor] = [
+        structlog.contextvars.merge_contextvars,
+        add_log_level,
+        TimeStamper(fmt="iso", utc=True),
+        add_service(service),
+        add_trace_context,
+        redact_secrets,
+    ]
+    renderers: list[Processor] = (
+        [ExceptionRenderer(ExceptionDictTransformer(show_locals=False)), JSONRenderer()]
+        if as_json
+        else [ConsoleRenderer(exception_formatter=_console_tracebacks())]
+    )
+    structlog.configure(
+        processors=[*shared, *renderers],
+        wrapper_class=structlog.make_filtering_bound_logger(number),
+        logger_factory=_stderr_logger,
+        cache_logger_on_first_use=False,
+    )
+    _route_stdlib(shared, renderers, number)
+
+
+def _stderr_logger(*_args: object) -> structlog.PrintLogger:
+    # Resolved per line, so a replaced sys.stderr (pytest's capture) is honoured.
+    return structlog.PrintLogger(sys.stderr)
+
+
+def _console_tracebacks() -> structlog.typing.ExceptionRenderer:
+    try:
+        import rich  # noqa: F401, PLC0415 - optional; only decides the traceback style
+    except ImportError:
+        return plain_traceback
+    return RichTracebackFormatter(show_locals=False)
+
+
+def _route_stdlib(shared: list[Processor], renderers: list[Processor], level: int) -> None:
+    formatter = structlog.stdlib.ProcessorFormatter(
+        foreign_pre_chain=[structlog.stdlib.add_logger_name, *shared],
+        processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, *renderers],
+    )
+    handler = _StderrHandler()
+    handler.setFormatter(formatter)
+    root = logging.getLogger()
+    for old in [h for h in root.handlers if isinstance(h, _StderrHandler)]:
+        root.removeHandler(old)
+    root.addHandler(handler)
+    root.setLevel(level)
