@@ -18,6 +18,13 @@ class PodPhaseChanged(Event, tag="pod.phase_changed.v1", frozen=True, kw_only=Tr
     exit_code: int | None = None
     reason: str = ""
     message: str = ""
+    pod_uid: str = ""
+    """The uid of the pod this status is about (``Pod.uid``); empty when unknown.
+
+    The job-controller ignores a status whose uid is not the current pod's (a late
+    status of a pod deleted by a restart, whose name was reused)."""
+    restart_count: int = 0
+    """Container restarts of the pod so far (Volcano's ``TaskFailed`` counts them)."""
 
 
 class BindingRefused(Event, tag="binding.refused.v1", frozen=True, kw_only=True):
@@ -29,6 +36,8 @@ class BindingRefused(Event, tag="binding.refused.v1", frozen=True, kw_only=True)
     node: NodeName
     reason: str
     message: str = ""
+    pod_uid: str = ""
+    """The uid of the refused pod (``Pod.uid``); empty when unknown."""
 
 
 PodsStatusEvent = PodPhaseChanged | BindingRefused
