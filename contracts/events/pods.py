@@ -19,6 +19,11 @@ class PodDeleted(Event, tag="pod.deleted.v1", frozen=True, kw_only=True):
     job: JobKey
     pod: PodKey
     task: str = ""
+    pod_uid: str = ""
+    """The uid of the deleted pod (``Pod.uid``); empty when unknown.
+
+    When set, the cluster deletes only that incarnation: a late delete of a pod whose name
+    was reused by a restart never removes the new pod."""
 
 
 PodsEvent = PodCreated | PodDeleted

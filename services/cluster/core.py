@@ -14,8 +14,10 @@ One state per node (the ``bindings`` topic is keyed by node). What the core does
   ``vcbus.io/run-seconds`` have passed: Succeeded when ``vcbus.io/exit-code`` is 0 or
   absent, Failed otherwise. Without run-seconds it runs until deleted. An unreadable
   annotation fails the pod when it would start (reason ``InvalidAnnotation``).
-- ``PodDeleted``: the pod goes and frees its capacity. Nothing is emitted: the pod no
-  longer exists, and a terminal phase would read as a pod failure to the job-controller.
+- ``PodDeleted``: the pod goes and frees its capacity; with ``pod_uid`` set, only that
+  incarnation (a late delete never removes a pod that reused the name). Nothing is
+  emitted: the pod no longer exists, and a terminal phase would read as a pod failure to
+  the job-controller.
   Terminal pods (Succeeded, Failed) already hold no capacity, as in Volcano's node
   accounting; they stay listed until deleted.
 - Node commands: ``NodeRegistered``, ``NodeChanged``, ``NodeRemoved`` on ``nodes``. A
@@ -133,7 +135,7 @@ def decide(
         case BindingCreated():
             return _bind(state, event, ctx, conf, bound_elsewhere)
         case PodDeleted():
-            return _delete(state, event.pod)
+            return _delete(state, event.pod, event.pod_uid)
         case Tick():
             return _advance(state, event.now)
         case PodPhaseSetRequested():
@@ -293,6 +295,7 @@ def _refuse(
         node=binding.node,
         reason=reason,
         message=message,
+        pod_uid=pod.uid,
     )
     return Step(state, (refused,))
 
@@ -349,8 +352,9 @@ def _not_seconds(annotation: str, text: str) -> str:
 # --- pods -------------------------------------------------------------------------------
 
 
-def _delete(state: SimNode | None, key: PodKey) -> Step[SimNode | None]:
-    if state is None or state.find(key) is None:
+def _delete(state: SimNode | None, key: PodKey, uid: str) -> Step[SimNode | None]:
+    held = state.find(key) if state is not None else None
+    if state is None or held is None or (uid and held.uid != uid):
         return Step(state)
     return Step(with_pods(state, (pod for pod in state.pods if pod.key != key)))
 
@@ -451,6 +455,7 @@ def _phase_event(
         exit_code=exit_code,
         reason=reason,
         message=message,
+        pod_uid=pod.uid,
     )
 
 
