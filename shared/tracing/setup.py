@@ -7,7 +7,8 @@ the endpoint comes from ``OTEL_EXPORTER_OTLP_ENDPOINT`` or
 even with ``none``, so trace context still propagates and log lines still carry trace ids.
 
 Exporters given explicitly (tests) replace the environment's choice and are owned by the
-caller: ``shutdown_tracing`` flushes them but leaves them attached and running.
+caller: ``shutdown_tracing`` flushes them but leaves them attached and running. An SDK
+provider installed before the first call (a test harness's) is adopted, not replaced.
 """
 
 from __future__ import annotations
@@ -87,7 +88,8 @@ def configure_tracing(service_name: str, *, exporter: SpanExporter | None = None
             is added to the installed provider.
 
     Returns:
-        The global tracer provider.
+        The global tracer provider: the one this call installed, the one an earlier call
+        installed, or an SDK provider that was already global.
 
     Raises:
         ValueError: ``OTEL_TRACES_EXPORTER`` names an exporter other than otlp, console
@@ -99,10 +101,14 @@ def configure_tracing(service_name: str, *, exporter: SpanExporter | None = None
             processors = _Processors()
             for processor in [] if exporter is not None else _processors_from_env():
                 processors.attach(processor, owned=True)
-            name = os.environ.get(OTEL_SERVICE_NAME) or service_name
-            provider = TracerProvider(resource=Resource.create({SERVICE_NAME: name}))
+            installed = trace.get_tracer_provider()
+            if isinstance(installed, TracerProvider):
+                provider = installed
+            else:
+                name = os.environ.get(OTEL_SERVICE_NAME) or service_name
+                provider = TracerProvider(resource=Resource.create({SERVICE_NAME: name}))
+                trace.set_tracer_provider(provider)
             provider.add_span_processor(processors)
-            trace.set_tracer_provider(provider)
             _provider, _processors = provider, processors
         if exporter is not None:
             _processors.attach(SimpleSpanProcessor(exporter), owned=False)

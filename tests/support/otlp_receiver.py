@@ -51,7 +51,10 @@ class OtlpReceiver:
         self._server = _Server(("127.0.0.1", 0), _Handler)
         self._server.receiver = self
         self._thread = threading.Thread(
-            target=self._server.serve_forever, name="otlp-receiver", daemon=True
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": 0.05},  # how soon shutdown() is noticed
+            name="otlp-receiver",
+            daemon=True,
         )
 
     @property
