@@ -73,7 +73,9 @@ def configure_logging(service: str, *, json: bool | None = None, level: str = "i
     renderers: list[Processor] = (
         [ExceptionRenderer(ExceptionDictTransformer(show_locals=False)), JSONRenderer()]
         if as_json
-        else [ConsoleRenderer(exception_formatter=_console_tracebacks())]
+        else [
+            ConsoleRenderer(colors=sys.stderr.isatty(), exception_formatter=_console_tracebacks())
+        ]
     )
     structlog.configure(
         processors=[*shared, *renderers],

@@ -59,6 +59,10 @@ class _Processors(SpanProcessor):
         for processor in self._all():
             processor.on_start(span, parent_context)
 
+    def _on_ending(self, span: Span) -> None:
+        for processor in self._all():
+            processor._on_ending(span)  # the SDK hook, forwarded as its multi-processor does
+
     def on_end(self, span: ReadableSpan) -> None:
         for processor in self._all():
             processor.on_end(span)
