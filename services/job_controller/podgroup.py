@@ -1,0 +1,169 @@
+"""The PodGroup built from a job (SPEC B2.5).
+
+Port of volcano@HEAD ``pkg/controllers/job/job_controller_actions.go``
+``createOrUpdatePodGroup`` and ``calcPGMinResources``, with the task ordering of
+``pkg/controllers/job/job_controller_util.go`` ``TasksPriority``.
+
+Deliberate deviations from Volcano:
+
+- ``minTaskMember`` has no entry for a task without ``minAvailable`` when no task of the
+  job has one (SPEC A1, fourth case: only the job-level gang applies). When some other task
+  has a minimum, a task without one gets ``replicas`` (A1 counts unset ones as replicas),
+  as Volcano does for every task.
+- Per-pod requests are the scheduler's view (``cpu``, ``memory``, extended resources, from
+  ``contracts.objects.pod_spec.pod_requests``), not the Kubernetes quota keys
+  (``requests.cpu``, ``count/pods`` ...) Volcano writes and its scheduler then ignores.
+- The priority of the job's ``priorityClassName`` is resolved through the configured
+  priority-class map and carried on the PodGroup (``priority``), so the scheduler needs no
+  PriorityClass lister. A name that is not in the map resolves to 0, as Volcano's lister
+  error does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+
+from contracts.keys import JobKey, split_key
+from contracts.objects.job import ANNOTATION_DEPENDENT_JOB, Job, TaskSpec
+from contracts.objects.pod_spec import pod_requests, string_field
+from contracts.objects.podgroup import PodGroup
+from contracts.quantity import Resources, add
+
+
+def podgroup_name(job_name: str, uid: str) -> str:
+    """Return the PodGroup name of a job: ``<job>-<uid>`` (Volcano HEAD)."""
+    return f"{job_name}-{uid}"
+
+
+def task_priority(task: TaskSpec, priority_classes: Mapping[str, int]) -> int:
+    """Return the value of the task's pod-template priority class (0 when none or unknown).
+
+    Port of ``calcPGMinResources``: the class comes from the pod template only, and a
+    class the lister cannot find counts as priority 0.
+    """
+    name = string_field(task.template.spec, "priorityClassName")
+    return priority_classes.get(name, 0) if name else 0
+
+
+def tasks_by_priority(job: Job, priority_classes: Mapping[str, int]) -> tuple[TaskSpec, ...]:
+    """Return the job's tasks, highest pod-template priority first, spec order on ties.
+
+    Go's ``sort.Sort`` is not stable in general, but for the few tasks of a job (≤ 12) it
+    is an insertion sort, which keeps equal elements in order; a stable sort says so.
+    """
+    return tuple(sorted(job.spec.tasks, key=lambda task: -task_priority(task, priority_classes)))
+
+
+def task_minimum(task: TaskSpec) -> int:
+    """Return ``task.minAvailable``, else ``replicas`` (Volcano ``TotalTaskMinAvailable``)."""
+    return task.replicas if task.min_available is None else task.min_available
+
+
+def min_task_member(job: Job) -> dict[str, int]:
+    """Return ``minTaskMember``: per-task minimums, in spec order.
+
+    A task with ``minAvailable`` gets it. A task without one gets ``replicas`` when some
+    other task of the job has a minimum (SPEC A1, fifth case), and no entry when none has
+    (A1, fourth case).
+    """
+    any_minimum = any(task.min_available is not None for task in job.spec.tasks)
+    out: dict[str, int] = {}
+    for task in job.spec.tasks:
+        if task.min_available is not None:
+            out[task.name] = task.min_available
+        elif any_minimum:
+            out[task.name] = task.replicas
+    return out
+
+
+def min_resources(job: Job, priority_classes: Mapping[str, int]) -> Resources:
+    """Return the resources of the job's minimum pods (SPEC B2.5, ``calcPGMinResources``).
+
+    With ``M = spec.minAvailable`` and ``T = Σ task minimum`` (unset ones as replicas):
+    if ``M < T``, take up to ``replicas`` pods of each task, highest priority first, until
+    ``M`` pods are taken; otherwise take each task's minimum first (never more than ``M``
+    in all), then pods from each task's surplus ``replicas − minimum``, until ``M``.
+
+    Args:
+        job: the admitted job.
+        priority_classes: priority class name → value.
+
+    Returns:
+        The summed per-pod requests, keys sorted.
+    """
+    wanted = job.spec.min_available
+    tasks = tasks_by_priority(job, priority_classes)
+    total_minimum = sum(task_minimum(task) for task in job.spec.tasks)
+    taken = 0
+    out: Resources = {}
+
+    def take(task: TaskSpec, count: int) -> None:
+        nonlocal taken, out
+        count = max(0, min(count, wanted - taken))
+        if count:
+            out = add(out, pod_requests(task.template.spec), times=count)
+            taken += count
+
+    if wanted < total_minimum:
+        for task in tasks:
+            take(task, task.replicas)
+        return out
+    for task in tasks:
+        take(task, task_minimum(task))
+    for task in tasks:
+        take(task, task.replicas - task_minimum(task))
+    return out
+
+
+def build_podgroup(
+    job_key: JobKey,
+    job: Job,
+    uid: str,
+    priority_classes: Mapping[str, int],
+    *,
+    created_at: datetime | None,
+    podgroup_uid: str = "",
+) -> PodGroup:
+    """Build the PodGroup of a job (SPEC B2.5 with A1 and A5).
+
+    Args:
+        job_key: the job's ``namespace/name``.
+        job: the admitted job.
+        uid: the job's uid (the PodGroup is named ``<job>-<uid>``).
+        priority_classes: priority class name → value.
+        created_at: creation time of the PodGroup (job order ties break on it).
+        podgroup_uid: the PodGroup's own uid (differs per incarnation).
+
+    Returns:
+        The PodGroup: minMember, minTaskMember, minResources, queue, priority class and
+        its value, the job's annotations, and ``dependent`` for a dependsOn job.
+    """
+    namespace, name = split_key(job_key)
+    annotations = dict(sorted(job.metadata.annotations.items()))
+    return PodGroup(
+        name=podgroup_name(name, uid),
+        namespace=namespace,
+        job=job_key,
+        queue=job.spec.queue or "default",
+        min_member=job.spec.min_available,
+        min_task_member=min_task_member(job),
+        min_resources=min_resources(job, priority_classes),
+        priority_class_name=job.spec.priority_class_name,
+        priority=priority_classes.get(job.spec.priority_class_name, 0),
+        annotations=annotations,
+        dependent=annotations.get(ANNOTATION_DEPENDENT_JOB) == "true",
+        uid=podgroup_uid,
+        creation_timestamp=created_at,
+    )
+
+
+def same_spec(left: PodGroup, right: PodGroup) -> bool:
+    """Tell whether two PodGroups agree on what an update would change (B2.5, last line)."""
+    return (
+        left.min_member == right.min_member
+        and left.min_task_member == right.min_task_member
+        and left.min_resources == right.min_resources
+        and left.priority_class_name == right.priority_class_name
+        and left.priority == right.priority
+    )

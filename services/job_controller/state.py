@@ -1,0 +1,149 @@
+"""What the job-controller remembers about one job: :class:`JobRecord`.
+
+The record is the per-key state of the reactor (kept in a changelog by the shell). It is
+a frozen msgspec Struct so that it encodes as it is; every change makes a new record.
+
+It plays the part of Volcano's ``JobInfo`` (the job, its pods by task, ``status``) plus
+what Volcano keeps elsewhere: the pending delayed policy actions
+(``job_controller.go`` ``delayActionMap``), the PodGroup as last written, and what an
+event-sourced core needs for idempotency (the ids of the last events applied) and for
+deterministic event ids (a generation counter).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import msgspec
+
+from contracts.events.jobs_status import TaskCounts
+from contracts.keys import JobKey
+from contracts.objects.job import Job, JobPhase
+from contracts.objects.pod import PodPhase
+from contracts.objects.podgroup import PodGroup, PodGroupPhase
+
+APPLIED_IDS_LIMIT = 256
+"""How many applied event ids a record keeps for idempotency by id."""
+
+
+class PodState(msgspec.Struct, frozen=True, kw_only=True):
+    """One pod of the job as the controller knows it.
+
+    ``version`` is the job version the pod was created under (Volcano's
+    ``volcano.sh/job-version``); ``node`` is set once the pod is bound.
+    """
+
+    name: str
+    task: str
+    index: int
+    uid: str
+    version: int
+    phase: PodPhase = PodPhase.PENDING
+    node: str | None = None
+    exit_code: int | None = None
+    restarts: int = 0
+
+
+class PolicyTimer(msgspec.Struct, frozen=True, kw_only=True):
+    """A policy action that runs later (a matched policy with ``timeout``).
+
+    Port of Volcano's ``delayAction`` (``job_controller.go``): at most one per pod name
+    (``pod`` is empty for a job-level request such as ``Unknown``), dropped when the job
+    version changes, cancelled by the pod events Volcano's
+    ``CleanPodDelayActionsIfNeed`` names.
+    """
+
+    deadline: datetime
+    action: str
+    event: str
+    task: str = ""
+    pod: str = ""
+    pod_uid: str = ""
+    version: int = 0
+
+
+class StatusView(msgspec.Struct, frozen=True, kw_only=True):
+    """The job status as last published on ``jobs.status`` (compared to skip no-ops)."""
+
+    phase: JobPhase
+    min_available: int = 0
+    pending: int = 0
+    running: int = 0
+    succeeded: int = 0
+    failed: int = 0
+    terminating: int = 0
+    unknown: int = 0
+    retry_count: int = 0
+    version: int = 0
+    task_status_count: tuple[tuple[str, TaskCounts], ...] = ()
+    reason: str = ""
+    message: str = ""
+
+
+class JobRecord(msgspec.Struct, frozen=True, kw_only=True):
+    """Everything the job-controller knows about one admitted job.
+
+    Attributes:
+        job_key: ``namespace/name``.
+        job: the admitted (mutated) job, with accepted updates applied.
+        spec_digest: digest of the spec last accepted.
+        uid: the job's uid (from admission, else derived from the admission event).
+        created_at: when the job was admitted (creation time of its first PodGroup).
+        phase: Volcano job phase.
+        version: Volcano ``status.version``, bumped by every full kill that removed something.
+        retry_count: Volcano ``status.retryCount``.
+        podgroup: the PodGroup as last written, ``None`` while it does not exist.
+        podgroup_phase: its phase as podgroup-enqueue last reported (``None``: not yet).
+        podgroup_reason: reason code of the PodGroup's last condition.
+        podgroup_message: message of that condition.
+        pods: the job's pods, in task order then index.
+        timers: pending delayed policy actions, by deadline.
+        phase_reason: reason code of the last phase transition.
+        phase_message: its message.
+        rejected_digest: spec digest of the last refused update (resubmitting it is a no-op).
+        last_status: the status last published, ``None`` before the first.
+        applied_ids: ids of the last events applied (idempotency by id).
+        generation: counter that makes emitted event ids and pod uids deterministic.
+    """
+
+    job_key: JobKey
+    job: Job
+    spec_digest: str
+    uid: str
+    created_at: datetime
+    phase: JobPhase = JobPhase.PENDING
+    version: int = 0
+    retry_count: int = 0
+    podgroup: PodGroup | None = None
+    podgroup_phase: PodGroupPhase | None = None
+    podgroup_reason: str = ""
+    podgroup_message: str = ""
+    pods: tuple[PodState, ...] = ()
+    timers: tuple[PolicyTimer, ...] = ()
+    phase_reason: str = ""
+    phase_message: str = ""
+    rejected_digest: str = ""
+    last_status: StatusView | None = None
+    applied_ids: tuple[str, ...] = ()
+    generation: int = 0
+
+    def pod(self, name: str) -> PodState | None:
+        """Return the pod called ``name``, or ``None``."""
+        for pod in self.pods:
+            if pod.name == name:
+                return pod
+        return None
+
+    def task_pods(self, task: str) -> tuple[PodState, ...]:
+        """Return the pods of one task, by index."""
+        return tuple(pod for pod in self.pods if pod.task == task)
+
+    def has_applied(self, event_id: str) -> bool:
+        """Tell whether an event with this id was applied already."""
+        return event_id in self.applied_ids
+
+
+def remember_event(record: JobRecord, event_id: str) -> JobRecord:
+    """Return the record with ``event_id`` added to the bounded list of applied ids."""
+    ids = (*record.applied_ids, event_id)[-APPLIED_IDS_LIMIT:]
+    return msgspec.structs.replace(record, applied_ids=ids)

@@ -1,0 +1,190 @@
+"""The job status the controller publishes: counts, per-task counts and the condition (SPEC A8).
+
+Port of the counting in volcano@HEAD ``pkg/controllers/job/job_controller_actions.go``
+(``classifyAndAddUpPodBaseOnPhase``, ``calcPodStatus``).
+
+Deliberate deviations from Volcano:
+
+- Counts are always recomputed from the pods the controller knows (Volcano keeps the
+  previous counters while the PodGroup is Pending). ``terminating`` is the number of pods
+  deleted by the operation that produced the status: in vcbus a deleted pod is gone
+  once its ``PodDeleted`` is published.
+- Every status carries one condition with a reason code and a message (SPEC A8):
+  ``PodGroupPending`` (with the PodGroup's own reason when enqueue gave one),
+  ``WaitingForDependency`` (naming the waiting tasks), ``PodsPending``, ``Running``, and
+  for the other phases the reason of the transition (``Completed``, ``Failed`` with why,
+  ``Restarting``, ``Aborting`` ...).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from contracts._base import derive_event_id
+from contracts.events.jobs_status import JobStatusChanged, TaskCounts
+from contracts.keys import split_key
+from contracts.objects.job import JobPhase
+from contracts.objects.meta import Condition
+from contracts.objects.pod import PodPhase
+from contracts.objects.podgroup import PodGroupPhase
+from services.job_controller.machine import Counts
+from services.job_controller.podgroup import podgroup_name
+from services.job_controller.pods import waiting_tasks
+from services.job_controller.state import JobRecord, StatusView
+
+_FIELD = {
+    PodPhase.PENDING: "pending",
+    PodPhase.RUNNING: "running",
+    PodPhase.SUCCEEDED: "succeeded",
+    PodPhase.FAILED: "failed",
+}
+
+
+def count_pods(record: JobRecord, terminating: int = 0) -> Counts:
+    """Count the job's pods by phase, in all and per task (spec order).
+
+    Args:
+        record: the job's record.
+        terminating: pods deleted by the operation being accounted.
+
+    Returns:
+        The counts.
+    """
+    totals = {"pending": 0, "running": 0, "succeeded": 0, "failed": 0, "unknown": 0}
+    per_task: dict[str, dict[str, int]] = {}
+    for pod in record.pods:
+        field = _FIELD.get(pod.phase, "unknown")
+        totals[field] += 1
+        task = per_task.setdefault(pod.task, dict.fromkeys(totals, 0))
+        task[field] += 1
+    order = [task.name for task in record.job.spec.tasks]
+    order += sorted(name for name in per_task if name not in order)
+    tasks = {name: TaskCounts(**per_task[name]) for name in order if name in per_task}
+    return Counts(terminating=terminating, tasks=tasks, **totals)
+
+
+def condition_of(record: JobRecord, counts: Counts) -> tuple[str, str]:
+    """Return the reason code and message that explain the job's phase now (SPEC A8).
+
+    Args:
+        record: the job's record.
+        counts: its pod counts.
+
+    Returns:
+        ``(reason, message)``.
+    """
+    phase = record.phase
+    job = record.job
+    minimum = job.spec.min_available
+    if phase is JobPhase.PENDING and (
+        record.podgroup is None or record.podgroup_phase in (None, PodGroupPhase.PENDING)
+    ):
+        name = (
+            record.podgroup.name
+            if record.podgroup
+            else podgroup_name(split_key(record.job_key)[1], record.uid)
+        )
+        state = record.podgroup_phase.value if record.podgroup_phase else "not enqueued yet"
+        message = f"PodGroup {name} is {state}"
+        if record.podgroup_reason:
+            message += f": {record.podgroup_reason}"
+            if record.podgroup_message:
+                message += f": {record.podgroup_message}"
+        return "PodGroupPending", message
+    if phase in (JobPhase.PENDING, JobPhase.RUNNING):
+        gates = waiting_tasks(job, record.pods)
+        if gates:
+            return "WaitingForDependency", "; ".join(gate.describe() for gate in gates)
+        started = counts.running + counts.succeeded + counts.failed
+        if phase is JobPhase.PENDING:
+            return (
+                "PodsPending",
+                f"{started} of {minimum} minimum pods started, {counts.pending} pending",
+            )
+        replicas = sum(task.replicas for task in job.spec.tasks)
+        return (
+            "Running",
+            f"{counts.running} running, {counts.succeeded} succeeded, "
+            f"{counts.failed} failed of {replicas} pods",
+        )
+    return record.phase_reason or phase.value, record.phase_message
+
+
+def status_view(record: JobRecord, terminating: int = 0) -> StatusView:
+    """Return the job's status as it would be published now.
+
+    Args:
+        record: the job's record.
+        terminating: pods deleted by the operation being accounted.
+
+    Returns:
+        The status view.
+    """
+    counts = count_pods(record, terminating)
+    reason, message = condition_of(record, counts)
+    return StatusView(
+        phase=record.phase,
+        min_available=record.job.spec.min_available,
+        pending=counts.pending,
+        running=counts.running,
+        succeeded=counts.succeeded,
+        failed=counts.failed,
+        terminating=counts.terminating,
+        unknown=counts.unknown,
+        retry_count=record.retry_count,
+        version=record.version,
+        task_status_count=tuple(counts.tasks.items()),
+        reason=reason,
+        message=message,
+    )
+
+
+def status_event(
+    record: JobRecord,
+    view: StatusView,
+    *,
+    generation: int,
+    now: datetime,
+    trace_id: str,
+    extra: tuple[Condition, ...] = (),
+) -> JobStatusChanged:
+    """Build the ``JobStatusChanged`` that publishes ``view``.
+
+    Args:
+        record: the job's record (its ``last_status`` gives the previous phase).
+        view: the status to publish.
+        generation: the record generation that makes the event id.
+        now: the event time.
+        trace_id: the trace of the input that caused it.
+        extra: conditions added after the phase condition (e.g. ``UpdateRejected``).
+
+    Returns:
+        The event.
+    """
+    previous = record.last_status.phase if record.last_status else None
+    tag = JobStatusChanged.__struct_config__.tag
+    assert isinstance(tag, str)
+    return JobStatusChanged(
+        event_id=derive_event_id(tag, record.job_key, f"{record.uid}:{generation}"),
+        occurred_at=now,
+        job_key=record.job_key,
+        phase=view.phase,
+        previous_phase=previous,
+        min_available=view.min_available,
+        pending=view.pending,
+        running=view.running,
+        succeeded=view.succeeded,
+        failed=view.failed,
+        terminating=view.terminating,
+        unknown=view.unknown,
+        retry_count=view.retry_count,
+        version=view.version,
+        task_status_count=dict(view.task_status_count),
+        conditions=(
+            Condition(
+                type=view.phase.value, status="True", reason=view.reason, message=view.message
+            ),
+            *extra,
+        ),
+        trace_id=trace_id,
+    )
