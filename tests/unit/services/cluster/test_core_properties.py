@@ -34,8 +34,13 @@ from tests.unit.services.cluster.builders import (
     build_uncordon,
 )
 
-OPS = ("bind",) * 8 + ("delete",) * 3 + ("tick",) * 5 + ("set",) * 2
-OPS += ("cordon", "uncordon", "remove", "add", "add")
+OPS: tuple[str, ...] = (
+    *("bind",) * 8,
+    *("delete",) * 3,
+    *("tick",) * 5,
+    *("set",) * 2,
+    *("cordon", "uncordon", "remove", "add", "add"),
+)
 """Input kinds, weighted towards bindings and ticks."""
 
 
