@@ -159,7 +159,8 @@ def next_deadline(state: SimNode | None) -> datetime | None:
         state: the node's state.
 
     Returns:
-        The earliest start or end time still ahead, or None when no pod has one.
+        The earliest start or end time not yet applied (already past when a ``Tick`` is
+        late), or None when no pod has one.
     """
     if state is None:
         return None
