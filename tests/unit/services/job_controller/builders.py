@@ -13,7 +13,6 @@ import msgspec
 from contracts._base import Event
 from contracts.events.jobs_admitted import JobAbortAccepted, JobAdmitted, JobDeleteAccepted
 from contracts.events.jobs_status import JobStatusChanged
-from contracts.events.podgroups import PodGroupCreated, PodGroupDeleted, PodGroupUpdated
 from contracts.events.podgroups_status import PodGroupPhaseChanged
 from contracts.events.pods import PodCreated, PodDeleted
 from contracts.events.pods_status import BindingRefused, PodPhaseChanged
@@ -307,25 +306,3 @@ def last_status(emits: Iterable[Event]) -> JobStatusChanged:
     found = statuses(emits)
     assert found, "no JobStatusChanged emitted"
     return found[-1]
-
-
-__all__ = [
-    "EXAMPLES",
-    "REPO_ROOT",
-    "T0",
-    "Driver",
-    "PodGroupCreated",
-    "PodGroupDeleted",
-    "PodGroupUpdated",
-    "admitted",
-    "build_job",
-    "build_task",
-    "deleted_pods",
-    "kinds",
-    "last_status",
-    "next_id",
-    "pods_of",
-    "policy",
-    "statuses",
-    "with_spec",
-]

@@ -1,4 +1,4 @@
-"""dependsOn staging (SPEC A5) on Volcano's task-start-dependency example: nginx1 → nginx2 → nginx3."""
+"""dependsOn staging (SPEC A5) on Volcano's task-start-dependency example (nginx1 → 2 → 3)."""
 
 from __future__ import annotations
 
