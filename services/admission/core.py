@@ -1,0 +1,293 @@
+"""The admission service's pure core: one submission in, exactly one event out.
+
+``decide(queues, submission, ctx, limits)`` decodes a ``jobs.submitted`` record, and
+answers with one of:
+
+- ``JobAdmitted`` — the job passed :func:`services.admission.rules.validate`; it carries
+  the **mutated** job and ``spec_digest``, a SHA-256 of the canonical JSON encoding of
+  the job *as submitted* (sorted keys, so the same Job in YAML or JSON has one digest).
+  Its id is ``derive_event_id("job.admitted.v1", job_key, spec_digest)``: resubmitting an
+  identical job yields the same id, and consumers drop it.
+- ``JobRejected`` — every violation, the original payload as text (bytes that are not
+  UTF-8 replaced, cut to ``limits.max_rejected_payload_bytes`` with
+  ``payload_truncated``), the origin, and the job key when a name could be read. Its id
+  is derived from the origin's topic, partition and offset, so redelivery of the same
+  record yields the same id.
+- ``JobDeleteAccepted`` / ``JobAbortAccepted`` — for a command naming a well-formed job
+  key (``namespace/name``); the id is derived from the command's own ``event_id``.
+
+**Admission is stateless over jobs** (a decision already taken): it knows only the
+queues, validates every submission as a Kubernetes CREATE (mutation then validation,
+SPEC B1.1–B1.5 with A1/A2), and does not remember what it admitted. A resubmission with a
+different spec is therefore forwarded as a new ``JobAdmitted`` (a new digest, a new id);
+the job-controller, which owns per-job state, applies Volcano's UPDATE rules (SPEC B1.6)
+there. The queue view is folded from the ``queues`` topic by :func:`apply_queue_event`.
+
+Nothing here does I/O, logs, or reads a clock: time is ``ctx.now``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import assert_never
+
+import msgspec
+
+from contracts._base import Event, derive_event_id
+from contracts.events.jobs_admitted import JobAbortAccepted, JobAdmitted, JobDeleteAccepted
+from contracts.events.jobs_rejected import JobRejected, SubmissionOrigin, Violation
+from contracts.events.jobs_submitted import JobAbortRequested, JobDeleteRequested
+from contracts.events.queues import QueueDeclared, QueueDeleted
+from contracts.keys import JobKey, job_key
+from contracts.objects.job import Job
+from contracts.objects.queue import Queue, QueueState
+from contracts.quantity import QuantityError, parse_resources
+from services.admission.decode import MAX_PAYLOAD_BYTES, decode
+from services.admission.mutate import mutate
+from services.admission.names import dns1123_label_errors
+from services.admission.rules import DEFAULT_MAX_REPLICAS, validate
+from shared.step import Ctx
+
+ADMITTED_TAG = "job.admitted.v1"
+REJECTED_TAG = "job.rejected.v1"
+DELETE_ACCEPTED_TAG = "job.delete_accepted.v1"
+ABORT_ACCEPTED_TAG = "job.abort_accepted.v1"
+
+QUEUE_API_VERSION = "scheduling.volcano.sh/v1beta1"
+QUEUE_KIND = "Queue"
+
+
+@dataclass(frozen=True, slots=True)
+class AdmissionLimits:
+    """The limits admission enforces.
+
+    Attributes:
+        max_payload_bytes: a payload longer than this is refused without being parsed.
+        max_replicas: most pods a task, and a job, may ask for.
+        max_rejected_payload_bytes: how much of a refused payload ``JobRejected`` carries.
+    """
+
+    max_payload_bytes: int = MAX_PAYLOAD_BYTES
+    max_replicas: int = DEFAULT_MAX_REPLICAS
+    max_rejected_payload_bytes: int = 64 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Submission:
+    """One ``jobs.submitted`` record: its value and where it was read."""
+
+    payload: bytes
+    origin: SubmissionOrigin
+
+
+def decide(
+    queues: Mapping[str, Queue],
+    submission: Submission,
+    ctx: Ctx,
+    limits: AdmissionLimits,
+) -> tuple[Event, ...]:
+    """Admit or reject one submission.
+
+    Args:
+        queues: the queues vcbus knows (``default`` exists even when absent).
+        submission: the record's payload and origin.
+        ctx: the clock (``occurred_at`` of the answer).
+        limits: size and count limits.
+
+    Returns:
+        Exactly one event: ``JobAdmitted``, ``JobRejected``, ``JobDeleteAccepted`` or
+        ``JobAbortAccepted``.
+    """
+    decoded = decode(submission.payload, max_bytes=limits.max_payload_bytes)
+    command = decoded.submission
+    if command is None:
+        return (_rejected(decoded.violations, submission, ctx, limits, decoded.job_key),)
+    if isinstance(command, Job):
+        return (_admit(command, queues, submission, ctx, limits),)
+    key_errors = _job_key_errors(command.job)
+    if key_errors:
+        return (_rejected(key_errors, submission, ctx, limits, None),)
+    match command:
+        case JobDeleteRequested():
+            return (
+                JobDeleteAccepted(
+                    event_id=derive_event_id(DELETE_ACCEPTED_TAG, command.job, command.event_id),
+                    occurred_at=ctx.now,
+                    job_key=command.job,
+                ),
+            )
+        case JobAbortRequested():
+            return (
+                JobAbortAccepted(
+                    event_id=derive_event_id(ABORT_ACCEPTED_TAG, command.job, command.event_id),
+                    occurred_at=ctx.now,
+                    job_key=command.job,
+                ),
+            )
+        case _:
+            assert_never(command)
+
+
+def spec_digest(job: Job) -> str:
+    """Return the SHA-256 (hex) of the job's canonical JSON encoding (keys sorted)."""
+    return hashlib.sha256(msgspec.json.encode(job, order="sorted")).hexdigest()
+
+
+def apply_queue_event(
+    queues: Mapping[str, Queue], event: QueueDeclared | QueueDeleted
+) -> dict[str, Queue]:
+    """Fold one ``queues`` event into the queue view (pure: returns a new mapping).
+
+    ``default`` is never stored as absent: deleting it only removes its declared
+    settings, and :func:`services.admission.rules.validate` keeps treating it as an open
+    queue, as DESIGN says it exists from the start.
+    """
+    match event:
+        case QueueDeclared():
+            return {**queues, event.queue.name: event.queue}
+        case QueueDeleted():
+            return {name: queue for name, queue in queues.items() if name != event.name}
+        case _:
+            assert_never(event)
+
+
+def queues_from_manifests(documents: Iterable[object]) -> dict[str, Queue]:
+    """Read queues from Volcano Queue manifests or from vcbus' flat queue objects.
+
+    A Volcano ``scheduling.volcano.sh/v1beta1`` Queue maps ``metadata.name``,
+    ``spec.weight``, ``spec.capability``, ``spec.guarantee.resource``, ``spec.parent``,
+    ``spec.priority``, ``spec.reclaimable`` and ``status.state`` (default ``Open``). A
+    mapping without ``kind`` is read as a contracts ``Queue`` (``{name, weight, …}``,
+    as in simulation scenarios). ``None`` documents (empty YAML documents) are skipped.
+
+    Args:
+        documents: decoded YAML or JSON documents.
+
+    Returns:
+        The queues by name, in document order.
+
+    Raises:
+        ValueError: a document is neither, or holds a bad value; the message says which.
+    """
+    queues: dict[str, Queue] = {}
+    for number, document in enumerate(documents, start=1):
+        if document is None:
+            continue
+        try:
+            queue = _queue_from_document(document)
+        except (ValueError, msgspec.ValidationError, QuantityError) as exc:
+            raise ValueError(f"queue document {number}: {exc}") from None
+        queues[queue.name] = queue
+    return queues
+
+
+def _queue_from_document(document: object) -> Queue:
+    if not isinstance(document, Mapping):
+        raise ValueError("expected a Queue object (a mapping)")
+    if "kind" not in document:
+        return msgspec.convert(document, Queue)
+    if document.get("kind") != QUEUE_KIND or document.get("apiVersion") != QUEUE_API_VERSION:
+        raise ValueError(
+            f"expected a {QUEUE_API_VERSION} {QUEUE_KIND}, got kind {document.get('kind')!r} "
+            f"(apiVersion {document.get('apiVersion')!r})"
+        )
+    metadata = _mapping(document.get("metadata"), "metadata")
+    spec = _mapping(document.get("spec"), "spec")
+    status = _mapping(document.get("status"), "status")
+    name = metadata.get("name")
+    if not isinstance(name, str) or not name:
+        raise ValueError("metadata.name is required")
+    guarantee = _mapping(spec.get("guarantee"), "spec.guarantee")
+    flat = {
+        "name": name,
+        "weight": spec.get("weight", 1),
+        "capability": _resources(spec.get("capability"), "spec.capability"),
+        "guarantee": _resources(guarantee.get("resource"), "spec.guarantee.resource"),
+        "state": status.get("state", QueueState.OPEN.value),
+        "parent": spec.get("parent", ""),
+        "priority": spec.get("priority", 0),
+        "reclaimable": spec.get("reclaimable", True),
+    }
+    return msgspec.convert(flat, Queue)
+
+
+def _resources(value: object, where: str) -> dict[str, int]:
+    quantities: dict[str, str | int | float] = {}
+    for name, amount in _mapping(value, where).items():
+        if isinstance(amount, bool) or not isinstance(amount, str | int | float):
+            raise ValueError(f"{where}.{name} must be a quantity, got {amount!r}")
+        quantities[name] = amount
+    return parse_resources(quantities)
+
+
+def _mapping(value: object, where: str) -> Mapping[str, object]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ValueError(f"{where} must be a mapping")
+    return value
+
+
+def _admit(
+    job: Job,
+    queues: Mapping[str, Queue],
+    submission: Submission,
+    ctx: Ctx,
+    limits: AdmissionLimits,
+) -> Event:
+    key = job_key(job.metadata.namespace, job.metadata.name)
+    violations = validate(job, queues, max_replicas=limits.max_replicas)
+    if violations:
+        return _rejected(violations, submission, ctx, limits, key)
+    digest = spec_digest(job)
+    return JobAdmitted(
+        event_id=derive_event_id(ADMITTED_TAG, key, digest),
+        occurred_at=ctx.now,
+        job_key=key,
+        job=mutate(job),
+        spec_digest=digest,
+    )
+
+
+def _rejected(
+    violations: tuple[Violation, ...],
+    submission: Submission,
+    ctx: Ctx,
+    limits: AdmissionLimits,
+    key: JobKey | None,
+) -> JobRejected:
+    origin = submission.origin
+    payload = submission.payload
+    cut = payload[: limits.max_rejected_payload_bytes]
+    return JobRejected(
+        event_id=derive_event_id(REJECTED_TAG, f"{origin.topic}/{origin.partition}", origin.offset),
+        occurred_at=ctx.now,
+        job_key=key,
+        violations=violations,
+        payload=cut.decode("utf-8", errors="replace"),
+        payload_truncated=len(payload) > len(cut),
+        origin=origin,
+    )
+
+
+def _job_key_errors(key: str) -> tuple[Violation, ...]:
+    namespace, sep, name = key.partition("/")
+    if not sep or not namespace or not name or "/" in name:
+        return (
+            Violation(
+                path="job",
+                reason="InvalidJobKey",
+                message=f"job must be a job key namespace/name, got {key!r}",
+            ),
+        )
+    if dns1123_label_errors(namespace):
+        return (
+            Violation(
+                path="job",
+                reason="InvalidJobKey",
+                message=f"job key {key!r}: namespace {namespace!r} is not a DNS-1123 label",
+            ),
+        )
+    return ()

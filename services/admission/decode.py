@@ -1,0 +1,406 @@
+"""Turn the bytes of a ``jobs.submitted`` record into a Job, a command, or violations.
+
+A submission is JSON or YAML text (DESIGN §2). A JSON object whose ``type`` is one of the
+command tags is a command; anything else must be one ``batch.volcano.sh/v1alpha1`` Job.
+Decoding never raises: every way a payload can be wrong is a :class:`Violation` with a
+stable reason code (SPEC A2 "input that is not a Job at all … is rejected with the
+decoder's reason"):
+
+``PayloadTooLarge``, ``InvalidEncoding``, ``EmptyPayload``, ``MalformedJson``,
+``MalformedYaml``, ``NestingTooDeep``, ``PayloadTooComplex`` (YAML aliases that expand to
+too many nodes), ``MultipleDocuments``, ``NotAMapping``, ``UnknownCommand``,
+``InvalidCommand``, ``NotAJob``, ``InvalidKey``, ``InvalidType``, ``MissingName``,
+``Unencodable``.
+
+Guards run before the expensive steps: the size limit before any parsing, and for YAML a
+streaming pass over libyaml's events (iterative, so no recursion) that bounds nesting
+depth and the node count after alias expansion before the document is composed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+
+import msgspec
+import yaml
+
+from contracts.events.jobs_rejected import Violation
+from contracts.events.jobs_submitted import JobAbortRequested, JobDeleteRequested
+from contracts.keys import JobKey, job_key
+from contracts.objects.job import JOB_API_VERSION, JOB_KIND, Job
+
+_SafeLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+MAX_PAYLOAD_BYTES = 1024 * 1024
+"""Default size limit of one submission (1 MiB)."""
+
+MAX_DEPTH = 100
+"""Deepest nesting of mappings and lists accepted (a real Job is about 20 deep)."""
+
+MAX_NODES = 1_000_000
+"""Most scalars and collections a document may hold after its aliases are expanded."""
+
+Command = JobDeleteRequested | JobAbortRequested
+Submission = Job | Command
+
+COMMAND_TAGS: tuple[str, ...] = tuple(
+    str(command.__struct_config__.tag) for command in (JobDeleteRequested, JobAbortRequested)
+)
+"""``type`` values that make a JSON object a command rather than a manifest."""
+
+
+@dataclass(frozen=True, slots=True)
+class Decoded:
+    """What decoding found: a submission or violations, and the job key if one was read.
+
+    Exactly one of ``submission`` and ``violations`` is set. ``job_key`` is the key of the
+    job a rejected payload names (``metadata.namespace``/``metadata.name``) when they
+    could be read, so the rejection can be keyed like the job.
+    """
+
+    submission: Submission | None
+    violations: tuple[Violation, ...] = ()
+    job_key: JobKey | None = None
+
+
+class _RefusedError(Exception):
+    """Internal: decoding stops with these violations."""
+
+    def __init__(self, *violations: Violation) -> None:
+        super().__init__(violations[0].message)
+        self.violations = violations
+
+
+def decode_submission(
+    payload: bytes, *, max_bytes: int = MAX_PAYLOAD_BYTES
+) -> Job | JobDeleteRequested | JobAbortRequested | tuple[Violation, ...]:
+    """Decode one submission.
+
+    Args:
+        payload: the record value as published on ``jobs.submitted``.
+        max_bytes: payloads longer than this are refused without being parsed.
+
+    Returns:
+        The Job or the command, or the violations that make the payload unusable.
+    """
+    decoded = decode(payload, max_bytes=max_bytes)
+    if decoded.submission is not None:
+        return decoded.submission
+    return decoded.violations
+
+
+def decode(payload: bytes, *, max_bytes: int = MAX_PAYLOAD_BYTES) -> Decoded:
+    """Decode one submission and report the job key it names even when it is refused.
+
+    Args:
+        payload: the record value as published on ``jobs.submitted``.
+        max_bytes: payloads longer than this are refused without being parsed.
+
+    Returns:
+        A :class:`Decoded` with the submission, or with the violations and, when the
+        payload is a mapping with a readable ``metadata.name``, the job key.
+    """
+    if len(payload) > max_bytes:
+        return Decoded(
+            None,
+            (
+                Violation(
+                    path="",
+                    reason="PayloadTooLarge",
+                    message=f"payload is {len(payload)} bytes; the limit is {max_bytes} bytes",
+                ),
+            ),
+        )
+    try:
+        document = _parse(payload)
+    except _RefusedError as refused:
+        return Decoded(None, refused.violations)
+    key = _peek_job_key(document)
+    try:
+        return Decoded(_interpret(document), (), key)
+    except _RefusedError as refused:
+        return Decoded(None, refused.violations, key)
+
+
+def _parse(payload: bytes) -> object:
+    try:
+        text = payload.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise _RefusedError(
+            Violation(
+                path="",
+                reason="InvalidEncoding",
+                message=f"payload is not UTF-8 text: {exc.reason} at byte {exc.start}",
+            )
+        ) from None
+    stripped = text.lstrip()
+    if not stripped:
+        raise _RefusedError(
+            Violation(path="", reason="EmptyPayload", message="payload is empty: expected a Job")
+        )
+    if stripped[0] in "{[":
+        json_error = ""
+        try:
+            document = msgspec.json.decode(payload.strip(b"\xef\xbb\xbf \t\r\n"))
+        except msgspec.DecodeError as exc:
+            json_error = str(exc)
+        except RecursionError:
+            json_error = f"nested more than {MAX_DEPTH} levels deep"
+        else:
+            _check_depth(document)
+            return document
+        try:
+            return _parse_yaml(text)
+        except _RefusedError as refused:
+            if refused.violations[0].reason != "MalformedYaml":
+                raise
+        raise _RefusedError(
+            Violation(
+                path="", reason="MalformedJson", message=f"payload is not valid JSON: {json_error}"
+            )
+        )
+    return _parse_yaml(text)
+
+
+def _parse_yaml(text: str) -> object:
+    try:
+        _scan_events(text)
+        documents = [doc for doc in yaml.load_all(text, Loader=_SafeLoader) if doc is not None]
+    except yaml.YAMLError as exc:
+        raise _RefusedError(
+            Violation(path="", reason="MalformedYaml", message=f"payload is not valid YAML: {exc}")
+        ) from None
+    except (RecursionError, ValueError, TypeError, OverflowError) as exc:
+        raise _RefusedError(
+            Violation(path="", reason="MalformedYaml", message=f"payload is not valid YAML: {exc}")
+        ) from None
+    if not documents:
+        raise _RefusedError(
+            Violation(
+                path="",
+                reason="EmptyPayload",
+                message="payload holds no YAML document: expected a Job",
+            )
+        )
+    if len(documents) > 1:
+        raise _RefusedError(
+            Violation(
+                path="",
+                reason="MultipleDocuments",
+                message=(
+                    f"payload holds {len(documents)} YAML documents; publish one Job per record "
+                    "(`vcbus admit` and `vcbus submit` split multi-document files)"
+                ),
+            )
+        )
+    document: object = documents[0]
+    return document
+
+
+def _scan_events(text: str) -> None:
+    """Bound nesting depth and expanded size by streaming libyaml's events (no recursion).
+
+    ``seen`` counts the values the document would have once every alias is replaced by
+    what its anchor holds; an anchored collection's size is ``seen`` at its end minus
+    ``seen`` at its start.
+    """
+    open_collections: list[tuple[int, str | None]] = []
+    anchors: dict[str, int] = {}
+    seen = 0
+    for event in yaml.parse(text, Loader=_SafeLoader):
+        if isinstance(event, yaml.CollectionStartEvent):
+            open_collections.append((seen, event.anchor))
+            if len(open_collections) > MAX_DEPTH:
+                raise _RefusedError(_too_deep())
+            seen += 1
+        elif isinstance(event, yaml.CollectionEndEvent) and open_collections:
+            started_at, anchor = open_collections.pop()
+            if anchor is not None:
+                anchors[anchor] = seen - started_at
+        elif isinstance(event, yaml.ScalarEvent):
+            seen += 1
+            if event.anchor is not None:
+                anchors[event.anchor] = 1
+        elif isinstance(event, yaml.AliasEvent):
+            seen += anchors.get(event.anchor or "", 1)
+        if seen > MAX_NODES:
+            raise _RefusedError(
+                Violation(
+                    path="",
+                    reason="PayloadTooComplex",
+                    message=f"payload expands to more than {MAX_NODES} values (YAML aliases?)",
+                )
+            )
+
+
+def _too_deep() -> Violation:
+    return Violation(
+        path="",
+        reason="NestingTooDeep",
+        message=f"payload is nested more than {MAX_DEPTH} levels deep",
+    )
+
+
+def _check_depth(document: object) -> None:
+    stack: list[tuple[object, int]] = [(document, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, dict | list):
+            if depth > MAX_DEPTH:
+                raise _RefusedError(_too_deep())
+            children = value.values() if isinstance(value, dict) else value
+            stack.extend((child, depth + 1) for child in children)
+
+
+def _peek_job_key(document: object) -> JobKey | None:
+    if not isinstance(document, Mapping):
+        return None
+    metadata = document.get("metadata")
+    if not isinstance(metadata, Mapping):
+        return None
+    name = metadata.get("name")
+    namespace = metadata.get("namespace")
+    if not isinstance(name, str) or not name or "/" in name:
+        return None
+    if namespace is not None and (not isinstance(namespace, str) or "/" in namespace):
+        return None
+    return job_key(namespace, name)
+
+
+def _interpret(document: object) -> Submission:
+    if not isinstance(document, Mapping):
+        raise _RefusedError(
+            Violation(
+                path="",
+                reason="NotAMapping",
+                message=(
+                    f"expected a Job object (a mapping), got {_describe(document)}; "
+                    f"jobs.submitted takes {JOB_API_VERSION} {JOB_KIND} objects"
+                ),
+            )
+        )
+    if "type" in document and "kind" not in document and "apiVersion" not in document:
+        return _command(document)
+    _check_kind(document)
+    bad_keys = list(_non_string_keys(document))
+    if bad_keys:
+        raise _RefusedError(*bad_keys)
+    try:
+        job = msgspec.convert(document, Job)
+    except msgspec.ValidationError as exc:
+        path, message = _split_msgspec_error(str(exc))
+        raise _RefusedError(Violation(path=path, reason="InvalidType", message=message)) from None
+    if not job.metadata.name:
+        hint = (
+            f" (generateName {job.metadata.generate_name!r} is not supported: a job needs a "
+            "stable key, namespace/name)"
+            if job.metadata.generate_name
+            else ""
+        )
+        raise _RefusedError(
+            Violation(
+                path="metadata.name",
+                reason="MissingName",
+                message=f"metadata.name is required{hint}",
+            )
+        )
+    try:
+        msgspec.json.encode(job)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise _RefusedError(
+            Violation(
+                path="", reason="Unencodable", message=f"job cannot be encoded as JSON: {exc}"
+            )
+        ) from None
+    return job
+
+
+def _command(document: Mapping[object, object]) -> Command:
+    tag = document.get("type")
+    if tag not in COMMAND_TAGS:
+        raise _RefusedError(
+            Violation(
+                path="type",
+                reason="UnknownCommand",
+                message=(
+                    f"type {tag!r} is not a command jobs.submitted knows "
+                    f"({', '.join(COMMAND_TAGS)}), and the object has no kind/apiVersion of a Job"
+                ),
+            )
+        )
+    try:
+        command: Command = msgspec.convert(document, Command)
+    except msgspec.ValidationError as exc:
+        path, message = _split_msgspec_error(str(exc))
+        raise _RefusedError(
+            Violation(path=path, reason="InvalidCommand", message=message)
+        ) from None
+    return command
+
+
+def _check_kind(document: Mapping[object, object]) -> None:
+    kind = document.get("kind")
+    api_version = document.get("apiVersion")
+    if kind == JOB_KIND and api_version == JOB_API_VERSION:
+        return
+    if kind is None and api_version is None:
+        found = "an object without kind and apiVersion"
+    else:
+        found = f"kind {kind!r} (apiVersion {api_version!r})"
+    raise _RefusedError(
+        Violation(
+            path="kind" if kind != JOB_KIND else "apiVersion",
+            reason="NotAJob",
+            message=(
+                f"not a Job: got {found}; jobs.submitted takes {JOB_API_VERSION} {JOB_KIND} objects"
+            ),
+        )
+    )
+
+
+def _non_string_keys(document: Mapping[object, object]) -> Iterator[Violation]:
+    stack: list[tuple[object, str]] = [(document, "")]
+    while stack:
+        value, path = stack.pop()
+        if isinstance(value, Mapping):
+            for key in value:
+                if not isinstance(key, str):
+                    yield Violation(
+                        path=path,
+                        reason="InvalidKey",
+                        message=f"mapping keys must be strings, got {key!r} ({_describe(key)})",
+                    )
+                    continue
+                stack.append((value[key], f"{path}.{key}" if path else key))
+        elif isinstance(value, list):
+            stack.extend((item, f"{path}[{index}]") for index, item in enumerate(value))
+
+
+def _split_msgspec_error(text: str) -> tuple[str, str]:
+    """Split ``"Expected `int`, got `str` - at `$.spec.x`"`` into a k8s path and a message."""
+    message, sep, where = text.rpartition(" - at `")
+    if not sep:
+        return "", text
+    location = where.rstrip("`")
+    if location.startswith("key` in `"):
+        location = location.removeprefix("key` in `")
+        message = f"{message} (a mapping key)"
+    path = location.removeprefix("$").removeprefix(".")
+    return path, f"{path or 'payload'}: {message}"
+
+
+def _describe(value: object) -> str:
+    match value:
+        case None:
+            return "null"
+        case bool():
+            return "a boolean"
+        case int() | float():
+            return "a number"
+        case str():
+            return "a string"
+        case list() | tuple():
+            return "a list"
+        case _:
+            return f"a {type(value).__name__}"

@@ -1,0 +1,219 @@
+"""``vcbus admit FILE``: run admission alone on Jobs in a file and print the verdicts.
+
+DESIGN §9: ``vcbus admit FILE [--queues FILE] [--json]``. FILE (``-`` = stdin) holds one
+Job, several YAML documents, or a JSON list; each document goes through the admission
+core (:func:`services.admission.core.decide`) exactly as a ``jobs.submitted`` record
+would, so what ``admit`` says is what the service does. With ``--json`` it prints per
+document ``{"allowed", "job", "violations"}`` (a list when the file holds several);
+``job`` is the mutated job as it travels on ``jobs.admitted`` (also shown for a rejected
+Job that could be decoded, ``null`` otherwise). The exit status is 0 when every document
+is allowed, 1 otherwise, 2 when a file cannot be read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import yaml
+
+from contracts.events.jobs_admitted import JobAbortAccepted, JobAdmitted, JobDeleteAccepted
+from contracts.events.jobs_rejected import JobRejected, SubmissionOrigin, Violation
+from contracts.objects.job import Job
+from contracts.objects.queue import Queue
+from services.admission.core import AdmissionLimits, Submission, decide, queues_from_manifests
+from services.admission.decode import decode
+from services.admission.mutate import mutate
+from shared.step import Ctx
+
+_SafeLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+EXIT_ALLOWED = 0
+EXIT_REJECTED = 1
+EXIT_UNREADABLE = 2
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """What admission said about one document of the file."""
+
+    allowed: bool
+    job: Job | None
+    violations: tuple[Violation, ...]
+    label: str
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the ``admit`` sub-command."""
+    parser = subparsers.add_parser(
+        "admit",
+        help="run admission on Volcano Jobs in a file and print the verdicts",
+        description=(
+            "Decode, mutate and validate each Job in FILE as the admission service does. "
+            "Exit status 0 when all are allowed, 1 otherwise."
+        ),
+    )
+    parser.add_argument(
+        "file", metavar="FILE", help="YAML (one or more documents) or JSON; - = stdin"
+    )
+    parser.add_argument(
+        "--queues",
+        metavar="FILE",
+        action="append",
+        default=[],
+        help="queues vcbus knows (Volcano Queue manifests or {name, weight, ...}); repeatable",
+    )
+    parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Admit every document of ``args.file`` and print the verdicts."""
+    try:
+        payload = _read(args.file)
+        queues: dict[str, Queue] = {}
+        for path in args.queues:
+            queues.update(queues_from_manifests(_documents(_read(path))))
+    except (OSError, ValueError, yaml.YAMLError) as exc:
+        print(f"vcbus admit: {exc}", file=sys.stderr)
+        return EXIT_UNREADABLE
+    payloads, several = split_documents(payload)
+    verdicts = [admit(queues, part, index) for index, part in enumerate(payloads)]
+    if args.json:
+        rendered = [_as_json(verdict) for verdict in verdicts]
+        out: object = rendered if several else rendered[0]
+        sys.stdout.write(msgspec.json.format(msgspec.json.encode(out), indent=2).decode() + "\n")
+    else:
+        sys.stdout.write("".join(_as_text(verdict) for verdict in verdicts))
+    return EXIT_ALLOWED if all(verdict.allowed for verdict in verdicts) else EXIT_REJECTED
+
+
+def admit(queues: dict[str, Queue], payload: bytes, index: int) -> Verdict:
+    """Run the admission core on one document and describe its answer."""
+    origin = SubmissionOrigin(topic="file", partition=0, offset=index)
+    (event,) = decide(
+        queues, Submission(payload=payload, origin=origin), Ctx(now=_EPOCH), AdmissionLimits()
+    )
+    match event:
+        case JobAdmitted():
+            return Verdict(True, event.job, (), event.job_key)
+        case JobRejected():
+            decoded = decode(payload).submission
+            job = mutate(decoded) if isinstance(decoded, Job) else None
+            label = event.job_key or f"document {index + 1}"
+            return Verdict(False, job, event.violations, label)
+        case JobDeleteAccepted() | JobAbortAccepted():
+            return Verdict(True, None, (), f"{event.__struct_config__.tag} {event.job_key}")
+        case _:
+            return Verdict(False, None, (), f"document {index + 1}")
+
+
+def split_documents(payload: bytes) -> tuple[list[bytes], bool]:
+    """Split a file into one payload per document.
+
+    A JSON list gives one JSON payload per item; YAML gives the text of each non-empty
+    document. Text that is neither (bad YAML, bad encoding, an empty file) stays one
+    payload, so admission reports why.
+
+    Returns:
+        The payloads, and whether the file held a list or several documents.
+    """
+    if payload.lstrip().startswith(b"["):
+        try:
+            items = msgspec.json.decode(payload)
+        except (msgspec.DecodeError, RecursionError):
+            return [payload], False
+        if isinstance(items, list) and items:
+            return [msgspec.json.encode(item) for item in items], True
+    try:
+        text = payload.decode("utf-8-sig")
+        spans = _document_spans(text)
+    except (UnicodeDecodeError, yaml.YAMLError):
+        return [payload], False
+    if len(spans) <= 1:
+        return [payload], False
+    return [text[begin:end].encode() for begin, end in spans], True
+
+
+def _document_spans(text: str) -> list[tuple[int, int]]:
+    """Where each non-empty YAML document's text begins and ends.
+
+    Reads libyaml's event stream, which is iterative: composing nodes recurses in C and
+    would crash on absurdly deep input, which admission itself refuses with a reason.
+    """
+    spans: list[tuple[int, int]] = []
+    begin = end = -1
+    events = 0
+    blank = False
+    for event in yaml.parse(text, Loader=_SafeLoader):
+        if isinstance(event, yaml.DocumentStartEvent):
+            begin, events, blank = -1, 0, False
+        elif isinstance(event, yaml.DocumentEndEvent):
+            if begin >= 0 and not (events == 1 and blank):
+                spans.append((begin, end))
+        elif isinstance(event, yaml.NodeEvent | yaml.CollectionEndEvent):
+            mark = event.start_mark
+            if begin < 0 and mark is not None:
+                begin = mark.index - mark.column
+            if event.end_mark is not None:
+                end = event.end_mark.index
+            events += 1
+            blank = isinstance(event, yaml.ScalarEvent) and event.value == "" and not event.style
+    return spans
+
+
+def _read(path: str) -> bytes:
+    if path == "-":
+        return sys.stdin.buffer.read()
+    return Path(path).read_bytes()
+
+
+def _documents(payload: bytes) -> list[object]:
+    text = payload.decode("utf-8-sig")
+    if text.lstrip().startswith("["):
+        items = msgspec.json.decode(payload)
+        if isinstance(items, list):
+            return items
+    return list(yaml.load_all(text, Loader=_SafeLoader))
+
+
+def _as_json(verdict: Verdict) -> dict[str, Any]:
+    return {
+        "allowed": verdict.allowed,
+        "job": None if verdict.job is None else msgspec.to_builtins(verdict.job),
+        "violations": [
+            {"path": violation.path, "reason": violation.reason, "message": violation.message}
+            for violation in verdict.violations
+        ],
+    }
+
+
+def _as_text(verdict: Verdict) -> str:
+    if verdict.allowed:
+        job = verdict.job
+        if job is None:
+            return f"ALLOWED  {verdict.label}\n"
+        spec = job.spec
+        pods = sum(task.replicas for task in spec.tasks)
+        minimums = ", ".join(
+            f"{task.name} {'-' if task.min_available is None else task.min_available}"
+            f"/{task.replicas}"
+            for task in spec.tasks
+        )
+        return (
+            f"ALLOWED  {verdict.label}: queue {spec.queue}, minAvailable {spec.min_available} "
+            f"of {pods} pods (tasks {minimums})\n"
+        )
+    lines = [f"REJECTED {verdict.label}: {len(verdict.violations)} violation(s)\n"]
+    lines.extend(
+        f"  {violation.path or '(payload)'}: {violation.reason}: {violation.message}\n"
+        for violation in verdict.violations
+    )
+    return "".join(lines)
