@@ -230,7 +230,8 @@ class _Work:
         name = f"{job_name}-{task.name}-{index}"
         key = pod_key(namespace, name)
         generation = self.next_generation()
-        uid = derive_event_id("pod.uid", key, f"{record.uid}:{record.version}:{generation}")
+        # Readable and unique: the job incarnation, the pod, the job version, the generation.
+        uid = f"{record.uid[:8]}-{name}-v{record.version}-g{generation}"
         assert record.podgroup is not None
         pod = build_pod(
             job_key=record.job_key,

@@ -8,7 +8,7 @@ from contracts.events.jobs_status import JobDeleted, JobStatusChanged, TaskCount
 from contracts.events.podgroups import PodGroupCreated, PodGroupDeleted, PodGroupUpdated
 from contracts.events.podgroups_status import PodGroupPhaseChanged
 from contracts.events.pods import PodCreated
-from contracts.objects.job import JobPhase
+from contracts.objects.job import Job, JobPhase
 from contracts.objects.meta import Condition
 from contracts.objects.pod import PodPhase
 from contracts.objects.podgroup import PodGroupPhase
@@ -35,7 +35,7 @@ S = PodPhase.SUCCEEDED
 F = PodPhase.FAILED
 
 
-def _job(**kwargs: object):
+def _job(**kwargs: object) -> Job:
     return build_job(build_task("master", 1), build_task("worker", 2), **kwargs)  # type: ignore[arg-type]
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import pytest
 
 from contracts.events.jobs_status import TaskCounts
-from contracts.objects.job import JobPhase
+from contracts.objects.job import Job, JobPhase
 from services.job_controller.machine import (
     RETAIN_NONE,
     RETAIN_SOFT,
@@ -174,7 +174,7 @@ def test_pending_job_runs_when_only_tasks_without_pods_lack_their_minimum_a5() -
 # -- Running + sync (B2.3) -------------------------------------------------------------------
 
 
-def _two_tasks(**spec: object):
+def _two_tasks(**spec: object) -> Job:
     job = build_job(
         build_task("a", 2, min_available=1), build_task("b", 2, min_available=1), min_available=2
     )

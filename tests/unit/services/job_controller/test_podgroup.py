@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import pytest
 
 from contracts.keys import JobKey
+from contracts.objects.job import Job
 from contracts.objects.podgroup import PodGroup
 from services.job_controller.podgroup import (
     build_podgroup,
@@ -52,7 +53,7 @@ WORKED_TABLE = [
 ]
 
 
-def _worked_job(row: Row):
+def _worked_job(row: Row) -> Job:
     master = build_task(
         "master", 2, min_available=row.master_min, cpu="50m", priority_class="master-pri"
     )
