@@ -361,8 +361,11 @@ def _min_available(submitted: JobSpec, mutated: JobSpec) -> Iterator[Violation]:
             message="job 'minAvailable' should not be greater than total replicas in tasks",
         )
     job_min = submitted.min_available
-    if job_min <= 0 or all(declared_min_available(task) is None for task in submitted.tasks):
+    declared = [declared_min_available(task) for task in submitted.tasks]
+    if job_min <= 0 or all(minimum is None for minimum in declared):
         return
+    if any(minimum is not None and minimum < 0 for minimum in declared):
+        return  # already refused by T2; a sum of negative minimums explains nothing
     task_sum = sum(task.min_available or 0 for task in mutated.tasks)
     if task_sum == job_min:
         return
