@@ -67,7 +67,7 @@ def test_same_spec_digest_is_a_no_op_when_admitted_again() -> None:
     assert driver.current.last_status == before.last_status
 
 
-def test_no_pods_are_created_while_podgroup_is_pending() -> None:
+def test_no_pod_is_created_when_podgroup_is_pending() -> None:
     driver = Driver(_job())
     driver.admit()
     emits = driver.podgroup(
@@ -108,7 +108,7 @@ def test_job_completes_when_all_pods_succeed_after_running() -> None:
     assert deleted_pods(emits) == []
 
 
-def test_created_pod_carries_volcano_labels_priority_requests_and_template_annotations() -> None:
+def test_pod_carries_volcano_labels_priority_and_template_annotations_when_created() -> None:
     task = build_task(
         "worker",
         1,
@@ -168,7 +168,7 @@ def test_status_is_not_emitted_when_pod_is_bound_without_count_change() -> None:
     assert driver.current.pod("job-master-0").node == "n1"  # type: ignore[union-attr]
 
 
-def test_binding_refusal_clears_the_node_and_emits_nothing() -> None:
+def test_node_is_cleared_silently_when_binding_is_refused() -> None:
     driver = Driver(_job())
     driver.start()
     driver.pod("job-master-0", PodPhase.PENDING, node="n1")
@@ -187,7 +187,7 @@ def test_stale_pod_status_changes_nothing_when_uid_is_not_current() -> None:
     assert driver.current == before
 
 
-def test_unknown_pod_status_changes_nothing() -> None:
+def test_nothing_changes_when_status_is_for_unknown_pod() -> None:
     driver = Driver(_job())
     driver.start()
     before = driver.current
@@ -195,7 +195,7 @@ def test_unknown_pod_status_changes_nothing() -> None:
     assert driver.current == before
 
 
-def test_podgroup_phase_of_another_podgroup_changes_nothing() -> None:
+def test_nothing_changes_when_phase_is_for_another_podgroup() -> None:
     driver = Driver(_job())
     driver.admit()
     before = driver.current
@@ -210,7 +210,7 @@ def test_podgroup_phase_of_another_podgroup_changes_nothing() -> None:
     assert driver.current == before
 
 
-def test_inputs_for_unknown_job_are_ignored() -> None:
+def test_inputs_are_ignored_when_job_is_unknown() -> None:
     driver = Driver(_job())
     step = decide(None, Tick(now=T0), Ctx(now=T0), ControllerConf())
     assert step.state is None
@@ -257,7 +257,7 @@ def test_job_fails_with_retry_count_2_when_max_retry_2_and_pods_keep_failing() -
     assert [p.name for p in driver.current.pods] == ["job-a-1"]
 
 
-def test_late_status_of_a_pod_deleted_by_restart_is_ignored() -> None:
+def test_late_status_is_ignored_when_its_pod_was_deleted_by_restart() -> None:
     job = build_job(build_task("a", 1), policies=[policy("RestartJob", "PodFailed")])
     driver = Driver(job)
     driver.start()
@@ -270,7 +270,7 @@ def test_late_status_of_a_pod_deleted_by_restart_is_ignored() -> None:
     assert driver.current == before
 
 
-def test_restart_task_deletes_only_that_task_and_keeps_podgroup() -> None:
+def test_only_that_task_is_restarted_and_podgroup_kept_when_restart_task_fires() -> None:
     job = build_job(
         build_task("a", 1, policies=[policy("RestartTask", "PodFailed")]),
         build_task("b", 1),
@@ -290,7 +290,7 @@ def test_restart_task_deletes_only_that_task_and_keeps_podgroup() -> None:
 # -- commands --------------------------------------------------------------------------------------
 
 
-def test_abort_command_kills_live_pods_and_ends_aborted() -> None:
+def test_live_pods_are_killed_and_job_aborted_when_abort_command_arrives() -> None:
     driver = Driver(_job())
     driver.start()
     driver.pod("job-master-0", R)
@@ -310,7 +310,7 @@ def test_abort_again_changes_nothing_when_already_aborted() -> None:
     assert driver.abort() == ()
 
 
-def test_delete_command_deletes_pods_podgroup_and_job() -> None:
+def test_pods_podgroup_and_job_are_deleted_when_delete_command_arrives() -> None:
     driver = Driver(_job())
     driver.start()
     driver.pod("job-master-0", S)
@@ -460,7 +460,7 @@ def test_unknown_podgroup_restarts_job_when_policy_says_so_before_first_kill() -
     assert statuses(emits)[0].phase is JobPhase.RESTARTING
 
 
-def test_unknown_podgroup_only_syncs_after_a_full_kill_b21_rule_4() -> None:
+def test_unknown_podgroup_only_syncs_when_job_was_fully_killed_before() -> None:
     job = build_job(build_task("a", 1), policies=[policy("RestartJob", "Unknown", "PodFailed")])
     driver = Driver(job)
     driver.start()
@@ -516,7 +516,7 @@ def test_event_ids_are_identical_when_a_step_is_rerun_from_the_same_record() -> 
     assert first.state == again.state
 
 
-def test_all_emitted_event_ids_are_distinct_over_a_job_life() -> None:
+def test_event_ids_are_distinct_when_job_restarts_completes_and_is_deleted() -> None:
     job = build_job(build_task("a", 2), policies=[policy("RestartJob", "PodFailed")])
     driver = Driver(job)
     driver.start()

@@ -45,7 +45,7 @@ def _with_nginx3_depending_on(job: Job, iteration: str) -> Job:
     return with_spec(job, tasks=(nginx1, nginx2, nginx3))
 
 
-def test_example_is_read_from_volcano_examples() -> None:
+def test_tasks_form_a_chain_when_example_is_read_from_volcano_examples() -> None:
     job = _example()
     assert [t.name for t in job.spec.tasks] == ["job-nginx1", "job-nginx2", "job-nginx3"]
     assert job.spec.tasks[2].depends_on == DependsOn(name=("job-nginx2",))
@@ -94,7 +94,7 @@ def test_any_opens_when_one_dependency_is_ready() -> None:
     assert pods_of(emits) == [*_names("job-nginx2", 5), *_names("job-nginx3", 5)]
 
 
-def test_all_waits_for_every_dependency() -> None:
+def test_all_waits_for_every_dependency_when_two_are_listed() -> None:
     driver = Driver(_with_nginx3_depending_on(_example(), "all"))
     driver.start()
     emits = driver.pod("job-job-nginx1-0", R)
@@ -120,7 +120,7 @@ def test_dependency_is_ready_when_min_available_pods_run_or_succeeded() -> None:
 
 
 @pytest.mark.parametrize(("running", "ready"), [(2, False), (3, True)])
-def test_dependency_without_minimum_needs_all_replicas(running: int, ready: bool) -> None:
+def test_all_replicas_are_needed_when_dependency_has_no_minimum(running: int, ready: bool) -> None:
     task = build_task("d", 3)
     pods = [
         PodState(name=f"j-d-{i}", task="d", index=i, uid=f"u{i}", version=0, phase=PodPhase.RUNNING)

@@ -105,9 +105,7 @@ def test_min_task_member_counts_unset_tasks_as_replicas_when_another_task_has_a_
     assert min_task_member(job) == {"a": 1, "b": 3}
 
 
-def test_podgroup_is_named_after_job_and_uid_and_carries_queue_priority_and_dependent_flag() -> (
-    None
-):
+def test_podgroup_carries_name_queue_priority_and_dependent_flag_when_built() -> None:
     job = build_job(
         build_task("a"),
         build_task("b", depends_on=["a"]),

@@ -82,7 +82,7 @@ def test_any_event_policy_matches_when_event_is_not_internal() -> None:
     assert resolve_action(job, Request(event=E.POD_EVICTED), 0).action is Action.TERMINATE_JOB
 
 
-def test_policy_with_event_list_matches_each_listed_event() -> None:
+def test_each_listed_event_matches_when_policy_has_event_list() -> None:
     job = _job(job_policies=[policy("RestartJob", "PodFailed", "PodEvicted")])
     for event in (E.POD_FAILED, E.POD_EVICTED):
         assert resolve_action(job, Request(event=event), 0).action is Action.RESTART_JOB
@@ -122,7 +122,7 @@ def test_unknown_action_text_syncs_when_policy_matches() -> None:
     assert resolve_action(job, Request(event=E.POD_FAILED), 0).action is Action.SYNC_JOB
 
 
-def test_matched_policy_with_timeout_is_delayed() -> None:
+def test_action_is_delayed_when_matched_policy_has_timeout() -> None:
     job = _job(job_policies=[policy("RestartJob", "PodFailed", timeout="1m30s")])
     resolution = resolve_action(job, Request(event=E.POD_FAILED), 0)
     assert resolution.action is Action.RESTART_JOB
@@ -201,7 +201,7 @@ def test_failed_timer_is_cancelled_only_when_pod_runs_again() -> None:
     assert cancel_for_pod_event(timers, Request(event=E.POD_RUNNING, pod="p1")) == timers
 
 
-def test_executed_job_action_cancels_job_scope_timers_only() -> None:
+def test_only_job_scope_timers_are_cancelled_when_job_action_runs() -> None:
     timers = (
         _timer("p0", action="RestartJob"),
         _timer("p1", action="AbortJob"),
@@ -212,7 +212,7 @@ def test_executed_job_action_cancels_job_scope_timers_only() -> None:
     assert [t.pod for t in left] == ["p2", "p3"]
 
 
-def test_executed_task_action_cancels_timers_of_same_task() -> None:
+def test_timers_of_same_task_are_cancelled_when_task_action_runs() -> None:
     timers = (
         _timer("p0", action="RestartTask", task="a"),
         _timer("p1", action="RestartTask", task="b"),
@@ -221,7 +221,7 @@ def test_executed_task_action_cancels_timers_of_same_task() -> None:
     assert [t.task for t in left] == ["b"]
 
 
-def test_executed_pod_action_cancels_timers_of_same_pod() -> None:
+def test_timers_of_same_pod_are_cancelled_when_pod_action_runs() -> None:
     timers = (_timer("p0", action="RestartPod"), _timer("p1", action="RestartPod"))
     left = cancel_same_scope(timers, Action.RESTART_POD, Request(pod="p0", pod_uid="p0-uid"))
     assert [t.pod for t in left] == ["p1"]
@@ -232,7 +232,7 @@ def test_timers_of_older_versions_are_dropped_when_version_changes() -> None:
     assert [t.pod for t in keep_current(timers, 1)] == ["p1"]
 
 
-def test_next_deadline_is_earliest_timer_or_none() -> None:
+def test_next_deadline_is_earliest_timer_when_timers_are_pending() -> None:
     job = _job()
     record = JobRecord(
         job_key=JobKey("default/job"), job=job, spec_digest="d", uid="u", created_at=T0

@@ -211,7 +211,7 @@ def _observable(record: JobRecord | None) -> object:
 
 @settings(max_examples=150, deadline=None)
 @given(runs)
-def test_event_ids_are_distinct_and_no_pod_is_created_twice_over_any_run(
+def test_ids_are_distinct_and_no_pod_is_created_twice_when_inputs_are_random(
     inputs: list[Step],
 ) -> None:
     emitted: list[Event] = []
