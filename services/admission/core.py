@@ -131,8 +131,14 @@ def decide(
 
 
 def spec_digest(job: Job) -> str:
-    """Return the SHA-256 (hex) of the job's canonical JSON encoding (keys sorted)."""
-    return hashlib.sha256(msgspec.json.encode(job, order="sorted")).hexdigest()
+    """Return the SHA-256 (hex) of the job's canonical JSON encoding.
+
+    Canonical: keys sorted, and ``apiVersion``/``kind`` always written. (msgspec's
+    ``omit_defaults`` compares strings by identity, so an equal ``kind`` read from a
+    payload may or may not be omitted; writing both makes equal jobs hash equal.)
+    """
+    document = {"apiVersion": job.api_version, "kind": job.kind, **msgspec.to_builtins(job)}
+    return hashlib.sha256(msgspec.json.encode(document, order="sorted")).hexdigest()
 
 
 def apply_queue_event(

@@ -184,10 +184,18 @@ def _documents(payload: bytes) -> list[object]:
     return list(yaml.load_all(text, Loader=_SafeLoader))
 
 
+def as_manifest(job: Job) -> dict[str, Any]:
+    """The job's wire JSON, with ``apiVersion`` and ``kind`` always present (a manifest).
+
+    The Job struct omits fields equal to their defaults, which can drop ``kind``.
+    """
+    return {"apiVersion": job.api_version, "kind": job.kind, **msgspec.to_builtins(job)}
+
+
 def _as_json(verdict: Verdict) -> dict[str, Any]:
     return {
         "allowed": verdict.allowed,
-        "job": None if verdict.job is None else msgspec.to_builtins(verdict.job),
+        "job": None if verdict.job is None else as_manifest(verdict.job),
         "violations": [
             {"path": violation.path, "reason": violation.reason, "message": violation.message}
             for violation in verdict.violations

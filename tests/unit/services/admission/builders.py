@@ -70,5 +70,9 @@ def build_queue(
 
 
 def manifest(job: Job) -> bytes:
-    """The job as a user publishes it on ``jobs.submitted`` (JSON)."""
-    return msgspec.json.encode(job)
+    """The job as a user publishes it on ``jobs.submitted`` (JSON, with apiVersion and kind).
+
+    The Job struct omits fields equal to their defaults, which can drop ``kind``.
+    """
+    document = msgspec.to_builtins(job)
+    return msgspec.json.encode({"apiVersion": job.api_version, "kind": job.kind, **document})

@@ -1,0 +1,416 @@
+"""The admission core: one submission in, exactly one event out, with deterministic ids."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import msgspec
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from contracts._base import derive_event_id
+from contracts.events.jobs_admitted import JobAbortAccepted, JobAdmitted, JobDeleteAccepted
+from contracts.events.jobs_rejected import JobRejected, SubmissionOrigin
+from contracts.events.jobs_submitted import JobAbortRequested, JobDeleteRequested
+from contracts.events.queues import QueueDeclared, QueueDeleted
+from contracts.keys import JobKey
+from contracts.objects.queue import Queue, QueueState
+from services.admission.core import (
+    AdmissionLimits,
+    Submission,
+    apply_queue_event,
+    decide,
+    queues_from_manifests,
+    spec_digest,
+)
+from services.admission.decode import decode_submission
+from services.admission.mutate import mutate
+from shared.step import Ctx
+from tests.unit.services.admission.builders import build_job, build_queue, build_task, manifest
+
+NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+CTX = Ctx(now=NOW)
+LIMITS = AdmissionLimits()
+ORIGIN = SubmissionOrigin(topic="vcbus.jobs.submitted", partition=3, offset=42)
+
+
+def submit(payload: bytes, *, offset: int = 42) -> Submission:
+    return Submission(
+        payload=payload,
+        origin=SubmissionOrigin(topic=ORIGIN.topic, partition=ORIGIN.partition, offset=offset),
+    )
+
+
+def test_valid_job_is_admitted_mutated_when_submitted() -> None:
+    job = build_job(build_task("a", 2), build_task("b", 3), name="j1", namespace="team-a", queue="")
+
+    (event,) = decide({}, submit(manifest(job)), CTX, LIMITS)
+
+    assert isinstance(event, JobAdmitted)
+    assert event.job_key == "team-a/j1"
+    assert event.job == mutate(job)
+    assert event.job.spec.min_available == 5
+    assert event.occurred_at == NOW
+    assert event.spec_digest == spec_digest(job)
+    assert event.event_id == derive_event_id("job.admitted.v1", "team-a/j1", event.spec_digest)
+
+
+def test_identical_resubmission_yields_the_same_event_id_when_read_at_another_offset() -> None:
+    """YAML and JSON of one job have one digest, so downstream drops the duplicate."""
+    job = build_job(build_task(), name="j1")
+    as_yaml = b"apiVersion: batch.volcano.sh/v1alpha1\nkind: Job\n" + (
+        b"metadata: {name: j1, namespace: test}\n"
+        b"spec: {minAvailable: 0, queue: default, tasks: [{name: task-1, replicas: 1, "
+        b"template: {metadata: {labels: {name: test}}, spec: {containers: "
+        b"[{name: fake-name, image: 'busybox:1.24'}]}}}]}\n"
+    )
+    assert decode_submission(as_yaml) == job
+
+    (first,) = decide({}, submit(manifest(job), offset=1), CTX, LIMITS)
+    (second,) = decide({}, submit(as_yaml, offset=2), CTX, LIMITS)
+
+    assert isinstance(first, JobAdmitted)
+    assert first.event_id == second.event_id
+
+
+def test_changed_spec_is_admitted_as_a_new_event_when_resubmitted() -> None:
+    """Admission is stateless: an UPDATE is forwarded; the job-controller applies B1.6."""
+    (first,) = decide(
+        {}, submit(manifest(build_job(build_task(replicas=1), name="j"))), CTX, LIMITS
+    )
+    (second,) = decide(
+        {}, submit(manifest(build_job(build_task(replicas=2), name="j"))), CTX, LIMITS
+    )
+
+    assert isinstance(first, JobAdmitted)
+    assert isinstance(second, JobAdmitted)
+    assert first.job_key == second.job_key
+    assert first.event_id != second.event_id
+
+
+def test_invalid_job_is_rejected_with_every_violation_and_the_payload() -> None:
+    payload = manifest(build_job(build_task("x", replicas=-1), build_task("x"), name="j"))
+
+    (event,) = decide({}, submit(payload), CTX, LIMITS)
+
+    assert isinstance(event, JobRejected)
+    assert event.job_key == "test/j"
+    assert [v.reason for v in event.violations] == ["NegativeReplicas", "DuplicateTaskName"]
+    assert event.payload == payload.decode()
+    assert event.payload_truncated is False
+    assert event.origin == ORIGIN
+    assert event.event_id == derive_event_id("job.rejected.v1", "vcbus.jobs.submitted/3", 42)
+
+
+def test_undecodable_payload_is_rejected_with_replaced_bytes_and_no_key() -> None:
+    (event,) = decide({}, submit(b"\xffkind: Job"), CTX, LIMITS)
+
+    assert isinstance(event, JobRejected)
+    assert event.job_key is None
+    assert [v.reason for v in event.violations] == ["InvalidEncoding"]
+    assert event.payload == "\ufffdkind: Job"
+
+
+def test_long_payload_is_cut_and_flagged_when_rejected() -> None:
+    limits = AdmissionLimits(max_payload_bytes=100, max_rejected_payload_bytes=10)
+
+    (event,) = decide({}, submit(b"x" * 150), CTX, limits)
+
+    assert isinstance(event, JobRejected)
+    assert [v.reason for v in event.violations] == ["PayloadTooLarge"]
+    assert (event.payload, event.payload_truncated) == ("x" * 10, True)
+
+
+def test_replica_limit_comes_from_the_limits_when_configured() -> None:
+    payload = manifest(build_job(build_task(replicas=6)))
+
+    (event,) = decide({}, submit(payload), CTX, AdmissionLimits(max_replicas=5))
+
+    assert isinstance(event, JobRejected)
+    assert [v.reason for v in event.violations] == ["TooManyReplicas"]
+
+
+def test_queue_view_decides_the_queue_rules_when_jobs_arrive() -> None:
+    payload = manifest(build_job(build_task(), queue="gpu"))
+    queues = apply_queue_event(
+        {}, QueueDeclared(event_id="q", occurred_at=NOW, queue=build_queue("gpu"))
+    )
+
+    (admitted,) = decide(queues, submit(payload), CTX, LIMITS)
+    closed = apply_queue_event(
+        queues,
+        QueueDeclared(
+            event_id="q2", occurred_at=NOW, queue=build_queue("gpu", state=QueueState.CLOSED)
+        ),
+    )
+    (refused,) = decide(closed, submit(payload), CTX, LIMITS)
+
+    assert isinstance(admitted, JobAdmitted)
+    assert isinstance(refused, JobRejected)
+    assert [v.reason for v in refused.violations] == ["QueueNotOpen"]
+
+
+def test_deleted_queue_is_forgotten_when_the_queues_topic_says_so() -> None:
+    queues = {"gpu": build_queue("gpu"), "cpu": build_queue("cpu")}
+
+    after = apply_queue_event(queues, QueueDeleted(event_id="d", occurred_at=NOW, name="gpu"))
+
+    assert after == {"cpu": build_queue("cpu")}
+    assert queues == {"gpu": build_queue("gpu"), "cpu": build_queue("cpu")}
+
+
+@pytest.mark.parametrize(
+    ("command", "accepted", "tag"),
+    [
+        (JobDeleteRequested, JobDeleteAccepted, "job.delete_accepted.v1"),
+        (JobAbortRequested, JobAbortAccepted, "job.abort_accepted.v1"),
+    ],
+    ids=["delete", "abort"],
+)
+def test_command_is_accepted_with_an_id_derived_from_its_own(
+    command: type[JobDeleteRequested | JobAbortRequested],
+    accepted: type[JobDeleteAccepted | JobAbortAccepted],
+    tag: str,
+) -> None:
+    payload = msgspec.json.encode(
+        command(event_id="cmd-1", occurred_at=NOW, job=JobKey("team-a/j1"))
+    )
+
+    (event,) = decide({}, submit(payload), CTX, LIMITS)
+
+    assert event == accepted(
+        event_id=derive_event_id(tag, "team-a/j1", "cmd-1"),
+        occurred_at=NOW,
+        job_key=JobKey("team-a/j1"),
+    )
+
+
+@pytest.mark.parametrize("key", ["j1", "/j1", "team-a/", "a/b/c", "Team_A/j1"])
+def test_command_is_rejected_when_its_job_key_is_malformed(key: str) -> None:
+    payload = msgspec.json.encode(
+        JobDeleteRequested(event_id="c", occurred_at=NOW, job=JobKey(key))
+    )
+
+    (event,) = decide({}, submit(payload), CTX, LIMITS)
+
+    assert isinstance(event, JobRejected)
+    assert [v.reason for v in event.violations] == ["InvalidJobKey"]
+
+
+def test_volcano_queue_manifests_become_queues_when_read() -> None:
+    documents: list[object] = [
+        {
+            "apiVersion": "scheduling.volcano.sh/v1beta1",
+            "kind": "Queue",
+            "metadata": {"name": "research"},
+            "spec": {
+                "weight": 4,
+                "capability": {"cpu": "8", "memory": "16Gi"},
+                "guarantee": {"resource": {"cpu": "500m"}},
+                "parent": "root",
+                "reclaimable": False,
+            },
+            "status": {"state": "Closed"},
+        },
+        None,
+        {"name": "flat", "weight": 2},
+    ]
+
+    queues = queues_from_manifests(documents)
+
+    assert queues == {
+        "research": Queue(
+            name="research",
+            weight=4,
+            capability={"cpu": 8000, "memory": 16 * 2**30},
+            guarantee={"cpu": 500},
+            state=QueueState.CLOSED,
+            parent="root",
+            reclaimable=False,
+        ),
+        "flat": Queue(name="flat", weight=2),
+    }
+
+
+@pytest.mark.parametrize(
+    ("document", "message"),
+    [
+        (
+            {"apiVersion": "apps/v1", "kind": "Deployment"},
+            "expected a scheduling.volcano.sh/v1beta1 Queue",
+        ),
+        (
+            {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue"},
+            "metadata.name is required",
+        ),
+        (
+            {
+                "apiVersion": "scheduling.volcano.sh/v1beta1",
+                "kind": "Queue",
+                "metadata": {"name": "q"},
+                "spec": {"capability": {"cpu": "lots"}},
+            },
+            "quantities must match",
+        ),
+        ("text", "expected a Queue object"),
+    ],
+    ids=["other-kind", "no-name", "bad-quantity", "not-a-mapping"],
+)
+def test_bad_queue_manifest_is_refused_with_its_position(document: object, message: str) -> None:
+    with pytest.raises(ValueError, match="queue document 1: ") as error:
+        queues_from_manifests([document])
+
+    assert message in str(error.value)
+
+
+# --- property: decide is total -----------------------------------------------------------
+
+NAMES = st.sampled_from(["a", "b", "task-1", "", "Bad_Name", "x" * 70, "default0"])
+NUMBERS = st.one_of(st.integers(-3, 12), st.sampled_from([2**31, 2**63, -(2**40)]))
+SCALARS = st.one_of(st.none(), st.booleans(), NUMBERS, st.text(max_size=8), st.floats())
+
+POD_SPECS = st.one_of(
+    st.fixed_dictionaries(
+        {
+            "containers": st.lists(
+                st.fixed_dictionaries(
+                    {"name": NAMES, "image": st.sampled_from(["", "busybox"])},
+                    optional={
+                        "resources": st.dictionaries(
+                            st.sampled_from(["requests", "limits"]),
+                            st.dictionaries(
+                                st.sampled_from(["cpu", "memory", "nvidia.com/gpu"]),
+                                st.one_of(
+                                    st.sampled_from(["1", "500m", "2Gi", "-1", "x"]), SCALARS
+                                ),
+                                max_size=3,
+                            ),
+                            max_size=2,
+                        )
+                    },
+                ),
+                max_size=3,
+            )
+        },
+        optional={"hostNetwork": st.booleans(), "restartPolicy": st.sampled_from(["Never", "Bad"])},
+    ),
+    st.dictionaries(st.text(max_size=5), SCALARS, max_size=3),
+)
+
+TASKS = st.fixed_dictionaries(
+    {"name": NAMES, "replicas": NUMBERS, "template": st.fixed_dictionaries({"spec": POD_SPECS})},
+    optional={
+        "minAvailable": NUMBERS,
+        "maxRetry": NUMBERS,
+        "topologyPolicy": st.sampled_from(["", "none", "restricted"]),
+        "dependsOn": st.fixed_dictionaries(
+            {"name": st.lists(NAMES, max_size=3)},
+            optional={"iteration": st.sampled_from(["", "any", "all", "each"])},
+        ),
+        "policies": st.lists(
+            st.fixed_dictionaries(
+                {},
+                optional={
+                    "event": st.sampled_from(["PodFailed", "*", "OutOfSync", ""]),
+                    "events": st.lists(st.sampled_from(["PodEvicted", "*"]), max_size=2),
+                    "action": st.sampled_from(["RestartJob", "SyncJob", ""]),
+                    "exitCode": st.integers(-1, 2),
+                },
+            ),
+            max_size=3,
+        ),
+        "partitionPolicy": st.fixed_dictionaries(
+            {"totalPartitions": NUMBERS, "partitionSize": NUMBERS},
+            optional={"minPartitions": NUMBERS},
+        ),
+    },
+)
+
+JOBS = st.fixed_dictionaries(
+    {
+        "apiVersion": st.just("batch.volcano.sh/v1alpha1"),
+        "kind": st.just("Job"),
+        "metadata": st.fixed_dictionaries(
+            {"name": NAMES}, optional={"namespace": st.sampled_from(["", "ns", "Bad/NS"])}
+        ),
+        "spec": st.fixed_dictionaries(
+            {"tasks": st.lists(TASKS, max_size=4)},
+            optional={
+                "minAvailable": NUMBERS,
+                "maxRetry": NUMBERS,
+                "queue": st.sampled_from(["", "default", "root", "gpu", "parent"]),
+                "plugins": st.dictionaries(
+                    st.sampled_from(["mpi", "svc", "tensorflow", "nope"]),
+                    st.lists(st.sampled_from(["--master=a", "--worker", "b"]), max_size=2),
+                    max_size=2,
+                ),
+                "volumes": st.lists(
+                    st.fixed_dictionaries(
+                        {},
+                        optional={
+                            "mountPath": st.sampled_from(["", "/d"]),
+                            "volumeClaimName": NAMES,
+                        },
+                    ),
+                    max_size=2,
+                ),
+                "ttlSecondsAfterFinished": NUMBERS,
+                "minSuccess": NUMBERS,
+                "networkTopology": st.dictionaries(
+                    st.sampled_from(["highestTierAllowed", "highestTierName"]), SCALARS
+                ),
+            },
+        ),
+    }
+)
+
+QUEUES = {
+    "gpu": Queue(name="gpu", state=QueueState.CLOSED),
+    "parent": Queue(name="parent"),
+    "child": Queue(name="child", parent="parent"),
+}
+
+
+def _check_one_event(payload: bytes) -> None:
+    events = decide(QUEUES, submit(payload), CTX, LIMITS)
+
+    assert len(events) == 1
+    (event,) = events
+    if isinstance(event, JobRejected):
+        assert event.violations
+        assert all(v.reason and v.message for v in event.violations)
+    else:
+        assert isinstance(event, JobAdmitted | JobDeleteAccepted | JobAbortAccepted)
+
+
+@settings(max_examples=300, deadline=None)
+@given(job=JOBS, as_yaml=st.booleans())
+def test_decide_answers_exactly_once_when_given_random_job_shaped_mappings(
+    job: dict[str, Any], as_yaml: bool
+) -> None:
+    payload = msgspec.yaml.encode(job) if as_yaml else msgspec.json.encode(job)
+
+    _check_one_event(payload)
+
+
+@settings(max_examples=300, deadline=None)
+@given(payload=st.binary(max_size=200))
+def test_decide_answers_exactly_once_when_given_garbage_bytes(payload: bytes) -> None:
+    _check_one_event(payload)
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=st.text(alphabet=st.sampled_from(list("{}[]:,-'\"&*!| \n\tabc01#?")), max_size=200))
+def test_decide_answers_exactly_once_when_given_yaml_looking_noise(text: str) -> None:
+    _check_one_event(text.encode())
+
+
+def test_digest_is_equal_when_equal_jobs_hold_distinct_string_objects() -> None:
+    """msgspec omits defaults by identity; the digest must not depend on it."""
+    job = build_job(build_task())
+    same = msgspec.structs.replace(job, kind="".join(["J", "ob"]))
+
+    assert same == job
+    assert spec_digest(same) == spec_digest(job)
