@@ -176,12 +176,16 @@ def _read(path: str) -> bytes:
 
 
 def _documents(payload: bytes) -> list[object]:
+    """The documents of a queues file; a document that is a list gives its items."""
     text = payload.decode("utf-8-sig")
     if text.lstrip().startswith("["):
-        items = msgspec.json.decode(payload)
-        if isinstance(items, list):
-            return items
-    return list(yaml.load_all(text, Loader=_SafeLoader))
+        loaded: list[object] = [msgspec.json.decode(payload)]
+    else:
+        loaded = list(yaml.load_all(text, Loader=_SafeLoader))
+    documents: list[object] = []
+    for document in loaded:
+        documents.extend(document if isinstance(document, list) else [document])
+    return documents
 
 
 def as_manifest(job: Job) -> dict[str, Any]:
