@@ -12,6 +12,9 @@ class BindingCreated(Event, tag="binding.created.v1", frozen=True, kw_only=True)
 
     pod: Pod
     node: NodeName
+    attempt: int = 0
+    """How many earlier bindings of this pod the cluster refused; part of the event id, so a
+    retry to the same node is a new event, and lets a late echo of a refused one be ignored."""
 
 
 BindingsEvent = BindingCreated

@@ -1,0 +1,5 @@
+"""allocator: runs ``allocate, backfill`` on its view of the state topics (DESIGN §1).
+
+Reads podgroups, podgroups.status, pods, pods.status, bindings, nodes, queues and
+reservations; writes ``bindings`` and ``podgroups.conditions``.
+"""

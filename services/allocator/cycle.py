@@ -1,0 +1,99 @@
+"""One allocator cycle: run the configured actions on a snapshot, return the events to publish.
+
+The pure core of the allocator (STYLE §6): ``run_cycle(snapshot, conf, ctx) -> CycleResult``.
+The shell publishes ``CycleResult.events`` and then calls ``ClusterView.assume`` with them.
+
+Deliberate deviations from Volcano:
+- Conditions are published on ``podgroups.conditions`` only when they differ from the ones the
+  snapshot knows (the allocator's last publication), not rewritten every session.
+- PodGroup phases are computed (``CycleResult.session.podgroup_updates``) but not published:
+  ``podgroups.status`` has one writer, podgroup-enqueue.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+import msgspec
+
+from contracts._base import Event, derive_event_id
+from contracts.events.bindings import BindingCreated
+from contracts.events.podgroups_conditions import PodGroupConditionsChanged
+from contracts.keys import NodeName
+from contracts.objects.meta import Condition
+from shared.scheduling.framework.conf import SchedulerConf
+from shared.scheduling.framework.results import BindDecision, PodGroupUpdate, SessionResult
+from shared.scheduling.framework.session import run_session
+from shared.scheduling.snapshot import ClusterSnapshot
+from shared.step import Ctx
+
+BINDING_KIND = "binding.created.v1"
+CONDITIONS_KIND = "podgroup.conditions_changed.v1"
+
+
+@dataclass(frozen=True, slots=True)
+class CycleResult:
+    """The events one cycle publishes, and the session's full result."""
+
+    bindings: tuple[BindingCreated, ...]
+    conditions: tuple[PodGroupConditionsChanged, ...]
+    session: SessionResult
+
+    @property
+    def events(self) -> tuple[Event, ...]:
+        """Bindings first, then condition changes (the order to publish them in)."""
+        return (*self.bindings, *self.conditions)
+
+
+def binding_event(decision: BindDecision, ctx: Ctx) -> BindingCreated:
+    """The ``BindingCreated`` of a decision; its id derives from pod key, uid, node, attempt."""
+    entity = f"{decision.key}/{decision.pod.uid}/{decision.node}"
+    return BindingCreated(
+        event_id=derive_event_id(BINDING_KIND, entity, decision.attempt),
+        occurred_at=ctx.now,
+        pod=decision.pod,
+        node=NodeName(decision.node),
+        attempt=decision.attempt,
+    )
+
+
+def _digest(conditions: tuple[Condition, ...]) -> str:
+    return hashlib.sha256(msgspec.json.encode(conditions)).hexdigest()[:16]
+
+
+def conditions_event(
+    update: PodGroupUpdate, previous: tuple[Condition, ...], ctx: Ctx
+) -> PodGroupConditionsChanged:
+    """The ``PodGroupConditionsChanged`` of an update; its id derives from the transition."""
+    generation = f"{_digest(previous)}>{_digest(update.conditions)}"
+    return PodGroupConditionsChanged(
+        event_id=derive_event_id(CONDITIONS_KIND, update.job, generation),
+        occurred_at=ctx.now,
+        job=update.job,
+        podgroup=update.podgroup,
+        conditions=update.conditions,
+    )
+
+
+def run_cycle(snapshot: ClusterSnapshot, conf: SchedulerConf, ctx: Ctx) -> CycleResult:
+    """Run one scheduling cycle of the allocator.
+
+    Args:
+        snapshot: the cluster as the allocator's ``ClusterView`` knows it.
+        conf: the scheduler configuration (default: ``actions: "allocate, backfill"``).
+        ctx: the cycle's time.
+
+    Returns:
+        The bindings and condition changes to publish, with the session's full result.
+    """
+    result = run_session(snapshot, conf, now=ctx.now)
+    bindings = tuple(binding_event(d, ctx) for d in result.decisions)
+    conditions = []
+    for update in result.podgroup_updates:
+        if not update.conditions_changed:
+            continue
+        state = snapshot.podgroups.get(update.job)
+        previous = state.conditions if state is not None else ()
+        conditions.append(conditions_event(update, previous, ctx))
+    return CycleResult(bindings=bindings, conditions=tuple(conditions), session=result)

@@ -1,0 +1,55 @@
+"""The pure scheduling framework shared by podgroup-enqueue and the allocator.
+
+A port of Volcano's scheduler (session, actions, plugins, statements) with no I/O: feed a
+``ClusterView`` from the state topics, take a ``snapshot()``, run a session on it
+(``run_session``), publish what it returns. See ``framework.session`` for the deviations.
+"""
+
+from shared.scheduling.framework.conf import (
+    ConfError,
+    SchedulerConf,
+    conf_from_mapping,
+    default_conf,
+    parse_conf,
+)
+from shared.scheduling.framework.results import (
+    BindDecision,
+    Explanation,
+    PodGroupUpdate,
+    SessionResult,
+)
+from shared.scheduling.framework.session import Session, close_session, open_session, run_session
+from shared.scheduling.scenario import run_snapshot_scenario
+from shared.scheduling.snapshot import (
+    ClusterEvent,
+    ClusterSnapshot,
+    ClusterView,
+    PodGroupState,
+    PodState,
+    Reservation,
+    ScenarioError,
+)
+
+__all__ = [
+    "BindDecision",
+    "ClusterEvent",
+    "ClusterSnapshot",
+    "ClusterView",
+    "ConfError",
+    "Explanation",
+    "PodGroupState",
+    "PodGroupUpdate",
+    "PodState",
+    "Reservation",
+    "ScenarioError",
+    "SchedulerConf",
+    "Session",
+    "SessionResult",
+    "close_session",
+    "conf_from_mapping",
+    "default_conf",
+    "open_session",
+    "parse_conf",
+    "run_session",
+    "run_snapshot_scenario",
+]

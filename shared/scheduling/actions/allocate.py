@@ -1,0 +1,140 @@
+"""Allocate: place pending tasks of queued jobs, gang by gang, all or nothing.
+
+Port of volcano@v1.12.0 ``pkg/scheduler/actions/allocate/allocate.go`` (``pickUpQueuesAndJobs``,
+``allocateResources``, ``allocateResourcesForTasks``, ``prioritizeNodes``,
+``allocateResourcesForTask``) with HEAD's commit rule (SPEC B3.6): a job's statement is
+committed only when the job is ready, kept (resources held, nothing bound) when it is only
+pipelined, and discarded otherwise; a ready job with tasks left goes back to its queue, so its
+extra replicas are handed out one per turn.
+
+Deliberate deviations:
+- Pending PodGroups are skipped: vcbus always runs an enqueue stage (podgroup-enqueue), so
+  allocate does not promote them to Inqueue unless the action argument
+  ``promote-pending: true`` is given (Volcano promotes them when no ``enqueue`` action is
+  configured in the same scheduler).
+- SPEC A5: a ready dependent job is not pushed back for its best-effort (beyond-minimum)
+  pods in the same cycle, so other jobs' minimum pods are not starved.
+- Node choice is vectorised and ties go to the node name that sorts first (A7).
+- Sub-jobs, network topology, scheduling gates and nominated nodes are not modelled.
+"""
+
+from __future__ import annotations
+
+from contracts.objects.podgroup import PodGroupPhase
+from shared.scheduling.framework.plugin import get_bool
+from shared.scheduling.framework.priority_queue import PriorityQueue
+from shared.scheduling.framework.session import Session
+from shared.scheduling.framework.statement import Statement
+from shared.scheduling.framework.status import FitErrors
+from shared.scheduling.model import JobInfo, QueueInfo, TaskInfo
+
+NAME = "allocate"
+PROMOTE_PENDING = "promote-pending"
+
+QUEUE_OVERUSED = "QueueOverused"
+
+
+class AllocateAction:
+    """The ``allocate`` action."""
+
+    name = NAME
+
+    def execute(self, ssn: Session) -> None:
+        """Run allocate over the session."""
+        promote = get_bool(ssn.action_arguments(NAME), PROMOTE_PENDING, default=False)
+        queues: PriorityQueue[QueueInfo] = PriorityQueue(ssn.queue_order_fn)
+        jobs_by_queue: dict[str, PriorityQueue[JobInfo]] = {}
+        pending: dict[str, list[TaskInfo]] = {}
+        for key in sorted(ssn.jobs):
+            job = ssn.jobs[key]
+            if job.is_pending():
+                if not promote:
+                    continue
+                job.phase = PodGroupPhase.INQUEUE
+            result = ssn.job_valid(job)
+            if result is not None and not result.passed:
+                ssn.explain(job, result.reason, result.message)
+                continue
+            queue = ssn.queues.get(job.queue)
+            if queue is None:
+                ssn.explain(job, "QueueNotFound", f"queue {job.queue} does not exist")
+                continue
+            tasks = [t for t in job.pending_tasks() if not t.best_effort]
+            if not tasks:
+                continue
+            # Task order is fixed for the session: sort once, pop from the front.
+            pending[key] = list(reversed(ssn.sort_tasks(tasks)))
+            if job.queue not in jobs_by_queue:
+                jobs_by_queue[job.queue] = PriorityQueue(ssn.job_order_fn)
+                queues.push(queue)
+            jobs_by_queue[job.queue].push(job)
+
+        while not queues.empty():
+            queue = queues.pop()
+            if ssn.overused(queue):
+                for job in _drain(jobs_by_queue.get(queue.name)):
+                    job.blocked = (QUEUE_OVERUSED, f"queue {queue.name} is overused")
+                continue
+            jobs = jobs_by_queue.get(queue.name)
+            if jobs is None or jobs.empty():
+                continue
+            job = jobs.pop()
+            tasks = pending[job.key]
+            stmt = allocate_resources_for_tasks(ssn, job, queue, tasks)
+            if stmt is not None and ssn.job_ready(job):
+                stmt.commit()
+                if tasks and not job.dependent:
+                    jobs.push(job)
+            queues.push(queue)
+
+
+def _drain(jobs: PriorityQueue[JobInfo] | None) -> list[JobInfo]:
+    out = []
+    while jobs is not None and not jobs.empty():
+        out.append(jobs.pop())
+    return out
+
+
+def allocate_resources_for_tasks(
+    ssn: Session, job: JobInfo, queue: QueueInfo, tasks: list[TaskInfo]
+) -> Statement | None:
+    """One job's turn: place tasks (popped from the end of ``tasks``) until it is ready.
+
+    Port of ``allocateResourcesForTasks``.
+
+    Returns:
+        The statement when the job is ready or pipelined, else ``None`` (discarded).
+    """
+    stmt = Statement(ssn)
+    while tasks:
+        task = tasks.pop()
+        if not ssn.allocatable(queue, task):
+            continue
+        if job.task_has_fit_errors(task):
+            errors = FitErrors()
+            errors.set_error(
+                f"Task {task.name} with role spec {task.role} has already predicated failed, skip"
+            )
+            job.nodes_fit_errors[task.uid] = errors
+            continue
+        placement = ssn.place(task)
+        if placement.node is None:
+            job.nodes_fit_errors[task.uid] = placement.fit_errors or FitErrors()
+            if job.need_continue_allocating():
+                continue
+            break
+        if placement.pipelined:
+            stmt.pipeline(task, placement.node)
+        else:
+            stmt.allocate(task, placement.node)
+        if ssn.job_ready(job):
+            break
+    if ssn.job_ready(job) or ssn.job_pipelined(job):
+        return stmt
+    stmt.discard()
+    return None
+
+
+def new() -> AllocateAction:
+    """Build the action."""
+    return AllocateAction()

@@ -1,0 +1,92 @@
+"""Typed callbacks plugins register, and one registry per kind of callback.
+
+Volcano's session holds some forty maps of ``interface{}`` callbacks keyed by plugin name
+(volcano@v1.5.1 ``pkg/scheduler/framework/session.go``); vcbus keeps one typed
+``ExtensionPoint`` per kind, each knowing the ``enable…`` flag that gates it.
+
+Deliberate deviations:
+- Two vectorised kinds are added for scale: ``NodeFilter`` (a predicate over many nodes at
+  once) and ``NodeScoreFn`` (a node order function over many nodes). A plugin registers them
+  next to, or instead of, the one-node ``predicate_fn``/``node_order_fn``; the session
+  derives each form from the other so both always agree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from shared.scheduling.framework.conf import Kind
+from shared.scheduling.framework.status import Status, ValidateResult, Vote
+from shared.scheduling.model import JobInfo, NodeInfo, QueueInfo, TaskInfo
+from shared.scheduling.node_matrix import BoolArray, FloatArray, IntArray, NodeMatrix
+
+JobOrderFn = Callable[[JobInfo, JobInfo], int]
+"""Negative when the left job goes first, positive when the right one does, 0 for a tie."""
+QueueOrderFn = Callable[[QueueInfo, QueueInfo], int]
+TaskOrderFn = Callable[[TaskInfo, TaskInfo], int]
+JobReadyFn = Callable[[JobInfo], bool]
+JobValidFn = Callable[[JobInfo], ValidateResult | None]
+JobVoteFn = Callable[[JobInfo], Vote]
+JobEnqueuedFn = Callable[[JobInfo], None]
+PredicateFn = Callable[[TaskInfo, NodeInfo], Status | None]
+NodeOrderFn = Callable[[TaskInfo, NodeInfo], float]
+NodeScoreFn = Callable[[TaskInfo, NodeMatrix, IntArray], FloatArray]
+"""Scores of ``task`` on the matrix rows given (one value per row)."""
+OverusedFn = Callable[[QueueInfo], bool]
+AllocatableFn = Callable[[QueueInfo, TaskInfo], bool]
+TargetJobFn = Callable[[Sequence[JobInfo]], JobInfo | None]
+ReservedNodesFn = Callable[[], None]
+EvictableFn = Callable[[TaskInfo, Sequence[TaskInfo]], tuple[list[TaskInfo], Vote]]
+TaskFn = Callable[[TaskInfo], None]
+
+
+@dataclass(frozen=True, slots=True)
+class NodeFilter:
+    """A vectorised predicate: which of the given rows accept the task.
+
+    Attributes:
+        reason: the fit-error reason of the rows it rejects.
+        fn: ``fn(task, matrix, rows) -> passes`` (one bool per row).
+        per_job: whether the answer depends on the task's job (not only on its requests,
+            node selector and tolerations), so cached answers are kept per job.
+        scalar: set when the filter wraps a one-node ``predicate_fn``; it then gives the
+            reason of each rejection, and answers are cached per task.
+    """
+
+    reason: str
+    fn: Callable[[TaskInfo, NodeMatrix, IntArray], BoolArray]
+    per_job: bool = False
+    scalar: PredicateFn | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class EventHandler:
+    """Callbacks run when a task is allocated/pipelined or undone (Volcano ``EventHandler``)."""
+
+    allocate_func: TaskFn | None = None
+    deallocate_func: TaskFn | None = None
+
+
+F = TypeVar("F")
+
+
+class ExtensionPoint(Generic[F]):
+    """The callbacks of one kind, by plugin name, in registration order."""
+
+    def __init__(self, kind: Kind | None) -> None:
+        self.kind = kind
+        """The flag that gates this point, or ``None`` when it is always on (``JobValid``)."""
+        self._fns: dict[str, list[F]] = {}
+
+    def register(self, plugin: str, fn: F) -> None:
+        """Add ``fn`` for ``plugin`` (a plugin may register several of some kinds)."""
+        self._fns.setdefault(plugin, []).append(fn)
+
+    def of(self, plugin: str) -> list[F]:
+        """Return the callbacks ``plugin`` registered here."""
+        return self._fns.get(plugin, [])
+
+    def __bool__(self) -> bool:
+        return bool(self._fns)

@@ -1,0 +1,77 @@
+"""What a session decides, as frozen values: bindings, evictions, PodGroup updates, reasons.
+
+Volcano's session performs these as side effects (``cache.Bind``, ``UpdateJobStatus``,
+``RecordJobStatusEvent``: volcano@v1.12.0 ``pkg/scheduler/framework/session.go``,
+``job_updater.go``); vcbus returns them so the shell publishes them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from contracts.keys import JobKey, PodKey
+from contracts.objects.meta import Condition
+from contracts.objects.pod import Pod
+from contracts.objects.podgroup import PodGroupPhase
+from shared.scheduling.snapshot import Reservation
+
+
+@dataclass(frozen=True, slots=True)
+class BindDecision:
+    """Bind ``pod`` to ``node`` (``attempt`` = bindings of this pod refused so far)."""
+
+    pod: Pod
+    key: PodKey
+    job: JobKey
+    node: str
+    attempt: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class EvictDecision:
+    """Evict ``pod`` from ``node`` (no action of the allocator emits one yet)."""
+
+    pod: Pod
+    key: PodKey
+    job: JobKey
+    node: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class PodGroupUpdate:
+    """A PodGroup's phase and allocator conditions at session close, when either changed."""
+
+    job: JobKey
+    podgroup: str
+    phase: PodGroupPhase
+    previous_phase: PodGroupPhase
+    conditions: tuple[Condition, ...]
+    conditions_changed: bool
+
+    @property
+    def phase_changed(self) -> bool:
+        """Whether the phase differs from the snapshot's."""
+        return self.phase is not self.previous_phase
+
+
+@dataclass(frozen=True, slots=True)
+class Explanation:
+    """Why a job did not (fully) get what it asked for, as data (logged once by the shell)."""
+
+    job: JobKey
+    reason: str
+    message: str
+    task: PodKey | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SessionResult:
+    """Everything a session decided."""
+
+    decisions: tuple[BindDecision, ...] = ()
+    evictions: tuple[EvictDecision, ...] = ()
+    podgroup_updates: tuple[PodGroupUpdate, ...] = ()
+    explanations: tuple[Explanation, ...] = ()
+    reservation_update: Reservation | None = None
+    """The new reservation state when an action (elect, reserve) changed it."""

@@ -1,0 +1,97 @@
+"""A transaction over the session: allocate/pipeline/evict, then commit or discard.
+
+Port of volcano@v1.12.0 ``pkg/scheduler/framework/statement.go`` (``Statement.Allocate``,
+``Pipeline``, ``Evict``, ``Discard``, ``Commit``). This is how gang scheduling is all or
+nothing: a job's tentative placements are kept only if the job becomes ready.
+
+Deliberate deviations:
+- ``commit`` returns the decisions (bindings, evictions) and performs no I/O; the shell
+  publishes them. Volcano's ``Commit`` calls the binder and swallows its errors.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from shared.scheduling.framework.results import BindDecision, EvictDecision
+from shared.scheduling.model import NodeInfo, TaskInfo, TaskStatus
+
+if TYPE_CHECKING:
+    from shared.scheduling.framework.session import Session
+
+
+class Op(enum.Enum):
+    """Kinds of statement operations."""
+
+    ALLOCATE = "allocate"
+    PIPELINE = "pipeline"
+    EVICT = "evict"
+
+
+@dataclass(frozen=True, slots=True)
+class Operation:
+    """One recorded operation."""
+
+    op: Op
+    task: TaskInfo
+    node: str
+    reason: str = ""
+    previous: TaskStatus = TaskStatus.PENDING
+
+
+class Statement:
+    """Operations on one session, undone in reverse by ``discard``, made real by ``commit``."""
+
+    def __init__(self, ssn: Session) -> None:
+        self._ssn = ssn
+        self._operations: list[Operation] = []
+
+    @property
+    def operations(self) -> tuple[Operation, ...]:
+        """The operations recorded so far."""
+        return tuple(self._operations)
+
+    def allocate(self, task: TaskInfo, node: NodeInfo) -> None:
+        """Place ``task`` on ``node``'s idle resources (status Allocated)."""
+        self._ssn.allocate_task(task, node)
+        self._operations.append(Operation(Op.ALLOCATE, task, node.name))
+
+    def pipeline(self, task: TaskInfo, node: NodeInfo) -> None:
+        """Place ``task`` on resources ``node`` is releasing (status Pipelined)."""
+        self._ssn.pipeline_task(task, node)
+        self._operations.append(Operation(Op.PIPELINE, task, node.name))
+
+    def evict(self, task: TaskInfo, reason: str) -> None:
+        """Mark a placed ``task`` for eviction (status Releasing)."""
+        previous = task.status
+        node = task.node_name or ""
+        self._ssn.evict_task(task)
+        self._operations.append(Operation(Op.EVICT, task, node, reason, previous))
+
+    def discard(self) -> None:
+        """Undo every operation, last first."""
+        for operation in reversed(self._operations):
+            task = operation.task
+            task.last_transaction = (task.status, task.node_name)
+            if operation.op is Op.EVICT:
+                self._ssn.unevict_task(operation.task, operation.previous)
+            else:
+                self._ssn.unallocate_task(operation.task)
+        self._operations.clear()
+
+    def commit(self) -> tuple[tuple[BindDecision, ...], tuple[EvictDecision, ...]]:
+        """Make the operations real: Allocated tasks become Binding; return the decisions.
+
+        Pipelined tasks keep their place in this session and are not bound.
+        """
+        binds: list[BindDecision] = []
+        evictions: list[EvictDecision] = []
+        for operation in self._operations:
+            if operation.op is Op.ALLOCATE:
+                binds.append(self._ssn.dispatch(operation.task))
+            elif operation.op is Op.EVICT:
+                evictions.append(self._ssn.record_eviction(operation.task, operation.reason))
+        self._operations.clear()
+        return tuple(binds), tuple(evictions)

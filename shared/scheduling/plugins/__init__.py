@@ -1,0 +1,33 @@
+"""The plugin table: configuration name → builder (explicit, no import-time registration).
+
+``overcommit`` and ``reservation`` (enqueue-side plugins) are added here when they exist.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from shared.scheduling.framework.plugin import PluginBuilder
+from shared.scheduling.plugins import (
+    binpack,
+    conformance,
+    drf,
+    gang,
+    nodeorder,
+    predicates,
+    priority,
+    proportion,
+)
+
+PLUGIN_BUILDERS: Mapping[str, PluginBuilder] = {
+    binpack.NAME: binpack.new,
+    conformance.NAME: conformance.new,
+    drf.NAME: drf.new,
+    gang.NAME: gang.new,
+    nodeorder.NAME: nodeorder.new,
+    predicates.NAME: predicates.new,
+    priority.NAME: priority.new,
+    proportion.NAME: proportion.new,
+}
+
+__all__ = ["PLUGIN_BUILDERS"]

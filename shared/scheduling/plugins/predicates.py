@@ -1,0 +1,136 @@
+"""Predicates: which nodes may take a task, besides resource fit.
+
+Port of volcano@v1.12.0 ``pkg/scheduler/plugins/predicates/predicates.go`` (pod-count check
+``NodePodNumberExceeded``, then the Kubernetes filters ``NodeUnschedulable``,
+``NodeAffinity`` (node selector) and ``TaintToleration``), plus SPEC A6: a node locked for the
+reservation's target job takes no pod of another job.
+
+Every check is vectorised over node rows (``NodeFilter``); the session derives the one-node
+``predicate_fn`` from them.
+
+Deliberate deviations:
+- Node affinity expressions, pod (anti-)affinity, ports and volumes are not modelled; the
+  pod's ``nodeSelector`` is.
+- SPEC A6 locked nodes: Volcano v1.5.1 never applied the lock (its ``util.Reservation`` was
+  read through a variable set once at start-up); here it holds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from contracts.objects.node import Taint
+from contracts.objects.pod import Toleration
+from shared.scheduling.framework.conf import Arguments
+from shared.scheduling.framework.extension_points import NodeFilter
+from shared.scheduling.framework.session import Session
+from shared.scheduling.framework.status import (
+    NODE_LOCKED_PREFIX,
+    NODE_POD_NUMBER_EXCEEDED,
+    NODE_SELECTOR_MISMATCH,
+    NODE_UNSCHEDULABLE,
+    NODE_UNTOLERATED_TAINT,
+)
+from shared.scheduling.model import TaskInfo
+from shared.scheduling.node_matrix import BoolArray, IntArray, NodeMatrix
+
+NAME = "predicates"
+
+UNSCHEDULABLE_TAINT = Taint(key="node.kubernetes.io/unschedulable", effect="NoSchedule")
+
+
+def tolerates(toleration: Toleration, taint: Taint) -> bool:
+    """Whether a toleration tolerates a taint (Kubernetes ``Toleration.ToleratesTaint``)."""
+    if toleration.effect and toleration.effect != taint.effect:
+        return False
+    if toleration.key and toleration.key != taint.key:
+        return False
+    if toleration.operator == "Exists":
+        return True
+    return toleration.value == taint.value
+
+
+def tolerates_all(tolerations: Sequence[Toleration], taints: Sequence[Taint]) -> bool:
+    """Whether every (NoSchedule/NoExecute) taint is tolerated by some toleration."""
+    return all(any(tolerates(t, taint) for t in tolerations) for taint in taints)
+
+
+def pod_count_filter(task: TaskInfo, matrix: NodeMatrix, rows: IntArray) -> BoolArray:
+    """Nodes with room for one more pod."""
+    del task
+    return matrix.pod_count[rows] < matrix.max_pods[rows]
+
+
+def unschedulable_filter(task: TaskInfo, matrix: NodeMatrix, rows: IntArray) -> BoolArray:
+    """Nodes not cordoned, unless the pod tolerates the unschedulable taint."""
+    if tolerates_all(task.pod.tolerations, (UNSCHEDULABLE_TAINT,)):
+        return np.ones(len(rows), dtype=np.bool_)
+    return ~matrix.unschedulable[rows]
+
+
+def selector_filter(task: TaskInfo, matrix: NodeMatrix, rows: IntArray) -> BoolArray:
+    """Nodes whose labels match the pod's node selector."""
+    passes = np.ones(len(rows), dtype=np.bool_)
+    for key, value in sorted(task.pod.node_selector.items()):
+        passes &= matrix.label_mask(key, value)[rows]
+    return passes
+
+
+class _TaintFilter:
+    """Nodes whose blocking taints the pod tolerates (cached per toleration set)."""
+
+    def __init__(self) -> None:
+        self._masks: dict[tuple[Toleration, ...], BoolArray] = {}
+
+    def __call__(self, task: TaskInfo, matrix: NodeMatrix, rows: IntArray) -> BoolArray:
+        tolerations = task.pod.tolerations
+        mask = self._masks.get(tolerations)
+        if mask is None:
+            mask = np.ones(len(matrix), dtype=np.bool_)
+            for taints, group in matrix.taint_groups().items():
+                if taints and not tolerates_all(tolerations, taints):
+                    mask[group] = False
+            self._masks[tolerations] = mask
+        return mask[rows]
+
+
+class PredicatesPlugin:
+    """The ``predicates`` plugin."""
+
+    name = NAME
+
+    def __init__(self, arguments: Arguments) -> None:
+        self.arguments = arguments
+
+    def on_session_open(self, ssn: Session) -> None:
+        """Register the node filters (pod count first, as Volcano checks it first)."""
+        ssn.add_node_filter_fn(NAME, NodeFilter(NODE_POD_NUMBER_EXCEEDED, pod_count_filter))
+        ssn.add_node_filter_fn(NAME, NodeFilter(NODE_UNSCHEDULABLE, unschedulable_filter))
+        ssn.add_node_filter_fn(NAME, NodeFilter(NODE_SELECTOR_MISMATCH, selector_filter))
+        ssn.add_node_filter_fn(NAME, NodeFilter(NODE_UNTOLERATED_TAINT, _TaintFilter()))
+        reservation = ssn.reservation
+        if reservation.locked_nodes:
+            target = reservation.target_job
+            locked = np.array(
+                [name in reservation.locked_nodes for name in ssn.matrix.names], dtype=np.bool_
+            )
+
+            def lock_filter(task: TaskInfo, matrix: NodeMatrix, rows: IntArray) -> BoolArray:
+                del matrix
+                if target is not None and task.job == target:
+                    return np.ones(len(rows), dtype=np.bool_)
+                return ~locked[rows]
+
+            ssn.add_node_filter_fn(
+                NAME, NodeFilter(f"{NODE_LOCKED_PREFIX} {target}", lock_filter, per_job=True)
+            )
+
+    def on_session_close(self, ssn: Session) -> None:
+        """Nothing to report."""
+
+
+def new(arguments: Arguments) -> PredicatesPlugin:
+    """Build the plugin."""
+    return PredicatesPlugin(arguments)

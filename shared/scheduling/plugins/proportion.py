@@ -1,0 +1,253 @@
+"""Proportion: queues share the cluster by weight, within capability, above guarantee.
+
+Port of volcano@v1.12.0 ``pkg/scheduler/plugins/proportion/proportion.go`` (queue attributes,
+the ``deserved`` water-filling loop, ``QueueOrderFn``, ``OverusedFn``, ``AllocatableFn``,
+``JobEnqueueableFn``, ``JobEnqueuedFn``, event handlers) as SPEC B3.5, B3.6 and B3.9 describe.
+
+Deliberate deviations:
+- Queues are visited in name order (Volcano iterates a map), so floating-point sums are the
+  same on every run (A7).
+- ``Allocatable`` compares ``allocated + request ≤ deserved`` on the dimensions the task
+  requests, plainly (B3.6), and refuses tasks of a queue that is not Open; the job records
+  why (``QueueClosed``/``QueueOverCapability``, A8).
+- Queue hierarchy (``parent``) is not ported.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from contracts.objects.podgroup import PodGroupPhase
+from shared.scheduling.framework.conf import Arguments
+from shared.scheduling.framework.extension_points import (
+    AllocatableFn,
+    EventHandler,
+    JobVoteFn,
+    QueueOrderFn,
+    TaskFn,
+)
+from shared.scheduling.framework.session import Session
+from shared.scheduling.framework.status import Vote
+from shared.scheduling.model import ALLOCATED_STATUSES, JobInfo, QueueInfo, TaskInfo, TaskStatus
+from shared.scheduling.resource import Missing, Resource, share
+
+NAME = "proportion"
+
+QUEUE_CLOSED = "QueueClosed"
+QUEUE_OVER_CAPABILITY = "QueueOverCapability"
+
+
+@dataclass(slots=True)
+class QueueAttr:
+    """A queue's accounting in this session (Volcano ``queueAttr``)."""
+
+    name: str
+    weight: int
+    deserved: Resource = field(default_factory=Resource)
+    allocated: Resource = field(default_factory=Resource)
+    request: Resource = field(default_factory=Resource)
+    elastic: Resource = field(default_factory=Resource)
+    inqueue: Resource = field(default_factory=Resource)
+    guarantee: Resource = field(default_factory=Resource)
+    capability: Resource | None = None
+    real_capability: Resource = field(default_factory=Resource)
+    share: float = 0.0
+
+    def update_share(self) -> None:
+        """``share = max over deserved's dimensions of allocated / deserved``."""
+        self.share = max(
+            (share(self.allocated.amount(n), self.deserved.amount(n)) for n in self.deserved),
+            default=0.0,
+        )
+
+
+def _min_resources(job: JobInfo) -> Resource:
+    return Resource({k: float(v) for k, v in job.podgroup.min_resources.items()})
+
+
+class ProportionPlugin:
+    """The ``proportion`` plugin."""
+
+    name = NAME
+
+    def __init__(self, arguments: Arguments) -> None:
+        self.arguments = arguments
+        self.queue_opts: dict[str, QueueAttr] = {}
+
+    def on_session_open(self, ssn: Session) -> None:
+        """Compute every queue's deserved share and register the queue rules."""
+        total = ssn.total_resource
+        total_guarantee = Resource()
+        for queue in ssn.queues.values():
+            total_guarantee = total_guarantee + queue.guarantee
+        for key in sorted(ssn.jobs):
+            job = ssn.jobs[key]
+            queue_info = ssn.queues.get(job.queue)
+            if queue_info is None:
+                continue
+            attr = self.queue_opts.get(queue_info.name)
+            if attr is None:
+                attr = self._attr(queue_info, total, total_guarantee)
+                self.queue_opts[queue_info.name] = attr
+            self._add_job(attr, job)
+        self._water_fill(total)
+
+        ssn.add_queue_order_fn(NAME, self._queue_order(ssn))
+        ssn.add_overused_fn(NAME, self._overused)
+        ssn.add_allocatable_fn(NAME, self._allocatable(ssn))
+        ssn.add_job_enqueueable_fn(NAME, self._enqueueable(ssn))
+        ssn.add_job_enqueued_fn(NAME, self._enqueued)
+        ssn.add_event_handler(
+            EventHandler(
+                allocate_func=self._on_allocate(ssn), deallocate_func=self._on_deallocate(ssn)
+            )
+        )
+
+    def on_session_close(self, ssn: Session) -> None:
+        """Drop the session's state."""
+        self.queue_opts.clear()
+
+    # Attributes ------------------------------------------------------------------------
+    @staticmethod
+    def _attr(queue: QueueInfo, total: Resource, total_guarantee: Resource) -> QueueAttr:
+        real = (total - total_guarantee) + queue.guarantee
+        if queue.capability is not None:
+            real = real.min_dimension(queue.capability, Missing.INFINITY)
+        return QueueAttr(
+            name=queue.name,
+            weight=queue.weight,
+            guarantee=queue.guarantee,
+            capability=queue.capability,
+            real_capability=real,
+        )
+
+    @staticmethod
+    def _add_job(attr: QueueAttr, job: JobInfo) -> None:
+        for status in sorted(job.tasks_by_status, key=lambda s: s.value):
+            for uid in sorted(job.tasks_by_status[status]):
+                task = job.tasks_by_status[status][uid]
+                if status in ALLOCATED_STATUSES:
+                    attr.allocated = attr.allocated + task.resreq
+                    attr.request = attr.request + task.resreq
+                elif status is TaskStatus.PENDING:
+                    attr.request = attr.request + task.resreq
+        minimum = _min_resources(job)
+        if job.phase is PodGroupPhase.INQUEUE or (
+            job.phase is PodGroupPhase.RUNNING
+            and job.podgroup.min_resources
+            and job.count(*ALLOCATED_STATUSES) >= job.min_available
+        ):
+            attr.inqueue = attr.inqueue + minimum.exceeded_part(job.allocated)
+        attr.elastic = attr.elastic + job.allocated.exceeded_part(minimum)
+
+    def _water_fill(self, total: Resource) -> None:
+        """Distribute the cluster by weight until every queue is met (B3.9)."""
+        remaining = total
+        meet: set[str] = set()
+        while True:
+            total_weight = sum(a.weight for n, a in self.queue_opts.items() if n not in meet)
+            if total_weight == 0:
+                break
+            old_remaining = remaining
+            increased_total, decreased_total = Resource(), Resource()
+            for name in sorted(self.queue_opts):
+                if name in meet:
+                    continue
+                attr = self.queue_opts[name]
+                old = attr.deserved
+                deserved = old + remaining.multi(attr.weight / total_weight)
+                deserved = deserved.min_dimension(attr.real_capability, Missing.INFINITY)
+                deserved = deserved.min_dimension(attr.request, Missing.ZERO)
+                if attr.request.less_equal(deserved, Missing.ZERO) or deserved == old:
+                    meet.add(name)
+                attr.deserved = deserved.maximum(attr.guarantee)
+                attr.update_share()
+                increased, decreased = attr.deserved.diff(old)
+                increased_total = increased_total + increased
+                decreased_total = decreased_total + decreased
+            remaining = (remaining - increased_total) + decreased_total
+            if remaining.is_empty() or remaining == old_remaining:
+                break
+
+    # Callbacks -------------------------------------------------------------------------
+    def _queue_order(self, ssn: Session) -> QueueOrderFn:
+        def order(left: QueueInfo, right: QueueInfo) -> int:
+            if left.priority != right.priority:
+                return -1 if left.priority > right.priority else 1
+            left_attr, right_attr = self.queue_opts.get(left.name), self.queue_opts.get(right.name)
+            if left_attr is None or right_attr is None or left_attr.share == right_attr.share:
+                return 0
+            return -1 if left_attr.share < right_attr.share else 1
+
+        del ssn
+        return order
+
+    def _overused(self, queue: QueueInfo) -> bool:
+        attr = self.queue_opts.get(queue.name)
+        if attr is None:
+            return False
+        return attr.deserved.less_equal(attr.allocated, Missing.ZERO)
+
+    def _allocatable(self, ssn: Session) -> AllocatableFn:
+        def allocatable(queue: QueueInfo, task: TaskInfo) -> bool:
+            job = ssn.jobs[task.job]
+            if not queue.is_open():
+                job.blocked = (QUEUE_CLOSED, f"queue {queue.name} is {queue.state.value}")
+                return False
+            attr = self.queue_opts.get(queue.name)
+            if attr is None:
+                return True
+            future = attr.allocated + task.resreq
+            if future.less_equal_on(attr.deserved, task.resreq.requested_names()):
+                return True
+            job.blocked = (
+                QUEUE_OVER_CAPABILITY,
+                f"queue {queue.name} would exceed its deserved share",
+            )
+            return False
+
+        return allocatable
+
+    def _enqueueable(self, ssn: Session) -> JobVoteFn:
+        def enqueueable(job: JobInfo) -> Vote:
+            queue = ssn.queues.get(job.queue)
+            if queue is None or not queue.is_open():
+                return Vote.REJECT
+            attr = self.queue_opts.get(queue.name)
+            if attr is None or not job.podgroup.min_resources:
+                return Vote.PERMIT
+            minimum = _min_resources(job)
+            wanted = ((minimum + attr.allocated) + attr.inqueue) - attr.elastic
+            if wanted.less_equal_on(attr.real_capability, minimum.requested_names()):
+                return Vote.PERMIT
+            return Vote.REJECT
+
+        return enqueueable
+
+    def _enqueued(self, job: JobInfo) -> None:
+        attr = self.queue_opts.get(job.queue)
+        if attr is not None and job.podgroup.min_resources:
+            attr.inqueue = attr.inqueue + _min_resources(job)
+
+    def _on_allocate(self, ssn: Session) -> TaskFn:
+        def handler(task: TaskInfo) -> None:
+            attr = self.queue_opts.get(ssn.jobs[task.job].queue)
+            if attr is not None:
+                attr.allocated = attr.allocated + task.resreq
+                attr.update_share()
+
+        return handler
+
+    def _on_deallocate(self, ssn: Session) -> TaskFn:
+        def handler(task: TaskInfo) -> None:
+            attr = self.queue_opts.get(ssn.jobs[task.job].queue)
+            if attr is not None:
+                attr.allocated = attr.allocated - task.resreq
+                attr.update_share()
+
+        return handler
+
+
+def new(arguments: Arguments) -> ProportionPlugin:
+    """Build the plugin."""
+    return ProportionPlugin(arguments)

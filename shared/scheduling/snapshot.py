@@ -1,0 +1,545 @@
+"""The scheduler's view of the cluster, folded from the state topics, and its frozen snapshots.
+
+Volcano's ``SchedulerCache`` (volcano@v1.12.0 ``pkg/scheduler/cache/cache.go``,
+``event_handlers.go``) follows the API server; vcbus's ``ClusterView`` follows the topics
+``podgroups``, ``podgroups.status``, ``podgroups.conditions``, ``pods``, ``pods.status``,
+``bindings``, ``nodes``, ``queues`` and ``reservations``. Every ``apply`` is idempotent and
+tolerates events of different topics arriving in any order. ``snapshot()`` returns a frozen
+``ClusterSnapshot`` for one scheduling cycle.
+
+Deliberate deviations:
+- A binding the allocator just made is *assumed* (``assume``): the pod counts as Binding on
+  its node until ``pods.status`` confirms it, as Volcano's cache does after ``Bind``.
+- A refused binding (``BindingRefused``) puts the pod back to Pending and raises its
+  ``attempt``; bindings of older attempts that arrive late are ignored.
+- A deleted pod (``PodDeleted``) leaves the view at once: the cluster refuses any binding that
+  would overcommit a node whose pod is still stopping, so no capacity is double-booked.
+- The reservation state (target job, locked nodes, SPEC A6) is part of the snapshot, fed from
+  the ``reservations`` topic, instead of Volcano's process-wide ``util.Reservation``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from types import MappingProxyType
+from typing import assert_never
+
+import msgspec
+
+from contracts.events.bindings import BindingCreated
+from contracts.events.nodes import NodeChanged, NodeRegistered, NodeRemoved
+from contracts.events.podgroups import PodGroupCreated, PodGroupDeleted, PodGroupUpdated
+from contracts.events.podgroups_conditions import PodGroupConditionsChanged
+from contracts.events.podgroups_status import PodGroupPhaseChanged
+from contracts.events.pods import PodCreated, PodDeleted
+from contracts.events.pods_status import BindingRefused, PodPhaseChanged
+from contracts.events.queues import QueueDeclared, QueueDeleted
+from contracts.events.reservations import NodesLocked, NodesUnlocked, TargetJobElected
+from contracts.keys import JobKey, PodKey, job_key, pod_key
+from contracts.objects.meta import Condition
+from contracts.objects.node import Node, Taint
+from contracts.objects.pod import Pod, PodPhase, Toleration
+from contracts.objects.podgroup import PodGroup, PodGroupPhase
+from contracts.objects.queue import DEFAULT_QUEUE, Queue, QueueState
+from contracts.quantity import parse_resources
+
+ClusterEvent = (
+    PodGroupCreated
+    | PodGroupUpdated
+    | PodGroupDeleted
+    | PodGroupPhaseChanged
+    | PodGroupConditionsChanged
+    | PodCreated
+    | PodDeleted
+    | PodPhaseChanged
+    | BindingRefused
+    | BindingCreated
+    | NodeRegistered
+    | NodeChanged
+    | NodeRemoved
+    | QueueDeclared
+    | QueueDeleted
+    | TargetJobElected
+    | NodesLocked
+    | NodesUnlocked
+)
+"""Every event a ``ClusterView`` folds."""
+
+
+@dataclass(frozen=True, slots=True)
+class PodState:
+    """A pod and where it is: phase, node, and whether its binding is still unconfirmed."""
+
+    pod: Pod
+    phase: PodPhase = PodPhase.PENDING
+    node: str | None = None
+    binding: bool = False
+    attempt: int = 0
+    """How many bindings of this pod the cluster refused (the next binding's attempt)."""
+
+
+@dataclass(frozen=True, slots=True)
+class PodGroupState:
+    """A PodGroup with its phase (``podgroups.status``) and the allocator's conditions."""
+
+    podgroup: PodGroup
+    phase: PodGroupPhase = PodGroupPhase.PENDING
+    conditions: tuple[Condition, ...] = ()
+    """Conditions last published on ``podgroups.conditions``."""
+    status_conditions: tuple[Condition, ...] = ()
+    """Conditions last published on ``podgroups.status``."""
+
+
+@dataclass(frozen=True, slots=True)
+class Reservation:
+    """The reservation state (SPEC A6): the target job and the nodes locked for it."""
+
+    target_job: JobKey | None = None
+    locked_nodes: frozenset[str] = frozenset()
+    elected_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterSnapshot:
+    """Everything one scheduling cycle reads, frozen."""
+
+    nodes: Mapping[str, Node] = field(default_factory=lambda: MappingProxyType({}))
+    queues: Mapping[str, Queue] = field(default_factory=lambda: MappingProxyType({}))
+    podgroups: Mapping[JobKey, PodGroupState] = field(default_factory=lambda: MappingProxyType({}))
+    pods: Mapping[PodKey, PodState] = field(default_factory=lambda: MappingProxyType({}))
+    reservation: Reservation = Reservation()
+
+    @classmethod
+    def build(
+        cls,
+        *,
+        nodes: Iterable[Node] = (),
+        queues: Iterable[Queue] = (),
+        podgroups: Iterable[PodGroupState] = (),
+        pods: Iterable[PodState] = (),
+        reservation: Reservation | None = None,
+    ) -> ClusterSnapshot:
+        """Build a snapshot from lists (tests, scenarios)."""
+        return cls(
+            nodes=MappingProxyType({n.name: n for n in nodes}),
+            queues=MappingProxyType({q.name: q for q in queues}),
+            podgroups=MappingProxyType({pg.podgroup.job: pg for pg in podgroups}),
+            pods=MappingProxyType({pod_key(p.pod.namespace, p.pod.name): p for p in pods}),
+            reservation=reservation or Reservation(),
+        )
+
+
+class ClusterView:
+    """The cluster as the scheduling services know it, updated one event at a time."""
+
+    def __init__(self, *, with_default_queue: bool = True) -> None:
+        self._nodes: dict[str, Node] = {}
+        self._queues: dict[str, Queue] = {}
+        if with_default_queue:
+            self._queues[DEFAULT_QUEUE] = Queue(name=DEFAULT_QUEUE)
+        self._podgroups: dict[JobKey, PodGroup] = {}
+        self._phases: dict[JobKey, tuple[PodGroupPhase, tuple[Condition, ...]]] = {}
+        self._conditions: dict[JobKey, tuple[Condition, ...]] = {}
+        self._pods: dict[PodKey, Pod] = {}
+        self._status: dict[PodKey, tuple[PodPhase, str | None]] = {}
+        self._bindings: dict[PodKey, tuple[str, int]] = {}
+        self._refusals: dict[PodKey, int] = {}
+        self._refusal_ids: set[str] = set()
+        self._state: dict[PodKey, PodState] = {}
+        self._reservation = Reservation()
+
+    # Folding ---------------------------------------------------------------------------
+    def apply(self, event: ClusterEvent) -> None:  # noqa: PLR0915 - one case per event type
+        """Fold one event into the view (idempotent; order across topics does not matter)."""
+        match event:
+            case PodGroupCreated(podgroup=pg) | PodGroupUpdated(podgroup=pg):
+                self._podgroups[pg.job] = pg
+            case PodGroupDeleted(job=job):
+                self._podgroups.pop(job, None)
+                self._phases.pop(job, None)
+                self._conditions.pop(job, None)
+            case PodGroupPhaseChanged(job=job, phase=phase, conditions=conditions):
+                self._phases[job] = (phase, conditions)
+            case PodGroupConditionsChanged(job=job, conditions=conditions):
+                self._conditions[job] = conditions
+            case PodCreated(pod=pod):
+                key = pod_key(pod.namespace, pod.name)
+                self._pods[key] = pod
+                self._compose(key)
+            case PodDeleted(pod=key):
+                for table in (self._pods, self._status, self._bindings, self._refusals):
+                    table.pop(key, None)
+                self._state.pop(key, None)
+            case PodPhaseChanged(pod=key, phase=phase, node=node):
+                self._status[key] = (phase, node)
+                self._compose(key)
+            case BindingRefused(pod=key, node=node, event_id=event_id):
+                if event_id in self._refusal_ids:
+                    return
+                self._refusal_ids.add(event_id)
+                bound = self._bindings.get(key)
+                if bound is None or bound[0] == node:
+                    self._refusals[key] = self._refusals.get(key, 0) + 1
+                status = self._status.get(key)
+                if status is not None and status[1] == node and status[0] is PodPhase.PENDING:
+                    self._status.pop(key)
+                self._compose(key)
+            case BindingCreated(pod=pod, node=node, attempt=attempt):
+                key = pod_key(pod.namespace, pod.name)
+                previous = self._bindings.get(key)
+                if previous is None or attempt >= previous[1]:
+                    self._bindings[key] = (node, attempt)
+                self._compose(key)
+            case NodeRegistered(node=node) | NodeChanged(node=node):
+                self._nodes[node.name] = node
+            case NodeRemoved(name=name):
+                self._nodes.pop(name, None)
+            case QueueDeclared(queue=queue):
+                self._queues[queue.name] = queue
+            case QueueDeleted(name=name):
+                self._queues.pop(name, None)
+            case TargetJobElected(job=job, occurred_at=at):
+                self._reservation = Reservation(
+                    target_job=job, locked_nodes=self._reservation.locked_nodes, elected_at=at
+                )
+            case NodesLocked(job=job, nodes=nodes):
+                current = self._reservation
+                self._reservation = Reservation(
+                    target_job=current.target_job or job,
+                    locked_nodes=current.locked_nodes | frozenset(nodes),
+                    elected_at=current.elected_at,
+                )
+            case NodesUnlocked(job=job, nodes=nodes):
+                current = self._reservation
+                if current.target_job in (None, job):
+                    self._reservation = Reservation()
+                else:
+                    self._reservation = Reservation(
+                        target_job=current.target_job,
+                        locked_nodes=current.locked_nodes - frozenset(nodes),
+                        elected_at=current.elected_at,
+                    )
+            case _:
+                assert_never(event)
+
+    def assume(self, decisions: Iterable[BindingCreated | PodGroupConditionsChanged]) -> None:
+        """Take the cycle's own outputs as applied, before they come back from the topics.
+
+        Pods just bound count as Binding on their node until ``pods.status`` confirms them,
+        so the next cycle does not place them twice.
+        """
+        for event in decisions:
+            self.apply(event)
+
+    def _compose(self, key: PodKey) -> None:
+        pod = self._pods.get(key)
+        if pod is None:
+            self._state.pop(key, None)
+            return
+        refusals = self._refusals.get(key, 0)
+        status = self._status.get(key)
+        if status is not None and (status[0] is not PodPhase.PENDING or status[1]):
+            self._state[key] = PodState(pod=pod, phase=status[0], node=status[1], attempt=refusals)
+            return
+        bound = self._bindings.get(key)
+        if bound is not None and bound[1] >= refusals:
+            self._state[key] = PodState(pod=pod, node=bound[0], binding=True, attempt=refusals)
+            return
+        phase = status[0] if status is not None else PodPhase.PENDING
+        self._state[key] = PodState(pod=pod, phase=phase, attempt=refusals)
+
+    # Reading ---------------------------------------------------------------------------
+    def snapshot(self) -> ClusterSnapshot:
+        """Return a frozen copy of the view for one cycle."""
+        podgroups: dict[JobKey, PodGroupState] = {}
+        for job in sorted(self._podgroups):
+            phase, status_conditions = self._phases.get(job, (PodGroupPhase.PENDING, ()))
+            podgroups[job] = PodGroupState(
+                podgroup=self._podgroups[job],
+                phase=phase,
+                conditions=self._conditions.get(job, ()),
+                status_conditions=status_conditions,
+            )
+        return ClusterSnapshot(
+            nodes=MappingProxyType(dict(self._nodes)),
+            queues=MappingProxyType(dict(self._queues)),
+            podgroups=MappingProxyType(podgroups),
+            pods=MappingProxyType(dict(self._state)),
+            reservation=self._reservation,
+        )
+
+    @classmethod
+    def from_snapshot(cls, snapshot: ClusterSnapshot) -> ClusterView:
+        """Return a view holding exactly what ``snapshot`` holds."""
+        view = cls(with_default_queue=False)
+        view._nodes = dict(snapshot.nodes)
+        view._queues = dict(snapshot.queues)
+        for job, state in snapshot.podgroups.items():
+            view._podgroups[job] = state.podgroup
+            view._phases[job] = (state.phase, state.status_conditions)
+            if state.conditions:
+                view._conditions[job] = state.conditions
+        for key, pod_state in snapshot.pods.items():
+            view._pods[key] = pod_state.pod
+            if pod_state.attempt:
+                view._refusals[key] = pod_state.attempt
+            if pod_state.binding and pod_state.node:
+                view._bindings[key] = (pod_state.node, pod_state.attempt)
+            elif pod_state.node or pod_state.phase is not PodPhase.PENDING:
+                view._status[key] = (pod_state.phase, pod_state.node)
+            view._compose(key)
+        view._reservation = snapshot.reservation
+        return view
+
+    def set_phase(self, job: JobKey, phase: PodGroupPhase) -> None:
+        """Set a PodGroup's phase directly (snapshot scenarios, which run without enqueue)."""
+        _, conditions = self._phases.get(job, (PodGroupPhase.PENDING, ()))
+        self._phases[job] = (phase, conditions)
+
+    def confirm_bindings(self) -> None:
+        """Treat every assumed binding as confirmed by the cluster (snapshot scenarios)."""
+        for key, state in sorted(self._state.items()):
+            if state.binding and state.node:
+                self._status[key] = (PodPhase.PENDING, state.node)
+                self._compose(key)
+
+    # Scenario documents (DESIGN §9) ------------------------------------------------------
+    @classmethod
+    def from_scenario(cls, doc: Mapping[str, object]) -> ClusterView:
+        """Build a view from a DESIGN §9 snapshot scenario document.
+
+        It reads ``nodes``, ``queues``, ``podgroups``, ``pods`` and the optional
+        ``reservation`` (``{target, locked}``) and ``priorityClasses``.
+
+        Raises:
+            ScenarioError: when an entry is malformed.
+        """
+        view = cls(with_default_queue=True)
+        classes = _mapping(doc.get("priorityClasses"), "priorityClasses")
+        for raw in _list(doc.get("nodes"), "nodes"):
+            node = _node(raw)
+            view._nodes[node.name] = node
+        for raw in _list(doc.get("queues"), "queues"):
+            queue = _queue(raw)
+            view._queues[queue.name] = queue
+        for raw in _list(doc.get("podgroups"), "podgroups"):
+            pg, phase = _podgroup(raw, classes)
+            view._podgroups[pg.job] = pg
+            view._phases[pg.job] = (phase, ())
+        for raw in _list(doc.get("pods"), "pods"):
+            pod, pod_phase, where = _pod(raw, classes)
+            key = pod_key(pod.namespace, pod.name)
+            view._pods[key] = pod
+            if where or pod_phase is not PodPhase.PENDING:
+                view._status[key] = (pod_phase, where)
+            view._compose(key)
+        reservation = _mapping(doc.get("reservation"), "reservation")
+        if reservation:
+            target = reservation.get("target")
+            locked = _list(reservation.get("locked"), "reservation.locked")
+            view._reservation = Reservation(
+                target_job=JobKey(str(target)) if target else None,
+                locked_nodes=frozenset(str(n) for n in locked),
+            )
+        return view
+
+
+class ScenarioError(ValueError):
+    """A snapshot scenario entry that cannot be read; the message names it."""
+
+
+def _list(raw: object, where: str) -> list[object]:
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise ScenarioError(f"{where} must be a list")
+    return raw
+
+
+def _mapping(raw: object, where: str) -> Mapping[str, object]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, Mapping):
+        raise ScenarioError(f"{where} must be a mapping")
+    return {str(k): v for k, v in raw.items()}
+
+
+def _quantities(raw: object, where: str) -> dict[str, int]:
+    values = _mapping(raw, where)
+    clean: dict[str, str | int | float] = {}
+    for name, value in values.items():
+        if not isinstance(value, str | int | float) or isinstance(value, bool):
+            raise ScenarioError(f"{where}.{name} must be a quantity, got {value!r}")
+        clean[name] = value
+    try:
+        return parse_resources(clean)
+    except ValueError as exc:
+        raise ScenarioError(f"{where}: {exc}") from exc
+
+
+def _str_map(raw: object, where: str) -> dict[str, str]:
+    return {k: str(v) for k, v in sorted(_mapping(raw, where).items())}
+
+
+def _int(raw: object, where: str, default: int) -> int:
+    if raw is None:
+        return default
+    if isinstance(raw, bool) or not isinstance(raw, int):
+        raise ScenarioError(f"{where} must be an integer, got {raw!r}")
+    return raw
+
+
+def _node(raw: object) -> Node:
+    entry = _mapping(raw, "nodes[]")
+    name = str(entry.get("name", ""))
+    if not name:
+        raise ScenarioError("every node needs a name")
+    taints = tuple(
+        Taint(
+            key=str(_mapping(t, "taint").get("key", "")),
+            value=str(_mapping(t, "taint").get("value", "")),
+            effect=str(_mapping(t, "taint").get("effect", "NoSchedule")),
+        )
+        for t in _list(entry.get("taints"), f"node {name} taints")
+    )
+    return Node(
+        name=name,
+        allocatable=_quantities(entry.get("allocatable"), f"node {name} allocatable"),
+        labels=_str_map(entry.get("labels"), f"node {name} labels"),
+        taints=taints,
+        unschedulable=bool(entry.get("unschedulable", False)),
+    )
+
+
+def _queue(raw: object) -> Queue:
+    entry = _mapping(raw, "queues[]")
+    name = str(entry.get("name", ""))
+    if not name:
+        raise ScenarioError("every queue needs a name")
+    state = str(entry.get("state", QueueState.OPEN.value))
+    try:
+        queue_state = QueueState(state)
+    except ValueError as exc:
+        raise ScenarioError(f"queue {name}: unknown state {state!r}") from exc
+    return Queue(
+        name=name,
+        weight=_int(entry.get("weight"), f"queue {name} weight", 1),
+        capability=_quantities(entry.get("capability"), f"queue {name} capability"),
+        guarantee=_quantities(entry.get("guarantee"), f"queue {name} guarantee"),
+        state=queue_state,
+        priority=_int(entry.get("priority"), f"queue {name} priority", 0),
+        parent=str(entry.get("parent", "")),
+    )
+
+
+def _priority(raw: Mapping[str, object], classes: Mapping[str, object], where: str) -> int:
+    if "priority" in raw and raw["priority"] is not None:
+        return _int(raw["priority"], f"{where} priority", 0)
+    class_name = raw.get("priorityClassName")
+    if isinstance(class_name, str) and class_name:
+        if class_name not in classes:
+            raise ScenarioError(f"{where}: unknown priorityClassName {class_name!r}")
+        return _int(classes[class_name], f"priorityClasses.{class_name}", 0)
+    return 0
+
+
+def _timestamp(raw: object, where: str) -> datetime | None:
+    if raw is None:
+        return None
+    if isinstance(raw, datetime):
+        return raw
+    try:
+        return msgspec.convert(str(raw), datetime)
+    except msgspec.ValidationError as exc:
+        raise ScenarioError(f"{where}: creationTimestamp {raw!r} is not a time") from exc
+
+
+def _podgroup(raw: object, classes: Mapping[str, object]) -> tuple[PodGroup, PodGroupPhase]:
+    entry = _mapping(raw, "podgroups[]")
+    name = str(entry.get("name", ""))
+    if not name:
+        raise ScenarioError("every podgroup needs a name")
+    namespace = str(entry.get("namespace", "default") or "default")
+    where = f"podgroup {namespace}/{name}"
+    phase_text = str(entry.get("phase", PodGroupPhase.PENDING.value))
+    try:
+        phase = PodGroupPhase(phase_text)
+    except ValueError as exc:
+        raise ScenarioError(f"{where}: unknown phase {phase_text!r}") from exc
+    min_task = {
+        k: _int(v, f"{where} minTaskMember.{k}", 0)
+        for k, v in _mapping(entry.get("minTaskMember"), f"{where} minTaskMember").items()
+    }
+    pg = PodGroup(
+        name=name,
+        namespace=namespace,
+        job=job_key(namespace, name),
+        queue=str(entry.get("queue", DEFAULT_QUEUE) or DEFAULT_QUEUE),
+        min_member=_int(entry.get("minMember"), f"{where} minMember", 0),
+        min_task_member=dict(sorted(min_task.items())),
+        min_resources=_quantities(entry.get("minResources"), f"{where} minResources"),
+        priority=_priority(entry, classes, where),
+        priority_class_name=str(entry.get("priorityClassName", "") or ""),
+        annotations=_str_map(entry.get("annotations"), f"{where} annotations"),
+        dependent=bool(entry.get("dependent", False)),
+        uid=str(entry.get("uid", "") or f"{namespace}-{name}"),
+        creation_timestamp=_timestamp(entry.get("creationTimestamp"), where),
+    )
+    return pg, phase
+
+
+def pod_index(name: str) -> int:
+    """Return a pod's index from its name: the last ``-`` segment when the name has ≥ 3."""
+    parts = name.split("-")
+    if len(parts) >= 3 and parts[-1].isdigit():
+        return int(parts[-1])
+    return 0
+
+
+def _pod(raw: object, classes: Mapping[str, object]) -> tuple[Pod, PodPhase, str | None]:
+    entry = _mapping(raw, "pods[]")
+    name = str(entry.get("name", ""))
+    if not name:
+        raise ScenarioError("every pod needs a name")
+    namespace = str(entry.get("namespace", "default") or "default")
+    where = f"pod {namespace}/{name}"
+    group = str(entry.get("podgroup", "") or "")
+    if not group:
+        raise ScenarioError(f"{where}: podgroup is required")
+    phase_text = str(entry.get("phase", PodPhase.PENDING.value))
+    try:
+        phase = PodPhase(phase_text)
+    except ValueError as exc:
+        raise ScenarioError(f"{where}: unknown phase {phase_text!r}") from exc
+    node = entry.get("node")
+    tolerations = tuple(
+        Toleration(
+            **{
+                k: str(v)
+                for k, v in _mapping(t, f"{where} toleration").items()
+                if k in ("key", "operator", "value", "effect")
+            }
+        )
+        for t in _list(entry.get("tolerations"), f"{where} tolerations")
+    )
+    pod = Pod(
+        name=name,
+        namespace=namespace,
+        job=job_key(namespace, group),
+        task=str(entry.get("task", "") or ""),
+        index=_int(entry.get("index"), f"{where} index", pod_index(name)),
+        podgroup=group,
+        uid=str(entry.get("uid", "") or f"{namespace}-{name}"),
+        queue=str(entry.get("queue", DEFAULT_QUEUE) or DEFAULT_QUEUE),
+        requests=_quantities(entry.get("requests"), f"{where} requests"),
+        priority=_priority(entry, classes, where)
+        if ("priority" in entry or "priorityClassName" in entry)
+        else 1,
+        node_selector=_str_map(entry.get("nodeSelector"), f"{where} nodeSelector"),
+        tolerations=tolerations,
+        annotations=_str_map(entry.get("annotations"), f"{where} annotations"),
+        creation_timestamp=_timestamp(entry.get("creationTimestamp"), where),
+    )
+    return pod, phase, (str(node) if node else None)

@@ -1,0 +1,160 @@
+"""Table-driven scheduler cases, after Volcano's ``pkg/scheduler/uthelper`` (``TestCommonStruct``:
+``RegisterSession``, ``Run``, ``CheckAll``)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from contracts.keys import JobKey
+from contracts.objects.node import Node
+from contracts.objects.podgroup import PodGroupPhase
+from contracts.objects.queue import Queue
+from shared.scheduling.actions import ACTIONS
+from shared.scheduling.framework.conf import (
+    Arguments,
+    Configuration,
+    Kind,
+    PluginOption,
+    Tier,
+    default_conf,
+)
+from shared.scheduling.framework.results import SessionResult
+from shared.scheduling.framework.session import Session, close_session, open_session
+from shared.scheduling.model import TaskStatus
+from shared.scheduling.plugins import PLUGIN_BUILDERS
+from shared.scheduling.snapshot import ClusterSnapshot, PodGroupState, PodState, Reservation
+
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def go_plugin(name: str, *enabled: Kind, arguments: Arguments | None = None) -> PluginOption:
+    """A plugin option as Volcano's Go tests write it: only the listed flags are on."""
+    return PluginOption(
+        name=name,
+        arguments=dict(arguments or {}),
+        disabled=frozenset(set(Kind) - set(enabled)),
+    )
+
+
+def plugin(name: str, *, arguments: Arguments | None = None) -> PluginOption:
+    """A plugin option as a configuration file writes it: every extension point on."""
+    return PluginOption(name=name, arguments=dict(arguments or {}))
+
+
+def tier(*options: PluginOption) -> Tier:
+    """A tier of plugin options."""
+    return Tier(plugins=tuple(options))
+
+
+DEFAULT_TIERS: tuple[Tier, ...] = default_conf().tiers
+
+
+@dataclass(frozen=True)
+class SchedulingCase:
+    """One scheduler case: inputs, the actions to run, and what to expect."""
+
+    name: str
+    origin: str
+    """Provenance: ``volcano@<ver> <file> <TestName>/<case name>``, or ``vcbus …``."""
+    podgroups: Sequence[PodGroupState] = ()
+    pods: Sequence[PodState] = ()
+    nodes: Sequence[Node] = ()
+    queues: Sequence[Queue] = ()
+    reservation: Reservation | None = None
+    tiers: Sequence[Tier] = DEFAULT_TIERS
+    actions: Sequence[str] = ("allocate",)
+    configurations: Sequence[Configuration] = ()
+    expect_binds: Mapping[str, str] | None = None
+    """Exactly these bindings (``ns/pod`` → node)."""
+    expect_bind_count: int | None = None
+    expect_pipelined: Mapping[str, Sequence[str]] | None = None
+    """Job → the nodes its Pipelined tasks may be on (``ExpectPipeLined``)."""
+    expect_phase: Mapping[str, PodGroupPhase] | None = None
+    expect_condition: Mapping[str, str | None] | None = None
+    """Job → the reason of its allocator condition (``None``: no condition)."""
+    expect_task_status: Mapping[str, Mapping[TaskStatus, int]] | None = None
+    bind_order: Sequence[str] | None = None
+    """The bindings in the order they were decided."""
+    note: str = ""
+    """Where a SPEC A-rule changes Volcano's outcome, and how."""
+    now: datetime = field(default=NOW)
+
+
+@dataclass(frozen=True)
+class CaseRun:
+    """What running a case produced."""
+
+    session: Session
+    result: SessionResult
+
+    @property
+    def binds(self) -> dict[str, str]:
+        """The bindings, ``ns/pod`` → node."""
+        return {str(d.key): d.node for d in self.result.decisions}
+
+
+def snapshot_of(case: SchedulingCase) -> ClusterSnapshot:
+    """The case's inputs as a snapshot."""
+    return ClusterSnapshot.build(
+        nodes=case.nodes,
+        queues=case.queues,
+        podgroups=case.podgroups,
+        pods=case.pods,
+        reservation=case.reservation,
+    )
+
+
+def run_case(case: SchedulingCase) -> CaseRun:
+    """Run a case's actions in one session and check its expectations."""
+    ssn = open_session(
+        snapshot_of(case),
+        case.tiers,
+        builders=PLUGIN_BUILDERS,
+        now=case.now,
+        configurations=case.configurations,
+        actions=case.actions,
+    )
+    for name in case.actions:
+        ACTIONS[name]().execute(ssn)
+    result = close_session(ssn)
+    run = CaseRun(session=ssn, result=result)
+    check(case, run)
+    return run
+
+
+def check(case: SchedulingCase, run: CaseRun) -> None:
+    """Assert a case's expectations (``CheckAll``)."""
+    binds = run.binds
+    if case.expect_binds is not None:
+        assert binds == dict(case.expect_binds), f"{case.name}: binds {binds}"
+    if case.expect_bind_count is not None:
+        assert len(binds) == case.expect_bind_count, f"{case.name}: binds {binds}"
+    if case.bind_order is not None:
+        order = [str(d.key) for d in run.result.decisions]
+        assert order == list(case.bind_order), f"{case.name}: order {order}"
+    if case.expect_pipelined is not None:
+        for job, nodes in case.expect_pipelined.items():
+            info = run.session.jobs[JobKey(job)]
+            pipelined = info.tasks_by_status.get(TaskStatus.PIPELINED, {})
+            assert pipelined, f"{case.name}: no task of {job} pipelined"
+            for task in pipelined.values():
+                assert task.node_name in nodes, f"{case.name}: {task.name} on {task.node_name}"
+    if case.expect_phase is not None:
+        phases = {str(u.job): u.phase for u in run.result.podgroup_updates}
+        for job, wanted in case.expect_phase.items():
+            state = run.session.snapshot.podgroups[JobKey(job)]
+            got = phases.get(job, state.phase)
+            assert got is wanted, f"{case.name}: {job} phase {got}"
+    if case.expect_condition is not None:
+        for job, reason in case.expect_condition.items():
+            conditions = run.session.job_conditions.get(JobKey(job), ())
+            first = conditions[0].reason if conditions else None
+            assert first == reason, f"{case.name}: {job} condition {conditions}"
+    if case.expect_task_status is not None:
+        for job, statuses in case.expect_task_status.items():
+            info = run.session.jobs[JobKey(job)]
+            for status, count in statuses.items():
+                have = len(info.tasks_by_status.get(status, {}))
+                assert have == count, f"{case.name}: {job} {status.value} {have}"
