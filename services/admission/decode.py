@@ -142,7 +142,7 @@ def _parse(payload: bytes) -> object:
     if stripped[0] in "{[":
         json_error = ""
         try:
-            document = msgspec.json.decode(payload.strip(b"\xef\xbb\xbf \t\r\n"))
+            document = msgspec.json.decode(stripped)
         except msgspec.DecodeError as exc:
             json_error = str(exc)
         except RecursionError:
@@ -167,11 +167,7 @@ def _parse_yaml(text: str) -> object:
     try:
         _scan_events(text)
         documents = [doc for doc in yaml.load_all(text, Loader=_SafeLoader) if doc is not None]
-    except yaml.YAMLError as exc:
-        raise _RefusedError(
-            Violation(path="", reason="MalformedYaml", message=f"payload is not valid YAML: {exc}")
-        ) from None
-    except (RecursionError, ValueError, TypeError, OverflowError) as exc:
+    except (yaml.YAMLError, RecursionError, ValueError, TypeError, OverflowError) as exc:
         raise _RefusedError(
             Violation(path="", reason="MalformedYaml", message=f"payload is not valid YAML: {exc}")
         ) from None

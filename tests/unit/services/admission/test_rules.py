@@ -123,14 +123,28 @@ def test_long_pod_names_are_refused_when_the_last_replica_overflows() -> None:
 
 
 def test_job_name_must_be_a_qualified_name_when_validated() -> None:
-    """J1."""
+    """J1, with Kubernetes' ``IsQualifiedName`` text."""
     job = build_job(build_task(), name="-bad-")
 
     violation = only(validate(job, {}))
 
-    assert violation.path == "metadata.name"
-    assert violation.reason == "InvalidJobName"
-    assert violation.message.startswith("create job with name -bad- validate failed [name part ")
+    assert (violation.path, violation.reason) == ("metadata.name", "InvalidJobName")
+    assert violation.message == (
+        "create job with name -bad- validate failed [name part must consist of alphanumeric "
+        "characters, '-', '_' or '.', and must start and end with an alphanumeric character "
+        "(e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is "
+        "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')]"
+    )
+
+
+def test_spec_b12_observed_example_is_reproduced_exactly() -> None:
+    """SPEC B1.2: task replicas −1 with job minAvailable 1 (v1.12 ``admit_job_test.go``)."""
+    job = build_job(build_task(replicas=-1), name="replica-lessThanZero", min_available=1)
+
+    assert volcano_message(validate(job, {})) == (
+        "'replicas' < 0 in task: task-1, job: replica-lessThanZero; "
+        "job 'minAvailable' should not be greater than total replicas in tasks;"
+    )
 
 
 @pytest.mark.parametrize(
@@ -297,6 +311,32 @@ def test_every_unknown_plugin_is_reported_when_several_are_named() -> None:
         "unable to find job plugin: aa",
         "unable to find job plugin: zz",
     ]
+
+
+def test_root_queue_is_refused_when_jobs_target_it() -> None:
+    """J8: ``root`` always exists in Volcano, so it is refused even when undeclared."""
+    violation = only(validate(build_job(build_task(), queue="root"), {}))
+
+    assert (violation.path, violation.reason, violation.message) == (
+        "spec.queue",
+        "RootQueue",
+        "can not submit job to root queue",
+    )
+
+
+def test_volume_claim_name_must_be_a_dns_subdomain_when_given() -> None:
+    """J5: ``ValidatePersistentVolumeName``."""
+    volumes = [{"mountPath": "/d", "volumeClaimName": "My_PVC"}]
+
+    violation = only(validate(build_job(build_task(), volumes=volumes), {}))
+
+    assert (violation.path, violation.reason) == (
+        "spec.volumes[0].volumeClaimName",
+        "InvalidVolumeClaimName",
+    )
+    assert violation.message.startswith(
+        "invalid VolumeClaimName My_PVC : [a lowercase RFC 1123 subdomain must consist of"
+    )
 
 
 def test_conflicting_volume_claims_are_refused_when_both_are_given() -> None:
