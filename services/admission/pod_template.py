@@ -79,13 +79,11 @@ def validate_topology(task: TaskSpec, index: int) -> Iterator[Violation]:
     """T9: with a ``topologyPolicy``, pods must be Guaranteed and ask for whole CPUs."""
     if task.topology_policy in {"", TOPOLOGY_POLICY_NONE}:
         return
-    containers = [
-        container
-        for field in ("containers", "initContainers")
-        if isinstance(task.template.spec.get(field), list)
-        for container in task.template.spec[field]  # type: ignore[attr-defined]
-        if isinstance(container, Mapping)
-    ]
+    containers: list[Mapping[object, object]] = []
+    for field in ("containers", "initContainers"):
+        value = task.template.spec.get(field)
+        if isinstance(value, list):
+            containers.extend(item for item in value if isinstance(item, Mapping))
     resources = [_requests_and_limits(container) for container in containers]
     if not _is_guaranteed(resources):
         qos = "BestEffort" if _is_best_effort(resources) else "Burstable"
