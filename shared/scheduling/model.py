@@ -50,19 +50,27 @@ __all__ = [
 ]
 
 
-class TaskStatus(enum.Enum):
-    """Task status (volcano ``api/types.go`` ``TaskStatus``); session-only ones included."""
+class TaskStatus(enum.IntEnum):
+    """Task status (volcano ``api/types.go`` ``TaskStatus``); session-only ones included.
 
-    PENDING = "Pending"
-    ALLOCATED = "Allocated"
-    PIPELINED = "Pipelined"
-    BINDING = "Binding"
-    BOUND = "Bound"
-    RUNNING = "Running"
-    RELEASING = "Releasing"
-    SUCCEEDED = "Succeeded"
-    FAILED = "Failed"
-    UNKNOWN = "Unknown"
+    An ``IntEnum`` so counters keyed by status hash at C speed; ``label`` is Volcano's name.
+    """
+
+    PENDING = 1
+    ALLOCATED = 2
+    PIPELINED = 3
+    BINDING = 4
+    BOUND = 5
+    RUNNING = 6
+    RELEASING = 7
+    SUCCEEDED = 8
+    FAILED = 9
+    UNKNOWN = 10
+
+    @property
+    def label(self) -> str:
+        """Volcano's name of the status (``Pending``, ``Allocated`` …)."""
+        return self.name.capitalize()
 
 
 ALLOCATED_STATUSES = frozenset(
@@ -83,6 +91,8 @@ _READY = (
     TaskStatus.SUCCEEDED,
 )
 _VALID = (*_READY, TaskStatus.PIPELINED, TaskStatus.PENDING)
+_READY_SET = frozenset(_READY)
+_VALID_SET = frozenset(_VALID)
 _OCCUPIED = (*_READY,)
 _PIPELINED = (*_READY, TaskStatus.PIPELINED)
 _EPOCH = datetime.min
@@ -178,6 +188,10 @@ class JobInfo:
     _role_status: dict[str, dict[TaskStatus, int]] = field(default_factory=dict)
     _role_pending_best_effort: dict[str, int] = field(default_factory=dict)
     _pending_best_effort: int = 0
+    _ready: int = 0
+    _valid: int = 0
+    _role_ready: dict[str, int] = field(default_factory=dict)
+    _checked: list[tuple[str, int]] | None = None
 
     @property
     def creation_key(self) -> datetime:
@@ -187,6 +201,7 @@ class JobInfo:
     # Task bookkeeping ------------------------------------------------------------------
     def add_task_info(self, task: TaskInfo) -> None:
         """Add a task (``AddTaskInfo``)."""
+        self._checked = None
         self.tasks[task.uid] = task
         self._index(task, +1)
         self.total_request = self.total_request + task.resreq
@@ -198,6 +213,7 @@ class JobInfo:
         existing = self.tasks.pop(task.uid, None)
         if existing is None:
             return
+        self._checked = None
         self._index(existing, -1)
         self.total_request = self.total_request - existing.resreq
         if existing.status in ALLOCATED_STATUSES:
@@ -205,10 +221,19 @@ class JobInfo:
 
     def update_task_status(self, task: TaskInfo, status: TaskStatus) -> None:
         """Move a task to another status (``UpdateTaskStatus``)."""
-        if task.uid in self.tasks:
-            self.delete_task_info(task)
+        if task.uid not in self.tasks:
+            task.status = status
+            self.add_task_info(task)
+            return
+        previous = task.status
+        self._index(task, -1)
         task.status = status
-        self.add_task_info(task)
+        self._index(task, +1)
+        was, now = previous in ALLOCATED_STATUSES, status in ALLOCATED_STATUSES
+        if was and not now:
+            self.allocated = self.allocated - task.resreq
+        elif now and not was:
+            self.allocated = self.allocated + task.resreq
 
     def _index(self, task: TaskInfo, delta: int) -> None:
         status = task.status
@@ -218,6 +243,11 @@ class JobInfo:
         else:
             bucket.pop(task.uid, None)
         self._status_count[status] = self._status_count.get(status, 0) + delta
+        if status in _READY_SET:
+            self._ready += delta
+            self._role_ready[task.role] = self._role_ready.get(task.role, 0) + delta
+        if status in _VALID_SET:
+            self._valid += delta
         roles = self._role_status.setdefault(task.role, {})
         roles[status] = roles.get(status, 0) + delta
         if status is TaskStatus.PENDING and task.best_effort:
@@ -259,11 +289,11 @@ class JobInfo:
 
     def ready_task_num(self) -> int:
         """Bound + Binding + Running + Allocated + Succeeded (``ReadyTaskNum``)."""
-        return self.count(*_READY)
+        return self._ready
 
     def waiting_task_num(self) -> int:
         """Pipelined tasks (``WaitingTaskNum``)."""
-        return self.count(TaskStatus.PIPELINED)
+        return self._status_count.get(TaskStatus.PIPELINED, 0)
 
     def pending_best_effort_task_num(self) -> int:
         """Pending tasks without a request (``PendingBestEffortTaskNum``)."""
@@ -271,7 +301,7 @@ class JobInfo:
 
     def valid_task_num(self) -> int:
         """AllocatedStatus + Succeeded + Pipelined + Pending (``ValidTaskNum``)."""
-        return self.count(*_VALID)
+        return self._valid
 
     def scheduled_task_num(self) -> int:
         """Tasks in ``ScheduledStatus`` (``ScheduledTaskNum``)."""
@@ -307,6 +337,8 @@ class JobInfo:
 
     def _checked_roles(self) -> list[tuple[str, int]]:
         """Roles the task-level checks apply to (A4), skipping wait-create roles (A5)."""
+        if self._checked is not None:
+            return self._checked
         out = []
         for role in sorted(self.task_min_available):
             minimum = self.task_min_available[role]
@@ -315,6 +347,7 @@ class JobInfo:
             if self.dependent and role not in self._role_status_nonempty():
                 continue
             out.append((role, minimum))
+        self._checked = out
         return out
 
     def _role_status_nonempty(self) -> set[str]:
@@ -329,7 +362,8 @@ class JobInfo:
 
     def check_task_ready(self) -> bool:
         """Every role has its minimum occupied or best-effort pending (``CheckTaskReady``)."""
-        return all(self._role_occupied(r, _OCCUPIED) >= m for r, m in self._checked_roles())
+        ready, best_effort = self._role_ready, self._role_pending_best_effort
+        return all(ready.get(r, 0) + best_effort.get(r, 0) >= m for r, m in self._checked_roles())
 
     def check_task_pipelined(self) -> bool:
         """As ``check_task_ready``, Pipelined counted too (``CheckTaskPipelined``)."""
@@ -345,7 +379,7 @@ class JobInfo:
 
     def task_has_fit_errors(self, task: TaskInfo) -> bool:
         """Whether another task of the same (non-empty) role failed predicates."""
-        if not task.role:
+        if not task.role or not self.nodes_fit_errors:
             return False
         return task.role in self.fit_failed_roles()
 
@@ -376,7 +410,7 @@ class JobInfo:
         reasons: dict[str, int] = {}
         for status, bucket in self.tasks_by_status.items():
             if bucket:
-                reasons[status.value] = reasons.get(status.value, 0) + len(bucket)
+                reasons[status.label] = reasons.get(status.label, 0) + len(bucket)
         reasons["minAvailable"] = self.min_available
         text = "pod group is not ready, " + ", ".join(
             sorted(f"{count} {reason}" for reason, count in reasons.items())
@@ -415,7 +449,7 @@ class JobInfo:
             if errors is not None:
                 return "Unschedulable", errors.message()
             return "Unschedulable", self.job_fit_errors
-        return status.value, self.job_fit_errors
+        return status.label, self.job_fit_errors
 
 
 @dataclass(slots=True, eq=False)

@@ -46,7 +46,7 @@ class Resource(Mapping[str, float]):
     fields; other dimensions exist only when given.
     """
 
-    __slots__ = ("_amounts", "_hash")
+    __slots__ = ("_amounts", "_hash", "_order")
 
     def __init__(self, amounts: Mapping[str, float] | None = None) -> None:
         values: dict[str, float] = {CPU: 0.0, MEMORY: 0.0}
@@ -57,13 +57,16 @@ class Resource(Mapping[str, float]):
                 values[name] = float(amount)
         self._amounts = values
         self._hash: int | None = None
+        self._order: tuple[str, ...] | None = None
 
     # Mapping protocol -------------------------------------------------------------------
     def __getitem__(self, name: str) -> float:
         return self._amounts[name]
 
     def __iter__(self) -> Iterator[str]:
-        return iter(dimension_order(tuple(self._amounts)))
+        if self._order is None:
+            self._order = dimension_order(self._amounts)
+        return iter(self._order)
 
     def __len__(self) -> int:
         return len(self._amounts)
@@ -104,15 +107,26 @@ class Resource(Mapping[str, float]):
     # Arithmetic ------------------------------------------------------------------------
     def __add__(self, other: Mapping[str, float]) -> Resource:
         out = dict(self._amounts)
-        for name, amount in other.items():
+        amounts = other._amounts if isinstance(other, Resource) else other
+        for name, amount in amounts.items():
             out[name] = out.get(name, 0.0) + amount
-        return Resource(out)
+        return Resource._raw(out)
 
     def __sub__(self, other: Mapping[str, float]) -> Resource:
         out = dict(self._amounts)
-        for name, amount in other.items():
+        amounts = other._amounts if isinstance(other, Resource) else other
+        for name, amount in amounts.items():
             out[name] = out.get(name, 0.0) - amount
-        return Resource(out)
+        return Resource._raw(out)
+
+    @classmethod
+    def _raw(cls, amounts: dict[str, float]) -> Resource:
+        """Wrap amounts already clean (floats, no ``pods``, cpu and memory present)."""
+        out = cls.__new__(cls)
+        out._amounts = amounts
+        out._hash = None
+        out._order = None
+        return out
 
     def multi(self, ratio: float) -> Resource:
         """Return every dimension multiplied by ``ratio`` (Volcano ``Multi``)."""

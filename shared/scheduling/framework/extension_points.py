@@ -34,6 +34,9 @@ PredicateFn = Callable[[TaskInfo, NodeInfo], Status | None]
 NodeOrderFn = Callable[[TaskInfo, NodeInfo], float]
 NodeScoreFn = Callable[[TaskInfo, NodeMatrix, IntArray], FloatArray]
 """Scores of ``task`` on the matrix rows given (one value per row)."""
+RowScoreFn = Callable[[TaskInfo, NodeMatrix, int], float]
+"""The same score on one row, in plain Python (cheaper than numpy for a row or two)."""
+RowFilterFn = Callable[[TaskInfo, NodeMatrix, int], bool]
 OverusedFn = Callable[[QueueInfo], bool]
 AllocatableFn = Callable[[QueueInfo, TaskInfo], bool]
 TargetJobFn = Callable[[Sequence[JobInfo]], JobInfo | None]
@@ -51,6 +54,9 @@ class NodeFilter:
         fn: ``fn(task, matrix, rows) -> passes`` (one bool per row).
         per_job: whether the answer depends on the task's job (not only on its requests,
             node selector and tolerations), so cached answers are kept per job.
+        dynamic: whether the answer changes as tasks are placed in the session (the pod
+            count does; labels, taints and locks do not), so it is recomputed for the rows
+            that changed.
         scalar: set when the filter wraps a one-node ``predicate_fn``; it then gives the
             reason of each rejection, and answers are cached per task.
     """
@@ -58,7 +64,18 @@ class NodeFilter:
     reason: str
     fn: Callable[[TaskInfo, NodeMatrix, IntArray], BoolArray]
     per_job: bool = False
+    dynamic: bool = False
     scalar: PredicateFn | None = None
+    row_fn: RowFilterFn | None = None
+    """Optional plain-Python form of ``fn`` for one row (must agree with ``fn``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class NodeScorer:
+    """A vectorised node score, with an optional one-row form that must agree with it."""
+
+    fn: NodeScoreFn
+    row_fn: RowScoreFn | None = None
 
 
 @dataclass(frozen=True, slots=True)

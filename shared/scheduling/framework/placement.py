@@ -19,12 +19,13 @@ Deliberate deviations:
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from shared.scheduling.framework.extension_points import NodeFilter, NodeScoreFn
+from shared.scheduling.framework.extension_points import NodeFilter, NodeScorer
 from shared.scheduling.framework.status import FitErrors, insufficient
 from shared.scheduling.model import NodeInfo, TaskInfo
 from shared.scheduling.node_matrix import BoolArray, FloatArray, IntArray, NodeMatrix
@@ -33,6 +34,11 @@ if TYPE_CHECKING:
     from shared.scheduling.framework.session import Session
 
 _FULL_REFRESH_FRACTION = 4
+_ROW_BY_ROW = 8
+_MAX_ENTRIES = 256
+"""Signatures kept at once (each holds three arrays over the nodes); least recently used
+ones are dropped and recomputed if needed again."""
+_MIN_RESOURCE = 0.1
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,21 +52,33 @@ class Placement:
     node: NodeInfo | None
     pipelined: bool = False
     fit_errors: FitErrors | None = None
-    feasible: int = 0
-    """How many nodes passed the predicates."""
 
 
 class _Entry:
-    __slots__ = ("columns", "fit_future", "fit_idle", "passes", "request", "score", "seen", "task")
+    __slots__ = (
+        "columns",
+        "columns_list",
+        "on_future",
+        "on_idle",
+        "request",
+        "request_list",
+        "seen",
+        "static",
+        "task",
+    )
 
     def __init__(self, task: TaskInfo, request: FloatArray, columns: IntArray, size: int) -> None:
         self.task = task
         self.request = request
         self.columns = columns
-        self.passes: BoolArray = np.zeros(size, dtype=np.bool_)
-        self.fit_idle: BoolArray = np.zeros(size, dtype=np.bool_)
-        self.fit_future: BoolArray = np.zeros(size, dtype=np.bool_)
-        self.score: FloatArray = np.zeros(size, dtype=np.float64)
+        self.request_list: list[float] = request.tolist()
+        self.columns_list: list[int] = columns.tolist()
+        self.static: BoolArray = np.ones(size, dtype=np.bool_)
+        """Whether the node passes the filters that do not change within a session."""
+        self.on_idle: FloatArray = np.full(size, -np.inf, dtype=np.float64)
+        """Score where the node passes and the idle resources fit, else -inf."""
+        self.on_future: FloatArray = np.full(size, -np.inf, dtype=np.float64)
+        """Score where the node passes and the future idle resources fit, else -inf."""
         self.seen = 0
 
 
@@ -71,10 +89,15 @@ class PlacementCache:
         self._ssn = ssn
         self._matrix: NodeMatrix = ssn.matrix
         self._filters: list[NodeFilter] = ssn.node_filters()
-        self._scorers: list[NodeScoreFn] = ssn.node_scorers()
+        self._static = [f for f in self._filters if not f.dynamic]
+        self._dynamic = [f for f in self._filters if f.dynamic]
+        self._scorers: list[NodeScorer] = ssn.node_scorers()
+        self._rows_by_row = all(f.row_fn is not None for f in self._dynamic) and all(
+            s.row_fn is not None for s in self._scorers
+        )
         self._per_job = any(f.per_job for f in self._filters)
         self._per_task = any(f.scalar is not None for f in self._filters) or ssn.has_scalar_scores
-        self._entries: dict[tuple[object, ...], _Entry] = {}
+        self._entries: OrderedDict[tuple[object, ...], _Entry] = OrderedDict()
         self._all_rows: IntArray = np.arange(len(self._matrix), dtype=np.intp)
 
     def signature(self, task: TaskInfo) -> tuple[object, ...]:
@@ -96,20 +119,18 @@ class PlacementCache:
     def place(self, task: TaskInfo) -> Placement:
         """Return the best node for ``task`` now, or why there is none."""
         entry = self._entry(task)
-        feasible = entry.passes & entry.fit_future
-        count = int(np.count_nonzero(feasible))
-        if count == 0:
-            return Placement(node=None, fit_errors=self._fit_errors(entry), feasible=0)
-        idle = feasible & entry.fit_idle
-        pipelined = not bool(idle.any())
-        candidates = feasible if pipelined else idle
-        row = int(np.argmax(np.where(candidates, entry.score, -np.inf)))
-        return Placement(node=self._ssn.node_list[row], pipelined=pipelined, feasible=count)
+        row = int(np.argmax(entry.on_idle))
+        if entry.on_idle[row] > -np.inf:
+            return Placement(node=self._ssn.node_list[row])
+        row = int(np.argmax(entry.on_future))
+        if entry.on_future[row] > -np.inf:
+            return Placement(node=self._ssn.node_list[row], pipelined=True)
+        return Placement(node=None, fit_errors=self._fit_errors(entry))
 
     def feasible_nodes(self, task: TaskInfo) -> list[NodeInfo]:
         """Return the nodes passing resource fit and predicates, by name."""
         entry = self._entry(task)
-        rows = np.flatnonzero(entry.passes & entry.fit_future)
+        rows = np.flatnonzero(entry.on_future > -np.inf)
         return [self._ssn.node_list[int(r)] for r in rows]
 
     # Internals ---------------------------------------------------------------------------
@@ -117,38 +138,78 @@ class PlacementCache:
         sig = self.signature(task)
         entry = self._entries.get(sig)
         changes = self._matrix.changes
-        if entry is None:
+        if entry is not None:
+            self._entries.move_to_end(sig)
+        else:
             request = task.vector if task.vector is not None else self._matrix.vector(task.resreq)
             columns = self._matrix.compared_columns(task.resreq)
             entry = _Entry(task, request, columns, len(self._matrix))
+            for flt in self._static:
+                entry.static &= flt.fn(task, self._matrix, self._all_rows)
             self._compute(entry, self._all_rows)
             entry.seen = len(changes)
             self._entries[sig] = entry
+            if len(self._entries) > _MAX_ENTRIES:
+                self._entries.popitem(last=False)
             return entry
         if entry.seen < len(changes):
             pending = changes[entry.seen :]
             if len(pending) * _FULL_REFRESH_FRACTION >= len(self._matrix):
-                rows = self._all_rows
+                self._compute(entry, self._all_rows)
+            elif self._rows_by_row and len(pending) <= _ROW_BY_ROW:
+                for row in sorted(set(pending)):
+                    self._compute_row(entry, row)
             else:
-                rows = np.unique(np.array(pending, dtype=np.intp))
-            self._compute(entry, rows)
+                self._compute(entry, np.unique(np.array(pending, dtype=np.intp)))
             entry.seen = len(changes)
         return entry
 
     def _compute(self, entry: _Entry, rows: IntArray) -> None:
         matrix = self._matrix
         task = entry.task
-        passes = np.ones(len(rows), dtype=np.bool_)
-        for flt in self._filters:
+        passes = entry.static[rows]
+        for flt in self._dynamic:
             passes &= flt.fn(task, matrix, rows)
-        entry.passes[rows] = passes
-        entry.fit_idle[rows] = matrix.fits(entry.request, matrix.idle[rows], entry.columns)
-        entry.fit_future[rows] = matrix.fits(entry.request, matrix.future_idle(rows), entry.columns)
-        if self._scorers:
-            score = np.zeros(len(rows), dtype=np.float64)
-            for scorer in self._scorers:
-                score += scorer(task, matrix, rows)
-            entry.score[rows] = score
+        idle = matrix.idle[rows]
+        fit_idle = matrix.fits(entry.request, idle, entry.columns)
+        fit_future = matrix.fits(
+            entry.request, idle + matrix.releasing[rows] - matrix.pipelined[rows], entry.columns
+        )
+        score = np.zeros(len(rows), dtype=np.float64)
+        for scorer in self._scorers:
+            score += scorer.fn(task, matrix, rows)
+        feasible = passes & fit_future
+        entry.on_future[rows] = np.where(feasible, score, -np.inf)
+        entry.on_idle[rows] = np.where(feasible & fit_idle, score, -np.inf)
+
+    def _compute_row(self, entry: _Entry, row: int) -> None:
+        """``_compute`` for one row in plain Python (same results, less numpy overhead)."""
+        matrix = self._matrix
+        task = entry.task
+        passes = bool(entry.static[row])
+        if passes:
+            for flt in self._dynamic:
+                if flt.row_fn is not None and not flt.row_fn(task, matrix, row):
+                    passes = False
+                    break
+        idle = matrix.idle[row].tolist()
+        releasing = matrix.releasing[row].tolist()
+        pipelined = matrix.pipelined[row].tolist()
+        request = entry.request_list
+        fit_idle = fit_future = True
+        for column in entry.columns_list:
+            want = request[column]
+            if want - idle[column] >= _MIN_RESOURCE:
+                fit_idle = False
+            if want - (idle[column] + releasing[column] - pipelined[column]) >= _MIN_RESOURCE:
+                fit_future = False
+        score = 0.0
+        for scorer in self._scorers:
+            if scorer.row_fn is not None:
+                score += scorer.row_fn(task, matrix, row)
+        feasible = passes and fit_future
+        entry.on_future[row] = score if feasible else -np.inf
+        entry.on_idle[row] = score if feasible and fit_idle else -np.inf
 
     def _fit_errors(self, entry: _Entry) -> FitErrors:
         matrix = self._matrix

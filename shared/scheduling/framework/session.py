@@ -49,10 +49,12 @@ from shared.scheduling.framework.extension_points import (
     NodeFilter,
     NodeOrderFn,
     NodeScoreFn,
+    NodeScorer,
     OverusedFn,
     PredicateFn,
     QueueOrderFn,
     ReservedNodesFn,
+    RowScoreFn,
     TargetJobFn,
     TaskOrderFn,
 )
@@ -131,7 +133,7 @@ class Session:
         self._predicate = ExtensionPoint[PredicateFn](Kind.PREDICATE)
         self._node_filter = ExtensionPoint[NodeFilter](Kind.PREDICATE)
         self._node_order = ExtensionPoint[NodeOrderFn](Kind.NODE_ORDER)
-        self._node_score = ExtensionPoint[NodeScoreFn](Kind.NODE_ORDER)
+        self._node_score = ExtensionPoint[NodeScorer](Kind.NODE_ORDER)
         self._overused = ExtensionPoint[OverusedFn](Kind.OVERUSED)
         self._allocatable = ExtensionPoint[AllocatableFn](Kind.ALLOCATABLE)
         self._target_job = ExtensionPoint[TargetJobFn](Kind.TARGET_JOB)
@@ -299,9 +301,15 @@ class Session:
         """Register a one-node score (``AddNodeOrderFn``)."""
         self._node_order.register(name, fn)
 
-    def add_node_score_fn(self, name: str, fn: NodeScoreFn) -> None:
-        """Register a vectorised score over many nodes (vcbus; ``AddBatchNodeOrderFn``)."""
-        self._node_score.register(name, fn)
+    def add_node_score_fn(
+        self, name: str, fn: NodeScoreFn, row_fn: RowScoreFn | None = None
+    ) -> None:
+        """Register a vectorised score over many nodes (vcbus; ``AddBatchNodeOrderFn``).
+
+        ``row_fn``, when given, computes the same score for one row in plain Python; the
+        placement cache uses it when only a few rows changed.
+        """
+        self._node_score.register(name, NodeScorer(fn=fn, row_fn=row_fn))
 
     def add_overused_fn(self, name: str, fn: OverusedFn) -> None:
         """Register a queue overuse check (``AddOverusedFn``)."""
@@ -435,7 +443,7 @@ class Session:
 
     def job_valid(self, job: JobInfo) -> ValidateResult | None:
         """The first failing validity check, or ``None`` (``JobValid``)."""
-        for fn in self._enabled(self._job_valid):
+        for fn in self._job_valid_fns:
             result = fn(job)
             if result is not None and not result.passed:
                 return result
@@ -460,18 +468,18 @@ class Session:
         total = 0.0
         for option in self._options_for(Kind.NODE_ORDER):
             for scorer in self._node_score.of(option.name):
-                total += float(scorer(task, self.matrix, rows)[0])
+                total += float(scorer.fn(task, self.matrix, rows)[0])
             for fn in self._node_order.of(option.name):
                 total += fn(task, node)
         return total
 
     def overused(self, queue: QueueInfo) -> bool:
         """Whether any plugin says ``queue`` is overused (``Overused``)."""
-        return any(fn(queue) for fn in self._enabled(self._overused))
+        return any(fn(queue) for fn in self._overused_fns)
 
     def allocatable(self, queue: QueueInfo, task: TaskInfo) -> bool:
         """Whether every plugin lets ``queue`` take ``task`` (``Allocatable``)."""
-        return all(fn(queue, task) for fn in self._enabled(self._allocatable))
+        return all(fn(queue, task) for fn in self._allocatable_fns)
 
     def target_job(self, jobs: Sequence[JobInfo]) -> JobInfo | None:
         """The first plugin's elected target job (``TargetJob``, v1.5.1)."""
@@ -517,13 +525,13 @@ class Session:
                 out.append(self._wrap_predicate(fn))
         return out
 
-    def node_scorers(self) -> list[NodeScoreFn]:
+    def node_scorers(self) -> list[NodeScorer]:
         """The enabled vectorised scores, scalar-only scores wrapped, tier order."""
-        out: list[NodeScoreFn] = []
+        out: list[NodeScorer] = []
         for option in self._options_for(Kind.NODE_ORDER):
             out.extend(self._node_score.of(option.name))
             for fn in self._node_order.of(option.name):
-                out.append(self._wrap_score(fn))
+                out.append(NodeScorer(fn=self._wrap_score(fn)))
         return out
 
     @property
@@ -538,7 +546,7 @@ class Session:
                 [fn(task, self.node_list[int(r)]) is None for r in rows], dtype=np.bool_
             )
 
-        return NodeFilter(reason="predicate failed", fn=vectorised, scalar=fn)
+        return NodeFilter(reason="predicate failed", fn=vectorised, dynamic=True, scalar=fn)
 
     def _wrap_score(self, fn: NodeOrderFn) -> NodeScoreFn:
         def vectorised(task: TaskInfo, matrix: NodeMatrix, rows: IntArray) -> FloatArray:
@@ -704,6 +712,9 @@ class Session:
         self._queue_order_fns: list[QueueOrderFn] = list(self._enabled(self._queue_order))
         self._task_order_fns: list[TaskOrderFn] = list(self._enabled(self._task_order))
         self._job_ready_fns: list[JobReadyFn] = list(self._enabled(self._job_ready))
+        self._job_valid_fns: list[JobValidFn] = list(self._enabled(self._job_valid))
+        self._overused_fns: list[OverusedFn] = list(self._enabled(self._overused))
+        self._allocatable_fns: list[AllocatableFn] = list(self._enabled(self._allocatable))
 
 
 def open_session(

@@ -56,28 +56,66 @@ class BinpackPlugin:
         if self.weight == 0:
             return
 
+        plans: dict[int, tuple[IntArray, FloatArray, FloatArray, float]] = {}
+
+        def plan(
+            task: TaskInfo, matrix: NodeMatrix
+        ) -> tuple[IntArray, FloatArray, FloatArray, float]:
+            """Columns, requests and weights of the task's weighted resources, and Σ weights."""
+            found = plans.get(id(task.resreq))
+            if found is None:
+                columns, requests, weights_ = [], [], []
+                weight_sum = 0
+                for name in task.resreq.requested_names():
+                    resource_weight = self.resources.get(name)
+                    if resource_weight is None:
+                        continue
+                    weight_sum += resource_weight
+                    column = matrix.dimension_index.get(name)
+                    if column is None or resource_weight == 0:
+                        continue
+                    columns.append(column)
+                    requests.append(task.resreq.amount(name))
+                    weights_.append(float(resource_weight))
+                found = (
+                    np.array(columns, dtype=np.intp),
+                    np.array(requests, dtype=np.float64),
+                    np.array(weights_, dtype=np.float64),
+                    float(weight_sum),
+                )
+                plans[id(task.resreq)] = found
+            return found
+
         def score(task: TaskInfo, matrix: NodeMatrix, rows: IntArray) -> FloatArray:
-            total = np.zeros(len(rows), dtype=np.float64)
-            weight_sum = 0
-            for name in task.resreq.requested_names():
-                resource_weight = self.resources.get(name)
-                column = matrix.dimension_index.get(name)
-                if resource_weight is None:
-                    continue
-                weight_sum += resource_weight
-                if column is None or resource_weight == 0:
-                    continue
-                request = task.resreq.amount(name)
-                allocatable = matrix.allocatable[rows, column]
-                used = matrix.used[rows, column] + request
-                fits = (allocatable > 0) & (used <= allocatable)
-                safe = np.where(allocatable > 0, allocatable, 1.0)
-                total += np.where(fits, used * resource_weight / safe, 0.0)
+            columns, requests, weights_, weight_sum = plan(task, matrix)
+            if len(columns) == 0:
+                return np.zeros(len(rows), dtype=np.float64)
+            allocatable = matrix.allocatable[rows][:, columns]
+            used = matrix.used[rows][:, columns] + requests
+            fits = (allocatable > 0) & (used <= allocatable)
+            safe = np.where(allocatable > 0, allocatable, 1.0)
+            total: FloatArray = np.where(fits, used * weights_ / safe, 0.0).sum(axis=1)
             if weight_sum > 0:
                 total /= weight_sum
             return total * (MAX_NODE_SCORE * self.weight)
 
-        ssn.add_node_score_fn(NAME, score)
+        def score_row(task: TaskInfo, matrix: NodeMatrix, row: int) -> float:
+            columns, requests, weights_, weight_sum = plan(task, matrix)
+            total = 0.0
+            allocatable = matrix.allocatable[row].tolist()
+            used = matrix.used[row].tolist()
+            for column, request, resource_weight in zip(
+                columns.tolist(), requests.tolist(), weights_.tolist(), strict=True
+            ):
+                alloc = allocatable[column]
+                final = used[column] + request
+                if alloc > 0 and final <= alloc:
+                    total += final * resource_weight / alloc
+            if weight_sum > 0:
+                total /= weight_sum
+            return total * (MAX_NODE_SCORE * self.weight)
+
+        ssn.add_node_score_fn(NAME, score, score_row)
 
     def on_session_close(self, ssn: Session) -> None:
         """Nothing to report."""

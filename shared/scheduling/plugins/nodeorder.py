@@ -14,6 +14,8 @@ Deliberate deviations:
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from shared.scheduling.framework.conf import Arguments
@@ -21,23 +23,35 @@ from shared.scheduling.framework.plugin import get_int
 from shared.scheduling.framework.session import Session
 from shared.scheduling.model import TaskInfo
 from shared.scheduling.node_matrix import FloatArray, IntArray, NodeMatrix
+from shared.scheduling.resource import CPU, MEMORY
 
 NAME = "nodeorder"
 MAX_NODE_SCORE = 100
 
-_COLUMNS = np.array([0, 1], dtype=np.intp)  # cpu, memory
-
 
 def _requested(task: TaskInfo, matrix: NodeMatrix, rows: IntArray) -> tuple[FloatArray, FloatArray]:
     request = task.vector if task.vector is not None else matrix.vector(task.resreq)
-    requested = matrix.used[np.ix_(rows, _COLUMNS)] + request[_COLUMNS]
-    allocatable = matrix.allocatable[np.ix_(rows, _COLUMNS)]
+    requested = matrix.used[rows, :2] + request[:2]
+    allocatable = matrix.allocatable[rows, :2]
     return requested, allocatable
 
 
 def least_requested(task: TaskInfo, matrix: NodeMatrix, rows: IntArray) -> FloatArray:
     """``LeastAllocated``: mean over cpu/memory of ``(alloc - req) * 100 // alloc``."""
-    requested, allocatable = _requested(task, matrix, rows)
+    return _least(*_requested(task, matrix, rows))
+
+
+def most_requested(task: TaskInfo, matrix: NodeMatrix, rows: IntArray) -> FloatArray:
+    """``MostAllocated``: mean over cpu/memory of ``req * 100 // alloc``."""
+    return _most(*_requested(task, matrix, rows))
+
+
+def balanced_resource(task: TaskInfo, matrix: NodeMatrix, rows: IntArray) -> FloatArray:
+    """``BalancedAllocation``: ``(1 - std(cpu fraction, memory fraction)) * 100``."""
+    return _balanced(*_requested(task, matrix, rows))
+
+
+def _least(requested: FloatArray, allocatable: FloatArray) -> FloatArray:
     valid = (allocatable > 0) & (requested <= allocatable)
     safe = np.where(allocatable > 0, allocatable, 1.0)
     per = np.where(valid, np.floor((allocatable - requested) * MAX_NODE_SCORE / safe), 0.0)
@@ -45,9 +59,7 @@ def least_requested(task: TaskInfo, matrix: NodeMatrix, rows: IntArray) -> Float
     return score
 
 
-def most_requested(task: TaskInfo, matrix: NodeMatrix, rows: IntArray) -> FloatArray:
-    """``MostAllocated``: mean over cpu/memory of ``req * 100 // alloc``."""
-    requested, allocatable = _requested(task, matrix, rows)
+def _most(requested: FloatArray, allocatable: FloatArray) -> FloatArray:
     valid = (allocatable > 0) & (requested <= allocatable)
     safe = np.where(allocatable > 0, allocatable, 1.0)
     per = np.where(valid, np.floor(requested * MAX_NODE_SCORE / safe), 0.0)
@@ -55,9 +67,7 @@ def most_requested(task: TaskInfo, matrix: NodeMatrix, rows: IntArray) -> FloatA
     return score
 
 
-def balanced_resource(task: TaskInfo, matrix: NodeMatrix, rows: IntArray) -> FloatArray:
-    """``BalancedAllocation``: ``(1 - std(cpu fraction, memory fraction)) * 100``."""
-    requested, allocatable = _requested(task, matrix, rows)
+def _balanced(requested: FloatArray, allocatable: FloatArray) -> FloatArray:
     present = allocatable > 0
     safe = np.where(present, allocatable, 1.0)
     fraction = np.minimum(requested / safe, 1.0)
@@ -65,6 +75,32 @@ def balanced_resource(task: TaskInfo, matrix: NodeMatrix, rows: IntArray) -> Flo
     std = np.where(both, np.abs(fraction[:, 0] - fraction[:, 1]) / 2, 0.0)
     score: FloatArray = np.floor((1 - std) * MAX_NODE_SCORE)
     return score
+
+
+def _least_row(requested: tuple[float, float], allocatable: tuple[float, float]) -> float:
+    total = 0.0
+    for want, alloc in zip(requested, allocatable, strict=True):
+        if alloc > 0 and want <= alloc:
+            total += math.floor((alloc - want) * MAX_NODE_SCORE / alloc)
+    return float(math.floor(total / 2))
+
+
+def _most_row(requested: tuple[float, float], allocatable: tuple[float, float]) -> float:
+    total = 0.0
+    for want, alloc in zip(requested, allocatable, strict=True):
+        if alloc > 0 and want <= alloc:
+            total += math.floor(want * MAX_NODE_SCORE / alloc)
+    return float(math.floor(total / 2))
+
+
+def _balanced_row(requested: tuple[float, float], allocatable: tuple[float, float]) -> float:
+    if allocatable[0] > 0 and allocatable[1] > 0:
+        cpu = min(requested[0] / allocatable[0], 1.0)
+        memory = min(requested[1] / allocatable[1], 1.0)
+        std = abs(cpu - memory) / 2
+    else:
+        std = 0.0
+    return float(math.floor((1 - std) * MAX_NODE_SCORE))
 
 
 class NodeOrderPlugin:
@@ -82,16 +118,32 @@ class NodeOrderPlugin:
         """Register the weighted score."""
 
         def score(task: TaskInfo, matrix: NodeMatrix, rows: IntArray) -> FloatArray:
+            requested, allocatable = _requested(task, matrix, rows)
             total = np.zeros(len(rows), dtype=np.float64)
             if self.least_weight:
-                total += self.least_weight * least_requested(task, matrix, rows)
+                total += self.least_weight * _least(requested, allocatable)
             if self.most_weight:
-                total += self.most_weight * most_requested(task, matrix, rows)
+                total += self.most_weight * _most(requested, allocatable)
             if self.balanced_weight:
-                total += self.balanced_weight * balanced_resource(task, matrix, rows)
+                total += self.balanced_weight * _balanced(requested, allocatable)
             return total
 
-        ssn.add_node_score_fn(NAME, score)
+        def score_row(task: TaskInfo, matrix: NodeMatrix, row: int) -> float:
+            request = task.resreq
+            used = matrix.used[row].tolist()
+            allocatable = matrix.allocatable[row].tolist()
+            requested = (used[0] + request.amount(CPU), used[1] + request.amount(MEMORY))
+            alloc = (allocatable[0], allocatable[1])
+            total = 0.0
+            if self.least_weight:
+                total += self.least_weight * _least_row(requested, alloc)
+            if self.most_weight:
+                total += self.most_weight * _most_row(requested, alloc)
+            if self.balanced_weight:
+                total += self.balanced_weight * _balanced_row(requested, alloc)
+            return total
+
+        ssn.add_node_score_fn(NAME, score, score_row)
 
     def on_session_close(self, ssn: Session) -> None:
         """Nothing to report."""

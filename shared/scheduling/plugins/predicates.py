@@ -63,6 +63,12 @@ def pod_count_filter(task: TaskInfo, matrix: NodeMatrix, rows: IntArray) -> Bool
     return matrix.pod_count[rows] < matrix.max_pods[rows]
 
 
+def pod_count_row(task: TaskInfo, matrix: NodeMatrix, row: int) -> bool:
+    """``pod_count_filter`` for one row."""
+    del task
+    return bool(matrix.pod_count[row] < matrix.max_pods[row])
+
+
 def unschedulable_filter(task: TaskInfo, matrix: NodeMatrix, rows: IntArray) -> BoolArray:
     """Nodes not cordoned, unless the pod tolerates the unschedulable taint."""
     if tolerates_all(task.pod.tolerations, (UNSCHEDULABLE_TAINT,)):
@@ -106,7 +112,12 @@ class PredicatesPlugin:
 
     def on_session_open(self, ssn: Session) -> None:
         """Register the node filters (pod count first, as Volcano checks it first)."""
-        ssn.add_node_filter_fn(NAME, NodeFilter(NODE_POD_NUMBER_EXCEEDED, pod_count_filter))
+        ssn.add_node_filter_fn(
+            NAME,
+            NodeFilter(
+                NODE_POD_NUMBER_EXCEEDED, pod_count_filter, dynamic=True, row_fn=pod_count_row
+            ),
+        )
         ssn.add_node_filter_fn(NAME, NodeFilter(NODE_UNSCHEDULABLE, unschedulable_filter))
         ssn.add_node_filter_fn(NAME, NodeFilter(NODE_SELECTOR_MISMATCH, selector_filter))
         ssn.add_node_filter_fn(NAME, NodeFilter(NODE_UNTOLERATED_TAINT, _TaintFilter()))

@@ -35,6 +35,7 @@ NAME = "proportion"
 
 QUEUE_CLOSED = "QueueClosed"
 QUEUE_OVER_CAPABILITY = "QueueOverCapability"
+GANG_UNSCHEDULABLE = "GangUnschedulable"
 
 
 @dataclass(slots=True)
@@ -59,6 +60,10 @@ class QueueAttr:
             (share(self.allocated.amount(n), self.deserved.amount(n)) for n in self.deserved),
             default=0.0,
         )
+
+
+def _brief(resource: Resource) -> str:
+    return ", ".join(f"{n} {resource.amount(n):g}" for n in resource.requested_names()) or "none"
 
 
 def _min_resources(job: JobInfo) -> Resource:
@@ -198,12 +203,19 @@ class ProportionPlugin:
             if attr is None:
                 return True
             future = attr.allocated + task.resreq
-            if future.less_equal_on(attr.deserved, task.resreq.requested_names()):
+            requested = task.resreq.requested_names()
+            if future.less_equal_on(attr.deserved, requested):
                 return True
-            job.blocked = (
-                QUEUE_OVER_CAPABILITY,
-                f"queue {queue.name} would exceed its deserved share",
-            )
+            if attr.capability is not None and not future.less_equal_on(attr.capability, requested):
+                job.blocked = (
+                    QUEUE_OVER_CAPABILITY,
+                    f"queue {queue.name} would exceed its capability",
+                )
+            else:
+                job.blocked = (
+                    GANG_UNSCHEDULABLE,
+                    f"queue {queue.name} has no share left (deserved {_brief(attr.deserved)})",
+                )
             return False
 
         return allocatable
