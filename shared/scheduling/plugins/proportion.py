@@ -15,9 +15,11 @@ Deliberate deviations:
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from contracts.objects.podgroup import PodGroupPhase
+from contracts.quantity import format_quantity
 from shared.scheduling.framework.conf import Arguments
 from shared.scheduling.framework.extension_points import (
     AllocatableFn,
@@ -63,7 +65,12 @@ class QueueAttr:
 
 
 def _brief(resource: Resource) -> str:
-    return ", ".join(f"{n} {resource.amount(n):g}" for n in resource.requested_names()) or "none"
+    parts = [
+        f"{n} {format_quantity(n, round(resource.amount(n)))}"
+        for n in resource.requested_names()
+        if math.isfinite(resource.amount(n))
+    ]
+    return ", ".join(parts) or "nothing"
 
 
 def _min_resources(job: JobInfo) -> Resource:
@@ -209,12 +216,12 @@ class ProportionPlugin:
             if attr.capability is not None and not future.less_equal_on(attr.capability, requested):
                 job.blocked = (
                     QUEUE_OVER_CAPABILITY,
-                    f"queue {queue.name} would exceed its capability",
+                    f"queue {queue.name} would exceed its capability ({_brief(attr.capability)})",
                 )
             else:
                 job.blocked = (
                     GANG_UNSCHEDULABLE,
-                    f"queue {queue.name} has no share left (deserved {_brief(attr.deserved)})",
+                    f"queue {queue.name} is at its deserved share ({_brief(attr.deserved)})",
                 )
             return False
 

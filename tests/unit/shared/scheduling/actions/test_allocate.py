@@ -4,18 +4,32 @@ from __future__ import annotations
 
 import pytest
 
+from contracts.keys import JobKey
+from contracts.objects.node import Node
 from contracts.objects.pod import PodPhase
 from contracts.objects.podgroup import PodGroupPhase
-from contracts.objects.queue import QueueState
+from contracts.objects.queue import Queue, QueueState
+from shared.scheduling.actions import ACTIONS
 from shared.scheduling.framework.conf import Configuration, Kind
+from shared.scheduling.framework.session import close_session, open_session
+from shared.scheduling.framework.statement import Statement
 from shared.scheduling.model import TaskStatus
+from shared.scheduling.plugins import PLUGIN_BUILDERS
+from shared.scheduling.snapshot import PodGroupState, PodState, Reservation
 from tests.support.builders import build_node, build_pod, build_podgroup, build_queue
-from tests.support.scheduling import SchedulingCase, go_plugin, run_case, tier
+from tests.support.scheduling import (
+    NOW,
+    SchedulingCase,
+    go_plugin,
+    run_case,
+    snapshot_of,
+    tier,
+)
 
 PENDING, RUNNING = PodPhase.PENDING, PodPhase.RUNNING
 INQUEUE = PodGroupPhase.INQUEUE
 R1 = {"cpu": "1", "memory": "1G"}
-NODE_2C = {"cpu": "2", "memory": "4Gi", "pods": 10}
+NODE_2C: dict[str, str | int | float] = {"cpu": "2", "memory": "4Gi", "pods": 10}
 
 ALLOCATE_TEST = "volcano@00f36c3b pkg/scheduler/actions/allocate/allocate_test.go"
 PROPORTION_TEST = "volcano@master pkg/scheduler/plugins/proportion/proportion_test.go"
@@ -237,14 +251,14 @@ ALLOCATE_CASES = [
 ]
 
 
-def _proportion_nodes() -> list:
+def _proportion_nodes() -> list[Node]:
     return [
         build_node("n1", {"cpu": "2", "memory": "2G", "pods": 10}),
         build_node("n2", {"cpu": "2", "memory": "2G", "pods": 10}),
     ]
 
 
-def _proportion_base() -> tuple[list, list, list]:
+def _proportion_base() -> tuple[list[PodState], list[PodGroupState], list[Queue]]:
     pods = [
         build_pod("ns1", "pod1", "n1", RUNNING, {"cpu": "1", "memory": "2G"}, "pg1"),
         build_pod("ns1", "pod2", "n2", RUNNING, {"cpu": "2", "memory": "1G"}, "pg2"),
@@ -327,7 +341,10 @@ def _proportion_cases() -> list[SchedulingCase]:
         ),
         SchedulingCase(
             name="exceed deserved, can not allocate",
-            origin=f"{PROPORTION_TEST} TestEnqueueAndAllocable/case3: exceed deserved, can not allocate",
+            origin=(
+                f"{PROPORTION_TEST} TestEnqueueAndAllocable/case3: exceed deserved, "
+                "can not allocate"
+            ),
             podgroups=[
                 *podgroups,
                 build_podgroup("pg5", "ns1", "q1", 1, min_resources={"cpu": "1", "memory": "1G"}),
@@ -401,7 +418,7 @@ def test_binds_match_volcano_when_porting_its_allocate_tables(case: SchedulingCa
 SEED = "vcbus seed example"
 
 
-def _master_worker(master_priority: int, worker_priority: int) -> list:
+def _master_worker(master_priority: int, worker_priority: int) -> list[PodState]:
     pods = [
         build_pod(
             "ns",
@@ -515,7 +532,7 @@ def test_nothing_is_bound_when_the_cluster_is_smaller_than_any_task_minimum() ->
         expect_task_status={"ns/job": {TaskStatus.PENDING: 8}},
     )
     run = run_case(case)
-    message = run.session.job_conditions["ns/job"][0].message  # type: ignore[index]
+    message = run.session.job_conditions[JobKey("ns/job")][0].message
     assert message.startswith("gang 0/5 ready; task master 0/3; task worker 0/2")
 
 
@@ -548,8 +565,6 @@ def test_two_gangs_never_both_end_half_placed_when_competing_for_one_cluster() -
 
 def test_locked_node_takes_no_pod_of_a_non_target_job() -> None:
     """A6: n1 is locked for ns/target, so ns/other goes to n2 and never to n1."""
-    from shared.scheduling.snapshot import Reservation
-
     case = SchedulingCase(
         name="locked node",
         origin=SEED,
@@ -562,7 +577,7 @@ def test_locked_node_takes_no_pod_of_a_non_target_job() -> None:
             build_node("n2", {"cpu": "2", "pods": 110}),
         ],
         queues=[build_queue("default")],
-        reservation=Reservation(target_job="ns/target", locked_nodes=frozenset({"n1"})),  # type: ignore[arg-type]
+        reservation=Reservation(target_job=JobKey("ns/target"), locked_nodes=frozenset({"n1"})),
         expect_binds={"ns/other-w-0": "n2", "ns/other-w-1": "n2"},
     )
     run_case(case)
@@ -570,8 +585,6 @@ def test_locked_node_takes_no_pod_of_a_non_target_job() -> None:
 
 def test_locked_node_takes_the_target_jobs_pods() -> None:
     """A6: the target job may use the node locked for it."""
-    from shared.scheduling.snapshot import Reservation
-
     case = SchedulingCase(
         name="target uses locked node",
         origin=SEED,
@@ -582,7 +595,7 @@ def test_locked_node_takes_the_target_jobs_pods() -> None:
         ],
         nodes=[build_node("n1", {"cpu": "4", "pods": 110})],
         queues=[build_queue("default")],
-        reservation=Reservation(target_job="ns/target", locked_nodes=frozenset({"n1"})),  # type: ignore[arg-type]
+        reservation=Reservation(target_job=JobKey("ns/target"), locked_nodes=frozenset({"n1"})),
         expect_binds={"ns/target-w-0": "n1", "ns/target-w-1": "n1"},
     )
     run_case(case)
@@ -590,8 +603,6 @@ def test_locked_node_takes_the_target_jobs_pods() -> None:
 
 def test_job_waits_for_reservation_when_only_locked_nodes_would_fit() -> None:
     """A8: a gang blocked only by locks is WaitingForReservation."""
-    from shared.scheduling.snapshot import Reservation
-
     case = SchedulingCase(
         name="waiting for reservation",
         origin=SEED,
@@ -599,7 +610,7 @@ def test_job_waits_for_reservation_when_only_locked_nodes_would_fit() -> None:
         pods=[build_pod("ns", "other-w-0", None, PENDING, {"cpu": "1"}, "other")],
         nodes=[build_node("n1", {"cpu": "4", "pods": 110})],
         queues=[build_queue("default")],
-        reservation=Reservation(target_job="ns/target", locked_nodes=frozenset({"n1"})),  # type: ignore[arg-type]
+        reservation=Reservation(target_job=JobKey("ns/target"), locked_nodes=frozenset({"n1"})),
         expect_binds={},
         expect_condition={"ns/other": "WaitingForReservation"},
     )
@@ -650,8 +661,8 @@ def test_pending_podgroup_is_promoted_when_promote_pending_is_configured() -> No
     run_case(case)
 
 
-def test_job_is_pipelined_when_only_releasing_resources_fit() -> None:
-    """A task fitting only future idle resources is Pipelined, not bound."""
+def test_task_is_pipelined_not_bound_when_only_releasing_resources_fit() -> None:
+    """A task fitting only future idle resources (a pod releasing) is Pipelined, not bound."""
     case = SchedulingCase(
         name="pipelined",
         origin=SEED,
@@ -659,42 +670,18 @@ def test_job_is_pipelined_when_only_releasing_resources_fit() -> None:
             build_podgroup("job", "ns", "default", 1),
             build_podgroup("old", "ns", "default", 1, phase=PodGroupPhase.RUNNING),
         ],
-        pods=[build_pod("ns", "job-w-0", None, PENDING, {"cpu": "2"}, "job")],
+        pods=[
+            build_pod("ns", "job-w-0", None, PENDING, {"cpu": "2"}, "job"),
+            build_pod("ns", "old-w-0", "n1", RUNNING, {"cpu": "2"}, "old"),
+        ],
         nodes=[build_node("n1", {"cpu": "2", "pods": 110})],
         queues=[build_queue("default")],
-        expect_binds={},
     )
-    from tests.support.scheduling import snapshot_of
-    from shared.scheduling.framework.session import open_session, close_session
-    from shared.scheduling.plugins import PLUGIN_BUILDERS
-    from shared.scheduling.actions import ACTIONS
-    from tests.support.scheduling import NOW
-
     ssn = open_session(snapshot_of(case), case.tiers, builders=PLUGIN_BUILDERS, now=NOW)
-    old = build_pod("ns", "old-w-0", "n1", RUNNING, {"cpu": "2"}, "old")
-    # Mark a running pod as releasing through a statement, as preempt would.
-    from shared.scheduling.framework.statement import Statement
-
-    ssn2 = open_session(
-        snapshot_of(
-            SchedulingCase(
-                name="x",
-                origin=SEED,
-                podgroups=case.podgroups,
-                pods=[*case.pods, old],
-                nodes=case.nodes,
-                queues=case.queues,
-            )
-        ),
-        case.tiers,
-        builders=PLUGIN_BUILDERS,
-        now=NOW,
-    )
-    victim = next(t for t in ssn2.jobs["ns/old"].tasks.values())  # type: ignore[index]
-    Statement(ssn2).evict(victim, "test")
-    ACTIONS["allocate"]().execute(ssn2)
-    result = close_session(ssn2)
+    victim = ssn.jobs[JobKey("ns/old")].tasks["ns-old-w-0"]
+    Statement(ssn).evict(victim, "preempted")
+    ACTIONS["allocate"]().execute(ssn)
+    result = close_session(ssn)
     assert result.decisions == ()
-    job = ssn2.jobs["ns/job"]  # type: ignore[index]
-    assert [t.node_name for t in job.tasks_by_status[TaskStatus.PIPELINED].values()] == ["n1"]
-    del ssn
+    pipelined = ssn.jobs[JobKey("ns/job")].tasks_by_status[TaskStatus.PIPELINED]
+    assert [t.node_name for t in pipelined.values()] == ["n1"]

@@ -1,0 +1,78 @@
+"""Scheduler configuration: volcano-scheduler.conf shape, checked at start-up."""
+
+from __future__ import annotations
+
+import pytest
+
+from shared.scheduling.framework.conf import ConfError, Kind, default_conf, parse_conf
+
+VOLCANO_CONF = """
+actions: "allocate, backfill"
+tiers:
+- plugins:
+  - name: priority
+  - name: gang
+    enablePreemptable: false
+  - name: conformance
+- plugins:
+  - name: drf
+    enablePreemptable: false
+  - name: predicates
+  - name: proportion
+  - name: nodeorder
+    arguments:
+      leastrequested.weight: 2
+  - name: binpack
+configurations:
+- name: allocate
+  arguments:
+    promote-pending: true
+"""
+
+
+def test_volcano_conf_is_read_with_flags_and_arguments() -> None:
+    conf = parse_conf(VOLCANO_CONF)
+    assert conf.actions == ("allocate", "backfill")
+    names = [[p.name for p in t.plugins] for t in conf.tiers]
+    assert names == [
+        ["priority", "gang", "conformance"],
+        ["drf", "predicates", "proportion", "nodeorder", "binpack"],
+    ]
+    gang = conf.tiers[0].plugins[1]
+    assert not gang.enabled(Kind.PREEMPTABLE)
+    assert gang.enabled(Kind.JOB_READY)
+    assert conf.tiers[1].plugins[3].arguments == {"leastrequested.weight": 2}
+    assert conf.action_arguments("allocate") == {"promote-pending": True}
+
+
+def test_default_conf_runs_allocate_then_backfill() -> None:
+    assert default_conf().actions == ("allocate", "backfill")
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('actions: "allocate, preempt"', "unknown action 'preempt'"),
+        ("actions: allocate\ntiers:\n- plugins:\n  - name: magic", "unknown plugin 'magic'"),
+        (
+            "actions: allocate\ntiers:\n- plugins:\n  - name: gang\n    enableMagic: true",
+            "unknown key 'enableMagic'",
+        ),
+        ("actions: allocate\ntier: []", "unknown key 'tier'"),
+        ("- just a list", "must be a mapping"),
+        ("actions: [allocate]", "comma-separated string"),
+    ],
+)
+def test_parse_fails_with_a_helpful_message_when_conf_is_wrong(text: str, message: str) -> None:
+    with pytest.raises(ConfError, match=message):
+        parse_conf(text)
+
+
+def test_unknown_action_message_lists_the_known_ones() -> None:
+    with pytest.raises(ConfError, match="known actions: allocate, backfill"):
+        parse_conf('actions: "enqueue, allocate"')
+
+
+def test_scalar_top_level_keys_become_global_arguments() -> None:
+    conf = parse_conf('actions: "allocate"\novercommit-factor: 1.2')
+    assert conf.arguments == {"overcommit-factor": 1.2}

@@ -1,0 +1,61 @@
+"""Node choice: idle before future idle, ties to the smallest node name, refresh by row."""
+
+from __future__ import annotations
+
+from contracts.keys import JobKey
+from contracts.objects.pod import PodPhase
+from shared.scheduling.framework.session import open_session
+from shared.scheduling.framework.statement import Statement
+from shared.scheduling.plugins import PLUGIN_BUILDERS
+from shared.scheduling.snapshot import ClusterSnapshot
+from tests.support.builders import build_node, build_pod, build_podgroup, build_queue
+from tests.support.scheduling import DEFAULT_TIERS, NOW
+
+
+def _snapshot(nodes: int, pods: int) -> ClusterSnapshot:
+    return ClusterSnapshot.build(
+        nodes=[
+            build_node(f"n{i}", {"cpu": "4", "memory": "4Gi", "pods": 110})
+            for i in reversed(range(nodes))
+        ],
+        queues=[build_queue("default")],
+        podgroups=[build_podgroup("job", "ns", "default", 1)],
+        pods=[
+            build_pod(
+                "ns", f"job-w-{i}", None, PodPhase.PENDING, {"cpu": "1", "memory": "1Gi"}, "job"
+            )
+            for i in range(pods)
+        ],
+    )
+
+
+def test_tie_goes_to_the_node_name_that_sorts_first() -> None:
+    """A7: equal scores on n0..n4 → n0, whatever order the nodes came in."""
+    ssn = open_session(_snapshot(5, 1), DEFAULT_TIERS, builders=PLUGIN_BUILDERS, now=NOW)
+    placement = ssn.place(ssn.jobs[JobKey("ns/job")].tasks["ns-job-w-0"])
+    assert placement.node is not None
+    assert placement.node.name == "n0"
+    assert not placement.pipelined
+
+
+def test_cached_choice_follows_the_nodes_as_tasks_are_placed_and_discarded() -> None:
+    """After each allocation the cache sees the node fill up; a discard gives room back."""
+    ssn = open_session(_snapshot(2, 12), DEFAULT_TIERS, builders=PLUGIN_BUILDERS, now=NOW)
+    job = ssn.jobs[JobKey("ns/job")]
+    stmt = Statement(ssn)
+    chosen = []
+    for i in range(8):
+        task = job.tasks[f"ns-job-w-{i}"]
+        placement = ssn.place(task)
+        assert placement.node is not None
+        stmt.allocate(task, placement.node)
+        chosen.append(placement.node.name)
+    assert sorted(chosen) == ["n0"] * 4 + ["n1"] * 4
+    ninth = ssn.place(job.tasks["ns-job-w-8"])
+    assert ninth.node is None
+    assert ninth.fit_errors is not None
+    assert ninth.fit_errors.reasons == {"Insufficient cpu": 2}
+    stmt.discard()
+    again = ssn.place(job.tasks["ns-job-w-8"])
+    assert again.node is not None
+    assert again.node.name == "n0"

@@ -1,0 +1,78 @@
+"""Snapshot scenarios (DESIGN §9): bindings, phases, conditions; deterministic output."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+
+from shared.scheduling.framework.conf import ConfError
+from shared.scheduling.scenario import run_snapshot_scenario
+from shared.scheduling.snapshot import ScenarioError
+
+SCENARIO = """
+config:
+  actions: "allocate, backfill"
+nodes:
+  - {name: n1, allocatable: {cpu: "2", memory: 4Gi, pods: 110}, labels: {role: master}}
+  - {name: n2, allocatable: {cpu: "2", memory: 4Gi, pods: 110}, labels: {role: worker}}
+queues: [{name: c1, weight: 1, capability: {cpu: "4"}}]
+podgroups:
+  - {name: pg1, namespace: c1, queue: c1, minMember: 2, minTaskMember: {master: 1, worker: 1},
+     minResources: {cpu: 2}, phase: Inqueue, priority: 0}
+  - {name: pg2, namespace: c1, queue: c1, minMember: 2, phase: Inqueue}
+pods:
+  - {name: p0, namespace: c1, podgroup: pg1, task: master, requests: {cpu: "1", memory: 1Gi},
+     phase: Pending, node: null, priority: 1, nodeSelector: {role: master},
+     uid: c1-p0, creationTimestamp: "2026-01-01T00:00:00Z"}
+  - {name: p1, namespace: c1, podgroup: pg1, task: worker, requests: {cpu: "1", memory: 1Gi},
+     phase: Pending, nodeSelector: {role: worker}}
+  - {name: q0, namespace: c1, podgroup: pg2, requests: {cpu: "4"}, phase: Pending}
+  - {name: q1, namespace: c1, podgroup: pg2, requests: {cpu: "4"}, phase: Pending}
+cycles: 2
+"""
+
+
+def test_snapshot_scenario_reports_bindings_phases_and_conditions() -> None:
+    out = run_snapshot_scenario(yaml.safe_load(SCENARIO))
+    assert out["bindings"] == {"c1/p0": "n1", "c1/p1": "n2"}
+    podgroups = out["podgroups"]
+    assert isinstance(podgroups, dict)
+    assert podgroups["c1/pg1"]["phase"] == "Running"
+    assert podgroups["c1/pg1"]["conditions"][0]["reason"] == "Scheduled"
+    assert podgroups["c1/pg2"]["phase"] == "Inqueue"
+    assert podgroups["c1/pg2"]["conditions"][0]["reason"] == "QueueOverCapability"
+    assert podgroups["c1/pg2"]["conditions"][0]["message"] == (
+        "gang 0/2 ready; queue c1 would exceed its capability (cpu 4)"
+    )
+    assert out["targetJob"] is None
+    assert out["lockedNodes"] == []
+
+
+def test_snapshot_scenario_output_is_identical_when_run_twice() -> None:
+    doc = yaml.safe_load(SCENARIO)
+    first = json.dumps(run_snapshot_scenario(doc), sort_keys=True)
+    second = json.dumps(run_snapshot_scenario(yaml.safe_load(SCENARIO)), sort_keys=True)
+    assert first == second
+
+
+def test_snapshot_scenario_honours_locked_nodes() -> None:
+    doc = yaml.safe_load(SCENARIO)
+    doc["reservation"] = {"target": "c1/pg2", "locked": ["n2"]}
+    out = run_snapshot_scenario(doc)
+    assert out["bindings"] == {}
+    assert out["targetJob"] == "c1/pg2"
+    assert out["lockedNodes"] == ["n2"]
+
+
+def test_snapshot_scenario_fails_on_an_unknown_action() -> None:
+    doc = yaml.safe_load(SCENARIO)
+    doc["config"] = {"actions": "reclaim, allocate"}
+    with pytest.raises(ConfError, match="unknown action 'reclaim'"):
+        run_snapshot_scenario(doc)
+
+
+def test_snapshot_scenario_fails_on_a_pod_without_podgroup() -> None:
+    with pytest.raises(ScenarioError, match="podgroup is required"):
+        run_snapshot_scenario({"pods": [{"name": "p", "namespace": "ns"}]})
