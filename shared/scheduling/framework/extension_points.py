@@ -13,7 +13,7 @@ Deliberate deviations:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
@@ -52,8 +52,9 @@ class NodeFilter:
     Attributes:
         reason: the fit-error reason of the rows it rejects.
         fn: ``fn(task, matrix, rows) -> passes`` (one bool per row).
-        per_job: whether the answer depends on the task's job (not only on its requests,
-            node selector and tolerations), so cached answers are kept per job.
+        task_key: when the answer depends on more of the task than its requests, node
+            selector and tolerations, a function returning that part (for instance whether
+            the task's job is the reservation's target); cached answers are kept per value.
         dynamic: whether the answer changes as tasks are placed in the session (the pod
             count does; labels, taints and locks do not), so it is recomputed for the rows
             that changed.
@@ -63,7 +64,7 @@ class NodeFilter:
 
     reason: str
     fn: Callable[[TaskInfo, NodeMatrix, IntArray], BoolArray]
-    per_job: bool = False
+    task_key: Callable[[TaskInfo], Hashable] | None = None
     dynamic: bool = False
     scalar: PredicateFn | None = None
     row_fn: RowFilterFn | None = None

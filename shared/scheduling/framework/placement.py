@@ -95,7 +95,7 @@ class PlacementCache:
         self._rows_by_row = all(f.row_fn is not None for f in self._dynamic) and all(
             s.row_fn is not None for s in self._scorers
         )
-        self._per_job = any(f.per_job for f in self._filters)
+        self._task_keys = [f.task_key for f in self._filters if f.task_key is not None]
         self._per_task = any(f.scalar is not None for f in self._filters) or ssn.has_scalar_scores
         self._entries: OrderedDict[tuple[object, ...], _Entry] = OrderedDict()
         self._all_rows: IntArray = np.arange(len(self._matrix), dtype=np.intp)
@@ -109,8 +109,8 @@ class PlacementCache:
                 tuple(sorted(pod.node_selector.items())),
                 pod.tolerations,
             )
-            if self._per_job:
-                sig = (*sig, task.job)
+            if self._task_keys:
+                sig = (*sig, *(key(task) for key in self._task_keys))
             if self._per_task:
                 sig = (*sig, task.uid)
             task.signature = sig

@@ -135,7 +135,12 @@ class PredicatesPlugin:
                 return ~locked[rows]
 
             ssn.add_node_filter_fn(
-                NAME, NodeFilter(f"{NODE_LOCKED_PREFIX} {target}", lock_filter, per_job=True)
+                NAME,
+                NodeFilter(
+                    f"{NODE_LOCKED_PREFIX} {target}",
+                    lock_filter,
+                    task_key=lambda task: task.job == target,
+                ),
             )
 
     def on_session_close(self, ssn: Session) -> None:
