@@ -3,3 +3,5 @@
 Reads podgroups, podgroups.status, pods, pods.status, bindings, nodes, queues and
 reservations; writes ``bindings`` and ``podgroups.conditions``.
 """
+
+__all__: list[str] = []

@@ -64,7 +64,7 @@ def test_no_condition_is_emitted_when_it_is_already_known() -> None:
     assert second.conditions == ()
 
 
-def test_assumed_bindings_are_not_placed_again_in_the_next_cycle() -> None:
+def test_pods_are_not_placed_again_when_their_bindings_are_assumed() -> None:
     view = ClusterView.from_snapshot(_snapshot())
     first = run_cycle(view.snapshot(), default_conf(), CTX)
     view.assume([*first.bindings, *first.conditions])
@@ -73,7 +73,7 @@ def test_assumed_bindings_are_not_placed_again_in_the_next_cycle() -> None:
     assert second.conditions == ()
 
 
-def test_binding_retry_gets_a_new_event_id_after_a_refusal() -> None:
+def test_binding_gets_a_new_event_id_when_retried_after_a_refusal() -> None:
     view = ClusterView.from_snapshot(_snapshot())
     first = run_cycle(view.snapshot(), default_conf(), CTX)
     view.assume(first.bindings)

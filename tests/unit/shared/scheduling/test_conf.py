@@ -30,7 +30,7 @@ configurations:
 """
 
 
-def test_volcano_conf_is_read_with_flags_and_arguments() -> None:
+def test_flags_and_arguments_are_read_when_parsing_a_volcano_conf() -> None:
     conf = parse_conf(VOLCANO_CONF)
     assert conf.actions == ("allocate", "backfill")
     names = [[p.name for p in t.plugins] for t in conf.tiers]
@@ -45,7 +45,7 @@ def test_volcano_conf_is_read_with_flags_and_arguments() -> None:
     assert conf.action_arguments("allocate") == {"promote-pending": True}
 
 
-def test_default_conf_runs_allocate_then_backfill() -> None:
+def test_actions_are_allocate_then_backfill_when_using_the_default_conf() -> None:
     assert default_conf().actions == ("allocate", "backfill")
 
 
@@ -68,11 +68,11 @@ def test_parse_fails_with_a_helpful_message_when_conf_is_wrong(text: str, messag
         parse_conf(text)
 
 
-def test_unknown_action_message_lists_the_known_ones() -> None:
+def test_message_lists_the_known_actions_when_an_action_is_unknown() -> None:
     with pytest.raises(ConfError, match="known actions: allocate, backfill"):
         parse_conf('actions: "enqueue, allocate"')
 
 
-def test_scalar_top_level_keys_become_global_arguments() -> None:
+def test_scalar_top_level_keys_become_global_arguments_when_parsed() -> None:
     conf = parse_conf('actions: "allocate"\novercommit-factor: 1.2')
     assert conf.arguments == {"overcommit-factor": 1.2}

@@ -195,7 +195,7 @@ def test_counters_drop_the_task_when_deleting_one(
     assert "p2" not in info.tasks
 
 
-def test_fit_error_reports_schedulable_and_unschedulable_pending_tasks() -> None:
+def test_fit_error_counts_schedulable_pending_tasks_when_they_were_placed_then_discarded() -> None:
     """volcano job_info_test.go TestTaskSchedulingReason/task3 ~ 5 are schedulable."""
     tasks = [task(f"task-{i}", TaskStatus.PENDING, {"cpu": 1000}) for i in range(1, 7)]
     info = job(6, tasks)
@@ -225,7 +225,7 @@ def test_fit_error_reports_schedulable_and_unschedulable_pending_tasks() -> None
     )
 
 
-def test_releasing_scheduled_counts_only_tasks_with_a_node() -> None:
+def test_releasing_scheduled_count_excludes_tasks_when_they_have_no_node() -> None:
     """volcano job_info_test.go TestReleasingScheduledTaskNum."""
     info = job(
         0,
@@ -239,7 +239,7 @@ def test_releasing_scheduled_counts_only_tasks_with_a_node() -> None:
     assert info.releasing_scheduled_task_num() == 2
 
 
-def test_scheduled_counts_running_bound_failed_succeeded() -> None:
+def test_scheduled_count_includes_finished_tasks_when_counting() -> None:
     """volcano job_info_test.go TestScheduledTaskNum."""
     info = job(
         0,
@@ -269,7 +269,7 @@ def test_scheduled_counts_running_bound_failed_succeeded() -> None:
         ("task member changed to empty", {}, 0),
     ],
 )
-def test_task_minimum_total_sums_the_task_minimums(
+def test_task_minimum_total_is_the_sum_when_min_task_member_changes(
     name: str, minimums: dict[str, int], total: int
 ) -> None:
     """volcano job_info_test.go TestParseMinMemberInfoChanged (the final state of each case)."""
@@ -379,7 +379,7 @@ CONTINUE_CASES = [
 
 
 @pytest.mark.parametrize("case", CONTINUE_CASES, ids=lambda c: c.name)
-def test_need_continue_allocating_follows_both_rules(case: ContinueCase) -> None:
+def test_allocation_continues_only_when_both_gang_rules_can_still_hold(case: ContinueCase) -> None:
     """Port of ``NeedContinueAllocating`` with both rules together (module docstring)."""
     info = job(case.min_available, case.tasks, case.min_task)
     for uid in case.failed:

@@ -29,7 +29,7 @@ def _snapshot(nodes: int, pods: int) -> ClusterSnapshot:
     )
 
 
-def test_tie_goes_to_the_node_name_that_sorts_first() -> None:
+def test_node_name_that_sorts_first_wins_when_scores_tie() -> None:
     """A7: equal scores on n0..n4 → n0, whatever order the nodes came in."""
     ssn = open_session(_snapshot(5, 1), DEFAULT_TIERS, builders=PLUGIN_BUILDERS, now=NOW)
     placement = ssn.place(ssn.jobs[JobKey("ns/job")].tasks["ns-job-w-0"])
@@ -38,7 +38,7 @@ def test_tie_goes_to_the_node_name_that_sorts_first() -> None:
     assert not placement.pipelined
 
 
-def test_cached_choice_follows_the_nodes_as_tasks_are_placed_and_discarded() -> None:
+def test_cached_choice_follows_the_nodes_when_tasks_are_placed_and_discarded() -> None:
     """After each allocation the cache sees the node fill up; a discard gives room back."""
     ssn = open_session(_snapshot(2, 12), DEFAULT_TIERS, builders=PLUGIN_BUILDERS, now=NOW)
     job = ssn.jobs[JobKey("ns/job")]

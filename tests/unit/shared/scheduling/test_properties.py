@@ -61,7 +61,9 @@ def clusters(draw: st.DrawFn) -> ClusterSnapshot:
 
 @settings(max_examples=60, deadline=None)
 @given(clusters())
-def test_bound_requests_never_exceed_a_nodes_allocatable(snapshot: ClusterSnapshot) -> None:
+def test_bound_requests_never_exceed_allocatable_when_allocating_random_clusters(
+    snapshot: ClusterSnapshot,
+) -> None:
     result = run_session(snapshot, default_conf(), now=NOW)
     used: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     count: dict[str, int] = defaultdict(int)
@@ -77,7 +79,9 @@ def test_bound_requests_never_exceed_a_nodes_allocatable(snapshot: ClusterSnapsh
 
 @settings(max_examples=60, deadline=None)
 @given(clusters())
-def test_gang_commits_all_or_nothing_at_min_member(snapshot: ClusterSnapshot) -> None:
+def test_gang_commits_all_or_nothing_when_allocating_random_clusters(
+    snapshot: ClusterSnapshot,
+) -> None:
     result = run_session(snapshot, default_conf(), now=NOW)
     bound: dict[str, int] = defaultdict(int)
     for decision in result.decisions:
@@ -88,7 +92,9 @@ def test_gang_commits_all_or_nothing_at_min_member(snapshot: ClusterSnapshot) ->
 
 @settings(max_examples=30, deadline=None)
 @given(clusters())
-def test_same_snapshot_gives_the_same_decisions(snapshot: ClusterSnapshot) -> None:
+def test_decisions_are_identical_when_the_same_snapshot_runs_twice(
+    snapshot: ClusterSnapshot,
+) -> None:
     first = run_session(snapshot, default_conf(), now=NOW)
     second = run_session(snapshot, default_conf(), now=NOW)
     assert first == second
@@ -96,7 +102,9 @@ def test_same_snapshot_gives_the_same_decisions(snapshot: ClusterSnapshot) -> No
 
 @settings(max_examples=40, deadline=None)
 @given(clusters(), st.integers(0, 4))
-def test_one_row_scores_equal_the_vectorised_scores(snapshot: ClusterSnapshot, used: int) -> None:
+def test_row_scores_equal_vectorised_scores_when_nodes_are_partly_used(
+    snapshot: ClusterSnapshot, used: int
+) -> None:
     """The plain-Python row scores the cache uses agree with the numpy ones, to the bit."""
     ssn = open_session(snapshot, default_conf().tiers, builders=PLUGIN_BUILDERS, now=NOW)
     rows = np.arange(len(ssn.matrix), dtype=np.intp)

@@ -34,7 +34,7 @@ cycles: 2
 """
 
 
-def test_snapshot_scenario_reports_bindings_phases_and_conditions() -> None:
+def test_scenario_reports_bindings_phases_and_conditions_when_run_for_two_cycles() -> None:
     out = run_snapshot_scenario(yaml.safe_load(SCENARIO))
     assert out["bindings"] == {"c1/p0": "n1", "c1/p1": "n2"}
     podgroups = out["podgroups"]
@@ -57,7 +57,7 @@ def test_snapshot_scenario_output_is_identical_when_run_twice() -> None:
     assert first == second
 
 
-def test_snapshot_scenario_honours_locked_nodes() -> None:
+def test_scenario_binds_nothing_when_the_only_fitting_node_is_locked() -> None:
     doc = yaml.safe_load(SCENARIO)
     doc["reservation"] = {"target": "c1/pg2", "locked": ["n2"]}
     out = run_snapshot_scenario(doc)
@@ -66,13 +66,13 @@ def test_snapshot_scenario_honours_locked_nodes() -> None:
     assert out["lockedNodes"] == ["n2"]
 
 
-def test_snapshot_scenario_fails_on_an_unknown_action() -> None:
+def test_scenario_fails_when_an_action_is_unknown() -> None:
     doc = yaml.safe_load(SCENARIO)
     doc["config"] = {"actions": "reclaim, allocate"}
     with pytest.raises(ConfError, match="unknown action 'reclaim'"):
         run_snapshot_scenario(doc)
 
 
-def test_snapshot_scenario_fails_on_a_pod_without_podgroup() -> None:
+def test_scenario_fails_when_a_pod_has_no_podgroup() -> None:
     with pytest.raises(ScenarioError, match="podgroup is required"):
         run_snapshot_scenario({"pods": [{"name": "p", "namespace": "ns"}]})

@@ -99,7 +99,7 @@ def test_pod_is_pending_again_with_next_attempt_when_binding_is_refused() -> Non
 
 
 @pytest.mark.parametrize("order", list(itertools.permutations(range(3))))
-def test_snapshot_is_the_same_whatever_order_topics_deliver(order: tuple[int, ...]) -> None:
+def test_snapshot_is_the_same_when_topics_deliver_in_any_order(order: tuple[int, ...]) -> None:
     """Events of different topics (bindings, pods, pods.status) may interleave."""
     late: list[ClusterEvent] = [
         _binding(),
@@ -124,7 +124,7 @@ def test_snapshot_is_the_same_whatever_order_topics_deliver(order: tuple[int, ..
     assert snapshot.reservation.locked_nodes == frozenset({"n1"})
 
 
-def test_applying_every_event_twice_changes_nothing() -> None:
+def test_view_is_unchanged_when_every_event_is_applied_twice() -> None:
     events = [*_setup(), _binding()]
     once, twice = ClusterView(), ClusterView()
     for event in events:
@@ -134,7 +134,7 @@ def test_applying_every_event_twice_changes_nothing() -> None:
     assert once.snapshot() == twice.snapshot()
 
 
-def test_deleted_pod_and_podgroup_and_node_leave_the_view() -> None:
+def test_objects_leave_the_view_when_deleted() -> None:
     view = ClusterView()
     for event in [
         *_setup(),
@@ -150,7 +150,7 @@ def test_deleted_pod_and_podgroup_and_node_leave_the_view() -> None:
     assert set(snapshot.queues) == {"default", "q"}
 
 
-def test_unlock_clears_the_target_and_every_lock_at_once() -> None:
+def test_target_and_every_lock_clear_when_nodes_are_unlocked() -> None:
     view = ClusterView()
     view.apply(TargetJobElected(event_id="t", occurred_at=AT, job=JOB))
     view.apply(
@@ -163,7 +163,7 @@ def test_unlock_clears_the_target_and_every_lock_at_once() -> None:
     assert reservation.locked_nodes == frozenset()
 
 
-def test_view_from_scenario_reads_quantities_and_phases() -> None:
+def test_view_holds_quantities_and_phases_when_built_from_a_scenario() -> None:
     view = ClusterView.from_scenario(
         {
             "nodes": [{"name": "n1", "allocatable": {"cpu": "2", "memory": "4Gi", "pods": 110}}],

@@ -563,7 +563,7 @@ def test_two_gangs_never_both_end_half_placed_when_competing_for_one_cluster() -
     assert len(jobs) == 1
 
 
-def test_locked_node_takes_no_pod_of_a_non_target_job() -> None:
+def test_locked_node_takes_no_pod_when_the_job_is_not_the_target() -> None:
     """A6: n1 is locked for ns/target, so ns/other goes to n2 and never to n1."""
     case = SchedulingCase(
         name="locked node",
@@ -583,7 +583,7 @@ def test_locked_node_takes_no_pod_of_a_non_target_job() -> None:
     run_case(case)
 
 
-def test_locked_node_takes_the_target_jobs_pods() -> None:
+def test_locked_node_takes_pods_when_the_job_is_the_target() -> None:
     """A6: the target job may use the node locked for it."""
     case = SchedulingCase(
         name="target uses locked node",

@@ -42,7 +42,7 @@ def _pods(job: str) -> list[PodState]:
     return pods
 
 
-def test_best_effort_tasks_come_in_job_then_a3_task_order() -> None:
+def test_best_effort_tasks_come_in_job_then_a3_order_when_backfill_picks_them() -> None:
     """volcano backfill_test.go TestPickUpPendingTasks/test.
 
     Volcano expects task-4, 3, 2, 1 (priority) for pg2 then pg1. With SPEC A3 the pods within

@@ -44,7 +44,7 @@ def test_same_job_deadlocks_when_not_marked_dependent() -> None:
     run_case(case)
 
 
-def test_second_stage_is_gang_scheduled_on_its_own_minimum() -> None:
+def test_second_stage_is_gang_scheduled_on_its_own_minimum_when_its_pods_exist() -> None:
     """Stage two (b, min 2) is placed all together once its pods exist."""
     case = SchedulingCase(
         name="second stage",
@@ -71,7 +71,7 @@ def test_second_stage_is_gang_scheduled_on_its_own_minimum() -> None:
     assert {str(d.key) for d in run.result.decisions} == {"ns/dag-b-0", "ns/dag-b-1"}
 
 
-def test_ready_dependent_job_is_not_pushed_back_for_best_effort_pods() -> None:
+def test_other_jobs_minimum_goes_first_when_a_dependent_job_is_ready() -> None:
     """A5: after its minimum, a dependent job gets no more turns this cycle, so the other
     job's minimum is placed before the dependent job's extra replicas."""
     case = SchedulingCase(

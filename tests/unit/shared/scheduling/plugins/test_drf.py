@@ -12,7 +12,7 @@ from tests.support.builders import build_node, build_pod, build_podgroup, build_
 from tests.support.scheduling import NOW, go_plugin, tier
 
 
-def test_job_with_smaller_dominant_share_goes_first() -> None:
+def test_job_goes_first_when_its_dominant_share_is_smaller() -> None:
     """busy holds 4 of 8 cpus (share .5), light holds 4Gi of 16Gi (share .25)."""
     ssn = open_session(
         ClusterSnapshot.build(

@@ -12,7 +12,7 @@ from tests.support.builders import build_node, build_pod, build_podgroup, build_
 from tests.support.scheduling import NOW, go_plugin, tier
 
 
-def test_scores_follow_least_requested_and_balanced_allocation() -> None:
+def test_scores_follow_kubernetes_formulas_when_nodes_are_empty_or_half_used() -> None:
     """Empty 4c/8Gi node, task 1c/2Gi: least (75+75)/2 = 75, balanced 100 → 175.
 
     Half-used node (2c/2Gi used): least ((25) + (50))/2 = 37, fractions .75/.5 →

@@ -49,7 +49,7 @@ def _feasible(ssn: Session, pod: str) -> list[str]:
         (Toleration(key="k", operator="Exists", effect="NoExecute"), Taint(key="k"), False),
     ],
 )
-def test_toleration_matches_kubernetes_rules(
+def test_toleration_matches_when_kubernetes_rules_say_so(
     toleration: Toleration, taint: Taint, expected: bool
 ) -> None:
     assert tolerates(toleration, taint) is expected
@@ -66,7 +66,7 @@ def test_only_matching_nodes_are_feasible_when_pod_has_node_selector() -> None:
     assert _feasible(ssn, "p") == ["b"]
 
 
-def test_tainted_node_is_skipped_unless_tolerated() -> None:
+def test_tainted_node_is_skipped_when_the_taint_is_not_tolerated() -> None:
     nodes = [
         build_node("a", {"cpu": "4"}, taints=[Taint(key="gpu", value="true")]),
         build_node("b", {"cpu": "4"}, taints=[Taint(key="soft", effect="PreferNoSchedule")]),
@@ -88,7 +88,7 @@ def test_tainted_node_is_skipped_unless_tolerated() -> None:
     assert _feasible(ssn, "tolerant") == ["a", "b"]
 
 
-def test_cordoned_node_is_skipped() -> None:
+def test_node_is_skipped_when_cordoned() -> None:
     ssn = _session(
         [build_node("a", {"cpu": "4"}, unschedulable=True), build_node("b", {"cpu": "4"})],
         [build_pod("ns", "p", None, PENDING, {"cpu": "1"}, "job")],
@@ -112,7 +112,7 @@ def test_full_node_is_skipped_when_pod_count_reaches_its_limit() -> None:
     assert status.reason == "node(s) pod number exceeded"
 
 
-def test_locked_node_is_feasible_only_for_the_target_job() -> None:
+def test_locked_node_is_feasible_only_when_the_job_is_the_target() -> None:
     """A6: a node locked for ns/job takes ns/job's pods and no one else's."""
     reservation = Reservation(target_job=JobKey("ns/other"), locked_nodes=frozenset({"a"}))
     ssn = _session(
@@ -130,7 +130,7 @@ def test_locked_node_is_feasible_only_for_the_target_job() -> None:
     assert _feasible(ssn, "p") == ["a", "b"]
 
 
-def test_one_node_predicate_agrees_with_the_vectorised_filters() -> None:
+def test_one_node_predicate_agrees_when_compared_with_vectorised_filters() -> None:
     nodes = [
         build_node("a", {"cpu": "4"}, {"zone": "x"}),
         build_node("b", {"cpu": "4", "pods": 0}, {"zone": "y"}),

@@ -52,7 +52,7 @@ def test_tasks_order_by_index_then_creation_then_uid_when_priorities_tie() -> No
     assert _order(_session(pods)) == ["d", "b", "a", "c"]
 
 
-def test_pods_beyond_the_minimum_come_last_even_with_higher_priority() -> None:
+def test_pods_beyond_the_minimum_come_last_when_their_priority_is_higher() -> None:
     """A3 rule 1 wins over rule 2: master-3 (beyond its minimum of 3) after worker-0."""
     pods = [
         build_pod(
@@ -90,7 +90,7 @@ def test_pods_beyond_the_minimum_come_last_even_with_higher_priority() -> None:
     assert order == ["job-master-0", "job-worker-0", "job-master-3"]
 
 
-def test_higher_priority_job_goes_first() -> None:
+def test_job_goes_first_when_its_priority_is_higher() -> None:
     ssn = open_session(
         ClusterSnapshot.build(
             queues=[build_queue("default")],

@@ -50,14 +50,14 @@ def test_unused_share_flows_to_the_other_queue_when_one_asks_less() -> None:
     assert deserved == pytest.approx({"a": 2000, "b": 10000})
 
 
-def test_capability_caps_the_deserved_share() -> None:
+def test_deserved_share_is_capped_when_the_queue_has_a_capability() -> None:
     deserved = _deserved(
         [build_queue("a", 1, {"cpu": "4"}), build_queue("b", 1)], {"a": 20, "b": 20}
     )
     assert deserved == pytest.approx({"a": 4000, "b": 8000})
 
 
-def test_guarantee_raises_the_deserved_share() -> None:
+def test_deserved_share_is_raised_when_the_queue_has_a_guarantee() -> None:
     deserved = _deserved(
         [build_queue("a", 1, guarantee={"cpu": "8"}), build_queue("b", 1)], {"a": 1, "b": 20}
     )
