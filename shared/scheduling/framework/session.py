@@ -153,6 +153,7 @@ class Session:
 
         self._build(snapshot)
         self._placement: PlacementCache | None = None
+        self.freeze_dispatch()
 
     # Building the working copy ---------------------------------------------------------
     def _build(self, snapshot: ClusterSnapshot) -> None:
@@ -707,7 +708,10 @@ class Session:
 
     # Cached dispatcher lists (built after plugins registered) --------------------------
     def freeze_dispatch(self) -> None:
-        """Resolve the enabled callbacks once, after every plugin's ``on_session_open``."""
+        """Resolve the enabled callbacks once, after every plugin's ``on_session_open``.
+
+        Called at construction (no plugins yet) and by ``open_session`` once plugins opened.
+        """
         self._job_order_fns: list[JobOrderFn] = list(self._enabled(self._job_order))
         self._queue_order_fns: list[QueueOrderFn] = list(self._enabled(self._queue_order))
         self._task_order_fns: list[TaskOrderFn] = list(self._enabled(self._task_order))
