@@ -1,0 +1,1 @@
+"""The vcbus services and the `vcbus` command."""

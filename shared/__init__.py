@@ -1,0 +1,1 @@
+"""Shared code of vcbus services: bus, runtime, state, tracing, logging, scheduling framework."""

@@ -1,0 +1,1 @@
+"""vcbus tests: unit (no broker), integration (real broker), e2e (processes)."""

@@ -17,6 +17,7 @@ from typing import Any
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListener
 from aiokafka import TopicPartition as KafkaTopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+from aiokafka.coordinator.assignors.sticky.sticky_assignor import StickyPartitionAssignor
 from aiokafka.errors import (
     CommitFailedError,
     IllegalStateError,
@@ -295,6 +296,9 @@ class KafkaConsumer:
             heartbeat_interval_ms=self._settings.heartbeat_interval_ms,
             max_poll_interval_ms=300_000,
             metadata_max_age_ms=5000,
+            # Sticky: a member keeps its partitions when another joins, so state is not
+            # restored needlessly and a lease holder is not displaced by a standby.
+            partition_assignment_strategy=(StickyPartitionAssignor,),
             **self._settings.client_options(),
         )
         for attempt in range(self._settings.publish_attempts):

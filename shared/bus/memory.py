@@ -1,7 +1,7 @@
 """InMemoryBus: per-partition logs, consumer groups and committed offsets, on one event loop.
 
 It backs unit tests and deterministic simulation. Partitioning is Kafka's (murmur2), group
-assignment is round-robin over sorted partitions and members, and nothing sleeps: a
+assignment is sticky and balanced over sorted partitions and members, and nothing sleeps: a
 consumer with nothing to read waits until a record is appended or its timeout passes.
 """
 
@@ -135,18 +135,31 @@ class InMemoryBus:
         )
 
     async def _rebalance(self, group: _Group) -> None:
+        """Sticky, balanced assignment: members keep what they own where the balance allows."""
         members = sorted(group.members, key=lambda member: member.member_id)
         topics = sorted({topic for member in members for topic in member.topics})
         partitions = self._all_partitions(topics, None)
         plan: dict[str, list[TopicPartition]] = {member.member_id: [] for member in members}
-        for index, tp in enumerate(partitions):
+        quota = -(-len(partitions) // len(members)) if members else 0
+        owners = {tp: m.member_id for m in members for tp in m.assignment()}
+        unplaced: list[TopicPartition] = []
+        for tp in partitions:
+            owner = owners.get(tp)
+            if owner in plan and len(plan[owner]) < quota:
+                plan[owner].append(tp)
+            else:
+                unplaced.append(tp)
+        for tp in unplaced:
             eligible = [m for m in members if tp.topic in m.topics]
             if eligible:
-                plan[eligible[index % len(eligible)].member_id].append(tp)
+                target = min(eligible, key=lambda m: (len(plan[m.member_id]), m.member_id))
+                plan[target.member_id].append(tp)
         for member in members:
-            await member._revoke_all()
+            await member._revoke(frozenset(member.assignment()) - set(plan[member.member_id]))
         for member in members:
-            await member._assign(plan[member.member_id])
+            await member._assign(
+                [tp for tp in plan[member.member_id] if tp not in member.assignment()]
+            )
 
     def _committed_offset(self, group: str | None, tp: TopicPartition) -> int:
         if group is None:
@@ -238,11 +251,11 @@ class MemoryConsumer:
         if self._on_assigned is not None and partitions:
             await self._on_assigned(frozenset(partitions))
 
-    async def _revoke_all(self) -> None:
-        revoked = frozenset(self._positions)
-        self._positions = {}
-        if self._on_revoked is not None and revoked:
-            await self._on_revoked(revoked)
+    async def _revoke(self, partitions: frozenset[TopicPartition]) -> None:
+        for tp in partitions:
+            self._positions.pop(tp, None)
+        if self._on_revoked is not None and partitions:
+            await self._on_revoked(partitions)
 
     def _has_records(self) -> bool:
         logs = self._bus._logs

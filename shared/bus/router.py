@@ -1,0 +1,134 @@
+"""Router: decode a record, run its handler inside the standard middleware, collect outputs.
+
+The middleware stack, outermost first: the ``process <topic>`` span, the log context, the
+error policy (retries, then the dead-letter topic), timing, and the handler (with its
+business span). A record never stops the consumer: undecodable records and records whose
+handler keeps failing go to ``<topic>.DLT``; records of unknown types are skipped.
+"""
+
+from __future__ import annotations
+
+import time
+import traceback
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import structlog
+from opentelemetry.trace import Status, StatusCode
+
+from contracts._base import Event
+from contracts.topics import TOPIC_SPECS, Topic
+from shared.bus.codec import Poison, TopicCodec, Unknown
+from shared.bus.dead_letter import dead_letter
+from shared.bus.envelope import HEADER_EVENT_ID, HEADER_EVENT_TYPE, Envelope
+from shared.bus.outbox import Outbox
+from shared.bus.records import Record
+from shared.tracing.spans import business_span, process_span
+
+Handler = Callable[[Envelope[Any]], Awaitable[Sequence[Event]]]
+
+log = structlog.get_logger("vcbus.bus")
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """Records of ``topic`` go to ``handler`` inside a business span named ``span``.
+
+    With ``raw``, the handler gets the record's bytes as the event (for ``jobs.submitted``,
+    whose values are Job manifests as users wrote them).
+    """
+
+    topic: Topic
+    handler: Handler
+    span: str
+    raw: bool = False
+
+
+class Router:
+    """Dispatches records of a service's topics to their routes."""
+
+    def __init__(
+        self, service: str, routes: Sequence[Route], *, prefix: str, attempts: int, group: str
+    ) -> None:
+        self.service = service
+        self.prefix = prefix
+        self.attempts = attempts
+        self.group = group
+        self._routes = {f"{prefix}{route.topic}": route for route in routes}
+        self._codecs: dict[str, TopicCodec[Event]] = {
+            f"{prefix}{route.topic}": TopicCodec(TOPIC_SPECS[route.topic].union) for route in routes
+        }
+
+    @property
+    def topics(self) -> list[str]:
+        """Broker-side names of the routed topics."""
+        return sorted(self._routes)
+
+    async def dispatch(self, record: Record, outbox: Outbox) -> None:
+        """Handle one record; its outputs (or its dead letter) go to ``outbox``."""
+        route = self._routes[record.topic]
+        key = record.key.decode("utf-8", "replace") if record.key is not None else None
+        event_type = (record.header(HEADER_EVENT_TYPE) or b"").decode("utf-8", "replace")
+        event_id = (record.header(HEADER_EVENT_ID) or b"").decode("utf-8", "replace")
+        with (
+            process_span(
+                record.topic,
+                partition=record.partition,
+                offset=record.offset,
+                key=key,
+                event_type=event_type,
+                event_id=event_id,
+                headers=record.headers,
+                group=self.group,
+            ) as span,
+            structlog.contextvars.bound_contextvars(
+                service=self.service,
+                topic=str(route.topic),
+                partition=record.partition,
+                offset=record.offset,
+                event_type=event_type,
+                event_id=event_id,
+                job=key,
+            ),
+        ):
+            event: object
+            if route.raw:
+                event = record.value or b""
+            else:
+                decoded = self._codecs[record.topic].decode(record.value)
+                if isinstance(decoded, Unknown):
+                    log.info("record_skipped", reason="unknown event type", type=decoded.type)
+                    return
+                if isinstance(decoded, Poison):
+                    outbox.add_record(dead_letter(record, decoded.error, service=self.service))
+                    span.set_attribute("vcbus.dead_lettered", True)
+                    log.warning("record_dead_lettered", error=decoded.error)
+                    return
+                event = decoded
+            envelope = Envelope(
+                str(route.topic), key, event, record.partition, record.offset, record.headers
+            )
+            started = time.perf_counter()
+            for attempt in range(1, self.attempts + 1):
+                try:
+                    with business_span(route.span):
+                        emitted = await route.handler(envelope)
+                    outbox.add_events(emitted)
+                except Exception as exc:  # noqa: BLE001 - the error policy: retry, then dead-letter
+                    if attempt < self.attempts:
+                        log.warning("handler_retried", attempt=attempt, error=repr(exc))
+                        continue
+                    reason = "".join(traceback.format_exception(exc))
+                    outbox.add_record(dead_letter(record, reason, service=self.service))
+                    span.set_attribute("vcbus.dead_lettered", True)
+                    span.set_status(Status(StatusCode.ERROR, repr(exc)))
+                    span.record_exception(exc)
+                    log.error("record_dead_lettered", error=repr(exc), attempts=attempt)
+                    return
+                log.info(
+                    "record_handled",
+                    emitted=len(emitted),
+                    duration_ms=round((time.perf_counter() - started) * 1000, 3),
+                )
+                return

@@ -1,0 +1,1 @@
+"""The async shell every service runs in: the delivery loop, reactors, tables, lease, clocks."""

@@ -1,0 +1,62 @@
+"""Lease: exactly one active replica of a singleton service.
+
+Every replica joins one consumer group on a one-partition lease topic; the member that is
+assigned the partition is active. When it dies, the group's session times out, the
+partition moves to a standby, and that standby becomes active (DESIGN §4).
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import structlog
+
+from shared.bus.protocol import Bus
+from shared.bus.records import TopicPartition
+
+log = structlog.get_logger("vcbus.lease")
+
+
+class Lease:
+    """Holds or waits for the lease of ``topic`` in ``group``."""
+
+    def __init__(self, bus: Bus, *, topic: str, group: str, client_id: str) -> None:
+        self._bus = bus
+        self.topic = topic
+        self.group = group
+        self.client_id = client_id
+        self.active = asyncio.Event()
+        self.takeovers = 0
+
+    async def _assigned(self, partitions: frozenset[TopicPartition]) -> None:
+        if any(tp.topic == self.topic for tp in partitions):
+            self.takeovers += 1
+            self.active.set()
+            log.info("lease_acquired", lease=self.topic, member=self.client_id)
+
+    async def _revoked(self, partitions: frozenset[TopicPartition]) -> None:
+        if any(tp.topic == self.topic for tp in partitions):
+            self.active.clear()
+            log.info("lease_released", lease=self.topic, member=self.client_id)
+
+    @property
+    def is_active(self) -> bool:
+        """Whether this replica holds the lease now."""
+        return self.active.is_set()
+
+    async def hold(self) -> None:
+        """Stay in the lease group until cancelled (polling keeps the membership alive)."""
+        consumer = self._bus.consumer(
+            [self.topic],
+            group=self.group,
+            client_id=self.client_id,
+            on_assigned=self._assigned,
+            on_revoked=self._revoked,
+        )
+        await consumer.start()
+        try:
+            while True:
+                await consumer.getmany(timeout=0.5, max_records=1)
+        finally:
+            self.active.clear()
+            await consumer.stop()

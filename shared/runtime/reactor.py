@@ -1,0 +1,112 @@
+"""react(): turns a pure ``decide(state, event, ctx) -> Step`` into a keyed, idempotent handler.
+
+For each record it takes the key, gets the state from the changelog store, calls
+``decide``, stores the new state and returns the events to publish. The store entry keeps
+the ids of the last events applied, so a redelivered event changes nothing and emits
+nothing; and the deadline the core asked for, so a ``Tick`` reaches it on time.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import Any, Generic, TypeVar
+
+import msgspec
+
+from contracts._base import Event
+from shared.bus.envelope import Envelope
+from shared.runtime.clock import Clock
+from shared.state.changelog import ChangelogStore
+from shared.step import Ctx, Step, Tick
+from shared.tracing.spans import current_trace_id
+
+S = TypeVar("S")
+
+SEEN_LIMIT = 512
+"""How many applied event ids a key remembers (redeliveries come soon after the original)."""
+
+
+class Entry(msgspec.Struct, Generic[S], frozen=True, kw_only=True):
+    """What the store keeps per key: the core's state, recent event ids, the next deadline."""
+
+    state: S | None = None
+    seen: tuple[str, ...] = ()
+    deadline: datetime | None = None
+
+
+Decide = Callable[[Any, Any, Ctx], Step[Any]]
+Deadline = Callable[[Any], datetime | None]
+
+
+class Reactor(Generic[S]):
+    """A keyed handler over a pure core, with per-key deadlines fired as ``Tick`` events."""
+
+    def __init__(
+        self,
+        decide: Decide,
+        store: ChangelogStore[Entry[S]],
+        clock: Clock,
+        *,
+        next_deadline: Deadline | None = None,
+    ) -> None:
+        self._decide = decide
+        self._store = store
+        self._clock = clock
+        self._next_deadline = next_deadline
+        self._timers: list[tuple[datetime, int, str]] = []
+
+    def rebuild_timers(self) -> None:
+        """Re-read deadlines from the store (after a restore or a rebalance)."""
+        self._timers = [
+            (entry.deadline, partition, key)
+            for partition, key, entry in self._store.items()
+            if entry.deadline is not None
+        ]
+        heapq.heapify(self._timers)
+
+    def _apply(
+        self, partition: int, key: str, event: object, event_id: str | None
+    ) -> Sequence[Event]:
+        entry = self._store.get(partition, key) or Entry[S]()
+        if event_id and event_id in entry.seen:
+            return ()
+        ctx = Ctx(now=self._clock.now(), trace_id=current_trace_id())
+        step = self._decide(entry.state, event, ctx)
+        seen = (*entry.seen, event_id)[-SEEN_LIMIT:] if event_id else entry.seen
+        deadline = (
+            self._next_deadline(step.state)
+            if self._next_deadline and step.state is not None
+            else None
+        )
+        if step.state is None and not step.emit and entry.state is None:
+            return ()
+        self._store.put(partition, key, Entry[S](state=step.state, seen=seen, deadline=deadline))
+        if deadline is not None and deadline != entry.deadline:
+            heapq.heappush(self._timers, (deadline, partition, key))
+        return step.emit
+
+    async def handle(self, envelope: Envelope[Any]) -> Sequence[Event]:
+        """Apply one event to the state of its key."""
+        event = envelope.event
+        event_id = event.event_id if isinstance(event, Event) else None
+        return self._apply(envelope.partition, envelope.key or "", event, event_id)
+
+    def next_due(self) -> datetime | None:
+        """The earliest deadline of any key held."""
+        while self._timers:
+            deadline, partition, key = self._timers[0]
+            entry = self._store.get(partition, key)
+            if entry is not None and entry.deadline == deadline:
+                return deadline
+            heapq.heappop(self._timers)
+        return None
+
+    async def fire(self, now: datetime) -> Sequence[Event]:
+        """Deliver a ``Tick`` to every key whose deadline has come."""
+        out: list[Event] = []
+        while (due := self.next_due()) is not None and due <= now:
+            _, partition, key = heapq.heappop(self._timers)
+            out.extend(self._apply(partition, key, Tick(now=now), None))
+        return out

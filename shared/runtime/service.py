@@ -1,0 +1,261 @@
+"""Service: routes, stores, timers, tables and background tasks, run by one loop.
+
+The delivery loop (DESIGN §4): poll a batch, handle each record in order, publish the
+outputs and dead letters and wait for the acks, then publish the changelog records and
+wait for the acks, then commit the offsets. A crash anywhere before the commit means the
+batch is read again; handlers are idempotent and event ids deterministic, so nothing is
+lost and nothing is done twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import structlog
+
+from contracts._base import Event
+from shared.bus.errors import CommitError
+from shared.bus.outbox import Outbox
+from shared.bus.protocol import Bus, Producer
+from shared.bus.records import TopicPartition
+from shared.bus.router import Route, Router
+from shared.runtime.clock import Clock, SystemClock
+from shared.runtime.lease import Lease
+from shared.runtime.settings import Settings
+from shared.runtime.table import Table
+from shared.runtime.timers import Timer
+from shared.state.changelog import ChangelogStore
+
+log = structlog.get_logger("vcbus.service")
+
+RESTORE_WAIT = 120.0
+"""How long records wait for their partition's state to be restored."""
+
+
+@dataclass
+class Runtime:
+    """What a service's background tasks may use while it runs."""
+
+    name: str
+    bus: Bus
+    clock: Clock
+    settings: Settings
+    producer: Producer
+    lease: Lease | None = None
+    ready: asyncio.Event = field(default_factory=asyncio.Event)
+    stopping: asyncio.Event = field(default_factory=asyncio.Event)
+    assigned: frozenset[TopicPartition] = frozenset()
+    restored: set[int] = field(default_factory=set)
+    restore_done: asyncio.Condition = field(default_factory=asyncio.Condition)
+    stats: dict[str, int] = field(default_factory=dict)
+
+    async def wait_restored(self, partitions: set[int], timeout: float) -> bool:
+        """Wait until the stores of ``partitions`` are restored; False if they never are."""
+        try:
+            async with asyncio.timeout(timeout), self.restore_done:
+                await self.restore_done.wait_for(lambda: partitions <= self.restored)
+        except TimeoutError:
+            return False
+        return True
+
+    async def publish(self, events: Sequence[Event]) -> None:
+        """Publish events now and wait for the acks (background tasks such as cycles)."""
+        outbox = Outbox(self.settings.topic_prefix)
+        outbox.add_events(events)
+        await self.producer.send(outbox.take())
+
+
+Task = Callable[[Runtime], Coroutine[Any, Any, None]]
+
+
+@dataclass
+class Service:
+    """A service: what it consumes and with what, what it keeps, what it runs beside.
+
+    ``routes`` are consumed in the group ``vcbus-<name>``; ``stores`` are restored for
+    the assigned partitions before any record of them is handled; ``timers`` are fired
+    between batches; ``tables`` are followed whole by every replica and waited for before
+    consuming; ``tasks`` run beside the loop; ``singleton`` adds a lease.
+    """
+
+    name: str
+    routes: Sequence[Route] = ()
+    stores: Sequence[ChangelogStore[Any]] = ()
+    timers: Sequence[Timer] = ()
+    tables: Sequence[Table] = ()
+    tasks: Sequence[Task] = ()
+    singleton: bool = False
+    on_restored: Callable[[], None] | None = None
+
+
+def group_id(prefix: str, service: str) -> str:
+    """Consumer group of a service: ``vcbus-<service>`` under the default prefix."""
+    return f"{prefix.rstrip('.')}-{service}"
+
+
+def changelog_topic(prefix: str, service: str, store: str) -> str:
+    """Changelog topic of a store: ``vcbus.<service>.<store>.changelog``."""
+    return f"{prefix}{service}.{store}.changelog"
+
+
+def lease_topic(prefix: str, service: str) -> str:
+    """Lease topic of a singleton service."""
+    return f"{prefix}{service}.lease"
+
+
+async def run_service(
+    service: Service,
+    bus: Bus,
+    settings: Settings,
+    *,
+    clock: Clock | None = None,
+    runtime: Runtime | None = None,
+    instance: str = "0",
+) -> None:
+    """Run ``service`` until cancelled; producers and consumers are closed on the way out."""
+    clock = clock or SystemClock()
+    prefix = settings.topic_prefix
+    client_id = f"{service.name}-{instance}"
+    producer = bus.producer(client_id=client_id)
+    runtime = runtime or Runtime(service.name, bus, clock, settings, producer)
+    runtime.producer = producer
+    if service.singleton:
+        runtime.lease = Lease(
+            bus,
+            topic=lease_topic(prefix, service.name),
+            group=group_id(prefix, f"{service.name}-lease"),
+            client_id=client_id,
+        )
+    for store in service.stores:
+        store.bind(changelog_topic(prefix, service.name, store.name))
+    router = Router(
+        service.name,
+        service.routes,
+        prefix=prefix,
+        attempts=settings.handler_attempts,
+        group=group_id(prefix, service.name),
+    )
+    structlog.contextvars.bind_contextvars(service=service.name)
+
+    async def assigned(partitions: frozenset[TopicPartition]) -> None:
+        owned = sorted({tp.partition for tp in partitions})
+        for store in service.stores:
+            read = await store.restore(bus, owned, client_id=f"{client_id}-restore")
+            log.info("store_restored", store=store.name, partitions=owned, records=read)
+        if service.on_restored is not None:
+            service.on_restored()
+        runtime.assigned = runtime.assigned | partitions
+        async with runtime.restore_done:
+            runtime.restored.update(owned)
+            runtime.restore_done.notify_all()
+        log.info("partitions_assigned", partitions=owned)
+
+    async def revoked(partitions: frozenset[TopicPartition]) -> None:
+        gone = {tp.partition for tp in partitions}
+        async with runtime.restore_done:
+            runtime.restored.difference_update(gone)
+        for store in service.stores:
+            store.drop(gone)
+        runtime.assigned = runtime.assigned - partitions
+        log.info("partitions_revoked", partitions=sorted(gone))
+
+    try:
+        async with asyncio.TaskGroup() as group:
+            # tables, the lease and side tasks run until the service stops
+            background = [
+                group.create_task(table.follow(bus, prefix=prefix, client_id=client_id))
+                for table in service.tables
+            ]
+            for table in service.tables:
+                await table.wait_caught_up()
+            if runtime.lease is not None:
+                background.append(group.create_task(runtime.lease.hold()))
+            background.extend(group.create_task(task(runtime)) for task in service.tasks)
+            if router.topics:
+                consume = group.create_task(
+                    _consume(
+                        service, bus, router, runtime, client_id, assigned=assigned, revoked=revoked
+                    )
+                )
+                await runtime.stopping.wait()
+                await consume
+            else:
+                runtime.ready.set()
+                await runtime.stopping.wait()
+            log.info("service_stopping", service=service.name)
+            for task in background:
+                task.cancel()
+    finally:
+        await producer.stop()
+
+
+async def _consume(
+    service: Service,
+    bus: Bus,
+    router: Router,
+    runtime: Runtime,
+    client_id: str,
+    *,
+    assigned: Callable[[frozenset[TopicPartition]], Awaitable[None]],
+    revoked: Callable[[frozenset[TopicPartition]], Awaitable[None]],
+) -> None:
+    settings = runtime.settings
+    consumer = bus.consumer(
+        router.topics,
+        group=router.group,
+        client_id=client_id,
+        on_assigned=assigned,
+        on_revoked=revoked,
+    )
+    outbox = Outbox(settings.topic_prefix)
+    await consumer.start()
+    runtime.ready.set()
+    try:
+        while not runtime.stopping.is_set():
+            records = await consumer.getmany(
+                timeout=_poll_timeout(service.timers, runtime.clock, settings.poll_timeout),
+                max_records=settings.max_poll_records,
+            )
+            offsets: dict[TopicPartition, int] = {}
+            if records and not await runtime.wait_restored(
+                {record.partition for record in records}, timeout=RESTORE_WAIT
+            ):
+                # A partition moved away before its state was restored: its records are
+                # left uncommitted, for the member that owns it now.
+                records = [r for r in records if r.partition in runtime.restored]
+            for record in records:
+                await router.dispatch(record, outbox)
+                offsets[record.tp] = record.offset + 1
+            now = runtime.clock.now()
+            for timer in service.timers:
+                due = timer.next_due()
+                if due is not None and due <= now:
+                    outbox.add_events(await timer.fire(now))
+            if (
+                not offsets
+                and not len(outbox)
+                and not any(store.has_writes() for store in service.stores)
+            ):
+                continue
+            await runtime.producer.send(outbox.take())
+            state_records = [record for store in service.stores for record in store.take_writes()]
+            await runtime.producer.send(state_records)
+            try:
+                await consumer.commit(offsets)
+            except CommitError as exc:
+                log.warning("commit_failed", error=str(exc), records=len(records))
+            runtime.stats["records"] = runtime.stats.get("records", 0) + len(records)
+    finally:
+        await consumer.stop()
+
+
+def _poll_timeout(timers: Sequence[Timer], clock: Clock, default: float) -> float:
+    dues: list[datetime] = [due for timer in timers if (due := timer.next_due()) is not None]
+    if not dues:
+        return default
+    wait = (min(dues) - clock.now()).total_seconds()
+    return max(0.0, min(default, wait))

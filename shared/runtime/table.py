@@ -1,0 +1,78 @@
+"""Table: a view every replica builds from whole topics (no group), like a GlobalKTable.
+
+Admission follows ``queues`` this way; the scheduling services follow every state topic.
+A table reports when it has caught up with the end of its topics as they were at start,
+so a service can wait for it before acting.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+
+import structlog
+
+from contracts._base import Event
+from contracts.topics import TOPIC_SPECS, Topic
+from shared.bus.codec import Poison, TopicCodec, Unknown
+from shared.bus.protocol import Bus
+from shared.bus.records import Record, TopicPartition
+
+log = structlog.get_logger("vcbus.table")
+
+Apply = Callable[[Event, Record], None]
+
+
+class Table:
+    """Applies every event of ``topics`` to a view through ``apply``."""
+
+    def __init__(self, name: str, topics: Sequence[Topic], apply: Apply) -> None:
+        self.name = name
+        self.topics = tuple(topics)
+        self._apply = apply
+        self.caught_up = asyncio.Event()
+        self.changed = asyncio.Event()
+        self.records_read = 0
+
+    async def follow(
+        self, bus: Bus, *, prefix: str, client_id: str, max_records: int = 2000
+    ) -> None:
+        """Read the topics from the beginning, forever; set ``caught_up`` once at the end."""
+        names = [f"{prefix}{topic}" for topic in self.topics]
+        codecs = {
+            f"{prefix}{topic}": TopicCodec[Event](TOPIC_SPECS[topic].union) for topic in self.topics
+        }
+        consumer = bus.consumer(names, group=None, client_id=f"{client_id}-{self.name}")
+        await consumer.start()
+        try:
+            ends = await consumer.end_offsets(sorted(consumer.assignment()))
+            positions: dict[TopicPartition, int] = dict.fromkeys(ends, 0)
+            if all(end == 0 for end in ends.values()):
+                self.caught_up.set()
+            while True:
+                records = await consumer.getmany(timeout=0.5, max_records=max_records)
+                for record in records:
+                    positions[record.tp] = record.offset + 1
+                    decoded = codecs[record.topic].decode(record.value)
+                    if isinstance(decoded, Unknown | Poison):
+                        log.info(
+                            "table_record_skipped",
+                            table=self.name,
+                            topic=record.topic,
+                            offset=record.offset,
+                        )
+                        continue
+                    self._apply(decoded, record)
+                    self.records_read += 1
+                if records:
+                    self.changed.set()
+                if not self.caught_up.is_set() and all(
+                    positions[tp] >= end for tp, end in ends.items()
+                ):
+                    self.caught_up.set()
+        finally:
+            await consumer.stop()
+
+    async def wait_caught_up(self) -> None:
+        """Wait until the table has read what its topics held when it started."""
+        await self.caught_up.wait()

@@ -1,0 +1,1 @@
+"""Per-key state of services, kept in changelog topics."""

@@ -1,0 +1,63 @@
+"""Markers from folders; shared fixtures: a virtual clock, an in-memory bus, captured spans."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from shared.bus.memory import InMemoryBus
+from shared.runtime.clock import VirtualClock
+
+ROOT = Path(__file__).resolve().parents[1]
+VOLCANO_EXAMPLES = (ROOT / ".." / "shared" / "volcano-examples").resolve()
+
+pytest_plugins = ["tests.support.broker"]
+
+_EXPORTER = InMemorySpanExporter()
+
+
+def _install_test_tracer() -> None:
+    provider = trace.get_tracer_provider()
+    if not isinstance(provider, TracerProvider):
+        provider = TracerProvider()
+        trace.set_tracer_provider(provider)
+    provider.add_span_processor(SimpleSpanProcessor(_EXPORTER))
+
+
+_install_test_tracer()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark tests by folder: tests/integration → integration, tests/e2e → e2e."""
+    for item in items:
+        parts = Path(str(item.fspath)).parts
+        if "integration" in parts:
+            item.add_marker(pytest.mark.integration)
+        if "e2e" in parts:
+            item.add_marker(pytest.mark.e2e)
+
+
+@pytest.fixture
+def spans() -> Iterator[InMemorySpanExporter]:
+    """Spans finished during the test (the process-wide test exporter, cleared first)."""
+    _EXPORTER.clear()
+    yield _EXPORTER
+    _EXPORTER.clear()
+
+
+@pytest.fixture
+def clock() -> VirtualClock:
+    """A virtual clock at 2026-01-01T00:00:00Z."""
+    return VirtualClock()
+
+
+@pytest.fixture
+def memory_bus() -> InMemoryBus:
+    """A fresh in-memory bus."""
+    return InMemoryBus()

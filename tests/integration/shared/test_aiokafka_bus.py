@@ -1,0 +1,24 @@
+"""The bus contract on a real Kafka-protocol broker."""
+
+from __future__ import annotations
+
+import pytest
+
+from shared.bus.kafka import AioKafkaBus, KafkaSettings
+from shared.runtime.settings import Settings
+from tests.support.bus_contract import BusContract
+
+
+class TestAioKafkaBus(BusContract):
+    @pytest.fixture
+    def bus(self, kafka_bootstrap: str) -> AioKafkaBus:
+        return AioKafkaBus(KafkaSettings(bootstrap_servers=kafka_bootstrap))
+
+    @pytest.fixture
+    def settings(self, kafka_bootstrap: str, topic_prefix: str) -> Settings:
+        return Settings(
+            kafka=KafkaSettings(bootstrap_servers=kafka_bootstrap),
+            topic_prefix=topic_prefix,
+            poll_timeout=0.1,
+            partitions=3,
+        )

@@ -1,0 +1,64 @@
+"""Broker fixture: ``KAFKA_BOOTSTRAP_SERVERS`` → a testcontainers Kafka → Tansu on a free port."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+
+import pytest
+
+from shared.bus.broker import EmbeddedBroker, start_broker
+
+
+def _docker_answers() -> bool:
+    if not os.environ.get("DOCKER_HOST") and not os.path.exists("/var/run/docker.sock"):
+        return False
+    try:
+        import docker  # noqa: PLC0415 - only where testcontainers is usable
+
+        client = docker.from_env(timeout=2)
+        try:
+            client.ping()
+        finally:
+            client.close()
+    except Exception:  # noqa: BLE001 - any failure means no engine
+        return False
+    return True
+
+
+@pytest.fixture(scope="session")
+def kafka_bootstrap() -> Iterator[str]:
+    """Bootstrap servers of a real Kafka-protocol broker for this test session."""
+    given = os.environ.get("KAFKA_BOOTSTRAP_SERVERS")
+    if given:
+        yield given
+        return
+    if _docker_answers():
+        from testcontainers.kafka import KafkaContainer  # noqa: PLC0415
+
+        with KafkaContainer() as container:
+            yield container.get_bootstrap_server()
+        return
+    broker = start_broker()
+    try:
+        yield broker.bootstrap_servers
+    finally:
+        broker.stop()
+
+
+@pytest.fixture
+def own_broker() -> Iterator[EmbeddedBroker]:
+    """A Tansu broker of the test's own, for tests that freeze or stop the broker."""
+    broker = start_broker()
+    try:
+        yield broker
+    finally:
+        broker.stop()
+
+
+@pytest.fixture
+def topic_prefix(request: pytest.FixtureRequest) -> str:
+    """A topic prefix unique to the test, so tests sharing a broker do not meet."""
+    name = re.sub(r"[^a-zA-Z0-9]+", "-", request.node.name)[:60].strip("-").lower()
+    return f"t-{os.getpid()}-{name}."

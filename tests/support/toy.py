@@ -1,0 +1,140 @@
+"""A toy keyed service on the real runtime, for bus and runtime tests (in-process or as a process).
+
+``upstream`` consumes JobDeleteAccepted on jobs.admitted, counts them per key in a changelog
+store and emits one JobDeleted per input (its id derived from the input's id).
+``downstream`` consumes JobDeleted on jobs.status and counts them per key, dropping
+duplicates by event id. Run as ``python -m tests.support.toy ROLE``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import signal
+import sys
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+import structlog
+
+from contracts import JobDeleteAccepted, JobDeleted, JobKey, Topic, derive_event_id
+from shared.bus.kafka import AioKafkaBus
+from shared.bus.protocol import Bus, Producer
+from shared.bus.records import OutRecord
+from shared.bus.router import Route
+from shared.runtime.clock import Clock, SystemClock
+from shared.runtime.reactor import Entry, Reactor
+from shared.runtime.service import Service, run_service
+from shared.runtime.settings import Settings
+from shared.runtime.topology import ensure_topics
+from shared.state.changelog import ChangelogStore
+from shared.step import Ctx, Step
+
+
+def count_up(state: int | None, event: object, ctx: Ctx) -> Step[int | None]:
+    """Upstream core: count inputs and emit a JobDeleted whose id derives from the input."""
+    assert isinstance(event, JobDeleteAccepted)
+    out = JobDeleted(
+        event_id=derive_event_id("toy.out", event.job_key, event.event_id),
+        occurred_at=ctx.now,
+        job_key=event.job_key,
+    )
+    return Step((state or 0) + 1, (out,))
+
+
+def count(state: int | None, event: object, ctx: Ctx) -> Step[int | None]:
+    """Downstream core: count inputs."""
+    return Step((state or 0) + 1)
+
+
+def build(role: str, clock: Clock) -> tuple[Service, ChangelogStore[Entry[int]]]:
+    """Build the toy service of ``role`` with its store."""
+    store = ChangelogStore[Entry[int]]("counts", Entry[int])
+    if role == "upstream":
+        reactor = Reactor[int](count_up, store, clock)
+        route = Route(Topic.JOBS_ADMITTED, reactor.handle, "toy.count")
+    else:
+        reactor = Reactor[int](count, store, clock)
+        route = Route(Topic.JOBS_STATUS, reactor.handle, "toy.count")
+    return Service(name=f"toy-{role}", routes=[route], stores=[store]), store
+
+
+def delete_event(job: str, n: int) -> JobDeleteAccepted:
+    """An input event for the upstream toy."""
+    return JobDeleteAccepted(
+        event_id=derive_event_id("toy.in", job, n),
+        occurred_at=datetime(2026, 1, 1, tzinfo=UTC),
+        job_key=JobKey(job),
+    )
+
+
+class _KillAfterSend:
+    """Producer wrapper: SIGKILL this process right after outputs are acked (before commit)."""
+
+    def __init__(self, inner: Producer, topic: str) -> None:
+        self._inner = inner
+        self._topic = topic
+
+    async def send(self, records: Sequence[OutRecord]) -> None:
+        await self._inner.send(records)
+        if any(record.topic == self._topic for record in records):
+            print("crash_point_reached", flush=True)
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    async def stop(self) -> None:
+        await self._inner.stop()
+
+
+class _CrashingBus(AioKafkaBus):
+    def __init__(self, inner: AioKafkaBus, topic: str) -> None:
+        super().__init__(inner.settings)
+        self._topic = topic
+
+    def producer(self, *, client_id: str) -> Producer:  # type: ignore[override]
+        return _KillAfterSend(super().producer(client_id=client_id), self._topic)
+
+
+async def _main(args: argparse.Namespace) -> None:
+    settings = Settings.from_env()
+    bus: Bus = AioKafkaBus(settings.kafka)
+    clock = SystemClock()
+    service, _ = build(args.role, clock)
+    service.singleton = args.singleton
+    await ensure_topics(bus, [service], settings.topic_prefix, settings.partitions)
+    if args.crash_after_produce:
+        bus = _CrashingBus(
+            AioKafkaBus(settings.kafka), f"{settings.topic_prefix}{Topic.JOBS_STATUS}"
+        )
+    await run_service(service, bus, settings, clock=clock, instance=args.instance)
+
+
+def main() -> None:
+    """Run a toy service until SIGTERM."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("role", choices=["upstream", "downstream"])
+    parser.add_argument("--instance", default="0")
+    parser.add_argument("--crash-after-produce", action="store_true")
+    parser.add_argument("--singleton", action="store_true")
+    args = parser.parse_args()
+    structlog.configure(
+        processors=[
+            structlog.contextvars.merge_contextvars,
+            structlog.processors.add_log_level,
+            structlog.processors.JSONRenderer(),
+        ],
+        logger_factory=structlog.PrintLoggerFactory(sys.stdout),
+    )
+    loop = asyncio.new_event_loop()
+    task = loop.create_task(_main(args))
+    loop.add_signal_handler(signal.SIGTERM, task.cancel)
+    try:
+        loop.run_until_complete(task)
+    except asyncio.CancelledError:
+        pass
+    finally:
+        loop.close()
+
+
+if __name__ == "__main__":
+    main()
