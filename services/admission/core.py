@@ -6,8 +6,10 @@ answers with one of:
 - ``JobAdmitted`` — the job passed :func:`services.admission.rules.validate`; it carries
   the **mutated** job and ``spec_digest``, a SHA-256 of the canonical JSON encoding of
   the job *as submitted* (sorted keys, so the same Job in YAML or JSON has one digest).
-  Its id is ``derive_event_id("job.admitted.v1", job_key, spec_digest)``: resubmitting an
-  identical job yields the same id, and consumers drop it.
+  Its id is derived from the submission's origin (topic, partition, offset), like a
+  rejection's: a redelivered record yields the same id, which consumers drop. A real
+  resubmission (a new record) gets a new id; the job-controller treats an equal digest
+  for a job it holds as a no-op, and admits it afresh after the job was deleted.
 - ``JobRejected`` — every violation, the original payload as text (bytes that are not
   UTF-8 replaced, cut to ``limits.max_rejected_payload_bytes`` with
   ``payload_truncated``), the origin, and the job key when a name could be read. Its id
@@ -248,8 +250,9 @@ def _admit(
     if violations:
         return _rejected(violations, submission, ctx, limits, key)
     digest = spec_digest(job)
+    origin = submission.origin
     return JobAdmitted(
-        event_id=derive_event_id(ADMITTED_TAG, key, digest),
+        event_id=derive_event_id(ADMITTED_TAG, f"{origin.topic}/{origin.partition}", origin.offset),
         occurred_at=ctx.now,
         job_key=key,
         job=mutate(job),

@@ -54,11 +54,15 @@ def test_valid_job_is_admitted_mutated_when_submitted() -> None:
     assert event.job.spec.min_available == 5
     assert event.occurred_at == NOW
     assert event.spec_digest == spec_digest(job)
-    assert event.event_id == derive_event_id("job.admitted.v1", "team-a/j1", event.spec_digest)
+    assert event.event_id == derive_event_id(
+        "job.admitted.v1", f"{ORIGIN.topic}/{ORIGIN.partition}", 42
+    )
 
 
-def test_identical_resubmission_yields_the_same_event_id_when_read_at_another_offset() -> None:
-    """YAML and JSON of one job have one digest, so downstream drops the duplicate."""
+def test_identical_resubmission_has_one_digest_and_a_new_event_id_when_read_at_another_offset() -> (
+    None
+):
+    """YAML and JSON of one job have one digest (the controller's no-op); redelivery ids differ."""
     job = build_job(build_task(), name="j1")
     as_yaml = b"apiVersion: batch.volcano.sh/v1alpha1\nkind: Job\n" + (
         b"metadata: {name: j1, namespace: test}\n"
@@ -72,7 +76,12 @@ def test_identical_resubmission_yields_the_same_event_id_when_read_at_another_of
     (second,) = decide({}, submit(as_yaml, offset=2), CTX, LIMITS)
 
     assert isinstance(first, JobAdmitted)
-    assert first.event_id == second.event_id
+    assert isinstance(second, JobAdmitted)
+    assert first.spec_digest == second.spec_digest
+    assert first.event_id != second.event_id
+    (again,) = decide({}, submit(manifest(job), offset=1), CTX, LIMITS)
+    assert isinstance(again, JobAdmitted)
+    assert again.event_id == first.event_id
 
 
 def test_changed_spec_is_admitted_as_a_new_event_when_resubmitted() -> None:
@@ -81,12 +90,13 @@ def test_changed_spec_is_admitted_as_a_new_event_when_resubmitted() -> None:
         {}, submit(manifest(build_job(build_task(replicas=1), name="j"))), CTX, LIMITS
     )
     (second,) = decide(
-        {}, submit(manifest(build_job(build_task(replicas=2), name="j"))), CTX, LIMITS
+        {}, submit(manifest(build_job(build_task(replicas=2), name="j")), offset=43), CTX, LIMITS
     )
 
     assert isinstance(first, JobAdmitted)
     assert isinstance(second, JobAdmitted)
     assert first.job_key == second.job_key
+    assert first.spec_digest != second.spec_digest
     assert first.event_id != second.event_id
 
 
