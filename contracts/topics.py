@@ -7,6 +7,13 @@ from dataclasses import dataclass
 
 from contracts._base import Event
 from contracts.events.bindings import BindingCreated, BindingsEvent
+from contracts.events.cluster_commands import (
+    NodeAddRequested,
+    NodeCommand,
+    NodeCordonRequested,
+    NodeRemoveRequested,
+    NodeUncordonRequested,
+)
 from contracts.events.jobs_admitted import (
     JobAbortAccepted,
     JobAdmitted,
@@ -62,6 +69,7 @@ class Topic(enum.StrEnum):
     NODES = "nodes"
     RESERVATIONS = "reservations"
     QUEUES = "queues"
+    CLUSTER_COMMANDS = "cluster.commands"
 
 
 class KeyKind(enum.StrEnum):
@@ -107,6 +115,7 @@ TOPICS: tuple[TopicSpec, ...] = (
     TopicSpec(Topic.NODES, NodesEvent, KeyKind.NODE, "cluster"),
     TopicSpec(Topic.RESERVATIONS, ReservationsEvent, KeyKind.JOB, "podgroup-enqueue"),
     TopicSpec(Topic.QUEUES, QueuesEvent, KeyKind.QUEUE, "users"),
+    TopicSpec(Topic.CLUSTER_COMMANDS, NodeCommand, KeyKind.NODE, "users"),
 )
 
 TOPIC_SPECS: dict[Topic, TopicSpec] = {spec.topic: spec for spec in TOPICS}
@@ -172,8 +181,10 @@ def key_of(event: Event) -> str:
             return event.job
         case BindingCreated():
             return event.node
-        case NodeRegistered() | NodeChanged():
+        case NodeRegistered() | NodeChanged() | NodeAddRequested():
             return event.node.name
+        case NodeCordonRequested() | NodeUncordonRequested() | NodeRemoveRequested():
+            return event.name
         case NodeRemoved():
             return event.name
         case QueueDeclared():

@@ -50,6 +50,9 @@ class PodPhaseSetRequested(Event, tag="pod.phase_set_requested.v1", frozen=True,
     message: str = ""
 
 
+NodeCommand = NodeAddRequested | NodeCordonRequested | NodeUncordonRequested | NodeRemoveRequested
+"""The commands on ``cluster.commands``, keyed by node name."""
+
 ClusterCommand = (
     NodeAddRequested
     | NodeCordonRequested

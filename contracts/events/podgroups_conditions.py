@@ -7,7 +7,9 @@ from contracts.keys import JobKey
 from contracts.objects.meta import Condition
 
 
-class PodGroupConditionsChanged(Event, tag="podgroup.conditions_changed.v1", frozen=True, kw_only=True):
+class PodGroupConditionsChanged(
+    Event, tag="podgroup.conditions_changed.v1", frozen=True, kw_only=True
+):
     """The allocator's view of a gang changed: unschedulable with fit errors, or scheduled."""
 
     job: JobKey

@@ -243,6 +243,7 @@ class Execution:
                     job=self.record.job_key,
                     pod=key,
                     task=pod.task,
+                    pod_uid=pod.uid,
                 )
             )
             deleted += 1

@@ -66,9 +66,10 @@ class Reactor(Generic[S]):
         ]
         heapq.heapify(self._timers)
 
-    def _apply(
+    def apply(
         self, partition: int, key: str, event: object, event_id: str | None
     ) -> Sequence[Event]:
+        """Apply one input to the state of ``key`` in ``partition``; return what to publish."""
         entry = self._store.get(partition, key) or Entry[S]()
         if event_id and event_id in entry.seen:
             return ()
@@ -91,7 +92,7 @@ class Reactor(Generic[S]):
         """Apply one event to the state of its key."""
         event = envelope.event
         event_id = event.event_id if isinstance(event, Event) else None
-        return self._apply(envelope.partition, envelope.key or "", event, event_id)
+        return self.apply(envelope.partition, envelope.key or "", event, event_id)
 
     def next_due(self) -> datetime | None:
         """The earliest deadline of any key held."""
@@ -108,5 +109,5 @@ class Reactor(Generic[S]):
         out: list[Event] = []
         while (due := self.next_due()) is not None and due <= now:
             _, partition, key = heapq.heappop(self._timers)
-            out.extend(self._apply(partition, key, Tick(now=now), None))
+            out.extend(self.apply(partition, key, Tick(now=now), None))
         return out

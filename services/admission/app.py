@@ -1,0 +1,53 @@
+"""Wiring of the admission service: jobs.submitted in; jobs.admitted and jobs.rejected out."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from contracts import Event, QueueDeclared, QueueDeleted, SubmissionOrigin, Topic
+from contracts.objects import Queue
+from shared.bus.envelope import Envelope
+from shared.bus.records import Record
+from shared.bus.router import Route
+from shared.runtime.clock import Clock
+from shared.runtime.service import Service
+from shared.runtime.settings import Settings
+from shared.runtime.table import Table
+from shared.step import Ctx
+from shared.tracing.spans import current_trace_id
+
+from .core import AdmissionLimits, Submission, apply_queue_event, decide
+
+NAME = "admission"
+
+
+class _Queues:
+    """The queue view folded from the ``queues`` topic."""
+
+    def __init__(self) -> None:
+        self.queues: dict[str, Queue] = {}
+
+    def apply(self, event: Event, record: Record) -> None:
+        if isinstance(event, QueueDeclared | QueueDeleted):
+            self.queues = apply_queue_event(self.queues, event)
+
+
+def build_service(settings: Settings, clock: Clock) -> Service:
+    """The admission service: stateless over jobs, with the queues as a table."""
+    view = _Queues()
+    limits = AdmissionLimits(max_payload_bytes=settings.max_payload_bytes)
+
+    async def handle(envelope: Envelope[bytes]) -> Sequence[Event]:
+        origin = SubmissionOrigin(
+            topic=f"{settings.topic_prefix}{envelope.topic}",
+            partition=envelope.partition,
+            offset=envelope.offset,
+        )
+        ctx = Ctx(now=clock.now(), trace_id=current_trace_id())
+        return decide(view.queues, Submission(payload=envelope.event, origin=origin), ctx, limits)
+
+    return Service(
+        name=NAME,
+        routes=[Route(Topic.JOBS_SUBMITTED, handle, "admission.validate", raw=True)],
+        tables=[Table("queues", [Topic.QUEUES], view.apply)],
+    )

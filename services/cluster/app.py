@@ -1,0 +1,102 @@
+"""Wiring of the simulated cluster: bindings and node commands in; pods.status and nodes out.
+
+State is per node (``nodes`` changelog), keyed like ``bindings``. Deleted pods arrive on
+``pods``, which is keyed by job: every replica follows that topic whole and applies a
+deletion to the node holding the pod, if that node is one of its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import structlog
+
+from contracts import Event, PodDeleted, PodKey, Topic
+from contracts.keys import NodeName
+from contracts.objects import Node
+from shared.bus.partitioner import partition_for
+from shared.bus.records import Record
+from shared.bus.router import Route
+from shared.runtime.clock import Clock
+from shared.runtime.reactor import Entry, Reactor
+from shared.runtime.service import Runtime, Service
+from shared.runtime.settings import Settings
+from shared.runtime.table import Table
+from shared.state.changelog import ChangelogStore
+from shared.step import Ctx, Step
+
+from .core import ClusterConf, ClusterInput, decide, next_deadline
+from .model import SimNode
+from .nodes import add_commands
+
+NAME = "cluster"
+
+log = structlog.get_logger("vcbus.cluster")
+
+
+class _PodIndex:
+    """Which node holds each pod, for the nodes this replica owns."""
+
+    def __init__(self) -> None:
+        self.nodes: dict[PodKey, NodeName] = {}
+
+    def update(self, name: str, before: SimNode | None, after: SimNode | None) -> None:
+        for pod in before.pods if before is not None else ():
+            self.nodes.pop(pod.key, None)
+        for pod in after.pods if after is not None else ():
+            self.nodes[pod.key] = NodeName(name)
+
+
+def build_service(
+    settings: Settings, clock: Clock, *, nodes: Sequence[Node] = (), conf: ClusterConf | None = None
+) -> Service:
+    """The cluster: registers ``nodes`` at start (idempotently) and runs their pods."""
+    conf = conf or ClusterConf()
+    store = ChangelogStore[Entry[SimNode]]("nodes", Entry[SimNode])
+    index = _PodIndex()
+
+    def core(state: SimNode | None, event: ClusterInput, ctx: Ctx) -> Step[SimNode | None]:
+        step = decide(state, event, ctx, conf)
+        known = state or step.state
+        if known is not None:
+            index.update(known.name, state, step.state)
+        return step
+
+    reactor = Reactor[SimNode](core, store, clock, next_deadline=next_deadline)
+
+    def restored() -> None:
+        index.nodes.clear()
+        for _, name, entry in store.items():
+            index.update(name, None, entry.state)
+        reactor.rebuild_timers()
+
+    def on_pods(event: Event, record: Record) -> None:
+        if not isinstance(event, PodDeleted):
+            return
+        node = index.nodes.get(event.pod)
+        if node is None:
+            return
+        partition = partition_for(node.encode(), settings.partitions)
+        if store.get(partition, node) is None:
+            return
+        emitted = reactor.apply(partition, node, event, event.event_id)
+        if emitted:
+            log.warning("pod_deletion_emitted_events", pod=event.pod, count=len(emitted))
+
+    async def register_nodes(runtime: Runtime) -> None:
+        await runtime.ready.wait()
+        await runtime.publish(add_commands(nodes, clock.now()))
+
+    handle = reactor.handle
+    return Service(
+        name=NAME,
+        routes=[
+            Route(Topic.BINDINGS, handle, "cluster.bind"),
+            Route(Topic.CLUSTER_COMMANDS, handle, "cluster.command"),
+        ],
+        stores=[store],
+        timers=[reactor],
+        tables=[Table("pods", [Topic.PODS], on_pods)],
+        tasks=[register_nodes] if nodes else [],
+        on_restored=restored,
+    )

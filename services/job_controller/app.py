@@ -1,0 +1,42 @@
+"""Wiring of the job-controller: a reactor over jobs.admitted, podgroups.status, pods.status."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+
+from contracts import Topic
+from shared.bus.router import Route
+from shared.runtime.clock import Clock
+from shared.runtime.reactor import Entry, Reactor
+from shared.runtime.service import Service
+from shared.runtime.settings import Settings
+from shared.state.changelog import ChangelogStore
+
+from .conf import ControllerConf
+from .core import decide, next_deadline
+from .state import JobRecord
+
+NAME = "job-controller"
+
+
+def build_service(
+    settings: Settings, clock: Clock, *, priority_classes: Mapping[str, int] | None = None
+) -> Service:
+    """The job-controller: per-job state in the ``jobs`` changelog, policy timeouts as timers."""
+    store = ChangelogStore[Entry[JobRecord]]("jobs", Entry[JobRecord])
+    conf = ControllerConf(priority_classes=dict(priority_classes or {}))
+    reactor = Reactor[JobRecord](
+        functools.partial(decide, conf=conf), store, clock, next_deadline=next_deadline
+    )
+    return Service(
+        name=NAME,
+        routes=[
+            Route(Topic.JOBS_ADMITTED, reactor.handle, "controller.reconcile"),
+            Route(Topic.PODGROUPS_STATUS, reactor.handle, "controller.reconcile"),
+            Route(Topic.PODS_STATUS, reactor.handle, "controller.reconcile"),
+        ],
+        stores=[store],
+        timers=[reactor],
+        on_restored=reactor.rebuild_timers,
+    )

@@ -1,0 +1,53 @@
+"""Scheduling cycles: run one when inputs changed (debounced) and on a timer (DESIGN §5)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Awaitable, Callable
+from datetime import datetime
+
+import structlog
+
+from shared.runtime.service import Runtime
+from shared.runtime.table import Table
+
+log = structlog.get_logger("vcbus.cycle")
+
+Cycle = Callable[[], Awaitable[None]]
+NextDue = Callable[[], datetime | None]
+
+
+async def run_cycles(
+    runtime: Runtime,
+    table: Table,
+    cycle: Cycle,
+    *,
+    debounce: float,
+    interval: float,
+    next_due: NextDue | None = None,
+) -> None:
+    """Run ``cycle`` when inputs changed, when a time-based rule is due, or every ``interval``.
+
+    After a change it waits ``debounce`` seconds for more changes before running.
+
+    Only the holder of the lease runs cycles; a standby keeps its view current.
+    """
+    while not runtime.stopping.is_set():
+        wait = interval
+        if next_due is not None and (due := next_due()) is not None:
+            wait = max(0.0, min(interval, (due - runtime.clock.now()).total_seconds()))
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(wait):
+                await table.changed.wait()
+        if table.changed.is_set():
+            await asyncio.sleep(debounce)
+            table.changed.clear()
+        if runtime.lease is not None and not runtime.lease.is_active:
+            continue
+        started = runtime.clock.monotonic()
+        await cycle()
+        runtime.stats["cycles"] = runtime.stats.get("cycles", 0) + 1
+        log.debug(
+            "cycle_finished", duration_ms=round((runtime.clock.monotonic() - started) * 1000, 3)
+        )

@@ -1,0 +1,102 @@
+"""JobTraces: the latest trace context of each job, so a cycle continues each job's trace.
+
+A scheduling cycle is a root span linked to the jobs it serves; what it decides for a job
+is published inside an ``<action> <job>`` span whose parent is that job's last context.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from opentelemetry.trace import SpanContext
+
+from contracts import (
+    BindingCreated,
+    BindingRefused,
+    Event,
+    NodesLocked,
+    NodesUnlocked,
+    PodCreated,
+    PodDeleted,
+    PodGroupConditionsChanged,
+    PodGroupCreated,
+    PodGroupDeleted,
+    PodGroupPhaseChanged,
+    PodGroupUpdated,
+    PodPhaseChanged,
+    TargetJobElected,
+)
+from shared.bus.records import Headers, Record
+from shared.runtime.service import Runtime
+from shared.tracing.spans import context_of, cycle_span, job_span, span_context_of
+
+
+def job_of(event: Event) -> str | None:
+    """The job an event of the scheduling topics is about, if any."""
+    match event:
+        case PodGroupCreated() | PodGroupUpdated():
+            return event.podgroup.job
+        case PodCreated():
+            return event.pod.job
+        case BindingCreated():
+            return event.pod.job
+        case (
+            PodGroupDeleted()
+            | PodGroupPhaseChanged()
+            | PodGroupConditionsChanged()
+            | PodDeleted()
+            | PodPhaseChanged()
+            | BindingRefused()
+            | TargetJobElected()
+            | NodesLocked()
+            | NodesUnlocked()
+        ):
+            return event.job
+    return None
+
+
+class JobTraces:
+    """Remembers the headers of the last traced record of each job."""
+
+    def __init__(self) -> None:
+        self._headers: dict[str, Headers] = {}
+
+    def observe(self, event: Event, record: Record) -> None:
+        """Note the trace context a job's record carried."""
+        job = job_of(event)
+        if job is not None and record.header("traceparent") is not None:
+            self._headers[job] = record.headers
+
+    def forget(self, job: str) -> None:
+        """Drop a job that is gone."""
+        self._headers.pop(job, None)
+
+    def links(self, jobs: Iterable[str]) -> list[SpanContext]:
+        """Span contexts of the given jobs, for the cycle span's links."""
+        out = []
+        for job in sorted(set(jobs)):
+            headers = self._headers.get(job)
+            context = span_context_of(headers) if headers is not None else None
+            if context is not None:
+                out.append(context)
+        return out
+
+    async def publish_cycle(
+        self, runtime: Runtime, cycle: str, action: str, events: Sequence[Event]
+    ) -> None:
+        """Publish a cycle's events: one root span linked to the jobs, a child span per job."""
+        by_job: dict[str, list[Event]] = {}
+        others: list[Event] = []
+        for event in events:
+            job = job_of(event)
+            if job is None:
+                others.append(event)
+            else:
+                by_job.setdefault(job, []).append(event)
+        with cycle_span(cycle, self.links(by_job)):
+            for job in sorted(by_job):
+                headers = self._headers.get(job, ())
+                with job_span(f"{action} {job}", context_of(headers), job=job):
+                    await runtime.publish(by_job[job])
+            if others:
+                await runtime.publish(others)
