@@ -1,4 +1,4 @@
-"""``vcbus submit FILE``: publish Jobs to jobs.submitted, Queues to queues; each job's trace starts here.
+"""``vcbus submit FILE``: publish Jobs and Queues; each job's trace starts here.
 
 Every document that is not a Volcano Queue is published to ``jobs.submitted`` as JSON text,
 keyed ``namespace/name``; admission answers each on ``jobs.admitted`` or ``jobs.rejected``
