@@ -3,7 +3,12 @@
 ``upstream`` consumes JobDeleteAccepted on jobs.admitted, counts them per key in a changelog
 store and emits one JobDeleted per input (its id derived from the input's id).
 ``downstream`` consumes JobDeleted on jobs.status and counts them per key, dropping
-duplicates by event id. Run as ``python -m tests.support.toy ROLE``.
+duplicates by event id. Run as ``python -m tests.support.toy ROLE``: it then logs JSON lines
+to stderr (``configure_logging``: ``partitions_assigned``, ``store_restored``,
+``lease_acquired``, ``record_handled`` ...), exports spans as the ``OTEL_*`` variables say
+(``configure_tracing``), and on SIGTERM stops after its current batch and flushes its spans.
+With ``--crash-after-produce`` it logs ``crash_point_reached`` and SIGKILLs itself once its
+outputs are acknowledged, before the changelog is written and the offsets are committed.
 """
 
 from __future__ import annotations
@@ -12,7 +17,6 @@ import argparse
 import asyncio
 import os
 import signal
-import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
@@ -23,13 +27,17 @@ from shared.bus.kafka import AioKafkaBus
 from shared.bus.protocol import Bus, Producer
 from shared.bus.records import OutRecord
 from shared.bus.router import Route
+from shared.logging.setup import configure_logging
 from shared.runtime.clock import Clock, SystemClock
 from shared.runtime.reactor import Entry, Reactor
-from shared.runtime.service import Service, run_service
+from shared.runtime.service import Runtime, Service, run_service
 from shared.runtime.settings import Settings
 from shared.runtime.topology import ensure_topics
 from shared.state.changelog import ChangelogStore
 from shared.step import Ctx, Step
+from shared.tracing.setup import configure_tracing, shutdown_tracing
+
+log = structlog.get_logger("vcbus.toy")
 
 
 def count_up(state: int | None, event: object, ctx: Ctx) -> Step[int | None]:
@@ -79,7 +87,7 @@ class _KillAfterSend:
     async def send(self, records: Sequence[OutRecord]) -> None:
         await self._inner.send(records)
         if any(record.topic == self._topic for record in records):
-            print("crash_point_reached", flush=True)
+            log.info("crash_point_reached", records=len(records))  # flushed per line
             os.kill(os.getpid(), signal.SIGKILL)
 
     async def stop(self) -> None:
@@ -106,34 +114,29 @@ async def _main(args: argparse.Namespace) -> None:
         bus = _CrashingBus(
             AioKafkaBus(settings.kafka), f"{settings.topic_prefix}{Topic.JOBS_STATUS}"
         )
-    await run_service(service, bus, settings, clock=clock, instance=args.instance)
+    runtime = Runtime(service.name, bus, clock, settings, bus.producer(client_id=service.name))
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, runtime.stopping.set)
+    await run_service(service, bus, settings, clock=clock, runtime=runtime, instance=args.instance)
 
 
 def main() -> None:
-    """Run a toy service until SIGTERM."""
+    """Run a toy service until SIGTERM (graceful: the current batch is finished and committed)."""
     parser = argparse.ArgumentParser()
     parser.add_argument("role", choices=["upstream", "downstream"])
     parser.add_argument("--instance", default="0")
     parser.add_argument("--crash-after-produce", action="store_true")
     parser.add_argument("--singleton", action="store_true")
     args = parser.parse_args()
-    structlog.configure(
-        processors=[
-            structlog.contextvars.merge_contextvars,
-            structlog.processors.add_log_level,
-            structlog.processors.JSONRenderer(),
-        ],
-        logger_factory=structlog.PrintLoggerFactory(sys.stdout),
-    )
-    loop = asyncio.new_event_loop()
-    task = loop.create_task(_main(args))
-    loop.add_signal_handler(signal.SIGTERM, task.cancel)
+    name = f"toy-{args.role}"
+    configure_logging(name, json=True)
+    configure_tracing(name)
     try:
-        loop.run_until_complete(task)
-    except asyncio.CancelledError:
-        pass
+        asyncio.run(_main(args))
     finally:
-        loop.close()
+        shutdown_tracing()
+    log.info("process_exited")
 
 
 if __name__ == "__main__":
