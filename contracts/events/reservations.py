@@ -1,4 +1,9 @@
-"""``reservations``: target job election and node locks (SPEC A6), from podgroup-enqueue."""
+"""``reservations``: target job election and node locks (SPEC A6), from podgroup-enqueue.
+
+Every event carries the reservation's ``generation`` (added later; 0 from older writers): it
+grows by one with each election, so a reader that sees events of different target jobs out of
+order (the topic is keyed by job) drops the ones of an older reservation.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +16,7 @@ class TargetJobElected(Event, tag="reservation.target_elected.v1", frozen=True, 
 
     job: JobKey
     reason: str = ""
+    generation: int = 0
 
 
 class NodesLocked(Event, tag="reservation.nodes_locked.v1", frozen=True, kw_only=True):
@@ -19,6 +25,8 @@ class NodesLocked(Event, tag="reservation.nodes_locked.v1", frozen=True, kw_only
     job: JobKey
     nodes: tuple[NodeName, ...]
     mode: str = "single"
+    generation: int = 0
+    reason: str = ""
 
 
 class NodesUnlocked(Event, tag="reservation.nodes_unlocked.v1", frozen=True, kw_only=True):
@@ -27,6 +35,7 @@ class NodesUnlocked(Event, tag="reservation.nodes_unlocked.v1", frozen=True, kw_
     job: JobKey
     nodes: tuple[NodeName, ...]
     reason: str = ""
+    generation: int = 0
 
 
 ReservationsEvent = TargetJobElected | NodesLocked | NodesUnlocked

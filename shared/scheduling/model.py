@@ -143,10 +143,10 @@ class TaskInfo:
     @property
     def creation_key(self) -> datetime:
         """Creation time for ordering; a missing time sorts first, as Go's zero time does."""
-        return _naive(self.creation)
+        return naive_utc(self.creation)
 
 
-def _naive(moment: datetime | None) -> datetime:
+def naive_utc(moment: datetime | None) -> datetime:
     """Return a moment as naive UTC, so aware and naive times compare; None sorts first."""
     if moment is None:
         return _EPOCH
@@ -171,6 +171,8 @@ class JobInfo:
     task_min_available: dict[str, int]
     dependent: bool = False
     creation: datetime | None = None
+    first_seen: datetime | None = None
+    """When the scheduler first saw the job (``ScheduleStartTimestamp``): waiting starts."""
     conditions: tuple[Condition, ...] = ()
     """The allocator conditions known from the snapshot."""
     tasks: dict[str, TaskInfo] = field(default_factory=dict)
@@ -196,7 +198,11 @@ class JobInfo:
     @property
     def creation_key(self) -> datetime:
         """Creation time for ordering; a missing time sorts first."""
-        return _naive(self.creation)
+        return naive_utc(self.creation)
+
+    def waiting_since(self) -> datetime | None:
+        """When the job started waiting: first seen, else created (``ScheduleStartTimestamp``)."""
+        return self.first_seen if self.first_seen is not None else self.creation
 
     # Task bookkeeping ------------------------------------------------------------------
     def add_task_info(self, task: TaskInfo) -> None:

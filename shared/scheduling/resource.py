@@ -18,6 +18,8 @@ import enum
 import math
 from collections.abc import Iterable, Iterator, Mapping
 
+from contracts.quantity import format_quantity
+
 CPU = "cpu"
 MEMORY = "memory"
 PODS = "pods"
@@ -229,3 +231,13 @@ def share(allocated: float, deserved: float) -> float:
 def is_finite(value: float) -> bool:
     """Return whether an amount is a finite number (capabilities may be unlimited)."""
     return math.isfinite(value)
+
+
+def brief(resource: Resource, dimensions: Iterable[str]) -> str:
+    """Render some dimensions of a resource shortly: ``cpu 7200m, memory 24Gi``."""
+    parts = []
+    for name in dimensions:
+        amount = resource.amount(name)
+        text = format_quantity(name, round(amount)) if math.isfinite(amount) else "unlimited"
+        parts.append(f"{name} {text}")
+    return ", ".join(parts) or "nothing"

@@ -15,13 +15,20 @@ Deliberate deviations:
 - A deleted pod (``PodDeleted``) leaves the view at once: the cluster refuses any binding that
   would overcommit a node whose pod is still stopping, so no capacity is double-booked.
 - The reservation state (target job, locked nodes, SPEC A6) is part of the snapshot, fed from
-  the ``reservations`` topic, instead of Volcano's process-wide ``util.Reservation``.
+  the ``reservations`` topic, instead of Volcano's process-wide ``util.Reservation``. Its
+  ``generation`` grows with each election; events of an older generation are dropped, so
+  events of two target jobs read out of order (the topic is keyed by job) cannot mix.
+- Volcano's ``ScheduleStartTimestamp`` (stamped by enqueue the first time it sees a job) is
+  ``PodGroupState.first_seen``: the ``occurred_at`` of the first ``podgroups`` event of that
+  PodGroup uid, so it is the same after a restart that replays the topic.
+- A ``PodGroupPhaseChanged`` that names a PodGroup uid other than the current one (a late
+  change of a deleted PodGroup) does not set the phase of its successor.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from types import MappingProxyType
 from typing import assert_never
@@ -90,15 +97,27 @@ class PodGroupState:
     """Conditions last published on ``podgroups.conditions``."""
     status_conditions: tuple[Condition, ...] = ()
     """Conditions last published on ``podgroups.status``."""
+    first_seen: datetime | None = None
+    """When the scheduler first saw this PodGroup (Volcano ``ScheduleStartTimestamp``)."""
 
 
 @dataclass(frozen=True, slots=True)
 class Reservation:
-    """The reservation state (SPEC A6): the target job and the nodes locked for it."""
+    """The reservation state (SPEC A6): the target job and the nodes locked for it.
+
+    Attributes:
+        target_job: the elected job, or ``None``.
+        locked_nodes: nodes that take no new pod of another job.
+        elected_at: when the target was elected (the lock timeout counts from it).
+        generation: the number of the latest election (kept after the target is cleared).
+        locked_at: when nodes were last locked (the lock interval counts from it).
+    """
 
     target_job: JobKey | None = None
     locked_nodes: frozenset[str] = frozenset()
     elected_at: datetime | None = None
+    generation: int = 0
+    locked_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,7 +159,8 @@ class ClusterView:
         if with_default_queue:
             self._queues[DEFAULT_QUEUE] = Queue(name=DEFAULT_QUEUE)
         self._podgroups: dict[JobKey, PodGroup] = {}
-        self._phases: dict[JobKey, tuple[PodGroupPhase, tuple[Condition, ...]]] = {}
+        self._first_seen: dict[JobKey, tuple[str, datetime]] = {}
+        self._phases: dict[JobKey, tuple[PodGroupPhase, tuple[Condition, ...], str]] = {}
         self._conditions: dict[JobKey, tuple[Condition, ...]] = {}
         self._pods: dict[PodKey, Pod] = {}
         self._status: dict[PodKey, tuple[PodPhase, str | None]] = {}
@@ -154,14 +174,21 @@ class ClusterView:
     def apply(self, event: ClusterEvent) -> None:  # noqa: PLR0915 - one case per event type
         """Fold one event into the view (idempotent; order across topics does not matter)."""
         match event:
-            case PodGroupCreated(podgroup=pg) | PodGroupUpdated(podgroup=pg):
+            case (
+                PodGroupCreated(podgroup=pg, occurred_at=at)
+                | PodGroupUpdated(podgroup=pg, occurred_at=at)
+            ):
                 self._podgroups[pg.job] = pg
+                seen = self._first_seen.get(pg.job)
+                if seen is None or seen[0] != pg.uid:
+                    self._first_seen[pg.job] = (pg.uid, at)
             case PodGroupDeleted(job=job):
                 self._podgroups.pop(job, None)
+                self._first_seen.pop(job, None)
                 self._phases.pop(job, None)
                 self._conditions.pop(job, None)
-            case PodGroupPhaseChanged(job=job, phase=phase, conditions=conditions):
-                self._phases[job] = (phase, conditions)
+            case PodGroupPhaseChanged(job=job, phase=phase, conditions=conditions, uid=uid):
+                self._phases[job] = (phase, conditions, uid)
             case PodGroupConditionsChanged(job=job, conditions=conditions):
                 self._conditions[job] = conditions
             case PodCreated(pod=pod):
@@ -200,35 +227,17 @@ class ClusterView:
                 self._queues[queue.name] = queue
             case QueueDeleted(name=name):
                 self._queues.pop(name, None)
-            case TargetJobElected(job=job, occurred_at=at):
-                self._reservation = Reservation(
-                    target_job=job, locked_nodes=self._reservation.locked_nodes, elected_at=at
-                )
-            case NodesLocked(job=job, nodes=nodes):
-                current = self._reservation
-                self._reservation = Reservation(
-                    target_job=current.target_job or job,
-                    locked_nodes=current.locked_nodes | frozenset(nodes),
-                    elected_at=current.elected_at,
-                )
-            case NodesUnlocked(job=job, nodes=nodes):
-                current = self._reservation
-                if current.target_job in (None, job):
-                    self._reservation = Reservation()
-                else:
-                    self._reservation = Reservation(
-                        target_job=current.target_job,
-                        locked_nodes=current.locked_nodes - frozenset(nodes),
-                        elected_at=current.elected_at,
-                    )
+            case TargetJobElected() | NodesLocked() | NodesUnlocked():
+                self._reservation = fold_reservation(self._reservation, event)
             case _:
                 assert_never(event)
 
-    def assume(self, decisions: Iterable[BindingCreated | PodGroupConditionsChanged]) -> None:
+    def assume(self, decisions: Iterable[ClusterEvent]) -> None:
         """Take the cycle's own outputs as applied, before they come back from the topics.
 
         Pods just bound count as Binding on their node until ``pods.status`` confirms them,
-        so the next cycle does not place them twice.
+        so the next cycle does not place them twice; phase changes and reservation events of
+        podgroup-enqueue are not decided twice either.
         """
         for event in decisions:
             self.apply(event)
@@ -255,12 +264,17 @@ class ClusterView:
         """Return a frozen copy of the view for one cycle."""
         podgroups: dict[JobKey, PodGroupState] = {}
         for job in sorted(self._podgroups):
-            phase, status_conditions = self._phases.get(job, (PodGroupPhase.PENDING, ()))
+            podgroup = self._podgroups[job]
+            phase, status_conditions, uid = self._phases.get(job, (PodGroupPhase.PENDING, (), ""))
+            if uid and podgroup.uid and uid != podgroup.uid:
+                phase, status_conditions = PodGroupPhase.PENDING, ()
+            seen = self._first_seen.get(job)
             podgroups[job] = PodGroupState(
-                podgroup=self._podgroups[job],
+                podgroup=podgroup,
                 phase=phase,
                 conditions=self._conditions.get(job, ()),
                 status_conditions=status_conditions,
+                first_seen=seen[1] if seen is not None else None,
             )
         return ClusterSnapshot(
             nodes=MappingProxyType(dict(self._nodes)),
@@ -278,7 +292,9 @@ class ClusterView:
         view._queues = dict(snapshot.queues)
         for job, state in snapshot.podgroups.items():
             view._podgroups[job] = state.podgroup
-            view._phases[job] = (state.phase, state.status_conditions)
+            view._phases[job] = (state.phase, state.status_conditions, state.podgroup.uid)
+            if state.first_seen is not None:
+                view._first_seen[job] = (state.podgroup.uid, state.first_seen)
             if state.conditions:
                 view._conditions[job] = state.conditions
         for key, pod_state in snapshot.pods.items():
@@ -295,8 +311,8 @@ class ClusterView:
 
     def set_phase(self, job: JobKey, phase: PodGroupPhase) -> None:
         """Set a PodGroup's phase directly (snapshot scenarios, which run without enqueue)."""
-        _, conditions = self._phases.get(job, (PodGroupPhase.PENDING, ()))
-        self._phases[job] = (phase, conditions)
+        _, conditions, uid = self._phases.get(job, (PodGroupPhase.PENDING, (), ""))
+        self._phases[job] = (phase, conditions, uid)
 
     def confirm_bindings(self) -> None:
         """Treat every assumed binding as confirmed by the cluster (snapshot scenarios)."""
@@ -310,40 +326,114 @@ class ClusterView:
     def from_scenario(cls, doc: Mapping[str, object]) -> ClusterView:
         """Build a view from a DESIGN §9 snapshot scenario document.
 
-        It reads ``nodes``, ``queues``, ``podgroups``, ``pods`` and the optional
-        ``reservation`` (``{target, locked}``) and ``priorityClasses``.
+        It reads ``nodes``, ``queues``, ``podgroups`` (optional ``firstSeen``), ``pods`` and
+        the optional ``reservation`` (``{target, locked, electedAt, generation}``) and
+        ``priorityClasses``.
 
         Raises:
             ScenarioError: when an entry is malformed.
         """
         view = cls(with_default_queue=True)
         classes = _mapping(doc.get("priorityClasses"), "priorityClasses")
-        for raw in _list(doc.get("nodes"), "nodes"):
-            node = _node(raw)
-            view._nodes[node.name] = node
-        for raw in _list(doc.get("queues"), "queues"):
-            queue = _queue(raw)
-            view._queues[queue.name] = queue
-        for raw in _list(doc.get("podgroups"), "podgroups"):
-            pg, phase = _podgroup(raw, classes)
-            view._podgroups[pg.job] = pg
-            view._phases[pg.job] = (phase, ())
-        for raw in _list(doc.get("pods"), "pods"):
-            pod, pod_phase, where = _pod(raw, classes)
-            key = pod_key(pod.namespace, pod.name)
-            view._pods[key] = pod
-            if where or pod_phase is not PodPhase.PENDING:
-                view._status[key] = (pod_phase, where)
-            view._compose(key)
+        view.add_scenario_objects(doc, classes)
         reservation = _mapping(doc.get("reservation"), "reservation")
         if reservation:
             target = reservation.get("target")
             locked = _list(reservation.get("locked"), "reservation.locked")
+            generation = _int(reservation.get("generation"), "reservation.generation", 1)
             view._reservation = Reservation(
                 target_job=JobKey(str(target)) if target else None,
                 locked_nodes=frozenset(str(n) for n in locked),
+                elected_at=_timestamp(reservation.get("electedAt"), "reservation.electedAt"),
+                generation=generation if target else 0,
             )
         return view
+
+    def add_scenario_objects(
+        self,
+        doc: Mapping[str, object],
+        classes: Mapping[str, object],
+        *,
+        seen_at: datetime | None = None,
+    ) -> None:
+        """Add the ``nodes``, ``queues``, ``podgroups`` and ``pods`` of a scenario document.
+
+        Args:
+            doc: a scenario document, or the ``add`` part of one of its timeline events.
+            classes: priority class name → value.
+            seen_at: when the PodGroups are first seen, unless an entry gives ``firstSeen``.
+
+        Raises:
+            ScenarioError: when an entry is malformed.
+        """
+        for raw in _list(doc.get("nodes"), "nodes"):
+            node = _node(raw)
+            self._nodes[node.name] = node
+        for raw in _list(doc.get("queues"), "queues"):
+            queue = _queue(raw)
+            self._queues[queue.name] = queue
+        for raw in _list(doc.get("podgroups"), "podgroups"):
+            pg, phase = _podgroup(raw, classes)
+            self._podgroups[pg.job] = pg
+            self._phases[pg.job] = (phase, (), pg.uid)
+            first_seen = _timestamp(_mapping(raw, "podgroups[]").get("firstSeen"), pg.job)
+            if first_seen is None:
+                first_seen = seen_at
+            if first_seen is not None:
+                self._first_seen[pg.job] = (pg.uid, first_seen)
+        for raw in _list(doc.get("pods"), "pods"):
+            pod, pod_phase, where = _pod(raw, classes)
+            key = pod_key(pod.namespace, pod.name)
+            self._pods[key] = pod
+            if where or pod_phase is not PodPhase.PENDING:
+                self._status[key] = (pod_phase, where)
+            self._compose(key)
+
+
+def fold_reservation(
+    current: Reservation, event: TargetJobElected | NodesLocked | NodesUnlocked
+) -> Reservation:
+    """Return the reservation after one ``reservations`` event (idempotent).
+
+    An event of an older generation than the current one is stale and ignored; one of a
+    newer generation starts a new reservation. Events without a generation (0, older
+    writers) apply as they come.
+    """
+    generation = event.generation
+    if generation and generation < current.generation:
+        return current
+    newer = generation > current.generation
+    match event:
+        case TargetJobElected(job=job, occurred_at=at):
+            if not generation:
+                return replace(current, target_job=job, elected_at=at)
+            if not newer:
+                return current
+            return Reservation(target_job=job, elected_at=at, generation=generation)
+        case NodesLocked(job=job, nodes=nodes, occurred_at=at):
+            if newer:
+                return Reservation(
+                    target_job=job,
+                    locked_nodes=frozenset(nodes),
+                    elected_at=at,
+                    generation=generation,
+                    locked_at=at,
+                )
+            if generation and current.target_job is None:
+                return current
+            locked_at = at if current.locked_at is None else max(current.locked_at, at)
+            return replace(
+                current,
+                target_job=current.target_job or job,
+                locked_nodes=current.locked_nodes | frozenset(nodes),
+                locked_at=locked_at,
+            )
+        case NodesUnlocked(job=job, nodes=nodes):
+            if generation or current.target_job in (None, job):
+                return Reservation(generation=max(generation, current.generation))
+            return replace(current, locked_nodes=current.locked_nodes - frozenset(nodes))
+        case _:
+            assert_never(event)
 
 
 class ScenarioError(ValueError):

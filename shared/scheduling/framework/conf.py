@@ -120,6 +120,42 @@ tiers:
 """The allocator's default: Volcano's default tiers without ``overcommit`` (an enqueue
 plugin) and with ``binpack`` as the Helm chart adds it."""
 
+DEFAULT_ENQUEUE_CONF = """\
+actions: "elect, enqueue, reserve"
+tiers:
+- plugins:
+  - name: priority
+  - name: gang
+  - name: conformance
+  - name: reservation
+- plugins:
+  - name: overcommit
+  - name: drf
+  - name: proportion
+"""
+"""podgroup-enqueue's default (SPEC A6): the enqueue-side plugins of Volcano's default tiers,
+with ``reservation`` in the first tier so its enqueue gate votes before the capacity checks."""
+
+DEFAULT_SCENARIO_TIERS = """\
+tiers:
+- plugins:
+  - name: priority
+  - name: gang
+  - name: conformance
+  - name: reservation
+- plugins:
+  - name: overcommit
+  - name: drf
+  - name: predicates
+  - name: proportion
+  - name: nodeorder
+  - name: binpack
+"""
+"""Tiers for a configuration that names enqueue-side actions but no tiers: both services'
+plugins (a snapshot scenario runs both)."""
+
+ENQUEUE_SIDE_ACTIONS = frozenset({"elect", "enqueue", "reserve"})
+
 
 def parse_conf(
     text: str,
@@ -160,8 +196,10 @@ def conf_from_mapping(
 ) -> SchedulerConf:
     """Build a configuration from an already-decoded mapping (see ``parse_conf``).
 
-    Missing ``tiers`` take the allocator's default tiers; missing ``actions`` take
-    ``default_actions``.
+    Missing ``tiers`` take the allocator's default tiers, or both services' plugins when an
+    enqueue-side action (elect, enqueue, reserve) is configured; missing ``actions`` take
+    ``default_actions``. With the default plugin table, each plugin is built once with its
+    arguments, so a malformed argument fails here rather than in every cycle.
     """
     actions_known, plugins_known = _known(known_actions, known_plugins)
     raw_actions = document.get("actions", default_actions)
@@ -177,8 +215,12 @@ def conf_from_mapping(
     if "tiers" in document:
         tiers = _tiers(document["tiers"], plugins_known)
     else:
-        default = yaml.safe_load(DEFAULT_ALLOCATOR_CONF)
-        tiers = _tiers(default["tiers"], plugins_known)
+        text = (
+            DEFAULT_SCENARIO_TIERS
+            if ENQUEUE_SIDE_ACTIONS & set(actions)
+            else DEFAULT_ALLOCATOR_CONF
+        )
+        tiers = _tiers(yaml.safe_load(text)["tiers"], plugins_known)
     configurations = _configurations(document.get("configurations", []), actions_known)
     arguments: dict[str, ArgValue] = {}
     for key in sorted(str(k) for k in document):
@@ -191,14 +233,33 @@ def conf_from_mapping(
                 "'tiers', 'configurations' or a scalar global argument"
             )
         arguments[key] = value
-    return SchedulerConf(
+    conf = SchedulerConf(
         actions=actions, tiers=tiers, configurations=configurations, arguments=arguments
     )
+    if known_plugins is None:
+        _check_plugin_arguments(conf)
+    return conf
+
+
+def _check_plugin_arguments(conf: SchedulerConf) -> None:
+    from shared.scheduling.plugins import PLUGIN_BUILDERS  # noqa: PLC0415 - tables import us
+
+    for tier in conf.tiers:
+        for option in tier.plugins:
+            try:
+                PLUGIN_BUILDERS[option.name]({**conf.arguments, **option.arguments})
+            except ValueError as exc:
+                raise ConfError(f"plugin {option.name!r}: {exc}") from exc
 
 
 def default_conf() -> SchedulerConf:
     """Return the allocator's default configuration (``DEFAULT_ALLOCATOR_CONF``)."""
     return parse_conf(DEFAULT_ALLOCATOR_CONF)
+
+
+def default_enqueue_conf() -> SchedulerConf:
+    """Return podgroup-enqueue's default configuration (``DEFAULT_ENQUEUE_CONF``)."""
+    return parse_conf(DEFAULT_ENQUEUE_CONF)
 
 
 def _known(

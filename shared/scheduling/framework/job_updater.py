@@ -11,15 +11,43 @@ Deliberate deviations:
 - A dependent job compares with its wait-create-adjusted minimum (SPEC A5).
 - A PodGroup without pods keeps its phase.
 - Only PodGroups whose phase or allocator conditions changed are returned, as values.
+- ``status_updates`` adds what ``podgroups.status`` carries (SPEC A8): one ``Unschedulable``
+  condition with the highest-ranked reason among enqueue's rejections of this session, the
+  allocator's last ``Unschedulable`` condition and a dependent job's missing stages, ranked
+  ``QueueNotFound`` > ``QueueClosed`` > ``QueueOverCapability`` > ``ClusterOverused`` >
+  ``GangUnschedulable`` (and other allocator reasons) > ``WaitingForDependency`` >
+  ``WaitingForReservation``. Volcano records these as events and a gang condition.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from contracts.objects.meta import Condition
 from contracts.objects.podgroup import PodGroupPhase
-from shared.scheduling.framework.results import PodGroupUpdate
+from shared.scheduling.framework.results import PodGroupStatusUpdate, PodGroupUpdate
 from shared.scheduling.model import JobInfo, TaskStatus
+
+UNSCHEDULABLE = "Unschedulable"
+QUEUE_NOT_FOUND = "QueueNotFound"
+QUEUE_CLOSED = "QueueClosed"
+QUEUE_OVER_CAPABILITY = "QueueOverCapability"
+CLUSTER_OVERUSED = "ClusterOverused"
+GANG_UNSCHEDULABLE = "GangUnschedulable"
+WAITING_FOR_DEPENDENCY = "WaitingForDependency"
+WAITING_FOR_RESERVATION = "WaitingForReservation"
+
+REASON_RANK: tuple[str, ...] = (
+    QUEUE_NOT_FOUND,
+    QUEUE_CLOSED,
+    QUEUE_OVER_CAPABILITY,
+    CLUSTER_OVERUSED,
+    GANG_UNSCHEDULABLE,
+    WAITING_FOR_DEPENDENCY,
+    WAITING_FOR_RESERVATION,
+)
+"""SPEC A8, highest first. Reasons not listed (other allocator codes) rank with
+``GangUnschedulable``."""
 
 if TYPE_CHECKING:
     from shared.scheduling.framework.session import Session
@@ -63,6 +91,70 @@ def update_all(ssn: Session) -> tuple[PodGroupUpdate, ...]:
                 previous_phase=previous,
                 conditions=conditions,
                 conditions_changed=conditions_changed,
+            )
+        )
+    return tuple(updates)
+
+
+def reason_rank(reason: str) -> int:
+    """Return the rank of a reason code (smaller is more important)."""
+    if reason in REASON_RANK:
+        return REASON_RANK.index(reason)
+    return REASON_RANK.index(GANG_UNSCHEDULABLE)
+
+
+def reason_conditions(ssn: Session, job: JobInfo, phase: PodGroupPhase) -> tuple[Condition, ...]:
+    """Return the one reason condition of a PodGroup in ``phase`` (SPEC A8), or none.
+
+    Candidates: enqueue's rejections of this session, the allocator's ``Unschedulable``
+    condition known from the snapshot, and, for a dependent job, its stages without pods.
+    """
+    if phase is PodGroupPhase.COMPLETED:
+        return ()
+    candidates: list[Condition] = [
+        Condition(type=UNSCHEDULABLE, status="True", reason=reason, message=message)
+        for reason, message in sorted(ssn.enqueue_reasons.get(job.key, {}).items())
+    ]
+    candidates.extend(
+        c for c in job.conditions if c.type == UNSCHEDULABLE and c.status == "True" and c.reason
+    )
+    if job.dependent and job.wait_create > 0:
+        present = set(job.roles())
+        waiting = sorted(r for r, m in job.task_min_available.items() if m > 0 and r not in present)
+        candidates.append(
+            Condition(
+                type=UNSCHEDULABLE,
+                status="True",
+                reason=WAITING_FOR_DEPENDENCY,
+                message=f"tasks {', '.join(waiting)} wait for their dependencies (dependsOn)",
+            )
+        )
+    if not candidates:
+        return ()
+    return (min(candidates, key=lambda c: (reason_rank(c.reason), c.reason, c.message)),)
+
+
+def status_updates(ssn: Session) -> tuple[PodGroupStatusUpdate, ...]:
+    """Return the PodGroups whose phase or reason condition changed (``podgroups.status``)."""
+    updates = []
+    for key in sorted(ssn.jobs):
+        job = ssn.jobs[key]
+        state = ssn.snapshot.podgroups.get(key)
+        previous = state.phase if state is not None else job.phase
+        previous_conditions = state.status_conditions if state is not None else ()
+        phase = pod_group_phase(job, unschedulable=key in ssn.unschedulable)
+        conditions = reason_conditions(ssn, job, phase)
+        if phase is previous and conditions == previous_conditions:
+            continue
+        updates.append(
+            PodGroupStatusUpdate(
+                job=key,
+                podgroup=job.name,
+                uid=job.podgroup.uid,
+                phase=phase,
+                previous_phase=previous,
+                conditions=conditions,
+                previous_conditions=previous_conditions,
             )
         )
     return tuple(updates)

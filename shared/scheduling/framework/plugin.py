@@ -10,10 +10,12 @@ Deliberate deviations:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
+from datetime import timedelta
 from typing import TYPE_CHECKING, Protocol
 
-from shared.scheduling.framework.conf import Arguments
+from shared.scheduling.framework.conf import Arguments, ArgValue
 
 if TYPE_CHECKING:
     from shared.scheduling.framework.session import Session
@@ -81,3 +83,45 @@ def get_str(arguments: Arguments, key: str, default: str) -> str:
     """Return a text argument."""
     value = arguments.get(key)
     return value if isinstance(value, str) else default
+
+
+_DURATION_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h)")
+
+
+def parse_duration(value: ArgValue) -> timedelta:
+    """Parse a duration: seconds as a number, or Go's form (``90s``, ``5m``, ``1h30m``).
+
+    Raises:
+        ValueError: when the value is negative or not a duration.
+    """
+    if isinstance(value, bool):
+        raise ValueError(f"{value!r} is not a duration")
+    if isinstance(value, int | float):
+        seconds = float(value)
+    else:
+        text = value.strip()
+        try:
+            seconds = float(text)
+        except ValueError:
+            parts = _DURATION_PART.findall(text)
+            if not parts or "".join(n + u for n, u in parts) != text:
+                raise ValueError(
+                    f"{value!r} is not a duration; write seconds or e.g. 30s, 5m, 1h30m"
+                ) from None
+            seconds = sum(float(n) * _DURATION_UNITS[u] for n, u in parts)
+    if seconds < 0:
+        raise ValueError(f"{value!r} is a negative duration")
+    return timedelta(seconds=seconds)
+
+
+def get_duration(arguments: Arguments, key: str, default: timedelta | None) -> timedelta | None:
+    """Return a duration argument (see ``parse_duration``), or ``default`` when absent.
+
+    Raises:
+        ValueError: when the value is not a duration.
+    """
+    value = arguments.get(key)
+    if value is None:
+        return default
+    return parse_duration(value)

@@ -7,6 +7,7 @@ Volcano's session performs these as side effects (``cache.Bind``, ``UpdateJobSta
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 
 from contracts.keys import JobKey, PodKey
@@ -56,6 +57,58 @@ class PodGroupUpdate:
 
 
 @dataclass(frozen=True, slots=True)
+class PodGroupStatusUpdate:
+    """A PodGroup's phase and reason condition at session close, when either changed.
+
+    What podgroup-enqueue publishes on ``podgroups.status``: the phase of B3.8 and one
+    ``Unschedulable`` condition with the highest-ranked reason of SPEC A8 (none when nothing
+    holds the PodGroup back).
+    """
+
+    job: JobKey
+    podgroup: str
+    uid: str
+    phase: PodGroupPhase
+    previous_phase: PodGroupPhase
+    conditions: tuple[Condition, ...]
+    previous_conditions: tuple[Condition, ...]
+
+    @property
+    def phase_changed(self) -> bool:
+        """Whether the phase differs from the snapshot's."""
+        return self.phase is not self.previous_phase
+
+
+class ReservationChangeKind(enum.StrEnum):
+    """What happened to the reservation (one ``reservations`` event each)."""
+
+    ELECTED = "elected"
+    LOCKED = "locked"
+    UNLOCKED = "unlocked"
+
+
+@dataclass(frozen=True, slots=True)
+class ReservationChange:
+    """One change of the reservation made by ``elect`` or ``reserve`` (SPEC A6).
+
+    Attributes:
+        kind: elected, locked or unlocked.
+        job: the target job.
+        nodes: the nodes locked now (``locked``) or every node released (``unlocked``).
+        generation: the reservation's generation (one per election).
+        mode: the lock mode that chose the nodes (``single``, ``multi``, ``cluster``).
+        reason: why, in words.
+    """
+
+    kind: ReservationChangeKind
+    job: JobKey
+    generation: int
+    nodes: tuple[str, ...] = ()
+    mode: str = ""
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class Explanation:
     """Why a job did not (fully) get what it asked for, as data (logged once by the shell)."""
 
@@ -75,3 +128,7 @@ class SessionResult:
     explanations: tuple[Explanation, ...] = ()
     reservation_update: Reservation | None = None
     """The new reservation state when an action (elect, reserve) changed it."""
+    reservation_changes: tuple[ReservationChange, ...] = ()
+    """The elections, locks and unlocks that led to it, in order."""
+    status_updates: tuple[PodGroupStatusUpdate, ...] = ()
+    """PodGroups whose phase or reason changed (what ``podgroups.status`` carries)."""

@@ -64,6 +64,7 @@ from shared.scheduling.framework.results import (
     BindDecision,
     EvictDecision,
     Explanation,
+    ReservationChange,
     SessionResult,
 )
 from shared.scheduling.framework.status import Code, Status, ValidateResult, Vote
@@ -150,6 +151,10 @@ class Session:
         """Allocator conditions set by plugins at close (``UpdatePodGroupCondition``)."""
         self.unschedulable: set[JobKey] = set()
         """Jobs given an Unschedulable condition this session (B3.8 rule 1)."""
+        self.enqueue_reasons: dict[JobKey, dict[str, str]] = {}
+        """Why enqueue left a job Pending: reason code → message (SPEC A8)."""
+        self.reservation_changes: list[ReservationChange] = []
+        """Elections, locks and unlocks made this session, in order (SPEC A6)."""
 
         self._build(snapshot)
         self._placement: PlacementCache | None = None
@@ -175,6 +180,7 @@ class Session:
                 task_min_available=dict(sorted(pg.min_task_member.items())),
                 dependent=pg.dependent,
                 creation=pg.creation_timestamp,
+                first_seen=state.first_seen,
                 conditions=state.conditions,
             )
         tasks: list[TaskInfo] = []
@@ -424,6 +430,19 @@ class Session:
             if permitted:
                 return True
         return True
+
+    def collect_enqueue_reasons(self, job: JobInfo) -> None:
+        """Ask every enabled enqueue vote about ``job`` so each rejecting plugin says why.
+
+        ``job_enqueueable`` stops at the first Reject; a rejected job's reason must be the
+        highest-ranked one (SPEC A8), so enqueue asks them all once more. The votes only read.
+        """
+        for fn in self._enabled(self._job_enqueueable):
+            fn(job)
+
+    def record_enqueue_reason(self, job: JobInfo, reason: str, message: str) -> None:
+        """Record why enqueue leaves ``job`` Pending (a reason code of SPEC A8)."""
+        self.enqueue_reasons.setdefault(job.key, {})[reason] = message
 
     def job_enqueued(self, job: JobInfo) -> None:
         """Tell the plugins a job was enqueued (``JobEnqueued``)."""
@@ -767,7 +786,10 @@ def close_session(ssn: Session) -> SessionResult:
     Returns:
         The decisions, PodGroup updates and explanations of the session.
     """
-    from shared.scheduling.framework.job_updater import update_all  # noqa: PLC0415
+    from shared.scheduling.framework.job_updater import (  # noqa: PLC0415
+        status_updates,
+        update_all,
+    )
 
     for _, plugin in ssn.plugins:
         plugin.on_session_close(ssn)
@@ -779,6 +801,8 @@ def close_session(ssn: Session) -> SessionResult:
         reservation_update=(
             ssn.reservation if ssn.reservation != ssn.snapshot.reservation else None
         ),
+        reservation_changes=tuple(ssn.reservation_changes),
+        status_updates=status_updates(ssn),
     )
 
 

@@ -1,6 +1,6 @@
 """The plugin table: configuration name → builder (explicit, no import-time registration).
 
-``overcommit`` and ``reservation`` (enqueue-side plugins) are added here when they exist.
+``overcommit`` and ``reservation`` serve podgroup-enqueue's actions; the rest serve both.
 """
 
 from __future__ import annotations
@@ -14,9 +14,11 @@ from shared.scheduling.plugins import (
     drf,
     gang,
     nodeorder,
+    overcommit,
     predicates,
     priority,
     proportion,
+    reservation,
 )
 
 PLUGIN_BUILDERS: Mapping[str, PluginBuilder] = {
@@ -25,9 +27,11 @@ PLUGIN_BUILDERS: Mapping[str, PluginBuilder] = {
     drf.NAME: drf.new,
     gang.NAME: gang.new,
     nodeorder.NAME: nodeorder.new,
+    overcommit.NAME: overcommit.new,
     predicates.NAME: predicates.new,
     priority.NAME: priority.new,
     proportion.NAME: proportion.new,
+    reservation.NAME: reservation.new,
 }
 
 __all__ = ["PLUGIN_BUILDERS"]

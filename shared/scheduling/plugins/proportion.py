@@ -11,6 +11,8 @@ Deliberate deviations:
   requests, plainly (B3.6), and refuses tasks of a queue that is not Open; the job records
   why (``QueueClosed``/``QueueOverCapability``, A8).
 - Queue hierarchy (``parent``) is not ported.
+- ``JobEnqueueable`` records why it rejects (``QueueNotFound``, ``QueueClosed``,
+  ``QueueOverCapability`` with the numbers, SPEC A8).
 """
 
 from __future__ import annotations
@@ -31,10 +33,11 @@ from shared.scheduling.framework.extension_points import (
 from shared.scheduling.framework.session import Session
 from shared.scheduling.framework.status import Vote
 from shared.scheduling.model import ALLOCATED_STATUSES, JobInfo, QueueInfo, TaskInfo, TaskStatus
-from shared.scheduling.resource import Missing, Resource, share
+from shared.scheduling.resource import Missing, Resource, brief, share
 
 NAME = "proportion"
 
+QUEUE_NOT_FOUND = "QueueNotFound"
 QUEUE_CLOSED = "QueueClosed"
 QUEUE_OVER_CAPABILITY = "QueueOverCapability"
 GANG_UNSCHEDULABLE = "GangUnschedulable"
@@ -230,15 +233,30 @@ class ProportionPlugin:
     def _enqueueable(self, ssn: Session) -> JobVoteFn:
         def enqueueable(job: JobInfo) -> Vote:
             queue = ssn.queues.get(job.queue)
-            if queue is None or not queue.is_open():
+            if queue is None:
+                ssn.record_enqueue_reason(job, QUEUE_NOT_FOUND, f"queue {job.queue} does not exist")
+                return Vote.REJECT
+            if not queue.is_open():
+                ssn.record_enqueue_reason(
+                    job, QUEUE_CLOSED, f"queue {queue.name} is {queue.state.value}"
+                )
                 return Vote.REJECT
             attr = self.queue_opts.get(queue.name)
             if attr is None or not job.podgroup.min_resources:
                 return Vote.PERMIT
             minimum = _min_resources(job)
             wanted = ((minimum + attr.allocated) + attr.inqueue) - attr.elastic
-            if wanted.less_equal_on(attr.real_capability, minimum.requested_names()):
+            names = minimum.requested_names()
+            if wanted.less_equal_on(attr.real_capability, names):
                 return Vote.PERMIT
+            ssn.record_enqueue_reason(
+                job,
+                QUEUE_OVER_CAPABILITY,
+                f"queue {queue.name} would exceed its capability: minResources "
+                f"{brief(minimum, names)}, queue allocated and inqueue "
+                f"{brief((attr.allocated + attr.inqueue) - attr.elastic, names)}, capability "
+                f"{brief(attr.real_capability, names)}",
+            )
             return Vote.REJECT
 
         return enqueueable

@@ -69,8 +69,10 @@ def test_parse_fails_with_a_helpful_message_when_conf_is_wrong(text: str, messag
 
 
 def test_message_lists_the_known_actions_when_an_action_is_unknown() -> None:
-    with pytest.raises(ConfError, match="known actions: allocate, backfill"):
-        parse_conf('actions: "enqueue, allocate"')
+    with pytest.raises(
+        ConfError, match="known actions: allocate, backfill, elect, enqueue, reserve"
+    ):
+        parse_conf('actions: "preempt, allocate"')
 
 
 def test_scalar_top_level_keys_become_global_arguments_when_parsed() -> None:

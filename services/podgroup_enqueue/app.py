@@ -1,0 +1,54 @@
+"""Wiring of podgroup-enqueue: follows the state topics, runs elect/enqueue/reserve cycles.
+
+It writes ``podgroups.status`` (phase and reason) and ``reservations`` (target elected,
+nodes locked, nodes unlocked). One replica is active (the lease); standbys follow.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from pathlib import Path
+
+from contracts import Event
+from shared.runtime.clock import Clock
+from shared.runtime.scheduler import scheduling_service
+from shared.runtime.service import Service
+from shared.runtime.settings import Settings
+from shared.scheduling import ClusterView
+from shared.scheduling.framework.conf import SchedulerConf, default_enqueue_conf, parse_conf
+from shared.step import Ctx
+
+from .cycle import next_due, run_cycle
+
+NAME = "podgroup-enqueue"
+
+
+def load_conf(path: str | None) -> SchedulerConf:
+    """The scheduler configuration from a volcano-scheduler.conf file, or the default."""
+    return parse_conf(Path(path).read_text()) if path else default_enqueue_conf()
+
+
+def build_service(
+    settings: Settings, clock: Clock, *, conf: SchedulerConf | None = None
+) -> Service:
+    """podgroup-enqueue: ``elect, enqueue, reserve`` on change, when rules are due, every second."""
+    conf = conf or default_enqueue_conf()
+    view = ClusterView()
+
+    def decide(ctx: Ctx) -> Sequence[Event]:
+        return run_cycle(view.snapshot(), conf, ctx).events
+
+    def due(now: datetime) -> datetime | None:
+        return next_due(view.snapshot(), conf, now)
+
+    return scheduling_service(
+        NAME,
+        clock,
+        apply=view.apply,  # type: ignore[arg-type]
+        decide=decide,
+        assume=view.assume,  # type: ignore[arg-type]
+        next_due=due,
+        cycle_span="enqueue.cycle",
+        action="enqueue",
+    )

@@ -1,0 +1,84 @@
+"""Enqueue: move Pending PodGroups to Inqueue while the cluster and their queue have room.
+
+Port of volcano HEAD (``ed72c7c8``) ``pkg/scheduler/actions/enqueue/enqueue.go``
+(``Execute``) as SPEC B3.5 describes: queues in queue order, each queue's Pending jobs in job
+order; a job is enqueued when its PodGroup has no minResources or ``JobEnqueueable`` holds,
+then ``JobEnqueued`` runs and the PodGroup becomes Inqueue; the queue goes back after every
+job, admitted or not, so a rejected big job blocks nobody (no head-of-line blocking) and each
+Pending job is tried once per session. A dependent job (SPEC A5) is admitted on the whole
+job's minResources, as the job-controller computes it.
+
+Deliberate deviations:
+- HEAD's first phase (``evictTimedOutInqueueJobs``: Inqueue PodGroups back to Pending after
+  ``volcano.sh/inqueue-timeout``) is not ported: in vcbus the job-controller creates pods once
+  a PodGroup is Inqueue, and SPEC B3.5 does not ask for it.
+- A rejected job's reasons are collected from every enqueue vote, so the PodGroup carries the
+  highest-ranked one (SPEC A8); a job whose queue does not exist gets ``QueueNotFound``
+  (Volcano logs it).
+- The reservation's target job (SPEC A6), when Pending, is tried before every other job.
+- ``ScheduleStartTimestamp`` is not stamped here: the time a PodGroup was first seen comes
+  with the snapshot (``PodGroupState.first_seen``), so it survives a restart.
+"""
+
+from __future__ import annotations
+
+from contracts.objects.podgroup import PodGroupPhase
+from shared.scheduling.framework.job_updater import QUEUE_NOT_FOUND
+from shared.scheduling.framework.priority_queue import PriorityQueue
+from shared.scheduling.framework.session import Session
+from shared.scheduling.model import JobInfo, QueueInfo
+
+NAME = "enqueue"
+
+
+def try_enqueue(ssn: Session, job: JobInfo) -> bool:
+    """Enqueue ``job`` if it may be, else record why not; return whether it was enqueued."""
+    if not job.podgroup.min_resources or ssn.job_enqueueable(job):
+        ssn.job_enqueued(job)
+        job.phase = PodGroupPhase.INQUEUE
+        return True
+    ssn.collect_enqueue_reasons(job)
+    return False
+
+
+class EnqueueAction:
+    """The ``enqueue`` action."""
+
+    name = NAME
+
+    def execute(self, ssn: Session) -> None:
+        """Run enqueue over the session."""
+        queues: PriorityQueue[QueueInfo] = PriorityQueue(ssn.queue_order_fn)
+        queued: set[str] = set()
+        jobs_map: dict[str, PriorityQueue[JobInfo]] = {}
+        target = ssn.jobs.get(ssn.reservation.target_job) if ssn.reservation.target_job else None
+        for key in sorted(ssn.jobs):
+            job = ssn.jobs[key]
+            queue = ssn.queues.get(job.queue)
+            if queue is None:
+                if job.is_pending():
+                    ssn.record_enqueue_reason(
+                        job, QUEUE_NOT_FOUND, f"queue {job.queue} does not exist"
+                    )
+                continue
+            if queue.name not in queued:
+                queued.add(queue.name)
+                queues.push(queue)
+            if job.is_pending() and job is not target:
+                jobs_map.setdefault(queue.name, PriorityQueue(ssn.job_order_fn)).push(job)
+
+        if target is not None and target.is_pending() and target.queue in queued:
+            try_enqueue(ssn, target)
+
+        while not queues.empty():
+            queue = queues.pop()
+            jobs = jobs_map.get(queue.name)
+            if jobs is None or jobs.empty():
+                continue
+            try_enqueue(ssn, jobs.pop())
+            queues.push(queue)
+
+
+def new() -> EnqueueAction:
+    """Build the action."""
+    return EnqueueAction()

@@ -1,0 +1,123 @@
+"""The events a session's result stands for: PodGroup phase changes and reservation changes.
+
+podgroup-enqueue publishes them (``podgroups.status``, ``reservations``) and the snapshot
+scenario folds them back into its view, so both build them here, with deterministic ids: a
+cycle run twice on the same snapshot emits the same ids.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from datetime import datetime
+from typing import assert_never
+
+import msgspec
+
+from contracts._base import derive_event_id
+from contracts.events.podgroups_status import PodGroupPhaseChanged
+from contracts.events.reservations import NodesLocked, NodesUnlocked, TargetJobElected
+from contracts.keys import JobKey, NodeName
+from shared.scheduling.framework.results import (
+    PodGroupStatusUpdate,
+    ReservationChange,
+    ReservationChangeKind,
+    SessionResult,
+)
+from shared.scheduling.snapshot import ClusterSnapshot
+
+PHASE_KIND = "podgroup.phase_changed.v1"
+ELECTED_KIND = "reservation.target_elected.v1"
+LOCKED_KIND = "reservation.nodes_locked.v1"
+UNLOCKED_KIND = "reservation.nodes_unlocked.v1"
+
+ReservationEvent = TargetJobElected | NodesLocked | NodesUnlocked
+
+
+def _digest(value: object) -> str:
+    return hashlib.sha256(msgspec.json.encode(value)).hexdigest()[:16]
+
+
+def _task_states(snapshot: ClusterSnapshot) -> dict[JobKey, list[tuple[str, str, str]]]:
+    states: dict[JobKey, list[tuple[str, str, str]]] = {}
+    for key in sorted(snapshot.pods):
+        state = snapshot.pods[key]
+        states.setdefault(state.pod.job, []).append(
+            (state.pod.uid or str(key), state.phase.value, state.node or "")
+        )
+    return states
+
+
+def phase_event(update: PodGroupStatusUpdate, tasks: object, now: datetime) -> PodGroupPhaseChanged:
+    """The ``PodGroupPhaseChanged`` of one update.
+
+    Its id derives from the PodGroup uid, the transition (phases and conditions before and
+    after) and ``tasks`` (the job's pods and their states), so the same transition at another
+    moment of the job's life gets another id.
+    """
+    generation = (
+        f"{update.uid}:{update.previous_phase.value}>{update.phase.value}:"
+        f"{_digest([update.previous_conditions, update.conditions, tasks])}"
+    )
+    return PodGroupPhaseChanged(
+        event_id=derive_event_id(PHASE_KIND, update.job, generation),
+        occurred_at=now,
+        job=update.job,
+        podgroup=update.podgroup,
+        phase=update.phase,
+        previous_phase=update.previous_phase,
+        conditions=update.conditions,
+        uid=update.uid,
+    )
+
+
+def phase_events(
+    snapshot: ClusterSnapshot, result: SessionResult, now: datetime
+) -> tuple[PodGroupPhaseChanged, ...]:
+    """The phase and reason changes of a session, in job order."""
+    if not result.status_updates:
+        return ()
+    tasks: Mapping[JobKey, list[tuple[str, str, str]]] = _task_states(snapshot)
+    return tuple(phase_event(u, tasks.get(u.job, []), now) for u in result.status_updates)
+
+
+def reservation_event(change: ReservationChange, now: datetime) -> ReservationEvent:
+    """The ``reservations`` event of one change; its id derives from job, generation, nodes."""
+    nodes = tuple(NodeName(n) for n in change.nodes)
+    match change.kind:
+        case ReservationChangeKind.ELECTED:
+            return TargetJobElected(
+                event_id=derive_event_id(ELECTED_KIND, change.job, change.generation),
+                occurred_at=now,
+                job=change.job,
+                reason=change.reason,
+                generation=change.generation,
+            )
+        case ReservationChangeKind.LOCKED:
+            return NodesLocked(
+                event_id=derive_event_id(
+                    LOCKED_KIND, change.job, f"{change.generation}:{','.join(change.nodes)}"
+                ),
+                occurred_at=now,
+                job=change.job,
+                nodes=nodes,
+                mode=change.mode,
+                generation=change.generation,
+                reason=change.reason,
+            )
+        case ReservationChangeKind.UNLOCKED:
+            return NodesUnlocked(
+                event_id=derive_event_id(UNLOCKED_KIND, change.job, change.generation),
+                occurred_at=now,
+                job=change.job,
+                nodes=nodes,
+                reason=change.reason,
+                generation=change.generation,
+            )
+        case _:
+            assert_never(change.kind)
+
+
+def reservation_events(result: SessionResult, now: datetime) -> tuple[ReservationEvent, ...]:
+    """The reservation changes of a session, in the order they were made."""
+    return tuple(reservation_event(c, now) for c in result.reservation_changes)

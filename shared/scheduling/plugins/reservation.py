@@ -1,0 +1,348 @@
+"""Reservation: choose a starving target job and lock nodes for it (SPEC A6).
+
+Port of volcano@v1.5.1 ``pkg/scheduler/plugins/reservation/reservation.go`` (``targetJobFn``:
+highest priority, then longest waiting since ``ScheduleStartTimestamp``;
+``reservedNodesFn``: lock the unlocked node with the most idle resources), completed as
+SPEC A6 and the design ``docs/design/resource-reservation-design.md`` describe.
+
+Arguments (plugin arguments, or global ones in the configuration):
+- ``lock-mode``: ``single`` (default; one more node per lock interval), ``multi`` (``lock-nodes``
+  more nodes at a time) or ``cluster`` (every node at once);
+- ``lock-nodes``: a node count (``3``) or a share of the nodes (``"25%"``) for ``multi``
+  (default ``"20%"``);
+- ``lock-interval``: how long to wait before locking more nodes (default ``1s``, Volcano's
+  session period);
+- ``lock-timeout``: after this long without the target ready, lock the whole cluster
+  (default: never);
+- ``target-min-waiting`` and ``target-min-resources.<resource>``: thresholds; when either is
+  set, only a job above one of them (waited that long, or asks at least that much on every
+  resource given) is elected.
+
+Deliberate deviations:
+- Election (``targetJobFn``): a job annotated ``volcano.sh/target-job: "true"`` first; else,
+  with thresholds, the jobs above them; else every candidate. Among those: highest priority,
+  then longest waiting, then older creation, then job key (Volcano: first in map order).
+- Nodes (``reservedNodesFn``): most idle by (cpu, memory, other resources) compared in that
+  order, ties to the smaller name (SPEC A7); cordoned nodes are not chosen by ``single`` and
+  ``multi``. Locks hold in the allocator (the ``predicates`` plugin), which v1.5.1 never did.
+- Enqueue gate (vcbus): while the target is Pending, no other job with minResources is
+  enqueued (reason ``WaitingForReservation``); otherwise the admission budget freed by
+  finishing jobs goes to smaller jobs every cycle and the target never becomes Inqueue.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from contracts.objects.podgroup import PodGroupPhase
+from contracts.quantity import QuantityError, parse_resources
+from shared.scheduling.framework.conf import Arguments, SchedulerConf
+from shared.scheduling.framework.job_updater import WAITING_FOR_RESERVATION
+from shared.scheduling.framework.plugin import get_duration, get_str
+from shared.scheduling.framework.reservation import lock_nodes
+from shared.scheduling.framework.session import Session
+from shared.scheduling.framework.status import Vote
+from shared.scheduling.model import JobInfo, naive_utc
+from shared.scheduling.resource import Resource
+from shared.scheduling.snapshot import ClusterSnapshot
+
+NAME = "reservation"
+
+TARGET_JOB_ANNOTATION = "volcano.sh/target-job"
+LOCK_MODE = "lock-mode"
+LOCK_NODES = "lock-nodes"
+LOCK_INTERVAL = "lock-interval"
+LOCK_TIMEOUT = "lock-timeout"
+TARGET_MIN_WAITING = "target-min-waiting"
+TARGET_MIN_RESOURCES_PREFIX = "target-min-resources."
+
+DEFAULT_LOCK_INTERVAL = timedelta(seconds=1)
+DEFAULT_LOCK_NODES = "20%"
+
+
+class LockMode(enum.StrEnum):
+    """How many nodes ``reserve`` locks at a time."""
+
+    SINGLE = "single"
+    MULTI = "multi"
+    CLUSTER = "cluster"
+
+
+@dataclass(frozen=True, slots=True)
+class ReservationArgs:
+    """The plugin's arguments, checked.
+
+    Attributes:
+        lock_mode: single, multi or cluster.
+        lock_count: nodes per step for ``multi`` (``None`` when a share is given).
+        lock_share: share of the nodes per step for ``multi``, in (0, 1].
+        lock_interval: the time between two lock steps.
+        lock_timeout: when set, the whole cluster is locked this long after the election.
+        min_waiting: the waiting-time threshold, if any.
+        min_resources: the requested-resources threshold, if any.
+    """
+
+    lock_mode: LockMode = LockMode.SINGLE
+    lock_count: int | None = None
+    lock_share: float = 0.2
+    lock_interval: timedelta = DEFAULT_LOCK_INTERVAL
+    lock_timeout: timedelta | None = None
+    min_waiting: timedelta | None = None
+    min_resources: Resource | None = None
+
+    @property
+    def has_thresholds(self) -> bool:
+        """Whether election is limited to jobs above a threshold."""
+        return self.min_waiting is not None or self.min_resources is not None
+
+    @classmethod
+    def parse(cls, arguments: Arguments) -> ReservationArgs:
+        """Read and check the arguments.
+
+        Raises:
+            ValueError: on an unknown lock mode, a bad count, share, duration or quantity.
+        """
+        mode_text = get_str(arguments, LOCK_MODE, LockMode.SINGLE.value)
+        try:
+            mode = LockMode(mode_text)
+        except ValueError:
+            raise ValueError(
+                f"{LOCK_MODE} {mode_text!r} is not one of single, multi, cluster"
+            ) from None
+        count, lock_share = _lock_step(arguments.get(LOCK_NODES, DEFAULT_LOCK_NODES))
+        thresholds: dict[str, str | int | float] = {}
+        for key in sorted(arguments):
+            if key.startswith(TARGET_MIN_RESOURCES_PREFIX):
+                value = arguments[key]
+                if isinstance(value, bool):
+                    raise ValueError(f"{key} must be a quantity, got {value!r}")
+                thresholds[key.removeprefix(TARGET_MIN_RESOURCES_PREFIX)] = value
+        try:
+            amounts = parse_resources(thresholds)
+        except (QuantityError, ValueError) as exc:
+            raise ValueError(f"{TARGET_MIN_RESOURCES_PREFIX}*: {exc}") from exc
+        interval = get_duration(arguments, LOCK_INTERVAL, DEFAULT_LOCK_INTERVAL)
+        timeout = get_duration(arguments, LOCK_TIMEOUT, None)
+        return cls(
+            lock_mode=mode,
+            lock_count=count,
+            lock_share=lock_share,
+            lock_interval=interval or timedelta(0),
+            lock_timeout=timeout or None,
+            min_waiting=get_duration(arguments, TARGET_MIN_WAITING, None),
+            min_resources=Resource({k: float(v) for k, v in amounts.items()}) if amounts else None,
+        )
+
+    def step_size(self, nodes: int) -> int:
+        """How many nodes one lock step takes in this mode, for a cluster of ``nodes``."""
+        if self.lock_mode is LockMode.SINGLE:
+            return 1
+        if self.lock_mode is LockMode.CLUSTER:
+            return nodes
+        if self.lock_count is not None:
+            return self.lock_count
+        return max(1, math.ceil(self.lock_share * nodes))
+
+
+def _lock_step(raw: object) -> tuple[int | None, float]:
+    if isinstance(raw, bool):
+        raise ValueError(f"{LOCK_NODES} must be a count or a percentage, got {raw!r}")
+    if isinstance(raw, int):
+        if raw < 1:
+            raise ValueError(f"{LOCK_NODES} must be at least 1, got {raw}")
+        return raw, 0.0
+    text = str(raw).strip()
+    if text.endswith("%"):
+        try:
+            percent = float(text[:-1])
+        except ValueError:
+            raise ValueError(f"{LOCK_NODES} {raw!r} is not a percentage") from None
+        if not 0 < percent <= 100:
+            raise ValueError(f"{LOCK_NODES} {raw!r} must be above 0% and at most 100%")
+        return None, percent / 100
+    try:
+        count = int(text)
+    except ValueError:
+        raise ValueError(f"{LOCK_NODES} {raw!r} is neither a count nor a percentage") from None
+    return _lock_step(count)
+
+
+def requested(job: JobInfo) -> Resource:
+    """What a job asks for: its minResources, else the requests of its pods."""
+    if job.podgroup.min_resources:
+        return Resource({k: float(v) for k, v in job.podgroup.min_resources.items()})
+    return job.total_request
+
+
+def waiting_time(job: JobInfo, now: datetime) -> timedelta:
+    """How long the job has waited (zero when the scheduler has no time for it)."""
+    since = job.waiting_since()
+    if since is None:
+        return timedelta(0)
+    return max(timedelta(0), naive_utc(now) - naive_utc(since))
+
+
+def is_annotated_target(job: JobInfo) -> bool:
+    """Whether the job carries ``volcano.sh/target-job: "true"``."""
+    return job.podgroup.annotations.get(TARGET_JOB_ANNOTATION, "").lower() == "true"
+
+
+class ReservationPlugin:
+    """The ``reservation`` plugin."""
+
+    name = NAME
+
+    def __init__(self, arguments: Arguments) -> None:
+        self.arguments = arguments
+        self.args = ReservationArgs.parse(arguments)
+
+    def is_above_thresholds(self, job: JobInfo, now: datetime) -> bool:
+        """Whether the job passes one of the configured thresholds."""
+        args = self.args
+        if args.min_waiting is not None and waiting_time(job, now) >= args.min_waiting:
+            return True
+        if args.min_resources is not None:
+            wanted = requested(job)
+            return all(
+                wanted.amount(d) >= args.min_resources.amount(d)
+                for d in args.min_resources
+                if args.min_resources.amount(d) > 0
+            )
+        return False
+
+    def target_job(self, jobs: Sequence[JobInfo], now: datetime) -> JobInfo | None:
+        """Elect the target among ``jobs`` (``targetJobFn`` with SPEC A6's rules)."""
+        annotated = [j for j in jobs if is_annotated_target(j)]
+        if annotated:
+            candidates = annotated
+        elif self.args.has_thresholds:
+            candidates = [j for j in jobs if self.is_above_thresholds(j, now)]
+        else:
+            candidates = list(jobs)
+        if not candidates:
+            return None
+        return min(
+            candidates,
+            key=lambda j: (-j.priority, -waiting_time(j, now), j.creation_key, str(j.key)),
+        )
+
+    def on_session_open(self, ssn: Session) -> None:
+        """Register the election, the node locking and the enqueue gate."""
+        ssn.add_target_job_fn(NAME, lambda jobs: self.target_job(jobs, ssn.now))
+        ssn.add_reserved_nodes_fn(NAME, lambda: self.reserve_nodes(ssn))
+
+        def enqueueable(job: JobInfo) -> Vote:
+            target = ssn.reservation.target_job
+            if target is None or job.key == target:
+                return Vote.ABSTAIN
+            target_job = ssn.jobs.get(target)
+            if target_job is None or target_job.phase is not PodGroupPhase.PENDING:
+                return Vote.ABSTAIN
+            ssn.record_enqueue_reason(
+                job,
+                WAITING_FOR_RESERVATION,
+                f"target job {target} is enqueued before other jobs (reservation)",
+            )
+            return Vote.REJECT
+
+        ssn.add_job_enqueueable_fn(NAME, enqueueable)
+
+    def reserve_nodes(self, ssn: Session) -> None:
+        """Lock more nodes for the target, as the lock mode says (``reservedNodesFn``)."""
+        reservation = ssn.reservation
+        if reservation.target_job is None:
+            return
+        unlocked = [n for n in ssn.node_list if n.name not in reservation.locked_nodes]
+        if not unlocked:
+            return
+        args = self.args
+        timeout = args.lock_timeout
+        if (
+            timeout is not None
+            and reservation.elected_at is not None
+            and naive_utc(ssn.now) - naive_utc(reservation.elected_at) >= timeout
+        ):
+            lock_nodes(
+                ssn,
+                (n.name for n in unlocked),
+                LockMode.CLUSTER.value,
+                f"lock-timeout {_seconds(timeout)} passed without the target ready",
+            )
+            return
+        if args.lock_mode is LockMode.CLUSTER:
+            lock_nodes(ssn, (n.name for n in unlocked), args.lock_mode.value, "lock-mode cluster")
+            return
+        last = reservation.locked_at if reservation.locked_nodes else None
+        if last is not None and naive_utc(ssn.now) < naive_utc(last) + args.lock_interval:
+            return
+        schedulable = [n for n in unlocked if not n.node.unschedulable]
+        idle = ssn.matrix.idle
+        schedulable.sort(key=lambda n: (tuple(-float(v) for v in idle[n.row]), n.name))
+        chosen = schedulable[: args.step_size(len(ssn.node_list))]
+        lock_nodes(
+            ssn,
+            (n.name for n in chosen),
+            args.lock_mode.value,
+            f"lock-mode {args.lock_mode.value}: unlocked node(s) with the most idle resources",
+        )
+
+    def on_session_close(self, ssn: Session) -> None:
+        """Nothing to report: changes are recorded as they happen."""
+
+    def next_due(self, snapshot: ClusterSnapshot, now: datetime | None = None) -> datetime | None:
+        """The next moment a time-based rule of this plugin may change something.
+
+        Args:
+            snapshot: the state after the last cycle's own events were applied.
+            now: the time of the last cycle; only later moments are returned.
+
+        Returns:
+            The earliest of: the next lock step, the lock timeout, and (without a target)
+            the moment a job crosses the waiting threshold; ``None`` when none is ahead.
+        """
+        moments: list[datetime] = []
+        reservation = snapshot.reservation
+        if reservation.target_job is not None:
+            all_locked = set(snapshot.nodes) <= reservation.locked_nodes
+            if not all_locked:
+                if self.args.lock_mode is not LockMode.CLUSTER:
+                    since = reservation.locked_at or reservation.elected_at
+                    if since is not None:
+                        moments.append(since + self.args.lock_interval)
+                if self.args.lock_timeout is not None and reservation.elected_at is not None:
+                    moments.append(reservation.elected_at + self.args.lock_timeout)
+        elif self.args.min_waiting is not None:
+            for state in snapshot.podgroups.values():
+                if state.phase not in (PodGroupPhase.PENDING, PodGroupPhase.INQUEUE):
+                    continue
+                since = state.first_seen or state.podgroup.creation_timestamp
+                if since is not None:
+                    moments.append(since + self.args.min_waiting)
+        later = [m for m in moments if now is None or naive_utc(m) > naive_utc(now)]
+        return min(later, key=naive_utc) if later else None
+
+
+def _seconds(duration: timedelta) -> str:
+    return f"{duration.total_seconds():g}s"
+
+
+def reservation_arguments(conf: SchedulerConf) -> Arguments | None:
+    """The arguments the ``reservation`` plugin gets under ``conf`` (``None``: not configured)."""
+    for tier in conf.tiers:
+        for option in tier.plugins:
+            if option.name == NAME:
+                return {**conf.arguments, **option.arguments}
+    return None
+
+
+def new(arguments: Arguments) -> ReservationPlugin:
+    """Build the plugin.
+
+    Raises:
+        ValueError: when an argument is malformed (see ``ReservationArgs.parse``).
+    """
+    return ReservationPlugin(arguments)
