@@ -91,6 +91,8 @@ def build_podgroup(  # noqa: PLR0917 - positional like util.BuildPodGroup
     uid: str | None = None,
     conditions: Sequence[Condition] = (),
     annotations: Mapping[str, str] | None = None,
+    first_seen: datetime | None = None,
+    status_conditions: Sequence[Condition] = (),
 ) -> PodGroupState:
     """A PodGroup and its phase (``util.BuildPodGroup``)."""
     pg = PodGroup(
@@ -107,7 +109,13 @@ def build_podgroup(  # noqa: PLR0917 - positional like util.BuildPodGroup
         creation_timestamp=creation,
         annotations=dict(annotations or {}),
     )
-    return PodGroupState(podgroup=pg, phase=phase, conditions=tuple(conditions))
+    return PodGroupState(
+        podgroup=pg,
+        phase=phase,
+        conditions=tuple(conditions),
+        status_conditions=tuple(status_conditions),
+        first_seen=first_seen,
+    )
 
 
 def build_queue(

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -75,6 +75,10 @@ class SchedulingCase:
     expect_condition: Mapping[str, str | None] | None = None
     """Job → the reason of its allocator condition (``None``: no condition)."""
     expect_task_status: Mapping[str, Mapping[TaskStatus, int]] | None = None
+    expect_reason: Mapping[str, str | None] | None = None
+    """Job → the reason code of its ``podgroups.status`` condition (``None``: none)."""
+    expect_reservation: tuple[str | None, Collection[str]] | None = None
+    """(target job, locked nodes) after the session."""
     bind_order: Sequence[str] | None = None
     """The bindings in the order they were decided."""
     note: str = ""
@@ -152,6 +156,21 @@ def check(case: SchedulingCase, run: CaseRun) -> None:
             conditions = run.session.job_conditions.get(JobKey(job), ())
             first = conditions[0].reason if conditions else None
             assert first == reason, f"{case.name}: {job} condition {conditions}"
+    if case.expect_reason is not None:
+        updates = {str(u.job): u for u in run.result.status_updates}
+        for job, reason in case.expect_reason.items():
+            update = updates.get(job)
+            if update is not None:
+                conditions = update.conditions
+            else:
+                conditions = run.session.snapshot.podgroups[JobKey(job)].status_conditions
+            code = conditions[0].reason if conditions else None
+            assert code == reason, f"{case.name}: {job} reason {conditions}"
+    if case.expect_reservation is not None:
+        target, locked = case.expect_reservation
+        reservation = run.session.reservation
+        assert reservation.target_job == target, f"{case.name}: target {reservation}"
+        assert reservation.locked_nodes == frozenset(locked), f"{case.name}: {reservation}"
     if case.expect_task_status is not None:
         for job, statuses in case.expect_task_status.items():
             info = run.session.jobs[JobKey(job)]

@@ -16,8 +16,9 @@ functions) with ``plugins/util/util.go`` ``CalculateAllocatedTaskNum`` and
 - on enqueue, ``inqueue += minResources``.
 
 Deliberate deviations:
-- A rejection records the reason ``ClusterOverused`` with the numbers (SPEC A8) instead of
-  a Kubernetes event "resource in cluster is overused".
+- A rejection records the reason ``ClusterOverused`` (SPEC A8) instead of a Kubernetes event
+  "resource in cluster is overused"; its message names the job's minimum and the overcommitted
+  cluster size, not the amounts in use, so it does not change every cycle.
 - The ``pods`` dimension is not compared (vcbus resources carry no ``pods``, B3.11), and
   scheduling-gated pods are not modelled, so nothing is taken off an Inqueue minimum.
 """
@@ -106,13 +107,12 @@ class OvercommitPlugin:
             requested = minimum.requested_names()
             if wanted.less_equal_on(self.idle, requested):
                 return Vote.PERMIT
-            factor = self.factors[OVERCOMMIT_FACTOR]
             ssn.record_enqueue_reason(
                 job,
                 CLUSTER_OVERUSED,
-                f"resource in cluster is overused: minResources {brief(minimum, requested)}, "
-                f"already inqueue {brief(self.inqueue, requested)}, "
-                f"idle with overcommit-factor {factor:g} {brief(self.idle, requested)}",
+                f"resource in cluster is overused: minResources {brief(minimum, requested)} "
+                "do not fit beside the running and inqueue jobs (cluster "
+                f"{brief(self.scaled(ssn.total_resource), requested)} with overcommit)",
             )
             return Vote.REJECT
 

@@ -12,7 +12,7 @@ Deliberate deviations:
   why (``QueueClosed``/``QueueOverCapability``, A8).
 - Queue hierarchy (``parent``) is not ported.
 - ``JobEnqueueable`` records why it rejects (``QueueNotFound``, ``QueueClosed``,
-  ``QueueOverCapability`` with the numbers, SPEC A8).
+  ``QueueOverCapability``, SPEC A8), in words that do not change every cycle.
 """
 
 from __future__ import annotations
@@ -253,9 +253,8 @@ class ProportionPlugin:
                 job,
                 QUEUE_OVER_CAPABILITY,
                 f"queue {queue.name} would exceed its capability: minResources "
-                f"{brief(minimum, names)}, queue allocated and inqueue "
-                f"{brief((attr.allocated + attr.inqueue) - attr.elastic, names)}, capability "
-                f"{brief(attr.real_capability, names)}",
+                f"{brief(minimum, names)} do not fit beside its running and inqueue jobs "
+                f"(capability {brief(attr.real_capability, names)})",
             )
             return Vote.REJECT
 
