@@ -16,6 +16,7 @@ from services.cluster import app as cluster
 from services.cluster.core import ClusterConf
 from services.cluster.nodes import build_nodes, load_nodes
 from services.job_controller import app as job_controller
+from services.podgroup_enqueue import app as podgroup_enqueue
 from shared.bus.kafka import AioKafkaBus
 from shared.logging.setup import configure_logging
 from shared.runtime.clock import SystemClock
@@ -55,6 +56,9 @@ BUILDERS: dict[str, Builder] = {
     "job-controller": lambda args, settings: job_controller.build_service(
         settings, SystemClock(), priority_classes=priority_classes(args.priority_classes)
     ),
+    "podgroup-enqueue": lambda args, settings: podgroup_enqueue.build_service(
+        settings, SystemClock(), conf=podgroup_enqueue.load_conf(args.enqueue_conf)
+    ),
     "allocator": lambda args, settings: allocator.build_service(
         settings, SystemClock(), conf=allocator.load_conf(args.scheduler_conf)
     ),
@@ -77,8 +81,9 @@ BUILDERS: dict[str, Builder] = {
 
 def add_service_options(parser: argparse.ArgumentParser) -> None:
     """Options of the services (shared with ``vcbus up``)."""
+    parser.add_argument("--scheduler-conf", help="allocator: volcano-scheduler.conf-shaped YAML")
     parser.add_argument(
-        "--scheduler-conf", help="volcano-scheduler.conf-shaped YAML for a scheduling service"
+        "--enqueue-conf", help="podgroup-enqueue: volcano-scheduler.conf-shaped YAML"
     )
     parser.add_argument("--priority-classes", help="YAML: name → value, or PriorityClass objects")
     parser.add_argument(

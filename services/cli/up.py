@@ -82,8 +82,10 @@ def _service_args(args: argparse.Namespace, name: str) -> list[str]:
         out += [item for label in args.node_label for item in ("--node-label", label)]
         if args.nodes_file:
             out += ["--nodes-file", args.nodes_file]
-    if args.scheduler_conf and name in ("allocator", "podgroup-enqueue"):
+    if args.scheduler_conf and name == "allocator":
         out += ["--scheduler-conf", args.scheduler_conf]
+    if args.enqueue_conf and name == "podgroup-enqueue":
+        out += ["--enqueue-conf", args.enqueue_conf]
     if args.priority_classes and name == "job-controller":
         out += ["--priority-classes", args.priority_classes]
     return out
@@ -111,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
                 log.close()
             sys.stdout.write(f"services: {', '.join(names)} (logs in {log_dir}/)\n")
             sys.stdout.flush()
-            return asyncio.run(_watch(settings, args))
+            return asyncio.run(_watch(settings, args, dict(zip(names, processes, strict=True))))
         finally:
             for process in processes:
                 process.send_signal(signal.SIGTERM)
@@ -129,7 +131,9 @@ async def _ensure(settings: Settings, services: list[Service]) -> None:
     )
 
 
-async def _watch(settings: Settings, args: argparse.Namespace) -> int:
+async def _watch(
+    settings: Settings, args: argparse.Namespace, processes: dict[str, subprocess.Popen[bytes]]
+) -> int:
     bus = AioKafkaBus(settings.kafka)
     view = StatusView()
     table = Table("status", STATUS_TOPICS, view.apply)
@@ -152,6 +156,10 @@ async def _watch(settings: Settings, args: argparse.Namespace) -> int:
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(1.0):
                     await stop.wait()
+            dead = [name for name, process in processes.items() if process.poll() is not None]
+            if dead:
+                sys.stderr.write(f"services exited: {', '.join(dead)} (see {args.log_dir}/)\n")
+                return 2
             if interactive:
                 sys.stdout.write(
                     "\x1b[2J\x1b[H" + jobs_table(view) + "\n\n" + nodes_table(view) + "\n"

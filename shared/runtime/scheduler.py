@@ -1,0 +1,89 @@
+"""The shell of a scheduling service: a view fed by tables, cycles, lease, traced publishing.
+
+podgroup-enqueue and the allocator differ only in their pure cycle and the topics they
+follow; this builds the rest once (STYLE §6: `app.py` follows the state topics into a
+view, triggers cycles on change and on a timer, publishes, assumes its own decisions, and
+only the lease holder publishes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import datetime
+
+from contracts import Event, Topic
+from shared.bus.records import Record
+from shared.runtime.clock import Clock
+from shared.runtime.cycle import run_cycles
+from shared.runtime.service import Runtime, Service
+from shared.runtime.table import Table
+from shared.runtime.traces import JobTraces
+from shared.step import Ctx
+
+SCHEDULING_TOPICS = (
+    Topic.PODGROUPS,
+    Topic.PODGROUPS_STATUS,
+    Topic.PODGROUPS_CONDITIONS,
+    Topic.PODS,
+    Topic.PODS_STATUS,
+    Topic.BINDINGS,
+    Topic.NODES,
+    Topic.QUEUES,
+    Topic.RESERVATIONS,
+)
+"""What a scheduling service's view follows: the whole cluster, its own outputs included."""
+
+Decide = Callable[[Ctx], Sequence[Event]]
+"""Runs one cycle on the current view and returns the events to publish."""
+
+
+def scheduling_service(
+    name: str,
+    clock: Clock,
+    *,
+    apply: Callable[[Event], None],
+    decide: Decide,
+    assume: Callable[[Sequence[Event]], None],
+    next_due: Callable[[datetime], datetime | None] | None = None,
+    cycle_span: str,
+    action: str,
+    debounce: float = 0.005,
+    interval: float = 1.0,
+) -> Service:
+    """A singleton service that runs ``decide`` when its view changes or time-based rules are due.
+
+    Args:
+        name: the service name.
+        clock: where time comes from.
+        apply: folds one event into the view.
+        decide: one cycle on the view; returns the events to publish.
+        assume: folds the cycle's own published events into the view at once.
+        next_due: the next moment a cycle may change something with no input, given now.
+        cycle_span: the cycle's root span name (``allocator.cycle``).
+        action: the per-job span's verb (``allocate`` → ``allocate <job>``).
+        debounce: seconds to wait for more changes after one.
+        interval: seconds between cycles at the latest.
+
+    Returns:
+        The service.
+    """
+    traces = JobTraces()
+
+    def follow(event: Event, record: Record) -> None:
+        apply(event)
+        traces.observe(event, record)
+
+    table = Table("cluster", SCHEDULING_TOPICS, follow)
+
+    async def cycles(runtime: Runtime) -> None:
+        async def once() -> None:
+            events = decide(Ctx(now=clock.now()))
+            if events:
+                await traces.publish_cycle(runtime, cycle_span, action, events)
+                assume(events)
+                runtime.stats["published"] = runtime.stats.get("published", 0) + len(events)
+
+        due = (lambda: next_due(clock.now())) if next_due is not None else None
+        await run_cycles(runtime, table, once, debounce=debounce, interval=interval, next_due=due)
+
+    return Service(name=name, tables=[table], tasks=[cycles], singleton=True)
