@@ -1,0 +1,107 @@
+"""TopicTail: follow topics from their start in the background, and wait for what arrives."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Callable, Sequence
+from datetime import UTC, datetime
+
+import msgspec
+
+from contracts import TOPIC_SPECS, Event, Topic
+from shared.bus.codec import Poison, TopicCodec, Unknown
+from shared.bus.envelope import HEADER_EVENT_ID
+from shared.bus.protocol import Bus
+from shared.bus.records import Record
+
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+WAIT = 30.0
+"""Bound of every wait: long enough for a rebalance on a loaded machine, never a timing claim."""
+
+
+class TopicTail:
+    """Records of some topics as read so far (no group: every partition from offset 0)."""
+
+    def __init__(self, prefix: str) -> None:
+        self.prefix = prefix
+        self.records: list[Record] = []
+        self._codecs: dict[str, TopicCodec[Event]] = {}
+        self._changed = asyncio.Condition()
+
+    def of(self, topic: Topic) -> list[Record]:
+        """The records of one topic (without prefix), in the order read."""
+        name = f"{self.prefix}{topic}"
+        return [record for record in self.records if record.topic == name]
+
+    def events(self, topic: Topic) -> list[Event]:
+        """The events of one topic, decoded, duplicates included, in the order read."""
+        codec = self._codecs.setdefault(topic, TopicCodec(TOPIC_SPECS[topic].union))
+        out: list[Event] = []
+        for record in self.of(topic):
+            decoded = codec.decode(record.value)
+            assert not isinstance(decoded, Unknown | Poison), (record, decoded)
+            out.append(decoded)
+        return out
+
+    def unique(self, topic: Topic) -> list[Event]:
+        """The events of one topic with redelivered duplicates (same event id) dropped.
+
+        Raises ``AssertionError`` when two records share an id but not their content: a
+        duplicate must be the same event (only ``occurred_at``, the time it was handled
+        again, may differ).
+        """
+        first: dict[str, Event] = {}
+        for event in self.events(topic):
+            seen = first.setdefault(event.event_id, event)
+            assert same_event(seen, event), f"event id {event.event_id} carries two events"
+        return list(first.values())
+
+    async def wait_for(self, predicate: Callable[[], bool], timeout: float = WAIT) -> bool:
+        """Wait until ``predicate()`` holds after some record arrived (or the bound passes)."""
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(timeout), self._changed:
+                await self._changed.wait_for(predicate)
+        return predicate()
+
+    async def _add(self, records: Sequence[Record]) -> None:
+        async with self._changed:
+            self.records.extend(records)
+            self._changed.notify_all()
+
+
+@contextlib.asynccontextmanager
+async def tailing(bus: Bus, prefix: str, topics: Sequence[Topic]) -> AsyncIterator[TopicTail]:
+    """Follow ``topics`` (created already) for the block."""
+    tail = TopicTail(prefix)
+    consumer = bus.consumer(
+        [f"{prefix}{topic}" for topic in topics], group=None, client_id="test-tail"
+    )
+    await consumer.start()
+
+    async def follow() -> None:
+        while True:
+            records = await consumer.getmany(timeout=0.1, max_records=1000)
+            if records:
+                await tail._add(records)
+
+    task = asyncio.create_task(follow())
+    try:
+        yield tail
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        await consumer.stop()
+
+
+def same_event(a: Event, b: Event) -> bool:
+    """Whether two events are the same fact (equal but for ``occurred_at``)."""
+    return msgspec.structs.replace(a, occurred_at=EPOCH) == msgspec.structs.replace(
+        b, occurred_at=EPOCH
+    )
+
+
+def event_ids(records: Sequence[Record]) -> set[bytes | None]:
+    """The ``event-id`` headers of these records."""
+    return {record.header(HEADER_EVENT_ID) for record in records}
