@@ -20,7 +20,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from contracts._base import Event
 from contracts.events.podgroups_status import PodGroupPhaseChanged
 from shared.scheduling.events import ReservationEvent, phase_events, reservation_events
 from shared.scheduling.framework.conf import SchedulerConf, default_enqueue_conf
@@ -42,7 +41,7 @@ class CycleResult:
     session: SessionResult
 
     @property
-    def events(self) -> tuple[Event, ...]:
+    def events(self) -> tuple[ReservationEvent | PodGroupPhaseChanged, ...]:
         """Reservation events first, then phase changes (the order to publish them in)."""
         return (*self.reservations, *self.phases)
 

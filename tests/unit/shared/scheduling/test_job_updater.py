@@ -1,0 +1,100 @@
+"""PodGroup status at session close: B3.8 phases and one A8-ranked reason condition."""
+
+from __future__ import annotations
+
+from contracts.objects.meta import Condition
+from contracts.objects.pod import PodPhase
+from contracts.objects.podgroup import PodGroupPhase
+from shared.scheduling.framework.job_updater import REASON_RANK, reason_rank
+from shared.scheduling.framework.results import PodGroupStatusUpdate
+from shared.scheduling.framework.session import close_session, open_session
+from shared.scheduling.plugins import PLUGIN_BUILDERS
+from shared.scheduling.snapshot import ClusterSnapshot
+from tests.support.builders import build_node, build_pod, build_podgroup, build_queue
+from tests.support.scheduling import NOW, plugin, tier
+
+
+def _unschedulable(reason: str) -> Condition:
+    return Condition(type="Unschedulable", status="True", reason=reason, message=f"{reason}!")
+
+
+def _status(
+    *,
+    conditions: tuple[Condition, ...] = (),
+    status_conditions: tuple[Condition, ...] = (),
+    dependent: bool = False,
+    phase: PodGroupPhase = PodGroupPhase.INQUEUE,
+    pod_phase: PodPhase = PodPhase.PENDING,
+    min_member: int = 2,
+) -> tuple[PodGroupStatusUpdate, ...]:
+    snapshot = ClusterSnapshot.build(
+        nodes=[build_node("n1", {"cpu": "4"})],
+        queues=[build_queue("default")],
+        podgroups=[
+            build_podgroup(
+                "job",
+                "ns",
+                "default",
+                min_member,
+                {"first": 1, "second": 1} if min_member > 1 else {"first": 1},
+                phase,
+                dependent=dependent,
+                conditions=conditions,
+                status_conditions=status_conditions,
+            )
+        ],
+        pods=[
+            build_pod(
+                "ns",
+                "job-first-0",
+                "n1" if pod_phase is not PodPhase.PENDING else None,
+                pod_phase,
+                {"cpu": "1"},
+                "job",
+                task="first",
+            )
+        ],
+    )
+    ssn = open_session(snapshot, (tier(plugin("gang")),), builders=PLUGIN_BUILDERS, now=NOW)
+    return close_session(ssn).status_updates
+
+
+def test_reason_ranks_follow_spec_a8_when_compared() -> None:
+    assert list(REASON_RANK) == sorted(REASON_RANK, key=reason_rank)
+    assert reason_rank("QueueClosed") < reason_rank("ClusterOverused")
+    assert reason_rank("NotEnoughTasks") == reason_rank("GangUnschedulable")
+
+
+def test_gang_reason_wins_when_a_dependent_job_also_waits_for_a_stage() -> None:
+    [update] = _status(conditions=(_unschedulable("GangUnschedulable"),), dependent=True)
+    assert [c.reason for c in update.conditions] == ["GangUnschedulable"]
+
+
+def test_dependency_reason_wins_when_the_allocator_waits_for_the_reservation() -> None:
+    [update] = _status(conditions=(_unschedulable("WaitingForReservation"),), dependent=True)
+    [condition] = update.conditions
+    assert condition.reason == "WaitingForDependency"
+    assert condition.message == "tasks second wait for their dependencies (dependsOn)"
+
+
+def test_allocator_reason_is_mirrored_when_nothing_ranks_above_it() -> None:
+    [update] = _status(conditions=(_unschedulable("WaitingForReservation"),))
+    assert update.conditions == (_unschedulable("WaitingForReservation"),)
+    assert update.phase is PodGroupPhase.INQUEUE
+
+
+def test_nothing_is_reported_when_phase_and_reason_are_already_known() -> None:
+    known = (_unschedulable("GangUnschedulable"),)
+    assert _status(conditions=known, status_conditions=known) == ()
+
+
+def test_reason_is_cleared_when_the_podgroup_completes() -> None:
+    known = (_unschedulable("GangUnschedulable"),)
+    [update] = _status(
+        conditions=known,
+        status_conditions=known,
+        phase=PodGroupPhase.RUNNING,
+        pod_phase=PodPhase.SUCCEEDED,
+        min_member=1,
+    )
+    assert (update.phase, update.conditions) == (PodGroupPhase.COMPLETED, ())
