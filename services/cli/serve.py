@@ -1,15 +1,25 @@
-"""``vcbus serve SERVICE``: run one service against the broker, until SIGTERM or SIGINT."""
+"""``vcbus serve SERVICE``: run one service against the broker, until SIGTERM or SIGINT.
+
+Beside the service runs its health server (``shared.runtime.health``) on
+``VCBUS_HEALTH_PORT`` [8080; ``0`` turns it off] of ``VCBUS_HEALTH_HOST`` [0.0.0.0]:
+``/healthz``, ``/readyz`` and ``/metrics`` (Prometheus text). A port already in use is
+logged and the service runs without it.
+"""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
+import os
 import signal
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+import structlog
 import yaml
 
+from contracts import TOPIC_SPECS, Topic
 from services.admission import app as admission
 from services.allocator import app as allocator
 from services.cluster import app as cluster
@@ -20,12 +30,56 @@ from services.podgroup_enqueue import app as podgroup_enqueue
 from shared.bus.kafka import AioKafkaBus
 from shared.logging.setup import configure_logging
 from shared.runtime.clock import SystemClock
+from shared.runtime.health import HealthServer, readiness
 from shared.runtime.service import Runtime, Service, run_service
-from shared.runtime.settings import Settings
+from shared.runtime.settings import Settings, SettingsError
+from shared.runtime.table import Table
 from shared.runtime.topology import ensure_topics
+from shared.telemetry import PendingPodGroups, ServiceMetrics
 from shared.tracing.setup import configure_tracing, shutdown_tracing
 
 Builder = Callable[[argparse.Namespace, Settings], Service]
+
+DEFAULT_HEALTH_PORT = 8080
+DEFAULT_HEALTH_HOST = "0.0.0.0"
+"""All interfaces: probes and scrapes come from outside the container."""
+
+log = structlog.get_logger("vcbus.serve")
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class HealthOptions:
+    """Where the health server listens; ``port=0`` binds a free port."""
+
+    host: str = DEFAULT_HEALTH_HOST
+    port: int = DEFAULT_HEALTH_PORT
+
+
+def health_options(env: Mapping[str, str]) -> HealthOptions | None:
+    """The health server's address from ``VCBUS_HEALTH_PORT`` and ``VCBUS_HEALTH_HOST``.
+
+    Args:
+        env: the environment.
+
+    Returns:
+        The options, or ``None`` when ``VCBUS_HEALTH_PORT=0`` turns the server off.
+
+    Raises:
+        SettingsError: the port is not a number from 0 to 65535.
+    """
+    raw = env.get("VCBUS_HEALTH_PORT", "") or str(DEFAULT_HEALTH_PORT)
+    try:
+        port = int(raw)
+    except ValueError as exc:
+        raise SettingsError(
+            f"VCBUS_HEALTH_PORT={raw!r} is not a port number; set it like "
+            f"VCBUS_HEALTH_PORT={DEFAULT_HEALTH_PORT} (0 turns the health server off)"
+        ) from exc
+    if not 0 <= port <= 65535:
+        raise SettingsError(f"VCBUS_HEALTH_PORT={port} must be from 0 to 65535")
+    if port == 0:
+        return None
+    return HealthOptions(host=env.get("VCBUS_HEALTH_HOST") or DEFAULT_HEALTH_HOST, port=port)
 
 
 def _labels(pairs: list[str]) -> dict[str, str]:
@@ -115,24 +169,85 @@ def run(args: argparse.Namespace) -> int:
     configure_logging(args.service)
     configure_tracing(args.service)
     settings = Settings.from_env()
+    health = health_options(os.environ)
     service = BUILDERS[args.service](args, settings)
     try:
-        asyncio.run(serve(service, settings, instance=args.instance))
+        asyncio.run(serve(service, settings, instance=args.instance, health=health))
     finally:
         shutdown_tracing()
     return 0
 
 
-async def serve(service: Service, settings: Settings, *, instance: str = "0") -> None:
-    """Create the topics, then run ``service``; SIGTERM/SIGINT stop it after its current batch."""
+def with_metrics(service: Service, metrics: ServiceMetrics) -> Service:
+    """``service``, plus what its metrics need to follow.
+
+    The writer of ``podgroups.status`` (podgroup-enqueue) reports pending PodGroups by
+    reason: it follows ``podgroups`` and ``podgroups.status`` whole in one more table, so
+    the gauge is right after a restart or a takeover too.
+    """
+    if TOPIC_SPECS[Topic.PODGROUPS_STATUS].writer != service.name:
+        return service
+    pending = PendingPodGroups()
+    metrics.pending = pending
+    table = Table("metrics", (Topic.PODGROUPS, Topic.PODGROUPS_STATUS), pending.apply)
+    return dataclasses.replace(service, tables=[*service.tables, table])
+
+
+async def serve(
+    service: Service,
+    settings: Settings,
+    *,
+    instance: str = "0",
+    health: HealthOptions | None = None,
+    handle_signals: bool = True,
+    runtime: Runtime | None = None,
+) -> None:
+    """Create the topics, then run ``service`` with its metrics and health server.
+
+    SIGTERM/SIGINT (with ``handle_signals``) or ``runtime.stopping`` stop it after its
+    current batch.
+
+    Args:
+        service: the service to run.
+        settings: the installation's settings.
+        instance: the replica name, for client ids.
+        health: where the health server listens; ``None``: no health server.
+        handle_signals: whether SIGTERM and SIGINT stop the service.
+        runtime: the runtime to use (tests keep a handle on it); made here when ``None``.
+    """
     bus = AioKafkaBus(settings.kafka)
     await ensure_topics(bus, [service], settings.topic_prefix, settings.partitions)
-    runtime = Runtime(
+    metrics = ServiceMetrics(service.name, instance=instance, prefix=settings.topic_prefix)
+    service = with_metrics(service, metrics)
+    runtime = runtime or Runtime(
         service.name, bus, SystemClock(), settings, bus.producer(client_id=service.name)
     )
-    loop = asyncio.get_running_loop()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(signum, runtime.stopping.set)
-    await run_service(
-        service, bus, settings, clock=runtime.clock, runtime=runtime, instance=instance
-    )
+    runtime.metrics = metrics
+    metrics.is_active = lambda: runtime.lease is None or runtime.lease.is_active
+    if handle_signals:
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(signum, runtime.stopping.set)
+    server: HealthServer | None = None
+    if health is not None:
+        server = HealthServer(
+            ready=lambda: readiness(service, runtime),
+            metrics=metrics.collect,
+            host=health.host,
+            port=health.port,
+        )
+        try:
+            await server.start()
+        except OSError as exc:
+            log.warning(
+                "health_server_failed", host=health.host, port=health.port, error=str(exc)
+            )
+            server = None
+    try:
+        await run_service(
+            service, bus, settings, clock=runtime.clock, runtime=runtime, instance=instance
+        )
+    finally:
+        if server is not None:
+            await server.stop()
+        metrics.close()

@@ -48,6 +48,7 @@ async def run_cycles(
         started = runtime.clock.monotonic()
         await cycle()
         runtime.stats["cycles"] = runtime.stats.get("cycles", 0) + 1
-        log.debug(
-            "cycle_finished", duration_ms=round((runtime.clock.monotonic() - started) * 1000, 3)
-        )
+        duration = runtime.clock.monotonic() - started
+        if runtime.metrics is not None:
+            runtime.metrics.observe_cycle(duration)
+        log.debug("cycle_finished", duration_ms=round(duration * 1000, 3))

@@ -10,7 +10,8 @@ lost and nothing is done twice.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Coroutine, Sequence
+import contextlib
+from collections.abc import Awaitable, Callable, Coroutine, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -29,6 +30,7 @@ from shared.runtime.settings import Settings
 from shared.runtime.table import Table
 from shared.runtime.timers import Timer
 from shared.state.changelog import ChangelogStore
+from shared.telemetry.metrics import ServiceMetrics
 
 log = structlog.get_logger("vcbus.service")
 
@@ -52,6 +54,12 @@ class Runtime:
     restored: set[int] = field(default_factory=set)
     restore_done: asyncio.Condition = field(default_factory=asyncio.Condition)
     stats: dict[str, int] = field(default_factory=dict)
+    metrics: ServiceMetrics | None = None
+    """Fed with what the service consumes, publishes and cycles, when given."""
+    restoring: frozenset[TopicPartition] = frozenset()
+    """Partitions assigned whose state is being restored (not ready meanwhile)."""
+    polled: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set once the consumer's first poll returned (it has joined or is joining its group)."""
 
     async def wait_restored(self, partitions: set[int], timeout: float) -> bool:
         """Wait until the stores of ``partitions`` are restored; False if they never are."""
@@ -62,11 +70,23 @@ class Runtime:
             return False
         return True
 
+    @contextlib.contextmanager
+    def restoring_partitions(self, partitions: frozenset[TopicPartition]) -> Iterator[None]:
+        """Mark ``partitions`` as restoring for the block (readiness waits for them)."""
+        self.restoring |= partitions
+        try:
+            yield
+        finally:
+            self.restoring -= partitions
+
     async def publish(self, events: Sequence[Event]) -> None:
         """Publish events now and wait for the acks (background tasks such as cycles)."""
         outbox = Outbox(self.settings.topic_prefix)
         outbox.add_events(events)
-        await self.producer.send(outbox.take())
+        records = outbox.take()
+        if self.metrics is not None:
+            self.metrics.observe_published(records)
+        await self.producer.send(records)
 
 
 Task = Callable[[Runtime], Coroutine[Any, Any, None]]
@@ -143,9 +163,10 @@ async def run_service(
 
     async def assigned(partitions: frozenset[TopicPartition]) -> None:
         owned = sorted({tp.partition for tp in partitions})
-        for store in service.stores:
-            read = await store.restore(bus, owned, client_id=f"{client_id}-restore")
-            log.info("store_restored", store=store.name, partitions=owned, records=read)
+        with runtime.restoring_partitions(partitions):
+            for store in service.stores:
+                read = await store.restore(bus, owned, client_id=f"{client_id}-restore")
+                log.info("store_restored", store=store.name, partitions=owned, records=read)
         if service.on_restored is not None:
             service.on_restored()
         runtime.assigned = runtime.assigned | partitions
@@ -214,12 +235,15 @@ async def _consume(
     outbox = Outbox(settings.topic_prefix)
     await consumer.start()
     runtime.ready.set()
+    if runtime.metrics is not None:
+        runtime.metrics.attach(consumer)
     try:
         while not runtime.stopping.is_set():
             records = await consumer.getmany(
                 timeout=_poll_timeout(service.timers, runtime.clock, settings.poll_timeout),
                 max_records=settings.max_poll_records,
             )
+            runtime.polled.set()
             offsets: dict[TopicPartition, int] = {}
             if records and not await runtime.wait_restored(
                 {record.partition for record in records}, timeout=RESTORE_WAIT
@@ -227,6 +251,8 @@ async def _consume(
                 # A partition moved away before its state was restored: its records are
                 # left uncommitted, for the member that owns it now.
                 records = [r for r in records if r.partition in runtime.restored]
+            if runtime.metrics is not None:
+                runtime.metrics.observe_polled(records, consumer.assignment())
             for record in records:
                 await router.dispatch(record, outbox)
                 offsets[record.tp] = record.offset + 1
@@ -241,7 +267,10 @@ async def _consume(
                 and not any(store.has_writes() for store in service.stores)
             ):
                 continue
-            await runtime.producer.send(outbox.take())
+            outputs = outbox.take()
+            if runtime.metrics is not None:
+                runtime.metrics.observe_published(outputs)
+            await runtime.producer.send(outputs)
             state_records = [record for store in service.stores for record in store.take_writes()]
             await runtime.producer.send(state_records)
             try:
@@ -250,6 +279,8 @@ async def _consume(
                 log.warning("commit_failed", error=str(exc), records=len(records))
             runtime.stats["records"] = runtime.stats.get("records", 0) + len(records)
     finally:
+        if runtime.metrics is not None:
+            runtime.metrics.attach(None)
         await consumer.stop()
 
 

@@ -1,0 +1,14 @@
+"""Metrics of the services: OpenTelemetry instruments, exposed in Prometheus's text format."""
+
+from shared.telemetry.exposition import CONTENT_TYPE, Family, prometheus_name, render
+from shared.telemetry.metrics import FAMILIES, PendingPodGroups, ServiceMetrics
+
+__all__ = [
+    "CONTENT_TYPE",
+    "FAMILIES",
+    "Family",
+    "PendingPodGroups",
+    "ServiceMetrics",
+    "prometheus_name",
+    "render",
+]
