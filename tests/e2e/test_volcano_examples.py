@@ -9,7 +9,6 @@ are ready (every replica Running, as they have no minAvailable).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -79,9 +78,9 @@ class Finished:
 
 
 @pytest.fixture(scope="module")
-def finished(system: System) -> Iterator[Finished]:
+def finished(system: System) -> Finished:
     """Submit every example, wait until all are final, read the pods topics back."""
-    yield asyncio.run(_run_examples(system))
+    return asyncio.run(_run_examples(system))
 
 
 async def _run_examples(system: System) -> Finished:
