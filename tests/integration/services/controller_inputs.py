@@ -88,6 +88,11 @@ def written(tail: TopicTail, topic: Topic, job: str) -> list[Event]:
     return [event for event in tail.unique(topic) if key_of(event) == job]
 
 
+def created_podgroups(tail: TopicTail, job: str) -> list[PodGroupCreated]:
+    """The PodGroups created for one job (duplicates dropped)."""
+    return [e for e in written(tail, Topic.PODGROUPS, job) if isinstance(e, PodGroupCreated)]
+
+
 def created_pods(tail: TopicTail, job: str) -> list[PodCreated]:
     """The pods created for one job (duplicates dropped), in the order written."""
     return [e for e in written(tail, Topic.PODS, job) if isinstance(e, PodCreated)]

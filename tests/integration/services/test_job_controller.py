@@ -33,6 +33,7 @@ from tests.support.bus_contract import running
 from .conftest import PARTITIONS
 from .controller_inputs import (
     admitted,
+    created_podgroups,
     created_pods,
     enqueued,
     is_in_phase,
@@ -50,14 +51,12 @@ R, S = PodPhase.RUNNING, PodPhase.SUCCEEDED
 
 
 def _podgroup(tail: TopicTail, job: JobAdmitted) -> PodGroupCreated:
-    (created,) = [
-        e for e in written(tail, Topic.PODGROUPS, job.job_key) if isinstance(e, PodGroupCreated)
-    ]
+    (created,) = created_podgroups(tail, job.job_key)
     return created
 
 
 def _has_podgroup(tail: TopicTail, *jobs: JobAdmitted) -> bool:
-    return all(written(tail, Topic.PODGROUPS, job.job_key) for job in jobs)
+    return all(created_podgroups(tail, job.job_key) for job in jobs)
 
 
 def _pods_by_task(tail: TopicTail, job: str) -> dict[str, list[str]]:
