@@ -63,10 +63,12 @@ def _is_queue(document: object) -> bool:
     )
 
 
-def _manifest_record(payload: bytes, key: str, topic: str) -> Submitted:
+def _manifest_record(
+    payload: bytes, key: str, topic: str, content_type: bytes = b"application/json"
+) -> Submitted:
     headers: list[tuple[str, bytes]] = [
         (HEADER_EVENT_TYPE, MANIFEST_TYPE.encode()),
-        (HEADER_CONTENT_TYPE, b"application/json"),
+        (HEADER_CONTENT_TYPE, content_type),
     ]
     with send_span(topic, key=key, event_type=MANIFEST_TYPE, event_id="", headers=headers) as span:
         span.set_attribute("vcbus.job", key)
@@ -79,7 +81,7 @@ def records_for(text: str, prefix: str, now: datetime) -> list[Submitted]:
     topic = f"{prefix}{Topic.JOBS_SUBMITTED}"
     documents = _documents(text)
     if documents is None:
-        return [_manifest_record(text.encode(), "", topic)]
+        return [_manifest_record(text.encode(), "", topic, b"text/plain; charset=utf-8")]
     out: list[Submitted] = []
     for document in documents:
         if _is_queue(document):

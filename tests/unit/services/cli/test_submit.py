@@ -1,0 +1,147 @@
+"""``vcbus submit``: the records it publishes for a file (``records_for``), without a broker."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import UTC, datetime
+
+import msgspec
+import yaml
+
+from contracts import QueueDeclared, QueuesEvent
+from contracts.objects.queue import QueueState
+from contracts.quantity import parse_resources
+from services.cli.submit import MANIFEST_TYPE, Submitted, records_for
+
+PREFIX = "t."
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
+TRACEPARENT = re.compile(r"^00-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$")
+
+JOB = """\
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata:
+  name: j1
+  namespace: team-a
+spec:
+  tasks:
+    - replicas: 2
+      template:
+        spec:
+          containers: [{name: c, image: busybox}]
+"""
+QUEUE = """\
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: Queue
+metadata:
+  name: research
+spec:
+  weight: 3
+  reclaimable: false
+  capability:
+    cpu: 2
+    memory: 4Gi
+"""
+DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  replicas: 1
+"""
+FILE = f"{JOB}---\n{QUEUE}---\n{DEPLOYMENT}"
+
+
+def headers(item: Submitted) -> dict[str, bytes]:
+    return dict(item.record.headers)
+
+
+def trace_id_of(item: Submitted) -> str:
+    found = TRACEPARENT.match(headers(item)["traceparent"].decode())
+    assert found, headers(item)
+    return found.group(1)
+
+
+def test_each_document_becomes_a_record_on_its_topic_when_file_mixes_kinds() -> None:
+    job, queue, deployment = records_for(FILE, PREFIX, NOW)
+
+    assert [item.record.topic for item in (job, queue, deployment)] == [
+        "t.jobs.submitted",
+        "t.queues",
+        "t.jobs.submitted",
+    ]
+    assert [item.record.key for item in (job, queue, deployment)] == [
+        b"team-a/j1",
+        b"research",
+        b"default/web",
+    ]
+    assert [item.label for item in (job, queue, deployment)] == [
+        "team-a/j1",
+        "queue/research",
+        "default/web",
+    ]
+
+
+def test_manifest_is_published_as_json_with_trace_headers_when_a_job_or_other_kind() -> None:
+    """A Deployment goes to jobs.submitted too: admission answers it with ``NotAJob``."""
+    job, _, deployment = records_for(FILE, PREFIX, NOW)
+
+    assert json.loads(job.record.value or b"") == yaml.safe_load(JOB)
+    assert json.loads(deployment.record.value or b"") == yaml.safe_load(DEPLOYMENT)
+    for item in (job, deployment):
+        assert headers(item)["event-type"] == MANIFEST_TYPE.encode()
+        assert headers(item)["content-type"] == b"application/json"
+        assert trace_id_of(item) == item.trace_id
+    assert job.trace_id != deployment.trace_id  # each job's trace starts at its submission
+
+
+def test_queue_is_declared_as_an_event_when_a_volcano_queue_is_in_the_file() -> None:
+    _, queue, _ = records_for(FILE, PREFIX, NOW)
+
+    event = msgspec.json.decode(queue.record.value or b"", type=QueuesEvent)
+    assert isinstance(event, QueueDeclared)
+    assert event.queue.name == "research"
+    assert event.queue.weight == 3
+    assert event.queue.reclaimable is False
+    assert event.queue.capability == parse_resources({"cpu": "2", "memory": "4Gi"})
+    assert event.queue.state is QueueState.OPEN
+    assert event.occurred_at == NOW
+    assert headers(queue)["event-type"] == b"queue.declared.v1"
+    assert headers(queue)["event-id"] == event.event_id.encode()
+    assert TRACEPARENT.match(headers(queue)["traceparent"].decode())
+
+
+def test_queue_event_id_is_the_same_when_the_same_queue_is_submitted_again() -> None:
+    """Ids derive from the queue's content: a resubmission is a duplicate, a change is not."""
+    _, first, _ = records_for(FILE, PREFIX, NOW)
+    _, again, _ = records_for(FILE, PREFIX, datetime(2026, 1, 2, tzinfo=UTC))
+    (changed,) = records_for(QUEUE.replace("weight: 3", "weight: 4"), PREFIX, NOW)
+
+    assert headers(first)["event-id"] == headers(again)["event-id"]
+    assert headers(changed)["event-id"] != headers(first)["event-id"]
+
+
+def test_text_is_published_as_it_is_without_a_key_when_it_is_not_yaml_or_json() -> None:
+    """Admission rejects it with the parser's reason; the user sees that on jobs.rejected."""
+    garbage = "kind: Job\nmetadata: {name: [unclosed\n\t: nonsense"
+
+    (item,) = records_for(garbage, PREFIX, NOW)
+
+    assert item.record.topic == "t.jobs.submitted"
+    assert item.record.key is None
+    assert item.record.value == garbage.encode()
+    assert item.label == ""
+    assert headers(item)["event-type"] == MANIFEST_TYPE.encode()
+    assert headers(item)["content-type"] == b"text/plain; charset=utf-8"  # as written, not JSON
+    assert trace_id_of(item) == item.trace_id
+
+
+def test_each_item_becomes_a_record_when_file_is_a_json_list() -> None:
+    documents = [yaml.safe_load(JOB), yaml.safe_load(QUEUE)]
+
+    job, queue = records_for(json.dumps(documents), PREFIX, NOW)
+
+    assert (job.record.topic, job.record.key) == ("t.jobs.submitted", b"team-a/j1")
+    assert (queue.record.topic, queue.record.key) == ("t.queues", b"research")
