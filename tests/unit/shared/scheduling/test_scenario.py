@@ -7,8 +7,10 @@ import json
 import pytest
 import yaml
 
+from contracts.keys import PodKey
+from contracts.objects.pod import PodPhase
 from shared.scheduling.framework.conf import ConfError
-from shared.scheduling.scenario import run_snapshot_scenario
+from shared.scheduling.scenario import run_snapshot_scenario, simulation_of
 from shared.scheduling.snapshot import ScenarioError
 
 SCENARIO = """
@@ -76,3 +78,78 @@ def test_scenario_fails_when_an_action_is_unknown() -> None:
 def test_scenario_fails_when_a_pod_has_no_podgroup() -> None:
     with pytest.raises(ScenarioError, match="podgroup is required"):
         run_snapshot_scenario({"pods": [{"name": "p", "namespace": "ns"}]})
+
+
+TIMED = """
+config: {actions: "enqueue, allocate"}
+step: 2
+nodes: [{name: n1, allocatable: {cpu: "2", pods: 10}}]
+podgroups:
+  - {name: first, namespace: ns, minMember: 1, minResources: {cpu: "2"}, phase: Pending}
+pods:
+  - {name: first-w-0, namespace: ns, podgroup: first, requests: {cpu: "2"},
+     annotations: {vcbus.io/run-seconds: "3", vcbus.io/exit-code: "1"}}
+events:
+  - at: 1
+    add:
+      podgroups: [{name: second, namespace: ns, minMember: 1, minResources: {cpu: "2"}}]
+      pods: [{name: second-w-0, namespace: ns, podgroup: second, requests: {cpu: "2"}}]
+cycles: 4
+"""
+
+
+def test_pod_finishes_after_its_run_seconds_when_cycles_advance_by_the_step() -> None:
+    out = run_snapshot_scenario(yaml.safe_load(TIMED))
+    timeline = out["timeline"]
+    assert isinstance(timeline, list)
+    assert [entry["time"] for entry in timeline] == [0.0, 2.0, 4.0, 6.0]
+    assert timeline[0]["bindings"] == {"ns/first-w-0": "n1"}
+    assert timeline[2]["finished"] == {"ns/first-w-0": "Failed"}
+    assert timeline[2]["bindings"] == {"ns/second-w-0": "n1"}
+    assert out["bindings"] == {"ns/first-w-0": "n1", "ns/second-w-0": "n1"}
+
+
+def test_timeline_events_change_pods_podgroups_and_nodes_when_their_time_comes() -> None:
+    doc = yaml.safe_load(TIMED)
+    doc["events"] = [
+        {"at": 0, "pod": "ns/first-w-0", "phase": "Running"},
+        {"at": 1, "remove-node": "n1"},
+        {"at": 1, "add-node": {"name": "n2", "allocatable": {"cpu": "4"}}},
+        {"at": 3, "delete-podgroup": "ns/first"},
+    ]
+    simulation = simulation_of(doc)
+    simulation.run_cycle()
+    pods = simulation.view.snapshot().pods
+    assert pods[PodKey("ns/first-w-0")].phase is PodPhase.RUNNING
+    simulation.run_cycle()
+    assert sorted(simulation.view.snapshot().nodes) == ["n2"]
+    simulation.run_cycle()
+    snapshot = simulation.view.snapshot()
+    assert sorted(snapshot.podgroups) == []
+    assert PodKey("ns/first-w-0") not in snapshot.pods
+
+
+@pytest.mark.parametrize(
+    ("events", "message"),
+    [
+        ([{"at": 1, "pod": "ns/p", "phase": "Dancing"}], "unknown pod phase"),
+        ([{"at": 1, "explode": True}], "names none of"),
+        ([{"at": "soon", "pod": "ns/p"}], "at must be a number"),
+        ({"at": 1}, "must be a list"),
+        ([{"at": 0, "add": ["x"]}], "add must be a mapping"),
+    ],
+)
+def test_scenario_fails_with_a_message_when_an_event_is_malformed(
+    events: object, message: str
+) -> None:
+    doc = yaml.safe_load(TIMED)
+    doc["events"] = events
+    with pytest.raises(ScenarioError, match=message):
+        run_snapshot_scenario(doc)
+
+
+def test_scenario_fails_when_the_step_is_negative() -> None:
+    doc = yaml.safe_load(TIMED)
+    doc["step"] = -1
+    with pytest.raises(ScenarioError, match="step must be"):
+        run_snapshot_scenario(doc)
