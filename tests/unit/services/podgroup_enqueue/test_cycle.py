@@ -6,11 +6,15 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from contracts.events.bindings import BindingCreated
+from contracts.events.podgroups import PodGroupCreated
 from contracts.events.podgroups_status import PodGroupPhaseChanged
+from contracts.events.pods import PodCreated
+from contracts.events.queues import QueueDeclared
 from contracts.events.reservations import NodesLocked, NodesUnlocked, TargetJobElected
 from contracts.keys import JobKey, NodeName
 from contracts.objects.pod import PodPhase
 from contracts.objects.podgroup import PodGroupPhase
+from services.allocator.cycle import run_cycle as allocate
 from services.podgroup_enqueue.cycle import CycleResult, next_due, run_cycle
 from shared.scheduling.framework.conf import default_conf, default_enqueue_conf, parse_conf
 from shared.scheduling.snapshot import ClusterSnapshot, ClusterView
@@ -156,3 +160,27 @@ def test_deployed_configurations_parse_when_read() -> None:
         option.name for tier in default_enqueue_conf().tiers for option in tier.plugins
     ]
     assert allocator.tiers == default_conf().tiers
+
+
+def test_allocator_keeps_other_jobs_off_locked_nodes_when_it_folds_the_reservations() -> None:
+    """A6 end to end: reservations topic → the allocator's ClusterView → snapshot → predicate."""
+    enqueue_view = ClusterView.from_snapshot(_snapshot("8"))
+    allocator_view = ClusterView.from_snapshot(_snapshot("8"))
+    result = run_cycle(enqueue_view.snapshot(), default_enqueue_conf(), _ctx())
+    for event in result.reservations:
+        allocator_view.apply(event)
+    assert allocator_view.snapshot().reservation.locked_nodes == frozenset({"n2"})
+    allocator_view.apply(
+        QueueDeclared(event_id="q", occurred_at=T0, queue=build_queue("smalls", weight=10))
+    )
+    small = build_podgroup("small", "ns", "smalls", 1, None, PodGroupPhase.INQUEUE)
+    allocator_view.apply(PodGroupCreated(event_id="s", occurred_at=T0, podgroup=small.podgroup))
+    pod = build_pod("ns", "small-w-0", None, PodPhase.PENDING, {"cpu": "2"}, "small").pod
+    allocator_view.apply(PodCreated(event_id="p", occurred_at=T0, pod=pod))
+    allocator_view.set_phase(JobKey("ns/small"), PodGroupPhase.INQUEUE)
+    result = allocate(allocator_view.snapshot(), default_conf(), _ctx())
+    assert result.bindings == ()
+    [changed] = [c for c in result.conditions if c.job == JobKey("ns/small")]
+    assert changed.conditions[0].message == (
+        "gang 0/1 ready; 1 node Insufficient cpu, 1 node locked for target job ns/job"
+    )
