@@ -178,9 +178,9 @@ def test_allocator_keeps_other_jobs_off_locked_nodes_when_it_folds_the_reservati
     pod = build_pod("ns", "small-w-0", None, PodPhase.PENDING, {"cpu": "2"}, "small").pod
     allocator_view.apply(PodCreated(event_id="p", occurred_at=T0, pod=pod))
     allocator_view.set_phase(JobKey("ns/small"), PodGroupPhase.INQUEUE)
-    result = allocate(allocator_view.snapshot(), default_conf(), _ctx())
-    assert result.bindings == ()
-    [changed] = [c for c in result.conditions if c.job == JobKey("ns/small")]
+    allocated = allocate(allocator_view.snapshot(), default_conf(), _ctx())
+    assert allocated.bindings == ()
+    [changed] = [c for c in allocated.conditions if c.job == JobKey("ns/small")]
     assert changed.conditions[0].message == (
         "gang 0/1 ready; 1 node Insufficient cpu, 1 node locked for target job ns/job"
     )
