@@ -9,8 +9,8 @@ Deliberate deviations:
 - A current target that is gone or ready is released first (one unlock), so a new target can
   be elected in the same cycle; v1.5.1 left that to ``reserve`` and the next session.
 - A job is electable only if it is not ready, its queue exists and is open, and its
-  minResources fit the cluster's total allocatable: a job that can never run must not hold
-  nodes (or, through the enqueue gate, other jobs) forever.
+  minResources fit the cluster's total allocatable and its queue's capability: a job that
+  can never run must not hold nodes (or, through the enqueue gate, other jobs) forever.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ _ELECTABLE = (PodGroupPhase.PENDING, PodGroupPhase.INQUEUE)
 
 
 def is_job_electable(ssn: Session, job: JobInfo) -> bool:
-    """Pending or Inqueue, not ready, in an open queue, small enough for the cluster."""
+    """Pending or Inqueue, not ready, in an open queue, small enough for cluster and queue."""
     if job.phase not in _ELECTABLE or job.min_available <= 0:
         return False
     queue = ssn.queues.get(job.queue)
@@ -42,6 +42,8 @@ def is_job_electable(ssn: Session, job: JobInfo) -> bool:
         minimum = Resource({k: float(v) for k, v in job.podgroup.min_resources.items()})
         names = minimum.requested_names()
         if not minimum.less_equal_on(ssn.total_resource, names):
+            return False
+        if queue.capability is not None and not minimum.less_equal_on(queue.capability, names):
             return False
     return not is_target_ready(ssn, job)
 

@@ -9,7 +9,7 @@ import pytest
 from contracts.keys import JobKey
 from contracts.objects.pod import PodPhase
 from contracts.objects.podgroup import PodGroupPhase
-from contracts.objects.queue import QueueState
+from contracts.objects.queue import Queue, QueueState
 from shared.scheduling.framework.conf import Arguments
 from shared.scheduling.framework.results import ReservationChangeKind
 from shared.scheduling.snapshot import PodGroupState, PodState, Reservation
@@ -56,7 +56,7 @@ def _elect(
     arguments: Arguments | None = None,
     pods: list[PodState] | None = None,
     reservation: Reservation | None = None,
-    queues: list[object] | None = None,
+    queues: list[Queue] | None = None,
     name: str = "elect",
 ) -> None:
     run_case(
@@ -66,7 +66,7 @@ def _elect(
             podgroups=podgroups,
             pods=pods or [],
             nodes=NODES,
-            queues=queues or [build_queue("default")],  # type: ignore[arg-type]
+            queues=queues or [build_queue("default")],
             reservation=reservation,
             tiers=(tier(plugin("gang"), plugin("reservation", arguments=arguments)),),
             actions=("elect",),
@@ -132,6 +132,7 @@ def test_job_waiting_past_the_threshold_is_elected_when_a_higher_priority_one_is
         (_job("running", phase=PodGroupPhase.RUNNING), None, None),
         (_job("too-big", cpus="9"), None, None),
         (_job("closed", queue="shut"), [build_queue("shut", state=QueueState.CLOSED)], None),
+        (_job("capped", queue="small"), [build_queue("small", 1, {"cpu": "2"})], None),
         (_job("orphan", queue="missing"), None, None),
         (
             _job("ready", phase=INQUEUE),
@@ -139,10 +140,17 @@ def test_job_waiting_past_the_threshold_is_elected_when_a_higher_priority_one_is
             [build_pod("ns", "ready-w-0", "n1", PodPhase.RUNNING, {"cpu": "4"}, "ready")],
         ),
     ],
-    ids=["running", "larger than the cluster", "closed queue", "no queue", "ready"],
+    ids=[
+        "running",
+        "larger than the cluster",
+        "closed queue",
+        "larger than its queue",
+        "no queue",
+        "ready",
+    ],
 )
 def test_job_is_not_elected_when_it_cannot_or_need_not_be_helped(
-    podgroup: PodGroupState, queues: list[object] | None, pods: list[PodState] | None
+    podgroup: PodGroupState, queues: list[Queue] | None, pods: list[PodState] | None
 ) -> None:
     _elect(
         [podgroup],
