@@ -10,6 +10,7 @@ from shared.scheduling.framework.conf import (
     SchedulerConf,
     conf_from_mapping,
     default_conf,
+    default_enqueue_conf,
     parse_conf,
 )
 from shared.scheduling.framework.results import (
@@ -19,7 +20,7 @@ from shared.scheduling.framework.results import (
     SessionResult,
 )
 from shared.scheduling.framework.session import Session, close_session, open_session, run_session
-from shared.scheduling.scenario import run_snapshot_scenario
+from shared.scheduling.scenario import Simulation, run_snapshot_scenario, simulation_of
 from shared.scheduling.snapshot import (
     ClusterEvent,
     ClusterSnapshot,
@@ -45,11 +46,14 @@ __all__ = [
     "SchedulerConf",
     "Session",
     "SessionResult",
+    "Simulation",
     "close_session",
     "conf_from_mapping",
     "default_conf",
+    "default_enqueue_conf",
     "open_session",
     "parse_conf",
     "run_session",
     "run_snapshot_scenario",
+    "simulation_of",
 ]

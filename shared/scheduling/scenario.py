@@ -65,6 +65,7 @@ __all__ = [
     "Simulation",
     "TimelineEvent",
     "run_snapshot_scenario",
+    "simulation_of",
 ]
 
 _TERMINAL = (PodPhase.SUCCEEDED, PodPhase.FAILED)
