@@ -12,7 +12,17 @@ import importlib
 import sys
 from collections.abc import Callable, Sequence
 
-COMMANDS: tuple[str, ...] = ("up", "submit", "admit", "serve", "broker")
+COMMANDS: tuple[str, ...] = (
+    "up",
+    "submit",
+    "get",
+    "describe",
+    "delete",
+    "queue",
+    "admit",
+    "serve",
+    "broker",
+)
 """Sub-command modules of this package, in help order."""
 
 

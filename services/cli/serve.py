@@ -239,9 +239,7 @@ async def serve(
         try:
             await server.start()
         except OSError as exc:
-            log.warning(
-                "health_server_failed", host=health.host, port=health.port, error=str(exc)
-            )
+            log.warning("health_server_failed", host=health.host, port=health.port, error=str(exc))
             server = None
     try:
         await run_service(

@@ -1,22 +1,38 @@
-"""StatusView: what users see, folded from the status topics (latest per key), and its tables."""
+"""What users see, folded from the status topics (latest per key).
+
+``StatusView`` folds decoded events (``vcbus up``'s live view). ``StatusStore`` is the
+compact store of the read commands (``get``, ``describe``, ``submit --wait``): the newest
+record per key as bytes, decoded only for the rows shown, so 10,000 jobs read quickly.
+``StatusReader`` reads topics from their beginning into it, on one job's partition when
+only one job is asked about.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import asyncio
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Self
+
+import msgspec
 
 from contracts import (
+    TOPIC_SPECS,
     BindingCreated,
+    BindingRefused,
     Event,
     JobAdmitted,
     JobDeleted,
     JobRejected,
     JobStatusChanged,
+    KeyKind,
     NodeChanged,
     NodeRegistered,
     NodeRemoved,
     NodesLocked,
     NodesUnlocked,
+    PodCreated,
+    PodDeleted,
     PodGroupConditionsChanged,
     PodGroupPhaseChanged,
     PodPhaseChanged,
@@ -25,7 +41,12 @@ from contracts import (
 )
 from contracts.objects import Condition, JobPhase, Node
 from contracts.quantity import format_quantity
-from shared.bus.records import Record
+from shared.bus.partitioner import partition_for
+from shared.bus.protocol import Bus, Consumer
+from shared.bus.records import Record, TopicPartition
+from shared.runtime.settings import Settings
+from shared.runtime.topology import ensure_topics
+from shared.scheduling.framework.job_updater import reason_rank
 
 STATUS_TOPICS = (
     Topic.JOBS_ADMITTED,
@@ -196,3 +217,393 @@ def nodes_table(view: StatusView) -> str:
             )
         )
     return _table(("NODE", "CPU", "MEMORY", "PODS", "LOCKED FOR"), rows)
+
+
+# -- the compact store the read commands fold the status topics into ----------------------
+
+LATEST_TOPICS = frozenset(
+    {
+        Topic.JOBS_ADMITTED,
+        Topic.JOBS_REJECTED,
+        Topic.JOBS_STATUS,
+        Topic.PODGROUPS,
+        Topic.PODGROUPS_STATUS,
+        Topic.PODGROUPS_CONDITIONS,
+        Topic.NODES,
+        Topic.QUEUES,
+    }
+)
+"""Topics whose newest record per key is all a reader needs (what compaction would keep)."""
+
+POD_TOPICS = frozenset({Topic.PODS, Topic.PODS_STATUS, Topic.BINDINGS})
+"""Topics folded per pod: they are keyed by job or node, with many pods per key."""
+
+_ADMITTED_TAG = str(JobAdmitted.__struct_config__.tag).encode()
+_UNNAMED = "(unnamed)"
+_TOPIC_NAMES = frozenset(str(topic) for topic in Topic)
+
+
+@dataclass(slots=True)
+class PodRow:
+    """One pod: its job and task, its phase and node, the incarnation (uid) it is."""
+
+    job: str
+    task: str = ""
+    phase: str = "Pending"
+    node: str = ""
+    uid: str = ""
+
+
+@dataclass(slots=True)
+class ReservationView:
+    """The reservation: target job and locked nodes, from the newest generation seen."""
+
+    generation: int = -1
+    target: str = ""
+    locks: dict[str, str] = field(default_factory=dict)
+
+    def apply(self, event: Event) -> None:
+        """Fold one ``reservations`` event; events of an older generation are dropped."""
+        if not isinstance(event, TargetJobElected | NodesLocked | NodesUnlocked):
+            return
+        if event.generation < self.generation:
+            return
+        if event.generation > self.generation:
+            self.generation, self.target, self.locks = event.generation, "", {}
+        match event:
+            case TargetJobElected():
+                self.target = event.job
+            case NodesLocked():
+                self.target = event.job
+                self.locks.update(dict.fromkeys(event.nodes, event.job))
+            case NodesUnlocked():
+                self.target, self.locks = "", {}
+
+    def locked_for(self, job: str) -> list[str]:
+        """The nodes locked for ``job``, sorted."""
+        return sorted(node for node, holder in self.locks.items() if holder == job)
+
+
+def trace_id_of(record: Record) -> str:
+    """The trace id in a record's ``traceparent`` header, or ``""``."""
+    raw = record.header("traceparent")
+    if raw is None:
+        return ""
+    parts = raw.decode("ascii", "replace").split("-")
+    return parts[1] if len(parts) == 4 and len(parts[1]) == 32 else ""
+
+
+class StatusStore:
+    """What the status topics say now, kept compact for 10,000 jobs and more.
+
+    For most topics only the newest record per key is kept, as read, and decoded when a
+    row is shown (a compacted topic's view): folding a record is one dict write.
+    Pods are folded per pod from ``pods``, ``bindings`` and ``pods.status`` into small
+    rows; the reservation from ``reservations``. ``touched`` collects the keys changed
+    since it was last cleared (job keys, pod keys), for ``--watch``.
+    """
+
+    def __init__(self, prefix: str) -> None:
+        self.prefix = prefix
+        self.latest: dict[Topic, dict[str, Record]] = {topic: {} for topic in LATEST_TOPICS}
+        self.pods: dict[str, PodRow] = {}
+        self.reservation = ReservationView()
+        self.touched: set[str] = set()
+        self.records = 0
+        self._gone_uids: set[str] = set()
+        self._decoders: dict[Topic, msgspec.json.Decoder[Event]] = {}
+        self._topics: dict[str, Topic | None] = {}
+
+    def _decoder(self, topic: Topic) -> msgspec.json.Decoder[Event]:
+        decoder = self._decoders.get(topic)
+        if decoder is None:
+            decoder = msgspec.json.Decoder(TOPIC_SPECS[topic].union)
+            self._decoders[topic] = decoder
+        return decoder
+
+    def decode(self, topic: Topic, value: bytes) -> Event | None:
+        """Decode a value of ``topic``; ``None`` for a record this reader cannot read."""
+        try:
+            return self._decoder(topic).decode(value)
+        except msgspec.MsgspecError:
+            return None
+
+    def fold(self, record: Record) -> None:
+        """Fold one record of a status topic."""
+        self.records += 1
+        if record.topic not in self._topics:
+            name = record.topic.removeprefix(self.prefix)
+            self._topics[record.topic] = Topic(name) if name in _TOPIC_NAMES else None
+        topic = self._topics[record.topic]
+        if topic is None or record.value is None:
+            return
+        if topic in LATEST_TOPICS:
+            if topic is Topic.JOBS_ADMITTED and record.header("event-type") != _ADMITTED_TAG:
+                return
+            key = record.key.decode("utf-8", "replace") if record.key else ""
+            if not key:
+                key = f"{_UNNAMED}@{record.partition}:{record.offset}"
+            self.latest[topic][key] = record
+            self.touched.add(key)
+            return
+        event = self.decode(topic, record.value)
+        if event is None:
+            return
+        if topic is Topic.RESERVATIONS:
+            self.reservation.apply(event)
+        elif topic in POD_TOPICS:
+            self._fold_pod(event)
+
+    def _fold_pod(self, event: Event) -> None:
+        match event:
+            case PodCreated():
+                key, pod = f"{event.pod.namespace}/{event.pod.name}", event.pod
+                if pod.uid and pod.uid in self._gone_uids:
+                    return
+                row = self.pods.get(key)
+                if row is None or (row.uid and pod.uid and row.uid != pod.uid):
+                    row = self.pods[key] = PodRow(job=pod.job)
+                row.job, row.task, row.uid = pod.job, pod.task, pod.uid or row.uid
+            case PodDeleted():
+                key = event.pod
+                row = self.pods.get(key)
+                if event.pod_uid:
+                    self._gone_uids.add(event.pod_uid)
+                if row is not None and (not event.pod_uid or row.uid in ("", event.pod_uid)):
+                    del self.pods[key]
+            case BindingCreated():
+                key, pod = f"{event.pod.namespace}/{event.pod.name}", event.pod
+                row = self._pod_row(key, pod.job, pod.uid)
+                if row is not None:
+                    row.node, row.task = event.node, row.task or pod.task
+            case PodPhaseChanged():
+                key = event.pod
+                row = self._pod_row(key, event.job, event.pod_uid)
+                if row is not None:
+                    row.phase, row.task = str(event.phase), row.task or event.task
+                    row.node = event.node or row.node
+            case BindingRefused():
+                row = self._pod_row(event.pod, event.job, event.pod_uid)
+                if row is not None and row.node == event.node:
+                    row.node = ""
+            case _:
+                return
+        self.touched.add(key)
+
+    def _pod_row(self, key: str, job: str, uid: str) -> PodRow | None:
+        if uid and uid in self._gone_uids:
+            return None
+        row = self.pods.get(key)
+        if row is None:
+            row = self.pods[key] = PodRow(job=job, uid=uid)
+        elif uid and row.uid and row.uid != uid:
+            return None
+        row.uid = row.uid or uid
+        return row
+
+    def get(self, topic: Topic, key: str) -> Event | None:
+        """The newest event of ``key`` on ``topic`` (a latest-per-key topic), decoded."""
+        latest = self.latest[topic].get(key)
+        return None if latest is None or latest.value is None else self.decode(topic, latest.value)
+
+    def trace_id(self, topic: Topic, key: str) -> str:
+        """The trace id of the newest record of ``key`` on ``topic``."""
+        latest = self.latest[topic].get(key)
+        return "" if latest is None else trace_id_of(latest)
+
+    def keys(self, topic: Topic) -> list[str]:
+        """The keys seen on a latest-per-key topic, sorted."""
+        return sorted(self.latest[topic])
+
+
+class StatusReader:
+    """Reads status topics from their beginning into a :class:`StatusStore`.
+
+    With ``keys``, job-keyed topics are read on those jobs' partitions only (DESIGN §2:
+    jobs, PodGroups and pods are keyed by job and co-partitioned), so reading one job stays
+    fast however many jobs there are; topics in ``whole`` are read whole all the same.
+    ``accept`` filters the records folded. Use as an async context manager.
+    """
+
+    def __init__(
+        self,
+        bus: Bus,
+        prefix: str,
+        topics: Sequence[Topic],
+        *,
+        keys: Sequence[str] | None = None,
+        whole: frozenset[Topic] = frozenset(),
+        accept: Callable[[Record], bool] | None = None,
+        client_id: str = "vcbus-cli",
+    ) -> None:
+        self._bus = bus
+        self._whole = whole
+        self._accept = accept
+        self._prefix = prefix
+        self._topics = tuple(topics)
+        self._keys = tuple(keys) if keys is not None else None
+        self._client_id = client_id
+        self._consumers: list[Consumer] = []
+        self._ends: list[dict[tuple[str, int], int]] = []
+        self._positions: dict[tuple[str, int], int] = {}
+
+    async def __aenter__(self) -> Self:
+        names = [f"{self._prefix}{topic}" for topic in self._topics]
+        if self._keys is None:
+            groups: list[tuple[list[str], list[TopicPartition] | None]] = [(names, None)]
+        else:
+            restricted = {t for t in self._topics if is_job_keyed(t) and t not in self._whole}
+            by_job = [f"{self._prefix}{t}" for t in self._topics if t in restricted]
+            others = [f"{self._prefix}{t}" for t in self._topics if t not in restricted]
+            groups = [(others, None)] if others else []
+            if by_job:
+                count = await self._bus.partitions(by_job[0])
+                chosen = sorted({partition_for(k.encode(), count) for k in self._keys})
+                groups.append((by_job, [TopicPartition(n, p) for n in by_job for p in chosen]))
+        try:
+            for number, (topics, partitions) in enumerate(groups):
+                consumer = self._bus.consumer(
+                    topics,
+                    group=None,
+                    client_id=f"{self._client_id}-{number}",
+                    partitions=partitions,
+                )
+                self._consumers.append(consumer)
+                await consumer.start()
+                assigned = sorted(consumer.assignment())
+                ends = await consumer.end_offsets(assigned)
+                self._ends.append({(tp.topic, tp.partition): end for tp, end in ends.items()})
+        except BaseException:
+            await self.close()
+            raise
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        """Stop the consumers."""
+        consumers, self._consumers = self._consumers, []
+        for consumer in consumers:
+            await consumer.stop()
+
+    def _behind(self, number: int) -> bool:
+        positions = self._positions
+        return any(positions.get(tp, 0) < end for tp, end in self._ends[number].items())
+
+    @property
+    def caught_up(self) -> bool:
+        """Whether everything the topics held at the start has been read."""
+        return not any(self._behind(number) for number in range(len(self._ends)))
+
+    async def poll(self, store: StatusStore, timeout: float = 0.2) -> int:
+        """Read what is there (waiting up to ``timeout``) into ``store``; how many records.
+
+        While catching up, only the consumers still behind are polled, so one with
+        nothing to read does not make every round wait out its timeout.
+        """
+        behind = [c for n, c in enumerate(self._consumers) if self._behind(n)]
+        batches = await asyncio.gather(
+            *(c.getmany(timeout=timeout, max_records=READ_BATCH) for c in behind or self._consumers)
+        )
+        count = 0
+        accept, fold, positions = self._accept, store.fold, self._positions
+        for records in batches:
+            for record in records:
+                if accept is None or accept(record):
+                    fold(record)
+            last: dict[tuple[str, int], int] = {}
+            for record in records:
+                last[record.topic, record.partition] = record.offset
+            for tp, offset in last.items():
+                positions[tp] = offset + 1
+            count += len(records)
+        return count
+
+    async def catch_up(self, store: StatusStore) -> None:
+        """Read until every partition is at the end it had when the reader started."""
+        while not self.caught_up:
+            await self.poll(store)
+
+
+READ_BATCH = 10_000
+"""Records per poll while reading a topic from its beginning."""
+
+
+def is_job_keyed(topic: Topic) -> bool:
+    """Whether a topic is keyed by job (and so co-partitioned with the others keyed so)."""
+    return TOPIC_SPECS[topic].key is KeyKind.JOB
+
+
+async def read_store(
+    bus: Bus,
+    settings: Settings,
+    topics: Sequence[Topic],
+    *,
+    keys: Sequence[str] | None = None,
+    whole: frozenset[Topic] = frozenset(),
+) -> StatusStore:
+    """Read the status topics as they are now into a new store (``key``: that job only).
+
+    Args:
+        bus: the bus to read.
+        settings: the topic prefix and partitions.
+        topics: the topics to read.
+        keys: job keys; job-keyed topics are then read on their partitions only.
+        whole: topics read whole even with ``key``.
+
+    Returns:
+        The store, caught up with the topics' ends as they were at the start.
+    """
+    await ensure_topics(bus, [], settings.topic_prefix, settings.partitions)
+    store = StatusStore(settings.topic_prefix)
+    async with StatusReader(bus, settings.topic_prefix, topics, keys=keys, whole=whole) as reader:
+        await reader.catch_up(store)
+    return store
+
+
+# -- why a job waits ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Reason:
+    """A reason code and its message, and where it was read."""
+
+    code: str
+    message: str
+    source: str
+
+
+def pending_reasons(store: StatusStore, key: str) -> list[Reason]:
+    """Every reason a job waits, highest-ranked first (SPEC A8).
+
+    Candidates: the PodGroup's ``Unschedulable`` condition (podgroup-enqueue's ranked
+    reason), the allocator's on ``podgroups.conditions``, and the job's own condition when
+    it waits for a dependency. Ties keep that order.
+    """
+    found: list[Reason] = []
+    status = store.get(Topic.PODGROUPS_STATUS, key)
+    if isinstance(status, PodGroupPhaseChanged):
+        found += [
+            Reason(c.reason, c.message, "podgroups.status")
+            for c in status.conditions
+            if c.type == "Unschedulable" and c.status == "True" and c.reason
+        ]
+    allocator = store.get(Topic.PODGROUPS_CONDITIONS, key)
+    if isinstance(allocator, PodGroupConditionsChanged):
+        found += [
+            Reason(c.reason, c.message, "podgroups.conditions")
+            for c in allocator.conditions
+            if c.type == "Unschedulable" and c.status == "True" and c.reason
+        ]
+    job = store.get(Topic.JOBS_STATUS, key)
+    if isinstance(job, JobStatusChanged):
+        found += [
+            Reason(c.reason, c.message, "jobs.status")
+            for c in job.conditions
+            if c.reason == "WaitingForDependency"
+        ]
+    unique: dict[tuple[str, str], Reason] = {}
+    for reason in found:
+        unique.setdefault((reason.code, reason.message), reason)
+    return sorted(unique.values(), key=lambda r: reason_rank(r.code))

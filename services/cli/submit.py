@@ -4,6 +4,12 @@ Every document that is not a Volcano Queue is published to ``jobs.submitted`` as
 keyed ``namespace/name``; admission answers each on ``jobs.admitted`` or ``jobs.rejected``
 (so a Deployment sent by mistake gets its "not a Job" answer there too). A file that is
 not YAML or JSON at all is published as it is, and rejected with the parser's reason.
+
+``--wait`` then follows each job until it is Running or finished, showing its progress:
+the records of the submission's own trace on the jobs' partitions of ``jobs.status``,
+``jobs.rejected`` and ``podgroups.status`` (so an older life of the same job name is not
+taken for this one). A resubmission that changes nothing makes no new status; once its
+admission is seen, the job's current status stands for it.
 """
 
 from __future__ import annotations
@@ -16,19 +22,32 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import TextIO
 
 import msgspec
 import yaml
 
-from contracts import QueueDeclared, Topic, derive_event_id, job_key
-from contracts.objects import Queue
+from contracts import (
+    JobDeleted,
+    JobRejected,
+    JobStatusChanged,
+    PodGroupPhaseChanged,
+    QueueDeclared,
+    Topic,
+    derive_event_id,
+    job_key,
+)
+from contracts.objects import JobPhase, Queue
 from services.admission.core import queues_from_manifests
+from services.cli.status import StatusReader, StatusStore, pending_reasons, trace_id_of
 from shared.bus.envelope import HEADER_CONTENT_TYPE, HEADER_EVENT_TYPE
 from shared.bus.kafka import AioKafkaBus
 from shared.bus.outbox import event_record
-from shared.bus.records import OutRecord
+from shared.bus.protocol import Bus
+from shared.bus.records import OutRecord, Record
 from shared.runtime.clock import SystemClock
 from shared.runtime.settings import Settings
+from shared.runtime.topology import ensure_topics
 from shared.tracing.setup import configure_tracing, shutdown_tracing
 from shared.tracing.spans import current_trace_id, send_span
 
@@ -98,6 +117,11 @@ def records_for(text: str, prefix: str, now: datetime) -> list[Submitted]:
     return out
 
 
+def queue_record(queue: Queue, prefix: str, now: datetime) -> Submitted:
+    """The record declaring (or changing) ``queue`` on the ``queues`` topic."""
+    return _queue_record(queue, prefix, now)
+
+
 def _queue_record(queue: Queue, prefix: str, now: datetime) -> Submitted:
     content = msgspec.json.encode(queue).decode()
     event = QueueDeclared(
@@ -112,27 +136,202 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``vcbus submit``."""
     parser = sub.add_parser("submit", help="publish Volcano Jobs (and Queues) from a file or stdin")
     parser.add_argument("file", help="YAML (multi-document), JSON, or - for stdin")
+    parser.add_argument(
+        "--wait", action="store_true", help="show progress until every job runs or finishes"
+    )
+    parser.add_argument(
+        "--timeout", type=float, default=300.0, help="--wait: give up after this many seconds"
+    )
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    """Publish the file's documents; print each job key with its trace id."""
+    """Publish the file's documents; print each job key with its trace id.
+
+    With ``--wait``: 0 when every job runs or completed, 1 when one was rejected or
+    failed, 2 when the time ran out first.
+    """
     configure_tracing("vcbus-cli")
     text = sys.stdin.read() if args.file == "-" else Path(args.file).read_text()
     settings = Settings.from_env()
     try:
         submitted = records_for(text, settings.topic_prefix, SystemClock().now())
-        asyncio.run(_publish(settings, [item.record for item in submitted]))
+        asyncio.run(publish(settings, [item.record for item in submitted]))
     finally:
         shutdown_tracing()
     for item in submitted:
         sys.stdout.write(f"submitted {item.label or '(unnamed)'} trace_id={item.trace_id}\n")
-    return 0
+    sys.stdout.flush()
+    if not args.wait:
+        return 0
+    jobs_topic = f"{settings.topic_prefix}{Topic.JOBS_SUBMITTED}"
+    traces = {
+        item.label: item.trace_id
+        for item in submitted
+        if item.record.topic == jobs_topic and item.label and item.trace_id
+    }
+    if not traces:
+        return 0
+    bus = AioKafkaBus(settings.kafka)
+    progress = Progress(sys.stdout, interactive=sys.stdout.isatty())
+    return asyncio.run(wait_for_jobs(bus, settings, traces, progress, timeout=args.timeout))
 
 
-async def _publish(settings: Settings, records: list[OutRecord]) -> None:
-    producer = AioKafkaBus(settings.kafka).producer(client_id="vcbus-submit")
+async def publish(settings: Settings, records: list[OutRecord]) -> None:
+    """Publish ``records`` and wait for the broker's acknowledgements."""
+    producer = AioKafkaBus(settings.kafka).producer(client_id="vcbus-cli")
     try:
         await producer.send(records)
     finally:
         await producer.stop()
+
+
+# -- --wait -------------------------------------------------------------------------------
+
+WAIT_TOPICS = (Topic.JOBS_ADMITTED, Topic.JOBS_REJECTED, Topic.JOBS_STATUS, Topic.PODGROUPS_STATUS)
+
+DONE_PHASES = frozenset({JobPhase.RUNNING, JobPhase.COMPLETING, JobPhase.COMPLETED})
+"""A job in one of these phases has what ``--wait`` waits for."""
+
+FAILED_PHASES = frozenset({JobPhase.FAILED, JobPhase.ABORTED, JobPhase.TERMINATED})
+
+UNCHANGED_GRACE = 5.0
+"""Seconds after its admission a job waits for a status of its own before an unchanged
+resubmission is assumed and the job's current status is taken."""
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """Where one job stands: a line for people, and whether waiting is over (and how)."""
+
+    line: str
+    done: bool = False
+    failed: bool = False
+
+
+def outcome(ours: StatusStore, current: StatusStore, key: str, *, unchanged: bool) -> Outcome:
+    """Where ``key`` stands, from the records of its submission's trace (``ours``).
+
+    Args:
+        ours: the records of the submission's trace.
+        current: every record of the job's partitions (for an unchanged resubmission).
+        key: the job key.
+        unchanged: whether the job was admitted long enough ago without a status of its own
+            to take its current status.
+
+    Returns:
+        The outcome.
+    """
+    rejected = ours.get(Topic.JOBS_REJECTED, key)
+    if isinstance(rejected, JobRejected):
+        why = "; ".join(f"{v.path}: {v.message}" for v in rejected.violations)
+        return Outcome(f"{key}: Rejected: {why}", done=True, failed=True)
+    store = ours
+    status = ours.get(Topic.JOBS_STATUS, key)
+    if status is None and unchanged:
+        store, status = current, current.get(Topic.JOBS_STATUS, key)
+    if isinstance(status, JobDeleted):
+        return Outcome(f"{key}: Deleted", done=True, failed=True)
+    if not isinstance(status, JobStatusChanged):
+        admitted = key in ours.latest[Topic.JOBS_ADMITTED]
+        return Outcome(f"{key}: {'Admitted' if admitted else 'Submitted'}")
+    podgroup = store.get(Topic.PODGROUPS_STATUS, key)
+    parts = [f"{key}: {status.phase}"]
+    if isinstance(podgroup, PodGroupPhaseChanged):
+        parts.append(f"PodGroup {podgroup.phase}")
+    parts.append(f"{status.running + status.succeeded}/{status.min_available} started")
+    if status.phase == JobPhase.PENDING:
+        reasons = pending_reasons(store, key)
+        condition = status.conditions[-1] if status.conditions else None
+        if reasons:
+            parts.append(f"{reasons[0].code}: {reasons[0].message}")
+        elif condition is not None:
+            parts.append(f"{condition.reason}: {condition.message}")
+    line = ", ".join(parts)
+    if status.phase in DONE_PHASES:
+        return Outcome(line, done=True)
+    if status.phase in FAILED_PHASES:
+        return Outcome(line, done=True, failed=True)
+    return Outcome(line)
+
+
+class Progress:
+    """Shows one line per job: rewritten in place on a terminal, appended on change otherwise."""
+
+    def __init__(self, out: TextIO, *, interactive: bool) -> None:
+        self._out = out
+        self._interactive = interactive
+        self._shown: dict[str, str] = {}
+
+    def show(self, lines: dict[str, str]) -> None:
+        """Show the current line of every job."""
+        if self._interactive:
+            if self._shown:
+                self._out.write(f"\x1b[{len(self._shown)}F")
+            self._out.write("".join(f"\x1b[2K{line}\n" for line in lines.values()))
+            self._shown = dict(lines)
+        else:
+            for key, line in lines.items():
+                if self._shown.get(key) != line:
+                    self._out.write(line + "\n")
+                    self._shown[key] = line
+        self._out.flush()
+
+
+async def wait_for_jobs(
+    bus: Bus,
+    settings: Settings,
+    traces: Mapping[str, str],
+    progress: Progress,
+    *,
+    timeout: float,
+) -> int:
+    """Follow the submitted jobs until each runs or finishes, showing their progress.
+
+    Args:
+        bus: the bus to read.
+        settings: the topic prefix and partitions.
+        traces: the trace id of each submitted job's submission, by job key.
+        progress: where progress is shown.
+        timeout: seconds to wait at most.
+
+    Returns:
+        0 when every job runs or completed, 1 when one was rejected or failed, 2 on timeout.
+    """
+    clock = SystemClock()
+    deadline = clock.monotonic() + timeout
+    ours, current = StatusStore(settings.topic_prefix), StatusStore(settings.topic_prefix)
+    admitted_at: dict[str, float] = {}
+
+    def accept(record: Record) -> bool:
+        key = record.key.decode("utf-8", "replace") if record.key else ""
+        if key not in traces:
+            return False
+        current.fold(record)
+        return trace_id_of(record) == traces[key]
+
+    await ensure_topics(bus, [], settings.topic_prefix, settings.partitions)
+    async with StatusReader(
+        bus, settings.topic_prefix, WAIT_TOPICS, keys=list(traces), accept=accept
+    ) as reader:
+        while True:
+            await reader.poll(ours, timeout=0.2)
+            now = clock.monotonic()
+            for key in traces:
+                if key in ours.latest[Topic.JOBS_ADMITTED]:
+                    admitted_at.setdefault(key, now)
+            outcomes = {
+                key: outcome(
+                    ours,
+                    current,
+                    key,
+                    unchanged=reader.caught_up
+                    and now - admitted_at.get(key, now) >= UNCHANGED_GRACE,
+                )
+                for key in traces
+            }
+            progress.show({key: o.line for key, o in outcomes.items()})
+            if all(o.done for o in outcomes.values()):
+                return 1 if any(o.failed for o in outcomes.values()) else 0
+            if now > deadline:
+                return 2

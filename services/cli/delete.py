@@ -1,0 +1,117 @@
+"""``vcbus delete job NAME...``: ask for jobs to be deleted, with their pods.
+
+A ``JobDeleteRequested`` command goes to ``jobs.submitted`` keyed by the job, so it stays
+ordered with the job's submission; admission passes it on and the job-controller deletes
+the pods, the PodGroup and the job (``JobDeleted`` on ``jobs.status``). ``--wait`` follows
+the command's trace until then.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from datetime import datetime
+
+from contracts import JobDeleted, JobDeleteRequested, JobKey, Topic, derive_event_id
+from services.cli.status import StatusReader, StatusStore, trace_id_of
+from services.cli.submit import publish
+from shared.bus.kafka import AioKafkaBus
+from shared.bus.outbox import event_record
+from shared.bus.protocol import Bus
+from shared.bus.records import OutRecord, Record
+from shared.runtime.clock import SystemClock
+from shared.runtime.settings import Settings
+from shared.runtime.topology import ensure_topics
+from shared.tracing.setup import configure_tracing, shutdown_tracing
+from shared.tracing.spans import business_span, current_trace_id
+
+
+def delete_record(key: str, prefix: str, now: datetime) -> tuple[OutRecord, str]:
+    """The command deleting job ``key``, and the trace id it starts.
+
+    The event id derives from the job and the time of asking: asking again later is a
+    new command, a retry of the same publish is not.
+    """
+    event = JobDeleteRequested(
+        event_id=derive_event_id("job.delete_requested.v1", key, now.isoformat()),
+        occurred_at=now,
+        job=JobKey(key),
+    )
+    with business_span("cli.delete", job=key):
+        record = event_record(event, prefix)
+        trace_id = current_trace_id()
+    return record, trace_id
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``vcbus delete``."""
+    parser = sub.add_parser("delete", help="delete jobs (and their pods)")
+    parser.add_argument("kind", choices=("job", "jobs", "vcjob"), metavar="KIND", help="job")
+    parser.add_argument("names", nargs="+", metavar="NAME", help="name or namespace/name")
+    parser.add_argument("-n", "--namespace", default="default")
+    parser.add_argument("--wait", action="store_true", help="wait until the jobs are gone")
+    parser.add_argument(
+        "--timeout", type=float, default=120.0, help="--wait: give up after this many seconds"
+    )
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Publish the delete commands; with ``--wait``, 0 once every job is gone, 2 on timeout."""
+    keys = [name if "/" in name else f"{args.namespace}/{name}" for name in args.names]
+    settings = Settings.from_env()
+    configure_tracing("vcbus-cli")
+    try:
+        now = SystemClock().now()
+        made = {key: delete_record(key, settings.topic_prefix, now) for key in keys}
+        asyncio.run(publish(settings, [record for record, _ in made.values()]))
+    finally:
+        shutdown_tracing()
+    for key in keys:
+        sys.stdout.write(f"job {key} delete requested\n")
+    sys.stdout.flush()
+    if not args.wait:
+        return 0
+    traces = {key: trace for key, (_, trace) in made.items()}
+    bus = AioKafkaBus(settings.kafka)
+    return asyncio.run(wait_for_deleted(bus, settings, traces, timeout=args.timeout))
+
+
+async def wait_for_deleted(
+    bus: Bus, settings: Settings, traces: dict[str, str], *, timeout: float
+) -> int:
+    """Wait until every job has its ``JobDeleted`` in its delete command's trace.
+
+    Args:
+        bus: the bus to read.
+        settings: the topic prefix and partitions.
+        traces: the trace id of each delete command, by job key.
+        timeout: seconds to wait at most.
+
+    Returns:
+        0 once every job is deleted, 2 when the time ran out first.
+    """
+    clock = SystemClock()
+    deadline = clock.monotonic() + timeout
+    store = StatusStore(settings.topic_prefix)
+
+    def accept(record: Record) -> bool:
+        key = record.key.decode("utf-8", "replace") if record.key else ""
+        return key in traces and trace_id_of(record) == traces[key]
+
+    await ensure_topics(bus, [], settings.topic_prefix, settings.partitions)
+    async with StatusReader(
+        bus, settings.topic_prefix, (Topic.JOBS_STATUS,), keys=list(traces), accept=accept
+    ) as reader:
+        done: set[str] = set()
+        while clock.monotonic() <= deadline:
+            await reader.poll(store, timeout=0.2)
+            for key in sorted(set(traces) - done):
+                if isinstance(store.get(Topic.JOBS_STATUS, key), JobDeleted):
+                    done.add(key)
+                    sys.stdout.write(f"job {key} deleted\n")
+                    sys.stdout.flush()
+            if done == set(traces):
+                return 0
+    return 2

@@ -1,0 +1,277 @@
+"""``vcbus describe job NAME``: everything known of one job, and why it waits.
+
+It shows the phase and per-task counts, the PodGroup and its phase, the highest-ranked
+pending reason with its message (SPEC A8) and the other candidates, every condition with
+where it was read, the nodes locked for the job (or the reservation it waits behind), its
+pods, and its trace id with a link to Jaeger (``VCBUS_JAEGER_URL``). Only the job's own
+partition of the job-keyed topics is read, so it stays fast with many jobs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+from collections.abc import Sequence
+
+from contracts import (
+    JobAdmitted,
+    JobDeleted,
+    JobRejected,
+    JobStatusChanged,
+    PodGroupConditionsChanged,
+    PodGroupCreated,
+    PodGroupPhaseChanged,
+    PodGroupUpdated,
+    Topic,
+    split_key,
+)
+from contracts.objects import Condition, JobSpec
+from contracts.quantity import format_quantity
+from services.cli.get import format_row, widths_of
+from services.cli.status import StatusStore, pending_reasons, read_store
+from shared.bus.kafka import AioKafkaBus
+from shared.bus.protocol import Bus
+from shared.runtime.settings import Settings
+
+DEFAULT_JAEGER_URL = "http://localhost:16686"
+
+TOPICS = (
+    Topic.JOBS_ADMITTED,
+    Topic.JOBS_REJECTED,
+    Topic.JOBS_STATUS,
+    Topic.PODGROUPS,
+    Topic.PODGROUPS_STATUS,
+    Topic.PODGROUPS_CONDITIONS,
+    Topic.PODS,
+    Topic.PODS_STATUS,
+    Topic.RESERVATIONS,
+)
+"""What ``describe job`` reads: the job-keyed topics on the job's partition; the
+reservation whole (the target may be another job)."""
+
+
+def jaeger_link(base: str, trace_id: str) -> str:
+    """The Jaeger UI page of a trace."""
+    return f"{base.rstrip('/')}/trace/{trace_id}"
+
+
+def _field(label: str, value: object, indent: int = 0) -> str:
+    return f"{' ' * indent}{label + ':':<{18 - indent}}{value}"
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]], indent: int = 2) -> list[str]:
+    widths = widths_of(header, rows)
+    return [" " * indent + format_row(row, widths) for row in (header, *rows)]
+
+
+def _conditions(source: str, conditions: Sequence[Condition]) -> list[tuple[str, ...]]:
+    return [(source, c.type, c.status, c.reason, c.message) for c in conditions]
+
+
+def describe_job(store: StatusStore, key: str, *, jaeger_url: str) -> str | None:
+    """The description of job ``key`` as text (``None`` when the job is unknown).
+
+    Args:
+        store: the status read from the job's partition (and the reservation).
+        key: the job key.
+        jaeger_url: the Jaeger UI's base address.
+
+    Returns:
+        The description, ending with a newline.
+    """
+    admitted = store.get(Topic.JOBS_ADMITTED, key)
+    status = store.get(Topic.JOBS_STATUS, key)
+    rejected = store.get(Topic.JOBS_REJECTED, key)
+    namespace, name = split_key(key)
+    if isinstance(rejected, JobRejected) and (
+        not isinstance(status, JobStatusChanged | JobDeleted)
+        or rejected.occurred_at > status.occurred_at
+    ):
+        lines = [_field("Name", name), _field("Namespace", namespace), _field("Phase", "Rejected")]
+        lines.append("Violations:")
+        lines += _table(
+            ("PATH", "REASON", "MESSAGE"),
+            [(v.path, v.reason, v.message) for v in rejected.violations],
+        )
+        lines += _trace(store.trace_id(Topic.JOBS_REJECTED, key), jaeger_url)
+        return "\n".join(lines) + "\n"
+    if not isinstance(status, JobStatusChanged) and not isinstance(admitted, JobAdmitted):
+        return None
+    lines = [_field("Name", name), _field("Namespace", namespace)]
+    spec = admitted.job.spec if isinstance(admitted, JobAdmitted) else None
+    if isinstance(status, JobDeleted):
+        lines.append(_field("Phase", "Deleted"))
+    elif isinstance(status, JobStatusChanged):
+        lines.append(_field("Phase", status.phase))
+    else:
+        lines.append(_field("Phase", "Admitted"))
+    if spec is not None:
+        lines.append(_field("Queue", spec.queue or "default"))
+    if isinstance(status, JobStatusChanged):
+        lines.append(_field("Min Available", status.min_available))
+        lines.append(_field("Retry Count", status.retry_count))
+        lines.append(_field("Pods", _counts(status)))
+    lines += _tasks(spec, status)
+    lines += _podgroup(store, key)
+    lines += _reasons(store, key, status)
+    lines += _all_conditions(store, key, status)
+    lines += _reservation(store, key)
+    lines += _pods(store, key)
+    trace = status.trace_id if isinstance(status, JobStatusChanged) else ""
+    lines += _trace(trace or store.trace_id(Topic.JOBS_STATUS, key), jaeger_url)
+    return "\n".join(lines) + "\n"
+
+
+def _counts(status: JobStatusChanged) -> str:
+    names = ("pending", "running", "succeeded", "failed", "terminating", "unknown")
+    return ", ".join(f"{getattr(status, n)} {n}" for n in names if getattr(status, n)) or "none"
+
+
+def _tasks(spec: JobSpec | None, status: object) -> list[str]:
+    counts = status.task_status_count if isinstance(status, JobStatusChanged) else {}
+    tasks = spec.tasks if spec is not None else ()
+    names = [t.name for t in tasks] + sorted(n for n in counts if n not in {t.name for t in tasks})
+    if not names:
+        return []
+    by_name = {t.name: t for t in tasks}
+    rows = []
+    for task in names:
+        c = counts.get(task)
+        spec_task = by_name.get(task)
+        replicas = str(spec_task.replicas) if spec_task else "-"
+        minimum = spec_task.min_available if spec_task else None
+        numbers = (c.pending, c.running, c.succeeded, c.failed) if c else (0, 0, 0, 0)
+        rows.append((task, replicas, "-" if minimum is None else str(minimum), *map(str, numbers)))
+    header = ("NAME", "REPLICAS", "MIN", "PENDING", "RUNNING", "SUCCEEDED", "FAILED")
+    return ["Tasks:", *_table(header, rows)]
+
+
+def _podgroup(store: StatusStore, key: str) -> list[str]:
+    spec = store.get(Topic.PODGROUPS, key)
+    status = store.get(Topic.PODGROUPS_STATUS, key)
+    if not isinstance(spec, PodGroupCreated | PodGroupUpdated) and not isinstance(
+        status, PodGroupPhaseChanged
+    ):
+        return [_field("PodGroup", "<not created yet>")]
+    lines = ["PodGroup:"]
+    if isinstance(spec, PodGroupCreated | PodGroupUpdated):
+        group = spec.podgroup
+        lines.append(_field("Name", group.name, 2))
+        lines.append(_field("Queue", group.queue, 2))
+        lines.append(_field("Min Member", group.min_member, 2))
+        if group.min_task_member:
+            task_minimums = ", ".join(f"{t}={n}" for t, n in group.min_task_member.items())
+            lines.append(_field("Min Task Member", task_minimums, 2))
+        if group.min_resources:
+            resources = ", ".join(
+                f"{k}={format_quantity(k, v)}" for k, v in group.min_resources.items()
+            )
+            lines.append(_field("Min Resources", resources, 2))
+    phase = status.phase if isinstance(status, PodGroupPhaseChanged) else "Pending"
+    lines.append(_field("Phase", phase, 2))
+    return lines
+
+
+def _reasons(store: StatusStore, key: str, status: object) -> list[str]:
+    phase = status.phase if isinstance(status, JobStatusChanged) else ""
+    reasons = pending_reasons(store, key)
+    if phase not in ("Pending", "Running", "Restarting") or not reasons:
+        if phase == "Pending" and isinstance(status, JobStatusChanged) and status.conditions:
+            condition = status.conditions[-1]
+            return [
+                _field("Pending Reason", condition.reason),
+                _field("Message", condition.message, 2),
+            ]
+        return []
+    first, *others = reasons
+    lines = [_field("Pending Reason", first.code), _field("Message", first.message, 2)]
+    lines.append(_field("From", first.source, 2))
+    lines += [_field("Also", f"{r.code}: {r.message} ({r.source})", 2) for r in others]
+    return lines
+
+
+def _all_conditions(store: StatusStore, key: str, status: object) -> list[str]:
+    rows: list[tuple[str, ...]] = []
+    if isinstance(status, JobStatusChanged):
+        rows += _conditions("jobs.status", status.conditions)
+    podgroup = store.get(Topic.PODGROUPS_STATUS, key)
+    if isinstance(podgroup, PodGroupPhaseChanged):
+        rows += _conditions("podgroups.status", podgroup.conditions)
+    allocator = store.get(Topic.PODGROUPS_CONDITIONS, key)
+    if isinstance(allocator, PodGroupConditionsChanged):
+        rows += _conditions("podgroups.conditions", allocator.conditions)
+    if not rows:
+        return []
+    return ["Conditions:", *_table(("SOURCE", "TYPE", "STATUS", "REASON", "MESSAGE"), rows)]
+
+
+def _reservation(store: StatusStore, key: str) -> list[str]:
+    locked = store.reservation.locked_for(key)
+    lines = [_field("Locked Nodes", ", ".join(locked) if locked else "<none>")]
+    target = store.reservation.target
+    if target and target != key:
+        lines.append(_field("Reservation", f"nodes are reserved for {target}"))
+    elif target == key:
+        lines.append(_field("Reservation", "this job is the target"))
+    return lines
+
+
+def _pods(store: StatusStore, key: str) -> list[str]:
+    rows = [
+        (split_key(pod_key)[1], pod.task, pod.phase, pod.node or "-")
+        for pod_key, pod in sorted(store.pods.items())
+        if pod.job == key
+    ]
+    if not rows:
+        return []
+    return ["Pod List:", *_table(("NAME", "TASK", "PHASE", "NODE"), rows)]
+
+
+def _trace(trace_id: str, jaeger_url: str) -> list[str]:
+    if not trace_id:
+        return [_field("Trace ID", "<none>")]
+    return [_field("Trace ID", trace_id), _field("Jaeger", jaeger_link(jaeger_url, trace_id))]
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``vcbus describe``."""
+    parser = sub.add_parser("describe", help="show one job in detail, and why it waits")
+    parser.add_argument("kind", choices=("job", "jobs", "vcjob"), metavar="KIND", help="job")
+    parser.add_argument("name", metavar="NAME", help="name or namespace/name")
+    parser.add_argument("-n", "--namespace", default="default")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the description; 1 when the job is unknown."""
+    key = args.name if "/" in args.name else f"{args.namespace}/{args.name}"
+    settings = Settings.from_env()
+    jaeger = os.environ.get("VCBUS_JAEGER_URL") or DEFAULT_JAEGER_URL
+    text = asyncio.run(describe(AioKafkaBus(settings.kafka), settings, key, jaeger_url=jaeger))
+    if text is None:
+        sys.stderr.write(f'job "{key}" not found\n')
+        return 1
+    sys.stdout.write(text)
+    return 0
+
+
+async def describe(
+    bus: Bus, settings: Settings, key: str, *, jaeger_url: str = DEFAULT_JAEGER_URL
+) -> str | None:
+    """Read the job's partition and describe it (``None`` when unknown).
+
+    Args:
+        bus: the bus to read.
+        settings: the topic prefix and partitions.
+        key: the job key.
+        jaeger_url: the Jaeger UI's base address.
+
+    Returns:
+        The description, or ``None``.
+    """
+    store = await read_store(
+        bus, settings, TOPICS, keys=[key], whole=frozenset({Topic.RESERVATIONS})
+    )
+    return describe_job(store, key, jaeger_url=jaeger_url)

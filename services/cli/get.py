@@ -1,0 +1,584 @@
+"""``vcbus get jobs|podgroups|pods|nodes|queues``: tables, ``-o json|yaml``, ``--watch``.
+
+State is read from the status topics (newest record per key, ``services.cli.status``).
+Only the topics a kind needs are read, and ``get jobs NAME`` reads that job's partition
+only. ``--watch`` prints the listing, then one line (or object) per change, as kubectl does,
+until interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import signal
+import sys
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+import yaml
+
+from contracts import (
+    JobDeleted,
+    JobRejected,
+    JobStatusChanged,
+    NodeChanged,
+    NodeRegistered,
+    PodGroupConditionsChanged,
+    PodGroupCreated,
+    PodGroupPhaseChanged,
+    PodGroupUpdated,
+    QueueDeclared,
+    Topic,
+    split_key,
+)
+from contracts.objects import DEFAULT_QUEUE, Queue
+from contracts.quantity import format_quantity
+from services.cli.status import StatusReader, StatusStore, pending_reasons
+from shared.bus.kafka import AioKafkaBus
+from shared.bus.protocol import Bus
+from shared.runtime.settings import Settings
+from shared.runtime.topology import ensure_topics
+
+Object = dict[str, object]
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One listed thing: its table cells and its object for ``-o json|yaml``."""
+
+    cells: tuple[str, ...]
+    obj: Object
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    """What to list: names (``name`` or ``namespace/name``) and a namespace, both optional."""
+
+    names: tuple[str, ...] = ()
+    namespace: str | None = None
+    keys: frozenset[str] | None = None
+    """Only these keys (a watch recomputes the rows of the keys that changed)."""
+
+    def select(self, available: Iterable[str]) -> list[str]:
+        """The keys among ``available`` to consider, sorted."""
+        if self.keys is None:
+            return sorted(available)
+        return sorted(set(available) & self.keys)
+
+    def matches(self, key: str) -> bool:
+        """Whether a ``namespace/name`` (or a plain name) is asked for."""
+        namespace, _, name = key.rpartition("/")
+        if self.namespace is not None and namespace and namespace != self.namespace:
+            return False
+        return not self.names or any(n in (key, name) for n in self.names)
+
+    def job_key(self) -> str | None:
+        """The one job key asked for, when exactly one name is given."""
+        if len(self.names) != 1:
+            return None
+        name = self.names[0]
+        return name if "/" in name else f"{self.namespace or 'default'}/{name}"
+
+
+RowsOf = Callable[[StatusStore, Query], dict[str, Row]]
+
+
+@dataclass(frozen=True, slots=True)
+class Kind:
+    """A kind of thing ``vcbus get`` lists."""
+
+    name: str
+    topics: tuple[Topic, ...]
+    header: tuple[str, ...]
+    rows: RowsOf
+    job_keyed: bool = False
+    incremental: bool = False
+    """Whether a row depends only on its own key's records (a watch then recomputes only
+    the rows of the keys that changed)."""
+
+
+# -- jobs ---------------------------------------------------------------------------------
+
+
+def job_object(store: StatusStore, key: str) -> Object | None:
+    """What is known of one job, as an object (``None``: unknown or deleted)."""
+    status = store.get(Topic.JOBS_STATUS, key)
+    rejected = store.get(Topic.JOBS_REJECTED, key)
+    if isinstance(rejected, JobRejected) and (
+        not isinstance(status, JobStatusChanged | JobDeleted)
+        or rejected.occurred_at > status.occurred_at
+    ):
+        namespace, name = split_key(key) if rejected.job_key else ("", key)
+        first = rejected.violations[0] if rejected.violations else None
+        return {
+            "namespace": namespace,
+            "name": name,
+            "phase": "Rejected",
+            "reason": first.reason if first else "",
+            "message": first.message if first else "",
+            "violations": [
+                {"path": v.path, "reason": v.reason, "message": v.message}
+                for v in rejected.violations
+            ],
+            "traceId": store.trace_id(Topic.JOBS_REJECTED, key),
+        }
+    if not isinstance(status, JobStatusChanged):
+        return None
+    namespace, name = split_key(key)
+    podgroup = store.get(Topic.PODGROUPS_STATUS, key)
+    reasons = pending_reasons(store, key) if status.phase == "Pending" else []
+    condition = status.conditions[-1] if status.conditions else None
+    reason, message = (
+        (reasons[0].code, reasons[0].message)
+        if reasons
+        else (condition.reason, condition.message)
+        if condition
+        else ("", "")
+    )
+    return {
+        "namespace": namespace,
+        "name": name,
+        "phase": str(status.phase),
+        "podGroupPhase": str(podgroup.phase) if isinstance(podgroup, PodGroupPhaseChanged) else "",
+        "minAvailable": status.min_available,
+        "pending": status.pending,
+        "running": status.running,
+        "succeeded": status.succeeded,
+        "failed": status.failed,
+        "terminating": status.terminating,
+        "unknown": status.unknown,
+        "retryCount": status.retry_count,
+        "tasks": {
+            task: {
+                "pending": c.pending,
+                "running": c.running,
+                "succeeded": c.succeeded,
+                "failed": c.failed,
+                "unknown": c.unknown,
+            }
+            for task, c in status.task_status_count.items()
+        },
+        "reason": reason,
+        "message": message,
+        "traceId": status.trace_id or store.trace_id(Topic.JOBS_STATUS, key),
+    }
+
+
+def job_rows(store: StatusStore, query: Query) -> dict[str, Row]:
+    """``vcbus get jobs``: one row per job."""
+    keys = set(store.latest[Topic.JOBS_STATUS]) | set(store.latest[Topic.JOBS_REJECTED])
+    out: dict[str, Row] = {}
+    for key in query.select(keys):
+        if not query.matches(key):
+            continue
+        obj = job_object(store, key)
+        if obj is None:
+            continue
+        reason = str(obj["reason"])
+        if reason == obj["phase"]:
+            reason = ""
+        cells = (
+            str(obj["namespace"]),
+            str(obj["name"]),
+            str(obj["phase"]),
+            str(obj.get("podGroupPhase", "")),
+            *(str(obj.get(f, "")) for f in ("minAvailable", "pending", "running", "succeeded")),
+            str(obj.get("failed", "")),
+            reason,
+        )
+        out[key] = Row(cells, obj)
+    return out
+
+
+# -- podgroups ----------------------------------------------------------------------------
+
+
+def podgroup_rows(store: StatusStore, query: Query) -> dict[str, Row]:
+    """``vcbus get podgroups``: one row per PodGroup (keyed by its job)."""
+    out: dict[str, Row] = {}
+    for key in query.select(store.latest[Topic.PODGROUPS]):
+        spec = store.get(Topic.PODGROUPS, key)
+        if not isinstance(spec, PodGroupCreated | PodGroupUpdated) or not query.matches(key):
+            continue
+        group = spec.podgroup
+        status = store.get(Topic.PODGROUPS_STATUS, key)
+        phase = str(status.phase) if isinstance(status, PodGroupPhaseChanged) else "Pending"
+        reasons = pending_reasons(store, key) if phase in ("Pending", "Inqueue") else []
+        allocator = store.get(Topic.PODGROUPS_CONDITIONS, key)
+        obj: Object = {
+            "namespace": group.namespace,
+            "name": group.name,
+            "job": group.job,
+            "queue": group.queue,
+            "minMember": group.min_member,
+            "minTaskMember": dict(group.min_task_member),
+            "minResources": {k: format_quantity(k, v) for k, v in group.min_resources.items()},
+            "priority": group.priority,
+            "phase": phase,
+            "reason": reasons[0].code if reasons else "",
+            "message": reasons[0].message if reasons else "",
+            "conditions": [
+                {"type": c.type, "status": c.status, "reason": c.reason, "message": c.message}
+                for c in (
+                    allocator.conditions if isinstance(allocator, PodGroupConditionsChanged) else ()
+                )
+            ],
+        }
+        cells = (
+            group.namespace,
+            group.name,
+            group.job,
+            group.queue,
+            str(group.min_member),
+            phase,
+            str(obj["reason"]),
+        )
+        out[key] = Row(cells, obj)
+    return out
+
+
+# -- pods ---------------------------------------------------------------------------------
+
+
+def pod_rows(store: StatusStore, query: Query) -> dict[str, Row]:
+    """``vcbus get pods``: one row per pod."""
+    out: dict[str, Row] = {}
+    for key in query.select(store.pods):
+        pod = store.pods[key]
+        if not (query.matches(key) or (query.names and query.matches(pod.job))):
+            continue
+        namespace, name = split_key(key)
+        obj: Object = {
+            "namespace": namespace,
+            "name": name,
+            "job": pod.job,
+            "task": pod.task,
+            "phase": pod.phase,
+            "node": pod.node,
+            "uid": pod.uid,
+        }
+        out[key] = Row((namespace, name, pod.job, pod.task, pod.phase, pod.node or "-"), obj)
+    return out
+
+
+# -- nodes --------------------------------------------------------------------------------
+
+
+def node_rows(store: StatusStore, query: Query) -> dict[str, Row]:
+    """``vcbus get nodes``: allocatable, active pods, cordon, and the job it is locked for."""
+    active: dict[str, int] = {}
+    for pod in store.pods.values():
+        if pod.node and pod.phase in ("Pending", "Running"):
+            active[pod.node] = active.get(pod.node, 0) + 1
+    out: dict[str, Row] = {}
+    for name in store.keys(Topic.NODES):
+        event = store.get(Topic.NODES, name)
+        if not isinstance(event, NodeRegistered | NodeChanged) or not query.matches(name):
+            continue
+        node = event.node
+        allocatable = {k: format_quantity(k, v) for k, v in node.allocatable.items()}
+        locked = store.reservation.locks.get(name, "")
+        obj: Object = {
+            "name": name,
+            "allocatable": allocatable,
+            "labels": dict(node.labels),
+            "unschedulable": node.unschedulable,
+            "pods": active.get(name, 0),
+            "lockedFor": locked,
+        }
+        cells = (
+            name,
+            allocatable.get("cpu", "0"),
+            allocatable.get("memory", "0"),
+            str(active.get(name, 0)),
+            "SchedulingDisabled" if node.unschedulable else "Ready",
+            locked or "-",
+        )
+        out[name] = Row(cells, obj)
+    return out
+
+
+# -- queues -------------------------------------------------------------------------------
+
+
+def queue_rows(store: StatusStore, query: Query) -> dict[str, Row]:
+    """``vcbus get queues``: weight, state, parent, and its PodGroups by phase."""
+    queues: dict[str, Queue] = {DEFAULT_QUEUE: Queue(name=DEFAULT_QUEUE)}
+    for name in store.keys(Topic.QUEUES):
+        event = store.get(Topic.QUEUES, name)
+        if isinstance(event, QueueDeclared):
+            queues[name] = event.queue
+        elif name != DEFAULT_QUEUE:
+            queues.pop(name, None)
+    phases: dict[str, dict[str, int]] = {}
+    for key in store.keys(Topic.PODGROUPS):
+        spec = store.get(Topic.PODGROUPS, key)
+        if not isinstance(spec, PodGroupCreated | PodGroupUpdated):
+            continue
+        status = store.get(Topic.PODGROUPS_STATUS, key)
+        phase = str(status.phase) if isinstance(status, PodGroupPhaseChanged) else "Pending"
+        counts = phases.setdefault(spec.podgroup.queue, {})
+        counts[phase] = counts.get(phase, 0) + 1
+    out: dict[str, Row] = {}
+    for name in sorted(queues):
+        if not query.matches(name):
+            continue
+        queue, counts = queues[name], phases.get(name, {})
+        obj: Object = {
+            "name": name,
+            "weight": queue.weight,
+            "state": str(queue.state),
+            "parent": queue.parent,
+            "priority": queue.priority,
+            "capability": {k: format_quantity(k, v) for k, v in queue.capability.items()},
+            "guarantee": {k: format_quantity(k, v) for k, v in queue.guarantee.items()},
+            "podGroups": dict(sorted(counts.items())),
+        }
+        cells = (
+            name,
+            str(queue.weight),
+            str(queue.state),
+            queue.parent or "-",
+            *(str(counts.get(p, 0)) for p in ("Pending", "Inqueue", "Running", "Completed")),
+        )
+        out[name] = Row(cells, obj)
+    return out
+
+
+KINDS: dict[str, Kind] = {
+    "jobs": Kind(
+        "jobs",
+        (
+            Topic.JOBS_STATUS,
+            Topic.JOBS_REJECTED,
+            Topic.PODGROUPS_STATUS,
+            Topic.PODGROUPS_CONDITIONS,
+        ),
+        (
+            "NAMESPACE",
+            "NAME",
+            "PHASE",
+            "PODGROUP",
+            "MIN",
+            "PENDING",
+            "RUNNING",
+            "SUCCEEDED",
+            "FAILED",
+            "REASON",
+        ),
+        job_rows,
+        job_keyed=True,
+        incremental=True,
+    ),
+    "podgroups": Kind(
+        "podgroups",
+        (Topic.PODGROUPS, Topic.PODGROUPS_STATUS, Topic.PODGROUPS_CONDITIONS),
+        ("NAMESPACE", "NAME", "JOB", "QUEUE", "MINMEMBER", "PHASE", "REASON"),
+        podgroup_rows,
+        job_keyed=True,
+        incremental=True,
+    ),
+    "pods": Kind(
+        "pods",
+        (Topic.PODS, Topic.BINDINGS, Topic.PODS_STATUS),
+        ("NAMESPACE", "NAME", "JOB", "TASK", "PHASE", "NODE"),
+        pod_rows,
+        incremental=True,
+    ),
+    "nodes": Kind(
+        "nodes",
+        (Topic.NODES, Topic.PODS, Topic.BINDINGS, Topic.PODS_STATUS, Topic.RESERVATIONS),
+        ("NAME", "CPU", "MEMORY", "PODS", "STATUS", "LOCKED FOR"),
+        node_rows,
+    ),
+    "queues": Kind(
+        "queues",
+        (Topic.QUEUES, Topic.PODGROUPS, Topic.PODGROUPS_STATUS),
+        ("NAME", "WEIGHT", "STATE", "PARENT", "PENDING", "INQUEUE", "RUNNING", "COMPLETED"),
+        queue_rows,
+    ),
+}
+
+ALIASES = {
+    "job": "jobs",
+    "vcjob": "jobs",
+    "vcjobs": "jobs",
+    "podgroup": "podgroups",
+    "pg": "podgroups",
+    "pod": "pods",
+    "node": "nodes",
+    "queue": "queues",
+    "q": "queues",
+}
+
+
+# -- output -------------------------------------------------------------------------------
+
+
+def widths_of(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[int]:
+    """The width of each column: its longest cell."""
+    widths = [len(cell) for cell in header]
+    for row in rows:
+        widths = [max(w, len(cell)) for w, cell in zip(widths, row, strict=False)]
+    return widths
+
+
+def format_row(cells: Sequence[str], widths: Sequence[int]) -> str:
+    """Cells padded to ``widths``, three spaces apart (kubectl's look)."""
+    return "   ".join(
+        cell.ljust(width) for cell, width in zip(cells, widths, strict=False)
+    ).rstrip()
+
+
+def render(kind: Kind, rows: Mapping[str, Row], output: str) -> str:
+    """The listing of ``rows`` as a table, JSON or YAML (an empty table is ``""``)."""
+    if output in ("json", "yaml"):
+        document = {"apiVersion": "v1", "kind": "List", "items": [r.obj for r in rows.values()]}
+        if output == "json":
+            return json.dumps(document, indent=2) + "\n"
+        return yaml.safe_dump(document, sort_keys=False)
+    if not rows:
+        return ""
+    widths = widths_of(kind.header, [r.cells for r in rows.values()])
+    lines = [format_row(kind.header, widths)]
+    lines.extend(format_row(r.cells, widths) for r in rows.values())
+    return "\n".join(lines) + "\n"
+
+
+def render_change(kind: Kind, row: Row, output: str, widths: Sequence[int]) -> str:
+    """One changed row while watching: a table line, a JSON line, or a YAML document."""
+    if output == "json":
+        return json.dumps(row.obj) + "\n"
+    if output == "yaml":
+        return "---\n" + yaml.safe_dump(row.obj, sort_keys=False)
+    return format_row(row.cells, widths) + "\n"
+
+
+def deleted_row(kind: Kind, previous: Row) -> Row:
+    """The row of something gone, shown once while watching (phase ``Deleted``)."""
+    cells = list(previous.cells)
+    if "PHASE" in kind.header:
+        cells[kind.header.index("PHASE")] = "Deleted"
+    return Row(tuple(cells), {**previous.obj, "phase": "Deleted"})
+
+
+# -- command ------------------------------------------------------------------------------
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``vcbus get``."""
+    parser = sub.add_parser("get", help="list jobs, podgroups, pods, nodes or queues")
+    parser.add_argument("kind", choices=sorted([*KINDS, *ALIASES]), metavar="KIND")
+    parser.add_argument("names", nargs="*", metavar="NAME", help="only these (name or ns/name)")
+    parser.add_argument("-n", "--namespace", help="only this namespace (default: all)")
+    parser.add_argument("-o", "--output", choices=("table", "json", "yaml"), default="table")
+    parser.add_argument(
+        "-w", "--watch", action="store_true", help="after the listing, print every change"
+    )
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """List (and with ``--watch`` follow) the things asked for; 0 unless reading failed."""
+    kind = KINDS[ALIASES.get(args.kind, args.kind)]
+    query = Query(tuple(args.names), args.namespace)
+    settings = Settings.from_env()
+    bus = AioKafkaBus(settings.kafka)
+    return asyncio.run(get(bus, settings, kind, query, output=args.output, watch=args.watch))
+
+
+async def get(
+    bus: Bus,
+    settings: Settings,
+    kind: Kind,
+    query: Query,
+    *,
+    output: str = "table",
+    watch: bool = False,
+    stop: asyncio.Event | None = None,
+    write: Callable[[str], object] | None = None,
+) -> int:
+    """Print the listing of ``kind``; with ``watch``, then every change until ``stop``.
+
+    Args:
+        bus: the bus to read.
+        settings: the topic prefix and partitions.
+        kind: what to list.
+        query: which ones.
+        output: ``table``, ``json`` or ``yaml``.
+        watch: keep printing changes after the listing.
+        stop: set to end a watch (SIGINT and SIGTERM set it when not given).
+        write: where text goes (standard output when not given).
+
+    Returns:
+        The exit status.
+    """
+    out = write or _stdout
+    await ensure_topics(bus, [], settings.topic_prefix, settings.partitions)
+    key = query.job_key() if kind.job_keyed else None
+    keys = [key] if key is not None else None
+    store = StatusStore(settings.topic_prefix)
+    async with StatusReader(bus, settings.topic_prefix, kind.topics, keys=keys) as reader:
+        await reader.catch_up(store)
+        rows = kind.rows(store, query)
+        text = render(kind, rows, "table" if watch and output == "table" else output)
+        if watch and output != "table":
+            text = "".join(render_change(kind, row, output, ()) for row in rows.values())
+        if text:
+            out(text)
+        elif not watch:
+            sys.stderr.write("No resources found\n")
+        if not watch:
+            return 0
+        widths = widths_of(kind.header, [r.cells for r in rows.values()])
+        if stop is None:
+            stop = asyncio.Event()
+            loop = asyncio.get_running_loop()
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                loop.add_signal_handler(signum, stop.set)
+        if not rows and output == "table":
+            out(format_row(kind.header, widths) + "\n")
+        store.touched.clear()
+        while not stop.is_set():
+            if not await reader.poll(store) or not store.touched:
+                continue
+            touched, store.touched = frozenset(store.touched), set()
+            for changed in watch_changes(kind, store, query, rows, touched):
+                out(render_change(kind, changed, output, widths))
+    return 0
+
+
+def watch_changes(
+    kind: Kind, store: StatusStore, query: Query, rows: dict[str, Row], touched: frozenset[str]
+) -> list[Row]:
+    """The rows that changed since ``rows`` (which is brought up to date), gone ones included.
+
+    Args:
+        kind: what is listed.
+        store: the store, after the records that touched ``touched``.
+        query: which ones are listed.
+        rows: the rows shown so far, by key; updated in place.
+        touched: the keys the new records were about.
+
+    Returns:
+        The changed rows, and a ``Deleted`` row for each one gone.
+    """
+    scope = touched if kind.incremental else None
+    now = kind.rows(store, Query(query.names, query.namespace, scope))
+    keys = touched if scope is not None else frozenset(rows) | frozenset(now)
+    changed: list[Row] = []
+    for key in sorted(keys):
+        before, after = rows.get(key), now.get(key)
+        if after is not None and after != before:
+            rows[key] = after
+            changed.append(after)
+        elif after is None and before is not None:
+            del rows[key]
+            changed.append(deleted_row(kind, before))
+    return changed
+
+
+def _stdout(text: str) -> None:
+    sys.stdout.write(text)
+    sys.stdout.flush()
