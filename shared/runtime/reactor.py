@@ -4,19 +4,28 @@ For each record it takes the key, gets the state from the changelog store, calls
 ``decide``, stores the new state and returns the events to publish. The store entry keeps
 the ids of the last events applied, so a redelivered event changes nothing and emits
 nothing; and the deadline the core asked for, so a ``Tick`` reaches it on time.
+
+What a ``Tick`` emits continues the trace of the job each event is about: the reactor
+remembers, per job, the span that handled the job's last input (in memory: after a
+restart, a tick's events start traces of their own until the job's next input).
 """
 
 from __future__ import annotations
 
+import contextlib
 import heapq
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
 from typing import Any, Generic, TypeVar
 
 import msgspec
+from opentelemetry import trace
+from opentelemetry.trace import NonRecordingSpan, SpanContext
 
 from contracts._base import Event
+from contracts.topics import key_of
 from shared.bus.envelope import Envelope
+from shared.bus.outbox import Outbox
 from shared.runtime.clock import Clock
 from shared.state.changelog import ChangelogStore
 from shared.step import Ctx, Step, Tick
@@ -26,6 +35,9 @@ S = TypeVar("S")
 
 SEEN_LIMIT = 512
 """How many applied event ids a key remembers (redeliveries come soon after the original)."""
+
+TRACED_LIMIT = 10_000
+"""How many jobs' latest span contexts a reactor keeps for its ticks (oldest dropped first)."""
 
 
 class Entry(msgspec.Struct, Generic[S], frozen=True, kw_only=True):
@@ -56,6 +68,7 @@ class Reactor(Generic[S]):
         self._clock = clock
         self._next_deadline = next_deadline
         self._timers: list[tuple[datetime, int, str]] = []
+        self._traces: dict[str, SpanContext] = {}
 
     def rebuild_timers(self) -> None:
         """Re-read deadlines from the store (after a restore or a rebalance)."""
@@ -83,6 +96,7 @@ class Reactor(Generic[S]):
         )
         if step.state is None and not step.emit and entry.state is None:
             return ()
+        self._remember_trace(step.emit)
         self._store.put(partition, key, Entry[S](state=step.state, seen=seen, deadline=deadline))
         if deadline is not None and deadline != entry.deadline:
             heapq.heappush(self._timers, (deadline, partition, key))
@@ -104,10 +118,35 @@ class Reactor(Generic[S]):
             heapq.heappop(self._timers)
         return None
 
-    async def fire(self, now: datetime) -> Sequence[Event]:
-        """Deliver a ``Tick`` to every key whose deadline has come."""
-        out: list[Event] = []
+    async def fire(self, now: datetime, outbox: Outbox) -> None:
+        """Deliver a ``Tick`` to every key whose deadline has come; queue what it emits.
+
+        Each event is sent under the span that handled its job's last input, so a pod's
+        Running and Succeeded stay in its job's trace.
+        """
         while (due := self.next_due()) is not None and due <= now:
             _, partition, key = heapq.heappop(self._timers)
-            out.extend(self.apply(partition, key, Tick(now=now), None))
-        return out
+            for event in self.apply(partition, key, Tick(now=now), None):
+                with self._continuing(key_of(event)):
+                    outbox.add_events([event])
+
+    def _remember_trace(self, emitted: Sequence[Event]) -> None:
+        """Note the current span (a record's handler) for the jobs of ``emitted``."""
+        current = trace.get_current_span().get_span_context()
+        if not current.is_valid:
+            return
+        for event in emitted:
+            job = key_of(event)
+            self._traces.pop(job, None)
+            self._traces[job] = current
+        while len(self._traces) > TRACED_LIMIT:
+            del self._traces[next(iter(self._traces))]
+
+    @contextlib.contextmanager
+    def _continuing(self, job: str) -> Iterator[None]:
+        remembered = self._traces.get(job)
+        if remembered is None:
+            yield
+            return
+        with trace.use_span(NonRecordingSpan(remembered), end_on_exit=False):
+            yield

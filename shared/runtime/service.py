@@ -260,7 +260,7 @@ async def _consume(
             for timer in service.timers:
                 due = timer.next_due()
                 if due is not None and due <= now:
-                    outbox.add_events(await timer.fire(now))
+                    await timer.fire(now, outbox)
             if (
                 not offsets
                 and not len(outbox)

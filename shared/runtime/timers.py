@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import datetime
 from typing import Protocol
 
-from contracts._base import Event
+from shared.bus.outbox import Outbox
 
 
 class Timer(Protocol):
@@ -16,6 +15,9 @@ class Timer(Protocol):
         """The earliest moment this timer wants to run, or ``None``."""
         ...
 
-    async def fire(self, now: datetime) -> Sequence[Event]:
-        """Run everything due at ``now`` and return the events to publish."""
+    async def fire(self, now: datetime, outbox: Outbox) -> None:
+        """Run everything due at ``now``; put the events to publish into ``outbox``.
+
+        The timer opens the spans its events are sent under (no record's span is current).
+        """
         ...

@@ -29,7 +29,14 @@ from shared.bus.records import Record, TopicPartition
 from shared.runtime.clock import SystemClock
 from shared.runtime.table import Table
 from shared.runtime.topology import ensure_topics
-from tests.support.processes import Processes, ServiceProcess, event, service_env
+from tests.support.processes import (
+    STOP_LIMIT,
+    Processes,
+    ProcessWaitError,
+    ServiceProcess,
+    event,
+    service_env,
+)
 
 SERVICES = ("cluster", "admission", "job-controller", "podgroup-enqueue", "allocator")
 """Every service, in the order ``vcbus up`` starts them."""
@@ -62,10 +69,21 @@ class System:
         )
 
     def stop(self) -> dict[str, int]:
-        """SIGTERM every service at once, wait for each; their exit statuses."""
+        """SIGTERM every service once, wait for each to exit; their exit statuses.
+
+        One signal only: a second SIGTERM could land after the event loop closed, while
+        the process flushes its spans, and kill it.
+        """
         for process in self.services.values():
             process.signal_stop()
-        return {name: process.terminate() for name, process in self.services.items()}
+        statuses: dict[str, int] = {}
+        for name, process in self.services.items():
+            try:
+                statuses[name] = process.exited(STOP_LIMIT)
+            except ProcessWaitError:
+                process.kill()
+                statuses[name] = process.exited()
+        return statuses
 
 
 @contextlib.contextmanager
