@@ -20,6 +20,7 @@ COMMANDS: tuple[str, ...] = (
     "delete",
     "queue",
     "admit",
+    "simulate",
     "serve",
     "broker",
 )

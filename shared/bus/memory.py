@@ -3,6 +3,10 @@
 It backs unit tests and deterministic simulation. Partitioning is Kafka's (murmur2), group
 assignment is sticky and balanced over sorted partitions and members, and nothing sleeps: a
 consumer with nothing to read waits until a record is appended or its timeout passes.
+
+Timeouts are the event loop's by default. Given a clock (``shared.runtime.clock``), they are
+that clock's: with a virtual clock, a ``getmany`` timeout passes only when the clock is
+advanced, which is how ``vcbus simulate`` runs every service deterministically.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ import asyncio
 import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from shared.bus.errors import CommitError
 from shared.bus.partitioner import partition_for
@@ -20,6 +25,14 @@ from shared.bus.records import OutRecord, Record, TopicConfig, TopicPartition
 DEFAULT_PARTITIONS = 4
 
 
+class WaitClock(Protocol):
+    """What the bus needs of a clock: waiting for an event with a timeout in its time."""
+
+    async def wait_for(self, event: asyncio.Event, timeout: float) -> bool:
+        """Wait until ``event`` is set or ``timeout`` seconds passed; whether it is set."""
+        ...
+
+
 @dataclass
 class _Group:
     members: list[MemoryConsumer] = field(default_factory=list)
@@ -27,10 +40,16 @@ class _Group:
 
 
 class InMemoryBus:
-    """A Kafka-shaped bus in memory: same partitioning, groups, manual commits."""
+    """A Kafka-shaped bus in memory: same partitioning, groups, manual commits.
 
-    def __init__(self, *, default_partitions: int = DEFAULT_PARTITIONS) -> None:
+    ``clock``, when given, measures consumer timeouts (a virtual clock for simulation).
+    """
+
+    def __init__(
+        self, *, default_partitions: int = DEFAULT_PARTITIONS, clock: WaitClock | None = None
+    ) -> None:
         self._default_partitions = default_partitions
+        self._clock = clock
         self._logs: dict[str, list[list[Record]]] = {}
         self._groups: dict[str, _Group] = {}
         self._appended = asyncio.Event()
@@ -177,6 +196,9 @@ class InMemoryBus:
 
     async def _wait_for_records(self, timeout: float) -> None:
         self._appended.clear()
+        if self._clock is not None:
+            await self._clock.wait_for(self._appended, timeout)
+            return
         try:
             async with asyncio.timeout(timeout):
                 await self._appended.wait()

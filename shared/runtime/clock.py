@@ -1,15 +1,27 @@
-"""Clocks: the system clock for services, a virtual clock for simulation and tests."""
+"""Clocks: the system clock for services, a virtual clock for simulation and tests.
+
+A clock also says how to wait in its own time: ``sleep`` and ``wait_for`` (an event, with a
+timeout). On the system clock these are asyncio's waits. On a :class:`VirtualClock` they
+are registered waiters that only :meth:`VirtualClock.advance` wakes, so a driver can run a
+whole system on one event loop without ever sleeping: let it run until nothing is runnable,
+move the clock to :meth:`VirtualClock.next_wakeup`, repeat.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import heapq
+import itertools
 import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
 
 class Clock(Protocol):
-    """Where time comes from."""
+    """Where time comes from, and how to wait in it."""
 
     def now(self) -> datetime:
         """The current time, timezone-aware UTC."""
@@ -17,6 +29,18 @@ class Clock(Protocol):
 
     def monotonic(self) -> float:
         """Seconds on a monotonic scale, for durations."""
+        ...
+
+    async def sleep(self, seconds: float) -> None:
+        """Wait ``seconds`` of this clock's time."""
+        ...
+
+    async def wait_for(self, event: asyncio.Event, timeout: float) -> bool:
+        """Wait until ``event`` is set or ``timeout`` seconds of this clock's time passed.
+
+        Returns:
+            Whether the event is set when the wait ends.
+        """
         ...
 
 
@@ -31,17 +55,42 @@ class SystemClock:
         """``time.monotonic()``."""
         return time.monotonic()
 
+    async def sleep(self, seconds: float) -> None:
+        """``asyncio.sleep(seconds)``."""
+        await asyncio.sleep(seconds)
+
+    async def wait_for(self, event: asyncio.Event, timeout: float) -> bool:
+        """Wait for ``event`` at most ``timeout`` seconds (``asyncio.timeout``)."""
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(timeout):
+                await event.wait()
+        return event.is_set()
+
 
 EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
 
 
+@dataclass(eq=False)
+class _Waiter:
+    due: datetime
+    wake: Callable[[], None]
+    active: bool = field(default=True)
+
+
 class VirtualClock:
-    """A clock that moves only when told to; waiters are woken when it advances."""
+    """A clock that moves only when told to; waiters are woken when it advances.
+
+    Waiters due at the same moment are woken in the order they started waiting, so a run
+    on one event loop is deterministic.
+    """
 
     def __init__(self, start: datetime = EPOCH) -> None:
         self._now = start
         self._start = start
-        self._advanced = asyncio.Event()
+        self._waiters: list[tuple[datetime, int, _Waiter]] = []
+        self._order = itertools.count()
+        self.registered = 0
+        """How many waits have started so far (a driver's progress signal)."""
 
     def now(self) -> datetime:
         """The virtual time."""
@@ -52,12 +101,70 @@ class VirtualClock:
         return (self._now - self._start).total_seconds()
 
     def advance(self, seconds: float) -> None:
-        """Move time forward and wake whoever waits for it."""
+        """Move time forward and wake, in order, whoever waits until then."""
         self._now += timedelta(seconds=seconds)
-        self._advanced.set()
-        self._advanced = asyncio.Event()
+        while self._waiters and self._waiters[0][0] <= self._now:
+            _, _, waiter = heapq.heappop(self._waiters)
+            if waiter.active:
+                waiter.active = False
+                waiter.wake()
 
     def set(self, moment: datetime) -> None:
         """Move time forward to ``moment`` (never backwards)."""
         if moment > self._now:
             self.advance((moment - self._now).total_seconds())
+
+    def next_wakeup(self) -> datetime | None:
+        """The earliest moment someone waits for, or None when nobody waits."""
+        while self._waiters and not self._waiters[0][2].active:
+            heapq.heappop(self._waiters)
+        return self._waiters[0][0] if self._waiters else None
+
+    def _register(self, seconds: float, wake: Callable[[], None]) -> _Waiter:
+        waiter = _Waiter(self._now + timedelta(seconds=seconds), wake)
+        heapq.heappush(self._waiters, (waiter.due, next(self._order), waiter))
+        self.registered += 1
+        return waiter
+
+    async def sleep(self, seconds: float) -> None:
+        """Wait until the clock has advanced ``seconds`` (a zero wait yields once)."""
+        if seconds <= 0:
+            await asyncio.sleep(0)
+            return
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+        def wake() -> None:
+            if not future.done():
+                future.set_result(None)
+
+        waiter = self._register(seconds, wake)
+        try:
+            await future
+        finally:
+            waiter.active = False
+
+    async def wait_for(self, event: asyncio.Event, timeout: float) -> bool:
+        """Wait for ``event`` until the clock has advanced ``timeout`` seconds.
+
+        The timeout is asyncio's own (``asyncio.timeout``), expired by the clock instead of
+        the event loop's time, so cancellation behaves as in any asyncio wait.
+        """
+        if event.is_set():
+            return True
+        if timeout <= 0:
+            await asyncio.sleep(0)
+            return event.is_set()
+        loop = asyncio.get_running_loop()
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(None) as deadline:
+
+                def wake() -> None:
+                    if not deadline.expired():
+                        deadline.reschedule(loop.time())
+
+                waiter = self._register(timeout, wake)
+                try:
+                    await event.wait()
+                finally:
+                    waiter.active = False
+        return event.is_set()

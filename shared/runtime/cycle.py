@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 from collections.abc import Awaitable, Callable
 from datetime import datetime
 
@@ -29,7 +27,8 @@ async def run_cycles(
 ) -> None:
     """Run ``cycle`` when inputs changed, when a time-based rule is due, or every ``interval``.
 
-    After a change it waits ``debounce`` seconds for more changes before running.
+    After a change it waits ``debounce`` seconds for more changes before running. Every
+    wait is in the runtime clock's time, so on a virtual clock cycles run in virtual time.
 
     Only the holder of the lease runs cycles; a standby keeps its view current.
     """
@@ -37,11 +36,9 @@ async def run_cycles(
         wait = interval
         if next_due is not None and (due := next_due()) is not None:
             wait = max(0.0, min(interval, (due - runtime.clock.now()).total_seconds()))
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(wait):
-                await table.changed.wait()
+        await runtime.clock.wait_for(table.changed, wait)
         if table.changed.is_set():
-            await asyncio.sleep(debounce)
+            await runtime.clock.sleep(debounce)
             table.changed.clear()
         if runtime.lease is not None and not runtime.lease.is_active:
             continue

@@ -1,0 +1,312 @@
+"""Outcome: what a simulated run did, folded from the events the services published.
+
+The fold sees events in the order they were published, each with the time it was
+published (seconds from the start of the run). It keeps, per job, its phase, its
+PodGroup's phase, per-task pod counts and a reason; per pod its node and phase; the
+rejected submissions with every violation; the reservation (target job, locked nodes);
+and a timeline of notable events. :meth:`Outcome.report` returns all of it as plain data
+in a stable order, so equal runs give equal JSON.
+
+The reason of a job is the first condition with a reason among, for a job in a final
+phase, its own status conditions, then its PodGroup's; for any other job, its PodGroup's
+phase conditions (podgroup-enqueue, SPEC A8), then the allocator's gang conditions, then
+its own.
+"""
+
+from __future__ import annotations
+
+import collections
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from contracts import (
+    BindingCreated,
+    BindingRefused,
+    Event,
+    JobAdmitted,
+    JobDeleted,
+    JobRejected,
+    JobStatusChanged,
+    NodeChanged,
+    NodeRegistered,
+    NodeRemoved,
+    NodesLocked,
+    NodesUnlocked,
+    PodCreated,
+    PodDeleted,
+    PodGroupConditionsChanged,
+    PodGroupCreated,
+    PodGroupDeleted,
+    PodGroupPhaseChanged,
+    PodGroupUpdated,
+    PodPhaseChanged,
+    TargetJobElected,
+    pod_key,
+)
+from contracts.objects.job import JobPhase
+from contracts.objects.meta import Condition
+from contracts.objects.pod import PodPhase
+
+FINAL_JOB_PHASES = frozenset(
+    {JobPhase.COMPLETED, JobPhase.FAILED, JobPhase.ABORTED, JobPhase.TERMINATED}
+)
+DELETED = "Deleted"
+"""The phase shown for a job or PodGroup that was deleted."""
+BOUND_REASON = "Bound"
+"""The cluster's reason on the Pending status that accepts a binding."""
+
+
+@dataclass
+class _Job:
+    phase: str = ""
+    podgroup: str = ""
+    podgroup_name: str = ""
+    tasks: dict[str, dict[str, int]] = field(default_factory=dict)
+    job_conditions: tuple[Condition, ...] = ()
+    podgroup_conditions: tuple[Condition, ...] = ()
+    gang_conditions: tuple[Condition, ...] = ()
+
+    def reason(self) -> tuple[str, str]:
+        if self.phase in FINAL_JOB_PHASES:
+            sources = (self.job_conditions, self.podgroup_conditions, self.gang_conditions)
+        else:
+            sources = (self.podgroup_conditions, self.gang_conditions, self.job_conditions)
+        for conditions in sources:
+            for condition in conditions:
+                if condition.reason:
+                    return condition.reason, condition.message
+        return "", ""
+
+
+@dataclass
+class _Pod:
+    task: str
+    node: str | None = None
+    phase: str = str(PodPhase.PENDING)
+    exit_code: int | None = None
+    deleted: bool = False
+
+
+def _first_reason(conditions: Iterable[Condition]) -> str:
+    return next((c.reason for c in conditions if c.reason), "")
+
+
+class Outcome:
+    """Folds published events into jobs, pods, rejections, reservation and a timeline."""
+
+    def __init__(self, jobs: Iterable[str] = ()) -> None:
+        self.submitted = frozenset(jobs)
+        self.jobs: dict[str, _Job] = {}
+        self.pods: dict[str, _Pod] = {}
+        self.rejected: dict[str, list[dict[str, str]]] = {}
+        self.target: str | None = None
+        self.locked: set[str] = set()
+        self.timeline: list[dict[str, object]] = []
+        self.dead_letters: collections.Counter[tuple[str, str]] = collections.Counter()
+
+    def node_of(self, pod: str) -> str | None:
+        """The node a pod is bound to, if it is and still exists."""
+        known = self.pods.get(pod)
+        return known.node if known is not None and not known.deleted else None
+
+    def is_done(self) -> bool:
+        """Whether every submitted job is rejected, deleted or in a final phase."""
+        for key in self.submitted:
+            if key in self.rejected:
+                continue
+            job = self.jobs.get(key)
+            if job is None or (job.phase not in FINAL_JOB_PHASES and job.phase != DELETED):
+                return False
+        return True
+
+    def note(self, t: float, entry: dict[str, object]) -> None:
+        """Add a timeline entry at ``t`` seconds from the start."""
+        self.timeline.append({"t": round(t, 6), **entry})
+
+    def dead_letter(self, topic: str, service: str) -> None:
+        """Count a record ``service`` sent to the dead-letter topic of ``topic``."""
+        self.dead_letters[(topic, service)] += 1
+
+    def apply(self, t: float, event: Event) -> None:
+        """Fold one event, published ``t`` seconds from the start."""
+        match event:
+            case (
+                JobAdmitted()
+                | JobRejected()
+                | JobStatusChanged()
+                | JobDeleted()
+                | PodGroupCreated()
+                | PodGroupUpdated()
+                | PodGroupDeleted()
+                | PodGroupPhaseChanged()
+                | PodGroupConditionsChanged()
+            ):
+                self._job_event(t, event)
+            case PodCreated() | PodDeleted() | BindingCreated() | BindingRefused():
+                self._pod_event(t, event)
+            case PodPhaseChanged():
+                self._pod_phase(t, event)
+            case TargetJobElected() | NodesLocked() | NodesUnlocked():
+                self._reservation_event(t, event)
+            case NodeRegistered() | NodeChanged():
+                change = "registered" if isinstance(event, NodeRegistered) else "changed"
+                self.note(t, {"event": "node", "node": event.node.name, "change": change})
+            case NodeRemoved():
+                self.note(t, {"event": "node", "node": str(event.name), "change": "removed"})
+            case _:
+                pass
+
+    def _job_event(self, t: float, event: Event) -> None:
+        match event:
+            case JobAdmitted():
+                self.jobs.setdefault(event.job_key, _Job())
+                self.note(t, {"event": "admitted", "job": event.job_key})
+            case JobRejected():
+                key = event.job_key or ""
+                self.rejected[key] = [
+                    {"path": v.path, "reason": v.reason, "message": v.message}
+                    for v in event.violations
+                ]
+                reasons = sorted({v.reason for v in event.violations})
+                self.note(t, {"event": "rejected", "job": key, "reasons": reasons})
+            case JobStatusChanged():
+                job = self.jobs.setdefault(event.job_key, _Job())
+                if job.phase != event.phase:
+                    self.note(t, {"event": "job", "job": event.job_key, "phase": str(event.phase)})
+                job.phase = str(event.phase)
+                job.job_conditions = event.conditions
+                job.tasks = {
+                    task: {
+                        "failed": counts.failed,
+                        "pending": counts.pending,
+                        "running": counts.running,
+                        "succeeded": counts.succeeded,
+                        "unknown": counts.unknown,
+                    }
+                    for task, counts in sorted(event.task_status_count.items())
+                }
+            case JobDeleted():
+                self.jobs.setdefault(event.job_key, _Job()).phase = DELETED
+                self.note(t, {"event": "job", "job": event.job_key, "phase": DELETED})
+            case PodGroupCreated() | PodGroupUpdated():
+                self.jobs.setdefault(event.podgroup.job, _Job()).podgroup_name = event.podgroup.name
+            case PodGroupDeleted():
+                job = self.jobs.setdefault(event.job, _Job())
+                if job.podgroup_name in ("", event.name):
+                    job.podgroup = DELETED
+                    self.note(t, {"event": "podgroup", "job": event.job, "phase": DELETED})
+            case PodGroupPhaseChanged():
+                self._podgroup_phase(t, event)
+            case PodGroupConditionsChanged():
+                self.jobs.setdefault(event.job, _Job()).gang_conditions = event.conditions
+            case _:
+                pass
+
+    def _podgroup_phase(self, t: float, event: PodGroupPhaseChanged) -> None:
+        job = self.jobs.setdefault(event.job, _Job())
+        if job.podgroup_name and event.podgroup != job.podgroup_name:
+            return
+        if job.podgroup != event.phase or job.podgroup_conditions != event.conditions:
+            entry: dict[str, object] = {
+                "event": "podgroup",
+                "job": event.job,
+                "phase": str(event.phase),
+            }
+            if reason := _first_reason(event.conditions):
+                entry["reason"] = reason
+            self.note(t, entry)
+        job.podgroup = str(event.phase)
+        job.podgroup_conditions = event.conditions
+
+    def _pod_event(self, t: float, event: Event) -> None:
+        match event:
+            case PodCreated():
+                key = pod_key(event.pod.namespace, event.pod.name)
+                self.pods[key] = _Pod(task=event.pod.task)
+            case PodDeleted():
+                if (pod := self.pods.get(event.pod)) is not None:
+                    pod.deleted = True
+            case BindingCreated():
+                key = pod_key(event.pod.namespace, event.pod.name)
+                self.note(t, {"event": "bind", "pod": key, "node": str(event.node)})
+            case BindingRefused():
+                entry: dict[str, object] = {"event": "refused", "pod": event.pod}
+                entry.update(node=str(event.node), reason=event.reason)
+                self.note(t, entry)
+            case _:
+                pass
+
+    def _pod_phase(self, t: float, event: PodPhaseChanged) -> None:
+        pod = self.pods.setdefault(event.pod, _Pod(task=event.task))
+        pod.node = str(event.node) if event.node is not None else pod.node
+        pod.phase = str(event.phase)
+        pod.exit_code = event.exit_code
+        if event.reason == BOUND_REASON and event.phase is PodPhase.PENDING:
+            return
+        entry: dict[str, object] = {"event": "pod", "pod": event.pod, "phase": str(event.phase)}
+        if event.exit_code is not None:
+            entry["exitCode"] = event.exit_code
+        if event.reason:
+            entry["reason"] = event.reason
+        self.note(t, entry)
+
+    def _reservation_event(self, t: float, event: Event) -> None:
+        match event:
+            case TargetJobElected():
+                self.target = event.job
+                self.note(t, {"event": "elected", "job": event.job})
+            case NodesLocked():
+                self.target = event.job
+                self.locked.update(event.nodes)
+                self.note(t, {"event": "locked", "job": event.job, "nodes": sorted(event.nodes)})
+            case NodesUnlocked():
+                self.target = None
+                self.locked.clear()
+                self.note(t, {"event": "unlocked", "job": event.job})
+            case _:
+                pass
+
+    def report(self, *, stopped_by: str) -> dict[str, object]:
+        """The outcome as plain data, every collection in a stable order.
+
+        Args:
+            stopped_by: why the run ended (``settled``, ``until``, ``limit``).
+
+        Returns:
+            ``jobs``, ``pods``, ``rejected``, ``targetJob``, ``lockedNodes``, ``timeline``,
+            ``deadLetters`` (records services could not handle) and ``stoppedBy``.
+        """
+        jobs: dict[str, object] = {}
+        for key in sorted(self.jobs):
+            job = self.jobs[key]
+            reason, message = job.reason()
+            jobs[key] = {
+                "phase": job.phase,
+                "podgroup": job.podgroup,
+                "reason": reason,
+                "message": message,
+                "tasks": job.tasks,
+            }
+        pods = {
+            key: {
+                "node": pod.node,
+                "phase": pod.phase,
+                "exitCode": pod.exit_code,
+                "deleted": pod.deleted,
+                "task": pod.task,
+            }
+            for key, pod in sorted(self.pods.items())
+        }
+        return {
+            "deadLetters": [
+                {"topic": topic, "service": service, "count": count}
+                for (topic, service), count in sorted(self.dead_letters.items())
+            ],
+            "jobs": jobs,
+            "lockedNodes": sorted(self.locked),
+            "pods": pods,
+            "rejected": dict(sorted(self.rejected.items())),
+            "stoppedBy": stopped_by,
+            "targetJob": self.target,
+            "timeline": self.timeline,
+        }

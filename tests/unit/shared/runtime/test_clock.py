@@ -1,0 +1,104 @@
+"""Waiting in clock time: the virtual clock wakes waiters only when it is advanced."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+
+from shared.bus.memory import InMemoryBus
+from shared.runtime.clock import EPOCH, SystemClock, VirtualClock
+
+
+async def _settle() -> None:
+    for _ in range(5):
+        await asyncio.sleep(0)
+
+
+async def test_sleep_ends_only_when_clock_passes_its_deadline():
+    clock = VirtualClock()
+    task = asyncio.create_task(clock.sleep(1.0))
+    await _settle()
+    clock.advance(0.5)
+    await _settle()
+    assert not task.done()
+    clock.advance(0.5)
+    await _settle()
+    assert task.done()
+
+
+async def test_wait_for_returns_false_when_timeout_passes_in_virtual_time():
+    clock = VirtualClock()
+    event = asyncio.Event()
+    task = asyncio.create_task(clock.wait_for(event, 2.0))
+    await _settle()
+    assert clock.next_wakeup() == EPOCH + timedelta(seconds=2)
+    clock.advance(2.0)
+    assert await task is False
+    assert clock.next_wakeup() is None
+
+
+async def test_wait_for_returns_true_and_drops_its_waiter_when_event_is_set():
+    clock = VirtualClock()
+    event = asyncio.Event()
+    task = asyncio.create_task(clock.wait_for(event, 5.0))
+    await _settle()
+    event.set()
+    assert await task is True
+    assert clock.next_wakeup() is None
+
+
+async def test_waiters_wake_in_deadline_order_when_clock_jumps_past_them():
+    clock = VirtualClock()
+    woken: list[str] = []
+
+    async def sleeper(name: str, seconds: float) -> None:
+        await clock.sleep(seconds)
+        woken.append(name)
+
+    tasks = [
+        asyncio.create_task(sleeper("late", 3.0)),
+        asyncio.create_task(sleeper("early", 1.0)),
+        asyncio.create_task(sleeper("middle", 2.0)),
+    ]
+    await _settle()
+    clock.set(EPOCH + timedelta(seconds=10))
+    await asyncio.gather(*tasks)
+    assert woken == ["early", "middle", "late"]
+
+
+async def test_zero_wait_yields_without_registering_when_timeout_is_zero():
+    clock = VirtualClock()
+    assert await clock.wait_for(asyncio.Event(), 0.0) is False
+    await clock.sleep(0.0)
+    assert clock.registered == 0
+
+
+async def test_cancelled_sleep_leaves_no_waiter_when_task_is_cancelled():
+    clock = VirtualClock()
+    task = asyncio.create_task(clock.sleep(1.0))
+    await _settle()
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+    assert clock.next_wakeup() is None
+
+
+async def test_system_clock_wait_for_returns_true_when_event_is_already_set():
+    event = asyncio.Event()
+    event.set()
+    assert await SystemClock().wait_for(event, 0.0) is True
+
+
+async def test_getmany_waits_in_virtual_time_when_memory_bus_has_a_clock():
+    clock = VirtualClock()
+    bus = InMemoryBus(clock=clock)
+    consumer = bus.consumer(["t"], group=None, client_id="c")
+    await consumer.start()
+    try:
+        task = asyncio.create_task(consumer.getmany(timeout=30.0, max_records=10))
+        await bus.drain_until_idle()
+        assert not task.done()
+        assert clock.next_wakeup() == EPOCH + timedelta(seconds=30)
+        clock.advance(30.0)
+        assert await task == []
+    finally:
+        await consumer.stop()

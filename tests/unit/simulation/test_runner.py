@@ -1,0 +1,208 @@
+"""The in-process runner and ``vcbus simulate`` on small inline scenarios."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from services.cli import simulate
+from shared.runtime.clock import EPOCH
+from shared.runtime.inprocess import ScaledClock
+
+
+def job(name: str, *, replicas: int = 1, cpu: str = "1", annotations: dict[str, str] | None = None):
+    return {
+        "apiVersion": "batch.volcano.sh/v1alpha1",
+        "kind": "Job",
+        "metadata": {"name": name},
+        "spec": {
+            "tasks": [
+                {
+                    "name": "main",
+                    "replicas": replicas,
+                    "template": {
+                        "metadata": {"annotations": annotations or {}},
+                        "spec": {
+                            "containers": [
+                                {
+                                    "name": "main",
+                                    "image": "busybox",
+                                    "resources": {"requests": {"cpu": cpu, "memory": "1Gi"}},
+                                }
+                            ]
+                        },
+                    },
+                }
+            ]
+        },
+    }
+
+
+NODE = {"name": "n1", "allocatable": {"cpu": "4", "memory": "8Gi", "pods": 110}}
+
+
+def run(document: dict[str, Any]) -> Any:
+    return json.loads(simulate.render_json(simulate.simulate_document(document)))
+
+
+def test_run_stops_at_the_given_time_when_until_is_a_number():
+    outcome = run({"nodes": [NODE], "jobs": [{"at": 0, "job": job("forever")}], "until": 5})
+    assert outcome["stoppedBy"] == "until"
+    assert outcome["jobs"]["default/forever"]["phase"] == "Running"
+    assert outcome["pods"]["default/forever-main-0"]["phase"] == "Running"
+
+
+def test_unfinished_system_settles_when_nothing_happens_for_quiet_seconds():
+    outcome = run({"nodes": [NODE], "jobs": [{"at": 0, "job": job("forever")}], "quiet": 3})
+    assert outcome["stoppedBy"] == "settled"
+    assert outcome["jobs"]["default/forever"]["phase"] == "Running"
+
+
+def test_pod_phase_event_is_ignored_when_the_pod_is_on_no_node():
+    outcome = run(
+        {
+            "nodes": [NODE],
+            "jobs": [{"at": 0, "job": job("big", cpu="8")}],
+            "events": [{"at": 1, "pod": "default/big-main-0", "phase": "Succeeded"}],
+            "quiet": 3,
+        }
+    )
+    ignored = [e for e in outcome["timeline"] if e["event"] == "ignored"]
+    assert ignored == [
+        {
+            "event": "ignored",
+            "input": "pod default/big-main-0 Succeeded",
+            "reason": "pod not on a node",
+            "t": 1.0,
+        }
+    ]
+    assert outcome["jobs"]["default/big"]["phase"] == "Pending"
+    assert outcome["jobs"]["default/big"]["reason"]
+
+
+def test_pod_fails_with_the_given_code_when_an_event_sets_its_phase():
+    outcome = run(
+        {
+            "nodes": [NODE],
+            "jobs": [{"at": 0, "job": job("manual")}],
+            "events": [{"at": 2, "pod": "default/manual-main-0", "phase": "Failed", "exitCode": 7}],
+        }
+    )
+    pod = outcome["pods"]["default/manual-main-0"]
+    assert (pod["phase"], pod["exitCode"]) == ("Failed", 7)
+    assert outcome["stoppedBy"] == "settled"
+
+
+def test_cordoned_node_takes_no_pod_until_it_is_uncordoned():
+    outcome = run(
+        {
+            "nodes": [NODE],
+            "events": [{"at": 0, "cordon": "n1"}, {"at": 4, "uncordon": "n1"}],
+            "jobs": [{"at": 1, "job": job("short", annotations={"vcbus.io/run-seconds": "1"})}],
+        }
+    )
+    binds = [e["t"] for e in outcome["timeline"] if e["event"] == "bind"]
+    assert binds
+    assert min(binds) >= 4.0
+    assert outcome["jobs"]["default/short"]["phase"] == "Completed"
+
+
+def test_snapshot_scenario_runs_scheduling_alone_when_it_has_podgroups_and_no_jobs():
+    document = {
+        "nodes": [NODE],
+        "queues": [{"name": "default", "weight": 1}],
+        "podgroups": [
+            {
+                "name": "pg1",
+                "namespace": "default",
+                "queue": "default",
+                "minMember": 1,
+                "phase": "Inqueue",
+            }
+        ],
+        "pods": [
+            {
+                "name": "p0",
+                "namespace": "default",
+                "podgroup": "pg1",
+                "task": "main",
+                "requests": {"cpu": "1"},
+                "phase": "Pending",
+            }
+        ],
+    }
+    assert simulate.is_snapshot(document)
+    outcome = simulate.simulate_document(document)
+    assert outcome["bindings"] == {"default/p0": "n1"}
+
+
+def test_scenario_is_refused_with_the_entry_named_when_an_event_is_unknown():
+    with pytest.raises(simulate.ScenarioFileError, match=r"events\[0\]"):
+        simulate.scenario_inputs(
+            simulate.parse_scenario({"events": [{"at": 1, "explode": "n1"}]}),
+            simulate.MEMORY_SETTINGS,
+            EPOCH,
+        )
+
+
+def test_cli_prints_sorted_json_and_exits_zero_when_scenario_runs(tmp_path: Path, capsys):
+    path = tmp_path / "s.json"
+    path.write_text(
+        json.dumps({"nodes": [NODE], "jobs": [{"at": 0, "job": job("one")}], "until": 1})
+    )
+    parser = argparse.ArgumentParser()
+    simulate.register(parser.add_subparsers())
+    args = parser.parse_args(["simulate", str(path), "--json"])
+    assert args.func(args) == 0
+    out = capsys.readouterr().out
+    assert list(json.loads(out)) == sorted(json.loads(out))
+    args = parser.parse_args(["simulate", str(path)])
+    assert args.func(args) == 0
+    assert "default/one-main-0 -> n1" in capsys.readouterr().out
+
+
+def test_cli_exits_two_with_the_reason_when_file_is_not_a_scenario(tmp_path: Path, capsys):
+    path = tmp_path / "bad.yaml"
+    path.write_text("- just a list\n")
+    parser = argparse.ArgumentParser()
+    simulate.register(parser.add_subparsers())
+    args = parser.parse_args(["simulate", str(path)])
+    assert args.func(args) == 2
+    assert "scenario" in capsys.readouterr().err
+
+
+class FakeClock:
+    """A base clock for ScaledClock: records what it was asked to wait."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self.slept: list[float] = []
+
+    def now(self):
+        return EPOCH + timedelta(seconds=self.seconds)
+
+    def monotonic(self) -> float:
+        return self.seconds
+
+    async def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+
+    async def wait_for(self, event: asyncio.Event, timeout: float) -> bool:
+        self.slept.append(timeout)
+        return event.is_set()
+
+
+async def test_scaled_clock_runs_speed_times_faster_when_sped_up():
+    base = FakeClock()
+    clock = ScaledClock(10.0, EPOCH, base)
+    base.seconds = 1.5
+    assert clock.now() == EPOCH + timedelta(seconds=15)
+    await clock.sleep(20.0)
+    await clock.wait_for(asyncio.Event(), 5.0)
+    assert base.slept == [2.0, 0.5]
