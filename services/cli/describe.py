@@ -58,7 +58,8 @@ def jaeger_link(base: str, trace_id: str) -> str:
 
 
 def _field(label: str, value: object, indent: int = 0) -> str:
-    return f"{' ' * indent}{label + ':':<{18 - indent}}{value}"
+    width = max(18 - indent, len(label) + 2)
+    return f"{' ' * indent}{label + ':':<{width}}{value}"
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]], indent: int = 2) -> list[str]:
@@ -112,7 +113,7 @@ def describe_job(store: StatusStore, key: str, *, jaeger_url: str) -> str | None
     if isinstance(status, JobStatusChanged):
         lines.append(_field("Min Available", status.min_available))
         lines.append(_field("Retry Count", status.retry_count))
-        lines.append(_field("Pods", _counts(status)))
+        lines.append(_field("Pod Counts", _counts(status)))
     lines += _tasks(spec, status)
     lines += _podgroup(store, key)
     lines += _reasons(store, key, status)

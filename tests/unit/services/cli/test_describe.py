@@ -1,0 +1,83 @@
+"""``vcbus describe job``: the job read from its own partition, and why it waits."""
+
+from __future__ import annotations
+
+import pytest
+
+from contracts.objects import PodGroupPhase
+from services.cli.describe import describe
+from shared.bus.memory import InMemoryBus
+from tests.unit.services.cli.builders import (
+    SETTINGS,
+    build_admitted,
+    build_allocator_condition,
+    build_phase,
+    build_pod,
+    build_podgroup,
+    build_rejected,
+    build_status,
+    elected,
+    locked,
+    pod_created,
+    pod_phase,
+    publish,
+)
+
+
+@pytest.fixture
+def bus() -> InMemoryBus:
+    return InMemoryBus()
+
+
+def field(text: str, label: str) -> str:
+    for line in text.splitlines():
+        if line.startswith(f"{label}:"):
+            return line.split(":", 1)[1].strip()
+    raise AssertionError(f"no {label!r} in:\n{text}")
+
+
+async def test_pending_job_names_the_highest_ranked_reason_with_its_message(bus):
+    key = "default/big"
+    pod = build_pod(key, 0)
+    await publish(
+        bus,
+        build_admitted(key),
+        build_podgroup(key),
+        build_status(
+            key, "Pending", reason="PodGroupPending", message="PodGroup big-pg is Pending"
+        ),
+        build_phase(
+            key, PodGroupPhase.INQUEUE, reason="WaitingForReservation", message="nodes locked"
+        ),
+        build_allocator_condition(
+            key, "GangUnschedulable", "gang 0/2 ready; 2 nodes Insufficient cpu"
+        ),
+        pod_created(pod),
+        pod_phase(pod, "Pending", "n1"),
+        elected(key, 1),
+        locked(key, ("n2", "n1"), 1),
+    )
+    text = await describe(bus, SETTINGS, key, jaeger_url="http://jaeger:16686/")
+    assert text is not None
+    assert field(text, "Phase") == "Pending"
+    assert field(text, "Pending Reason") == "GangUnschedulable"
+    assert "gang 0/2 ready; 2 nodes Insufficient cpu" in text
+    also = [line.split(":", 1)[1].strip() for line in text.splitlines() if "Also:" in line]
+    assert also == ["WaitingForReservation: nodes locked (podgroups.status)"]
+    assert field(text, "Locked Nodes") == "n1, n2"
+    assert field(text, "Jaeger") == "http://jaeger:16686/trace/0af7651916cd43dd8448eb211c80319c"
+    assert "big-worker-0   worker   Pending   n1" in text
+    assert "worker   2          2     2         0" in text
+
+
+async def test_rejected_job_lists_its_violations(bus):
+    await publish(bus, build_rejected("default/bad"))
+    text = await describe(bus, SETTINGS, "default/bad")
+    assert text is not None
+    assert field(text, "Phase") == "Rejected"
+    assert "spec.tasks[0].replicas   NegativeReplicas   replicas must be >= 0" in text
+
+
+async def test_unknown_job_is_none_when_nothing_was_published_for_it(bus):
+    await publish(bus, build_status("default/other", "Running", running=2))
+    assert await describe(bus, SETTINGS, "default/missing") is None

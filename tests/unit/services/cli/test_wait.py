@@ -1,0 +1,105 @@
+"""``vcbus submit --wait``, ``delete`` and ``queue``: outcomes, progress and records."""
+
+from __future__ import annotations
+
+import argparse
+import io
+from datetime import UTC, datetime
+
+import msgspec
+import pytest
+
+from contracts import JobDeleteRequested, Topic
+from contracts.objects import PodGroupPhase
+from services.cli.delete import delete_record
+from services.cli.queue import resources
+from services.cli.status import StatusStore, trace_id_of
+from services.cli.submit import Progress, outcome
+from shared.bus.outbox import event_record
+from shared.bus.records import Record
+from tests.unit.services.cli.builders import (
+    PREFIX,
+    build_admitted,
+    build_phase,
+    build_rejected,
+    build_status,
+)
+
+
+def store_of(*events) -> StatusStore:
+    store = StatusStore(PREFIX)
+    for offset, event in enumerate(events):
+        out = event_record(event, PREFIX)
+        store.fold(Record(out.topic, 0, offset, out.key, out.value, out.headers))
+    return store
+
+
+def test_outcome_is_done_when_the_job_runs():
+    ours = store_of(
+        build_status("default/a", "Running", running=2),
+        build_phase("default/a", PodGroupPhase.RUNNING),
+    )
+    result = outcome(ours, StatusStore(PREFIX), "default/a", unchanged=False)
+    assert (result.done, result.failed) == (True, False)
+    assert result.line == "default/a: Running, PodGroup Running, 2/2 started"
+
+
+def test_outcome_names_the_reason_while_the_job_waits():
+    ours = store_of(
+        build_status("default/a", "Pending"),
+        build_phase(
+            "default/a", PodGroupPhase.PENDING, reason="QueueClosed", message="queue q is closed"
+        ),
+    )
+    result = outcome(ours, StatusStore(PREFIX), "default/a", unchanged=False)
+    assert not result.done
+    assert result.line.endswith("QueueClosed: queue q is closed")
+
+
+def test_outcome_fails_when_the_job_was_rejected():
+    result = outcome(
+        store_of(build_rejected("default/a")), StatusStore(PREFIX), "default/a", unchanged=False
+    )
+    assert (result.done, result.failed) == (True, True)
+    assert "spec.tasks[0].replicas: replicas must be >= 0" in result.line
+
+
+def test_outcome_takes_the_current_status_when_an_unchanged_resubmission_made_none():
+    ours = store_of(build_admitted("default/a"))
+    current = store_of(build_status("default/a", "Running", running=2))
+    assert outcome(ours, current, "default/a", unchanged=False).line == "default/a: Admitted"
+    assert outcome(ours, current, "default/a", unchanged=True).done
+
+
+def test_progress_appends_a_line_per_change_off_a_terminal():
+    out = io.StringIO()
+    progress = Progress(out, interactive=False)
+    progress.show({"a": "a: Pending", "b": "b: Pending"})
+    progress.show({"a": "a: Running", "b": "b: Pending"})
+    assert out.getvalue().splitlines() == ["a: Pending", "b: Pending", "a: Running"]
+
+
+def test_progress_rewrites_its_lines_in_place_on_a_terminal():
+    out = io.StringIO()
+    progress = Progress(out, interactive=True)
+    progress.show({"a": "a: Pending"})
+    progress.show({"a": "a: Running"})
+    assert out.getvalue() == "\x1b[2Ka: Pending\n\x1b[1F\x1b[2Ka: Running\n"
+
+
+def test_delete_command_is_keyed_by_the_job_in_a_new_trace():
+    record, trace_id = delete_record("team/a", PREFIX, datetime(2026, 1, 1, tzinfo=UTC))
+    assert record.topic == f"{PREFIX}{Topic.JOBS_SUBMITTED}"
+    assert record.key == b"team/a"
+    assert msgspec.json.decode(record.value or b"", type=JobDeleteRequested).job == "team/a"
+    assert (
+        trace_id_of(Record(record.topic, 0, 0, record.key, record.value, record.headers))
+        == trace_id
+    )
+    assert len(trace_id) == 32
+
+
+def test_resources_are_parsed_in_base_units_when_written_like_kubernetes():
+    assert resources("cpu=4, memory=1Gi") == {"cpu": 4000, "memory": 1 << 30}
+    with pytest.raises(argparse.ArgumentTypeError, match="cpu=4,memory=8Gi"):
+        resources("cpu")

@@ -1,0 +1,94 @@
+"""The health server (``/healthz``, ``/readyz``, ``/metrics``) and what readiness waits for."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from contracts import Topic
+from shared.bus.kafka import KafkaSettings
+from shared.bus.memory import InMemoryBus
+from shared.bus.records import TopicPartition
+from shared.bus.router import Route
+from shared.runtime.clock import VirtualClock
+from shared.runtime.health import HealthServer, Readiness, readiness
+from shared.runtime.service import Runtime, Service
+from shared.runtime.settings import Settings
+from shared.runtime.table import Table
+
+
+async def fetch(port: int, request: str) -> tuple[int, str]:
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    try:
+        writer.write(request.encode())
+        await writer.drain()
+        answer = (await reader.read()).decode()
+    finally:
+        writer.close()
+        await writer.wait_closed()
+    head, _, body = answer.partition("\r\n\r\n")
+    return int(head.split()[1]), body
+
+
+def build_runtime(bus: InMemoryBus) -> Runtime:
+    settings = Settings(kafka=KafkaSettings(bootstrap_servers="unused"))
+    return Runtime("svc", bus, VirtualClock(), settings, bus.producer(client_id="p"))
+
+
+async def handle(envelope):
+    return []
+
+
+@pytest.fixture
+async def server():
+    verdict = {"now": Readiness(ready=False, detail="tables catching up: queues")}
+
+    async def metrics() -> str:
+        return "# TYPE x gauge\nx 1\n"
+
+    health = HealthServer(ready=lambda: verdict["now"], metrics=metrics, host="127.0.0.1", port=0)
+    async with health:
+        yield health, verdict
+
+
+async def test_healthz_answers_ok_when_the_loop_runs(server):
+    health, _ = server
+    assert await fetch(health.port, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n") == (200, "ok\n")
+
+
+async def test_readyz_says_what_it_waits_for_until_ready(server):
+    health, verdict = server
+    status, body = await fetch(health.port, "GET /readyz HTTP/1.1\r\n\r\n")
+    assert (status, body) == (503, "tables catching up: queues\n")
+    verdict["now"] = Readiness(ready=True, detail="ready")
+    assert await fetch(health.port, "GET /readyz?verbose HTTP/1.1\r\n\r\n") == (200, "ready\n")
+
+
+async def test_metrics_and_unknown_paths_and_methods_are_answered(server):
+    health, _ = server
+    assert await fetch(health.port, "GET /metrics HTTP/1.1\r\n\r\n") == (
+        200,
+        "# TYPE x gauge\nx 1\n",
+    )
+    assert (await fetch(health.port, "GET /nope HTTP/1.1\r\n\r\n"))[0] == 404
+    assert (await fetch(health.port, "POST /readyz HTTP/1.1\r\n\r\n"))[0] == 405
+    assert await fetch(health.port, "HEAD /healthz HTTP/1.1\r\n\r\n") == (200, "")
+
+
+async def test_readiness_waits_for_tables_consumer_and_restore_then_is_ready():
+    bus = InMemoryBus()
+    table = Table("queues", [Topic.QUEUES], lambda event, record: None)
+    service = Service(name="svc", routes=[Route(Topic.JOBS_ADMITTED, handle, "x")], tables=[table])
+    runtime = build_runtime(bus)
+    assert readiness(service, runtime).detail == "tables catching up: queues"
+    table.caught_up.set()
+    assert readiness(service, runtime).detail == "consumer starting"
+    runtime.ready.set()
+    assert readiness(service, runtime).detail == "consumer joining its group"
+    runtime.polled.set()
+    with runtime.restoring_partitions(frozenset({TopicPartition("t.jobs.admitted", 2)})):
+        assert readiness(service, runtime) == Readiness(False, "restoring partitions [2]")
+    assert readiness(service, runtime) == Readiness(True, "ready")
+    runtime.stopping.set()
+    assert readiness(service, runtime).detail == "stopping"
