@@ -26,7 +26,17 @@ from contracts import (
     TaskCounts,
     Violation,
 )
-from contracts.objects import Condition, Job, Node, Pod, PodGroup, PodGroupPhase, Queue
+from contracts.objects import (
+    Condition,
+    Job,
+    JobPhase,
+    Node,
+    Pod,
+    PodGroup,
+    PodGroupPhase,
+    PodPhase,
+    Queue,
+)
 from contracts.objects.job import JobSpec, TaskSpec
 from shared.bus.kafka import KafkaSettings
 from shared.bus.memory import InMemoryBus
@@ -50,7 +60,7 @@ def build_status(
         event_id=f"{key}-{phase}-{at}",
         occurred_at=NOW + timedelta(seconds=at),
         job_key=JobKey(key),
-        phase=phase,
+        phase=JobPhase(phase),
         min_available=2,
         pending=2 - running,
         running=running,
@@ -150,7 +160,7 @@ def pod_phase(pod: Pod, phase: str, node: str = "") -> PodPhaseChanged:
         job=pod.job,
         task=pod.task,
         node=NodeName(node) if node else None,
-        phase=phase,
+        phase=PodPhase(phase),
         pod_uid=pod.uid,
     )
 
