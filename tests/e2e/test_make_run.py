@@ -1,0 +1,44 @@
+"""``make run`` works: ``vcbus up --demo`` starts everything, runs the demo jobs, exits 0."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.system import SERVICES
+from tests.support.processes import ROOT, service_env
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
+
+
+def _vcbus() -> list[str]:
+    """The ``vcbus`` script of this environment (what ``make run`` calls)."""
+    script = Path(sys.executable).with_name("vcbus")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "services.cli"]
+
+
+def test_demo_completes_every_job_when_vcbus_up_runs_on_a_fresh_log_dir(tmp_path: Path) -> None:
+    """Its own broker, topics and five services; no ``KAFKA_*``/``VCBUS_*``/``OTEL_*`` given."""
+    log_dir = tmp_path / "logs"
+    env = service_env("", "")
+    for name in ("KAFKA_BOOTSTRAP_SERVERS", "VCBUS_TOPIC_PREFIX"):
+        env.pop(name)
+
+    done = subprocess.run(
+        [*_vcbus(), "up", "--demo", "--log-dir", str(log_dir), "--timeout", "200"],
+        env=env,
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=260,
+        check=False,
+    )
+
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output
+    assert "demo: all jobs completed" in done.stdout, output
+    assert sorted(path.stem for path in log_dir.glob("*.log")) == sorted(SERVICES)
