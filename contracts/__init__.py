@@ -2,6 +2,12 @@
 
 from contracts._base import Event, derive_event_id
 from contracts.events.bindings import BindingCreated, BindingsEvent
+from contracts.events.capacity_reservations import (
+    CapacityReleased,
+    CapacityReservationsEvent,
+    CapacityReserved,
+    ReservedPod,
+)
 from contracts.events.jobs_admitted import (
     JobAbortAccepted,
     JobAdmitted,
@@ -61,6 +67,9 @@ __all__ = [
     "BindingCreated",
     "BindingRefused",
     "BindingsEvent",
+    "CapacityReleased",
+    "CapacityReservationsEvent",
+    "CapacityReserved",
     "Event",
     "JobAbortAccepted",
     "JobAbortRequested",
@@ -101,6 +110,7 @@ __all__ = [
     "QueueDeleted",
     "QueuesEvent",
     "ReservationsEvent",
+    "ReservedPod",
     "SubmissionOrigin",
     "TargetJobElected",
     "TaskCounts",

@@ -7,6 +7,11 @@ from dataclasses import dataclass
 
 from contracts._base import Event
 from contracts.events.bindings import BindingCreated, BindingsEvent
+from contracts.events.capacity_reservations import (
+    CapacityReleased,
+    CapacityReservationsEvent,
+    CapacityReserved,
+)
 from contracts.events.cluster_commands import (
     NodeAddRequested,
     NodeCommand,
@@ -70,6 +75,7 @@ class Topic(enum.StrEnum):
     RESERVATIONS = "reservations"
     QUEUES = "queues"
     CLUSTER_COMMANDS = "cluster.commands"
+    CAPACITY_RESERVATIONS = "capacity.reservations"
 
 
 class KeyKind(enum.StrEnum):
@@ -116,6 +122,7 @@ TOPICS: tuple[TopicSpec, ...] = (
     TopicSpec(Topic.RESERVATIONS, ReservationsEvent, KeyKind.JOB, "podgroup-enqueue"),
     TopicSpec(Topic.QUEUES, QueuesEvent, KeyKind.QUEUE, "users"),
     TopicSpec(Topic.CLUSTER_COMMANDS, NodeCommand, KeyKind.NODE, "users"),
+    TopicSpec(Topic.CAPACITY_RESERVATIONS, CapacityReservationsEvent, KeyKind.JOB, "allocator"),
 )
 
 TOPIC_SPECS: dict[Topic, TopicSpec] = {spec.topic: spec for spec in TOPICS}
@@ -177,6 +184,8 @@ def key_of(event: Event) -> str:
             | TargetJobElected()
             | NodesLocked()
             | NodesUnlocked()
+            | CapacityReserved()
+            | CapacityReleased()
         ):
             return event.job
         case BindingCreated():

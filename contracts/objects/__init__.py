@@ -4,6 +4,7 @@ from contracts.objects.job import (
     ANNOTATION_DEPENDENT_JOB,
     ANNOTATION_TARGET_JOB,
     ANNOTATION_TASK_PRIORITY,
+    ANNOTATION_WILL_BIND,
     JOB_API_VERSION,
     JOB_KIND,
     DependsOn,
@@ -33,7 +34,7 @@ from contracts.objects.pod import (
     PodPhase,
     Toleration,
 )
-from contracts.objects.podgroup import PodGroup, PodGroupPhase
+from contracts.objects.podgroup import PodGroup, PodGroupPhase, StageTask
 from contracts.objects.queue import DEFAULT_QUEUE, ROOT_QUEUE, Queue, QueueState
 
 __all__ = [
@@ -44,6 +45,7 @@ __all__ = [
     "ANNOTATION_START_SECONDS",
     "ANNOTATION_TARGET_JOB",
     "ANNOTATION_TASK_PRIORITY",
+    "ANNOTATION_WILL_BIND",
     "DEFAULT_QUEUE",
     "JOB_API_VERSION",
     "JOB_KIND",
@@ -70,6 +72,7 @@ __all__ = [
     "PodTemplate",
     "Queue",
     "QueueState",
+    "StageTask",
     "Taint",
     "TaskSpec",
     "Toleration",

@@ -19,6 +19,8 @@ JOB_KIND = "Job"
 ANNOTATION_DEPENDENT_JOB = "volcano.sh/dependent-job"
 ANNOTATION_TARGET_JOB = "volcano.sh/target-job"
 ANNOTATION_TASK_PRIORITY = "volcano.sh/task-priority"
+ANNOTATION_WILL_BIND = "vcbus.io/will-bind"
+"""``"false"`` opts a dependsOn job out of will-bind reservations (docs/architecture.md)."""
 
 
 class JobPhase(enum.StrEnum):

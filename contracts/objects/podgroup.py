@@ -8,6 +8,7 @@ from datetime import datetime
 import msgspec
 
 from contracts.keys import JobKey
+from contracts.objects.pod import Toleration
 from contracts.quantity import Resources
 
 
@@ -21,12 +22,32 @@ class PodGroupPhase(enum.StrEnum):
     COMPLETED = "Completed"
 
 
+class StageTask(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_defaults=True):
+    """A task of a dependent job whose pods are created later (it has ``dependsOn``).
+
+    What the allocator needs to reserve capacity for the task's minimum pods before they
+    exist (will-bind, docs/architecture.md): how many, and what each pod asks of a node,
+    resolved as the job-controller resolves them for the real pods.
+    """
+
+    name: str
+    replicas: int = 0
+    min_available: int = 0
+    """The task's minimum pods: its ``minAvailable``, else ``replicas`` (SPEC A3/A5)."""
+    requests: Resources = {}
+    node_selector: dict[str, str] = {}
+    tolerations: tuple[Toleration, ...] = ()
+    priority: int = 1
+    """The task's pod priority (task priority annotation, priority class, ``priority``)."""
+
+
 class PodGroup(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_defaults=True):
     """A gang: at least ``min_member`` pods (and per-task minimums) placed together.
 
     ``min_task_member`` has no entry for a task without a minimum (SPEC A1, fourth row).
-    ``dependent`` marks a job with ``dependsOn`` (SPEC A5); ``stages`` lists the tasks that
-    have no pods yet for such a job, with their minimums, so gang checks can skip them.
+    ``dependent`` marks a job with ``dependsOn`` (SPEC A5); gang checks skip its tasks that
+    have no pods yet. ``stages`` (added later, empty from older writers) describes the tasks
+    with ``dependsOn`` of such a job, so the allocator can reserve room for them.
     """
 
     name: str
@@ -42,3 +63,4 @@ class PodGroup(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_d
     dependent: bool = False
     uid: str = ""
     creation_timestamp: datetime | None = None
+    stages: tuple[StageTask, ...] = ()

@@ -17,6 +17,9 @@ Deliberate deviations from Volcano:
   priority-class map and carried on the PodGroup (``priority``), so the scheduler needs no
   PriorityClass lister. A name that is not in the map resolves to 0, as Volcano's lister
   error does.
+- A dependent job's PodGroup lists its tasks with ``dependsOn`` as ``stages`` (minimum
+  pods, per-pod requests, node selector, tolerations, priority, resolved as for the real
+  pods), so the allocator can reserve room for them before they exist (will-bind).
 """
 
 from __future__ import annotations
@@ -26,9 +29,10 @@ from datetime import datetime
 
 from contracts.keys import JobKey, split_key
 from contracts.objects.job import ANNOTATION_DEPENDENT_JOB, Job, TaskSpec
-from contracts.objects.pod_spec import pod_requests, string_field
-from contracts.objects.podgroup import PodGroup
+from contracts.objects.pod_spec import node_selector, pod_requests, string_field
+from contracts.objects.podgroup import PodGroup, StageTask
 from contracts.quantity import Resources, add
+from services.job_controller.pods import pod_priority, pod_tolerations
 
 
 def podgroup_name(job_name: str, uid: str) -> str:
@@ -116,6 +120,36 @@ def min_resources(job: Job, priority_classes: Mapping[str, int]) -> Resources:
     return out
 
 
+def stages(job: Job, priority_classes: Mapping[str, int]) -> tuple[StageTask, ...]:
+    """Return the tasks with ``dependsOn`` as the scheduler reserves for them, in spec order.
+
+    Args:
+        job: the admitted job.
+        priority_classes: priority class name → value.
+
+    Returns:
+        One ``StageTask`` per task with a non-empty ``dependsOn``: its minimum pods (SPEC
+        A3: ``minAvailable``, else ``replicas``) and what each pod asks of a node.
+    """
+    out = []
+    for task in job.spec.tasks:
+        if task.depends_on is None or not task.depends_on.name:
+            continue
+        spec = task.template.spec
+        out.append(
+            StageTask(
+                name=task.name,
+                replicas=task.replicas,
+                min_available=task_minimum(task),
+                requests=pod_requests(spec),
+                node_selector=node_selector(spec),
+                tolerations=pod_tolerations(spec),
+                priority=pod_priority(task, job, priority_classes),
+            )
+        )
+    return tuple(out)
+
+
 def build_podgroup(
     job_key: JobKey,
     job: Job,
@@ -137,10 +171,12 @@ def build_podgroup(
 
     Returns:
         The PodGroup: minMember, minTaskMember, minResources, queue, priority class and
-        its value, the job's annotations, and ``dependent`` for a dependsOn job.
+        its value, the job's annotations, and ``dependent`` and ``stages`` for a dependsOn
+        job.
     """
     namespace, name = split_key(job_key)
     annotations = dict(sorted(job.metadata.annotations.items()))
+    dependent = annotations.get(ANNOTATION_DEPENDENT_JOB) == "true"
     return PodGroup(
         name=podgroup_name(name, uid),
         namespace=namespace,
@@ -152,9 +188,10 @@ def build_podgroup(
         priority_class_name=job.spec.priority_class_name,
         priority=priority_classes.get(job.spec.priority_class_name, 0),
         annotations=annotations,
-        dependent=annotations.get(ANNOTATION_DEPENDENT_JOB) == "true",
+        dependent=dependent,
         uid=podgroup_uid,
         creation_timestamp=created_at,
+        stages=stages(job, priority_classes) if dependent else (),
     )
 
 
@@ -166,4 +203,5 @@ def same_spec(left: PodGroup, right: PodGroup) -> bool:
         and left.min_resources == right.min_resources
         and left.priority_class_name == right.priority_class_name
         and left.priority == right.priority
+        and left.stages == right.stages
     )

@@ -77,6 +77,19 @@ def pod_priority(task: TaskSpec, job: Job, priority_classes: Mapping[str, int]) 
     return DEFAULT_TASK_PRIORITY if explicit is None else explicit
 
 
+def pod_tolerations(spec: Mapping[str, object]) -> tuple[Toleration, ...]:
+    """Return the tolerations of a pod template's spec as contract values."""
+    return tuple(
+        Toleration(
+            key=item.get("key", ""),
+            operator=item.get("operator", "Equal"),
+            value=item.get("value", ""),
+            effect=item.get("effect", ""),
+        )
+        for item in tolerations(spec)
+    )
+
+
 def build_pod(
     *,
     job_key: JobKey,
@@ -135,15 +148,7 @@ def build_pod(
         priority=pod_priority(task, job, priority_classes),
         priority_class_name=pod_priority_class(task, job),
         node_selector=node_selector(spec),
-        tolerations=tuple(
-            Toleration(
-                key=item.get("key", ""),
-                operator=item.get("operator", "Equal"),
-                value=item.get("value", ""),
-                effect=item.get("effect", ""),
-            )
-            for item in tolerations(spec)
-        ),
+        tolerations=pod_tolerations(spec),
         labels=dict(sorted(labels.items())),
         annotations=dict(sorted(annotations.items())),
         scheduler_name=string_field(spec, "schedulerName")

@@ -8,7 +8,8 @@ import pytest
 
 from contracts.keys import JobKey
 from contracts.objects.job import Job
-from contracts.objects.podgroup import PodGroup
+from contracts.objects.pod import Toleration
+from contracts.objects.podgroup import PodGroup, StageTask
 from services.job_controller.podgroup import (
     build_podgroup,
     min_resources,
@@ -125,7 +126,46 @@ def test_podgroup_carries_name_queue_priority_and_dependent_flag_when_built() ->
         annotations={"volcano.sh/dependent-job": "true"},
         dependent=True,
         creation_timestamp=T0,
+        stages=(
+            StageTask(name="b", replicas=1, min_available=1, requests={"cpu": 100}, priority=1000),
+        ),
     )
+
+
+def test_stages_describe_the_dependent_tasks_pods_when_the_job_has_depends_on() -> None:
+    """Will-bind: the allocator reserves for a later stage from what its pods will ask."""
+    job = build_job(
+        build_task("worker", 3, min_available=2),
+        build_task(
+            "master",
+            2,
+            cpu="2",
+            depends_on=["worker"],
+            priority_class="master-pri",
+            spec_extra={
+                "nodeSelector": {"role": "master"},
+                "tolerations": [{"key": "gpu", "operator": "Exists", "effect": "NoSchedule"}],
+            },
+        ),
+    )
+    podgroup = build_podgroup(JobKey("default/job"), job, "u1", PRIORITY_CLASSES, created_at=T0)
+    assert podgroup.stages == (
+        StageTask(
+            name="master",
+            replicas=2,
+            min_available=2,
+            requests={"cpu": 2000},
+            node_selector={"role": "master"},
+            tolerations=(Toleration(key="gpu", operator="Exists", effect="NoSchedule"),),
+            priority=100,
+        ),
+    )
+
+
+def test_podgroup_has_no_stages_when_the_job_has_no_depends_on() -> None:
+    job = build_job(build_task("a"), build_task("b"))
+    podgroup = build_podgroup(JobKey("default/job"), job, "u1", PRIORITY_CLASSES, created_at=T0)
+    assert podgroup.stages == ()
 
 
 def test_podgroup_priority_is_zero_when_priority_class_is_unknown() -> None:

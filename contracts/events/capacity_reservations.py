@@ -1,0 +1,71 @@
+"""``capacity.reservations``: will-bind reservations of dependent jobs, from the allocator.
+
+When the allocator commits the first stage of a job with ``dependsOn`` (SPEC A5), it
+reserves capacity on nodes for the minimum pods of the job's stages that have no pods yet,
+so that they bind as soon as their dependencies are ready (docs/architecture.md,
+"Will-bind"). The topic is keyed by job. Every event carries ``held``, everything reserved
+for the job after it, so the newest event of a job is its whole reservation (what
+compaction would keep) and folding is a replacement.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import msgspec
+
+from contracts._base import Event
+from contracts.keys import JobKey, NodeName
+from contracts.quantity import Resources
+
+
+class ReservedPod(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_defaults=True):
+    """A pod that does not exist yet, held as capacity on a node.
+
+    ``task`` and ``index`` name the pod it stands for (``<job>-<task>-<index>``);
+    ``requests`` are what that pod will ask for.
+    """
+
+    task: str
+    index: int
+    node: NodeName
+    requests: Resources = {}
+
+
+class CapacityReserved(Event, tag="capacity.reserved.v1", frozen=True, kw_only=True):
+    """Capacity was reserved for pods of a dependent job's later stages (``pods``)."""
+
+    job: JobKey
+    podgroup: str
+    uid: str = ""
+    """The PodGroup's uid: a reservation belongs to one incarnation of the PodGroup."""
+    pods: tuple[ReservedPod, ...]
+    held: tuple[ReservedPod, ...] = ()
+    """Everything reserved for the job after this event."""
+    expires_at: datetime | None = None
+    """When the reservation is released if its stages have not bound (will-bind timeout)."""
+    reason: str = ""
+
+
+class CapacityReleased(Event, tag="capacity.released.v1", frozen=True, kw_only=True):
+    """Reserved capacity was given back (``pods``), and why.
+
+    Reasons: ``StageBound`` (the stage's real pods were bound), ``JobEnded`` (the job
+    completed or has no pod placed any more), ``JobDeleted`` (its PodGroup is gone or was
+    recreated), ``WillBindTimeout`` (the stages did not bind in time: the job is re-queued),
+    ``WillBindDisabled`` (switched off in the configuration or by the job's annotation),
+    ``NotNeeded`` (the job no longer has such a pod).
+    """
+
+    job: JobKey
+    podgroup: str
+    uid: str = ""
+    pods: tuple[ReservedPod, ...]
+    held: tuple[ReservedPod, ...] = ()
+    """What is still reserved for the job after this event."""
+    expires_at: datetime | None = None
+    reason: str
+    message: str = ""
+
+
+CapacityReservationsEvent = CapacityReserved | CapacityReleased
