@@ -1,0 +1,264 @@
+"""docker-compose.yml, deploy/Dockerfile, deploy/topics.yaml and deploy/k8s are checked here.
+
+No Docker engine or Kubernetes runs in CI, so these tests check what can be checked without
+one: every file parses, every service it names is a vcbus service run by a real CLI command,
+every topic it creates is one the services use (and none is missing), the scheduler
+configuration is valid and the same everywhere, and the probes reach the health server.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shlex
+import tomllib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from services.cli import build_parser
+from services.cli import serve as serve_command
+from services.cli.serve import BUILDERS, add_service_options
+from shared.runtime.settings import Settings
+from shared.runtime.topology import contract_topics, service_topics
+from shared.scheduling.framework.conf import parse_conf
+
+ROOT = Path(__file__).resolve().parents[3]
+DEPLOY = ROOT / "deploy"
+K8S = DEPLOY / "k8s"
+PREFIX = "vcbus."
+SCALABLE = {"admission", "job-controller", "cluster"}
+SINGLETONS = {"podgroup-enqueue", "allocator"}
+SCHEDULER_CONF_OPTION = {"allocator": "--scheduler-conf", "podgroup-enqueue": "--enqueue-conf"}
+
+
+def expected_topics() -> set[tuple[str, int, bool]]:
+    """Every topic the contracts and the services use, under the default prefix."""
+    parser = argparse.ArgumentParser()
+    add_service_options(parser)
+    args = parser.parse_args([])
+    settings = Settings.from_env({"KAFKA_BOOTSTRAP_SERVERS": "unused"})
+    configs = contract_topics(PREFIX, 4)
+    for build in BUILDERS.values():
+        configs += service_topics(build(args, settings), PREFIX, 4)
+    return {(c.name, c.partitions, c.compacted) for c in configs}
+
+
+def created_topics(script: str) -> set[tuple[str, int, bool]]:
+    """The topics a topic-creation script creates (its ``create NAME PARTITIONS [compact]``)."""
+    out = set()
+    for line in script.splitlines():
+        words = line.split()
+        if words[:1] == ["create"] and len(words) in (3, 4):
+            out.add((words[1], int(words[2]), words[3:] == ["compact"]))
+    return out
+
+
+def table_topics() -> set[tuple[str, int, bool]]:
+    """The topics of the operators' table, deploy/topics.yaml."""
+    table = yaml.safe_load((DEPLOY / "topics.yaml").read_text())
+    prefix = table["prefix"]
+    return {
+        (f"{prefix}{t['name']}", t["partitions"], t.get("compacted", False))
+        for t in table["topics"]
+    }
+
+
+def matched(pattern: str, text: str) -> re.Match[str]:
+    match = re.search(pattern, text, re.M)
+    assert match is not None, f"{pattern!r} not found"
+    return match
+
+
+def parsed(arguments: list[str]) -> argparse.Namespace:
+    """The CLI's parse of ``vcbus <arguments>`` (argparse exits on an unknown command)."""
+    return build_parser().parse_args(arguments)
+
+
+def k8s_documents() -> Iterator[tuple[Path, dict[str, Any]]]:
+    for path in sorted(K8S.glob("*.yaml")):
+        for document in yaml.safe_load_all(path.read_text()):
+            if document:
+                yield path, document
+
+
+@pytest.fixture(scope="module")
+def compose() -> dict[str, Any]:
+    document: dict[str, Any] = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    return document
+
+
+@pytest.fixture(scope="module")
+def vcbus_services(compose) -> dict[str, dict[str, Any]]:
+    return {
+        name: service
+        for name, service in compose["services"].items()
+        if str(service.get("image", "")).startswith("vcbus:")
+    }
+
+
+def test_compose_runs_kafka_in_kraft_mode_and_jaeger_v2_with_otlp(compose):
+    kafka = compose["services"]["kafka"]
+    assert kafka["image"].startswith("apache/kafka:")
+    assert "controller" in kafka["environment"]["KAFKA_PROCESS_ROLES"]
+    jaeger = compose["services"]["jaeger"]
+    assert re.fullmatch(r"jaegertracing/jaeger:2\.\d+\.\d+", jaeger["image"])
+    published = {int(port.split(":")[0]) for port in jaeger["ports"]}
+    assert {4317, 4318, 16686} <= published
+
+
+def test_compose_runs_every_service_with_a_real_cli_command_and_replicas(vcbus_services):
+    assert set(vcbus_services) == set(BUILDERS)
+    for name, service in vcbus_services.items():
+        args = parsed(service["command"])
+        assert args.func is serve_command.run
+        assert args.service == name
+        replicas = service["deploy"]["replicas"]
+        assert replicas >= 2, f"{name} runs {replicas} replica"
+        assert service["depends_on"]["topics"]["condition"] == "service_completed_successfully"
+
+
+def test_compose_sends_every_service_traces_to_jaeger_under_its_own_name(compose, vcbus_services):
+    for name, service in vcbus_services.items():
+        env = service["environment"]
+        assert env["OTEL_SERVICE_NAME"] == name
+        assert env["OTEL_TRACES_EXPORTER"] == "otlp"
+        host, port = matched(
+            r"^http://([\w-]+):(\d+)$", env["OTEL_EXPORTER_OTLP_ENDPOINT"]
+        ).groups()
+        assert host in compose["services"]
+        assert host == "jaeger"
+        assert port == "4318"  # the exporter speaks OTLP over HTTP
+        bootstrap_host = env["KAFKA_BOOTSTRAP_SERVERS"].split(":")[0]
+        assert bootstrap_host in compose["services"]
+        assert "8080/readyz" in " ".join(service["healthcheck"]["test"])
+
+
+def test_compose_mounts_the_scheduler_conf_that_its_services_are_given(vcbus_services):
+    for name, option in SCHEDULER_CONF_OPTION.items():
+        service = vcbus_services[name]
+        path = service["command"][service["command"].index(option) + 1]
+        source, target = service["volumes"][0].split(":")[:2]
+        assert path.startswith(f"{target}/")
+        assert (ROOT / source / Path(path).name).is_file()
+
+
+def test_compose_topic_step_creates_exactly_the_topics_in_use(compose):
+    step = compose["services"]["topics"]
+    assert step["depends_on"]["kafka"]["condition"] == "service_healthy"
+    assert created_topics(step["command"][0]) == table_topics()
+
+
+def test_topic_table_lists_exactly_the_topics_in_use():
+    """A topic added to contracts/topics.py (or a new store or lease) goes into deploy/topics.yaml,
+    the topic step of docker-compose.yml and deploy/k8s/topics-job.yaml."""
+    table = yaml.safe_load((DEPLOY / "topics.yaml").read_text())
+    assert table["prefix"] == PREFIX
+    expected = expected_topics()
+    listed = table_topics()
+    assert not listed - expected, "deploy/topics.yaml names topics no service uses"
+    assert not expected - listed, "topics in use are missing from deploy/topics.yaml"
+
+
+def test_dockerfile_entrypoint_is_the_cli_and_its_command_parses():
+    text = (DEPLOY / "Dockerfile").read_text()
+    entrypoint = yaml.safe_load(matched(r"^ENTRYPOINT (.+)$", text).group(1))
+    command = yaml.safe_load(matched(r"^CMD (.+)$", text).group(1))
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    assert entrypoint == ["vcbus"]
+    assert scripts["vcbus"] == "services.cli:main"
+    assert parsed(command).func is serve_command.run
+    for source in re.findall(r"^COPY (?!--from)(\S+)", text, re.M):
+        assert (ROOT / source).exists(), source
+
+
+def test_k8s_manifests_parse_and_kustomization_lists_every_file():
+    kustomization = yaml.safe_load((K8S / "kustomization.yaml").read_text())
+    files = {path.name for path in K8S.glob("*.yaml")} - {"kustomization.yaml"}
+    assert set(kustomization["resources"]) == files
+    kinds = [document["kind"] for _, document in k8s_documents()]
+    assert kinds.count("Deployment") == len(BUILDERS)
+
+
+def test_k8s_deployments_run_real_cli_commands_with_probes_resources_and_settings():
+    settings = next(
+        d
+        for _, d in k8s_documents()
+        if d["kind"] == "ConfigMap" and d["metadata"]["name"] == "vcbus-settings"
+    )
+    assert {"KAFKA_BOOTSTRAP_SERVERS", "OTEL_EXPORTER_OTLP_ENDPOINT"} <= set(settings["data"])
+    port = int(settings["data"]["VCBUS_HEALTH_PORT"])
+    seen = set()
+    for _, document in k8s_documents():
+        if document["kind"] != "Deployment":
+            continue
+        name = document["metadata"]["name"]
+        container = document["spec"]["template"]["spec"]["containers"][0]
+        args = parsed(container["args"])
+        assert args.func is serve_command.run
+        assert args.service == name
+        assert document["spec"]["replicas"] >= (2 if name in SCALABLE | SINGLETONS else 1)
+        ports = {p["name"]: p["containerPort"] for p in container["ports"]}
+        assert container["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "http"}
+        assert container["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "http"}
+        assert ports["http"] == port
+        assert {"cpu", "memory"} <= set(container["resources"]["requests"])
+        assert {"name": "vcbus-settings"} in [e["configMapRef"] for e in container["envFrom"]]
+        env = {e["name"]: e.get("value") for e in container["env"]}
+        assert env["OTEL_SERVICE_NAME"] == name
+        seen.add(name)
+    assert seen == set(BUILDERS)
+
+
+def test_k8s_scheduler_configmap_is_the_deploy_conf_and_mounted_where_the_services_read_it():
+    documents = list(k8s_documents())
+    conf = next(
+        d
+        for _, d in documents
+        if d["kind"] == "ConfigMap" and d["metadata"]["name"] == "vcbus-scheduler"
+    )
+    for key, text in conf["data"].items():
+        assert text == (DEPLOY / "scheduler" / key).read_text()
+        parse_conf(text)
+    for _, document in documents:
+        if (
+            document["kind"] != "Deployment"
+            or document["metadata"]["name"] not in SCHEDULER_CONF_OPTION
+        ):
+            continue
+        name = document["metadata"]["name"]
+        pod = document["spec"]["template"]["spec"]
+        args = pod["containers"][0]["args"]
+        path = Path(args[args.index(SCHEDULER_CONF_OPTION[name]) + 1])
+        mount = pod["containers"][0]["volumeMounts"][0]
+        volume = next(v for v in pod["volumes"] if v["name"] == mount["name"])
+        assert volume["configMap"]["name"] == "vcbus-scheduler"
+        assert str(path.parent) == mount["mountPath"]
+        assert path.name in conf["data"]
+
+
+def test_k8s_topic_job_creates_exactly_the_topics_in_use():
+    documents = [d for _, d in k8s_documents()]
+    script = next(
+        d for d in documents if d["kind"] == "ConfigMap" and d["metadata"]["name"] == "vcbus-topics"
+    )
+    assert created_topics(script["data"]["create-topics.sh"]) == table_topics()
+    job = next(d for d in documents if d["kind"] == "Job")
+    container = job["spec"]["template"]["spec"]["containers"][0]
+    assert container["image"].startswith("apache/kafka:")
+    assert shlex.join(container["command"]).endswith("create-topics.sh")
+
+
+def test_every_vcbus_setting_used_in_deploy_is_documented_in_the_readme(compose):
+    readme = (ROOT / "README.md").read_text()
+    texts = [
+        (ROOT / "docker-compose.yml").read_text(),
+        *(p.read_text() for p in K8S.glob("*.yaml")),
+    ]
+    texts.append((DEPLOY / "Dockerfile").read_text())
+    used = {name for text in texts for name in re.findall(r"\bVCBUS_[A-Z_]+\b", text)}
+    assert used
+    assert not {name for name in used if f"`{name}`" not in readme}
