@@ -57,7 +57,8 @@ log = structlog.get_logger("vcbus.inprocess")
 QUIET_YIELDS = 32
 """Event-loop turns without a new record or clock wait after which the system is idle."""
 MAX_QUIESCE_ROUNDS = 100_000
-STOP_ROUNDS = 1_000
+ROUNDS = 1_000
+"""Steps a virtual run may take to start or stop its services."""
 
 
 class SimulationError(RuntimeError):
@@ -209,11 +210,19 @@ class _Fold:
         self._prefix = prefix
         self.records = 0
         self.last_activity = start
+        self._started = False
         self._codecs: dict[str, TopicCodec[Event] | None] = {}
+
+    def begin(self) -> None:
+        """Start the scenario's time now (the services are ready)."""
+        self.start = self.last_activity = self.clock.now()
+        self._started = True
 
     def now(self) -> float:
         """Seconds since the start (0 before it: while the services start)."""
-        return max(0.0, (self.clock.now() - self.start).total_seconds())
+        if not self._started:
+            return 0.0
+        return (self.clock.now() - self.start).total_seconds()
 
     def _codec(self, topic: str) -> TopicCodec[Event] | None:
         if topic not in self._codecs:
@@ -251,6 +260,7 @@ class VirtualPacer:
     def __init__(self, bus: InMemoryBus, clock: VirtualClock) -> None:
         self.bus = bus
         self.clock = clock
+        self.rounds = ROUNDS
         self._progress: Callable[[], int] = lambda: 0
 
     def watch(self, progress: Callable[[], int]) -> None:
@@ -282,11 +292,16 @@ class VirtualPacer:
 
 
 class RealPacer:
-    """Sleeps on a real (possibly scaled) clock, looking at the system every ``step`` seconds."""
+    """Sleeps on a real (possibly scaled) clock, looking at the system every ``step`` seconds.
 
-    def __init__(self, clock: Clock, step: float = 0.1) -> None:
+    ``patience`` is how many clock seconds the services may take to start (join their
+    consumer groups, take their leases) or to stop.
+    """
+
+    def __init__(self, clock: Clock, step: float = 0.1, patience: float = 600.0) -> None:
         self.clock = clock
         self.step = step
+        self.rounds = max(1, int(patience / step))
 
     def watch(self, progress: Callable[[], int]) -> None:
         """Nothing to watch: real time passes on its own."""
@@ -319,6 +334,15 @@ class _Running:
 
 
 Handler = Callable[[Envelope[Any]], Awaitable[Sequence[Event]]]
+
+
+def _is_ready(item: _Running) -> bool:
+    runtime = item.runtime
+    return (
+        runtime.ready.is_set()
+        and (not item.service.routes or bool(runtime.assigned))
+        and (runtime.lease is None or runtime.lease.is_active)
+    )
 
 
 def _pod_handler(services: Sequence[Service]) -> Handler | None:
@@ -389,11 +413,12 @@ async def run_system(
                 driver.running.append(_Running(service, runtime, task))
             driver.pod_handler = _pod_handler(services)
             await driver.wait_ready()
-            fold.start = fold.last_activity = clock.now()
+            fold.begin()
             stopped_by = await driver.drive(inputs)
             await driver.stop()
     finally:
         await producer.stop()
+    log.info("simulation_stopped", stopped_by=stopped_by, records=fold.records, at=fold.now())
     return outcome.report(stopped_by=stopped_by)
 
 
@@ -420,12 +445,16 @@ class _Driver:
         await self.producer.send(outbox.take())
 
     async def wait_ready(self) -> None:
-        for _ in range(STOP_ROUNDS):
+        """Wait until every service consumes its partitions and singletons hold their lease."""
+        for _ in range(self.pacer.rounds):
             await self.pacer.quiesce()
-            if all(item.runtime.ready.is_set() for item in self.running):
+            if all(_is_ready(item) for item in self.running):
                 return
             await self._step()
-        raise SimulationError("the services did not become ready")
+        raise SimulationError(
+            "services did not start: "
+            + ", ".join(item.service.name for item in self.running if not _is_ready(item))
+        )
 
     async def _step(self, target: datetime | None = None) -> None:
         moment = self.pacer.next_moment()
@@ -488,7 +517,7 @@ class _Driver:
     async def stop(self) -> None:
         for item in self.running:
             item.runtime.stopping.set()
-        for _ in range(STOP_ROUNDS):
+        for _ in range(self.pacer.rounds):
             await self.pacer.quiesce()
             if all(item.task.done() for item in self.running):
                 return

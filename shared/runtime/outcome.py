@@ -7,6 +7,9 @@ rejected submissions with every violation; the reservation (target job, locked n
 and a timeline of notable events. :meth:`Outcome.report` returns all of it as plain data
 in a stable order, so equal runs give equal JSON.
 
+A PodGroup's phase change published after its deletion (podgroup-enqueue had not seen the
+deletion yet) is ignored, so the final phase does not depend on that race.
+
 The reason of a job is the first condition with a reason among, for a job in a final
 phase, its own status conditions, then its PodGroup's; for any other job, its PodGroup's
 phase conditions (podgroup-enqueue, SPEC A8), then the allocator's gang conditions, then
@@ -61,6 +64,7 @@ class _Job:
     phase: str = ""
     podgroup: str = ""
     podgroup_name: str = ""
+    podgroups_deleted: set[str] = field(default_factory=set)
     tasks: dict[str, dict[str, int]] = field(default_factory=dict)
     job_conditions: tuple[Condition, ...] = ()
     podgroup_conditions: tuple[Condition, ...] = ()
@@ -204,7 +208,9 @@ class Outcome:
 
     def _podgroup_phase(self, t: float, event: PodGroupPhaseChanged) -> None:
         job = self.jobs.setdefault(event.job, _Job())
-        if job.podgroup_name and event.podgroup != job.podgroup_name:
+        if event.podgroup in job.podgroups_deleted or (
+            job.podgroup_name and event.podgroup != job.podgroup_name
+        ):
             return
         if job.podgroup != event.phase or job.podgroup_conditions != event.conditions:
             entry: dict[str, object] = {
