@@ -472,9 +472,7 @@ def _json(value: object, pad: str) -> str:
 
 
 def render_text(outcome: Mapping[str, Any]) -> str:
-    """The outcome as tables for people (a snapshot scenario's outcome as JSON)."""
-    if "timeline" not in outcome:
-        return render_json(outcome)
+    """A full-mode outcome as tables and a timeline, for people."""
     lines: list[str] = []
     jobs = outcome.get("jobs")
     if isinstance(jobs, Mapping) and jobs:
@@ -588,7 +586,8 @@ def run(args: argparse.Namespace) -> int:
     except (OSError, ScenarioFileError, ScenarioError, ConfError) as exc:
         sys.stderr.write(f"vcbus simulate: {exc}\n")
         return 2
-    sys.stdout.write(render_json(outcome) if args.json else render_text(outcome))
+    as_json = args.json or is_snapshot(document)
+    sys.stdout.write(render_json(outcome) if as_json else render_text(outcome))
     if args.bus == "kafka":
         sys.stderr.write(
             "note: on a broker the services race in real time: final phases and counts match "

@@ -206,3 +206,38 @@ async def test_scaled_clock_runs_speed_times_faster_when_sped_up():
     await clock.sleep(20.0)
     await clock.wait_for(asyncio.Event(), 5.0)
     assert base.slept == [2.0, 0.5]
+
+
+def test_cli_prints_json_when_scenario_is_a_snapshot(tmp_path: Path, capsys):
+    path = tmp_path / "snapshot.json"
+    path.write_text(
+        json.dumps(
+            {
+                "nodes": [NODE],
+                "podgroups": [
+                    {
+                        "name": "pg1",
+                        "namespace": "default",
+                        "queue": "default",
+                        "minMember": 1,
+                        "phase": "Inqueue",
+                    }
+                ],
+                "pods": [
+                    {
+                        "name": "p0",
+                        "namespace": "default",
+                        "podgroup": "pg1",
+                        "task": "main",
+                        "requests": {"cpu": "1"},
+                        "phase": "Pending",
+                    }
+                ],
+            }
+        )
+    )
+    parser = argparse.ArgumentParser()
+    simulate.register(parser.add_subparsers())
+    args = parser.parse_args(["simulate", str(path)])
+    assert args.func(args) == 0
+    assert json.loads(capsys.readouterr().out)["bindings"] == {"default/p0": "n1"}
