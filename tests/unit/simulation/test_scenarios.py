@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +45,30 @@ def test_outcome_matches_golden_when_scenario_runs_in_memory(path: Path):
 def test_output_is_identical_when_scenario_runs_twice():
     path = ROOT / "examples" / "scenarios" / "full-gang.yaml"
     assert simulate(path) == simulate(path)
+
+
+@pytest.mark.parametrize("seed", ["1", "2"])
+def test_output_matches_golden_when_another_process_uses_another_hash_seed(seed: str):
+    """Set and dict orders of strings change with the hash seed; the output must not."""
+    path = ROOT / "examples" / "scenarios" / "full-run-seconds.yaml"
+    code = (
+        "import sys; from pathlib import Path; "
+        "from services.cli.simulate import load_document, render_json, simulate_document; "
+        "from shared.logging.setup import configure_logging; "
+        "configure_logging('simulate', level='error'); "
+        "p = Path(sys.argv[1]); "
+        "sys.stdout.write(render_json(simulate_document(load_document(p.read_text()), p.parent)))"
+    )
+    env = {**os.environ, "PYTHONHASHSEED": seed}
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(path)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        check=True,
+    )
+    assert done.stdout == (GOLDEN / f"{path.stem}.json").read_text()
 
 
 def _first(timeline: list[dict[str, Any]], event: str, prefix: str) -> float:
