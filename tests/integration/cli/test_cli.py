@@ -1,0 +1,145 @@
+"""The CLI against a running system on a real broker: submit, get, watch, describe, delete, queue.
+
+Services run as ``vcbus serve`` processes (``tests/support/served.py``); the CLI runs in the
+test's process (``main``) or, for ``--watch``, as a process of its own. Waits are bounded
+polls, never timing claims.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.support.processes import Processes
+from tests.support.served import eventually, run_cli
+
+pytestmark = pytest.mark.slow
+
+
+def job(name: str, *, replicas: int = 2, cpu: str = "1", start_seconds: float = 0) -> str:
+    """A gang of ``replicas`` workers; with ``start_seconds`` its pods start that much later."""
+    return f"""\
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata:
+  name: {name}
+spec:
+  queue: default
+  tasks:
+    - name: worker
+      replicas: {replicas}
+      template:
+        metadata:
+          annotations:
+            vcbus.io/start-seconds: "{start_seconds:g}"
+        spec:
+          containers:
+            - name: worker
+              image: busybox
+              resources:
+                requests: {{cpu: "{cpu}", memory: 1Gi}}
+"""
+
+
+@pytest.fixture
+def manifest(tmp_path: Path):
+    def write(name: str, text: str) -> str:
+        path = tmp_path / f"{name}.yaml"
+        path.write_text(text)
+        return str(path)
+
+    return write
+
+
+def test_submit_wait_shows_progress_until_running_when_the_gang_fits(system, monkeypatch, manifest):
+    status, out, _ = run_cli(
+        system, monkeypatch, "submit", manifest("fits", job("fits")), "--wait", "--timeout", "60"
+    )
+    assert status == 0, out
+    lines = out.splitlines()
+    assert lines[0].startswith("submitted default/fits trace_id=")
+    assert lines[-1].startswith("default/fits: Running, PodGroup Running, 2/2 started")
+
+    status, out, _ = run_cli(system, monkeypatch, "get", "pods", "-o", "json")
+    pods = [p for p in json.loads(out)["items"] if p["job"] == "default/fits"]
+    assert sorted(p["name"] for p in pods) == ["fits-worker-0", "fits-worker-1"]
+    assert all(p["phase"] == "Running" and p["node"].startswith("node-") for p in pods)
+
+    status, out, _ = run_cli(system, monkeypatch, "get", "nodes")
+    assert [line.split()[0] for line in out.splitlines()] == ["NAME", "node-0", "node-1"]
+    status, out, _ = run_cli(system, monkeypatch, "get", "podgroups", "fits")
+    assert out.splitlines()[1].split()[-1] == "Running"
+
+
+def test_describe_names_the_reason_when_a_job_stays_pending(system, monkeypatch, manifest):
+    status, out, _ = run_cli(system, monkeypatch, "submit", manifest("huge", job("huge", cpu="6")))
+    assert status == 0
+    trace_id = out.split("trace_id=")[1].strip()
+    described: dict[str, str] = {}
+
+    def reason_known() -> bool:
+        code, text, _ = run_cli(system, monkeypatch, "describe", "job", "huge")
+        described["text"] = text
+        return code == 0 and "Pending Reason:   QueueOverCapability" in text
+
+    eventually(reason_known, "describe naming QueueOverCapability", system)
+    text = described["text"]
+    assert "Phase:            Pending" in text
+    assert "queue default would exceed its capability" in text
+    assert f"Jaeger:           http://localhost:16686/trace/{trace_id}" in text
+
+    status, out, _ = run_cli(system, monkeypatch, "get", "jobs", "huge")
+    assert out.splitlines()[1].split()[-1] == "QueueOverCapability"
+
+
+def test_get_watch_shows_a_phase_change_when_a_job_starts(system, monkeypatch, manifest):
+    with Processes() as processes:
+        watch = processes.start("watch", "services.cli", "get", "jobs", "--watch", env=system.env())
+        watch.wait_for(lambda line: str(line.get("text", "")).startswith("NAMESPACE"))
+        status, _, _ = run_cli(
+            system, monkeypatch, "submit", manifest("slow", job("slow", start_seconds=2))
+        )
+        assert status == 0
+
+        def row(phase: str):
+            return lambda line: str(line.get("text", "")).split()[1:3] == ["slow", phase]
+
+        pending = watch.wait_for(row("Pending"))
+        running = watch.wait_for(row("Running"))
+    assert pending["_seq"] < running["_seq"]
+
+
+def test_delete_wait_returns_once_the_job_is_gone(system, monkeypatch, manifest):
+    status, _, _ = run_cli(
+        system, monkeypatch, "submit", manifest("gone", job("gone")), "--wait", "--timeout", "60"
+    )
+    assert status == 0
+    status, out, _ = run_cli(
+        system, monkeypatch, "delete", "job", "gone", "--wait", "--timeout", "60"
+    )
+    assert status == 0
+    assert out.splitlines() == ["job default/gone delete requested", "job default/gone deleted"]
+    status, out, err = run_cli(system, monkeypatch, "get", "jobs", "gone")
+    assert (out, err) == ("", "No resources found\n")
+
+
+def test_queue_create_and_close_show_in_get_queues(system, monkeypatch):
+    status, out, _ = run_cli(
+        system, monkeypatch, "queue", "create", "research", "--weight", "3", "--capability", "cpu=2"
+    )
+    assert (status, out) == (0, "queue research created\n")
+
+    def state_of_research() -> str:
+        _, text, _ = run_cli(system, monkeypatch, "get", "queues", "research", "-o", "json")
+        items = json.loads(text)["items"]
+        return str(items[0]["state"]) if items else ""
+
+    eventually(lambda: state_of_research() == "Open", "queue research listed Open", system)
+    status, out, _ = run_cli(system, monkeypatch, "queue", "close", "research")
+    assert (status, out) == (0, "queue research closed\n")
+    eventually(lambda: state_of_research() == "Closed", "queue research listed Closed", system)
+    _, text, _ = run_cli(system, monkeypatch, "get", "queues", "research", "-o", "json")
+    assert json.loads(text)["items"][0]["capability"] == {"cpu": "2"}
+    assert run_cli(system, monkeypatch, "queue", "close", "nosuch")[0] == 1
