@@ -52,4 +52,5 @@ async def test_final_phases_and_counts_match_memory_when_scenario_runs_on_kafka(
     in_memory = await simulate_in_memory(scenario)
     on_kafka = await simulate_on_kafka(scenario, settings, speed=10.0)
     assert final_state(on_kafka) == final_state(in_memory)
-    assert {job["phase"] for job in on_kafka["jobs"].values()} == {"Completed"}
+    jobs: Any = on_kafka["jobs"]
+    assert {job["phase"] for job in jobs.values()} == {"Completed"}
