@@ -76,9 +76,7 @@ FAMILIES = (
         "gauge",
         "PodGroups not yet running (Pending or Inqueue), by phase and reason code.",
     ),
-    Family(
-        "vcbus.consumer.lag", "gauge", "Records of an assigned partition not yet handled."
-    ),
+    Family("vcbus.consumer.lag", "gauge", "Records of an assigned partition not yet handled."),
     Family("vcbus.records.consumed", "counter", "Records handled, by topic."),
     Family(
         "vcbus.records.dead_lettered",
@@ -172,9 +170,7 @@ class ServiceMetrics:
             description=helps["vcbus.cycle.duration"],
             explicit_bucket_boundaries_advisory=CYCLE_BUCKETS,
         )
-        self._bindings = meter.create_counter(
-            "vcbus.bindings", description=helps["vcbus.bindings"]
-        )
+        self._bindings = meter.create_counter("vcbus.bindings", description=helps["vcbus.bindings"])
         self._bindings.add(0)
         meter.create_observable_gauge(
             "vcbus.podgroups.pending",
