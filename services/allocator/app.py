@@ -8,6 +8,7 @@ active allocators could not overcommit.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from pathlib import Path
 
 from contracts import Event
@@ -19,7 +20,7 @@ from shared.scheduling import ClusterView
 from shared.scheduling.framework.conf import SchedulerConf, default_conf, parse_conf
 from shared.step import Ctx
 
-from .cycle import run_cycle
+from .cycle import next_due, run_cycle
 
 NAME = "allocator"
 
@@ -32,12 +33,15 @@ def load_conf(path: str | None) -> SchedulerConf:
 def build_service(
     settings: Settings, clock: Clock, *, conf: SchedulerConf | None = None
 ) -> Service:
-    """The allocator: ``allocate, backfill`` cycles on input change (debounced) and every second."""
+    """The allocator: ``allocate, backfill`` on change, at will-bind timeouts, each second."""
     conf = conf or default_conf()
     view = ClusterView()
 
     def decide(ctx: Ctx) -> Sequence[Event]:
         return run_cycle(view.snapshot(), conf, ctx).events
+
+    def due(now: datetime) -> datetime | None:
+        return next_due(view.snapshot(), now)
 
     return scheduling_service(
         NAME,
@@ -45,6 +49,7 @@ def build_service(
         apply=view.apply,  # type: ignore[arg-type]
         decide=decide,
         assume=view.assume,  # type: ignore[arg-type]
+        next_due=due,
         cycle_span="allocator.cycle",
         action="allocate",
     )

@@ -8,23 +8,29 @@ Deliberate deviations from Volcano:
   snapshot knows (the allocator's last publication), not rewritten every session.
 - PodGroup phases are computed (``CycleResult.session.podgroup_updates``) but not published:
   ``podgroups.status`` has one writer, podgroup-enqueue.
+- Will-bind reservations (vcbus, ``shared.scheduling.framework.will_bind``) are published on
+  ``capacity.reservations``; ``next_due`` gives the moment the earliest one times out.
 """
 
 from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from datetime import datetime
 
 import msgspec
 
 from contracts._base import Event, derive_event_id
 from contracts.events.bindings import BindingCreated
+from contracts.events.capacity_reservations import CapacityReleased, CapacityReserved
 from contracts.events.podgroups_conditions import PodGroupConditionsChanged
 from contracts.keys import NodeName
 from contracts.objects.meta import Condition
+from shared.scheduling.events import will_bind_events
 from shared.scheduling.framework.conf import SchedulerConf
 from shared.scheduling.framework.results import BindDecision, PodGroupUpdate, SessionResult
 from shared.scheduling.framework.session import run_session
+from shared.scheduling.model import naive_utc
 from shared.scheduling.snapshot import ClusterSnapshot
 from shared.step import Ctx
 
@@ -39,11 +45,13 @@ class CycleResult:
     bindings: tuple[BindingCreated, ...]
     conditions: tuple[PodGroupConditionsChanged, ...]
     session: SessionResult
+    reservations: tuple[CapacityReserved | CapacityReleased, ...] = ()
+    """Will-bind reservations made and released, in order."""
 
     @property
     def events(self) -> tuple[Event, ...]:
-        """Bindings first, then condition changes (the order to publish them in)."""
-        return (*self.bindings, *self.conditions)
+        """Bindings, then will-bind changes, then conditions (the order to publish them in)."""
+        return (*self.bindings, *self.reservations, *self.conditions)
 
 
 def binding_event(decision: BindDecision, ctx: Ctx) -> BindingCreated:
@@ -85,7 +93,8 @@ def run_cycle(snapshot: ClusterSnapshot, conf: SchedulerConf, ctx: Ctx) -> Cycle
         ctx: the cycle's time.
 
     Returns:
-        The bindings and condition changes to publish, with the session's full result.
+        The bindings, will-bind changes and condition changes to publish, with the
+        session's full result.
     """
     result = run_session(snapshot, conf, now=ctx.now)
     bindings = tuple(binding_event(d, ctx) for d in result.decisions)
@@ -96,4 +105,28 @@ def run_cycle(snapshot: ClusterSnapshot, conf: SchedulerConf, ctx: Ctx) -> Cycle
         state = snapshot.podgroups.get(update.job)
         previous = state.conditions if state is not None else ()
         conditions.append(conditions_event(update, previous, ctx))
-    return CycleResult(bindings=bindings, conditions=tuple(conditions), session=result)
+    return CycleResult(
+        bindings=bindings,
+        conditions=tuple(conditions),
+        session=result,
+        reservations=will_bind_events(result, ctx.now),
+    )
+
+
+def next_due(snapshot: ClusterSnapshot, now: datetime | None = None) -> datetime | None:
+    """The next moment a cycle may change something with no new input: a will-bind timeout.
+
+    Args:
+        snapshot: the view after the last cycle's own events were folded in.
+        now: the time of the last cycle; only later moments are returned.
+
+    Returns:
+        The earliest expiry of a held will-bind reservation after ``now``, or ``None``.
+    """
+    moments = [
+        held.expires_at
+        for held in snapshot.will_bind.values()
+        if held.pods and held.expires_at is not None
+    ]
+    later = [m for m in moments if now is None or naive_utc(m) > naive_utc(now)]
+    return min(later, key=naive_utc) if later else None

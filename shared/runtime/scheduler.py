@@ -30,6 +30,7 @@ SCHEDULING_TOPICS = (
     Topic.NODES,
     Topic.QUEUES,
     Topic.RESERVATIONS,
+    Topic.CAPACITY_RESERVATIONS,
 )
 """What a scheduling service's view follows: the whole cluster, its own outputs included."""
 

@@ -1,8 +1,9 @@
-"""The events a session's result stands for: PodGroup phase changes and reservation changes.
+"""The events a session's result stands for: PodGroup phases, reservations, will-bind.
 
-podgroup-enqueue publishes them (``podgroups.status``, ``reservations``) and the snapshot
-scenario folds them back into its view, so both build them here, with deterministic ids: a
-cycle run twice on the same snapshot emits the same ids.
+podgroup-enqueue publishes the phase and reservation changes (``podgroups.status``,
+``reservations``), the allocator the will-bind changes (``capacity.reservations``), and the
+snapshot scenario folds them back into its view, so all build them here, with deterministic
+ids: a cycle run twice on the same snapshot emits the same ids.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import assert_never
 import msgspec
 
 from contracts._base import derive_event_id
+from contracts.events.capacity_reservations import CapacityReleased, CapacityReserved
 from contracts.events.podgroups_status import PodGroupPhaseChanged
 from contracts.events.reservations import NodesLocked, NodesUnlocked, TargetJobElected
 from contracts.keys import JobKey, NodeName
@@ -23,6 +25,8 @@ from shared.scheduling.framework.results import (
     ReservationChange,
     ReservationChangeKind,
     SessionResult,
+    WillBindChange,
+    WillBindChangeKind,
 )
 from shared.scheduling.snapshot import ClusterSnapshot
 
@@ -30,8 +34,11 @@ PHASE_KIND = "podgroup.phase_changed.v1"
 ELECTED_KIND = "reservation.target_elected.v1"
 LOCKED_KIND = "reservation.nodes_locked.v1"
 UNLOCKED_KIND = "reservation.nodes_unlocked.v1"
+CAPACITY_RESERVED_KIND = "capacity.reserved.v1"
+CAPACITY_RELEASED_KIND = "capacity.released.v1"
 
 ReservationEvent = TargetJobElected | NodesLocked | NodesUnlocked
+WillBindEvent = CapacityReserved | CapacityReleased
 
 
 def _digest(value: object) -> str:
@@ -121,3 +128,59 @@ def reservation_event(change: ReservationChange, now: datetime) -> ReservationEv
 def reservation_events(result: SessionResult, now: datetime) -> tuple[ReservationEvent, ...]:
     """The reservation changes of a session, in the order they were made."""
     return tuple(reservation_event(c, now) for c in result.reservation_changes)
+
+
+def will_bind_event(change: WillBindChange, now: datetime) -> WillBindEvent:
+    """The ``capacity.reservations`` event of one change.
+
+    Its id derives from the PodGroup uid, the reason, the pods changed, what is held after
+    and the expiry (distinct for each reservation), so a cycle run twice emits the same id.
+    """
+    generation = (
+        f"{change.uid}:{change.reason}:{_digest([change.pods, change.held, change.expires_at])}"
+    )
+    match change.kind:
+        case WillBindChangeKind.RESERVED:
+            return CapacityReserved(
+                event_id=derive_event_id(CAPACITY_RESERVED_KIND, change.job, generation),
+                occurred_at=now,
+                job=change.job,
+                podgroup=change.podgroup,
+                uid=change.uid,
+                pods=change.pods,
+                held=change.held,
+                expires_at=change.expires_at,
+                reason=change.reason,
+            )
+        case WillBindChangeKind.RELEASED:
+            return CapacityReleased(
+                event_id=derive_event_id(CAPACITY_RELEASED_KIND, change.job, generation),
+                occurred_at=now,
+                job=change.job,
+                podgroup=change.podgroup,
+                uid=change.uid,
+                pods=change.pods,
+                held=change.held,
+                expires_at=change.expires_at,
+                reason=change.reason,
+                message=change.message,
+            )
+        case _:
+            assert_never(change.kind)
+
+
+def will_bind_events(result: SessionResult, now: datetime) -> tuple[WillBindEvent, ...]:
+    """The will-bind changes of a session, in the order they were made."""
+    return tuple(will_bind_event(c, now) for c in result.will_bind_changes)
+
+
+def describe_will_bind(event: WillBindEvent) -> str:
+    """One line for a timeline: what was reserved or released, where, and why."""
+    pods = ", ".join(f"{p.task}-{p.index} on {p.node}" for p in event.pods)
+    match event:
+        case CapacityReserved(job=job):
+            return f"reserved {pods} for {job}"
+        case CapacityReleased(job=job, reason=reason):
+            return f"released {pods} of {job} ({reason})"
+        case _:
+            assert_never(event)

@@ -7,7 +7,9 @@
 changes, elections, locks, unlocks) into the view, then runs the other actions (``allocate``,
 ``backfill``) in a second session on the updated view, as the allocator does. It returns the
 bindings made, each PodGroup's phase, conditions and reason, the target job and the locked
-nodes, and a timeline with one entry per cycle. Same input, same output.
+nodes, the will-bind reservations held at the end, and a timeline with one entry per cycle
+(bindings, phase changes, reservation changes, will-bind reservations made and released).
+Same input, same output.
 
 Document keys besides the snapshot (``nodes``, ``queues``, ``podgroups``, ``pods``,
 ``priorityClasses``, ``reservation``): ``config``, ``cycles`` (default 1), ``now`` (default
@@ -45,7 +47,14 @@ from contracts.events.pods_status import PodPhaseChanged
 from contracts.events.reservations import NodesLocked, NodesUnlocked, TargetJobElected
 from contracts.keys import JobKey, NodeName, PodKey
 from contracts.objects.pod import ANNOTATION_EXIT_CODE, ANNOTATION_RUN_SECONDS, PodPhase
-from shared.scheduling.events import ReservationEvent, phase_events, reservation_events
+from shared.scheduling.events import (
+    ReservationEvent,
+    WillBindEvent,
+    describe_will_bind,
+    phase_events,
+    reservation_events,
+    will_bind_events,
+)
 from shared.scheduling.framework.conf import (
     ENQUEUE_SIDE_ACTIONS,
     ConfError,
@@ -92,6 +101,7 @@ class CycleRecord:
         reservation_at_allocation: the reservation the allocator's session saw.
         decisions: the allocator's bindings.
         reservation: the reservation at the end of the cycle.
+        will_bind: the allocator's will-bind reservations made and released.
     """
 
     cycle: int
@@ -104,6 +114,7 @@ class CycleRecord:
     reservation: Reservation
     enqueue_result: SessionResult | None = None
     enqueue_snapshot: ClusterSnapshot | None = None
+    will_bind: tuple[WillBindEvent, ...] = ()
 
     def timeline_entry(self) -> dict[str, object]:
         """The cycle as the scenario output's ``timeline`` shows it (keys sorted)."""
@@ -116,6 +127,7 @@ class CycleRecord:
             "reservation": [_describe(e) for e in self.reservation_events],
             "targetJob": self.reservation.target_job,
             "time": self.elapsed,
+            "willBind": [describe_will_bind(e) for e in self.will_bind],
         }
 
 
@@ -301,10 +313,13 @@ class Simulation:
             phases = {str(e.job): e.phase.value for e in published if e.previous_phase != e.phase}
         snapshot = self.view.snapshot()
         decisions: tuple[BindDecision, ...] = ()
+        will_bind: tuple[WillBindEvent, ...] = ()
         if self.allocate_conf.actions:
             result = run_session(snapshot, self.allocate_conf, now=now)
             decisions = result.decisions
+            will_bind = will_bind_events(result, now)
             self._assume_allocation(result, now)
+            self.view.assume(will_bind)
         self.view.confirm_bindings()
         for decision in decisions:
             self.started[decision.key] = now
@@ -320,6 +335,7 @@ class Simulation:
             reservation=self.view.snapshot().reservation,
             enqueue_result=enqueue_result,
             enqueue_snapshot=enqueue_snapshot,
+            will_bind=will_bind,
         )
         self.cycle += 1
         return record
@@ -360,7 +376,8 @@ def run_snapshot_scenario(doc: Mapping[str, object]) -> dict[str, object]:
         ``{"bindings": {"ns/pod": node}, "lockedNodes": [...], "podgroups": {"ns/name":
         {"phase", "conditions", "reason"}}, "targetJob": job or None, "timeline": [...]}``,
         keys sorted; ``timeline`` has one entry per cycle (bindings, phase changes,
-        reservation changes, target job and locked nodes after it).
+        reservation changes, target job and locked nodes after it, will-bind changes);
+        ``willBind`` maps each job to the pods still reserved for it.
 
     Raises:
         ScenarioError: a malformed entry.
@@ -382,12 +399,18 @@ def run_snapshot_scenario(doc: Mapping[str, object]) -> dict[str, object]:
             "reason": msgspec.to_builtins(reason) if reason is not None else None,
         }
     reservation = final.reservation
+    will_bind = {
+        str(job): [f"{p.task}-{p.index} on {p.node}" for p in held.pods]
+        for job, held in sorted(final.will_bind.items())
+        if held.pods
+    }
     return {
         "bindings": dict(sorted(simulation.bindings.items())),
         "lockedNodes": sorted(reservation.locked_nodes),
         "podgroups": podgroups,
         "targetJob": str(reservation.target_job) if reservation.target_job else None,
         "timeline": timeline,
+        "willBind": will_bind,
     }
 
 

@@ -23,6 +23,10 @@ Deliberate deviations:
   PodGroup uid, so it is the same after a restart that replays the topic.
 - A ``PodGroupPhaseChanged`` that names a PodGroup uid other than the current one (a late
   change of a deleted PodGroup) does not set the phase of its successor.
+- Will-bind reservations (``capacity.reservations``, vcbus) are part of the snapshot
+  (``will_bind``): the newest event of a job replaces its entry (events carry everything
+  held). An entry outlives its PodGroup until the allocator publishes its release; sessions
+  account only entries whose PodGroup (same uid) still exists.
 """
 
 from __future__ import annotations
@@ -36,6 +40,11 @@ from typing import assert_never
 import msgspec
 
 from contracts.events.bindings import BindingCreated
+from contracts.events.capacity_reservations import (
+    CapacityReleased,
+    CapacityReserved,
+    ReservedPod,
+)
 from contracts.events.nodes import NodeChanged, NodeRegistered, NodeRemoved
 from contracts.events.podgroups import PodGroupCreated, PodGroupDeleted, PodGroupUpdated
 from contracts.events.podgroups_conditions import PodGroupConditionsChanged
@@ -44,11 +53,11 @@ from contracts.events.pods import PodCreated, PodDeleted
 from contracts.events.pods_status import BindingRefused, PodPhaseChanged
 from contracts.events.queues import QueueDeclared, QueueDeleted
 from contracts.events.reservations import NodesLocked, NodesUnlocked, TargetJobElected
-from contracts.keys import JobKey, PodKey, job_key, pod_key
+from contracts.keys import JobKey, NodeName, PodKey, job_key, pod_key
 from contracts.objects.meta import Condition
 from contracts.objects.node import Node, Taint
 from contracts.objects.pod import Pod, PodPhase, Toleration
-from contracts.objects.podgroup import PodGroup, PodGroupPhase
+from contracts.objects.podgroup import PodGroup, PodGroupPhase, StageTask
 from contracts.objects.queue import DEFAULT_QUEUE, Queue, QueueState
 from contracts.quantity import parse_resources
 
@@ -71,8 +80,13 @@ ClusterEvent = (
     | TargetJobElected
     | NodesLocked
     | NodesUnlocked
+    | CapacityReserved
+    | CapacityReleased
 )
 """Every event a ``ClusterView`` folds."""
+
+WILL_BIND_TIMEOUT = "WillBindTimeout"
+"""The release reason of a will-bind reservation that timed out (the job is re-queued)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +135,29 @@ class Reservation:
 
 
 @dataclass(frozen=True, slots=True)
+class WillBind:
+    """A dependent job's will-bind reservation: capacity held for its later stages.
+
+    Attributes:
+        job: the job.
+        podgroup: the PodGroup's name.
+        uid: the PodGroup's uid (the reservation belongs to that incarnation).
+        pods: the pods held, as capacity on nodes.
+        reserved_at: when the first of them was reserved.
+        expires_at: when the reservation times out, if its stages have not bound.
+        timed_out: the reservation timed out; no new one is made for this PodGroup.
+    """
+
+    job: JobKey
+    podgroup: str
+    uid: str
+    pods: tuple[ReservedPod, ...] = ()
+    reserved_at: datetime | None = None
+    expires_at: datetime | None = None
+    timed_out: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class ClusterSnapshot:
     """Everything one scheduling cycle reads, frozen."""
 
@@ -129,6 +166,7 @@ class ClusterSnapshot:
     podgroups: Mapping[JobKey, PodGroupState] = field(default_factory=lambda: MappingProxyType({}))
     pods: Mapping[PodKey, PodState] = field(default_factory=lambda: MappingProxyType({}))
     reservation: Reservation = Reservation()
+    will_bind: Mapping[JobKey, WillBind] = field(default_factory=lambda: MappingProxyType({}))
 
     @classmethod
     def build(
@@ -139,6 +177,7 @@ class ClusterSnapshot:
         podgroups: Iterable[PodGroupState] = (),
         pods: Iterable[PodState] = (),
         reservation: Reservation | None = None,
+        will_bind: Iterable[WillBind] = (),
     ) -> ClusterSnapshot:
         """Build a snapshot from lists (tests, scenarios)."""
         return cls(
@@ -147,6 +186,7 @@ class ClusterSnapshot:
             podgroups=MappingProxyType({pg.podgroup.job: pg for pg in podgroups}),
             pods=MappingProxyType({pod_key(p.pod.namespace, p.pod.name): p for p in pods}),
             reservation=reservation or Reservation(),
+            will_bind=MappingProxyType({w.job: w for w in will_bind}),
         )
 
 
@@ -169,6 +209,7 @@ class ClusterView:
         self._refusal_ids: set[str] = set()
         self._state: dict[PodKey, PodState] = {}
         self._reservation = Reservation()
+        self._will_bind: dict[JobKey, WillBind] = {}
 
     # Folding ---------------------------------------------------------------------------
     def apply(self, event: ClusterEvent) -> None:  # noqa: PLR0915 - one case per event type
@@ -187,6 +228,9 @@ class ClusterView:
                 self._first_seen.pop(job, None)
                 self._phases.pop(job, None)
                 self._conditions.pop(job, None)
+                held = self._will_bind.get(job)
+                if held is not None and not held.pods:
+                    del self._will_bind[job]
             case PodGroupPhaseChanged(job=job, phase=phase, conditions=conditions, uid=uid):
                 self._phases[job] = (phase, conditions, uid)
             case PodGroupConditionsChanged(job=job, conditions=conditions):
@@ -229,6 +273,12 @@ class ClusterView:
                 self._queues.pop(name, None)
             case TargetJobElected() | NodesLocked() | NodesUnlocked():
                 self._reservation = fold_reservation(self._reservation, event)
+            case CapacityReserved() | CapacityReleased():
+                folded = fold_will_bind(self._will_bind.get(event.job), event)
+                if folded is None:
+                    self._will_bind.pop(event.job, None)
+                else:
+                    self._will_bind[event.job] = folded
             case _:
                 assert_never(event)
 
@@ -282,6 +332,7 @@ class ClusterView:
             podgroups=MappingProxyType(podgroups),
             pods=MappingProxyType(dict(self._state)),
             reservation=self._reservation,
+            will_bind=MappingProxyType({k: self._will_bind[k] for k in sorted(self._will_bind)}),
         )
 
     @classmethod
@@ -307,6 +358,7 @@ class ClusterView:
                 view._status[key] = (pod_state.phase, pod_state.node)
             view._compose(key)
         view._reservation = snapshot.reservation
+        view._will_bind = dict(snapshot.will_bind)
         return view
 
     def set_phase(self, job: JobKey, phase: PodGroupPhase) -> None:
@@ -326,8 +378,11 @@ class ClusterView:
     def from_scenario(cls, doc: Mapping[str, object]) -> ClusterView:
         """Build a view from a DESIGN §9 snapshot scenario document.
 
-        It reads ``nodes``, ``queues``, ``podgroups`` (optional ``firstSeen``), ``pods`` and
-        the optional ``reservation`` (``{target, locked, electedAt, generation}``) and
+        It reads ``nodes``, ``queues``, ``podgroups`` (optional ``firstSeen`` and, for a
+        dependent one, ``stages``: ``[{name, replicas, minAvailable, requests,
+        nodeSelector, tolerations, priority}]``), ``pods``, the optional ``reservation``
+        (``{target, locked, electedAt, generation}``), ``willBind`` (``[{job, pods: [{task,
+        index, node, requests}], reservedAt, expiresAt, timedOut}]``) and
         ``priorityClasses``.
 
         Raises:
@@ -347,6 +402,9 @@ class ClusterView:
                 elected_at=_timestamp(reservation.get("electedAt"), "reservation.electedAt"),
                 generation=generation if target else 0,
             )
+        for raw in _list(doc.get("willBind"), "willBind"):
+            held = _will_bind(raw, view._podgroups)
+            view._will_bind[held.job] = held
         return view
 
     def add_scenario_objects(
@@ -432,6 +490,46 @@ def fold_reservation(
             if generation or current.target_job in (None, job):
                 return Reservation(generation=max(generation, current.generation))
             return replace(current, locked_nodes=current.locked_nodes - frozenset(nodes))
+        case _:
+            assert_never(event)
+
+
+def fold_will_bind(
+    current: WillBind | None, event: CapacityReserved | CapacityReleased
+) -> WillBind | None:
+    """Return a job's will-bind reservation after one ``capacity.reservations`` event.
+
+    The event's ``held`` replaces what is held (the topic is keyed by job, so a job's events
+    arrive in order; applying one twice changes nothing). A release of an older PodGroup
+    incarnation than the one held is stale and ignored. A timeout leaves an empty entry
+    marked ``timed_out``, so no new reservation is made for that PodGroup; any other release
+    of everything removes the entry (``None``).
+    """
+    same = current is not None and (not event.uid or not current.uid or current.uid == event.uid)
+    match event:
+        case CapacityReserved(held=held, pods=pods, occurred_at=at):
+            reserved_at = current.reserved_at if same and current is not None else at
+            return WillBind(
+                job=event.job,
+                podgroup=event.podgroup,
+                uid=event.uid,
+                pods=held or pods,
+                reserved_at=reserved_at,
+                expires_at=event.expires_at,
+            )
+        case CapacityReleased(held=held, reason=reason):
+            if current is not None and not same:
+                return current
+            if current is None:
+                if reason != WILL_BIND_TIMEOUT:
+                    return None
+                return WillBind(
+                    job=event.job, podgroup=event.podgroup, uid=event.uid, timed_out=True
+                )
+            timed_out = current.timed_out or reason == WILL_BIND_TIMEOUT
+            if not held and not timed_out:
+                return None
+            return replace(current, pods=held, timed_out=timed_out)
         case _:
             assert_never(event)
 
@@ -576,8 +674,78 @@ def _podgroup(raw: object, classes: Mapping[str, object]) -> tuple[PodGroup, Pod
         dependent=bool(entry.get("dependent", False)),
         uid=str(entry.get("uid", "") or f"{namespace}-{name}"),
         creation_timestamp=_timestamp(entry.get("creationTimestamp"), where),
+        stages=tuple(
+            _stage(raw_stage, classes, where)
+            for raw_stage in _list(entry.get("stages"), f"{where} stages")
+        ),
     )
     return pg, phase
+
+
+def _stage(raw: object, classes: Mapping[str, object], where: str) -> StageTask:
+    entry = _mapping(raw, f"{where} stages[]")
+    name = str(entry.get("name", ""))
+    if not name:
+        raise ScenarioError(f"{where}: every stage needs a name")
+    where = f"{where} stage {name}"
+    replicas = _int(entry.get("replicas"), f"{where} replicas", 1)
+    return StageTask(
+        name=name,
+        replicas=replicas,
+        min_available=_int(entry.get("minAvailable"), f"{where} minAvailable", replicas),
+        requests=_quantities(entry.get("requests"), f"{where} requests"),
+        node_selector=_str_map(entry.get("nodeSelector"), f"{where} nodeSelector"),
+        tolerations=_tolerations(entry.get("tolerations"), where),
+        priority=_priority(entry, classes, where)
+        if ("priority" in entry or "priorityClassName" in entry)
+        else 1,
+    )
+
+
+def _tolerations(raw: object, where: str) -> tuple[Toleration, ...]:
+    return tuple(
+        Toleration(
+            **{
+                k: str(v)
+                for k, v in _mapping(t, f"{where} toleration").items()
+                if k in ("key", "operator", "value", "effect")
+            }
+        )
+        for t in _list(raw, f"{where} tolerations")
+    )
+
+
+def _will_bind(raw: object, podgroups: Mapping[JobKey, PodGroup]) -> WillBind:
+    entry = _mapping(raw, "willBind[]")
+    job = JobKey(str(entry.get("job", "")))
+    if "/" not in job:
+        raise ScenarioError(f"willBind: job must be namespace/name, got {job!r}")
+    where = f"willBind {job}"
+    pods = []
+    for raw_pod in _list(entry.get("pods"), f"{where} pods"):
+        pod = _mapping(raw_pod, f"{where} pods[]")
+        task = str(pod.get("task", ""))
+        node = str(pod.get("node", ""))
+        if not task or not node:
+            raise ScenarioError(f"{where}: every pod needs a task and a node")
+        pods.append(
+            ReservedPod(
+                task=task,
+                index=_int(pod.get("index"), f"{where} {task} index", 0),
+                node=NodeName(node),
+                requests=_quantities(pod.get("requests"), f"{where} {task} requests"),
+            )
+        )
+    group = podgroups.get(job)
+    return WillBind(
+        job=job,
+        podgroup=str(entry.get("podgroup", "") or (group.name if group else "")),
+        uid=str(entry.get("uid", "") or (group.uid if group else "")),
+        pods=tuple(sorted(pods, key=lambda p: (p.task, p.index))),
+        reserved_at=_timestamp(entry.get("reservedAt"), f"{where} reservedAt"),
+        expires_at=_timestamp(entry.get("expiresAt"), f"{where} expiresAt"),
+        timed_out=bool(entry.get("timedOut", False)),
+    )
 
 
 def pod_index(name: str) -> int:
@@ -604,16 +772,7 @@ def _pod(raw: object, classes: Mapping[str, object]) -> tuple[Pod, PodPhase, str
     except ValueError as exc:
         raise ScenarioError(f"{where}: unknown phase {phase_text!r}") from exc
     node = entry.get("node")
-    tolerations = tuple(
-        Toleration(
-            **{
-                k: str(v)
-                for k, v in _mapping(t, f"{where} toleration").items()
-                if k in ("key", "operator", "value", "effect")
-            }
-        )
-        for t in _list(entry.get("tolerations"), f"{where} tolerations")
-    )
+    tolerations = _tolerations(entry.get("tolerations"), where)
     pod = Pod(
         name=name,
         namespace=namespace,

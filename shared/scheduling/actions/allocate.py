@@ -16,6 +16,11 @@ Deliberate deviations:
   pods in the same cycle, so other jobs' minimum pods are not starved.
 - Node choice is vectorised and ties go to the node name that sorts first (A7).
 - Sub-jobs, network topology, scheduling gates and nominated nodes are not modelled.
+- Will-bind (vcbus, ``framework.will_bind``): first, reservations that are no longer due are
+  released and the later stages of dependent jobs are reserved where they fit; a pending
+  pod takes the capacity reserved for it and goes to the reserved node when it fits there;
+  when a dependent job's statement commits, its stages without pods yet are reserved at once.
+  Arguments ``will-bind`` and ``will-bind-timeout``.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from shared.scheduling.framework.priority_queue import PriorityQueue
 from shared.scheduling.framework.session import Session
 from shared.scheduling.framework.statement import Statement
 from shared.scheduling.framework.status import FitErrors
+from shared.scheduling.framework.will_bind import refresh, reserve_stages, will_bind_args
 from shared.scheduling.model import JobInfo, QueueInfo, TaskInfo
 
 NAME = "allocate"
@@ -42,6 +48,8 @@ class AllocateAction:
     def execute(self, ssn: Session) -> None:
         """Run allocate over the session."""
         promote = get_bool(ssn.action_arguments(NAME), PROMOTE_PENDING, default=False)
+        will_bind = will_bind_args(ssn)
+        refresh(ssn, will_bind)
         queues: PriorityQueue[QueueInfo] = PriorityQueue(ssn.queue_order_fn)
         jobs_by_queue: dict[str, PriorityQueue[JobInfo]] = {}
         pending: dict[str, list[TaskInfo]] = {}
@@ -83,6 +91,8 @@ class AllocateAction:
             stmt = allocate_resources_for_tasks(ssn, job, queue, tasks)
             if stmt is not None and ssn.job_ready(job):
                 stmt.commit()
+                if job.dependent:
+                    reserve_stages(ssn, job, will_bind)
                 if tasks and not job.dependent:
                     jobs.push(job)
             queues.push(queue)
@@ -117,7 +127,7 @@ def allocate_resources_for_tasks(
             )
             job.nodes_fit_errors[task.uid] = errors
             continue
-        placement = ssn.place(task)
+        placement = ssn.place(task, stmt.take_will_bind(task))
         if placement.node is None:
             job.nodes_fit_errors[task.uid] = placement.fit_errors or FitErrors()
             if job.need_continue_allocating():

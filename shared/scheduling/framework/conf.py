@@ -242,6 +242,10 @@ def conf_from_mapping(
 
 
 def _check_plugin_arguments(conf: SchedulerConf) -> None:
+    from shared.scheduling.framework.will_bind import (  # noqa: PLC0415 - it imports conf
+        ACTION,
+        WillBindArgs,
+    )
     from shared.scheduling.plugins import PLUGIN_BUILDERS  # noqa: PLC0415 - tables import us
 
     for tier in conf.tiers:
@@ -250,6 +254,10 @@ def _check_plugin_arguments(conf: SchedulerConf) -> None:
                 PLUGIN_BUILDERS[option.name]({**conf.arguments, **option.arguments})
             except ValueError as exc:
                 raise ConfError(f"plugin {option.name!r}: {exc}") from exc
+    try:
+        WillBindArgs.parse({**conf.arguments, **conf.action_arguments(ACTION)})
+    except ValueError as exc:
+        raise ConfError(f"action {ACTION!r}: {exc}") from exc
 
 
 def default_conf() -> SchedulerConf:

@@ -8,15 +8,21 @@ Port of volcano@v1.12.0 ``pkg/scheduler/framework/job_updater.go`` (``UpdateAll`
 3. otherwise Pending, unless the PodGroup is Inqueue (it stays Inqueue).
 
 Deliberate deviations:
-- A dependent job compares with its wait-create-adjusted minimum (SPEC A5).
+- A dependent job compares with its wait-create-adjusted minimum (SPEC A5), and a Running
+  (or Unknown) dependent job with pods scheduled does not fall back to Pending when a later
+  stage's pods appear: enqueue admitted it on the whole job's minResources (A5), so its
+  later stages are not admitted again (else the job would wait for room for all its stages
+  beside its own running ones: half-started, and counted twice).
 - A PodGroup without pods keeps its phase.
 - Only PodGroups whose phase or allocator conditions changed are returned, as values.
 - ``status_updates`` adds what ``podgroups.status`` carries (SPEC A8): one ``Unschedulable``
   condition with the highest-ranked reason among enqueue's rejections of this session, the
   allocator's last ``Unschedulable`` condition and a dependent job's missing stages, ranked
   ``QueueNotFound`` > ``QueueClosed`` > ``QueueOverCapability`` > ``ClusterOverused`` >
-  ``GangUnschedulable`` (and other allocator reasons) > ``WaitingForDependency`` >
-  ``WaitingForReservation``. Volcano records these as events and a gang condition.
+  ``GangUnschedulable`` (and other allocator reasons) > ``WillBindTimeout`` >
+  ``WaitingForDependency`` > ``WaitingForReservation``. Volcano records these as events and
+  a gang condition. ``WillBindTimeout`` comes from the allocator's ``WillBind`` condition: a
+  dependent job whose reservation for its later stages timed out (vcbus, will-bind).
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from contracts.objects.meta import Condition
 from contracts.objects.podgroup import PodGroupPhase
 from shared.scheduling.framework.results import PodGroupStatusUpdate, PodGroupUpdate
 from shared.scheduling.model import JobInfo, TaskStatus
+from shared.scheduling.snapshot import WILL_BIND_TIMEOUT
 
 UNSCHEDULABLE = "Unschedulable"
 QUEUE_NOT_FOUND = "QueueNotFound"
@@ -43,6 +50,7 @@ REASON_RANK: tuple[str, ...] = (
     QUEUE_OVER_CAPABILITY,
     CLUSTER_OVERUSED,
     GANG_UNSCHEDULABLE,
+    WILL_BIND_TIMEOUT,
     WAITING_FOR_DEPENDENCY,
     WAITING_FOR_RESERVATION,
 )
@@ -66,9 +74,14 @@ def pod_group_phase(job: JobInfo, *, unschedulable: bool) -> PodGroupPhase:
         if scheduled > 0 and releasing == 0 and finished == scheduled:
             return PodGroupPhase.COMPLETED
         return PodGroupPhase.RUNNING
-    if job.phase is not PodGroupPhase.INQUEUE:
-        return PodGroupPhase.PENDING
-    return job.phase
+    if job.phase is PodGroupPhase.INQUEUE:
+        return job.phase
+    if job.dependent and scheduled > 0 and job.phase in _ADMITTED:
+        return job.phase
+    return PodGroupPhase.PENDING
+
+
+_ADMITTED = frozenset({PodGroupPhase.RUNNING, PodGroupPhase.UNKNOWN})
 
 
 def update_all(ssn: Session) -> tuple[PodGroupUpdate, ...]:
@@ -107,7 +120,8 @@ def reason_conditions(ssn: Session, job: JobInfo, phase: PodGroupPhase) -> tuple
     """Return the one reason condition of a PodGroup in ``phase`` (SPEC A8), or none.
 
     Candidates: enqueue's rejections of this session, the allocator's ``Unschedulable``
-    condition known from the snapshot, and, for a dependent job, its stages without pods.
+    condition known from the snapshot, its will-bind timeout, and, for a dependent job, its
+    stages without pods.
     """
     if phase is PodGroupPhase.COMPLETED:
         return ()
@@ -117,6 +131,11 @@ def reason_conditions(ssn: Session, job: JobInfo, phase: PodGroupPhase) -> tuple
     ]
     candidates.extend(
         c for c in job.conditions if c.type == UNSCHEDULABLE and c.status == "True" and c.reason
+    )
+    candidates.extend(
+        Condition(type=UNSCHEDULABLE, status="True", reason=c.reason, message=c.message)
+        for c in job.conditions
+        if c.reason == WILL_BIND_TIMEOUT
     )
     if job.dependent and job.wait_create > 0:
         present = set(job.roles())

@@ -116,9 +116,11 @@ class PlacementCache:
             task.signature = sig
         return task.signature
 
-    def place(self, task: TaskInfo) -> Placement:
-        """Return the best node for ``task`` now, or why there is none."""
+    def place(self, task: TaskInfo, prefer: NodeInfo | None = None) -> Placement:
+        """Return the best node for ``task`` now (``prefer`` when it fits), or why none."""
         entry = self._entry(task)
+        if prefer is not None and entry.on_idle[prefer.row] > -np.inf:
+            return Placement(node=prefer)
         row = int(np.argmax(entry.on_idle))
         if entry.on_idle[row] > -np.inf:
             return Placement(node=self._ssn.node_list[row])

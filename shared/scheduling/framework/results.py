@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+from datetime import datetime
 
+from contracts.events.capacity_reservations import ReservedPod
 from contracts.keys import JobKey, PodKey
 from contracts.objects.meta import Condition
 from contracts.objects.pod import Pod
@@ -108,6 +110,40 @@ class ReservationChange:
     reason: str = ""
 
 
+class WillBindChangeKind(enum.StrEnum):
+    """What happened to a will-bind reservation (one ``capacity.reservations`` event each)."""
+
+    RESERVED = "reserved"
+    RELEASED = "released"
+
+
+@dataclass(frozen=True, slots=True)
+class WillBindChange:
+    """Capacity reserved for, or released from, a dependent job's later stages (will-bind).
+
+    Attributes:
+        kind: reserved or released.
+        job: the job.
+        podgroup: its PodGroup's name.
+        uid: its PodGroup's uid.
+        pods: the pods reserved or released by this change.
+        held: everything reserved for the job after the change.
+        expires_at: when the reservation times out.
+        reason: why (``CapacityReserved``, ``StageBound``, ``WillBindTimeout`` …).
+        message: the reason in words.
+    """
+
+    kind: WillBindChangeKind
+    job: JobKey
+    podgroup: str
+    uid: str
+    pods: tuple[ReservedPod, ...]
+    held: tuple[ReservedPod, ...]
+    expires_at: datetime | None
+    reason: str
+    message: str = ""
+
+
 @dataclass(frozen=True, slots=True)
 class Explanation:
     """Why a job did not (fully) get what it asked for, as data (logged once by the shell)."""
@@ -132,3 +168,5 @@ class SessionResult:
     """The elections, locks and unlocks that led to it, in order."""
     status_updates: tuple[PodGroupStatusUpdate, ...] = ()
     """PodGroups whose phase or reason changed (what ``podgroups.status`` carries)."""
+    will_bind_changes: tuple[WillBindChange, ...] = ()
+    """Will-bind reservations made and released, in order (``capacity.reservations``)."""

@@ -13,6 +13,8 @@ Deliberate deviations:
 - Node accounting lives in a ``NodeMatrix``; nodes are chosen by a ``PlacementCache``
   (vectorised predicates and scores, ties to the smallest node name, SPEC A7).
 - Jobs, tasks, nodes and queues are iterated in sorted order wherever order matters (A7).
+- Will-bind reservations of the snapshot (vcbus, ``framework.will_bind``) are counted on their
+  nodes as the session opens, so every action and plugin sees reserved capacity as used.
 """
 
 from __future__ import annotations
@@ -68,6 +70,7 @@ from shared.scheduling.framework.results import (
     SessionResult,
 )
 from shared.scheduling.framework.status import Code, Status, ValidateResult, Vote
+from shared.scheduling.framework.will_bind import WillBindLedger, set_conditions
 from shared.scheduling.model import (
     JobInfo,
     NodeInfo,
@@ -112,12 +115,15 @@ class Session:
         now: datetime,
         configurations: Sequence[Configuration] = (),
         actions: Sequence[str] = (),
+        arguments: Arguments | None = None,
     ) -> None:
         self.snapshot = snapshot
         self.tiers: tuple[Tier, ...] = tuple(tiers)
         self.now = now
         self.configurations: tuple[Configuration, ...] = tuple(configurations)
         self.actions: tuple[str, ...] = tuple(actions)
+        self.arguments: Arguments = dict(arguments or {})
+        """Global arguments of the configuration (every plugin sees them too)."""
         self.reservation: Reservation = snapshot.reservation
         self.plugins: list[tuple[PluginOption, Plugin]] = []
 
@@ -185,6 +191,12 @@ class Session:
             )
         tasks: list[TaskInfo] = []
         dims: set[str] = set()
+        for job in self.jobs.values():
+            for stage in job.podgroup.stages:
+                dims.update(stage.requests)
+        for held in snapshot.will_bind.values():
+            for reserved in held.pods:
+                dims.update(reserved.requests)
         for pkey in sorted(snapshot.pods):
             pod_state = snapshot.pods[pkey]
             pod = pod_state.pod
@@ -245,6 +257,7 @@ class Session:
                         pipelined=task.status is TaskStatus.PIPELINED,
                     )
                     node.tasks[task.uid] = task
+        self.will_bind = WillBindLedger(self, snapshot.will_bind)
         self.matrix.changes.clear()
         self.total_resource = Resource(
             dict(
@@ -588,9 +601,15 @@ class Session:
             self._placement = PlacementCache(self)
         return self._placement
 
-    def place(self, task: TaskInfo) -> Placement:
-        """Choose a node for ``task`` (resource fit, predicates, scores; see ``placement``)."""
-        return self.placement.place(task)
+    def place(self, task: TaskInfo, prefer: NodeInfo | None = None) -> Placement:
+        """Choose a node for ``task`` (resource fit, predicates, scores; see ``placement``).
+
+        Args:
+            task: the task to place.
+            prefer: a node to take when the task fits its idle resources and passes the
+                predicates there (the node reserved for it), whatever the scores say.
+        """
+        return self.placement.place(task, prefer)
 
     # Operations (session.go Allocate / Pipeline / Evict / dispatch) --------------------
     def allocate_task(self, task: TaskInfo, node: NodeInfo) -> None:
@@ -767,7 +786,14 @@ def open_session(
     Raises:
         KeyError: when a tier names a plugin ``builders`` lacks (``parse_conf`` prevents it).
     """
-    ssn = Session(snapshot, tiers, now=now, configurations=configurations, actions=actions)
+    ssn = Session(
+        snapshot,
+        tiers,
+        now=now,
+        configurations=configurations,
+        actions=actions,
+        arguments=arguments,
+    )
     shared: dict[str, ArgValue] = dict(arguments or {})
     for tier in ssn.tiers:
         for option in tier.plugins:
@@ -784,7 +810,7 @@ def close_session(ssn: Session) -> SessionResult:
     """Close a session: plugins report, PodGroup phases and conditions are computed.
 
     Returns:
-        The decisions, PodGroup updates and explanations of the session.
+        The decisions, PodGroup updates, explanations and will-bind changes of the session.
     """
     from shared.scheduling.framework.job_updater import (  # noqa: PLC0415
         status_updates,
@@ -793,6 +819,7 @@ def close_session(ssn: Session) -> SessionResult:
 
     for _, plugin in ssn.plugins:
         plugin.on_session_close(ssn)
+    set_conditions(ssn)
     return SessionResult(
         decisions=tuple(ssn.decisions),
         evictions=tuple(ssn.evictions),
@@ -803,6 +830,7 @@ def close_session(ssn: Session) -> SessionResult:
         ),
         reservation_changes=tuple(ssn.reservation_changes),
         status_updates=status_updates(ssn),
+        will_bind_changes=tuple(ssn.will_bind.changes),
     )
 
 

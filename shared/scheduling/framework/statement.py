@@ -7,6 +7,8 @@ nothing: a job's tentative placements are kept only if the job becomes ready.
 Deliberate deviations:
 - ``commit`` returns the decisions (bindings, evictions) and performs no I/O; the shell
   publishes them. Volcano's ``Commit`` calls the binder and swallows its errors.
+- ``take_will_bind`` (vcbus): a real pod takes the capacity reserved for it (a will-bind
+  phantom, ``framework.will_bind``); ``discard`` holds it again, ``commit`` releases it.
 """
 
 from __future__ import annotations
@@ -28,6 +30,9 @@ class Op(enum.Enum):
     ALLOCATE = "allocate"
     PIPELINE = "pipeline"
     EVICT = "evict"
+    TAKE = "take"
+    """A real pod took its will-bind phantom (``task`` is the phantom, ``reason`` the uid of
+    the real pod)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,10 +75,21 @@ class Statement:
         self._ssn.evict_task(task)
         self._operations.append(Operation(Op.EVICT, task, node, reason, previous))
 
+    def take_will_bind(self, task: TaskInfo) -> NodeInfo | None:
+        """Give ``task`` the capacity reserved for it, if any; return the reserved node."""
+        phantom = self._ssn.will_bind.take(task)
+        if phantom is None:
+            return None
+        self._operations.append(Operation(Op.TAKE, phantom, phantom.node_name or "", task.uid))
+        return self._ssn.nodes.get(phantom.node_name or "")
+
     def discard(self) -> None:
         """Undo every operation, last first."""
         for operation in reversed(self._operations):
             task = operation.task
+            if operation.op is Op.TAKE:
+                self._ssn.will_bind.restore(task)
+                continue
             task.last_transaction = (task.status, task.node_name)
             if operation.op is Op.EVICT:
                 self._ssn.unevict_task(operation.task, operation.previous)
@@ -84,14 +100,27 @@ class Statement:
     def commit(self) -> tuple[tuple[BindDecision, ...], tuple[EvictDecision, ...]]:
         """Make the operations real: Allocated tasks become Binding; return the decisions.
 
-        Pipelined tasks keep their place in this session and are not bound.
+        Pipelined tasks keep their place in this session and are not bound; will-bind
+        phantoms taken by pods now bound are released (``StageBound``), those taken by
+        pipelined pods are held again.
         """
         binds: list[BindDecision] = []
         evictions: list[EvictDecision] = []
+        taken: list[Operation] = []
+        allocated: set[str] = set()
         for operation in self._operations:
             if operation.op is Op.ALLOCATE:
                 binds.append(self._ssn.dispatch(operation.task))
+                allocated.add(operation.task.uid)
             elif operation.op is Op.EVICT:
                 evictions.append(self._ssn.record_eviction(operation.task, operation.reason))
+            elif operation.op is Op.TAKE:
+                taken.append(operation)
+        bound = [op.task for op in taken if op.reason in allocated]
+        if bound:
+            self._ssn.will_bind.consume(bound)
+        for operation in taken:
+            if operation.reason not in allocated:
+                self._ssn.will_bind.restore(operation.task)
         self._operations.clear()
         return tuple(binds), tuple(evictions)

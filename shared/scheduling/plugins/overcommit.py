@@ -21,6 +21,10 @@ Deliberate deviations:
   cluster size, not the amounts in use, so it does not change every cycle.
 - The ``pods`` dimension is not compared (vcbus resources carry no ``pods``, B3.11), and
   scheduling-gated pods are not modelled, so nothing is taken off an Inqueue minimum.
+- Will-bind reservations (vcbus) are on the nodes' ``used``, so they count against ``idle``;
+  a job's own reserved capacity is taken off its ``inqueue`` share (Inqueue: ``max(0,
+  minResources − reserved)``; Running: ``max(0, minResources − allocated − reserved)``), so
+  it is counted once.
 """
 
 from __future__ import annotations
@@ -90,13 +94,14 @@ class OvercommitPlugin:
             job = ssn.jobs[key]
             if not job.podgroup.min_resources:
                 continue
+            reserved = ssn.will_bind.reserved(key)
             if job.phase is PodGroupPhase.INQUEUE:
-                inqueue = inqueue + min_resources(job)
+                inqueue = inqueue + min_resources(job).exceeded_part(reserved)
             elif (
                 job.phase is PodGroupPhase.RUNNING
                 and job.count(*ALLOCATED_STATUSES) >= job.min_available
             ):
-                inqueue = inqueue + min_resources(job).exceeded_part(job.allocated)
+                inqueue = inqueue + min_resources(job).exceeded_part(job.allocated + reserved)
         self.inqueue = inqueue
 
         def enqueueable(job: JobInfo) -> Vote:
