@@ -4,8 +4,9 @@ The fold sees events in the order they were published, each with the time it was
 published (seconds from the start of the run). It keeps, per job, its phase, its
 PodGroup's phase, per-task pod counts and a reason; per pod its node and phase; the
 rejected submissions with every violation; the reservation (target job, locked nodes);
-and a timeline of notable events. :meth:`Outcome.report` returns all of it as plain data
-in a stable order, so equal runs give equal JSON.
+and a timeline of notable events (will-bind reservations made and released among them).
+:meth:`Outcome.report` returns all of it as plain data in a stable order, so equal runs
+give equal JSON.
 
 A PodGroup's phase change published after its deletion (podgroup-enqueue had not seen the
 deletion yet) is ignored, so the final phase does not depend on that race.
@@ -25,6 +26,8 @@ from dataclasses import dataclass, field
 from contracts import (
     BindingCreated,
     BindingRefused,
+    CapacityReleased,
+    CapacityReserved,
     Event,
     JobAdmitted,
     JobDeleted,
@@ -152,6 +155,8 @@ class Outcome:
                 self._pod_phase(t, event)
             case TargetJobElected() | NodesLocked() | NodesUnlocked():
                 self._reservation_event(t, event)
+            case CapacityReserved() | CapacityReleased():
+                self._will_bind_event(t, event)
             case NodeRegistered() | NodeChanged():
                 change = "registered" if isinstance(event, NodeRegistered) else "changed"
                 self.note(t, {"event": "node", "node": event.node.name, "change": change})
@@ -271,6 +276,17 @@ class Outcome:
                 self.note(t, {"event": "unlocked", "job": event.job})
             case _:
                 pass
+
+    def _will_bind_event(self, t: float, event: CapacityReserved | CapacityReleased) -> None:
+        """Will-bind reservations (the allocator's ``capacity.reservations``): made, released."""
+        entry: dict[str, object] = {
+            "event": "reserved" if isinstance(event, CapacityReserved) else "released",
+            "job": event.job,
+            "pods": [f"{p.task}-{p.index} on {p.node}" for p in event.pods],
+        }
+        if isinstance(event, CapacityReleased):
+            entry["reason"] = event.reason
+        self.note(t, entry)
 
     def report(self, *, stopped_by: str) -> dict[str, object]:
         """The outcome as plain data, every collection in a stable order.
