@@ -3,7 +3,8 @@
 It shows the phase and per-task counts, the PodGroup and its phase, the highest-ranked
 pending reason with its message (SPEC A8) and the other candidates, every condition with
 where it was read, the nodes locked for the job (or the reservation it waits behind), its
-pods, and its trace id with a link to Jaeger (``VCBUS_JAEGER_URL``). Only the job's own
+pods, its will-bind reservation (capacity held for its later dependsOn stages), and its
+trace id with a link to Jaeger (``VCBUS_JAEGER_URL``). Only the job's own
 partition of the job-keyed topics is read, so it stays fast with many jobs.
 """
 
@@ -16,6 +17,8 @@ import sys
 from collections.abc import Sequence
 
 from contracts import (
+    CapacityReleased,
+    CapacityReserved,
     JobAdmitted,
     JobDeleted,
     JobRejected,
@@ -47,6 +50,7 @@ TOPICS = (
     Topic.PODS,
     Topic.PODS_STATUS,
     Topic.RESERVATIONS,
+    Topic.CAPACITY_RESERVATIONS,
 )
 """What ``describe job`` reads: the job-keyed topics on the job's partition; the
 reservation whole (the target may be another job)."""
@@ -119,6 +123,7 @@ def describe_job(store: StatusStore, key: str, *, jaeger_url: str) -> str | None
     lines += _reasons(store, key, status)
     lines += _all_conditions(store, key, status)
     lines += _reservation(store, key)
+    lines += _will_bind(store, key)
     lines += _pods(store, key)
     trace = status.trace_id if isinstance(status, JobStatusChanged) else ""
     lines += _trace(trace or store.trace_id(Topic.JOBS_STATUS, key), jaeger_url)
@@ -217,6 +222,20 @@ def _reservation(store: StatusStore, key: str) -> list[str]:
     elif target == key:
         lines.append(_field("Reservation", "this job is the target"))
     return lines
+
+
+def _will_bind(store: StatusStore, key: str) -> list[str]:
+    """The capacity the allocator holds for the job's later stages (will-bind), if any."""
+    event = store.get(Topic.CAPACITY_RESERVATIONS, key)
+    if not isinstance(event, CapacityReserved | CapacityReleased):
+        return []
+    if event.held:
+        pods = ", ".join(f"{p.task}-{p.index} on {p.node}" for p in event.held)
+        until = f" (until {event.expires_at.isoformat()})" if event.expires_at else ""
+        return [_field("Will-Bind", f"{pods}{until}")]
+    if isinstance(event, CapacityReleased):
+        return [_field("Will-Bind", f"released: {event.reason}: {event.message}")]
+    return []
 
 
 def _pods(store: StatusStore, key: str) -> list[str]:

@@ -231,6 +231,7 @@ LATEST_TOPICS = frozenset(
         Topic.PODGROUPS_CONDITIONS,
         Topic.NODES,
         Topic.QUEUES,
+        Topic.CAPACITY_RESERVATIONS,
     }
 )
 """Topics whose newest record per key is all a reader needs (what compaction would keep)."""

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 
+from contracts import CapacityReleased, CapacityReserved, JobKey, NodeName, ReservedPod
 from contracts.objects import PodGroupPhase
 from services.cli.describe import describe
 from shared.bus.memory import InMemoryBus
 from tests.unit.services.cli.builders import (
+    NOW,
     SETTINGS,
     build_admitted,
     build_allocator_condition,
@@ -81,3 +85,47 @@ async def test_rejected_job_lists_its_violations(bus):
 async def test_unknown_job_is_none_when_nothing_was_published_for_it(bus):
     await publish(bus, build_status("default/other", "Running", running=2))
     assert await describe(bus, SETTINGS, "default/missing") is None
+
+
+async def test_will_bind_line_shows_the_reserved_pods_when_the_allocator_holds_capacity(bus):
+    key = JobKey("default/mpi")
+    master = ReservedPod(task="master", index=0, node=NodeName("n2"), requests={"cpu": 2000})
+    await publish(
+        bus,
+        build_status(key, "Running", running=2),
+        CapacityReserved(
+            event_id="r1",
+            occurred_at=NOW,
+            job=key,
+            podgroup="mpi-pg",
+            pods=(master,),
+            held=(master,),
+            expires_at=NOW + timedelta(minutes=10),
+        ),
+    )
+    text = await describe(bus, SETTINGS, key)
+    assert text is not None
+    assert field(text, "Will-Bind") == "master-0 on n2 (until 2026-01-01T00:10:00+00:00)"
+
+
+async def test_will_bind_line_says_why_when_the_reservation_was_released(bus):
+    key = JobKey("default/mpi")
+    master = ReservedPod(task="master", index=0, node=NodeName("n2"))
+    await publish(
+        bus,
+        build_status(key, "Running", running=2),
+        CapacityReleased(
+            event_id="r2",
+            occurred_at=NOW,
+            job=key,
+            podgroup="mpi-pg",
+            pods=(master,),
+            reason="WillBindTimeout",
+            message="its stages did not bind in time",
+        ),
+    )
+    text = await describe(bus, SETTINGS, key)
+    assert text is not None
+    assert field(text, "Will-Bind") == (
+        "released: WillBindTimeout: its stages did not bind in time"
+    )
