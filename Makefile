@@ -43,7 +43,7 @@ bench: $(STAMP)
 	$(BIN)/python -m tests.bench
 
 simulate: $(STAMP)
-	$(BIN)/vcbus simulate examples/scenarios/starvation.yaml
+	$(BIN)/vcbus simulate examples/scenarios/full-depends-on.yaml
 
 up:
 	docker compose up -d
