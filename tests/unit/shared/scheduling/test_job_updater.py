@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from contracts.keys import JobKey
 from contracts.objects.meta import Condition
 from contracts.objects.pod import PodPhase
 from contracts.objects.podgroup import PodGroupPhase
-from shared.scheduling.framework.job_updater import REASON_RANK, reason_rank
+from shared.scheduling.framework.job_updater import REASON_RANK, pod_group_phase, reason_rank
 from shared.scheduling.framework.results import PodGroupStatusUpdate
 from shared.scheduling.framework.session import close_session, open_session
 from shared.scheduling.plugins import PLUGIN_BUILDERS
@@ -98,3 +99,46 @@ def test_reason_is_cleared_when_the_podgroup_completes() -> None:
         min_member=1,
     )
     assert (update.phase, update.conditions) == (PodGroupPhase.COMPLETED, ())
+
+
+def test_will_bind_timeout_wins_when_a_dependent_job_waits_for_its_next_stage() -> None:
+    """The allocator's ``WillBind`` timeout condition ranks above WaitingForDependency."""
+    timeout = Condition(
+        type="WillBind", status="False", reason="WillBindTimeout", message="timed out"
+    )
+    [update] = _status(conditions=(timeout,), dependent=True)
+    assert update.conditions == (
+        Condition(
+            type="Unschedulable", status="True", reason="WillBindTimeout", message="timed out"
+        ),
+    )
+
+
+def test_running_dependent_job_stays_running_when_its_next_stage_pods_appear() -> None:
+    """SPEC A5: admitted on the whole job's minResources, it is not sent back to Pending."""
+    snapshot = ClusterSnapshot.build(
+        nodes=[build_node("n1", {"cpu": "4"})],
+        queues=[build_queue("default")],
+        podgroups=[
+            build_podgroup(
+                "job",
+                "ns",
+                "default",
+                2,
+                {"first": 1, "second": 1},
+                PodGroupPhase.RUNNING,
+                dependent=True,
+            )
+        ],
+        pods=[
+            build_pod(
+                "ns", "job-first-0", "n1", PodPhase.RUNNING, {"cpu": "1"}, "job", task="first"
+            ),
+            build_pod(
+                "ns", "job-second-0", None, PodPhase.PENDING, {"cpu": "1"}, "job", task="second"
+            ),
+        ],
+    )
+    ssn = open_session(snapshot, (tier(plugin("gang")),), builders=PLUGIN_BUILDERS, now=NOW)
+    assert close_session(ssn).status_updates == ()
+    assert pod_group_phase(ssn.jobs[JobKey("ns/job")], unschedulable=False) is PodGroupPhase.RUNNING
