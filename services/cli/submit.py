@@ -7,9 +7,10 @@ not YAML or JSON at all is published as it is, and rejected with the parser's re
 
 ``--wait`` then follows each job until it is Running or finished, showing its progress:
 the records of the submission's own trace on the jobs' partitions of ``jobs.status``,
-``jobs.rejected`` and ``podgroups.status`` (so an older life of the same job name is not
-taken for this one). A resubmission that changes nothing makes no new status; once its
-admission is seen, the job's current status stands for it.
+``jobs.rejected`` and ``podgroups.status``, and on each topic every later record of the job
+(so an older life of the same job name is not taken for this one). A resubmission that
+changes nothing makes no new status; once its admission is seen, the job's current status
+stands for it.
 """
 
 from __future__ import annotations
@@ -303,12 +304,19 @@ async def wait_for_jobs(
     ours, current = StatusStore(settings.topic_prefix), StatusStore(settings.topic_prefix)
     admitted_at: dict[str, float] = {}
 
+    started: set[tuple[str, str]] = set()
+
     def accept(record: Record) -> bool:
         key = record.key.decode("utf-8", "replace") if record.key else ""
         if key not in traces:
             return False
         current.fold(record)
-        return trace_id_of(record) == traces[key]
+        if trace_id_of(record) == traces[key]:
+            started.add((record.topic, key))
+            return True
+        # after the submission's first record on a topic, later ones of the job follow it
+        # (a timer's event after a restart starts a trace of its own)
+        return (record.topic, key) in started
 
     await ensure_topics(bus, [], settings.topic_prefix, settings.partitions)
     async with StatusReader(
