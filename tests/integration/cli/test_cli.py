@@ -111,7 +111,7 @@ def test_get_watch_shows_a_phase_change_when_a_job_starts(system, monkeypatch, m
     assert pending["_seq"] < running["_seq"]
 
 
-def test_delete_wait_returns_once_the_job_is_gone(system, monkeypatch, manifest):
+def test_delete_wait_returns_when_the_job_is_gone(system, monkeypatch, manifest):
     status, _, _ = run_cli(
         system, monkeypatch, "submit", manifest("gone", job("gone")), "--wait", "--timeout", "60"
     )
@@ -125,7 +125,7 @@ def test_delete_wait_returns_once_the_job_is_gone(system, monkeypatch, manifest)
     assert (out, err) == ("", "No resources found\n")
 
 
-def test_queue_create_and_close_show_in_get_queues(system, monkeypatch):
+def test_get_queues_shows_the_state_when_a_queue_is_created_and_closed(system, monkeypatch):
     status, out, _ = run_cli(
         system, monkeypatch, "queue", "create", "research", "--weight", "3", "--capability", "cpu=2"
     )

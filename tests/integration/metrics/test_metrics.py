@@ -115,7 +115,7 @@ def after_a_run(system: ServedSystem, tmp_path_factory: pytest.TempPathFactory) 
     return system
 
 
-def test_every_service_exposes_every_metric_family_and_is_healthy(after_a_run):
+def test_every_family_is_exposed_and_probes_answer_when_a_run_is_over(after_a_run):
     for service in SERVICES:
         assert after_a_run.get(service, "/healthz") == (200, "ok\n")
         assert after_a_run.get(service, "/readyz") == (200, "ready\n")
@@ -131,7 +131,7 @@ def test_every_service_exposes_every_metric_family_and_is_healthy(after_a_run):
         assert value(found, "target_info", service_name=service, service_instance_id="0") == 1
 
 
-def test_scheduling_services_report_cycles_bindings_and_pending_reasons(after_a_run):
+def test_cycles_bindings_and_pending_reasons_are_reported_when_a_run_is_over(after_a_run):
     for service in ("podgroup-enqueue", "allocator"):
         found = scrape(after_a_run, service)
         count = value(found, "vcbus_cycle_duration_seconds_count") or 0
@@ -156,7 +156,7 @@ def caught_up(system: ServedSystem, service: str) -> bool:
     return len(lags) >= 4 and all(lag == 0 for lag in lags)
 
 
-def test_consumers_report_lag_records_and_dead_letters(after_a_run):
+def test_lag_records_and_dead_letters_are_reported_when_a_run_is_over(after_a_run):
     for service, topic in (
         ("admission", "jobs.submitted"),
         ("job-controller", "jobs.admitted"),
@@ -181,7 +181,7 @@ def test_consumers_report_lag_records_and_dead_letters(after_a_run):
     )
 
 
-def test_job_controller_records_submit_to_gang_ready_latency(after_a_run):
+def test_submit_to_gang_ready_latency_is_recorded_when_a_gang_ran(after_a_run):
     found = scrape(after_a_run, "job-controller")
     assert value(found, "vcbus_job_submit_to_gang_ready_seconds_count") == 1  # only "fits" ran
     seconds = value(found, "vcbus_job_submit_to_gang_ready_seconds_sum")

@@ -100,7 +100,7 @@ def vcbus_services(compose) -> dict[str, dict[str, Any]]:
     }
 
 
-def test_compose_runs_kafka_in_kraft_mode_and_jaeger_v2_with_otlp(compose):
+def test_kafka_is_kraft_and_jaeger_is_v2_with_otlp_when_compose_is_read(compose):
     kafka = compose["services"]["kafka"]
     assert kafka["image"].startswith("apache/kafka:")
     assert "controller" in kafka["environment"]["KAFKA_PROCESS_ROLES"]
@@ -110,7 +110,7 @@ def test_compose_runs_kafka_in_kraft_mode_and_jaeger_v2_with_otlp(compose):
     assert {4317, 4318, 16686} <= published
 
 
-def test_compose_runs_every_service_with_a_real_cli_command_and_replicas(vcbus_services):
+def test_every_service_runs_a_real_cli_command_with_replicas_when_compose_is_read(vcbus_services):
     assert set(vcbus_services) == set(BUILDERS)
     for name, service in vcbus_services.items():
         args = parsed(service["command"])
@@ -121,7 +121,7 @@ def test_compose_runs_every_service_with_a_real_cli_command_and_replicas(vcbus_s
         assert service["depends_on"]["topics"]["condition"] == "service_completed_successfully"
 
 
-def test_compose_sends_every_service_traces_to_jaeger_under_its_own_name(compose, vcbus_services):
+def test_traces_go_to_jaeger_under_each_service_name_when_compose_is_read(compose, vcbus_services):
     for name, service in vcbus_services.items():
         env = service["environment"]
         assert env["OTEL_SERVICE_NAME"] == name
@@ -137,7 +137,7 @@ def test_compose_sends_every_service_traces_to_jaeger_under_its_own_name(compose
         assert "8080/readyz" in " ".join(service["healthcheck"]["test"])
 
 
-def test_compose_mounts_the_scheduler_conf_that_its_services_are_given(vcbus_services):
+def test_scheduler_conf_is_mounted_where_given_when_compose_is_read(vcbus_services):
     for name, option in SCHEDULER_CONF_OPTION.items():
         service = vcbus_services[name]
         path = service["command"][service["command"].index(option) + 1]
@@ -146,13 +146,13 @@ def test_compose_mounts_the_scheduler_conf_that_its_services_are_given(vcbus_ser
         assert (ROOT / source / Path(path).name).is_file()
 
 
-def test_compose_topic_step_creates_exactly_the_topics_in_use(compose):
+def test_topic_step_creates_the_topic_table_when_compose_is_read(compose):
     step = compose["services"]["topics"]
     assert step["depends_on"]["kafka"]["condition"] == "service_healthy"
     assert created_topics(step["command"][0]) == table_topics()
 
 
-def test_topic_table_lists_exactly_the_topics_in_use():
+def test_topic_table_lists_exactly_the_topics_in_use_when_compared_with_the_code():
     """A topic added to contracts/topics.py (or a new store or lease) goes into deploy/topics.yaml,
     the topic step of docker-compose.yml and deploy/k8s/topics-job.yaml."""
     table = yaml.safe_load((DEPLOY / "topics.yaml").read_text())
@@ -163,7 +163,7 @@ def test_topic_table_lists_exactly_the_topics_in_use():
     assert not expected - listed, "topics in use are missing from deploy/topics.yaml"
 
 
-def test_dockerfile_entrypoint_is_the_cli_and_its_command_parses():
+def test_entrypoint_is_the_cli_and_command_parses_when_the_dockerfile_is_read():
     text = (DEPLOY / "Dockerfile").read_text()
     entrypoint = yaml.safe_load(matched(r"^ENTRYPOINT (.+)$", text).group(1))
     command = yaml.safe_load(matched(r"^CMD (.+)$", text).group(1))
@@ -175,7 +175,7 @@ def test_dockerfile_entrypoint_is_the_cli_and_its_command_parses():
         assert (ROOT / source).exists(), source
 
 
-def test_k8s_manifests_parse_and_kustomization_lists_every_file():
+def test_every_manifest_parses_and_is_listed_when_kustomization_is_read():
     kustomization = yaml.safe_load((K8S / "kustomization.yaml").read_text())
     files = {path.name for path in K8S.glob("*.yaml")} - {"kustomization.yaml"}
     assert set(kustomization["resources"]) == files
@@ -183,7 +183,7 @@ def test_k8s_manifests_parse_and_kustomization_lists_every_file():
     assert kinds.count("Deployment") == len(BUILDERS)
 
 
-def test_k8s_deployments_run_real_cli_commands_with_probes_resources_and_settings():
+def test_deployments_run_cli_commands_with_probes_and_resources_when_manifests_are_read():
     settings = next(
         d
         for _, d in k8s_documents()
@@ -213,7 +213,7 @@ def test_k8s_deployments_run_real_cli_commands_with_probes_resources_and_setting
     assert seen == set(BUILDERS)
 
 
-def test_k8s_scheduler_configmap_is_the_deploy_conf_and_mounted_where_the_services_read_it():
+def test_scheduler_configmap_is_the_deploy_conf_and_mounted_when_manifests_are_read():
     documents = list(k8s_documents())
     conf = next(
         d
@@ -240,7 +240,7 @@ def test_k8s_scheduler_configmap_is_the_deploy_conf_and_mounted_where_the_servic
         assert path.name in conf["data"]
 
 
-def test_k8s_topic_job_creates_exactly_the_topics_in_use():
+def test_topic_job_creates_the_topic_table_when_manifests_are_read():
     documents = [d for _, d in k8s_documents()]
     script = next(
         d for d in documents if d["kind"] == "ConfigMap" and d["metadata"]["name"] == "vcbus-topics"
@@ -252,7 +252,7 @@ def test_k8s_topic_job_creates_exactly_the_topics_in_use():
     assert shlex.join(container["command"]).endswith("create-topics.sh")
 
 
-def test_every_vcbus_setting_used_in_deploy_is_documented_in_the_readme(compose):
+def test_every_setting_is_documented_when_deploy_files_use_it(compose):
     readme = (ROOT / "README.md").read_text()
     texts = [
         (ROOT / "docker-compose.yml").read_text(),

@@ -40,7 +40,7 @@ def field(text: str, label: str) -> str:
     raise AssertionError(f"no {label!r} in:\n{text}")
 
 
-async def test_pending_job_names_the_highest_ranked_reason_with_its_message(bus):
+async def test_highest_ranked_reason_is_named_when_a_job_is_pending(bus):
     key = "default/big"
     pod = build_pod(key, 0)
     await publish(
@@ -74,7 +74,7 @@ async def test_pending_job_names_the_highest_ranked_reason_with_its_message(bus)
     assert "worker   2          2     2         0" in text
 
 
-async def test_rejected_job_lists_its_violations(bus):
+async def test_violations_are_listed_when_the_job_was_rejected(bus):
     await publish(bus, build_rejected("default/bad"))
     text = await describe(bus, SETTINGS, "default/bad")
     assert text is not None

@@ -105,7 +105,7 @@ async def test_pods_follow_creation_binding_phase_and_deletion_when_topics_inter
     ]
 
 
-async def test_nodes_show_active_pods_and_locks_of_the_newest_reservation(bus):
+async def test_nodes_show_active_pods_and_newest_locks_when_reservations_changed(bus):
     pod = build_pod("default/a", 0)
     await publish(
         bus,

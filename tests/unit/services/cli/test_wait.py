@@ -44,7 +44,7 @@ def test_outcome_is_done_when_the_job_runs():
     assert result.line == "default/a: Running, PodGroup Running, 2/2 started"
 
 
-def test_outcome_names_the_reason_while_the_job_waits():
+def test_outcome_names_the_reason_when_the_job_waits():
     ours = store_of(
         build_status("default/a", "Pending"),
         build_phase(
@@ -71,7 +71,7 @@ def test_outcome_takes_the_current_status_when_an_unchanged_resubmission_made_no
     assert outcome(ours, current, "default/a", unchanged=True).done
 
 
-def test_progress_appends_a_line_per_change_off_a_terminal():
+def test_progress_appends_a_line_per_change_when_not_on_a_terminal():
     out = io.StringIO()
     progress = Progress(out, interactive=False)
     progress.show({"a": "a: Pending", "b": "b: Pending"})
@@ -79,7 +79,7 @@ def test_progress_appends_a_line_per_change_off_a_terminal():
     assert out.getvalue().splitlines() == ["a: Pending", "b: Pending", "a: Running"]
 
 
-def test_progress_rewrites_its_lines_in_place_on_a_terminal():
+def test_progress_rewrites_its_lines_in_place_when_on_a_terminal():
     out = io.StringIO()
     progress = Progress(out, interactive=True)
     progress.show({"a": "a: Pending"})
@@ -87,7 +87,7 @@ def test_progress_rewrites_its_lines_in_place_on_a_terminal():
     assert out.getvalue() == "\x1b[2Ka: Pending\n\x1b[1F\x1b[2Ka: Running\n"
 
 
-def test_delete_command_is_keyed_by_the_job_in_a_new_trace():
+def test_delete_command_is_keyed_by_the_job_in_a_new_trace_when_made():
     record, trace_id = delete_record("team/a", PREFIX, datetime(2026, 1, 1, tzinfo=UTC))
     assert record.topic == f"{PREFIX}{Topic.JOBS_SUBMITTED}"
     assert record.key == b"team/a"

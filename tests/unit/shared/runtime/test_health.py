@@ -57,7 +57,7 @@ async def test_healthz_answers_ok_when_the_loop_runs(server):
     assert await fetch(health.port, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n") == (200, "ok\n")
 
 
-async def test_readyz_says_what_it_waits_for_until_ready(server):
+async def test_readyz_says_what_it_waits_for_when_not_ready(server):
     health, verdict = server
     status, body = await fetch(health.port, "GET /readyz HTTP/1.1\r\n\r\n")
     assert (status, body) == (503, "tables catching up: queues\n")
@@ -65,7 +65,7 @@ async def test_readyz_says_what_it_waits_for_until_ready(server):
     assert await fetch(health.port, "GET /readyz?verbose HTTP/1.1\r\n\r\n") == (200, "ready\n")
 
 
-async def test_metrics_and_unknown_paths_and_methods_are_answered(server):
+async def test_metrics_404_and_405_are_answered_when_asked(server):
     health, _ = server
     assert await fetch(health.port, "GET /metrics HTTP/1.1\r\n\r\n") == (
         200,
@@ -76,7 +76,7 @@ async def test_metrics_and_unknown_paths_and_methods_are_answered(server):
     assert await fetch(health.port, "HEAD /healthz HTTP/1.1\r\n\r\n") == (200, "")
 
 
-async def test_readiness_waits_for_tables_consumer_and_restore_then_is_ready():
+async def test_readiness_waits_for_tables_consumer_and_restore_when_starting():
     bus = InMemoryBus()
     table = Table("queues", [Topic.QUEUES], lambda event, record: None)
     service = Service(name="svc", routes=[Route(Topic.JOBS_ADMITTED, handle, "x")], tables=[table])
