@@ -84,3 +84,40 @@ def test_timeline_shows_the_target_and_locked_nodes_when_an_example_runs() -> No
     assert timeline[2]["bindings"] == {"ns/a-w-0": "n1", "ns/a-w-1": "n3"}
     assert timeline[3]["reservation"] == ["unlocked n1, n2, n3 for ns/a (target job is ready)"]
     assert timeline[3]["phases"]["ns/a"] == "Running"
+
+
+def test_small_jobs_take_the_masters_room_and_it_waits_when_will_bind_is_off() -> None:
+    """Without the guarantee: the small jobs arriving after the workers fill the room the
+    master needs; the master's pod exists once the workers run, and it is never bound."""
+    out = run_snapshot_scenario(_load("will-bind-mpi-off.yaml"))
+    bindings = out["bindings"]
+    assert isinstance(bindings, dict)
+    assert sorted(p for p in bindings if p.startswith("ns/s")) == [
+        "ns/s1-w-0",
+        "ns/s2-w-0",
+        "ns/s3-w-0",
+        "ns/s4-w-0",
+    ]
+    assert "ns/mpi-master-0" not in bindings
+    timeline = out["timeline"]
+    assert isinstance(timeline, list)
+    assert all(entry["willBind"] == [] for entry in timeline)
+
+
+def test_master_binds_as_soon_as_the_workers_run_when_will_bind_reserves_its_room() -> None:
+    """With the guarantee: the master's room is reserved with the workers (cycle 0), the
+    small jobs get only what is left, and the master binds on the reserved node in the
+    cycle its pod appears (t=4, workers Running), releasing the reservation."""
+    out = run_snapshot_scenario(_load("will-bind-mpi.yaml"))
+    timeline = out["timeline"]
+    assert isinstance(timeline, list)
+    assert timeline[0]["bindings"] == {"ns/mpi-worker-0": "n1", "ns/mpi-worker-1": "n1"}
+    assert timeline[0]["willBind"] == ["reserved master-0 on n2 for ns/mpi"]
+    small = [p for entry in timeline for p in entry["bindings"] if p.startswith("ns/s")]
+    assert sorted(small) == ["ns/s1-w-0", "ns/s2-w-0"]
+    assert timeline[4]["bindings"] == {"ns/mpi-master-0": "n2"}
+    assert timeline[4]["willBind"] == ["released master-0 on n2 of ns/mpi (StageBound)"]
+    assert out["willBind"] == {}
+    podgroups = out["podgroups"]
+    assert isinstance(podgroups, dict)
+    assert podgroups["ns/mpi"]["phase"] == "Running"
