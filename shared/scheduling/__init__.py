@@ -29,6 +29,7 @@ from shared.scheduling.snapshot import (
     PodState,
     Reservation,
     ScenarioError,
+    WillBind,
 )
 
 __all__ = [
@@ -47,6 +48,7 @@ __all__ = [
     "Session",
     "SessionResult",
     "Simulation",
+    "WillBind",
     "close_session",
     "conf_from_mapping",
     "default_conf",

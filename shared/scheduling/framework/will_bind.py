@@ -21,8 +21,9 @@ counterpart):
    (``StageBound``); when it is discarded, they are held again.
 3. A reservation is also released when its job completes or has no pod placed any more
    (``JobEnded``), when its PodGroup is deleted or recreated (``JobDeleted``), when the
-   feature is switched off (``WillBindDisabled``), when a held pod is no longer needed
-   (``NotNeeded``: its task has pods and none pending, or the job changed), and
+   feature is switched off (``WillBindDisabled``), when the job no longer has a held pod
+   (``NotNeeded``: its stage or minimum shrank), when the stage's pods are found placed
+   without it (``StageBound``: none of them pending any more), and
    ``will-bind-timeout`` after it was first made (``WillBindTimeout``). After a timeout the
    job is re-queued: its later stages are scheduled like any other pods, in queue and job
    order, with no reservation, and its PodGroup says why (allocator condition ``WillBind``
@@ -383,6 +384,8 @@ class WillBindLedger:
     def hold(self, job: JobInfo, phantoms: Sequence[TaskInfo], expires_at: datetime) -> None:
         """Keep placed phantoms (already on their nodes' accounting) as ``job``'s reservation."""
         held = self.held.get(job.key)
+        if held is not None and held.expires_at is None:
+            held.expires_at = expires_at
         if held is None:
             held = Held(
                 job=job.key,
