@@ -105,7 +105,7 @@ def test_get_watch_shows_a_phase_change_when_a_job_starts(system, monkeypatch, m
         watch = processes.start("watch", "services.cli", "get", "jobs", "--watch", env=system.env())
         watch.wait_for(lambda line: str(line.get("text", "")).startswith("NAMESPACE"))
         status, _, _ = run_cli(
-            system, monkeypatch, "submit", manifest("slow", job("slow", start_seconds=2))
+            system, monkeypatch, "submit", manifest("slow", job("slow", start_seconds=4))
         )
         assert status == 0
 
