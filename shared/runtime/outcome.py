@@ -198,9 +198,12 @@ class Outcome:
                 self.jobs.setdefault(event.job_key, _Job()).phase = DELETED
                 self.note(t, {"event": "job", "job": event.job_key, "phase": DELETED})
             case PodGroupCreated() | PodGroupUpdated():
-                self.jobs.setdefault(event.podgroup.job, _Job()).podgroup_name = event.podgroup.name
+                job = self.jobs.setdefault(event.podgroup.job, _Job())
+                job.podgroup_name = event.podgroup.name
+                job.podgroups_deleted.discard(event.podgroup.name)
             case PodGroupDeleted():
                 job = self.jobs.setdefault(event.job, _Job())
+                job.podgroups_deleted.add(event.name)
                 if job.podgroup_name in ("", event.name):
                     job.podgroup = DELETED
                     self.note(t, {"event": "podgroup", "job": event.job, "phase": DELETED})
