@@ -49,6 +49,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument(
         "--log-dir", default=".vcbus/logs", help="where each service writes its log"
     )
+    parser.add_argument(
+        "--health-port",
+        type=int,
+        default=0,
+        help="first of the services' /healthz, /readyz, /metrics ports, one each (0: off) [0]",
+    )
     add_service_options(parser)
     parser.set_defaults(func=run, nodes=8, node_cpu="8", node_memory="32Gi")
 
@@ -103,15 +109,22 @@ def run(args: argparse.Namespace) -> int:
         asyncio.run(_ensure(settings, services))
         processes: list[subprocess.Popen[bytes]] = []
         try:
-            for name in names:
+            for index, name in enumerate(names):
+                port = str(args.health_port + index) if args.health_port else "0"
                 log = (log_dir / f"{name}.log").open("wb")
                 processes.append(
                     subprocess.Popen(
-                        _service_args(args, name), env=env, stdout=log, stderr=subprocess.STDOUT
+                        _service_args(args, name),
+                        env=dict(env, VCBUS_HEALTH_PORT=port),
+                        stdout=log,
+                        stderr=subprocess.STDOUT,
                     )
                 )
                 log.close()
             sys.stdout.write(f"services: {', '.join(names)} (logs in {log_dir}/)\n")
+            if args.health_port:
+                last = args.health_port + len(names) - 1
+                sys.stdout.write(f"health and metrics: ports {args.health_port}-{last}\n")
             sys.stdout.flush()
             return asyncio.run(_watch(settings, args, dict(zip(names, processes, strict=True))))
         finally:

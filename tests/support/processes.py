@@ -63,6 +63,7 @@ def service_env(bootstrap: str, prefix: str, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(_INHERITED_NOT)}
     env.update(
         PYTHONUNBUFFERED="1",
+        VCBUS_HEALTH_PORT="0",
         KAFKA_BOOTSTRAP_SERVERS=bootstrap,
         VCBUS_TOPIC_PREFIX=prefix,
     )
