@@ -37,8 +37,9 @@ async def test_job_completes_with_each_pod_created_once_when_controller_is_kille
     """SIGKILL right after the second stage's pods appear; the next stage is reported while
     the controller is down; a new process restores the job from the changelog and goes on.
 
-    Redelivery of what the killed process had not committed may repeat a PodCreated, but
-    only as the same event (same id, same pod uid): no pod is created twice.
+    When the kill lands between publishing the pods and committing, the restarted process
+    handles the input again and repeats those PodCreated: only as the same events (same
+    ids, same pod uids; only the handling time differs), so no pod is created twice.
     """
     prefix = settings.topic_prefix
     await ensure_topics(bus, [build_service(settings, SystemClock())], prefix, PARTITIONS)
