@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from contracts import (
     JobAdmitted,
+    JobStatusChanged,
     PodCreated,
     PodGroupCreated,
     PodGroupDeleted,
@@ -145,7 +146,8 @@ async def test_jobs_complete_with_every_output_written_when_cluster_runs_their_p
         {"cpu": "1", "memory": "1Gi"}
     )
 
-    # statuses: the phases in order, and the counts at each end
+    # statuses: only JobStatusChanged, the phases in order, and the counts at each end
+    assert all(isinstance(event, JobStatusChanged) for event in tail.unique(Topic.JOBS_STATUS))
     assert phases(tail, gang.job_key) == [JobPhase.PENDING, JobPhase.RUNNING, JobPhase.COMPLETED]
     # the worker task's TaskCompleted → CompleteJob policy passes through Completing
     assert phases(tail, tf.job_key) == [
