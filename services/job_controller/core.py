@@ -27,7 +27,8 @@ Deliberate deviations from Volcano:
 - A status of a pod whose uid is not the current pod's (``pod_uid`` on the event) is stale
   and changes nothing; so is a phase change of a PodGroup that is not the job's current one.
 - Job uids and pod uids are derived, not random: a pod uid changes with the job version
-  and the record generation, so a pod re-created under the same name is another pod.
+  and the number of times that pod was created, so a pod re-created under the same name is
+  another pod, while replaying the same inputs (in any interleaving) gives the same uids.
 """
 
 from __future__ import annotations

@@ -183,9 +183,11 @@ class Execution:
         namespace, job_name = split_key(record.job_key)
         name = f"{job_name}-{task.name}-{index}"
         key = pod_key(namespace, name)
-        generation = self.next_generation()
-        # Readable and unique: the job incarnation, the pod, the job version, the generation.
-        uid = f"{record.uid[:8]}-{name}-v{record.version}-g{generation}"
+        incarnation = record.incarnations.get(name, 0)
+        self.update(incarnations={**record.incarnations, name: incarnation + 1})
+        # Readable and unique: the job incarnation, the pod, the job version, and how many
+        # times this pod was created before (its own history only, not the job's counter).
+        uid = f"{record.uid[:8]}-{name}-v{record.version}-i{incarnation}"
         assert record.podgroup is not None
         pod = build_pod(
             job_key=record.job_key,

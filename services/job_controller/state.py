@@ -103,7 +103,10 @@ class JobRecord(msgspec.Struct, frozen=True, kw_only=True):
         rejected_digest: spec digest of the last refused update (resubmitting it is a no-op).
         last_status: the status last published, ``None`` before the first.
         applied_ids: ids of the last events applied (idempotency by id).
-        generation: counter that makes emitted event ids and pod uids deterministic.
+        generation: counter that makes emitted event ids deterministic.
+        incarnations: per pod name, how many times it was created; a pod's uid counts its
+            own creations only, so replaying inputs in another interleaving after a crash
+            re-creates a pod under the same uid.
     """
 
     job_key: JobKey
@@ -126,6 +129,7 @@ class JobRecord(msgspec.Struct, frozen=True, kw_only=True):
     last_status: StatusView | None = None
     applied_ids: tuple[str, ...] = ()
     generation: int = 0
+    incarnations: dict[str, int] = {}
 
     def pod(self, name: str) -> PodState | None:
         """Return the pod called ``name``, or ``None``."""

@@ -127,3 +127,24 @@ def test_all_replicas_are_needed_when_dependency_has_no_minimum(running: int, re
         for i in range(running)
     ]
     assert is_task_ready(task, pods) is ready
+
+
+def test_next_stage_pods_get_the_same_uids_when_unrelated_events_came_first() -> None:
+    """A pod's uid counts its own creations only, so a replay in another order after a crash
+    (inputs of other topics handled before or after) re-creates it under the same uid."""
+    direct = Driver(_example())
+    direct.start()
+    detour = Driver(_example())
+    detour.record = direct.record  # both branch from the same state
+    direct_pods = [e for e in direct.pod("job-job-nginx1-0", R) if type(e).__name__ == "PodCreated"]
+
+    # an input that emits a status (advancing the job's event counter) but creates no pod:
+    # a refused update (the queue may not change)
+    detour.job = with_spec(detour.job, queue="elsewhere")
+    assert detour.admit(digest="digest-2")
+    detour.pod("job-job-nginx1-0", PodPhase.PENDING)
+    detour_pods = [e for e in detour.pod("job-job-nginx1-0", R) if type(e).__name__ == "PodCreated"]
+
+    assert len(direct_pods) == len(detour_pods) == 5
+    assert [p.pod.uid for p in direct_pods] == [p.pod.uid for p in detour_pods]  # type: ignore[attr-defined]
+    assert [p.event_id for p in direct_pods] == [p.event_id for p in detour_pods]
