@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from pathlib import Path
 
 from contracts import Event
 from shared.runtime.clock import Clock
@@ -17,17 +16,12 @@ from shared.runtime.scheduler import scheduling_service
 from shared.runtime.service import Service
 from shared.runtime.settings import Settings
 from shared.scheduling import ClusterView
-from shared.scheduling.framework.conf import SchedulerConf, default_conf, parse_conf
+from shared.scheduling.framework.conf import SchedulerConf, default_conf
 from shared.step import Ctx
 
 from .cycle import next_due, run_cycle
 
 NAME = "allocator"
-
-
-def load_conf(path: str | None) -> SchedulerConf:
-    """The scheduler configuration from a volcano-scheduler.conf file, or the default."""
-    return parse_conf(Path(path).read_text()) if path else default_conf()
 
 
 def build_service(

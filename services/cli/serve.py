@@ -35,6 +35,7 @@ from shared.runtime.service import Runtime, Service, run_service
 from shared.runtime.settings import Settings, SettingsError
 from shared.runtime.table import Table
 from shared.runtime.topology import ensure_topics
+from shared.scheduling.framework.conf import SchedulerConf, parse_conf
 from shared.telemetry import PendingPodGroups, ServiceMetrics
 from shared.tracing.setup import configure_tracing, shutdown_tracing
 
@@ -92,6 +93,11 @@ def _labels(pairs: list[str]) -> dict[str, str]:
     return out
 
 
+def scheduler_conf(path: str | None) -> SchedulerConf | None:
+    """A volcano-scheduler.conf-shaped file, validated now (None: the service's default)."""
+    return parse_conf(Path(path).read_text()) if path else None
+
+
 def priority_classes(path: str | None) -> dict[str, int]:
     """A ``name: value`` map, or Kubernetes PriorityClass objects, from a YAML file."""
     if not path:
@@ -111,10 +117,10 @@ BUILDERS: dict[str, Builder] = {
         settings, SystemClock(), priority_classes=priority_classes(args.priority_classes)
     ),
     "podgroup-enqueue": lambda args, settings: podgroup_enqueue.build_service(
-        settings, SystemClock(), conf=podgroup_enqueue.load_conf(args.enqueue_conf)
+        settings, SystemClock(), conf=scheduler_conf(args.enqueue_conf)
     ),
     "allocator": lambda args, settings: allocator.build_service(
-        settings, SystemClock(), conf=allocator.load_conf(args.scheduler_conf)
+        settings, SystemClock(), conf=scheduler_conf(args.scheduler_conf)
     ),
     "cluster": lambda args, settings: cluster.build_service(
         settings,
@@ -182,14 +188,20 @@ def with_metrics(service: Service, metrics: ServiceMetrics) -> Service:
     """``service``, plus what its metrics need to follow.
 
     The writer of ``podgroups.status`` (podgroup-enqueue) reports pending PodGroups by
-    reason: it follows ``podgroups`` and ``podgroups.status`` whole in one more table, so
-    the gauge is right after a restart or a takeover too.
+    reason, folded from ``podgroups`` and ``podgroups.status`` as every replica reads them
+    whole (so the gauge is right after a restart or a takeover too): through the table that
+    already follows them, else through one more.
     """
     if TOPIC_SPECS[Topic.PODGROUPS_STATUS].writer != service.name:
         return service
     pending = PendingPodGroups()
     metrics.pending = pending
-    table = Table("metrics", (Topic.PODGROUPS, Topic.PODGROUPS_STATUS), pending.apply)
+    needed = {Topic.PODGROUPS, Topic.PODGROUPS_STATUS}
+    for table in service.tables:
+        if needed <= set(table.topics):
+            table.add_listener(pending.apply)
+            return service
+    table = Table("metrics", tuple(sorted(needed)), pending.apply)
     return dataclasses.replace(service, tables=[*service.tables, table])
 
 

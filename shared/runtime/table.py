@@ -29,10 +29,14 @@ class Table:
     def __init__(self, name: str, topics: Sequence[Topic], apply: Apply) -> None:
         self.name = name
         self.topics = tuple(topics)
-        self._apply = apply
+        self._applies: list[Apply] = [apply]
         self.caught_up = asyncio.Event()
         self.changed = asyncio.Event()
         self.records_read = 0
+
+    def add_listener(self, apply: Apply) -> None:
+        """Also fold every event into ``apply`` (a metric that follows the same topics)."""
+        self._applies.append(apply)
 
     async def follow(
         self, bus: Bus, *, prefix: str, client_id: str, max_records: int = 2000
@@ -62,7 +66,8 @@ class Table:
                             offset=record.offset,
                         )
                         continue
-                    self._apply(decoded, record)
+                    for apply in self._applies:
+                        apply(decoded, record)
                     self.records_read += 1
                 if records:
                     self.changed.set()

@@ -10,48 +10,18 @@ from collections.abc import Iterable, Sequence
 
 from opentelemetry.trace import SpanContext
 
-from contracts import (
-    BindingCreated,
-    BindingRefused,
-    Event,
-    NodesLocked,
-    NodesUnlocked,
-    PodCreated,
-    PodDeleted,
-    PodGroupConditionsChanged,
-    PodGroupCreated,
-    PodGroupDeleted,
-    PodGroupPhaseChanged,
-    PodGroupUpdated,
-    PodPhaseChanged,
-    TargetJobElected,
-)
+from contracts import BindingCreated, Event, KeyKind, key_of, topic_of
 from shared.bus.records import Headers, Record
 from shared.runtime.service import Runtime
 from shared.tracing.spans import context_of, cycle_span, job_span, span_context_of
 
 
 def job_of(event: Event) -> str | None:
-    """The job an event of the scheduling topics is about, if any."""
-    match event:
-        case PodGroupCreated() | PodGroupUpdated():
-            return event.podgroup.job
-        case PodCreated():
-            return event.pod.job
-        case BindingCreated():
-            return event.pod.job
-        case (
-            PodGroupDeleted()
-            | PodGroupPhaseChanged()
-            | PodGroupConditionsChanged()
-            | PodDeleted()
-            | PodPhaseChanged()
-            | BindingRefused()
-            | TargetJobElected()
-            | NodesLocked()
-            | NodesUnlocked()
-        ):
-            return event.job
+    """The job an event is about: its record key on job-keyed topics; a binding's pod's job."""
+    if isinstance(event, BindingCreated):
+        return event.pod.job
+    if topic_of(event).key is KeyKind.JOB:
+        return key_of(event) or None
     return None
 
 
