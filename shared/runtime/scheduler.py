@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from datetime import datetime
 
+import structlog
+
 from contracts import Event, Topic
 from shared.bus.records import Record
 from shared.runtime.clock import Clock
@@ -33,6 +35,8 @@ SCHEDULING_TOPICS = (
     Topic.CAPACITY_RESERVATIONS,
 )
 """What a scheduling service's view follows: the whole cluster, its own outputs included."""
+
+log = structlog.get_logger("vcbus.cycle")
 
 Decide = Callable[[Ctx], Sequence[Event]]
 """Runs one cycle on the current view and returns the events to publish."""
@@ -78,11 +82,20 @@ def scheduling_service(
 
     async def cycles(runtime: Runtime) -> None:
         async def once() -> None:
+            started = clock.monotonic()
             events = decide(Ctx(now=clock.now()))
-            if events:
-                await traces.publish_cycle(runtime, cycle_span, action, events)
-                assume(events)
-                runtime.stats["published"] = runtime.stats.get("published", 0) + len(events)
+            decided = clock.monotonic()
+            if not events:
+                return
+            await traces.publish_cycle(runtime, cycle_span, action, events)
+            assume(events)
+            runtime.stats["published"] = runtime.stats.get("published", 0) + len(events)
+            log.info(
+                "cycle_decided",
+                events=len(events),
+                decide_ms=round((decided - started) * 1000, 3),
+                publish_ms=round((clock.monotonic() - decided) * 1000, 3),
+            )
 
         due = (lambda: next_due(clock.now())) if next_due is not None else None
         await run_cycles(runtime, table, once, debounce=debounce, interval=interval, next_due=due)

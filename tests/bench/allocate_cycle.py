@@ -70,8 +70,8 @@ def cluster(pods: int, nodes: int) -> ClusterSnapshot:
     )
 
 
-def measure(pods: int, nodes: int, repeat: int) -> None:
-    """Print the best of ``repeat`` cycles for one size."""
+def measure_cycle(pods: int, nodes: int, repeat: int) -> dict[str, float | int]:
+    """The best of ``repeat`` cycles for one size, with its parts, in milliseconds."""
     snapshot = cluster(pods, nodes)
     conf = default_conf()
     ctx = Ctx(now=datetime(2026, 1, 1, tzinfo=UTC))
@@ -97,11 +97,35 @@ def measure(pods: int, nodes: int, repeat: int) -> None:
             close_session(ssn)
             t3 = time.perf_counter()
             parts = (t1 - t0, t2 - t1, t3 - t2)
-    print(
-        f"{pods:>6} pending pods x {nodes:>5} nodes: cycle {best * 1000:8.1f} ms "
-        f"(open {parts[0] * 1000:6.1f}, actions {parts[1] * 1000:6.1f}, "
-        f"close {parts[2] * 1000:5.1f}); bound {bound}, left {pods - bound}"
+    return {
+        "pods": pods,
+        "nodes": nodes,
+        "cycle_ms": round(best * 1000, 1),
+        "open_ms": round(parts[0] * 1000, 1),
+        "actions_ms": round(parts[1] * 1000, 1),
+        "close_ms": round(parts[2] * 1000, 1),
+        "bound": bound,
+        "left": pods - bound,
+    }
+
+
+def line(figures: dict[str, float | int]) -> str:
+    """One printed line of :func:`measure_cycle`'s figures."""
+    return (
+        f"{figures['pods']:>6} pending pods x {figures['nodes']:>5} nodes: "
+        f"cycle {figures['cycle_ms']:8.1f} ms (open {figures['open_ms']:6.1f}, "
+        f"actions {figures['actions_ms']:6.1f}, close {figures['close_ms']:5.1f}); "
+        f"bound {figures['bound']}, left {figures['left']}"
     )
+
+
+def measure(pods: int, nodes: int, repeat: int) -> None:
+    """Print the best of ``repeat`` cycles for one size."""
+    print(line(measure_cycle(pods, nodes, repeat)))
+
+
+SIZES = ((1_000, 1_000), (1_000, 5_000), (10_000, 1_000), (10_000, 5_000))
+"""(pending pods, nodes) measured by default."""
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -109,7 +133,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args(argv)
-    for pods, nodes in ((1_000, 1_000), (1_000, 5_000), (10_000, 1_000), (10_000, 5_000)):
+    for pods, nodes in SIZES:
         measure(pods, nodes, args.repeat)
 
 
