@@ -17,7 +17,6 @@ from typing import Any
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListener
 from aiokafka import TopicPartition as KafkaTopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
-from aiokafka.coordinator.assignors.sticky.sticky_assignor import StickyPartitionAssignor
 from aiokafka.errors import (
     CommitFailedError,
     IllegalStateError,
@@ -26,6 +25,7 @@ from aiokafka.errors import (
     TopicAlreadyExistsError,
 )
 
+from shared.bus.assignor import CopartitionedAssignor
 from shared.bus.errors import BrokerUnavailableError, CommitError, PublishError
 from shared.bus.protocol import RebalanceCallback
 from shared.bus.records import OutRecord, Record, TopicConfig, TopicPartition
@@ -296,9 +296,10 @@ class KafkaConsumer:
             heartbeat_interval_ms=self._settings.heartbeat_interval_ms,
             max_poll_interval_ms=300_000,
             metadata_max_age_ms=5000,
-            # Sticky: a member keeps its partitions when another joins, so state is not
-            # restored needlessly and a lease holder is not displaced by a standby.
-            partition_assignment_strategy=(StickyPartitionAssignor,),
+            # Co-partitioned: a member owns the same partition numbers in every input
+            # topic, as state keyed like the inputs needs. Sticky: a lease holder is not
+            # displaced by a standby joining (shared.bus.assignor).
+            partition_assignment_strategy=(CopartitionedAssignor(),),
             **self._settings.client_options(),
         )
         for attempt in range(self._settings.publish_attempts):

@@ -1,7 +1,8 @@
 """InMemoryBus: per-partition logs, consumer groups and committed offsets, on one event loop.
 
 It backs unit tests and deterministic simulation. Partitioning is Kafka's (murmur2), group
-assignment is sticky and balanced over sorted partitions and members, and nothing sleeps: a
+assignment is co-partitioned (a member owns the same partition numbers in every topic), sticky
+and balanced over sorted partition numbers and members, and nothing sleeps: a
 consumer with nothing to read waits until a record is appended or its timeout passes.
 
 Timeouts are the event loop's by default. Given a clock (``shared.runtime.clock``), they are
@@ -17,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from shared.bus.assignor import plan as assignment_plan
 from shared.bus.errors import CommitError
 from shared.bus.partitioner import partition_for
 from shared.bus.protocol import RebalanceCallback
@@ -154,25 +156,20 @@ class InMemoryBus:
         )
 
     async def _rebalance(self, group: _Group) -> None:
-        """Sticky, balanced assignment: members keep what they own where the balance allows."""
+        """Co-partitioned, sticky, balanced assignment (``shared.bus.assignor.plan``)."""
         members = sorted(group.members, key=lambda member: member.member_id)
         topics = sorted({topic for member in members for topic in member.topics})
         partitions = self._all_partitions(topics, None)
-        plan: dict[str, list[TopicPartition]] = {member.member_id: [] for member in members}
-        quota = -(-len(partitions) // len(members)) if members else 0
-        owners = {tp: m.member_id for m in members for tp in m.assignment()}
-        unplaced: list[TopicPartition] = []
-        for tp in partitions:
-            owner = owners.get(tp)
-            if owner in plan and len(plan[owner]) < quota:
-                plan[owner].append(tp)
-            else:
-                unplaced.append(tp)
-        for tp in unplaced:
-            eligible = [m for m in members if tp.topic in m.topics]
-            if eligible:
-                target = min(eligible, key=lambda m: (len(plan[m.member_id]), m.member_id))
-                plan[target.member_id].append(tp)
+        owned = {m.member_id: sorted({tp.partition for tp in m.assignment()}) for m in members}
+        shares = assignment_plan({tp.partition for tp in partitions}, owned)
+        plan: dict[str, list[TopicPartition]] = {
+            member.member_id: [
+                tp
+                for tp in partitions
+                if tp.partition in shares[member.member_id] and tp.topic in member.topics
+            ]
+            for member in members
+        }
         for member in members:
             await member._revoke(frozenset(member.assignment()) - set(plan[member.member_id]))
         for member in members:
