@@ -51,7 +51,7 @@ class Settings:
     ``KAFKA_SASL_PASSWORD``, ``KAFKA_SSL_CAFILE``, ``KAFKA_SSL_CERTFILE``, ``KAFKA_SSL_KEYFILE``,
     ``VCBUS_TOPIC_PREFIX`` [vcbus.], ``VCBUS_PARTITIONS`` [4],
     ``VCBUS_MAX_POLL_RECORDS`` [500], ``VCBUS_POLL_TIMEOUT`` [0.5 s],
-    ``VCBUS_HANDLER_ATTEMPTS`` [3], ``VCBUS_LINGER_MS`` [2],
+    ``VCBUS_HANDLER_ATTEMPTS`` [3], ``VCBUS_LINGER_MS`` [2], ``VCBUS_FETCH_MAX_WAIT_MS`` [25],
     ``VCBUS_SESSION_TIMEOUT_MS`` [6000], ``VCBUS_MAX_PAYLOAD_BYTES`` [1048576].
     """
 
@@ -90,6 +90,7 @@ class Settings:
             ssl_certfile=env.get("KAFKA_SSL_CERTFILE") or None,
             ssl_keyfile=env.get("KAFKA_SSL_KEYFILE") or None,
             linger_ms=_int(env, "VCBUS_LINGER_MS", 2),
+            fetch_max_wait_ms=_int(env, "VCBUS_FETCH_MAX_WAIT_MS", 25),
             session_timeout_ms=_int(env, "VCBUS_SESSION_TIMEOUT_MS", 6000, minimum=1000),
         )
         if kafka.security_protocol not in ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"):
