@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Final
 
@@ -95,8 +96,14 @@ def is_secret_key(key: object) -> bool:
     Returns:
         True when its lowercase name contains a part of :data:`SECRET_KEY_PARTS`.
     """
-    name = str(key).lower()
-    return any(part in name for part in SECRET_KEY_PARTS)
+    return _is_secret_name(str(key))
+
+
+@functools.lru_cache(maxsize=4096)
+def _is_secret_name(name: str) -> bool:
+    # Log lines repeat the same few keys; the answer is remembered per name.
+    lowered = name.lower()
+    return any(part in lowered for part in SECRET_KEY_PARTS)
 
 
 def _redacted(key: object, value: object) -> object:
