@@ -180,6 +180,14 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS
 
 
+def machine_busy_seconds() -> float:
+    """CPU seconds the whole machine has spent busy (all cores, every process)."""
+    fields = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
+    values = [int(v) for v in fields]
+    idle = values[3] + (values[4] if len(values) > 4 else 0)
+    return (sum(values[:8]) - idle) / _CLOCK_TICKS
+
+
 def _service_command(name: str, instance: str, config: PipelineConfig) -> list[str]:
     command = [sys.executable, "-m", "services.cli", "serve", name, "--instance", instance]
     if name == "cluster":
@@ -385,6 +393,20 @@ class Pipeline:
             await consumer.stop()
         return time.perf_counter() - started
 
+    def _cpu(self) -> dict[str, float]:
+        out = {s.label: cpu_seconds(s.process.pid) for s in self.services}
+        out["broker"] = cpu_seconds(self.broker.process.pid) if self.broker else 0.0
+        out["driver"] = cpu_seconds(os.getpid())
+        out["machine"] = machine_busy_seconds()
+        return out
+
+    async def _idle_cpu(self, seconds: float = 3.0) -> dict[str, float]:
+        """Cores used by each process while nothing is submitted (polling, heartbeats)."""
+        before = self._cpu()
+        await asyncio.sleep(seconds)
+        after = self._cpu()
+        return {name: round((after[name] - before[name]) / seconds, 3) for name in after}
+
     async def _measure(
         self,
         *,
@@ -398,6 +420,7 @@ class Pipeline:
         config = self.config
         ready_s = await self._wait_ready(bootstrap)
         startup_s = time.perf_counter() - started_services
+        idle = await self._idle_cpu()
 
         # probe: one job at a time, unloaded
         probe_latency: list[float] = []
@@ -418,10 +441,8 @@ class Pipeline:
         jobs = build_jobs(config.jobs, config.run_seconds)
         pods_total = len(jobs) * 10
         ends_before = await _topic_ends(bootstrap)
-        cpu_before = {s.label: cpu_seconds(s.process.pid) for s in self.services}
-        broker_pid = self.broker.process.pid if self.broker else 0
-        cpu_before["broker"] = cpu_seconds(broker_pid)
-        cpu_before["driver"] = cpu_seconds(os.getpid())
+        cpu_before = self._cpu()
+        load_before = os.getloadavg()[0]
         allocator_log = next(s.log for s in self.services if s.name == "allocator")
         enqueue_log = next(s.log for s in self.services if s.name == "podgroup-enqueue")
         log_marks = {allocator_log: _size(allocator_log), enqueue_log: _size(enqueue_log)}
@@ -452,9 +473,8 @@ class Pipeline:
         burst_end = time.perf_counter()
         for profiler in profilers:
             profiler.stop()
-        cpu_after = {s.label: cpu_seconds(s.process.pid) for s in self.services}
-        cpu_after["broker"] = cpu_seconds(broker_pid)
-        cpu_after["driver"] = cpu_seconds(os.getpid())
+        cpu_after = self._cpu()
+        load_after = os.getloadavg()[0]
         ends_after = await _topic_ends(bootstrap)
         self._check_alive()
 
@@ -476,6 +496,7 @@ class Pipeline:
         enqueue_cycles = _cycle_lines(enqueue_log, log_marks[enqueue_log])
         working = [c for c in cycles if c.get("events", 0) > 0]
         raw_hop = raw["hop"]["p50_ms"] / 1000
+        best_hop = raw["hop_best"]["p50_ms"] / 1000
         probe_p50 = percentile(probe_latency, 50)
         burst_s = burst_end - first_submit
         events = ends_after - ends_before
@@ -489,7 +510,7 @@ class Pipeline:
                 "partitions": config.partitions,
                 "node_shape": dataclasses.asdict(node_shape(config.nodes, pods_total)),
                 "linger_ms": settings.kafka.linger_ms,
-                "fetch_max_wait_ms": getattr(settings.kafka, "fetch_max_wait_ms", 500),
+                "fetch_max_wait_ms": settings.kafka.fetch_max_wait_ms,
                 "max_poll_records": settings.max_poll_records,
                 "log_level": config.log_level,
                 "cpus": os.cpu_count(),
@@ -498,10 +519,14 @@ class Pipeline:
             "startup_s": round(startup_s, 2),
             "ready_s": round(ready_s, 2),
             "raw": raw,
+            "idle_cores": idle,
             "probe": {
                 "gang_ready": summary_ms(probe_latency),
                 "hops": HOPS["gang"],
                 "ratio_p50": round(probe_p50 / (HOPS["gang"] * raw_hop), 2)
+                if probe_p50 is not None
+                else None,
+                "ratio_p50_best": round(probe_p50 / (HOPS["gang"] * best_hop), 2)
                 if probe_p50 is not None
                 else None,
             },
@@ -514,6 +539,11 @@ class Pipeline:
                 "gang_ready_by_kind": {kind: summary_ms(v) for kind, v in latency.items()},
                 "ratio_p50_by_kind": {
                     kind: round(p / (HOPS[kind] * raw_hop), 2)
+                    for kind, values in latency.items()
+                    if (p := percentile(values, 50)) is not None
+                },
+                "ratio_p50_best_by_kind": {
+                    kind: round(p / (HOPS[kind] * best_hop), 2)
                     for kind, values in latency.items()
                     if (p := percentile(values, 50)) is not None
                 },
@@ -538,7 +568,19 @@ class Pipeline:
                 "cpu_s": {
                     name: round(cpu_after[name] - cpu_before.get(name, 0.0), 2)
                     for name in cpu_after
+                    if name != "machine"
                 },
+                "machine_busy_s": round(cpu_after["machine"] - cpu_before["machine"], 2),
+                "other_processes_cpu_s": round(
+                    (cpu_after["machine"] - cpu_before["machine"])
+                    - sum(
+                        cpu_after[name] - cpu_before.get(name, 0.0)
+                        for name in cpu_after
+                        if name != "machine"
+                    ),
+                    2,
+                ),
+                "loadavg_1m": [round(load_before, 2), round(load_after, 2)],
             },
             "hop_path": HOPS,
         }
