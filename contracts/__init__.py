@@ -6,6 +6,7 @@ from contracts.events.capacity_reservations import (
     CapacityReleased,
     CapacityReservationsEvent,
     CapacityReserved,
+    LocksHonoured,
     ReservedPod,
 )
 from contracts.events.jobs_admitted import (
@@ -85,6 +86,7 @@ __all__ = [
     "JobsStatusEvent",
     "JobsSubmittedCommand",
     "KeyKind",
+    "LocksHonoured",
     "NodeChanged",
     "NodeName",
     "NodeRegistered",

@@ -11,6 +11,7 @@ from contracts.events.capacity_reservations import (
     CapacityReleased,
     CapacityReservationsEvent,
     CapacityReserved,
+    LocksHonoured,
 )
 from contracts.events.cluster_commands import (
     NodeAddRequested,
@@ -186,6 +187,7 @@ def key_of(event: Event) -> str:
             | NodesUnlocked()
             | CapacityReserved()
             | CapacityReleased()
+            | LocksHonoured()
         ):
             return event.job
         case BindingCreated():

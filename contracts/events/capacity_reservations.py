@@ -1,5 +1,8 @@
 """``capacity.reservations``: will-bind reservations of dependent jobs, from the allocator.
 
+It also carries ``LocksHonoured``: the moment the allocator has a reservation's node locks
+(SPEC A6) in its view, from which it places no other job's pod on them.
+
 When the allocator commits the first stage of a job with ``dependsOn`` (SPEC A5), it
 reserves capacity on nodes for the minimum pods of the job's stages that have no pods yet,
 so that they bind as soon as their dependencies are ready (docs/architecture.md,
@@ -68,4 +71,21 @@ class CapacityReleased(Event, tag="capacity.released.v1", frozen=True, kw_only=T
     message: str = ""
 
 
-CapacityReservationsEvent = CapacityReserved | CapacityReleased
+class LocksHonoured(Event, tag="capacity.locks_honoured.v1", frozen=True, kw_only=True):
+    """The allocator has these node locks (``reservations``) in its view.
+
+    podgroup-enqueue locks nodes; the allocator, another process, reads the lock a moment
+    later. From this event on (its ``occurred_at``, on the allocator's clock and in the
+    order of its cycles) until the lock is released, the allocator binds no pod of another
+    job to ``nodes``. Published in the first cycle that sees a new lock set, before that
+    cycle's bindings; its id derives from job, generation and nodes, so a takeover
+    publishing it again is a duplicate.
+    """
+
+    job: JobKey
+    generation: int
+    nodes: tuple[NodeName, ...]
+    """Every node locked for ``job`` in the allocator's view, sorted."""
+
+
+CapacityReservationsEvent = CapacityReserved | CapacityReleased | LocksHonoured

@@ -1,5 +1,8 @@
 """Wiring of the allocator: follows the state topics into a view, runs allocate cycles, binds.
 
+A cycle that sees new node locks (``reservations``) publishes ``LocksHonoured`` before
+its bindings: from then on no other job's pod is bound to those nodes.
+
 One replica is active (the lease); standbys follow the same topics and take over on
 rebalance. The cluster refuses any binding that would overcommit a node, so even two
 active allocators could not overcommit.
@@ -10,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from contracts import Event
+from contracts import Event, LocksHonoured
 from shared.runtime.clock import Clock
 from shared.runtime.scheduler import scheduling_service
 from shared.runtime.service import Service
@@ -19,7 +22,7 @@ from shared.scheduling import ClusterView
 from shared.scheduling.framework.conf import SchedulerConf, default_conf
 from shared.step import Ctx
 
-from .cycle import next_due, run_cycle
+from .cycle import locks_honoured, next_due, run_cycle
 
 NAME = "allocator"
 
@@ -31,8 +34,16 @@ def build_service(
     conf = conf or default_conf()
     view = ClusterView()
 
+    honoured: list[LocksHonoured] = []
+
     def decide(ctx: Ctx) -> Sequence[Event]:
-        return run_cycle(view.snapshot(), conf, ctx).events
+        snapshot = view.snapshot()
+        events = run_cycle(snapshot, conf, ctx).events
+        locks = locks_honoured(snapshot.reservation, honoured[-1] if honoured else None, ctx)
+        if locks is None:
+            return events
+        honoured[:] = [locks]
+        return (locks, *events)
 
     def due(now: datetime) -> datetime | None:
         return next_due(view.snapshot(), now)

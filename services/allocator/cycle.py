@@ -22,7 +22,11 @@ import msgspec
 
 from contracts._base import Event, derive_event_id
 from contracts.events.bindings import BindingCreated
-from contracts.events.capacity_reservations import CapacityReleased, CapacityReserved
+from contracts.events.capacity_reservations import (
+    CapacityReleased,
+    CapacityReserved,
+    LocksHonoured,
+)
 from contracts.events.podgroups_conditions import PodGroupConditionsChanged
 from contracts.keys import NodeName
 from contracts.objects.meta import Condition
@@ -31,10 +35,11 @@ from shared.scheduling.framework.conf import SchedulerConf
 from shared.scheduling.framework.results import BindDecision, PodGroupUpdate, SessionResult
 from shared.scheduling.framework.session import run_session
 from shared.scheduling.model import naive_utc
-from shared.scheduling.snapshot import ClusterSnapshot
+from shared.scheduling.snapshot import ClusterSnapshot, Reservation
 from shared.step import Ctx
 
 BINDING_KIND = "binding.created.v1"
+LOCKS_KIND = "capacity.locks_honoured.v1"
 CONDITIONS_KIND = "podgroup.conditions_changed.v1"
 
 
@@ -81,6 +86,41 @@ def conditions_event(
         job=update.job,
         podgroup=update.podgroup,
         conditions=update.conditions,
+    )
+
+
+def locks_honoured(
+    reservation: Reservation, last: LocksHonoured | None, ctx: Ctx
+) -> LocksHonoured | None:
+    """The ``LocksHonoured`` to publish before this cycle's bindings, if the locks changed.
+
+    Args:
+        reservation: the reservation in the snapshot the cycle runs on.
+        last: what this allocator last published (``None`` after a start or takeover,
+            which then publishes the current locks again under the same id).
+        ctx: the cycle's time.
+
+    Returns:
+        The event when a target has locked nodes that differ from ``last``, else ``None``.
+    """
+    if reservation.target_job is None or not reservation.locked_nodes:
+        return None
+    nodes = tuple(sorted(NodeName(node) for node in reservation.locked_nodes))
+    if (
+        last is not None
+        and last.job == reservation.target_job
+        and last.generation == reservation.generation
+        and last.nodes == nodes
+    ):
+        return None
+    return LocksHonoured(
+        event_id=derive_event_id(
+            LOCKS_KIND, reservation.target_job, f"{reservation.generation}|{','.join(nodes)}"
+        ),
+        occurred_at=ctx.now,
+        job=reservation.target_job,
+        generation=reservation.generation,
+        nodes=nodes,
     )
 
 

@@ -43,6 +43,7 @@ from contracts.events.bindings import BindingCreated
 from contracts.events.capacity_reservations import (
     CapacityReleased,
     CapacityReserved,
+    LocksHonoured,
     ReservedPod,
 )
 from contracts.events.nodes import NodeChanged, NodeRegistered, NodeRemoved
@@ -82,6 +83,7 @@ ClusterEvent = (
     | NodesUnlocked
     | CapacityReserved
     | CapacityReleased
+    | LocksHonoured
 )
 """Every event a ``ClusterView`` folds."""
 
@@ -279,6 +281,8 @@ class ClusterView:
                     self._will_bind.pop(event.job, None)
                 else:
                     self._will_bind[event.job] = folded
+            case LocksHonoured():
+                pass  # the allocator's note that it has the locks; the locks are folded above
             case _:
                 assert_never(event)
 
