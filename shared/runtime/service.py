@@ -19,10 +19,11 @@ from typing import Any
 import structlog
 
 from contracts._base import Event
+from shared.bus.dead_letter import dead_letter
 from shared.bus.errors import CommitError
 from shared.bus.outbox import Outbox
 from shared.bus.protocol import Bus, Producer
-from shared.bus.records import TopicPartition
+from shared.bus.records import Record, TopicPartition
 from shared.bus.router import Route, Router
 from shared.runtime.clock import Clock, SystemClock
 from shared.runtime.lease import Lease
@@ -60,6 +61,8 @@ class Runtime:
     """Partitions assigned whose state is being restored (not ready meanwhile)."""
     polled: asyncio.Event = field(default_factory=asyncio.Event)
     """Set once the consumer's first poll returned (it has joined or is joining its group)."""
+    dead_lettered: set[tuple[str, int, int]] = field(default_factory=set)
+    """Origins (topic, partition, offset) this process's tables sent to a ``.DLT``."""
 
     async def wait_restored(self, partitions: set[int], timeout: float) -> bool:
         """Wait until the stores of ``partitions`` are restored; False if they never are."""
@@ -188,7 +191,14 @@ async def run_service(
         async with asyncio.TaskGroup() as group:
             # tables, the lease and side tasks run until the service stops
             background = [
-                group.create_task(table.follow(bus, prefix=prefix, client_id=client_id))
+                group.create_task(
+                    table.follow(
+                        bus,
+                        prefix=prefix,
+                        client_id=client_id,
+                        dead_letter=_TableDeadLetters(service.name, producer, runtime),
+                    )
+                )
                 for table in service.tables
             ]
             for table in service.tables:
@@ -212,6 +222,40 @@ async def run_service(
                 task.cancel()
     finally:
         await producer.stop()
+
+
+class _TableDeadLetters:
+    """Sends a record a table could not decode to its ``.DLT`` topic, once per process.
+
+    Every service following a topic as a table reports what it could not read (header
+    ``dlt-service``); a failed send is logged and the table goes on.
+    """
+
+    def __init__(self, service: str, producer: Producer, runtime: Runtime) -> None:
+        self._service = service
+        self._producer = producer
+        self._runtime = runtime
+
+    async def __call__(self, record: Record, error: str) -> None:
+        origin = (record.topic, record.partition, record.offset)
+        if origin in self._runtime.dead_lettered:
+            return
+        self._runtime.dead_lettered.add(origin)
+        letter = dead_letter(record, error, service=self._service)
+        try:
+            await self._producer.send([letter])
+        except Exception as exc:  # noqa: BLE001 - a table must go on; the record stays logged
+            log.error("table_dead_letter_failed", topic=record.topic, error=repr(exc))
+            return
+        if self._runtime.metrics is not None:
+            self._runtime.metrics.observe_published([letter])
+        log.warning(
+            "record_dead_lettered",
+            topic=record.topic,
+            partition=record.partition,
+            offset=record.offset,
+            error=error,
+        )
 
 
 async def _consume(

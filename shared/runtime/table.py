@@ -2,13 +2,15 @@
 
 Admission follows ``queues`` this way; the scheduling services follow every state topic.
 A table reports when it has caught up with the end of its topics as they were at start,
-so a service can wait for it before acting.
+so a service can wait for it before acting. A record no contract decodes is skipped and,
+when the follower is given ``dead_letter``, handed to it (the service sends it to its
+``.DLT`` topic); a record of an unknown event type (a newer writer) is only skipped.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 import structlog
 
@@ -21,6 +23,8 @@ from shared.bus.records import Record, TopicPartition
 log = structlog.get_logger("vcbus.table")
 
 Apply = Callable[[Event, Record], None]
+DeadLetter = Callable[[Record, str], Awaitable[None]]
+"""Takes a record no contract decodes, and why."""
 
 
 class Table:
@@ -39,9 +43,18 @@ class Table:
         self._applies.append(apply)
 
     async def follow(
-        self, bus: Bus, *, prefix: str, client_id: str, max_records: int = 2000
+        self,
+        bus: Bus,
+        *,
+        prefix: str,
+        client_id: str,
+        max_records: int = 2000,
+        dead_letter: DeadLetter | None = None,
     ) -> None:
-        """Read the topics from the beginning, forever; set ``caught_up`` once at the end."""
+        """Read the topics from the beginning, forever; set ``caught_up`` once at the end.
+
+        Records no contract decodes go to ``dead_letter`` when given.
+        """
         names = [f"{prefix}{topic}" for topic in self.topics]
         codecs = {
             f"{prefix}{topic}": TopicCodec[Event](TOPIC_SPECS[topic].union) for topic in self.topics
@@ -65,6 +78,8 @@ class Table:
                             topic=record.topic,
                             offset=record.offset,
                         )
+                        if isinstance(decoded, Poison) and dead_letter is not None:
+                            await dead_letter(record, decoded.error)
                         continue
                     for apply in self._applies:
                         apply(decoded, record)

@@ -1,0 +1,451 @@
+"""What must hold at the end of a chaos run, checked from the topics (never a service's memory).
+
+Each check takes the decoded topics (:class:`History`) and returns violations; none means
+the promise held:
+
+- every submitted job was admitted and reached the final phase its shape says
+  (``jobs.status``), none was rejected;
+- ``PodCreated`` at most once per (job, task, index, job version): duplicates of the same
+  event id (a redelivery) are allowed, two different events are not;
+- at most one accepted binding (``PodPhaseChanged`` reason ``Bound``) per pod uid;
+- no node over its allocatable at any moment, replaying accepted bindings, pod ends and
+  pod deletions on each node in time order;
+- no ``BindingCreated`` on a node while it is locked for another job: from the moment the
+  allocator has the lock (its ``LocksHonoured`` on ``capacity.reservations``, which follows
+  the ``NodesLocked`` of podgroup-enqueue on ``reservations``) until the lock is released;
+  bindings decided in between (the lock published, not yet read by the allocator, another
+  process) are counted as figures (``lock_races``), not violations;
+- each job's last status counts (in all and per task) equal the pods' last phases on
+  ``pods.status``;
+- nothing on any dead-letter topic (every record of a chaos run is well formed).
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from contracts import (
+    BindingCreated,
+    BindingRefused,
+    Event,
+    JobAdmitted,
+    JobRejected,
+    JobStatusChanged,
+    LocksHonoured,
+    NodeChanged,
+    NodeRegistered,
+    NodesLocked,
+    NodesUnlocked,
+    PodCreated,
+    PodDeleted,
+    PodPhaseChanged,
+    TargetJobElected,
+)
+from contracts.events.jobs_status import TaskCounts
+from contracts.objects.pod import LABEL_JOB_VERSION, PodPhase
+from contracts.quantity import PODS, Resources
+from services.cluster.model import demand
+from tests.chaos.workload import PlannedJob
+
+BOUND = "Bound"
+TERMINAL = frozenset({PodPhase.SUCCEEDED, PodPhase.FAILED})
+
+
+@dataclass(frozen=True, slots=True)
+class Violation:
+    """One broken promise: which check, and what exactly."""
+
+    check: str
+    detail: str
+
+
+@dataclass
+class History:
+    """The decoded events of the run's topics, each topic in partition then offset order
+    (so the events of one key are in the order they were published)."""
+
+    admitted: list[Event] = field(default_factory=list)
+    rejected: list[Event] = field(default_factory=list)
+    status: list[Event] = field(default_factory=list)
+    pods: list[Event] = field(default_factory=list)
+    pods_status: list[Event] = field(default_factory=list)
+    bindings: list[Event] = field(default_factory=list)
+    reservations: list[Event] = field(default_factory=list)
+    capacity: list[Event] = field(default_factory=list)
+    """``capacity.reservations`` (will-bind reservations and ``LocksHonoured``)."""
+    nodes: list[Event] = field(default_factory=list)
+    dead_letters: dict[str, int] = field(default_factory=dict)
+    """Records per dead-letter topic."""
+    undecodable: dict[str, int] = field(default_factory=dict)
+    """Records per topic the contracts could not decode."""
+
+
+def check_all(history: History, planned: Sequence[PlannedJob]) -> list[Violation]:
+    """Every check, in the order of the module's list."""
+    return [
+        *check_answers(history, planned),
+        *check_final_phases(history, planned),
+        *check_pods_created_once(history),
+        *check_bound_once(history),
+        *check_capacity(history),
+        *check_locks(history),
+        *check_counts(history, planned),
+        *check_clean_topics(history),
+    ]
+
+
+def check_answers(history: History, planned: Sequence[PlannedJob]) -> list[Violation]:
+    """Every job admitted, none rejected."""
+    admitted = {e.job_key for e in history.admitted if isinstance(e, JobAdmitted)}
+    out = [
+        Violation("admitted", f"{job.key} has no JobAdmitted")
+        for job in planned
+        if job.key not in admitted
+    ]
+    out.extend(
+        Violation("admitted", f"{e.job_key} was rejected: {[v.message for v in e.violations]}")
+        for e in history.rejected
+        if isinstance(e, JobRejected)
+    )
+    return out
+
+
+def last_status(history: History) -> dict[str, JobStatusChanged]:
+    """Each job's last ``JobStatusChanged``."""
+    out: dict[str, JobStatusChanged] = {}
+    for event in history.status:
+        if isinstance(event, JobStatusChanged):
+            out[event.job_key] = event
+    return out
+
+
+def check_final_phases(history: History, planned: Sequence[PlannedJob]) -> list[Violation]:
+    """Every job's last phase is the one its shape says."""
+    last = last_status(history)
+    out = []
+    for job in planned:
+        status = last.get(job.key)
+        if status is None:
+            out.append(Violation("final-phase", f"{job.key} has no status"))
+        elif status.phase != job.expected:
+            out.append(
+                Violation(
+                    "final-phase",
+                    f"{job.key} ({job.shape}) ended {status.phase}, expected {job.expected}",
+                )
+            )
+    return out
+
+
+def check_pods_created_once(history: History) -> list[Violation]:
+    """One ``PodCreated`` event per (job, task, index, job version)."""
+    ids: dict[tuple[str, str, int, str], set[str]] = defaultdict(set)
+    for event in history.pods:
+        if isinstance(event, PodCreated):
+            pod = event.pod
+            version = pod.labels.get(LABEL_JOB_VERSION, "")
+            ids[(pod.job, pod.task, pod.index, version)].add(event.event_id)
+    return [
+        Violation("pod-created-once", f"{key} created by {len(found)} different events")
+        for key, found in sorted(ids.items())
+        if len(found) > 1
+    ]
+
+
+def accepted_bindings(history: History) -> dict[str, dict[str, PodPhaseChanged]]:
+    """Accepted bindings per pod uid, by event id."""
+    out: dict[str, dict[str, PodPhaseChanged]] = defaultdict(dict)
+    for event in history.pods_status:
+        if isinstance(event, PodPhaseChanged) and event.reason == BOUND:
+            out[event.pod_uid or event.pod][event.event_id] = event
+    return out
+
+
+def check_bound_once(history: History) -> list[Violation]:
+    """At most one accepted binding per pod uid."""
+    out = []
+    for uid, found in sorted(accepted_bindings(history).items()):
+        if len(found) > 1:
+            nodes = sorted(str(e.node) for e in found.values())
+            pod = next(iter(found.values())).pod
+            out.append(Violation("bound-once", f"pod {pod} uid {uid} bound {len(found)}x: {nodes}"))
+    return out
+
+
+def _allocatable(history: History) -> dict[str, Resources]:
+    out: dict[str, Resources] = {}
+    for event in history.nodes:
+        if isinstance(event, NodeRegistered | NodeChanged):
+            out[event.node.name] = dict(event.node.allocatable)
+    return out
+
+
+def check_capacity(history: History) -> list[Violation]:
+    """Replay each node: accepted bindings add a pod's demand, its end or deletion frees it.
+
+    Moments are the events' ``occurred_at``; at one moment, frees come before adds.
+    """
+    requests: dict[str, Resources] = {}
+    for event in history.pods:
+        if isinstance(event, PodCreated) and event.pod.uid:
+            requests[event.pod.uid] = dict(event.pod.requests)
+    steps: list[tuple[datetime, int, str, str]] = []  # (at, 0 free / 1 add, node, uid)
+    node_of: dict[str, str] = {}
+    for event in history.pods_status:
+        if not isinstance(event, PodPhaseChanged) or event.node is None:
+            continue
+        uid = event.pod_uid or event.pod
+        if event.reason == BOUND:
+            steps.append((event.occurred_at, 1, event.node, uid))
+            node_of.setdefault(uid, event.node)
+        elif event.phase in TERMINAL:
+            steps.append((event.occurred_at, 0, event.node, uid))
+    for event in history.pods:
+        if isinstance(event, PodDeleted) and event.pod_uid in node_of:
+            steps.append((event.occurred_at, 0, node_of[event.pod_uid], event.pod_uid))
+    allocatable = _allocatable(history)
+    active: dict[str, dict[str, Resources]] = defaultdict(dict)
+    out = []
+    for at, kind, node, uid in sorted(steps):
+        held = active[node]
+        if kind == 0:
+            held.pop(uid, None)
+            continue
+        if uid in held:
+            continue
+        if uid not in requests:
+            out.append(Violation("capacity", f"bound uid {uid} on {node} has no PodCreated"))
+            continue
+        held[uid] = demand(requests[uid])
+        total = allocatable.get(node)
+        if total is None:
+            out.append(Violation("capacity", f"uid {uid} bound to unknown node {node}"))
+            continue
+        used: Counter[str] = Counter()
+        for amounts in held.values():
+            used.update(amounts)
+        over = {
+            name: (amount, total.get(name, 0))
+            for name, amount in used.items()
+            if not (name == PODS and PODS not in total) and amount > total.get(name, 0)
+        }
+        if over:
+            out.append(Violation("capacity", f"node {node} over allocatable at {at}: {over}"))
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Lock:
+    """A node locked for ``job``: decided at ``start``, in the allocator's view from
+    ``honoured`` (None: the lock ended before the allocator read it), until ``end``
+    (None: never released)."""
+
+    node: str
+    job: str
+    generation: int
+    start: datetime
+    end: datetime | None
+    honoured: datetime | None = None
+
+
+def lock_intervals(history: History) -> list[Lock]:
+    """The locks of the run: each node's lock from ``NodesLocked`` to the matching unlock.
+
+    A lock ends at its generation's ``NodesUnlocked``, or at the first event of a newer
+    generation (readers drop the older reservation then). It is honoured from the first
+    ``LocksHonoured`` of its generation that names the node.
+    """
+    events = [
+        e
+        for e in history.reservations
+        if isinstance(e, TargetJobElected | NodesLocked | NodesUnlocked)
+    ]
+    events.sort(key=lambda e: (e.generation, e.occurred_at))
+    open_locks: dict[str, tuple[str, int, datetime]] = {}
+    found: list[tuple[str, str, int, datetime, datetime | None]] = []
+
+    def close(node: str, at: datetime | None) -> None:
+        job, generation, start = open_locks.pop(node)
+        found.append((node, job, generation, start, at))
+
+    for event in events:
+        for node in [n for n, (_, g, _) in open_locks.items() if g < event.generation]:
+            close(node, event.occurred_at)
+        if isinstance(event, NodesLocked):
+            for node in event.nodes:
+                if node not in open_locks:
+                    open_locks[node] = (event.job, event.generation, event.occurred_at)
+        elif isinstance(event, NodesUnlocked):
+            for node in [n for n, (_, g, _) in open_locks.items() if g == event.generation]:
+                close(node, event.occurred_at)
+    for node in list(open_locks):
+        close(node, None)
+    honoured: dict[tuple[int, str], datetime] = {}
+    for note in history.capacity:
+        if isinstance(note, LocksHonoured):
+            for node in note.nodes:
+                key = (note.generation, str(node))
+                if key not in honoured or note.occurred_at < honoured[key]:
+                    honoured[key] = note.occurred_at
+    out = []
+    for node, job, generation, start, end in found:
+        seen = honoured.get((generation, node))
+        if seen is not None and end is not None and seen >= end:
+            seen = None
+        out.append(Lock(node, job, generation, start, end, seen))
+    return out
+
+
+def _inside(at: datetime, start: datetime, end: datetime | None) -> bool:
+    return start <= at and (end is None or at < end)
+
+
+def lock_hits(history: History) -> tuple[list[Violation], list[str]]:
+    """Bindings of another job's pod on a locked node: violations (after the allocator
+    honoured the lock) and races (decided after the lock, before the allocator read it)."""
+    locks: dict[str, list[Lock]] = defaultdict(list)
+    for lock in lock_intervals(history):
+        locks[lock.node].append(lock)
+    violations: list[Violation] = []
+    races: list[str] = []
+    for event in history.bindings:
+        if not isinstance(event, BindingCreated):
+            continue
+        for lock in locks.get(event.node, ()):
+            if event.pod.job == lock.job or not _inside(event.occurred_at, lock.start, lock.end):
+                continue
+            what = (
+                f"pod {event.pod.namespace}/{event.pod.name} of {event.pod.job} bound to "
+                f"{event.node} at {event.occurred_at} while locked for {lock.job} "
+                f"(generation {lock.generation}, locked {lock.start}, honoured "
+                f"{lock.honoured}, released {lock.end})"
+            )
+            if lock.honoured is not None and event.occurred_at >= lock.honoured:
+                violations.append(Violation("locks", what))
+            else:
+                races.append(what)
+    return violations, races
+
+
+def check_locks(history: History) -> list[Violation]:
+    """No binding of another job's pod on a node the allocator holds as locked."""
+    return lock_hits(history)[0]
+
+
+def _counts(phases: Mapping[str, PodPhase | None]) -> TaskCounts:
+    tally = Counter(phases.values())
+    return TaskCounts(
+        pending=tally[PodPhase.PENDING] + tally[None],
+        running=tally[PodPhase.RUNNING],
+        succeeded=tally[PodPhase.SUCCEEDED],
+        failed=tally[PodPhase.FAILED],
+        unknown=tally[PodPhase.UNKNOWN],
+    )
+
+
+def pod_phases(history: History) -> dict[str, dict[str, dict[str, PodPhase | None]]]:
+    """Job → task → uid → last phase on ``pods.status`` (None: none yet), for live pods."""
+    created: dict[str, PodCreated] = {}
+    for event in history.pods:
+        if isinstance(event, PodCreated):
+            created[event.pod.uid] = event
+        elif isinstance(event, PodDeleted) and event.pod_uid:
+            created.pop(event.pod_uid, None)
+    phase: dict[str, PodPhase] = {}
+    for event in history.pods_status:
+        if isinstance(event, PodPhaseChanged) and event.pod_uid:
+            phase[event.pod_uid] = event.phase
+    out: dict[str, dict[str, dict[str, PodPhase | None]]] = defaultdict(lambda: defaultdict(dict))
+    for uid, event in created.items():
+        out[event.pod.job][event.pod.task][uid] = phase.get(uid)
+    return out
+
+
+def check_counts(history: History, planned: Sequence[PlannedJob]) -> list[Violation]:
+    """Each job's last status counts equal its pods' last phases, in all and per task."""
+    last = last_status(history)
+    phases = pod_phases(history)
+    out = []
+    for job in planned:
+        status = last.get(job.key)
+        if status is None:
+            continue
+        tasks = phases.get(job.key, {})
+        per_task = {task: _counts(uids) for task, uids in tasks.items()}
+        whole = _counts({uid: p for uids in tasks.values() for uid, p in uids.items()})
+        said = TaskCounts(
+            pending=status.pending,
+            running=status.running,
+            succeeded=status.succeeded,
+            failed=status.failed,
+            unknown=status.unknown,
+        )
+        if said != whole:
+            out.append(Violation("counts", f"{job.key}: status says {said}, pods say {whole}"))
+        for task, counts in per_task.items():
+            if status.task_status_count.get(task, TaskCounts()) != counts:
+                out.append(
+                    Violation(
+                        "counts",
+                        f"{job.key} task {task}: status says "
+                        f"{status.task_status_count.get(task)}, pods say {counts}",
+                    )
+                )
+    return out
+
+
+def check_clean_topics(history: History) -> list[Violation]:
+    """Nothing dead-lettered and nothing undecodable: every record of the run was good."""
+    return [
+        Violation("dead-letters", f"{count} records on {topic}")
+        for topic, count in sorted(history.dead_letters.items())
+        if count
+    ] + [
+        Violation("undecodable", f"{count} records on {topic}")
+        for topic, count in sorted(history.undecodable.items())
+        if count
+    ]
+
+
+def figures(history: History) -> dict[str, object]:
+    """What the run did, counted from the topics."""
+    refused = Counter(e.reason for e in history.pods_status if isinstance(e, BindingRefused))
+    created = {e.pod.uid for e in history.pods if isinstance(e, PodCreated)}
+    phases = Counter(s.phase for s in last_status(history).values())
+    locks = lock_intervals(history)
+    delays = [
+        (lock.honoured - lock.start).total_seconds() * 1000
+        for lock in locks
+        if lock.honoured is not None
+    ]
+    return {
+        "pods_created": len(created),
+        "pod_created_records": sum(isinstance(e, PodCreated) for e in history.pods),
+        "bindings_published": len(
+            {e.event_id for e in history.bindings if isinstance(e, BindingCreated)}
+        ),
+        "bindings_accepted": len(accepted_bindings(history)),
+        "bindings_refused": dict(sorted(refused.items())),
+        "final_phases": dict(sorted((str(k), v) for k, v in phases.items())),
+        "targets_elected": len(
+            {e.generation for e in history.reservations if isinstance(e, TargetJobElected)}
+        ),
+        "node_locks": len(locks),
+        "lock_honoured_after_ms": _spread(delays),
+        "lock_races": len(lock_hits(history)[1]),
+        "status_records": len(history.status),
+    }
+
+
+def _spread(values: Sequence[float]) -> dict[str, float]:
+    if not values:
+        return {}
+    ordered = sorted(values)
+    return {
+        "min": round(ordered[0], 1),
+        "median": round(ordered[len(ordered) // 2], 1),
+        "max": round(ordered[-1], 1),
+    }

@@ -1,0 +1,573 @@
+"""The chaos run: the whole system as processes, jobs flowing, replicas killed, the broker frozen.
+
+Layout: a Tansu broker of the run's own (so it can be frozen), two replicas of admission,
+job-controller and cluster, one active plus one standby of podgroup-enqueue and allocator,
+each ``python -m services.cli serve`` in its own process. Jobs (``tests.chaos.workload``)
+are published evenly over the submission window (``kills × kill_interval`` seconds); every
+``kill_interval`` seconds a random process is SIGKILLed and, after ``restart_delay``,
+started again. Halfway through, the broker is frozen (SIGSTOP) for ``outage`` seconds,
+with no kill during the outage. Then the run waits (bounded) until every job is final,
+stops the services with SIGTERM, reads the topics from their start and checks them
+(``tests.chaos.checks``). The figures are printed and written to
+``bench/results/chaos-<timestamp>.json``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import random  # noqa: TID251 - the chaos run's own seeded generator, not a service's
+import statistics
+import tempfile
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from contracts import TOPIC_SPECS, Event, Topic
+from contracts.topics import DLT_SUFFIX
+from services.cli.status import STATUS_TOPICS, StatusView
+from services.cli.submit import records_for
+from shared.bus.broker import EmbeddedBroker, start_broker
+from shared.bus.codec import Poison, TopicCodec, Unknown
+from shared.bus.kafka import AioKafkaBus, KafkaSettings
+from shared.bus.records import OutRecord, TopicPartition
+from shared.runtime.clock import SystemClock
+from shared.runtime.table import Table
+from shared.runtime.topology import ensure_topics
+from tests.chaos.checks import History, Violation, check_all, figures
+from tests.chaos.fleet import Fleet, Incarnation, Replica
+from tests.chaos.workload import generate
+from tests.support.processes import ROOT, service_env
+
+SERVICES = ("cluster", "admission", "job-controller", "podgroup-enqueue", "allocator")
+SINGLETONS = frozenset({"podgroup-enqueue", "allocator"})
+PARTITIONS = 4
+READY_LIMIT = 120.0
+"""Bound of the wait for the fleet to be ready at start (a loaded 2-core machine)."""
+
+_clock = SystemClock()
+
+
+@dataclass(frozen=True, slots=True)
+class ChaosConfig:
+    """What to run: how many jobs and kills, the seed, the outage and the cluster."""
+
+    jobs: int = 500
+    kills: int = 20
+    seed: int = 1
+    kill_interval: float = 7.0
+    restart_delay: float = 1.0
+    outage: float = 15.0
+    """Seconds the broker is frozen halfway through the submission window (0: never)."""
+    nodes: int = 8
+    node_cpu: str = "8"
+    node_memory: str = "32Gi"
+    big_pods: int = 6
+    big_cpu: str = "6"
+    session_timeout_ms: int = 6000
+    finish_timeout: float = 900.0
+    """Bound of the wait for every job to be final, after the last submission."""
+    results_dir: Path = ROOT / "bench" / "results"
+    log_dir: Path | None = None
+
+    @property
+    def window(self) -> float:
+        """Seconds over which jobs are submitted and kills happen."""
+        return max(self.kills, 1) * self.kill_interval
+
+
+@dataclass
+class Kill:
+    """One SIGKILL: whom, when, and what the victim held."""
+
+    label: str
+    service: str
+    at: datetime
+    elapsed: float
+    held_lease: bool = False
+    partitions: list[int] = field(default_factory=list)
+
+
+@dataclass
+class Takeover:
+    """Who took over what a killed process held, and how long after the kill."""
+
+    service: str
+    kind: str
+    """``lease`` (a standby became active) or ``partitions`` (a group moved them)."""
+    killed: str
+    by: str
+    seconds: float
+
+
+@dataclass
+class Report:
+    """A run's figures and violations."""
+
+    config: dict[str, Any]
+    started: str
+    duration_seconds: float = 0.0
+    submit_seconds: float = 0.0
+    settle_seconds: float = 0.0
+    jobs: int = 0
+    jobs_final: int = 0
+    kills: list[Kill] = field(default_factory=list)
+    takeovers: list[Takeover] = field(default_factory=list)
+    outage: dict[str, float] = field(default_factory=dict)
+    exit_statuses: dict[str, int] = field(default_factory=dict)
+    topics: dict[str, object] = field(default_factory=dict)
+    violations: list[Violation] = field(default_factory=list)
+    log_dir: str = ""
+
+    @property
+    def passed(self) -> bool:
+        """No violation."""
+        return not self.violations
+
+    def summary(self) -> dict[str, Any]:
+        """The figures as plain JSON values."""
+        by_kind: dict[str, list[float]] = {}
+        for takeover in self.takeovers:
+            by_kind.setdefault(takeover.kind, []).append(takeover.seconds)
+        return {
+            "started": self.started,
+            "config": self.config,
+            "duration_seconds": round(self.duration_seconds, 1),
+            "submit_seconds": round(self.submit_seconds, 1),
+            "settle_seconds": round(self.settle_seconds, 1),
+            "jobs": self.jobs,
+            "jobs_final": self.jobs_final,
+            "kills": len(self.kills),
+            "kills_by_service": dict(sorted(Counter(k.service for k in self.kills).items())),
+            "takeovers": {kind: len(values) for kind, values in sorted(by_kind.items())},
+            "takeover_seconds": {
+                kind: {
+                    "min": round(min(values), 2),
+                    "median": round(statistics.median(values), 2),
+                    "max": round(max(values), 2),
+                }
+                for kind, values in sorted(by_kind.items())
+            },
+            "outage": self.outage,
+            "exit_statuses": self.exit_statuses,
+            "topics": self.topics,
+            "violations": len(self.violations),
+            "violation_list": [asdict(v) for v in self.violations[:100]],
+            "kill_list": [
+                {
+                    "label": k.label,
+                    "at_seconds": round(k.elapsed, 1),
+                    "held_lease": k.held_lease,
+                    "partitions": k.partitions,
+                }
+                for k in self.kills
+            ],
+            "takeover_list": [asdict(t) for t in self.takeovers],
+            "log_dir": self.log_dir,
+        }
+
+
+def _timestamp(line: dict[str, Any]) -> datetime | None:
+    raw = line.get("timestamp")
+    if not isinstance(raw, str):
+        return None
+    with contextlib.suppress(ValueError):
+        return datetime.fromisoformat(raw)
+    return None
+
+
+def holds_lease(incarnation: Incarnation) -> bool:
+    """Whether the incarnation's log says it holds its lease now."""
+    holding = False
+    for line in incarnation.lines("lease_acquired", "lease_released"):
+        holding = line["event"] == "lease_acquired"
+    return holding
+
+
+def owned_partitions(incarnation: Incarnation) -> set[int]:
+    """The partitions its log says it owns now."""
+    owned: set[int] = set()
+    for line in incarnation.lines("partitions_assigned", "partitions_revoked"):
+        if line["event"] == "partitions_assigned":
+            owned |= set(line.get("partitions", ()))
+        else:
+            owned -= set(line.get("partitions", ()))
+    return owned
+
+
+def takeovers(fleet: Fleet, kills: Sequence[Kill]) -> list[Takeover]:
+    """For each kill of a lease holder or partition owner: who took over, how long after.
+
+    Lease: the first ``lease_acquired`` of another incarnation of the service after the
+    kill. Partitions: the moment other incarnations' ``partitions_assigned`` lines after
+    the kill cover every partition the victim owned.
+    """
+    out: list[Takeover] = []
+    for kill in kills:
+        others = [i for i in fleet.incarnations(kill.service) if i.label != kill.label]
+        if kill.held_lease:
+            found = [
+                (at, i.label)
+                for i in others
+                for line in i.lines("lease_acquired")
+                if (at := _timestamp(line)) is not None and at > kill.at
+            ]
+            if found:
+                at, by = min(found)
+                out.append(
+                    Takeover(kill.service, "lease", kill.label, by, (at - kill.at).total_seconds())
+                )
+        if kill.partitions:
+            assigned = sorted(
+                (at, i.label, set(line.get("partitions", ())))
+                for i in others
+                for line in i.lines("partitions_assigned")
+                if (at := _timestamp(line)) is not None and at > kill.at
+            )
+            covered: set[int] = set()
+            for at, by, partitions in assigned:
+                covered |= partitions
+                if covered >= set(kill.partitions):
+                    out.append(
+                        Takeover(
+                            kill.service,
+                            "partitions",
+                            kill.label,
+                            by,
+                            (at - kill.at).total_seconds(),
+                        )
+                    )
+                    break
+    return out
+
+
+async def read_history(bus: AioKafkaBus, prefix: str) -> History:
+    """Every topic the checks need, decoded, from the start to the current end."""
+    wanted = {
+        Topic.JOBS_ADMITTED: "admitted",
+        Topic.JOBS_REJECTED: "rejected",
+        Topic.JOBS_STATUS: "status",
+        Topic.PODS: "pods",
+        Topic.PODS_STATUS: "pods_status",
+        Topic.BINDINGS: "bindings",
+        Topic.RESERVATIONS: "reservations",
+        Topic.CAPACITY_RESERVATIONS: "capacity",
+        Topic.NODES: "nodes",
+    }
+    history = History()
+    codecs = {f"{prefix}{topic}": TopicCodec[Event](TOPIC_SPECS[topic].union) for topic in wanted}
+    attribute = {f"{prefix}{topic}": name for topic, name in wanted.items()}
+    dead = [f"{prefix}{spec.topic}{DLT_SUFFIX}" for spec in TOPIC_SPECS.values()]
+    consumer = bus.consumer([*codecs, *dead], group=None, client_id="chaos-reader")
+    await consumer.start()
+    try:
+        ends = await consumer.end_offsets(sorted(consumer.assignment()))
+        positions: dict[TopicPartition, int] = dict.fromkeys(ends, 0)
+        per_partition: dict[TopicPartition, list[Event]] = {tp: [] for tp in ends}
+        async with asyncio.timeout(300):
+            # Tansu reports a partition's end as its last batch's base offset + 1, so
+            # reading stops only once the ends are reached and a poll brings nothing more.
+            while True:
+                records = await consumer.getmany(timeout=1.0, max_records=5000)
+                if not records and all(positions[tp] >= end for tp, end in ends.items()):
+                    break
+                for record in records:
+                    positions[record.tp] = record.offset + 1
+                    if record.topic not in codecs:
+                        history.dead_letters[record.topic] = (
+                            history.dead_letters.get(record.topic, 0) + 1
+                        )
+                        continue
+                    decoded = codecs[record.topic].decode(record.value)
+                    if isinstance(decoded, Unknown | Poison):
+                        history.undecodable[record.topic] = (
+                            history.undecodable.get(record.topic, 0) + 1
+                        )
+                        continue
+                    per_partition[record.tp].append(decoded)
+    finally:
+        await consumer.stop()
+    for tp in sorted(per_partition, key=lambda tp: (tp.topic, tp.partition)):
+        if tp.topic in attribute:
+            getattr(history, attribute[tp.topic]).extend(per_partition[tp])
+    return history
+
+
+def dump_history(history: History, folder: Path) -> None:
+    """Write each topic's events as JSON lines (``<topic>.jsonl``), for a post-mortem."""
+    folder.mkdir(parents=True, exist_ok=True)
+    names = ("admitted", "rejected", "status", "pods", "pods_status", "bindings")
+    for name in (*names, "reservations", "capacity", "nodes"):
+        events: list[Event] = getattr(history, name)
+        with (folder / f"{name}.jsonl").open("wb") as out:
+            out.writelines(msgspec.json.encode(event) + b"\n" for event in events)
+
+
+class Run:
+    """One chaos run (use :func:`run_chaos`)."""
+
+    def __init__(self, config: ChaosConfig, broker: EmbeddedBroker, fleet: Fleet) -> None:
+        self.config = config
+        self.broker = broker
+        self.fleet = fleet
+        self.prefix = f"chaos-{config.seed}-{_clock.now().strftime('%Y%m%d%H%M%S')}."
+        self.bus = AioKafkaBus(KafkaSettings(bootstrap_servers=broker.bootstrap_servers))
+        self.jobs = generate(
+            config.jobs, config.seed, big_pods=config.big_pods, big_cpu=config.big_cpu
+        )
+        self.rng = random.Random(f"kills-{config.seed}")
+        self.view = StatusView()
+        self.kills: list[Kill] = []
+        self.outage: dict[str, float] = {}
+        self.thawed = asyncio.Event()
+        self.thawed.set()
+        self.started = 0.0
+
+    def elapsed(self) -> float:
+        """Seconds since the fleet was ready."""
+        return _clock.monotonic() - self.started
+
+    async def _until(self, moment: float) -> None:
+        """Sleep until ``moment`` seconds after the fleet was ready."""
+        await asyncio.sleep(max(0.0, moment - self.elapsed()))
+
+    def declare(self) -> None:
+        """Declare two replicas per service (not started)."""
+        env = service_env(
+            self.broker.bootstrap_servers,
+            self.prefix,
+            VCBUS_PARTITIONS=str(PARTITIONS),
+            VCBUS_POLL_TIMEOUT="0.1",
+            VCBUS_SESSION_TIMEOUT_MS=str(self.config.session_timeout_ms),
+            VCBUS_HEALTH_PORT="0",
+        )
+        cluster = (
+            "--nodes",
+            str(self.config.nodes),
+            "--node-cpu",
+            self.config.node_cpu,
+            "--node-memory",
+            self.config.node_memory,
+        )
+        for service in SERVICES:
+            for instance in ("a", "b"):
+                self.fleet.add(service, instance, env, cluster if service == "cluster" else ())
+
+    async def start_fleet(self) -> None:
+        """Start every replica and wait until each consumes, holds or awaits its lease."""
+        await ensure_topics(self.bus, [], self.prefix, PARTITIONS)
+        for service in SERVICES:
+            first, second = self.fleet.of(service)
+            first.start()
+            if service in SINGLETONS:
+                await self._wait_log(first, "lease_acquired", 1)
+                second.start()
+                # the standby's join rebalances the lease group: the holder gets it back
+                await self._wait_log(first, "lease_acquired", 2)
+            else:
+                second.start()
+        for service in SERVICES:
+            if service not in SINGLETONS:
+                for replica in self.fleet.of(service):
+                    await self._wait_log(replica, "partitions_assigned", 1)
+
+    async def _wait_log(self, replica: Replica, name: str, count: int) -> None:
+        incarnation = replica.current
+        async with asyncio.timeout(READY_LIMIT):
+            while len(incarnation.lines(name)) < count:
+                if not incarnation.alive:
+                    raise RuntimeError(f"{incarnation.label} exited:\n{incarnation.tail()}")
+                await asyncio.sleep(0.2)
+
+    async def submit(self) -> None:
+        """Publish the jobs evenly over the window; a failed send is retried."""
+        producer = self.bus.producer(client_id="chaos-submit")
+        spacing = self.config.window / max(len(self.jobs), 1)
+        try:
+            for index, job in enumerate(self.jobs):
+                await self._until(index * spacing)
+                records = [item.record for item in records_for(job.text, self.prefix, _clock.now())]
+                await self._send(producer, records)
+        finally:
+            await producer.stop()
+
+    async def _send(self, producer: Any, records: list[OutRecord]) -> None:
+        for _ in range(20):
+            try:
+                await producer.send(records)
+            except Exception:  # noqa: BLE001 - the broker is frozen or moving: send again
+                await asyncio.sleep(1.0)
+                continue
+            return
+        raise RuntimeError("could not publish a job after 20 attempts")
+
+    async def chaos(self) -> None:
+        """Kill a random process every ``kill_interval`` seconds, restart it after a delay."""
+        for number in range(self.config.kills):
+            due = (number + 0.5) * self.config.kill_interval
+            await self._until(due)
+            await self.thawed.wait()
+            replica = self.rng.choice(self.fleet.replicas)
+            victim = replica.current
+            held = replica.service in SINGLETONS and holds_lease(victim)
+            owned = sorted(owned_partitions(victim)) if replica.service not in SINGLETONS else []
+            at = _clock.now()
+            replica.kill(at)
+            self.kills.append(Kill(victim.label, replica.service, at, self.elapsed(), held, owned))
+            print(
+                f"[{self.elapsed():6.1f}s] kill -9 {victim.label}"
+                f"{' (lease holder)' if held else ''}{f' partitions {owned}' if owned else ''}",
+                flush=True,
+            )
+            await asyncio.sleep(self.config.restart_delay)
+            replica.start()
+
+    async def freeze(self) -> None:
+        """Freeze the broker for ``outage`` seconds halfway through the window."""
+        if self.config.outage <= 0:
+            return
+        start = self.config.window / 2
+        await self._until(start)
+        self.thawed.clear()
+        began = self.elapsed()
+        print(f"[{began:6.1f}s] broker frozen (SIGSTOP)", flush=True)
+        self.broker.pause()
+        try:
+            await asyncio.sleep(self.config.outage)  # the outage itself
+        finally:
+            self.broker.resume()
+            self.thawed.set()
+        print(f"[{self.elapsed():6.1f}s] broker resumed (SIGCONT)", flush=True)
+        self.outage = {"at_seconds": round(began, 1), "seconds": self.config.outage}
+
+    async def follow(self) -> None:
+        """Fold the status topics into the view, until cancelled."""
+        table = Table("chaos-status", STATUS_TOPICS, self.view.apply)
+        await table.follow(self.bus, prefix=self.prefix, client_id="chaos-status")
+
+    def final(self) -> int:
+        """How many planned jobs are final now."""
+        return sum(1 for job in self.jobs if self.view.all_final([job.key]))
+
+    async def wait_final(self, timeout: float) -> bool:
+        """Wait (bounded) until every job is final; print progress now and then."""
+        keys = [job.key for job in self.jobs]
+        last = -1.0
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(timeout):
+                while not self.view.all_final(keys):
+                    if self.elapsed() - last >= 15:
+                        last = self.elapsed()
+                        print(f"[{last:6.1f}s] {self.final()}/{len(keys)} jobs final", flush=True)
+                    await asyncio.sleep(0.5)
+        return self.view.all_final(keys)
+
+
+async def _run(config: ChaosConfig, broker: EmbeddedBroker, fleet: Fleet, report: Report) -> None:
+    run = Run(config, broker, fleet)
+    run.declare()
+    began = _clock.monotonic()
+    await run.start_fleet()
+    run.started = _clock.monotonic()
+    print(
+        f"fleet ready in {run.started - began:.1f}s: {len(fleet.replicas)} processes, "
+        f"prefix {run.prefix}; {len(run.jobs)} jobs over {config.window:.0f}s, "
+        f"{config.kills} kills, outage {config.outage:g}s",
+        flush=True,
+    )
+    follower = asyncio.create_task(run.follow())
+    try:
+        async with asyncio.TaskGroup() as group:
+            group.create_task(run.submit())
+            group.create_task(run.chaos())
+            group.create_task(run.freeze())
+        report.submit_seconds = run.elapsed()
+        done = await run.wait_final(config.finish_timeout)
+        report.settle_seconds = run.elapsed() - report.submit_seconds
+        report.duration_seconds = run.elapsed()
+        report.jobs = len(run.jobs)
+        report.jobs_final = run.final()
+    finally:
+        follower.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await follower
+    if not done:
+        report.violations.append(
+            Violation(
+                "final-phase",
+                f"only {report.jobs_final}/{report.jobs} jobs final after "
+                f"{config.finish_timeout:.0f}s",
+            )
+        )
+    report.violations.extend(
+        Violation("process-died", f"{i.label} exited with {i.popen.returncode}:\n{i.tail(5)}")
+        for i in fleet.dead()
+    )
+    report.exit_statuses = fleet.stop()
+    report.violations.extend(
+        Violation("clean-stop", f"{label} exited with {status} on SIGTERM")
+        for label, status in sorted(report.exit_statuses.items())
+        if status != 0
+    )
+    report.kills = run.kills
+    report.outage = run.outage
+    report.takeovers = takeovers(fleet, run.kills)
+    history = await read_history(run.bus, run.prefix)
+    dump_history(history, Path(report.log_dir) / "topics")
+    report.violations.extend(check_all(history, run.jobs))
+    report.topics = figures(history)
+
+
+def run_chaos(config: ChaosConfig) -> Report:
+    """Run the chaos scenario once; the report holds the figures and any violation."""
+    log_dir = config.log_dir or Path(tempfile.mkdtemp(prefix="vcbus-chaos-"))
+    log_dir.mkdir(parents=True, exist_ok=True)
+    config_view = {
+        k: str(v) if isinstance(v, Path) else v
+        for k, v in asdict(config).items()
+        if k not in ("results_dir", "log_dir")
+    }
+    report = Report(config=config_view, started=_clock.now().isoformat(), log_dir=str(log_dir))
+    broker = start_broker()
+    fleet = Fleet(log_dir)
+    try:
+        asyncio.run(_run(config, broker, fleet, report))
+    finally:
+        fleet.close()
+        broker.stop()
+    return report
+
+
+def write_report(report: Report, results_dir: Path) -> Path:
+    """Write the figures to ``results_dir/chaos-<timestamp>.json``."""
+    results_dir.mkdir(parents=True, exist_ok=True)
+    stamp = report.started.replace(":", "").replace("-", "")[:15]
+    path = results_dir / f"chaos-{stamp}.json"
+    path.write_text(json.dumps(report.summary(), indent=2, default=str) + "\n")
+    return path
+
+
+def render(report: Report) -> str:
+    """The figures as text."""
+    s = report.summary()
+    lines = [
+        f"chaos run {s['started']}: {'PASSED' if report.passed else 'FAILED'}",
+        f"  jobs            {s['jobs_final']}/{s['jobs']} final  {s['topics'].get('final_phases')}",
+        f"  kills           {s['kills']}  {s['kills_by_service']}",
+        f"  takeovers       {s['takeovers']}",
+        f"  takeover time   {s['takeover_seconds']}",
+        f"  outage          {s['outage'] or 'none'}",
+        f"  duration        {s['duration_seconds']}s (submitting {s['submit_seconds']}s, "
+        f"settling {s['settle_seconds']}s)",
+        f"  topics          {s['topics']}",
+        f"  violations      {s['violations']}",
+    ]
+    lines.extend(f"    - {v['check']}: {v['detail']}" for v in s["violation_list"][:30])
+    lines.append(f"  logs            {s['log_dir']}")
+    return "\n".join(lines)

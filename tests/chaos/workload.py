@@ -1,0 +1,172 @@
+"""The chaos run's jobs: a seeded mix of Volcano Job shapes and the final phase each must reach.
+
+Shapes (each a real ``batch.volcano.sh/v1alpha1`` Job with ``vcbus.io/run-seconds``):
+
+- ``gang``: one task, ``minAvailable`` = replicas, all-or-nothing.
+- ``task-minimums``: a ps and workers with task-level ``minAvailable`` (the rest best effort).
+- ``depends-on``: MPI-style, the master starts once its workers run (``dependsOn``).
+- ``failing``: a gang whose workers exit 1 — its shape says it ends ``Failed``.
+- ``big``: the starving job, annotated ``volcano.sh/target-job``, needing most of the cluster
+  at once: it only runs when podgroup-enqueue reserves (locks) nodes for it.
+
+The generator draws from ``random.Random(seed)``: the same seed gives the same jobs.
+"""
+
+from __future__ import annotations
+
+import json
+import random  # noqa: TID251 - the chaos run's own seeded generator, not a service's
+from dataclasses import dataclass
+from typing import Any
+
+from contracts.objects.pod import ANNOTATION_EXIT_CODE, ANNOTATION_RUN_SECONDS
+
+NAMESPACE = "chaos"
+SHAPES = ("gang", "task-minimums", "depends-on", "failing")
+"""The shapes drawn for ordinary jobs (the big job is placed on purpose)."""
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedJob:
+    """One job to submit: its key, shape, manifest and the phase it must end in."""
+
+    key: str
+    shape: str
+    manifest: dict[str, Any]
+    expected: str
+    """``Completed`` or ``Failed``."""
+
+    @property
+    def text(self) -> str:
+        """The manifest as JSON text (what a Kafka client publishes)."""
+        return json.dumps(self.manifest)
+
+    @property
+    def pods(self) -> int:
+        """How many pods the job creates."""
+        return sum(int(task["replicas"]) for task in self.manifest["spec"]["tasks"])
+
+
+def _task(
+    name: str,
+    replicas: int,
+    cpu: str,
+    memory: str,
+    seconds: float,
+    *,
+    min_available: int | None = None,
+    depends_on: str | None = None,
+    exit_code: int = 0,
+) -> dict[str, Any]:
+    annotations = {ANNOTATION_RUN_SECONDS: f"{seconds:g}"}
+    if exit_code:
+        annotations[ANNOTATION_EXIT_CODE] = str(exit_code)
+    task: dict[str, Any] = {
+        "name": name,
+        "replicas": replicas,
+        "template": {
+            "metadata": {"annotations": annotations},
+            "spec": {
+                "containers": [
+                    {
+                        "name": name,
+                        "image": "busybox",
+                        "resources": {"requests": {"cpu": cpu, "memory": memory}},
+                    }
+                ],
+                "restartPolicy": "Never",
+            },
+        },
+    }
+    if min_available is not None:
+        task["minAvailable"] = min_available
+    if depends_on is not None:
+        task["dependsOn"] = {"name": [depends_on]}
+    return task
+
+
+def _job(
+    name: str,
+    tasks: list[dict[str, Any]],
+    *,
+    min_available: int | None = None,
+    target: bool = False,
+) -> dict[str, Any]:
+    metadata: dict[str, Any] = {"name": name, "namespace": NAMESPACE}
+    if target:
+        metadata["annotations"] = {"volcano.sh/target-job": "true"}
+    spec: dict[str, Any] = {"schedulerName": "volcano", "queue": "default", "tasks": tasks}
+    if min_available is not None:
+        spec["minAvailable"] = min_available
+    return {
+        "apiVersion": "batch.volcano.sh/v1alpha1",
+        "kind": "Job",
+        "metadata": metadata,
+        "spec": spec,
+    }
+
+
+def _seconds(rng: random.Random) -> float:
+    return rng.choice((1.0, 1.5, 2.0, 2.5, 3.0))
+
+
+def _ordinary(rng: random.Random, index: int) -> PlannedJob:
+    shape = rng.choice(SHAPES)
+    name = f"{shape}-{index:04d}"
+    if shape == "gang":
+        replicas = rng.randint(2, 4)
+        tasks = [_task("worker", replicas, rng.choice(("500m", "1", "2")), "1Gi", _seconds(rng))]
+        return PlannedJob(
+            f"{NAMESPACE}/{name}", shape, _job(name, tasks, min_available=replicas), "Completed"
+        )
+    if shape == "task-minimums":
+        workers = rng.randint(2, 4)
+        tasks = [
+            _task("ps", 1, "500m", "1Gi", _seconds(rng), min_available=1),
+            _task("worker", workers, "1", "2Gi", _seconds(rng), min_available=2),
+        ]
+        return PlannedJob(f"{NAMESPACE}/{name}", shape, _job(name, tasks), "Completed")
+    if shape == "depends-on":
+        workers = rng.randint(1, 3)
+        tasks = [
+            _task("mpiworker", workers, "1", "1Gi", _seconds(rng)),
+            _task("mpimaster", 1, "500m", "1Gi", _seconds(rng), depends_on="mpiworker"),
+        ]
+        return PlannedJob(f"{NAMESPACE}/{name}", shape, _job(name, tasks), "Completed")
+    replicas = rng.randint(2, 3)
+    tasks = [
+        _task("worker", replicas, "1", "1Gi", _seconds(rng), min_available=replicas, exit_code=1)
+    ]
+    return PlannedJob(f"{NAMESPACE}/{name}", shape, _job(name, tasks), "Failed")
+
+
+def big_job(index: int, *, pods: int, cpu: str) -> PlannedJob:
+    """The starving job: ``pods`` pods of ``cpu`` each, all at once, elected as target."""
+    name = f"big-{index:04d}"
+    tasks = [_task("trainer", pods, cpu, "4Gi", 3.0)]
+    return PlannedJob(
+        f"{NAMESPACE}/{name}",
+        "big",
+        _job(name, tasks, min_available=pods, target=True),
+        "Completed",
+    )
+
+
+def generate(count: int, seed: int, *, big_pods: int, big_cpu: str) -> list[PlannedJob]:
+    """``count`` jobs in submission order; the big job sits a third of the way in.
+
+    Args:
+        count: how many jobs (at least 1).
+        seed: the generator's seed.
+        big_pods: pods of the big job (at most the number of nodes).
+        big_cpu: cpu of each of its pods (most of a node).
+
+    Returns:
+        The jobs, each with a unique key.
+    """
+    rng = random.Random(seed)
+    big_at = count // 3
+    return [
+        big_job(index, pods=big_pods, cpu=big_cpu) if index == big_at else _ordinary(rng, index)
+        for index in range(count)
+    ]

@@ -1,0 +1,273 @@
+"""The chaos run's checks on hand-made topic histories: each broken promise is caught."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+
+from contracts import (
+    BindingCreated,
+    JobAdmitted,
+    JobKey,
+    JobStatusChanged,
+    LocksHonoured,
+    NodeName,
+    NodeRegistered,
+    NodesLocked,
+    NodesUnlocked,
+    PodCreated,
+    PodDeleted,
+    PodKey,
+    PodPhaseChanged,
+    SubmissionOrigin,
+    TargetJobElected,
+)
+from contracts.events.jobs_status import TaskCounts
+from contracts.objects.job import JobPhase
+from contracts.objects.node import Node
+from contracts.objects.pod import LABEL_JOB_VERSION, Pod, PodPhase
+from contracts.quantity import parse_resources
+from services.admission.core import AdmissionLimits, Submission, decide
+from shared.step import Ctx
+from tests.chaos.checks import (
+    History,
+    check_all,
+    check_bound_once,
+    check_capacity,
+    check_counts,
+    check_final_phases,
+    check_locks,
+    check_pods_created_once,
+    lock_hits,
+)
+from tests.chaos.workload import PlannedJob
+
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+LIMITS = AdmissionLimits(max_payload_bytes=1 << 20)
+JOB = JobKey("chaos/a")
+OTHER = JobKey("chaos/b")
+
+
+def at(seconds: float) -> datetime:
+    return T0 + timedelta(seconds=seconds)
+
+
+def pod(job: JobKey, index: int, *, cpu: str = "1", version: str = "0") -> Pod:
+    name = job.split("/")[1]
+    return Pod(
+        name=f"{name}-worker-{index}",
+        namespace="chaos",
+        job=job,
+        task="worker",
+        index=index,
+        podgroup=name,
+        uid=f"{name}-{index}-v{version}",
+        requests=parse_resources({"cpu": cpu, "memory": "1Gi"}),
+        labels={LABEL_JOB_VERSION: version},
+    )
+
+
+def created(p: Pod, event_id: str | None = None) -> PodCreated:
+    return PodCreated(event_id=event_id or f"created-{p.uid}", occurred_at=T0, pod=p)
+
+
+def phase(p: Pod, node: str, what: PodPhase, when: float, *, reason: str = "") -> PodPhaseChanged:
+    return PodPhaseChanged(
+        event_id=f"{p.uid}-{node}-{what}-{reason}",
+        occurred_at=at(when),
+        pod=PodKey(f"{p.namespace}/{p.name}"),
+        job=p.job,
+        task=p.task,
+        node=NodeName(node),
+        phase=what,
+        reason=reason,
+        pod_uid=p.uid,
+    )
+
+
+def bound(p: Pod, node: str, when: float) -> PodPhaseChanged:
+    return phase(p, node, PodPhase.PENDING, when, reason="Bound")
+
+
+def binding(p: Pod, node: str, when: float) -> BindingCreated:
+    return BindingCreated(
+        event_id=f"binding-{p.uid}-{node}", occurred_at=at(when), pod=p, node=NodeName(node)
+    )
+
+
+def node(name: str, cpu: str = "2") -> NodeRegistered:
+    return NodeRegistered(
+        event_id=f"node-{name}",
+        occurred_at=T0,
+        node=Node(name=name, allocatable=parse_resources({"cpu": cpu, "memory": "8Gi"})),
+    )
+
+
+def status(
+    job: JobKey, what: JobPhase, *, succeeded: int = 0, running: int = 0
+) -> JobStatusChanged:
+    return JobStatusChanged(
+        event_id=f"status-{job}-{what}",
+        occurred_at=T0,
+        job_key=job,
+        phase=what,
+        succeeded=succeeded,
+        running=running,
+        task_status_count={"worker": TaskCounts(succeeded=succeeded, running=running)},
+    )
+
+
+def planned(job: JobKey, expected: str = "Completed") -> PlannedJob:
+    return PlannedJob(job, "gang", {"spec": {"tasks": [{"replicas": 1}]}}, expected)
+
+
+def admitted(job: JobKey) -> JobAdmitted:
+    """A real admission of a one-task job named like ``job``."""
+    manifest = {
+        "apiVersion": "batch.volcano.sh/v1alpha1",
+        "kind": "Job",
+        "metadata": {"name": job.split("/")[1], "namespace": "chaos"},
+        "spec": {
+            "tasks": [
+                {
+                    "name": "worker",
+                    "replicas": 1,
+                    "template": {"spec": {"containers": [{"name": "c", "image": "busybox"}]}},
+                }
+            ]
+        },
+    }
+    origin = SubmissionOrigin(topic="jobs.submitted", partition=0, offset=0)
+    events = decide(
+        {}, Submission(payload=json.dumps(manifest).encode(), origin=origin), Ctx(now=T0), LIMITS
+    )
+    (event,) = events
+    assert isinstance(event, JobAdmitted)
+    return event
+
+
+def one_pod_run() -> History:
+    p = pod(JOB, 0)
+    return History(
+        admitted=[admitted(JOB)],
+        status=[
+            status(JOB, JobPhase.RUNNING, running=1),
+            status(JOB, JobPhase.COMPLETED, succeeded=1),
+        ],
+        pods=[created(p), created(p)],
+        bindings=[binding(p, "n1", 1)],
+        pods_status=[
+            bound(p, "n1", 1),
+            bound(p, "n1", 1),
+            phase(p, "n1", PodPhase.RUNNING, 2),
+            phase(p, "n1", PodPhase.SUCCEEDED, 3),
+        ],
+        nodes=[node("n1")],
+    )
+
+
+def test_no_violation_when_a_pod_is_created_bound_and_finished_once_even_if_redelivered() -> None:
+    assert check_all(one_pod_run(), [planned(JOB)]) == []
+
+
+def test_a_pod_created_by_two_different_events_is_a_violation() -> None:
+    p = pod(JOB, 0)
+    history = History(pods=[created(p, "one"), created(p, "two")])
+    assert [v.check for v in check_pods_created_once(history)] == ["pod-created-once"]
+
+
+def test_a_pod_of_a_new_job_version_is_no_violation() -> None:
+    history = History(pods=[created(pod(JOB, 0)), created(pod(JOB, 0, version="1"))])
+    assert check_pods_created_once(history) == []
+
+
+def test_a_pod_bound_to_two_nodes_is_a_violation() -> None:
+    p = pod(JOB, 0)
+    history = History(pods_status=[bound(p, "n1", 1), bound(p, "n2", 1)])
+    assert [v.check for v in check_bound_once(history)] == ["bound-once"]
+
+
+def test_a_node_over_its_allocatable_is_a_violation() -> None:
+    first, second, third = pod(JOB, 0), pod(JOB, 1), pod(JOB, 2)
+    history = History(
+        nodes=[node("n1", cpu="2")],
+        pods=[created(first), created(second), created(third)],
+        pods_status=[bound(first, "n1", 1), bound(second, "n1", 2), bound(third, "n1", 3)],
+    )
+    violations = check_capacity(history)
+    assert [v.check for v in violations] == ["capacity"]
+    assert "cpu" in violations[0].detail
+
+
+def test_capacity_freed_by_an_ended_pod_is_no_violation_when_the_next_pod_binds() -> None:
+    first, second, third = pod(JOB, 0), pod(JOB, 1), pod(JOB, 2)
+    history = History(
+        nodes=[node("n1", cpu="2")],
+        pods=[created(first), created(second), created(third)],
+        pods_status=[
+            bound(first, "n1", 1),
+            bound(second, "n1", 1),
+            phase(first, "n1", PodPhase.SUCCEEDED, 2),
+            bound(third, "n1", 2),
+        ],
+    )
+    assert check_capacity(history) == []
+
+
+def lock_history(binding_at: float) -> History:
+    return History(
+        reservations=[
+            TargetJobElected(event_id="e", occurred_at=at(1), job=JOB, generation=1),
+            NodesLocked(
+                event_id="l", occurred_at=at(1), job=JOB, nodes=(NodeName("n1"),), generation=1
+            ),
+            NodesUnlocked(
+                event_id="u", occurred_at=at(5), job=JOB, nodes=(NodeName("n1"),), generation=1
+            ),
+        ],
+        capacity=[
+            LocksHonoured(
+                event_id="h", occurred_at=at(2), job=JOB, generation=1, nodes=(NodeName("n1"),)
+            )
+        ],
+        bindings=[binding(pod(OTHER, 0), "n1", binding_at), binding(pod(JOB, 0), "n1", 3)],
+    )
+
+
+def test_another_jobs_pod_on_a_node_the_allocator_holds_locked_is_a_violation() -> None:
+    assert [v.check for v in check_locks(lock_history(3))] == ["locks"]
+
+
+def test_a_binding_decided_before_the_allocator_read_the_lock_is_a_race_not_a_violation() -> None:
+    violations, races = lock_hits(lock_history(1.5))
+    assert violations == []
+    assert len(races) == 1
+
+
+def test_bindings_after_the_unlock_are_no_violation() -> None:
+    assert lock_hits(lock_history(6)) == ([], [])
+
+
+def test_status_counts_that_disagree_with_the_pod_phases_are_a_violation() -> None:
+    history = one_pod_run()
+    history.status.append(status(JOB, JobPhase.COMPLETED, succeeded=2))
+    assert {v.check for v in check_counts(history, [planned(JOB)])} == {"counts"}
+
+
+def test_deleted_pods_do_not_count_when_the_status_is_compared() -> None:
+    history = one_pod_run()
+    gone = pod(JOB, 1)
+    history.pods += [
+        created(gone),
+        PodDeleted(
+            event_id="d", occurred_at=T0, job=JOB, pod=PodKey("chaos/a-worker-1"), pod_uid=gone.uid
+        ),
+    ]
+    assert check_counts(history, [planned(JOB)]) == []
+
+
+def test_a_job_ending_in_another_phase_than_its_shape_says_is_a_violation() -> None:
+    assert [v.check for v in check_final_phases(one_pod_run(), [planned(JOB, "Failed")])] == [
+        "final-phase"
+    ]
+    assert [v.check for v in check_final_phases(History(), [planned(JOB)])] == ["final-phase"]
