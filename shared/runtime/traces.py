@@ -11,6 +11,7 @@ from collections.abc import Iterable, Sequence
 from opentelemetry.trace import SpanContext
 
 from contracts import BindingCreated, Event, KeyKind, key_of, topic_of
+from shared.bus.outbox import Outbox
 from shared.bus.records import Headers, Record
 from shared.runtime.service import Runtime
 from shared.tracing.spans import context_of, cycle_span, job_span, span_context_of
@@ -54,7 +55,12 @@ class JobTraces:
     async def publish_cycle(
         self, runtime: Runtime, cycle: str, action: str, events: Sequence[Event]
     ) -> None:
-        """Publish a cycle's events: one root span linked to the jobs, a child span per job."""
+        """Publish a cycle's events: one root span linked to the jobs, a child span per job.
+
+        Each job's records are made (with their ``send`` spans) inside its job span; then all
+        of them are sent at once, in that order, and the acks are awaited together, so a
+        cycle that places a thousand jobs waits for one round trip, not a thousand.
+        """
         by_job: dict[str, list[Event]] = {}
         others: list[Event] = []
         for event in events:
@@ -63,10 +69,15 @@ class JobTraces:
                 others.append(event)
             else:
                 by_job.setdefault(job, []).append(event)
+        outbox = Outbox(runtime.settings.topic_prefix)
         with cycle_span(cycle, self.links(by_job)):
             for job in sorted(by_job):
                 headers = self._headers.get(job, ())
                 with job_span(f"{action} {job}", context_of(headers), job=job):
-                    await runtime.publish(by_job[job])
+                    outbox.add_events(by_job[job])
             if others:
-                await runtime.publish(others)
+                outbox.add_events(others)
+            records = outbox.take()
+            if runtime.metrics is not None:
+                runtime.metrics.observe_published(records)
+            await runtime.producer.send(records)
