@@ -67,7 +67,7 @@ def report(result: dict[str, Any]) -> str:
         f"(x best raw hop: {burst['ratio_p50_best_by_kind']})",
         f"  allocate cycle (burst, cycles that bound): p50 {cycle['p50_ms']} ms, "
         f"p99 {cycle['p99_ms']} ms over {cycle['count']} cycles; publish p50 "
-        f"{cycle['publish']['p50_ms']} ms",
+        f"{cycle['publish']['p50_ms']} ms; all cycles run (metrics): {burst['cycles_run']}",
         f"  events: {burst['events']} records in the burst = {burst['events_per_s']} /s; "
         f"ratio to raw msgs/s {burst['events_ratio_to_raw']}",
         f"  cpu seconds in the burst: {burst['cpu_s']}; machine busy {burst['machine_busy_s']} s "

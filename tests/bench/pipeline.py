@@ -220,6 +220,29 @@ async def _ready(port: int) -> bool:
     return b" 200 " in status
 
 
+async def _metrics(port: int) -> dict[str, float]:
+    """The ``vcbus_cycle_duration_seconds`` count and sum a service reports on ``/metrics``."""
+    try:
+        async with asyncio.timeout(5.0):
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            writer.write(b"GET /metrics HTTP/1.0\r\nHost: localhost\r\n\r\n")
+            await writer.drain()
+            body = (await reader.read()).decode("utf-8", "replace")
+            writer.close()
+    except (OSError, TimeoutError):
+        return {}
+    out: dict[str, float] = {}
+    for line in body.splitlines():
+        name, _, value = line.partition(" ")
+        base = name.split("{", 1)[0]
+        if base in ("vcbus_cycle_duration_seconds_count", "vcbus_cycle_duration_seconds_sum"):
+            with contextlib.suppress(ValueError):
+                out[base.rsplit("_", 1)[1]] = out.get(base.rsplit("_", 1)[1], 0.0) + float(
+                    value.split()[0]
+                )
+    return out
+
+
 async def _topic_ends(bootstrap: str) -> int:
     """Sum of end offsets over every partition of every topic of the run."""
     consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False)
@@ -443,6 +466,8 @@ class Pipeline:
         ends_before = await _topic_ends(bootstrap)
         cpu_before = self._cpu()
         load_before = os.getloadavg()[0]
+        schedulers = [s for s in self.services if s.name in SINGLETONS]
+        metrics_before = {s.name: await _metrics(s.health_port) for s in schedulers}
         allocator_log = next(s.log for s in self.services if s.name == "allocator")
         enqueue_log = next(s.log for s in self.services if s.name == "podgroup-enqueue")
         log_marks = {allocator_log: _size(allocator_log), enqueue_log: _size(enqueue_log)}
@@ -475,6 +500,14 @@ class Pipeline:
             profiler.stop()
         cpu_after = self._cpu()
         load_after = os.getloadavg()[0]
+        metrics_after = {s.name: await _metrics(s.health_port) for s in schedulers}
+        cycles_run = {
+            name: {
+                "cycles": int(after.get("count", 0) - metrics_before[name].get("count", 0)),
+                "seconds": round(after.get("sum", 0) - metrics_before[name].get("sum", 0), 2),
+            }
+            for name, after in metrics_after.items()
+        }
         ends_after = await _topic_ends(bootstrap)
         self._check_alive()
 
@@ -562,6 +595,7 @@ class Pipeline:
                     "publish": summary_ms([c.get("publish_ms", 0) / 1000 for c in working]),
                     "max_pending": max((c.get("pending", 0) for c in cycles), default=0),
                 },
+                "cycles_run": cycles_run,
                 "enqueue_cycle": summary_ms(
                     [c["decide_ms"] / 1000 for c in enqueue_cycles if c.get("events", 0) > 0]
                 ),
