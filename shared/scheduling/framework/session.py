@@ -168,7 +168,7 @@ class Session:
 
     # Building the working copy ---------------------------------------------------------
     def _build(self, snapshot: ClusterSnapshot) -> None:
-        resources: dict[tuple[tuple[str, int], ...], Resource] = {}
+        resources: dict[tuple[tuple[str, int], ...], tuple[Resource, bool]] = {}
         self.jobs: dict[JobKey, JobInfo] = {}
         for key in sorted(snapshot.podgroups):
             state = snapshot.podgroups[key]
@@ -190,6 +190,7 @@ class Session:
                 conditions=state.conditions,
             )
         tasks: list[TaskInfo] = []
+        by_job: dict[JobKey, list[TaskInfo]] = {}
         dims: set[str] = set()
         for job in self.jobs.values():
             for stage in job.podgroup.stages:
@@ -203,11 +204,12 @@ class Session:
             if pod.job not in self.jobs:
                 continue
             req_key = tuple(sorted(pod.requests.items()))
-            resreq = resources.get(req_key)
-            if resreq is None:
+            known = resources.get(req_key)
+            if known is None:
                 resreq = Resource({k: float(v) for k, v in req_key})
-                resources[req_key] = resreq
+                known = resources[req_key] = (resreq, resreq.is_empty())
                 dims.update(n for n, _ in req_key)
+            resreq, best_effort = known
             task = TaskInfo(
                 uid=pod.uid or str(pkey),
                 key=pkey,
@@ -223,10 +225,12 @@ class Session:
                 pod=pod,
                 creation=pod.creation_timestamp,
                 attempt=pod_state.attempt,
-                best_effort=resreq.is_empty(),
+                best_effort=best_effort,
             )
             tasks.append(task)
-            self.jobs[pod.job].add_task_info(task)
+            by_job.setdefault(pod.job, []).append(task)
+        for job_key, job_tasks in by_job.items():
+            self.jobs[job_key].add_task_infos(job_tasks)
         for job in self.jobs.values():
             if job.dependent:
                 present = set(job.roles())
@@ -240,23 +244,7 @@ class Session:
             for row, node in enumerate(self.matrix.nodes)
         ]
         self.nodes: dict[str, NodeInfo] = {n.name: n for n in self.node_list}
-        vectors: dict[int, FloatArray] = {}
-        for task in tasks:
-            vector = vectors.get(id(task.resreq))
-            if vector is None:
-                vector = self.matrix.vector(task.resreq)
-                vectors[id(task.resreq)] = vector
-            task.vector = vector
-            if task.node_name and task.status not in _TERMINAL:
-                node = self.nodes.get(task.node_name)
-                if node is not None:
-                    self.matrix.add(
-                        node.row,
-                        vector,
-                        releasing=task.status is TaskStatus.RELEASING,
-                        pipelined=task.status is TaskStatus.PIPELINED,
-                    )
-                    node.tasks[task.uid] = task
+        self._account(tasks)
         self.will_bind = WillBindLedger(self, snapshot.will_bind)
         self.matrix.changes.clear()
         self.total_resource = Resource(
@@ -271,6 +259,29 @@ class Session:
         self.queues: dict[str, QueueInfo] = {
             name: QueueInfo.from_queue(snapshot.queues[name]) for name in sorted(snapshot.queues)
         }
+
+    def _account(self, tasks: Sequence[TaskInfo]) -> None:
+        """Give each task its request vector; account the bound ones on their nodes."""
+        vectors: dict[int, FloatArray] = {}
+        rows: list[int] = []
+        requests: list[FloatArray] = []
+        releasing: list[bool] = []
+        pipelined: list[bool] = []
+        for task in tasks:
+            vector = vectors.get(id(task.resreq))
+            if vector is None:
+                vector = self.matrix.vector(task.resreq)
+                vectors[id(task.resreq)] = vector
+            task.vector = vector
+            if task.node_name and task.status not in _TERMINAL:
+                node = self.nodes.get(task.node_name)
+                if node is not None:
+                    rows.append(node.row)
+                    requests.append(vector)
+                    releasing.append(task.status is TaskStatus.RELEASING)
+                    pipelined.append(task.status is TaskStatus.PIPELINED)
+                    node.tasks[task.uid] = task
+        self.matrix.add_many(rows, requests, releasing, pipelined)
 
     # Registrars (session_plugins.go Add…Fn) ----------------------------------------------
     def add_job_order_fn(self, name: str, fn: JobOrderFn) -> None:
