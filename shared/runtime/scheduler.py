@@ -54,6 +54,7 @@ def scheduling_service(
     action: str,
     debounce: float = 0.005,
     interval: float = 1.0,
+    rest: float = 1.0,
 ) -> Service:
     """A singleton service that runs ``decide`` when its view changes or time-based rules are due.
 
@@ -68,6 +69,10 @@ def scheduling_service(
         action: the per-job span's verb (``allocate`` → ``allocate <job>``).
         debounce: seconds to wait for more changes after one.
         interval: seconds between cycles at the latest.
+        rest: after a change, wait at least this many times the last cycle's duration
+            (at most a second) before the next cycle, so a service that could cycle back
+            to back cycles at most half of the time (``make bench``: at 5,000 nodes x
+            2,000 jobs, 277 → 345 pods/s and 64 → 37 CPU seconds in the two schedulers).
 
     Returns:
         The service.
@@ -98,6 +103,8 @@ def scheduling_service(
             )
 
         due = (lambda: next_due(clock.now())) if next_due is not None else None
-        await run_cycles(runtime, table, once, debounce=debounce, interval=interval, next_due=due)
+        await run_cycles(
+            runtime, table, once, debounce=debounce, interval=interval, next_due=due, rest=rest
+        )
 
     return Service(name=name, tables=[table], tasks=[cycles], singleton=True)
