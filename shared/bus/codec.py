@@ -68,10 +68,13 @@ class TopicCodec(Generic[E]):
             return Poison("empty record value (tombstone) on an event topic")
         try:
             return self._decoder.decode(value)
+        except RecursionError:
+            # msgspec raises it, not DecodeError, on nesting deeper than the interpreter allows
+            return Poison("not a JSON event: nested too deeply")
         except msgspec.DecodeError as exc:
             try:
                 peek = _PEEK.decode(value)
-            except msgspec.DecodeError:
+            except (msgspec.DecodeError, RecursionError):
                 return Poison(f"not a JSON event: {exc}")
             if peek.type is not None and peek.type not in self._tags:
                 return Unknown(peek.type)

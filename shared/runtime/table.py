@@ -2,9 +2,10 @@
 
 Admission follows ``queues`` this way; the scheduling services follow every state topic.
 A table reports when it has caught up with the end of its topics as they were at start,
-so a service can wait for it before acting. A record no contract decodes is skipped and,
-when the follower is given ``dead_letter``, handed to it (the service sends it to its
-``.DLT`` topic); a record of an unknown event type (a newer writer) is only skipped.
+so a service can wait for it before acting. A record no contract decodes, or one the view
+cannot apply (its fold raised), is skipped and, when the follower is given ``dead_letter``,
+handed to it (the service sends it to its ``.DLT`` topic); a record of an unknown event
+type (a newer writer) is only skipped.
 """
 
 from __future__ import annotations
@@ -53,7 +54,8 @@ class Table:
     ) -> None:
         """Read the topics from the beginning, forever; set ``caught_up`` once at the end.
 
-        Records no contract decodes go to ``dead_letter`` when given.
+        Records no contract decodes, and records whose fold raised, go to ``dead_letter``
+        when given; the view goes on.
         """
         names = [f"{prefix}{topic}" for topic in self.topics]
         codecs = {
@@ -81,8 +83,20 @@ class Table:
                         if isinstance(decoded, Poison) and dead_letter is not None:
                             await dead_letter(record, decoded.error)
                         continue
-                    for apply in self._applies:
-                        apply(decoded, record)
+                    try:
+                        for apply in self._applies:
+                            apply(decoded, record)
+                    except Exception as exc:  # noqa: BLE001 - a bad record must not stop the view
+                        log.error(
+                            "table_record_failed",
+                            table=self.name,
+                            topic=record.topic,
+                            offset=record.offset,
+                            error=repr(exc),
+                        )
+                        if dead_letter is not None:
+                            await dead_letter(record, f"{self.name} could not apply it: {exc!r}")
+                        continue
                     self.records_read += 1
                 if records:
                     self.changed.set()
