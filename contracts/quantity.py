@@ -45,6 +45,10 @@ _QUANTITY = re.compile(
     r"^(?P<num>[+-]?(?:\d+\.?\d*|\.\d+))(?:(?P<exp>[eE][+-]?\d+)|(?P<suffix>Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]))?$"
 )
 _MAX_DIGITS = 40
+MAX_BASE_UNITS = 2**63 - 1
+"""The largest quantity, in base units (milli-cpu, bytes): Kubernetes allows no more."""
+_MAX_EXPONENT = 40
+"""A decimal exponent beyond this is out of range whatever the digits (2^63 < 1e19)."""
 
 
 class QuantityError(ValueError):
@@ -81,8 +85,16 @@ def parse_quantity(value: str | int | float) -> Decimal:
     try:
         number = Decimal(match["num"])
         if match["exp"]:
-            return number * (Decimal(10) ** int(match["exp"][1:]))
-    except (InvalidOperation, ValueError) as exc:  # pragma: no cover - regex guards this
+            exponent = int(match["exp"][1:])
+            if abs(exponent) > _MAX_EXPONENT:
+                raise QuantityError(
+                    f"quantity {value!r} is out of range: no quantity may be larger than "
+                    f"2^63-1 (Kubernetes)"
+                )
+            return number * (Decimal(10) ** exponent)
+    except (InvalidOperation, ValueError) as exc:
+        if isinstance(exc, QuantityError):
+            raise
         raise QuantityError(f"quantity {value!r} is not a number") from exc
     return number * _SUFFIXES[match["suffix"] or ""]
 
@@ -99,9 +111,13 @@ def to_base_units(name: str, value: str | int | float) -> int:
         a count for pods.
     """
     quantity = parse_quantity(value)
-    if name in _BYTE_RESOURCES or name in _COUNT_RESOURCES:
-        return math.ceil(quantity)
-    return math.ceil(quantity * 1000)
+    base = quantity if name in _BYTE_RESOURCES or name in _COUNT_RESOURCES else quantity * 1000
+    if abs(base) > MAX_BASE_UNITS:
+        raise QuantityError(
+            f"quantity {value!r} of {name} is out of range: no quantity may be larger than "
+            f"2^63-1 in its base unit (Kubernetes)"
+        )
+    return math.ceil(base)
 
 
 def parse_resources(values: Mapping[str, str | int | float]) -> Resources:

@@ -25,7 +25,7 @@ from decimal import Decimal
 
 from contracts.events.jobs_rejected import Violation
 from contracts.objects.job import TaskSpec
-from contracts.quantity import QuantityError, parse_quantity
+from contracts.quantity import QuantityError, parse_quantity, to_base_units
 from services.admission.names import dns1123_label_errors, go_list, qualified_name_errors
 
 RESTART_POLICIES: tuple[str, ...] = ("Always", "Never", "OnFailure")
@@ -165,7 +165,7 @@ def _resources(resources: object, where: str, prefix: str, shown: str) -> Iterat
             continue
         for name, raw in values.items():
             field = f"{where}.{kind}.{name}"
-            quantity = _quantity(raw)
+            quantity = _quantity(raw, str(name))
             if isinstance(quantity, str):
                 yield _field(
                     prefix, shown, field, "InvalidQuantity", f'Invalid value: "{raw}": {quantity}'
@@ -201,14 +201,20 @@ def _raw(resources: Mapping[object, object], kind: str, name: str) -> object:
     return values.get(name) if isinstance(values, Mapping) else None
 
 
-def _quantity(raw: object) -> Decimal | str:
-    """Parse a quantity, or return why it is not one."""
+def _quantity(raw: object, name: str) -> Decimal | str:
+    """Parse a quantity of resource ``name``, or return why it is not one.
+
+    A quantity larger than Kubernetes allows (2^63-1 in the resource's base unit) is
+    not one: further down it would not fit the services' numbers or their state.
+    """
     if isinstance(raw, bool) or not isinstance(raw, str | int | float):
         return "quantities must be a string or a number"
     try:
-        return parse_quantity(raw)
+        quantity = parse_quantity(raw)
+        to_base_units(name, raw)
     except QuantityError as exc:
         return str(exc)
+    return quantity
 
 
 def _requests_and_limits(
@@ -222,7 +228,7 @@ def _requests_and_limits(
         parsed: dict[str, Decimal] = {}
         if isinstance(values, Mapping):
             for name, raw in values.items():
-                quantity = _quantity(raw)
+                quantity = _quantity(raw, str(name))
                 if isinstance(quantity, Decimal):
                     parsed[str(name)] = quantity
         out.append(parsed)
