@@ -338,16 +338,21 @@ def _run_settings(annotations: Mapping[str, str], ctx: Ctx, conf: ClusterConf) -
     return _RunSettings(start_delay, run_seconds, exit_code, "; ".join(problems))
 
 
+MAX_SECONDS = 1e9
+"""The longest start delay or run time an annotation may give (about 31 years): a longer
+one would overflow the pod's due time (it failed the node's timer and the cluster with it)."""
+
+
 def _seconds(text: str) -> float | None:
     try:
         value = float(text.strip())
     except ValueError:
         return None
-    return value if math.isfinite(value) and value >= 0 else None
+    return value if math.isfinite(value) and 0 <= value <= MAX_SECONDS else None
 
 
 def _not_seconds(annotation: str, text: str) -> str:
-    return f"annotation {annotation}={text!r} is not a number of seconds >= 0"
+    return f"annotation {annotation}={text!r} is not a number of seconds from 0 to {MAX_SECONDS:g}"
 
 
 # --- pods -------------------------------------------------------------------------------

@@ -378,9 +378,23 @@ def test_pod_fails_at_its_start_when_an_annotation_is_unreadable():
     assert isinstance(failed, PodPhaseChanged)
     assert (failed.phase, failed.reason) == (PodPhase.FAILED, "InvalidAnnotation")
     assert failed.message == (
-        "annotation vcbus.io/run-seconds='soon' is not a number of seconds >= 0; "
+        "annotation vcbus.io/run-seconds='soon' is not a number of seconds from 0 to 1e+09; "
         "annotation vcbus.io/exit-code='x' is not an integer"
     )
+
+
+def test_pod_fails_at_its_start_when_its_run_time_would_overflow_the_clock():
+    """1e300 seconds is finite but no due time can hold it: once the cluster's timer
+    crashed on it, and the cluster with it, at every restart."""
+    annotations = {ANNOTATION_RUN_SECONDS: "1e300"}
+    state = bind(build_sim_node(), build_pod(annotations=annotations))
+
+    step = decide(state, Tick(at(0)), build_ctx(0), CONF)
+
+    (failed,) = step.emit
+    assert isinstance(failed, PodPhaseChanged)
+    assert (failed.phase, failed.reason) == (PodPhase.FAILED, "InvalidAnnotation")
+    assert next_deadline(step.state) is None
 
 
 def test_terminal_pod_frees_its_capacity_when_it_succeeds():
