@@ -175,6 +175,19 @@ def run(args: argparse.Namespace) -> int:
     configure_logging(args.service)
     configure_tracing(args.service)
     settings = Settings.from_env()
+    kafka = settings.kafka
+    log.info(
+        "service_starting",
+        instance=args.instance,
+        bootstrap_servers=kafka.bootstrap_servers,
+        security_protocol=kafka.security_protocol,
+        sasl_mechanism=kafka.sasl_mechanism,
+        sasl_username=kafka.sasl_username,
+        ssl_cafile=kafka.ssl_cafile,
+        ssl_certfile=kafka.ssl_certfile,
+        topic_prefix=settings.topic_prefix,
+        max_payload_bytes=settings.max_payload_bytes,
+    )
     health = health_options(os.environ)
     service = BUILDERS[args.service](args, settings)
     try:
