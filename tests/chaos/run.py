@@ -409,10 +409,15 @@ class Run:
 
     async def chaos(self) -> None:
         """Kill a random process every ``kill_interval`` seconds, restart it after a delay."""
+        last = -self.config.kill_interval
         for number in range(self.config.kills):
             due = (number + 0.5) * self.config.kill_interval
             await self._until(due)
             await self.thawed.wait()
+            # after an outage the kills due meanwhile are spread out, not fired at once
+            await self._until(last + self.config.kill_interval / 2)
+            await self.thawed.wait()
+            last = self.elapsed()
             replica = self.rng.choice(self.fleet.replicas)
             victim = replica.current
             held = replica.service in SINGLETONS and holds_lease(victim)

@@ -1,0 +1,209 @@
+"""Bad input: 10,000 bad submissions and garbage on every internal topic, services as processes.
+
+Admission answers every submission on ``jobs.rejected`` (matched by the origin it names:
+topic, partition, offset) and admits none; every record on an internal topic that its
+contract cannot decode lands on ``<topic>.DLT`` with its origin and the error; no service
+process dies, and a good job submitted afterwards still completes. The inputs come from
+the seeded generators of ``tests/e2e/bad_inputs.py`` and are published in batches, as
+fast as a Kafka client would. Waits are bounded; nothing here asserts on timing.
+
+``jobs.status`` and ``jobs.rejected`` get no garbage: no service reads them (they are
+answers to users), so nothing could dead-letter it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable, Iterable, Sequence
+
+import pytest
+
+from contracts import TOPIC_SPECS, TOPICS, Event, JobRejected, Topic
+from shared.bus.codec import Poison, TopicCodec
+from shared.bus.envelope import (
+    HEADER_DLT_ERROR,
+    HEADER_DLT_OFFSET,
+    HEADER_DLT_PARTITION,
+    HEADER_DLT_TOPIC,
+)
+from shared.bus.records import OutRecord, Record, TopicPartition
+from tests.e2e.bad_inputs import BadInput, bad_submissions, garbage_records
+from tests.e2e.system import System, submit, wait_for_jobs, with_run_seconds
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
+
+SUBMISSIONS = 10_000
+SEED = 9
+BATCH = 500
+GARBAGE_PER_TOPIC = 25
+WAIT = 420.0
+"""Bound of the waits for answers and dead letters (a loaded 2-core machine)."""
+
+UNREAD = frozenset({Topic.JOBS_SUBMITTED, Topic.JOBS_STATUS, Topic.JOBS_REJECTED})
+INTERNAL = tuple(spec.topic for spec in TOPICS if spec.topic not in UNREAD)
+
+GOOD_JOB = """
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: still-works}
+spec:
+  minAvailable: 2
+  tasks:
+    - name: worker
+      replicas: 2
+      template:
+        spec:
+          containers: [{name: c, image: busybox, resources: {requests: {cpu: "1"}}}]
+"""
+
+Origin = tuple[int, int]
+
+
+async def publish(system: System, topic: str, inputs: Sequence[BadInput]) -> None:
+    """Publish raw records in batches, as any Kafka client would."""
+    producer = system.bus.producer(client_id="bad-input")
+    try:
+        for start in range(0, len(inputs), BATCH):
+            await producer.send(
+                [OutRecord(topic, item.key, item.value) for item in inputs[start : start + BATCH]]
+            )
+    finally:
+        await producer.stop()
+
+
+async def read_raw(system: System, topic: str, *, at_least: int = 0) -> list[Record]:
+    """Every record of ``topic`` now (at least ``at_least``), from its start."""
+    consumer = system.bus.consumer([topic], group=None, client_id="bad-input-reader")
+    await consumer.start()
+    out: list[Record] = []
+    try:
+        ends = await consumer.end_offsets(sorted(consumer.assignment()))
+        positions: dict[TopicPartition, int] = dict.fromkeys(ends, 0)
+        async with asyncio.timeout(WAIT):
+            while True:
+                records = await consumer.getmany(timeout=1.0, max_records=5000)
+                for record in records:
+                    positions[record.tp] = record.offset + 1
+                out.extend(records)
+                caught_up = all(positions[tp] >= end for tp, end in ends.items())
+                if not records and caught_up and len(out) >= at_least:
+                    return out
+    finally:
+        await consumer.stop()
+
+
+async def follow_until(
+    system: System,
+    topics: Iterable[str],
+    collect: dict[str, set[Origin]],
+    done: Callable[[], bool],
+    origin_of: Callable[[Record], tuple[str, Origin] | None],
+) -> None:
+    """Read ``topics`` from the start, adding each record's origin, until ``done()``."""
+    consumer = system.bus.consumer(list(topics), group=None, client_id="bad-input-follower")
+    await consumer.start()
+    try:
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(WAIT):
+                while not done():
+                    for record in await consumer.getmany(timeout=1.0, max_records=5000):
+                        found = origin_of(record)
+                        if found is not None:
+                            key, origin = found
+                            collect.setdefault(key, set()).add(origin)
+    finally:
+        await consumer.stop()
+
+
+def assert_alive(system: System) -> None:
+    dead = {name: p.returncode for name, p in system.services.items() if p.returncode is not None}
+    assert not dead, f"services exited: {dead}\n{system.logs()}"
+
+
+async def test_every_bad_submission_is_answered_on_jobs_rejected_when_ten_thousand_arrive(
+    system: System,
+) -> None:
+    submitted = f"{system.prefix}{Topic.JOBS_SUBMITTED}"
+    inputs = bad_submissions(SUBMISSIONS, SEED)
+    await publish(system, submitted, inputs)
+    records = await read_raw(system, submitted, at_least=SUBMISSIONS)
+    assert len(records) == SUBMISSIONS
+    origins = {(r.partition, r.offset) for r in records}
+
+    codec = TopicCodec[Event](TOPIC_SPECS[Topic.JOBS_REJECTED].union)
+    rejected_topic = f"{system.prefix}{Topic.JOBS_REJECTED}"
+    answered: dict[str, set[Origin]] = {"rejected": set(), "admitted": set()}
+    truncated: list[int] = []
+
+    def origin_of(record: Record) -> tuple[str, Origin] | None:
+        if record.topic != rejected_topic:
+            return "admitted", (record.partition, record.offset)
+        event = codec.decode(record.value)
+        assert isinstance(event, JobRejected), event
+        assert event.violations, event
+        assert event.origin is not None
+        assert event.origin.topic == submitted
+        if event.payload_truncated:
+            truncated.append(len(event.payload))
+        return "rejected", (event.origin.partition, event.origin.offset)
+
+    await follow_until(
+        system,
+        [rejected_topic, f"{system.prefix}{Topic.JOBS_ADMITTED}"],
+        answered,
+        lambda: len(answered["rejected"] | answered["admitted"]) >= len(origins),
+        origin_of,
+    )
+    assert not answered["admitted"], f"{len(answered['admitted'])} bad submissions admitted"
+    missing = origins - answered["rejected"]
+    assert not missing, f"{len(missing)} submissions unanswered, e.g. {sorted(missing)[:5]}"
+    assert truncated, "the payloads over the limit come back cut"
+    assert_alive(system)
+
+
+def _dead_letter_origin(record: Record) -> tuple[str, Origin] | None:
+    topic = record.header(HEADER_DLT_TOPIC)
+    partition = record.header(HEADER_DLT_PARTITION)
+    offset = record.header(HEADER_DLT_OFFSET)
+    assert topic, record.headers
+    assert partition, record.headers
+    assert offset, record.headers
+    assert record.header(HEADER_DLT_ERROR), record.headers
+    return topic.decode(), (int(partition), int(offset))
+
+
+async def test_every_undecodable_internal_record_is_dead_lettered_when_garbage_arrives(
+    system: System,
+) -> None:
+    for number, topic in enumerate(INTERNAL):
+        name = f"{system.prefix}{topic}"
+        await publish(system, name, garbage_records(topic, GARBAGE_PER_TOPIC, SEED + number))
+    wanted: dict[str, set[Origin]] = {}
+    for topic in INTERNAL:
+        name = f"{system.prefix}{topic}"
+        codec = TopicCodec[Event](TOPIC_SPECS[topic].union)
+        wanted[name] = {
+            (r.partition, r.offset)
+            for r in await read_raw(system, name, at_least=GARBAGE_PER_TOPIC)
+            if isinstance(codec.decode(r.value), Poison)
+        }
+        assert len(wanted[name]) == GARBAGE_PER_TOPIC, topic
+
+    dead: dict[str, set[Origin]] = {name: set() for name in wanted}
+    await follow_until(
+        system,
+        [f"{name}.DLT" for name in wanted],
+        dead,
+        lambda: all(wanted[name] <= dead[name] for name in wanted),
+        _dead_letter_origin,
+    )
+    missing = {name: sorted(wanted[name] - dead[name])[:3] for name in wanted}
+    assert not any(missing.values()), f"not dead-lettered: {missing}\n{system.logs()}"
+    assert_alive(system)
+
+    good = with_run_seconds(GOOD_JOB, 1)
+    keys = [item.label for item in await submit(system, good)]
+    view = await wait_for_jobs(system, keys)
+    assert view.jobs[keys[0]].phase == "Completed", system.logs()
+    assert_alive(system)
