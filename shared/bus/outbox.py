@@ -14,7 +14,7 @@ from contracts.topics import key_of, topic_of
 from shared.bus.codec import encode, event_tag
 from shared.bus.envelope import HEADER_CONTENT_TYPE, HEADER_EVENT_ID, HEADER_EVENT_TYPE
 from shared.bus.records import OutRecord
-from shared.tracing.spans import send_span
+from shared.tracing.spans import record_send_span
 
 
 def event_record(event: Event, prefix: str) -> OutRecord:
@@ -28,8 +28,7 @@ def event_record(event: Event, prefix: str) -> OutRecord:
         (HEADER_CONTENT_TYPE, b"application/json"),
     ]
     topic = f"{prefix}{spec.topic}"
-    with send_span(topic, key=key, event_type=tag, event_id=event.event_id, headers=headers):
-        pass
+    record_send_span(topic, key=key, event_type=tag, event_id=event.event_id, headers=headers)
     return OutRecord(topic, key.encode() if key else None, encode(event), tuple(headers))
 
 

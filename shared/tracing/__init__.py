@@ -21,6 +21,7 @@ from shared.tracing.spans import (
     cycle_span,
     job_span,
     process_span,
+    record_send_span,
     send_span,
     span_context_of,
 )
@@ -44,6 +45,7 @@ __all__ = [
     "inject",
     "job_span",
     "process_span",
+    "record_send_span",
     "send_span",
     "shutdown_tracing",
     "span_context_of",
