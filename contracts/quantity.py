@@ -8,6 +8,7 @@ milli-units, as Volcano's ``Resource`` does (volcano ``pkg/scheduler/api/resourc
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Mapping
@@ -99,8 +100,12 @@ def parse_quantity(value: str | int | float) -> Decimal:
     return number * _SUFFIXES[match["suffix"] or ""]
 
 
+@functools.lru_cache(maxsize=4096, typed=True)
 def to_base_units(name: str, value: str | int | float) -> int:
     """Convert one quantity to the integer base unit of its resource, rounding up.
+
+    Remembered per (name, value, type): pod templates repeat the same few quantities,
+    read again whenever a PodGroup or a pod is built.
 
     Args:
         name: the resource name (``cpu``, ``memory``, ``nvidia.com/gpu`` …).
