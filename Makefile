@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install test check fmt lint typecheck imports schemas run up down bench simulate clean
+.PHONY: install test check fmt lint typecheck imports schemas run up down bench simulate chaos clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -41,6 +41,11 @@ run: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m tests.bench
+
+# The chaos run: 500 jobs, 20 kill -9s, the broker frozen 15 s; prints the figures, writes
+# bench/results/chaos-<time>.json, exits 1 on any violation. CHAOS_ARGS="--runs 3" etc.
+chaos: $(STAMP)
+	$(BIN)/python -m tests.chaos $(CHAOS_ARGS)
 
 simulate: $(STAMP)
 	$(BIN)/vcbus simulate examples/scenarios/full-depends-on.yaml
