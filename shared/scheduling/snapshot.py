@@ -35,7 +35,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from types import MappingProxyType
-from typing import assert_never
+from typing import TypeVar, assert_never
 
 import msgspec
 
@@ -86,6 +86,8 @@ ClusterEvent = (
     | LocksHonoured
 )
 """Every event a ``ClusterView`` folds."""
+
+T = TypeVar("T")
 
 WILL_BIND_TIMEOUT = "WillBindTimeout"
 """The release reason of a will-bind reservation that timed out (the job is re-queued)."""
@@ -205,9 +207,11 @@ class ClusterView:
         self._phases: dict[JobKey, tuple[PodGroupPhase, tuple[Condition, ...], str]] = {}
         self._conditions: dict[JobKey, tuple[Condition, ...]] = {}
         self._pods: dict[PodKey, Pod] = {}
-        self._status: dict[PodKey, tuple[PodPhase, str | None]] = {}
-        self._bindings: dict[PodKey, tuple[str, int]] = {}
-        self._refusals: dict[PodKey, int] = {}
+        # Statuses, bindings and refusals are kept per pod uid: a restarted job reuses pod
+        # names, and across topics the old pod's late status can arrive after the new pod.
+        self._status: dict[PodKey, dict[str, tuple[PodPhase, str | None]]] = {}
+        self._bindings: dict[PodKey, dict[str, tuple[str, int]]] = {}
+        self._refusals: dict[PodKey, dict[str, int]] = {}
         self._refusal_ids: set[str] = set()
         self._state: dict[PodKey, PodState] = {}
         self._reservation = Reservation()
@@ -241,29 +245,38 @@ class ClusterView:
                 key = pod_key(pod.namespace, pod.name)
                 self._pods[key] = pod
                 self._compose(key)
-            case PodDeleted(pod=key):
-                for table in (self._pods, self._status, self._bindings, self._refusals):
-                    table.pop(key, None)
-                self._state.pop(key, None)
-            case PodPhaseChanged(pod=key, phase=phase, node=node):
-                self._status[key] = (phase, node)
+            case PodDeleted(pod=key, pod_uid=uid):
+                current = self._pods.get(key)
+                if not uid or current is None or current.uid == uid:
+                    self._pods.pop(key, None)
+                    self._state.pop(key, None)
+                for table in (self._status, self._bindings, self._refusals):
+                    if uid:
+                        table.get(key, {}).pop(uid, None)
+                        if not table.get(key, True):
+                            table.pop(key, None)
+                    else:
+                        table.pop(key, None)
+            case PodPhaseChanged(pod=key, phase=phase, node=node, pod_uid=uid):
+                self._status.setdefault(key, {})[uid] = (phase, node)
                 self._compose(key)
-            case BindingRefused(pod=key, node=node, event_id=event_id):
+            case BindingRefused(pod=key, node=node, event_id=event_id, pod_uid=uid):
                 if event_id in self._refusal_ids:
                     return
                 self._refusal_ids.add(event_id)
-                bound = self._bindings.get(key)
+                bound = _of(self._bindings, key, uid)
                 if bound is None or bound[0] == node:
-                    self._refusals[key] = self._refusals.get(key, 0) + 1
-                status = self._status.get(key)
+                    refusals = self._refusals.setdefault(key, {})
+                    refusals[uid] = refusals.get(uid, 0) + 1
+                status = _of(self._status, key, uid)
                 if status is not None and status[1] == node and status[0] is PodPhase.PENDING:
-                    self._status.pop(key)
+                    self._status.get(key, {}).pop(uid, None)
                 self._compose(key)
             case BindingCreated(pod=pod, node=node, attempt=attempt):
                 key = pod_key(pod.namespace, pod.name)
-                previous = self._bindings.get(key)
+                previous = _of(self._bindings, key, pod.uid)
                 if previous is None or attempt >= previous[1]:
-                    self._bindings[key] = (node, attempt)
+                    self._bindings.setdefault(key, {})[pod.uid] = (node, attempt)
                 self._compose(key)
             case NodeRegistered(node=node) | NodeChanged(node=node):
                 self._nodes[node.name] = node
@@ -301,12 +314,12 @@ class ClusterView:
         if pod is None:
             self._state.pop(key, None)
             return
-        refusals = self._refusals.get(key, 0)
-        status = self._status.get(key)
+        refusals = _of(self._refusals, key, pod.uid) or 0
+        status = _of(self._status, key, pod.uid)
         if status is not None and (status[0] is not PodPhase.PENDING or status[1]):
             self._state[key] = PodState(pod=pod, phase=status[0], node=status[1], attempt=refusals)
             return
-        bound = self._bindings.get(key)
+        bound = _of(self._bindings, key, pod.uid)
         if bound is not None and bound[1] >= refusals:
             self._state[key] = PodState(pod=pod, node=bound[0], binding=True, attempt=refusals)
             return
@@ -354,12 +367,13 @@ class ClusterView:
                 view._conditions[job] = state.conditions
         for key, pod_state in snapshot.pods.items():
             view._pods[key] = pod_state.pod
+            uid = pod_state.pod.uid
             if pod_state.attempt:
-                view._refusals[key] = pod_state.attempt
+                view._refusals[key] = {uid: pod_state.attempt}
             if pod_state.binding and pod_state.node:
-                view._bindings[key] = (pod_state.node, pod_state.attempt)
+                view._bindings[key] = {uid: (pod_state.node, pod_state.attempt)}
             elif pod_state.node or pod_state.phase is not PodPhase.PENDING:
-                view._status[key] = (pod_state.phase, pod_state.node)
+                view._status[key] = {uid: (pod_state.phase, pod_state.node)}
             view._compose(key)
         view._reservation = snapshot.reservation
         view._will_bind = dict(snapshot.will_bind)
@@ -374,7 +388,7 @@ class ClusterView:
         """Treat every assumed binding as confirmed by the cluster (snapshot scenarios)."""
         for key, state in sorted(self._state.items()):
             if state.binding and state.node:
-                self._status[key] = (PodPhase.PENDING, state.node)
+                self._status.setdefault(key, {})[state.pod.uid] = (PodPhase.PENDING, state.node)
                 self._compose(key)
 
     # Scenario documents (DESIGN §9) ------------------------------------------------------
@@ -448,8 +462,16 @@ class ClusterView:
             key = pod_key(pod.namespace, pod.name)
             self._pods[key] = pod
             if where or pod_phase is not PodPhase.PENDING:
-                self._status[key] = (pod_phase, where)
+                self._status[key] = {pod.uid: (pod_phase, where)}
             self._compose(key)
+
+
+def _of(table: Mapping[PodKey, Mapping[str, T]], key: PodKey, uid: str) -> T | None:
+    """The entry of pod ``key``'s incarnation ``uid`` (or of an event that named no uid)."""
+    entries = table.get(key)
+    if not entries:
+        return None
+    return entries[uid] if uid in entries else entries.get("")
 
 
 def fold_reservation(
