@@ -423,6 +423,13 @@ def figures(history: History) -> dict[str, object]:
     ]
     return {
         "pods_created": len(created),
+        "jobs_restarted": len(
+            {
+                e.pod.job
+                for e in history.pods
+                if isinstance(e, PodCreated) and e.pod.labels.get(LABEL_JOB_VERSION, "0") != "0"
+            }
+        ),
         "pod_created_records": sum(isinstance(e, PodCreated) for e in history.pods),
         "bindings_published": len(
             {e.event_id for e in history.bindings if isinstance(e, BindingCreated)}

@@ -6,6 +6,9 @@ Shapes (each a real ``batch.volcano.sh/v1alpha1`` Job with ``vcbus.io/run-second
 - ``task-minimums``: a ps and workers with task-level ``minAvailable`` (the rest best effort).
 - ``depends-on``: MPI-style, the master starts once its workers run (``dependsOn``).
 - ``failing``: a gang whose workers exit 1 — its shape says it ends ``Failed``.
+- ``restart``: workers that exit 1 under ``PodFailed → RestartJob`` with ``maxRetry: 2``:
+  the job is restarted (its pods recreated under the same names, a new job version) until
+  the retries run out, and ends ``Failed``.
 - ``big``: the starving job, annotated ``volcano.sh/target-job``, needing most of the cluster
   at once: it only runs when podgroup-enqueue reserves (locks) nodes for it.
 
@@ -22,7 +25,7 @@ from typing import Any
 from contracts.objects.pod import ANNOTATION_EXIT_CODE, ANNOTATION_RUN_SECONDS
 
 NAMESPACE = "chaos"
-SHAPES = ("gang", "task-minimums", "depends-on", "failing")
+SHAPES = ("gang", "task-minimums", "depends-on", "failing", "restart")
 """The shapes drawn for ordinary jobs (the big job is placed on purpose)."""
 
 
@@ -133,6 +136,12 @@ def _ordinary(rng: random.Random, index: int) -> PlannedJob:
             _task("mpimaster", 1, "500m", "1Gi", _seconds(rng), depends_on="mpiworker"),
         ]
         return PlannedJob(f"{NAMESPACE}/{name}", shape, _job(name, tasks), "Completed")
+    if shape == "restart":
+        tasks = [_task("worker", rng.randint(1, 2), "500m", "1Gi", 1.0, exit_code=1)]
+        job = _job(name, tasks)
+        job["spec"]["maxRetry"] = 2
+        job["spec"]["policies"] = [{"event": "PodFailed", "action": "RestartJob"}]
+        return PlannedJob(f"{NAMESPACE}/{name}", shape, job, "Failed")
     replicas = rng.randint(2, 3)
     tasks = [
         _task("worker", replicas, "1", "1Gi", _seconds(rng), min_available=replicas, exit_code=1)
