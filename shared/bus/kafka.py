@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import heapq
 import ssl
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -345,14 +346,24 @@ class KafkaConsumer:
         return self._consumer
 
     async def getmany(self, timeout: float, max_records: int) -> list[Record]:
-        """Fetch up to ``max_records`` records, ordered per partition."""
+        """Fetch up to ``max_records`` records, ordered per partition, merged by timestamp.
+
+        Per partition the records keep their offset order; across partitions they come in
+        the order they were produced (record timestamps). A service's input topics are
+        co-partitioned: after a redelivery its new owner fetches, say, ``pods.status`` 3
+        and ``podgroups.status`` 3 at once. Taken topic by topic, a PodGroup's ``Inqueue``
+        would be handled before the pod failure that caused its recreation. Merging by
+        timestamp, as Kafka Streams does, restores that order.
+        """
         batches = await self._started().getmany(
             timeout_ms=int(timeout * 1000), max_records=max_records
         )
-        out: list[Record] = []
-        for kafka_tp in sorted(batches, key=lambda tp: (tp.topic, tp.partition)):
-            for message in batches[kafka_tp]:
-                out.append(
+        runs = [
+            [
+                (
+                    message.timestamp,
+                    message.topic,
+                    message.partition,
                     Record(
                         message.topic,
                         message.partition,
@@ -360,9 +371,14 @@ class KafkaConsumer:
                         message.key,
                         message.value,
                         tuple((k, bytes(v)) for k, v in (message.headers or ())),
-                    )
+                    ),
                 )
-        return out
+                for message in batches[kafka_tp]
+            ]
+            for kafka_tp in sorted(batches, key=lambda tp: (tp.topic, tp.partition))
+        ]
+        # heapq.merge keeps each partition's own order, whatever its timestamps
+        return [item[3] for item in heapq.merge(*runs, key=lambda item: item[:3])]
 
     async def commit(self, offsets: Mapping[TopicPartition, int]) -> None:
         """Commit the next offsets to read."""
