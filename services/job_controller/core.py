@@ -141,6 +141,10 @@ def _podgroup_phase(
 ) -> Step[JobRecord | None]:
     if record.podgroup is None or event.podgroup != record.podgroup.name:
         return Step(record)
+    if event.uid and record.podgroup.uid and event.uid != record.podgroup.uid:
+        # Another incarnation of the PodGroup (a restart recreates it under the same name):
+        # an old one's late phase, or a new one's read before the restart that makes it.
+        return Step(record)
     reason, message = "", ""
     for condition in event.conditions:
         if condition.reason:

@@ -96,6 +96,10 @@ class Reactor(Generic[S]):
         )
         if step.state is None and not step.emit and entry.state is None:
             return ()
+        if step.state is entry.state and not step.emit:
+            # Nothing changed: the id is not remembered, so the same event read again
+            # later (a newer state may take it: a restarted job's new PodGroup) is applied.
+            return ()
         self._remember_trace(step.emit)
         self._store.put(partition, key, Entry[S](state=step.state, seen=seen, deadline=deadline))
         if deadline is not None and deadline != entry.deadline:
