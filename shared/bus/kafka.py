@@ -279,14 +279,12 @@ class KafkaConsumer:
         self._on_revoked = on_revoked
         self._fixed = fixed
         self._consumer: AIOKafkaConsumer | None = None
-        self._assigned_once = asyncio.Event()
 
     async def _revoked(self, revoked: Any) -> None:
         if self._on_revoked is not None and revoked:
             await self._on_revoked(frozenset(_tp(tp) for tp in revoked))
 
     async def _assigned(self, assigned: Any) -> None:
-        self._assigned_once.set()
         if self._on_assigned is not None and assigned:
             await self._on_assigned(frozenset(_tp(tp) for tp in assigned))
 
