@@ -46,6 +46,30 @@ def job(name: str, *, replicas: int = 1, cpu: str = "1", annotations: dict[str, 
 
 NODE = {"name": "n1", "allocatable": {"cpu": "4", "memory": "8Gi", "pods": 110}}
 
+SNAPSHOT: dict[str, Any] = {
+    "nodes": [NODE],
+    "podgroups": [
+        {
+            "name": "pg1",
+            "namespace": "default",
+            "queue": "default",
+            "minMember": 1,
+            "phase": "Inqueue",
+        }
+    ],
+    "pods": [
+        {
+            "name": "p0",
+            "namespace": "default",
+            "podgroup": "pg1",
+            "task": "main",
+            "requests": {"cpu": "1"},
+            "phase": "Pending",
+        }
+    ],
+}
+"""A snapshot scenario: one Inqueue PodGroup with one pending pod, one node."""
+
 
 def run(document: dict[str, Any]) -> Any:
     return json.loads(simulate.render_json(simulate.simulate_document(document)))
@@ -114,29 +138,7 @@ def test_cordoned_node_takes_no_pod_until_it_is_uncordoned():
 
 
 def test_snapshot_scenario_runs_scheduling_alone_when_it_has_podgroups_and_no_jobs():
-    document = {
-        "nodes": [NODE],
-        "queues": [{"name": "default", "weight": 1}],
-        "podgroups": [
-            {
-                "name": "pg1",
-                "namespace": "default",
-                "queue": "default",
-                "minMember": 1,
-                "phase": "Inqueue",
-            }
-        ],
-        "pods": [
-            {
-                "name": "p0",
-                "namespace": "default",
-                "podgroup": "pg1",
-                "task": "main",
-                "requests": {"cpu": "1"},
-                "phase": "Pending",
-            }
-        ],
-    }
+    document = {**SNAPSHOT, "queues": [{"name": "default", "weight": 1}]}
     assert simulate.is_snapshot(document)
     outcome = simulate.simulate_document(document)
     assert outcome["bindings"] == {"default/p0": "n1"}
@@ -210,32 +212,7 @@ async def test_scaled_clock_runs_speed_times_faster_when_sped_up():
 
 def test_cli_prints_json_when_scenario_is_a_snapshot(tmp_path: Path, capsys):
     path = tmp_path / "snapshot.json"
-    path.write_text(
-        json.dumps(
-            {
-                "nodes": [NODE],
-                "podgroups": [
-                    {
-                        "name": "pg1",
-                        "namespace": "default",
-                        "queue": "default",
-                        "minMember": 1,
-                        "phase": "Inqueue",
-                    }
-                ],
-                "pods": [
-                    {
-                        "name": "p0",
-                        "namespace": "default",
-                        "podgroup": "pg1",
-                        "task": "main",
-                        "requests": {"cpu": "1"},
-                        "phase": "Pending",
-                    }
-                ],
-            }
-        )
-    )
+    path.write_text(json.dumps(SNAPSHOT))
     parser = argparse.ArgumentParser()
     simulate.register(parser.add_subparsers())
     args = parser.parse_args(["simulate", str(path)])
