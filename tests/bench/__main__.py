@@ -69,7 +69,11 @@ def report(result: dict[str, Any]) -> str:
         f"p99 {cycle['p99_ms']} ms over {cycle['count']} cycles; publish p50 "
         f"{cycle['publish']['p50_ms']} ms; all cycles run (metrics): {burst['cycles_run']}",
         f"  events: {burst['events']} records in the burst = {burst['events_per_s']} /s; "
-        f"ratio to raw msgs/s {burst['events_ratio_to_raw']}",
+        f"ratio to raw msgs/s {burst['events_ratio_to_raw']}; per pod by topic: "
+        + ", ".join(
+            f"{topic} {count / config['pods']:.2f}"
+            for topic, count in burst["events_by_topic"].items()
+        ),
         f"  cpu seconds in the burst: {burst['cpu_s']}; machine busy {burst['machine_busy_s']} s "
         f"of which other processes (not this benchmark) {burst['other_processes_cpu_s']} s; "
         f"load average {burst['loadavg_1m']}",

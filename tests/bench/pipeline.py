@@ -243,8 +243,8 @@ async def _metrics(port: int) -> dict[str, float]:
     return out
 
 
-async def _topic_ends(bootstrap: str) -> int:
-    """Sum of end offsets over every partition of every topic of the run."""
+async def _topic_ends(bootstrap: str) -> dict[str, int]:
+    """End offsets summed over the partitions of each topic of the run."""
     consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False)
     await consumer.start()
     try:
@@ -257,7 +257,11 @@ async def _topic_ends(bootstrap: str) -> int:
         ends = await consumer.end_offsets(partitions) if partitions else {}
     finally:
         await consumer.stop()
-    return int(sum(ends.values()))
+    out: dict[str, int] = {}
+    for tp, end in ends.items():
+        name = tp.topic.removeprefix(PREFIX)
+        out[name] = out.get(name, 0) + int(end)
+    return out
 
 
 async def _submit(producer: KafkaProducer, jobs: Sequence[BenchJob]) -> float:
@@ -532,7 +536,12 @@ class Pipeline:
         best_hop = raw["hop_best"]["p50_ms"] / 1000
         probe_p50 = percentile(probe_latency, 50)
         burst_s = burst_end - first_submit
-        events = ends_after - ends_before
+        by_topic = {
+            topic: end - ends_before.get(topic, 0)
+            for topic, end in sorted(ends_after.items())
+            if end > ends_before.get(topic, 0)
+        }
+        events = sum(by_topic.values())
         result: dict[str, Any] = {
             "config": {
                 "nodes": config.nodes,
@@ -585,6 +594,7 @@ class Pipeline:
                 "bindings_refused": observer.refused,
                 "observed_mean_value_bytes": round(observer.bytes / max(observer.records, 1)),
                 "events": events,
+                "events_by_topic": by_topic,
                 "events_per_s": round(events / burst_s, 1) if burst_s > 0 else None,
                 "events_ratio_to_raw": round(events / burst_s / raw["messages_per_s"], 3)
                 if burst_s > 0
