@@ -83,8 +83,17 @@ def redact_secrets(_logger: WrappedLogger, _method_name: str, event_dict: EventD
         The line with every secret value replaced by ``***``.
     """
     for key, value in event_dict.items():
-        event_dict[key] = _redacted(key, value)
+        if value is None:
+            continue
+        if is_secret_key(key):
+            event_dict[key] = REDACTED
+        elif type(value) not in _PLAIN:
+            event_dict[key] = _redacted(key, value)
     return event_dict
+
+
+_PLAIN: Final = frozenset({str, int, float, bool})
+"""Value types that hold no nested secret (the common case, checked first)."""
 
 
 def is_secret_key(key: object) -> bool:
@@ -96,7 +105,7 @@ def is_secret_key(key: object) -> bool:
     Returns:
         True when its lowercase name contains a part of :data:`SECRET_KEY_PARTS`.
     """
-    return _is_secret_name(str(key))
+    return _is_secret_name(key if type(key) is str else str(key))
 
 
 @functools.lru_cache(maxsize=4096)

@@ -141,3 +141,19 @@ def test_second_configuration_replaces_the_first_when_called_again(capsys):
 
     lines = json_lines(capsys.readouterr().err)
     assert [line["service"] for line in lines] == ["cluster", "cluster"]
+
+
+class _Opaque:
+    def __repr__(self) -> str:
+        return "<opaque>"
+
+
+def test_values_json_cannot_hold_are_written_as_their_repr_and_the_line_stays_json(capsys):
+    configure_logging("cluster", json=True)
+
+    log.info("node_registered", node=_Opaque(), counts={1: "a"}, at=datetime(2026, 1, 2, 3, 4))
+
+    (line,) = json_lines(capsys.readouterr().err)
+    assert line["node"] == "<opaque>"
+    assert line["counts"] == {"1": "a"}
+    assert line["at"] == "2026-01-02T03:04:00"
