@@ -218,26 +218,47 @@ class JobInfo:
     def add_task_infos(self, tasks: Sequence[TaskInfo]) -> None:
         """Add several tasks, as :meth:`add_task_info` does for each, summing requests once.
 
-        Amounts are whole base units held as floats, so the sums equal the one-by-one ones.
+        Amounts are whole base units held as floats, so the sums equal the one-by-one ones
+        (a request shared by ``n`` tasks is added once, times ``n``); the counters are
+        summed per (status, role, best-effort) and applied once, in first-seen order.
         """
         if not tasks:
             return
         self._checked = None
-        total = dict(self.total_request.items())
-        allocated = dict(self.allocated.items())
-        allocated_changed = False
+        by_uid = self.tasks
+        by_status = self.tasks_by_status
+        shapes: dict[int, tuple[Resource, list[int]]] = {}
+        counts: dict[tuple[TaskStatus, str, bool], int] = {}
         for task in tasks:
-            self.tasks[task.uid] = task
-            self._index(task, +1)
-            for name, amount in task.resreq.items():
-                total[name] = total.get(name, 0.0) + amount
-            if task.status in ALLOCATED_STATUSES:
-                allocated_changed = True
-                for name, amount in task.resreq.items():
-                    allocated[name] = allocated.get(name, 0.0) + amount
-        self.total_request = Resource(total)
+            uid = task.uid
+            status = task.status
+            by_uid[uid] = task
+            bucket = by_status.get(status)
+            if bucket is None:
+                bucket = by_status[status] = {}
+            bucket[uid] = task
+            group = (status, task.role, task.best_effort)
+            counts[group] = counts.get(group, 0) + 1
+            shape = shapes.get(id(task.resreq))
+            if shape is None:
+                shape = shapes[id(task.resreq)] = (task.resreq, [0, 0])
+            shape[1][0] += 1
+            if status in ALLOCATED_STATUSES:
+                shape[1][1] += 1
+        for (status, role, best_effort), n in counts.items():
+            self._count(status, role, best_effort, n)
+        total = dict(self.total_request._amounts)
+        allocated = dict(self.allocated._amounts)
+        allocated_changed = False
+        for resreq, (n_total, n_allocated) in shapes.values():
+            for name, amount in resreq._amounts.items():
+                total[name] = total.get(name, 0.0) + amount * n_total
+                if n_allocated:
+                    allocated[name] = allocated.get(name, 0.0) + amount * n_allocated
+            allocated_changed = allocated_changed or n_allocated > 0
+        self.total_request = Resource._raw(total)
         if allocated_changed:
-            self.allocated = Resource(allocated)
+            self.allocated = Resource._raw(allocated)
 
     def delete_task_info(self, task: TaskInfo) -> None:
         """Remove a task (``DeleteTaskInfo``)."""
@@ -273,18 +294,22 @@ class JobInfo:
             bucket[task.uid] = task
         else:
             bucket.pop(task.uid, None)
+        self._count(status, task.role, task.best_effort, delta)
+
+    def _count(self, status: TaskStatus, role: str, best_effort: bool, delta: int) -> None:
+        """Move the counters of ``delta`` tasks of ``status`` and ``role``."""
         self._status_count[status] = self._status_count.get(status, 0) + delta
         if status in _READY_SET:
             self._ready += delta
-            self._role_ready[task.role] = self._role_ready.get(task.role, 0) + delta
+            self._role_ready[role] = self._role_ready.get(role, 0) + delta
         if status in _VALID_SET:
             self._valid += delta
-        roles = self._role_status.setdefault(task.role, {})
+        roles = self._role_status.setdefault(role, {})
         roles[status] = roles.get(status, 0) + delta
-        if status is TaskStatus.PENDING and task.best_effort:
+        if status is TaskStatus.PENDING and best_effort:
             self._pending_best_effort += delta
-            self._role_pending_best_effort[task.role] = (
-                self._role_pending_best_effort.get(task.role, 0) + delta
+            self._role_pending_best_effort[role] = (
+                self._role_pending_best_effort.get(role, 0) + delta
             )
 
     def count(self, *statuses: TaskStatus) -> int:

@@ -210,8 +210,10 @@ class Resource(Mapping[str, float]):
         return Resource(increased), Resource(decreased)
 
     def exceeded_part(self, other: Resource) -> Resource:
-        """Return the part of ``self`` above ``other`` (``ExceededPart``)."""
-        return self.diff(other)[0]
+        """Return the part of ``self`` above ``other`` (``ExceededPart``; ``diff``'s first)."""
+        mine, theirs = self._amounts, other._amounts
+        names = set(mine) | set(theirs)
+        return Resource({n: max(mine.get(n, 0.0) - theirs.get(n, 0.0), 0.0) for n in names})
 
     def as_dict(self) -> dict[str, float]:
         """Return the amounts as a plain dict in canonical order."""

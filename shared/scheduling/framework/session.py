@@ -87,21 +87,21 @@ _TERMINAL = (TaskStatus.SUCCEEDED, TaskStatus.FAILED)
 F = TypeVar("F")
 
 
+_PHASE_STATUS: dict[PodPhase, TaskStatus] = {
+    PodPhase.RUNNING: TaskStatus.RUNNING,
+    PodPhase.SUCCEEDED: TaskStatus.SUCCEEDED,
+    PodPhase.FAILED: TaskStatus.FAILED,
+}
+
+
 def task_status(state: PodState) -> TaskStatus:
     """Task status from a pod's state (volcano ``api/helpers.go`` ``getTaskStatus``)."""
     if state.binding:
         return TaskStatus.BINDING
-    match state.phase:
-        case PodPhase.PENDING:
-            return TaskStatus.BOUND if state.node else TaskStatus.PENDING
-        case PodPhase.RUNNING:
-            return TaskStatus.RUNNING
-        case PodPhase.SUCCEEDED:
-            return TaskStatus.SUCCEEDED
-        case PodPhase.FAILED:
-            return TaskStatus.FAILED
-        case _:
-            return TaskStatus.UNKNOWN
+    phase = state.phase
+    if phase == PodPhase.PENDING:
+        return TaskStatus.BOUND if state.node else TaskStatus.PENDING
+    return _PHASE_STATUS.get(phase, TaskStatus.UNKNOWN)
 
 
 class Session:
@@ -198,37 +198,50 @@ class Session:
         for held in snapshot.will_bind.values():
             for reserved in held.pods:
                 dims.update(reserved.requests)
+        # A pod's request dict, as given (its item order), and then sorted, name one shared
+        # Resource per request shape; TaskInfo takes positional arguments (field order).
+        shapes: dict[tuple[tuple[str, int], ...], tuple[Resource, bool]] = {}
+        jobs = self.jobs
         for pkey in sorted(snapshot.pods):
             pod_state = snapshot.pods[pkey]
             pod = pod_state.pod
-            if pod.job not in self.jobs:
+            job_key = pod.job
+            if job_key not in jobs:
                 continue
-            req_key = tuple(sorted(pod.requests.items()))
-            known = resources.get(req_key)
+            given = tuple(pod.requests.items())
+            known = shapes.get(given)
             if known is None:
-                resreq = Resource({k: float(v) for k, v in req_key})
-                known = resources[req_key] = (resreq, resreq.is_empty())
-                dims.update(n for n, _ in req_key)
+                req_key = tuple(sorted(given))
+                known = resources.get(req_key)
+                if known is None:
+                    resreq = Resource({k: float(v) for k, v in req_key})
+                    known = resources[req_key] = (resreq, resreq.is_empty())
+                    dims.update(n for n, _ in req_key)
+                shapes[given] = known
             resreq, best_effort = known
             task = TaskInfo(
-                uid=pod.uid or str(pkey),
-                key=pkey,
-                name=pod.name,
-                namespace=pod.namespace,
-                job=pod.job,
-                role=pod.task,
-                index=pod.index,
-                priority=task_priority(pod),
-                resreq=resreq,
-                status=task_status(pod_state),
-                node_name=pod_state.node,
-                pod=pod,
-                creation=pod.creation_timestamp,
-                attempt=pod_state.attempt,
-                best_effort=best_effort,
+                pod.uid or str(pkey),
+                pkey,
+                pod.name,
+                pod.namespace,
+                job_key,
+                pod.task,
+                pod.index,
+                task_priority(pod),
+                resreq,
+                task_status(pod_state),
+                pod_state.node,
+                pod,
+                pod.creation_timestamp,
+                pod_state.attempt,
+                best_effort,
             )
             tasks.append(task)
-            by_job.setdefault(pod.job, []).append(task)
+            job_tasks = by_job.get(job_key)
+            if job_tasks is None:
+                by_job[job_key] = [task]
+            else:
+                job_tasks.append(task)
         for job_key, job_tasks in by_job.items():
             self.jobs[job_key].add_task_infos(job_tasks)
         for job in self.jobs.values():
@@ -263,23 +276,26 @@ class Session:
     def _account(self, tasks: Sequence[TaskInfo]) -> None:
         """Give each task its request vector; account the bound ones on their nodes."""
         vectors: dict[int, FloatArray] = {}
+        nodes = self.nodes
         rows: list[int] = []
         requests: list[FloatArray] = []
         releasing: list[bool] = []
         pipelined: list[bool] = []
         for task in tasks:
-            vector = vectors.get(id(task.resreq))
+            resreq = task.resreq
+            vector = vectors.get(id(resreq))
             if vector is None:
-                vector = self.matrix.vector(task.resreq)
-                vectors[id(task.resreq)] = vector
+                vector = vectors[id(resreq)] = self.matrix.vector(resreq)
             task.vector = vector
-            if task.node_name and task.status not in _TERMINAL:
-                node = self.nodes.get(task.node_name)
+            node_name = task.node_name
+            if node_name and task.status not in _TERMINAL:
+                node = nodes.get(node_name)
                 if node is not None:
+                    status = task.status
                     rows.append(node.row)
                     requests.append(vector)
-                    releasing.append(task.status is TaskStatus.RELEASING)
-                    pipelined.append(task.status is TaskStatus.PIPELINED)
+                    releasing.append(status is TaskStatus.RELEASING)
+                    pipelined.append(status is TaskStatus.PIPELINED)
                     node.tasks[task.uid] = task
         self.matrix.add_many(rows, requests, releasing, pipelined)
 

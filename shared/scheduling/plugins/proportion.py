@@ -18,6 +18,7 @@ Deliberate deviations:
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from contracts.objects.podgroup import PodGroupPhase
@@ -74,6 +75,21 @@ def _brief(resource: Resource) -> str:
         if math.isfinite(resource.amount(n))
     ]
     return ", ".join(parts) or "nothing"
+
+
+def _sum_requests(tasks: Iterable[TaskInfo]) -> Resource:
+    """The sum of the tasks' requests (each request shape added once, times its count)."""
+    counts: dict[int, tuple[Resource, list[int]]] = {}
+    for task in tasks:
+        entry = counts.get(id(task.resreq))
+        if entry is None:
+            entry = counts[id(task.resreq)] = (task.resreq, [0])
+        entry[1][0] += 1
+    out: dict[str, float] = {}
+    for resreq, (n,) in counts.values():
+        for name, amount in resreq.items():
+            out[name] = out.get(name, 0.0) + amount * n
+    return Resource(out)
 
 
 def _min_resources(job: JobInfo) -> Resource:
@@ -138,14 +154,16 @@ class ProportionPlugin:
 
     @staticmethod
     def _add_job(attr: QueueAttr, job: JobInfo) -> None:
-        for status in sorted(job.tasks_by_status, key=lambda s: s.value):
-            for uid in sorted(job.tasks_by_status[status]):
-                task = job.tasks_by_status[status][uid]
-                if status in ALLOCATED_STATUSES:
-                    attr.allocated = attr.allocated + task.resreq
-                    attr.request = attr.request + task.resreq
-                elif status is TaskStatus.PENDING:
-                    attr.request = attr.request + task.resreq
+        # Volcano adds each allocated task's request to allocated and request, and each
+        # pending task's to request. ``job.allocated`` is that sum already, and amounts are
+        # whole base units held as floats, so adding the job's sums gives the same totals.
+        allocated = job.allocated
+        if job.count(*ALLOCATED_STATUSES):
+            attr.allocated = attr.allocated + allocated
+            attr.request = attr.request + allocated
+        pending = job.tasks_by_status.get(TaskStatus.PENDING)
+        if pending:
+            attr.request = attr.request + _sum_requests(pending.values())
         minimum = _min_resources(job)
         if job.phase is PodGroupPhase.INQUEUE or (
             job.phase is PodGroupPhase.RUNNING
