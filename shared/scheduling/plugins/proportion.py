@@ -18,7 +18,6 @@ Deliberate deviations:
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from contracts.objects.podgroup import PodGroupPhase
@@ -77,19 +76,60 @@ def _brief(resource: Resource) -> str:
     return ", ".join(parts) or "nothing"
 
 
-def _sum_requests(tasks: Iterable[TaskInfo]) -> Resource:
-    """The sum of the tasks' requests (each request shape added once, times its count)."""
-    counts: dict[int, tuple[Resource, list[int]]] = {}
-    for task in tasks:
-        entry = counts.get(id(task.resreq))
-        if entry is None:
-            entry = counts[id(task.resreq)] = (task.resreq, [0])
-        entry[1][0] += 1
-    out: dict[str, float] = {}
-    for resreq, (n,) in counts.values():
-        for name, amount in resreq.items():
-            out[name] = out.get(name, 0.0) + amount * n
-    return Resource(out)
+def _accumulate(into: dict[str, float], amounts: Resource, times: int = 1) -> None:
+    for name, amount in amounts._amounts.items():  # raw amounts: hot loop of open
+        into[name] = into.get(name, 0.0) + amount * times
+
+
+class _QueueSums:
+    """A queue's job sums at session open, as plain dicts (``allocated``, ``request``, …).
+
+    Volcano adds each allocated task's request to allocated and request, each pending one's
+    to request, and each job's inqueue and elastic parts, one ``Resource`` at a time.
+    ``job.allocated`` is the first sum already, and every amount is a whole base unit held
+    as a float, so these sums (applied once, by :meth:`apply`) equal Volcano's.
+    """
+
+    __slots__ = ("allocated", "elastic", "inqueue", "request")
+
+    def __init__(self) -> None:
+        self.allocated: dict[str, float] = {}
+        self.request: dict[str, float] = {}
+        self.inqueue: dict[str, float] = {}
+        self.elastic: dict[str, float] = {}
+
+    def add_job(self, job: JobInfo) -> None:
+        """Add one job (Volcano's loop over its tasks in ``OnSessionOpen``)."""
+        allocated = job.allocated
+        held = job.count(*ALLOCATED_STATUSES)
+        if held:
+            _accumulate(self.allocated, allocated)
+            _accumulate(self.request, allocated)
+        pending = job.tasks_by_status.get(TaskStatus.PENDING)
+        if pending:
+            shapes: dict[int, tuple[Resource, list[int]]] = {}
+            for task in pending.values():
+                entry = shapes.get(id(task.resreq))
+                if entry is None:
+                    entry = shapes[id(task.resreq)] = (task.resreq, [0])
+                entry[1][0] += 1
+            for resreq, (n,) in shapes.values():
+                _accumulate(self.request, resreq, n)
+        minimum = _min_resources(job)
+        if job.phase is PodGroupPhase.INQUEUE or (
+            job.phase is PodGroupPhase.RUNNING
+            and job.podgroup.min_resources
+            and held >= job.min_available
+        ):
+            _accumulate(self.inqueue, minimum.exceeded_part(allocated))
+        _accumulate(self.elastic, allocated.exceeded_part(minimum))
+
+    def apply(self, attr: QueueAttr) -> None:
+        """Add the sums to the queue's attributes."""
+        attr.allocated = attr.allocated + Resource(self.allocated)
+        attr.request = attr.request + Resource(self.request)
+        attr.inqueue = attr.inqueue + Resource(self.inqueue)
+        attr.elastic = attr.elastic + Resource(self.elastic)
 
 
 def _min_resources(job: JobInfo) -> Resource:
@@ -111,6 +151,7 @@ class ProportionPlugin:
         total_guarantee = Resource()
         for queue in ssn.queues.values():
             total_guarantee = total_guarantee + queue.guarantee
+        sums: dict[str, _QueueSums] = {}
         for key in sorted(ssn.jobs):
             job = ssn.jobs[key]
             queue_info = ssn.queues.get(job.queue)
@@ -120,7 +161,10 @@ class ProportionPlugin:
             if attr is None:
                 attr = self._attr(queue_info, total, total_guarantee)
                 self.queue_opts[queue_info.name] = attr
-            self._add_job(attr, job)
+                sums[queue_info.name] = _QueueSums()
+            sums[queue_info.name].add_job(job)
+        for name, queue_sums in sums.items():
+            queue_sums.apply(self.queue_opts[name])
         self._water_fill(total)
 
         ssn.add_queue_order_fn(NAME, self._queue_order(ssn))
@@ -151,27 +195,6 @@ class ProportionPlugin:
             capability=queue.capability,
             real_capability=real,
         )
-
-    @staticmethod
-    def _add_job(attr: QueueAttr, job: JobInfo) -> None:
-        # Volcano adds each allocated task's request to allocated and request, and each
-        # pending task's to request. ``job.allocated`` is that sum already, and amounts are
-        # whole base units held as floats, so adding the job's sums gives the same totals.
-        allocated = job.allocated
-        if job.count(*ALLOCATED_STATUSES):
-            attr.allocated = attr.allocated + allocated
-            attr.request = attr.request + allocated
-        pending = job.tasks_by_status.get(TaskStatus.PENDING)
-        if pending:
-            attr.request = attr.request + _sum_requests(pending.values())
-        minimum = _min_resources(job)
-        if job.phase is PodGroupPhase.INQUEUE or (
-            job.phase is PodGroupPhase.RUNNING
-            and job.podgroup.min_resources
-            and job.count(*ALLOCATED_STATUSES) >= job.min_available
-        ):
-            attr.inqueue = attr.inqueue + minimum.exceeded_part(job.allocated)
-        attr.elastic = attr.elastic + job.allocated.exceeded_part(minimum)
 
     def _water_fill(self, total: Resource) -> None:
         """Distribute the cluster by weight until every queue is met (B3.9)."""

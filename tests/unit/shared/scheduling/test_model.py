@@ -396,3 +396,39 @@ def test_status_update_moves_allocated_resources_when_task_is_placed() -> None:
     info.update_task_status(t, TaskStatus.PENDING)
     assert info.allocated.amount("cpu") == 0
     assert info.ready_task_num() == 0
+
+
+def test_adding_tasks_at_once_gives_the_same_job_as_adding_them_one_by_one() -> None:
+    """``add_task_infos`` (the session's build) equals ``add_task_info`` for each task."""
+    shared = {"cpu": 500.0, "memory": 1024.0**3}
+    tasks = [
+        task("a-0", TaskStatus.RUNNING, shared, role="a", node="n1"),
+        task("a-1", TaskStatus.PENDING, shared, role="a"),
+        task("b-0", TaskStatus.BOUND, {"cpu": 250.0, "nvidia.com/gpu": 1000.0}, role="b"),
+        task("b-1", TaskStatus.PENDING, None, role="b"),
+        task("c-0", TaskStatus.SUCCEEDED, shared, role="c", node="n2"),
+        task("a-2", TaskStatus.RUNNING, shared, role="a", node="n2"),
+    ]
+    one_by_one = job(2, tasks, {"a": 1, "b": 1})
+    at_once = job(2, [], {"a": 1, "b": 1})
+    at_once.add_task_infos(tasks)
+
+    def state(info: JobInfo) -> tuple[object, ...]:
+        return (
+            list(info.tasks),
+            {s: list(b) for s, b in info.tasks_by_status.items()},
+            info.total_request.as_dict(),
+            info.allocated.as_dict(),
+            info.count(*TaskStatus),
+            [info.role_count(r, tuple(TaskStatus)) for r in info.roles()],
+            info.ready_task_num(),
+            info.valid_task_num(),
+            info.pending_best_effort_task_num(),
+            info.check_task_ready(),
+            info.check_task_valid(),
+            info.check_task_pipelined(),
+        )
+
+    assert state(at_once) == state(one_by_one)
+    assert at_once.total_request.amount("memory") == 4 * 1024.0**3
+    assert at_once.allocated.amount("nvidia.com/gpu") == 1000.0
