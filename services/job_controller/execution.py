@@ -29,8 +29,9 @@ from contracts.objects.pod import PodPhase
 from contracts.objects.podgroup import PodGroupPhase
 from services.job_controller import machine, policies
 from services.job_controller.conf import ControllerConf
-from services.job_controller.machine import Operation
-from services.job_controller.podgroup import build_podgroup, same_spec
+from services.job_controller.derived import JobFacts, job_facts
+from services.job_controller.machine import Counts, Operation
+from services.job_controller.podgroup import assemble_podgroup, has_spec
 from services.job_controller.pods import build_pod, dependency_gate
 from services.job_controller.policies import Action, PolicyEvent, Request
 from services.job_controller.state import JobRecord, PodState, StatusView
@@ -57,6 +58,14 @@ class Execution:
         self.emits: list[Event] = []
         self.terminating = 0
         self.held: StatusView | None = None
+        self._facts = job_facts(record.job, conf)
+
+    @property
+    def facts(self) -> JobFacts:
+        """What the current job's spec gives (an accepted update replaces the job)."""
+        if self._facts.job is not self.record.job:
+            self._facts = job_facts(self.record.job, self.conf)
+        return self._facts
 
     # -- bookkeeping -------------------------------------------------------------------
 
@@ -82,9 +91,12 @@ class Execution:
 
     # -- status ------------------------------------------------------------------------
 
-    def hold_status(self) -> None:
-        """Note the status after an operation; publish the previous one if the phase moved on."""
-        view = status_view(self.record, self.terminating)
+    def hold_status(self, counts: Counts | None = None) -> None:
+        """Note the status after an operation; publish the previous one if the phase moved on.
+
+        ``counts`` are the record's pod counts with ``terminating``, when already taken.
+        """
+        view = status_view(self.record, self.terminating, counts=counts)
         if self.held is not None and self.held.phase != view.phase:
             self.flush()
         self.held = view
@@ -112,13 +124,13 @@ class Execution:
         """Create the PodGroup if missing, else update it (``createOrUpdatePodGroup``)."""
         record = self.record
         current = record.podgroup
+        spec = self.facts.podgroup
         if current is None:
             first = record.version == 0 and record.retry_count == 0
-            created = build_podgroup(
+            created = assemble_podgroup(
+                spec,
                 record.job_key,
-                record.job,
                 record.uid,
-                self.conf.priority_classes,
                 created_at=record.created_at if first else self.ctx.now,
                 podgroup_uid=derive_event_id(
                     "podgroup.uid", record.job_key, f"{record.uid}:{record.version}"
@@ -135,15 +147,14 @@ class Execution:
                 podgroup=created, podgroup_phase=None, podgroup_reason="", podgroup_message=""
             )
             return
-        wanted = build_podgroup(
-            record.job_key,
-            record.job,
-            record.uid,
-            self.conf.priority_classes,
-            created_at=current.creation_timestamp,
-            podgroup_uid=current.uid,
-        )
-        if not same_spec(current, wanted):
+        if not has_spec(current, spec):
+            wanted = assemble_podgroup(
+                spec,
+                record.job_key,
+                record.uid,
+                created_at=current.creation_timestamp,
+                podgroup_uid=current.uid,
+            )
             self.emits.append(
                 PodGroupUpdated(
                     event_id=self.job_event_id(PodGroupUpdated),
@@ -172,7 +183,7 @@ class Execution:
     # -- pods --------------------------------------------------------------------------
 
     def _sorted_pods(self, pods: list[PodState]) -> tuple[PodState, ...]:
-        order = {task.name: position for position, task in enumerate(self.record.job.spec.tasks)}
+        order = self.facts.order
         return tuple(
             sorted(pods, key=lambda pod: (order.get(pod.task, len(order)), pod.task, pod.index))
         )
@@ -201,6 +212,7 @@ class Execution:
             priority_classes=self.conf.priority_classes,
             default_scheduler=self.conf.default_scheduler_name,
             now=self.ctx.now,
+            facts=self.facts.template(task),
         )
         self.emits.append(
             PodCreated(
@@ -230,6 +242,8 @@ class Execution:
 
     def delete_pods(self, doomed: Callable[[PodState], bool]) -> int:
         """Delete the pods ``doomed`` selects; return how many."""
+        if not any(doomed(pod) for pod in self.record.pods):
+            return 0
         namespace, _ = split_key(self.record.job_key)
         kept: list[PodState] = []
         deleted = 0
@@ -263,9 +277,13 @@ class Execution:
         record = self.record
         if record.podgroup is None or record.podgroup_phase in (None, PodGroupPhase.PENDING):
             return 0
-        replicas = {task.name: task.replicas for task in record.job.spec.tasks}
+        facts = self.facts
+        replicas = facts.replicas
         deleted = self.delete_pods(lambda pod: pod.index >= replicas.get(pod.task, 0))
         before = self.record.pods
+        if len({(pod.task, pod.index) for pod in before}) >= facts.total_replicas:
+            # Every pod left is a (task, index < replicas) of the spec: none is missing.
+            return deleted
         for task in record.job.spec.tasks:
             if dependency_gate(record.job, task, before) is not None:
                 continue
@@ -311,7 +329,7 @@ class Execution:
         if verdict is not None and verdict.phase is not self.record.phase:
             message = verdict.message or _describe(action, request, self.record)
             self.update(phase=verdict.phase, phase_reason=verdict.reason, phase_message=message)
-        self.hold_status()
+        self.hold_status(counts)
 
     def run(self, action: Action, request: Request) -> None:
         """Execute an action, then the follow-up syncs a phase change brings."""

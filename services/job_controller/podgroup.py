@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
+from typing import NamedTuple
 
 from contracts.keys import JobKey, split_key
 from contracts.objects.job import ANNOTATION_DEPENDENT_JOB, Job, TaskSpec
@@ -150,6 +151,70 @@ def stages(job: Job, priority_classes: Mapping[str, int]) -> tuple[StageTask, ..
     return tuple(out)
 
 
+class PodGroupSpec(NamedTuple):
+    """What a job's PodGroup takes from the job and the priority classes alone.
+
+    Everything but the name, uid and creation time: :func:`podgroup_spec` computes it once
+    per job (:mod:`services.job_controller.derived` keeps it), :func:`assemble_podgroup`
+    makes PodGroups of it.
+    """
+
+    queue: str
+    min_member: int
+    min_task_member: dict[str, int]
+    min_resources: Resources
+    priority_class_name: str
+    priority: int
+    annotations: dict[str, str]
+    dependent: bool
+    stages: tuple[StageTask, ...]
+
+
+def podgroup_spec(job: Job, priority_classes: Mapping[str, int]) -> PodGroupSpec:
+    """Return what the PodGroup of ``job`` takes from the job (SPEC B2.5 with A1 and A5)."""
+    annotations = dict(sorted(job.metadata.annotations.items()))
+    dependent = annotations.get(ANNOTATION_DEPENDENT_JOB) == "true"
+    return PodGroupSpec(
+        queue=job.spec.queue or "default",
+        min_member=job.spec.min_available,
+        min_task_member=min_task_member(job),
+        min_resources=min_resources(job, priority_classes),
+        priority_class_name=job.spec.priority_class_name,
+        priority=priority_classes.get(job.spec.priority_class_name, 0),
+        annotations=annotations,
+        dependent=dependent,
+        stages=stages(job, priority_classes) if dependent else (),
+    )
+
+
+def assemble_podgroup(
+    spec: PodGroupSpec,
+    job_key: JobKey,
+    uid: str,
+    *,
+    created_at: datetime | None,
+    podgroup_uid: str = "",
+) -> PodGroup:
+    """Return the PodGroup of a job from its :class:`PodGroupSpec` (own copies of the maps)."""
+    namespace, name = split_key(job_key)
+    return PodGroup(
+        name=podgroup_name(name, uid),
+        namespace=namespace,
+        job=job_key,
+        queue=spec.queue,
+        min_member=spec.min_member,
+        min_task_member=dict(spec.min_task_member),
+        min_resources=dict(spec.min_resources),
+        priority_class_name=spec.priority_class_name,
+        priority=spec.priority,
+        annotations=dict(spec.annotations),
+        dependent=spec.dependent,
+        uid=podgroup_uid,
+        creation_timestamp=created_at,
+        stages=spec.stages,
+    )
+
+
 def build_podgroup(
     job_key: JobKey,
     job: Job,
@@ -174,24 +239,24 @@ def build_podgroup(
         its value, the job's annotations, and ``dependent`` and ``stages`` for a dependsOn
         job.
     """
-    namespace, name = split_key(job_key)
-    annotations = dict(sorted(job.metadata.annotations.items()))
-    dependent = annotations.get(ANNOTATION_DEPENDENT_JOB) == "true"
-    return PodGroup(
-        name=podgroup_name(name, uid),
-        namespace=namespace,
-        job=job_key,
-        queue=job.spec.queue or "default",
-        min_member=job.spec.min_available,
-        min_task_member=min_task_member(job),
-        min_resources=min_resources(job, priority_classes),
-        priority_class_name=job.spec.priority_class_name,
-        priority=priority_classes.get(job.spec.priority_class_name, 0),
-        annotations=annotations,
-        dependent=dependent,
-        uid=podgroup_uid,
-        creation_timestamp=created_at,
-        stages=stages(job, priority_classes) if dependent else (),
+    return assemble_podgroup(
+        podgroup_spec(job, priority_classes),
+        job_key,
+        uid,
+        created_at=created_at,
+        podgroup_uid=podgroup_uid,
+    )
+
+
+def has_spec(podgroup: PodGroup, spec: PodGroupSpec) -> bool:
+    """Tell whether a PodGroup agrees with ``spec`` on what an update would change."""
+    return (
+        podgroup.min_member == spec.min_member
+        and podgroup.min_task_member == spec.min_task_member
+        and podgroup.min_resources == spec.min_resources
+        and podgroup.priority_class_name == spec.priority_class_name
+        and podgroup.priority == spec.priority
+        and podgroup.stages == spec.stages
     )
 
 

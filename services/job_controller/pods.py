@@ -90,6 +90,39 @@ def pod_tolerations(spec: Mapping[str, object]) -> tuple[Toleration, ...]:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class PodTemplateFacts:
+    """What every pod of a task takes from its template, the job and the configuration.
+
+    Computed once per job (:mod:`services.job_controller.derived` keeps it): the template's
+    requests, priority, node selector and tolerations parsed, the scheduler resolved.
+    """
+
+    requests: dict[str, int]
+    priority: int
+    priority_class_name: str
+    node_selector: dict[str, str]
+    tolerations: tuple[Toleration, ...]
+    scheduler_name: str
+
+
+def template_facts(
+    task: TaskSpec, job: Job, priority_classes: Mapping[str, int], default_scheduler: str
+) -> PodTemplateFacts:
+    """Return what the pods of ``task`` take from their template (SPEC B2.4, B3.2)."""
+    spec = task.template.spec
+    return PodTemplateFacts(
+        requests=pod_requests(spec),
+        priority=pod_priority(task, job, priority_classes),
+        priority_class_name=pod_priority_class(task, job),
+        node_selector=node_selector(spec),
+        tolerations=pod_tolerations(spec),
+        scheduler_name=string_field(spec, "schedulerName")
+        or job.spec.scheduler_name
+        or default_scheduler,
+    )
+
+
 def build_pod(
     *,
     job_key: JobKey,
@@ -103,6 +136,7 @@ def build_pod(
     priority_classes: Mapping[str, int],
     default_scheduler: str,
     now: datetime,
+    facts: PodTemplateFacts | None = None,
 ) -> Pod:
     """Build one pod of a task (SPEC B2.4, Volcano ``createJobPod``).
 
@@ -118,13 +152,16 @@ def build_pod(
         priority_classes: priority class name → value.
         default_scheduler: scheduler name when neither the template nor the job has one.
         now: the creation time.
+        facts: the task's :func:`template_facts`, when already computed (the same
+            ``task``, ``job``, ``priority_classes`` and ``default_scheduler``).
 
     Returns:
         The pod, with the template's labels and annotations plus Volcano's.
     """
+    if facts is None:
+        facts = template_facts(task, job, priority_classes, default_scheduler)
     namespace, job_name = split_key(job_key)
     queue = job.spec.queue or "default"
-    spec = task.template.spec
     ours = {
         LABEL_JOB_NAME: job_name,
         LABEL_TASK_SPEC: task.name,
@@ -144,16 +181,14 @@ def build_pod(
         podgroup=podgroup,
         uid=uid,
         queue=queue,
-        requests=pod_requests(spec),
-        priority=pod_priority(task, job, priority_classes),
-        priority_class_name=pod_priority_class(task, job),
-        node_selector=node_selector(spec),
-        tolerations=pod_tolerations(spec),
+        requests=dict(facts.requests),
+        priority=facts.priority,
+        priority_class_name=facts.priority_class_name,
+        node_selector=dict(facts.node_selector),
+        tolerations=facts.tolerations,
         labels=dict(sorted(labels.items())),
         annotations=dict(sorted(annotations.items())),
-        scheduler_name=string_field(spec, "schedulerName")
-        or job.spec.scheduler_name
-        or default_scheduler,
+        scheduler_name=facts.scheduler_name,
         creation_timestamp=now,
     )
 
@@ -214,6 +249,8 @@ def waiting_tasks(job: Job, pods: Sequence[PodState]) -> tuple[Gate, ...]:
     """Return the gates of the tasks that have no pod yet because of dependsOn, in spec order."""
     out = []
     for task in job.spec.tasks:
+        if task.depends_on is None or not task.depends_on.name:
+            continue  # no gate (``dependency_gate`` is None): skip the scan of the pods
         if any(pod.task == task.name for pod in pods):
             continue
         gate = dependency_gate(job, task, pods)

@@ -32,12 +32,8 @@ from services.job_controller.podgroup import podgroup_name
 from services.job_controller.pods import waiting_tasks
 from services.job_controller.state import JobRecord, StatusView
 
-_FIELD = {
-    PodPhase.PENDING: "pending",
-    PodPhase.RUNNING: "running",
-    PodPhase.SUCCEEDED: "succeeded",
-    PodPhase.FAILED: "failed",
-}
+_SLOT = {PodPhase.PENDING: 0, PodPhase.RUNNING: 1, PodPhase.SUCCEEDED: 2, PodPhase.FAILED: 3}
+"""Where a phase is counted (pending, running, succeeded, failed); any other is unknown (4)."""
 
 
 def count_pods(record: JobRecord, terminating: int = 0) -> Counts:
@@ -50,17 +46,37 @@ def count_pods(record: JobRecord, terminating: int = 0) -> Counts:
     Returns:
         The counts.
     """
-    totals = {"pending": 0, "running": 0, "succeeded": 0, "failed": 0, "unknown": 0}
-    per_task: dict[str, dict[str, int]] = {}
+    per_task: dict[str, list[int]] = {}
+    slot = _SLOT.get
     for pod in record.pods:
-        field = _FIELD.get(pod.phase, "unknown")
-        totals[field] += 1
-        task = per_task.setdefault(pod.task, dict.fromkeys(totals, 0))
-        task[field] += 1
-    order = [task.name for task in record.job.spec.tasks]
-    order += sorted(name for name in per_task if name not in order)
-    tasks = {name: TaskCounts(**per_task[name]) for name in order if name in per_task}
-    return Counts(terminating=terminating, tasks=tasks, **totals)
+        counts = per_task.get(pod.task)
+        if counts is None:
+            counts = per_task[pod.task] = [0, 0, 0, 0, 0]
+        counts[slot(pod.phase, 4)] += 1
+    totals = [0, 0, 0, 0, 0]
+    for counts in per_task.values():
+        for position, count in enumerate(counts):
+            totals[position] += count
+    tasks: dict[str, TaskCounts] = {}
+    for name in [task.name for task in record.job.spec.tasks] + sorted(per_task):
+        counts = per_task.get(name)
+        if counts is not None and name not in tasks:
+            tasks[name] = TaskCounts(
+                pending=counts[0],
+                running=counts[1],
+                succeeded=counts[2],
+                failed=counts[3],
+                unknown=counts[4],
+            )
+    return Counts(
+        pending=totals[0],
+        running=totals[1],
+        succeeded=totals[2],
+        failed=totals[3],
+        unknown=totals[4],
+        terminating=terminating,
+        tasks=tasks,
+    )
 
 
 def condition_of(record: JobRecord, counts: Counts) -> tuple[str, str]:
@@ -110,17 +126,21 @@ def condition_of(record: JobRecord, counts: Counts) -> tuple[str, str]:
     return record.phase_reason or phase.value, record.phase_message
 
 
-def status_view(record: JobRecord, terminating: int = 0) -> StatusView:
+def status_view(
+    record: JobRecord, terminating: int = 0, *, counts: Counts | None = None
+) -> StatusView:
     """Return the job's status as it would be published now.
 
     Args:
         record: the job's record.
         terminating: pods deleted by the operation being accounted.
+        counts: ``count_pods(record, terminating)`` when the caller has it already.
 
     Returns:
         The status view.
     """
-    counts = count_pods(record, terminating)
+    if counts is None:
+        counts = count_pods(record, terminating)
     reason, message = condition_of(record, counts)
     return StatusView(
         phase=record.phase,
