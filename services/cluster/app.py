@@ -41,10 +41,16 @@ class _PodIndex:
         self.nodes: dict[PodKey, NodeName] = {}
 
     def update(self, name: str, before: SimNode | None, after: SimNode | None) -> None:
-        for pod in before.pods if before is not None else ():
-            self.nodes.pop(pod.key, None)
-        for pod in after.pods if after is not None else ():
-            self.nodes[pod.key] = NodeName(name)
+        """Forget the pods ``before`` held that ``after`` does not; map ``after``'s to it."""
+        held = after.pods if after is not None else ()
+        if before is not None and before.pods is not held:
+            kept = {pod.key for pod in held}
+            for pod in before.pods:
+                if pod.key not in kept:
+                    self.nodes.pop(pod.key, None)
+        node = NodeName(name)
+        for pod in held:
+            self.nodes[pod.key] = node
 
 
 def build_service(

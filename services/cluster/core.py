@@ -66,7 +66,14 @@ from contracts.objects.pod import (
     PodPhase,
 )
 from contracts.quantity import PODS, Resources, format_quantity
-from services.cluster.model import SimNode, SimPod, demand, with_pods
+from services.cluster.model import (
+    SimNode,
+    SimPod,
+    demand,
+    with_pod_added,
+    with_pod_removed,
+    with_pods_moved,
+)
 from shared.step import Ctx, Step, Tick
 
 ClusterInput = BindingCreated | PodDeleted | Tick | ClusterCommand
@@ -164,8 +171,12 @@ def next_deadline(state: SimNode | None) -> datetime | None:
     """
     if state is None:
         return None
-    dues = [due for pod in state.pods if (due := pod.due_at) is not None]
-    return min(dues, default=None)
+    earliest = None
+    for pod in state.pods:
+        due = pod.due_at
+        if due is not None and (earliest is None or due < earliest):
+            earliest = due
+    return earliest
 
 
 def locate_pods(nodes: Iterable[SimNode]) -> dict[PodKey, NodeName]:
@@ -250,7 +261,7 @@ def _bind(
         exit_code=settings.exit_code,
         invalid=settings.invalid,
     )
-    bound = with_pods(msgspec.structs.replace(node, seq=sim.seq), (*node.pods, sim))
+    bound = with_pod_added(msgspec.structs.replace(node, seq=sim.seq), sim)
     event = _phase_event(
         sim,
         node.name,
@@ -359,30 +370,34 @@ def _not_seconds(annotation: str, text: str) -> str:
 
 
 def _delete(state: SimNode | None, key: PodKey, uid: str) -> Step[SimNode | None]:
-    held = state.find(key) if state is not None else None
-    if state is None or held is None or (uid and held.uid != uid):
+    at = state.index(key) if state is not None else None
+    if state is None or at is None or (uid and state.pods[at].uid != uid):
         return Step(state)
-    return Step(with_pods(state, (pod for pod in state.pods if pod.key != key)))
+    return Step(with_pod_removed(state, at))
 
 
 def _advance(state: SimNode | None, now: datetime) -> Step[SimNode | None]:
     """Make every transition due by ``now``, emitting them in time order."""
     if state is None:
         return Step(state)
-    moved: list[tuple[datetime, PodKey, int, PodPhaseChanged]] = []
-    pods = []
-    for pod in state.pods:
+    events: list[tuple[datetime, PodKey, int, PodPhaseChanged]] = []
+    moved: dict[int, SimPod] = {}
+    for at, pod in enumerate(state.pods):
+        due = pod.due_at
+        if due is None or due > now:
+            continue
         current = pod
         order = 0
-        while (due := current.due_at) is not None and due <= now:
+        while due is not None and due <= now:
             current, event = _timed_transition(current, state.name, due)
-            moved.append((due, current.key, order, event))
+            events.append((due, current.key, order, event))
             order += 1
-        pods.append(current)
+            due = current.due_at
+        moved[at] = current
     if not moved:
         return Step(state)
-    moved.sort(key=lambda item: item[:3])
-    return Step(with_pods(state, pods), tuple(item[3] for item in moved))
+    events.sort(key=lambda item: item[:3])
+    return Step(with_pods_moved(state, moved), tuple(item[3] for item in events))
 
 
 def _timed_transition(pod: SimPod, node: NodeName, at: datetime) -> tuple[SimPod, PodPhaseChanged]:
@@ -406,8 +421,11 @@ def _timed_transition(pod: SimPod, node: NodeName, at: datetime) -> tuple[SimPod
 def _set_phase(
     state: SimNode | None, request: PodPhaseSetRequested, ctx: Ctx
 ) -> Step[SimNode | None]:
-    pod = state.find(request.pod) if state is not None else None
-    if state is None or pod is None or not pod.is_active or pod.phase == request.phase:
+    at = state.index(request.pod) if state is not None else None
+    if state is None or at is None:
+        return Step(state)
+    pod = state.pods[at]
+    if not pod.is_active or pod.phase == request.phase:
         return Step(state)
     match request.phase:
         case PodPhase.RUNNING:
@@ -434,7 +452,7 @@ def _set_phase(
         exit_code=exit_code,
         message=request.message,
     )
-    return Step(with_pods(state, (moved if p.key == pod.key else p for p in state.pods)), (event,))
+    return Step(with_pods_moved(state, {at: moved}), (event,))
 
 
 def _phase_event(
@@ -449,9 +467,7 @@ def _phase_event(
 ) -> PodPhaseChanged:
     """Build a pod's phase change; its id names the incarnation (uid, node, seq) and phase."""
     return PodPhaseChanged(
-        event_id=derive_event_id(
-            _kind(PodPhaseChanged), pod.key, f"{pod.uid}|{node}|{pod.seq}|{phase}"
-        ),
+        event_id=derive_event_id(_PHASE_KIND, pod.key, f"{pod.uid}|{node}|{pod.seq}|{phase}"),
         occurred_at=at,
         pod=pod.key,
         job=pod.job,
@@ -543,3 +559,6 @@ def _node_event_id(kind: type[Event], name: str, generation: int) -> str:
 def _kind(kind: type[Event]) -> str:
     """Return an event type's wire tag, the ``kind`` of its derived ids."""
     return str(kind.__struct_config__.tag)
+
+
+_PHASE_KIND = _kind(PodPhaseChanged)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import bisect
+import functools
+from collections.abc import Iterable, Mapping
 from datetime import datetime, timedelta
 
 import msgspec
@@ -10,13 +12,13 @@ import msgspec
 from contracts.keys import JobKey, NodeName, PodKey
 from contracts.objects.node import Node
 from contracts.objects.pod import PodPhase
-from contracts.quantity import PODS, Resources, add
+from contracts.quantity import PODS, Resources
 
 ACTIVE_PHASES = frozenset({PodPhase.PENDING, PodPhase.RUNNING})
 """Phases in which a pod holds its node's capacity (terminal pods free it, as in Volcano)."""
 
 
-class SimPod(msgspec.Struct, frozen=True, kw_only=True):
+class SimPod(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """A pod bound to a simulated node, with its run settings read at bind time.
 
     ``seq`` is the node's binding number of this pod: with ``uid`` it tells apart two
@@ -50,21 +52,22 @@ class SimPod(msgspec.Struct, frozen=True, kw_only=True):
         """When a Running pod's run time is over, or None when it runs until deleted."""
         if self.started_at is None or self.run_seconds is None:
             return None
-        return self.started_at + timedelta(seconds=self.run_seconds)
+        return self.started_at + _run_time(self.run_seconds)
 
     @property
     def due_at(self) -> datetime | None:
         """When the pod's next timed transition is due, or None when there is none."""
-        match self.phase:
-            case PodPhase.PENDING:
-                return self.starts_at
-            case PodPhase.RUNNING:
-                return self.ends_at
-            case _:
-                return None
+        phase = self.phase
+        if phase == PodPhase.PENDING:
+            return self.starts_at
+        if phase == PodPhase.RUNNING and self.started_at is not None:
+            return (
+                None if self.run_seconds is None else self.started_at + _run_time(self.run_seconds)
+            )
+        return None
 
 
-class SimNode(msgspec.Struct, frozen=True, kw_only=True):
+class SimNode(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """One simulated node: the Node as published, its bound pods and their usage.
 
     ``generation`` counts the node's published changes (ids of ``nodes`` events).
@@ -87,13 +90,18 @@ class SimNode(msgspec.Struct, frozen=True, kw_only=True):
 
     def find(self, key: PodKey) -> SimPod | None:
         """Return the pod bound here under ``key``, or None."""
-        for pod in self.pods:
-            if pod.key == key:
-                return pod
+        at = self.index(key)
+        return None if at is None else self.pods[at]
+
+    def index(self, key: PodKey) -> int | None:
+        """Return the index in ``pods`` of the pod bound here under ``key``, or None."""
+        at = bisect.bisect_left(self.pods, key, key=_key)
+        if at < len(self.pods) and self.pods[at].key == key:
+            return at
         return None
 
 
-def demand(requests: Resources) -> Resources:
+def demand(requests: Mapping[str, int]) -> Resources:
     """Return what a pod takes from a node: its requests and one ``pods`` slot.
 
     Args:
@@ -102,7 +110,9 @@ def demand(requests: Resources) -> Resources:
     Returns:
         The requests with ``pods`` set to 1, keys sorted.
     """
-    return add({name: amount for name, amount in requests.items() if name != PODS}, {PODS: 1})
+    out = {name: amount for name, amount in requests.items() if name != PODS}
+    out[PODS] = 1
+    return {name: out[name] for name in sorted(out)}
 
 
 def usage(pods: Iterable[SimPod]) -> Resources:
@@ -114,11 +124,14 @@ def usage(pods: Iterable[SimPod]) -> Resources:
     Returns:
         The sum of their demands (see :func:`demand`), keys sorted.
     """
-    total: Resources = {}
+    total: dict[str, int] = {}
     for pod in pods:
-        if pod.is_active:
-            total = add(total, demand(pod.requests))
-    return total
+        if pod.phase in ACTIVE_PHASES:
+            for name, amount in pod.requests.items():
+                if name != PODS:
+                    total[name] = total.get(name, 0) + amount
+            total[PODS] = total.get(PODS, 0) + 1
+    return {name: total[name] for name in sorted(total)}
 
 
 def with_pods(node: SimNode, pods: Iterable[SimPod]) -> SimNode:
@@ -131,5 +144,126 @@ def with_pods(node: SimNode, pods: Iterable[SimPod]) -> SimNode:
     Returns:
         The new node state.
     """
-    ordered = tuple(sorted(pods, key=lambda pod: pod.key))
+    ordered = tuple(sorted(pods, key=_key))
     return msgspec.structs.replace(node, pods=ordered, used=usage(ordered))
+
+
+def with_pod_added(node: SimNode, pod: SimPod) -> SimNode:
+    """Return ``node`` also holding ``pod``, whose key none of its pods has.
+
+    The state :func:`with_pods` would return, without going over the other pods:
+    ``pod`` is inserted in key order and ``used`` grows by its demand alone.
+
+    Args:
+        node: the node before the change (pods sorted by key, ``used`` their usage).
+        pod: the new pod.
+
+    Returns:
+        The new node state.
+    """
+    pods = node.pods
+    at = bisect.bisect_right(pods, pod.key, key=_key)
+    used = _plus(node.used, pod.requests) if pod.phase in ACTIVE_PHASES else node.used
+    return msgspec.structs.replace(node, pods=(*pods[:at], pod, *pods[at:]), used=used)
+
+
+def with_pod_removed(node: SimNode, at: int) -> SimNode:
+    """Return ``node`` without its pod at index ``at``, its demand freed.
+
+    Args:
+        node: the node before the change (pods sorted by key, ``used`` their usage).
+        at: the index of the pod in ``node.pods``.
+
+    Returns:
+        The new node state (the state :func:`with_pods` would return).
+    """
+    gone = node.pods[at]
+    pods = (*node.pods[:at], *node.pods[at + 1 :])
+    used: Resources | None = node.used
+    if gone.phase in ACTIVE_PHASES:
+        used = _minus(node.used, gone.requests)
+    return msgspec.structs.replace(node, pods=pods, used=usage(pods) if used is None else used)
+
+
+def with_pods_moved(node: SimNode, moved: Mapping[int, SimPod]) -> SimNode:
+    """Return ``node`` with the pods at the given indexes replaced, keys unchanged.
+
+    A pod that leaves the active phases frees its demand; the other pods are summed
+    again only if one became active again (the core never does that).
+
+    Args:
+        node: the node before the change (pods sorted by key, ``used`` their usage).
+        moved: index in ``node.pods`` → the pod's new state (same key).
+
+    Returns:
+        The new node state (the state :func:`with_pods` would return).
+    """
+    pods = list(node.pods)
+    freed: list[Mapping[str, int]] = []
+    revived = False
+    for at, pod in moved.items():
+        was_active = pods[at].phase in ACTIVE_PHASES
+        is_active = pod.phase in ACTIVE_PHASES
+        if was_active and not is_active:
+            freed.append(pods[at].requests)
+        revived = revived or (is_active and not was_active)
+        pods[at] = pod
+    held = tuple(pods)
+    used: Resources | None = None if revived else node.used
+    for requests in freed:
+        if used is None:
+            break
+        used = _minus(used, requests)
+    return msgspec.structs.replace(node, pods=held, used=usage(held) if used is None else used)
+
+
+def _key(pod: SimPod) -> PodKey:
+    return pod.key
+
+
+@functools.lru_cache(maxsize=1024)
+def _run_time(seconds: float) -> timedelta:
+    """The ``timedelta`` of a run time: pods share a few, and a timedelta costs to build."""
+    return timedelta(seconds=seconds)
+
+
+def _plus(used: Resources, requests: Mapping[str, int]) -> Resources:
+    """``used`` plus the demand of ``requests``, keys sorted (``add(used, demand(...))``)."""
+    out = dict(used)
+    grown = False
+    for name, amount in requests.items():
+        if name == PODS:
+            continue
+        if name in out:
+            out[name] += amount
+        else:
+            out[name] = amount
+            grown = True
+    if PODS in out:
+        out[PODS] += 1
+    else:
+        out[PODS] = 1
+        grown = True
+    return {name: out[name] for name in sorted(out)} if grown else out
+
+
+def _minus(used: Resources, requests: Mapping[str, int]) -> Resources | None:
+    """``used`` less the demand of ``requests``, or None when the pods must be summed again.
+
+    A dimension that falls to 0 may have been that pod's alone, and :func:`usage` would
+    not list it: the caller then sums the pods left (once a node empties, or on zero
+    requests).
+    """
+    out = dict(used)
+    for name, amount in requests.items():
+        if name == PODS:
+            continue
+        left = out.get(name, 0) - amount
+        if left == 0 or name not in out:
+            return None
+        out[name] = left
+    left = out.get(PODS, 0) - 1
+    if left <= 0:
+        return None
+    out[PODS] = left
+    return out
