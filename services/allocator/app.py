@@ -57,4 +57,5 @@ def build_service(
         next_due=due,
         cycle_span="allocator.cycle",
         action="allocate",
+        rest=settings.cycle_rest,
     )

@@ -45,4 +45,5 @@ def build_service(
         next_due=due,
         cycle_span="enqueue.cycle",
         action="enqueue",
+        rest=settings.cycle_rest,
     )

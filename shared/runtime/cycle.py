@@ -29,31 +29,35 @@ async def run_cycles(
 ) -> None:
     """Run ``cycle`` when inputs changed, when a time-based rule is due, or every ``interval``.
 
-    After a change it waits ``debounce`` seconds for more changes before running, and at
-    least ``rest`` times the last cycle's duration (at most ``max_rest`` seconds): a cycle
-    costs about the same for one change as for a hundred, so under a stream of changes
-    the service cycles at most ``1 / (1 + rest)`` of the time and leaves the rest of the
-    CPU to the services it shares the machine with. Every wait is in the runtime clock's
-    time, so on a virtual clock cycles run in virtual time.
+    After a change it waits ``debounce`` seconds for more changes before running, and the
+    next cycle starts no sooner than ``rest`` times the last cycle's duration (at most
+    ``max_rest`` seconds) after the last cycle ended: a cycle costs about the same for one
+    change as for a hundred, so under a stream of changes the service cycles at most
+    ``1 / (1 + rest)`` of the time and leaves the rest of the CPU to the services it shares
+    the machine with, while a change after a quiet spell waits only the debounce. Every
+    wait is in the runtime clock's time, so on a virtual clock cycles run in virtual time.
 
     Only the holder of the lease runs cycles; a standby keeps its view current.
     """
     last = 0.0
+    ended = float("-inf")
     while not runtime.stopping.is_set():
         wait = interval
         if next_due is not None and (due := next_due()) is not None:
             wait = max(0.0, min(interval, (due - runtime.clock.now()).total_seconds()))
         await runtime.clock.wait_for(table.changed, wait)
         if table.changed.is_set():
-            await runtime.clock.sleep(max(debounce, min(rest * last, max_rest)))
+            now = runtime.clock.monotonic()
+            start = max(now + debounce, ended + min(rest * last, max_rest))
+            await runtime.clock.sleep(start - now)
             table.changed.clear()
         if runtime.lease is not None and not runtime.lease.is_active:
             continue
         started = runtime.clock.monotonic()
         await cycle()
         runtime.stats["cycles"] = runtime.stats.get("cycles", 0) + 1
-        duration = runtime.clock.monotonic() - started
-        last = duration
+        ended = runtime.clock.monotonic()
+        last = ended - started
         if runtime.metrics is not None:
-            runtime.metrics.observe_cycle(duration)
-        log.debug("cycle_finished", duration_ms=round(duration * 1000, 3))
+            runtime.metrics.observe_cycle(last)
+        log.debug("cycle_finished", duration_ms=round(last * 1000, 3))

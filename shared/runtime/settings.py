@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -29,16 +30,19 @@ def _int(env: Mapping[str, str], name: str, default: int, *, minimum: int = 0) -
     return value
 
 
-def _float(env: Mapping[str, str], name: str, default: float) -> float:
+def _float(env: Mapping[str, str], name: str, default: float, *, minimum: float = 0.0) -> float:
     raw = env.get(name)
     if raw is None or raw == "":
         return default
     try:
-        return float(raw)
+        value = float(raw)
     except ValueError as exc:
         raise SettingsError(
             f"{name}={raw!r} is not a number; set it like {name}={default}"
         ) from exc
+    if not math.isfinite(value) or value < minimum:
+        raise SettingsError(f"{name}={raw} must be a finite number of at least {minimum}")
+    return value
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +56,9 @@ class Settings:
     ``VCBUS_TOPIC_PREFIX`` [vcbus.], ``VCBUS_PARTITIONS`` [4],
     ``VCBUS_MAX_POLL_RECORDS`` [500], ``VCBUS_POLL_TIMEOUT`` [0.5 s],
     ``VCBUS_HANDLER_ATTEMPTS`` [3], ``VCBUS_LINGER_MS`` [2], ``VCBUS_FETCH_MAX_WAIT_MS`` [25],
-    ``VCBUS_SESSION_TIMEOUT_MS`` [6000], ``VCBUS_MAX_PAYLOAD_BYTES`` [1048576].
+    ``VCBUS_SESSION_TIMEOUT_MS`` [6000], ``VCBUS_MAX_PAYLOAD_BYTES`` [1048576],
+    ``VCBUS_CYCLE_REST`` [1.0: under a stream of changes a scheduling service rests this
+    many times its last cycle's duration between cycles].
     """
 
     kafka: KafkaSettings
@@ -62,6 +68,7 @@ class Settings:
     poll_timeout: float = 0.5
     handler_attempts: int = 3
     max_payload_bytes: int = 1 << 20
+    cycle_rest: float = 1.0
     extra: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
@@ -106,5 +113,6 @@ class Settings:
             poll_timeout=_float(env, "VCBUS_POLL_TIMEOUT", 0.5),
             handler_attempts=_int(env, "VCBUS_HANDLER_ATTEMPTS", 3, minimum=1),
             max_payload_bytes=_int(env, "VCBUS_MAX_PAYLOAD_BYTES", 1 << 20, minimum=1024),
+            cycle_rest=_float(env, "VCBUS_CYCLE_REST", 1.0),
             extra={k: v for k, v in env.items() if k.startswith("VCBUS_")},
         )

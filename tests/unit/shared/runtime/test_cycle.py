@@ -1,0 +1,77 @@
+"""Scheduling cycles rest after a cycle under a stream of changes, not after a quiet spell."""
+
+from __future__ import annotations
+
+import asyncio
+
+from shared.bus.kafka import KafkaSettings
+from shared.bus.memory import InMemoryBus
+from shared.runtime.clock import VirtualClock
+from shared.runtime.cycle import run_cycles
+from shared.runtime.service import Runtime
+from shared.runtime.settings import Settings
+from shared.runtime.table import Table
+
+CYCLE_SECONDS = 2.0
+DEBOUNCE = 0.005
+
+
+async def _settle() -> None:
+    for _ in range(20):
+        await asyncio.sleep(0)
+
+
+async def _cycle_starts(changes_at: list[float], *, rest: float) -> list[float]:
+    """Virtual moments cycles started when the table changed at ``changes_at``."""
+    clock = VirtualClock()
+    bus = InMemoryBus()
+    settings = Settings(kafka=KafkaSettings(bootstrap_servers="unused"))
+    runtime = Runtime("svc", bus, clock, settings, bus.producer(client_id="p"))
+    table = Table("cluster", (), lambda event, record: None)
+    starts: list[float] = []
+
+    async def cycle() -> None:
+        starts.append(clock.monotonic())
+        await clock.sleep(CYCLE_SECONDS)
+
+    task = asyncio.create_task(
+        run_cycles(runtime, table, cycle, debounce=DEBOUNCE, interval=60.0, rest=rest, max_rest=5.0)
+    )
+    pending = sorted(changes_at)
+    horizon = max(changes_at) + 30.0
+    while True:
+        await _settle()
+        if pending and pending[0] <= clock.monotonic():
+            pending.pop(0)
+            table.changed.set()
+            continue
+        wakeup = clock.next_wakeup()
+        due = (wakeup - clock.now()).total_seconds() if wakeup is not None else None
+        step = min(
+            x for x in (due, pending[0] - clock.monotonic() if pending else None) if x is not None
+        )
+        if clock.monotonic() + step > horizon:
+            break
+        clock.advance(step)
+    runtime.stopping.set()
+    task.cancel()
+    return [round(start, 3) for start in starts]
+
+
+async def test_a_change_after_a_quiet_spell_waits_only_the_debounce():
+    starts = await _cycle_starts([0.0, 10.0], rest=1.0)
+
+    assert starts == [DEBOUNCE, 10.0 + DEBOUNCE]
+
+
+async def test_a_change_during_a_cycle_waits_rest_times_the_cycle_after_it_ends():
+    starts = await _cycle_starts([0.0, 1.0], rest=1.0)
+
+    # the first cycle runs 0.005 → 2.005; the change at 1.0 waits until 2.005 + 1 × 2
+    assert starts == [DEBOUNCE, DEBOUNCE + CYCLE_SECONDS + 1.0 * CYCLE_SECONDS]
+
+
+async def test_a_larger_rest_spaces_cycles_further_under_a_stream_of_changes():
+    starts = await _cycle_starts([0.0, 1.0], rest=2.0)
+
+    assert starts == [DEBOUNCE, DEBOUNCE + CYCLE_SECONDS + 2.0 * CYCLE_SECONDS]
