@@ -182,6 +182,9 @@ def _pod_event(old: PodState, new: PodState, record: JobRecord, reason: str) -> 
     return None
 
 
+_LIVE = (PodPhase.RUNNING, PodPhase.PENDING)
+
+
 def _task_spec(record: JobRecord, name: str) -> TaskSpec | None:
     return next((task for task in record.job.spec.tasks if task.name == name), None)
 
@@ -193,8 +196,8 @@ def _task_completed(record: JobRecord, task_name: str) -> bool:
         return False
     done = sum(
         1
-        for pod in record.task_pods(task_name)
-        if pod.phase is PodPhase.SUCCEEDED and pod.index < task.replicas
+        for pod in record.pods
+        if pod.phase is PodPhase.SUCCEEDED and pod.task == task_name and pod.index < task.replicas
     )
     return done >= task.replicas
 
@@ -209,8 +212,8 @@ def _task_failed(record: JobRecord, task_name: str) -> bool:
         return False
     restarts = sum(
         pod.restarts
-        for pod in record.task_pods(task_name)
-        if pod.phase in (PodPhase.RUNNING, PodPhase.PENDING)
+        for pod in record.pods
+        if pod.restarts and pod.task == task_name and pod.phase in _LIVE
     )
     return restarts >= limit
 

@@ -279,7 +279,11 @@ class Execution:
             return 0
         facts = self.facts
         replicas = facts.replicas
-        deleted = self.delete_pods(lambda pod: pod.index >= replicas.get(pod.task, 0))
+        deleted = 0
+        for pod in record.pods:
+            if pod.index >= replicas.get(pod.task, 0):
+                deleted = self.delete_pods(lambda pod: pod.index >= replicas.get(pod.task, 0))
+                break
         before = self.record.pods
         if len({(pod.task, pod.index) for pod in before}) >= facts.total_replicas:
             # Every pod left is a (task, index < replicas) of the spec: none is missing.

@@ -24,8 +24,11 @@ Deliberate deviations from Volcano:
 from __future__ import annotations
 
 import enum
+import functools
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+
+import msgspec
 
 from contracts.events.jobs_status import TaskCounts
 from contracts.objects.job import Job, JobPhase
@@ -86,6 +89,7 @@ class Plan:
     count_retry: bool = False
 
 
+@functools.cache
 def plan(phase: JobPhase, action: Action) -> Plan:
     """Return what ``action`` does in ``phase`` (SPEC B2.2, ``state/*.go``).
 
@@ -160,9 +164,12 @@ def effective_retain(
     return RETAIN_SOFT if retry_count >= max_retry(job) - 1 else retain
 
 
-@dataclass(frozen=True, slots=True)
-class Counts:
-    """Pods by phase after an operation (Volcano ``JobStatus`` counters)."""
+class Counts(msgspec.Struct, frozen=True, kw_only=True):
+    """Pods by phase after an operation (Volcano ``JobStatus`` counters).
+
+    A Struct, not a frozen dataclass: one is made per operation, and a Struct is an order
+    of magnitude quicker to make.
+    """
 
     pending: int = 0
     running: int = 0
@@ -170,7 +177,7 @@ class Counts:
     failed: int = 0
     unknown: int = 0
     terminating: int = 0
-    tasks: Mapping[str, TaskCounts] = field(default_factory=dict)
+    tasks: Mapping[str, TaskCounts] = {}
 
 
 @dataclass(frozen=True, slots=True)

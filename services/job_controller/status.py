@@ -32,9 +32,6 @@ from services.job_controller.podgroup import podgroup_name
 from services.job_controller.pods import waiting_tasks
 from services.job_controller.state import JobRecord, StatusView
 
-_SLOT = {PodPhase.PENDING: 0, PodPhase.RUNNING: 1, PodPhase.SUCCEEDED: 2, PodPhase.FAILED: 3}
-"""Where a phase is counted (pending, running, succeeded, failed); any other is unknown (4)."""
-
 
 def count_pods(record: JobRecord, terminating: int = 0) -> Counts:
     """Count the job's pods by phase, in all and per task (spec order).
@@ -46,34 +43,41 @@ def count_pods(record: JobRecord, terminating: int = 0) -> Counts:
     Returns:
         The counts.
     """
+    # Per task: [pending, running, succeeded, failed, unknown]. Pods are kept by task, so
+    # the task's counters are looked up once per run of its pods.
     per_task: dict[str, list[int]] = {}
-    slot = _SLOT.get
+    task: str | None = None
+    counts = [0, 0, 0, 0, 0]
     for pod in record.pods:
-        counts = per_task.get(pod.task)
-        if counts is None:
-            counts = per_task[pod.task] = [0, 0, 0, 0, 0]
-        counts[slot(pod.phase, 4)] += 1
-    totals = [0, 0, 0, 0, 0]
-    for counts in per_task.values():
-        for position, count in enumerate(counts):
-            totals[position] += count
+        if pod.task != task:
+            task = pod.task
+            counts = per_task.setdefault(task, [0, 0, 0, 0, 0])
+        phase = pod.phase
+        if phase is PodPhase.RUNNING:
+            counts[1] += 1
+        elif phase is PodPhase.PENDING:
+            counts[0] += 1
+        elif phase is PodPhase.SUCCEEDED:
+            counts[2] += 1
+        elif phase is PodPhase.FAILED:
+            counts[3] += 1
+        else:
+            counts[4] += 1
+    pending = running = succeeded = failed = unknown = 0
     tasks: dict[str, TaskCounts] = {}
-    for name in [task.name for task in record.job.spec.tasks] + sorted(per_task):
-        counts = per_task.get(name)
-        if counts is not None and name not in tasks:
-            tasks[name] = TaskCounts(
-                pending=counts[0],
-                running=counts[1],
-                succeeded=counts[2],
-                failed=counts[3],
-                unknown=counts[4],
-            )
+    for name in [spec.name for spec in record.job.spec.tasks] + sorted(per_task):
+        found = per_task.get(name)
+        if found is not None and name not in tasks:
+            p, r, s, f, u = found
+            tasks[name] = TaskCounts(pending=p, running=r, succeeded=s, failed=f, unknown=u)
+            pending, running, succeeded = pending + p, running + r, succeeded + s
+            failed, unknown = failed + f, unknown + u
     return Counts(
-        pending=totals[0],
-        running=totals[1],
-        succeeded=totals[2],
-        failed=totals[3],
-        unknown=totals[4],
+        pending=pending,
+        running=running,
+        succeeded=succeeded,
+        failed=failed,
+        unknown=unknown,
         terminating=terminating,
         tasks=tasks,
     )
