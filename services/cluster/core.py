@@ -70,6 +70,7 @@ from services.cluster.model import (
     SimNode,
     SimPod,
     demand,
+    with_due_at,
     with_pod_added,
     with_pod_removed,
     with_pods_moved,
@@ -169,14 +170,7 @@ def next_deadline(state: SimNode | None) -> datetime | None:
         The earliest start or end time not yet applied (already past when a ``Tick`` is
         late), or None when no pod has one.
     """
-    if state is None:
-        return None
-    earliest = None
-    for pod in state.pods:
-        due = pod.due_at
-        if due is not None and (earliest is None or due < earliest):
-            earliest = due
-    return earliest
+    return None if state is None else state.due_at
 
 
 def locate_pods(nodes: Iterable[SimNode]) -> dict[PodKey, NodeName]:
@@ -261,7 +255,7 @@ def _bind(
         exit_code=settings.exit_code,
         invalid=settings.invalid,
     )
-    bound = with_pod_added(msgspec.structs.replace(node, seq=sim.seq), sim)
+    bound = with_pod_added(node, sim)
     event = _phase_event(
         sim,
         node.name,
@@ -382,22 +376,25 @@ def _advance(state: SimNode | None, now: datetime) -> Step[SimNode | None]:
         return Step(state)
     events: list[tuple[datetime, PodKey, int, PodPhaseChanged]] = []
     moved: dict[int, SimPod] = {}
+    earliest: datetime | None = None
     for at, pod in enumerate(state.pods):
         due = pod.due_at
-        if due is None or due > now:
-            continue
-        current = pod
-        order = 0
-        while due is not None and due <= now:
-            current, event = _timed_transition(current, state.name, due)
-            events.append((due, current.key, order, event))
-            order += 1
-            due = current.due_at
-        moved[at] = current
+        if due is not None and due <= now:
+            current = pod
+            order = 0
+            while due is not None and due <= now:
+                current, event = _timed_transition(current, state.name, due)
+                events.append((due, current.key, order, event))
+                order += 1
+                due = current.due_at
+            moved[at] = current
+        if due is not None and (earliest is None or due < earliest):
+            earliest = due
     if not moved:
         return Step(state)
     events.sort(key=lambda item: item[:3])
-    return Step(with_pods_moved(state, moved), tuple(item[3] for item in events))
+    advanced = with_due_at(with_pods_moved(state, moved), earliest)
+    return Step(advanced, tuple(item[3] for item in events))
 
 
 def _timed_transition(pod: SimPod, node: NodeName, at: datetime) -> tuple[SimPod, PodPhaseChanged]:

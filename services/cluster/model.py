@@ -67,13 +67,16 @@ class SimPod(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
         return None
 
 
-class SimNode(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+class SimNode(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, dict=True):
     """One simulated node: the Node as published, its bound pods and their usage.
 
     ``generation`` counts the node's published changes (ids of ``nodes`` events).
     A removed node stays as a tombstone (``removed``, no pods) so that ``generation`` and
     ``seq`` keep growing if it is added again. ``used`` is the sum of the requests of the
     active pods, plus one ``pods`` slot each; ``pods`` is sorted by key.
+
+    The instance ``__dict__`` (``dict=True``) holds only the memo of :attr:`due_at`,
+    which is neither encoded nor compared.
     """
 
     node: Node
@@ -87,6 +90,20 @@ class SimNode(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     def name(self) -> NodeName:
         """The node's name."""
         return NodeName(self.node.name)
+
+    @functools.cached_property
+    def due_at(self) -> datetime | None:
+        """When the next transition of a pod here is due (the earliest), or None.
+
+        Worked out once per state, from the pods, unless the function that built the
+        state from the one before already knew it (see :func:`with_due_at`).
+        """
+        earliest = None
+        for pod in self.pods:
+            due = pod.due_at
+            if due is not None and (earliest is None or due < earliest):
+                earliest = due
+        return earliest
 
     def find(self, key: PodKey) -> SimPod | None:
         """Return the pod bound here under ``key``, or None."""
@@ -159,12 +176,18 @@ def with_pod_added(node: SimNode, pod: SimPod) -> SimNode:
         pod: the new pod.
 
     Returns:
-        The new node state.
+        The new node state, its ``seq`` the pod's.
     """
     pods = node.pods
     at = bisect.bisect_right(pods, pod.key, key=_key)
     used = _plus(node.used, pod.requests) if pod.phase in ACTIVE_PHASES else node.used
-    return msgspec.structs.replace(node, pods=(*pods[:at], pod, *pods[at:]), used=used)
+    added = msgspec.structs.replace(
+        node, seq=pod.seq, pods=(*pods[:at], pod, *pods[at:]), used=used
+    )
+    due, earliest = pod.due_at, node.due_at
+    return with_due_at(
+        added, earliest if due is None or (earliest is not None and earliest <= due) else due
+    )
 
 
 def with_pod_removed(node: SimNode, at: int) -> SimNode:
@@ -182,7 +205,11 @@ def with_pod_removed(node: SimNode, at: int) -> SimNode:
     used: Resources | None = node.used
     if gone.phase in ACTIVE_PHASES:
         used = _minus(node.used, gone.requests)
-    return msgspec.structs.replace(node, pods=pods, used=usage(pods) if used is None else used)
+    removed = msgspec.structs.replace(node, pods=pods, used=usage(pods) if used is None else used)
+    due, earliest = gone.due_at, node.due_at
+    if due is None or (earliest is not None and earliest < due):
+        return with_due_at(removed, earliest)
+    return removed
 
 
 def with_pods_moved(node: SimNode, moved: Mapping[int, SimPod]) -> SimNode:
@@ -215,6 +242,20 @@ def with_pods_moved(node: SimNode, moved: Mapping[int, SimPod]) -> SimNode:
             break
         used = _minus(used, requests)
     return msgspec.structs.replace(node, pods=held, used=usage(held) if used is None else used)
+
+
+def with_due_at(node: SimNode, due: datetime | None) -> SimNode:
+    """Return ``node`` with :attr:`SimNode.due_at` known to be ``due``, not worked out again.
+
+    Args:
+        node: a state just built, not yet shared.
+        due: the earliest due time of its pods, which the caller already knows.
+
+    Returns:
+        ``node`` itself.
+    """
+    node.__dict__["due_at"] = due
+    return node
 
 
 def _key(pod: SimPod) -> PodKey:

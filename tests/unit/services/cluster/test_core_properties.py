@@ -15,9 +15,9 @@ from contracts.objects.pod import (
     Pod,
     PodPhase,
 )
-from contracts.quantity import PODS
+from contracts.quantity import PODS, Resources, add
 from services.cluster.core import ClusterInput, decide
-from services.cluster.model import SimNode, usage
+from services.cluster.model import ACTIVE_PHASES, SimNode, SimPod, usage
 from shared.step import Step, Tick
 from tests.unit.services.cluster.builders import (
     CONF,
@@ -33,6 +33,8 @@ from tests.unit.services.cluster.builders import (
     build_set_phase,
     build_uncordon,
 )
+
+GPU = "nvidia.com/gpu"
 
 OPS: tuple[str, ...] = (
     *("bind",) * 8,
@@ -70,6 +72,7 @@ def pods(draw: st.DrawFn, index: int) -> Pod:
         annotations=draw(sim_annotations()),
         cpu=f"{draw(st.integers(0, 6)) * 500}m",
         memory=f"{draw(st.integers(0, 4))}Gi",
+        extra=draw(st.sampled_from([None, {GPU: "1"}, {GPU: "0"}])),
     )
 
 
@@ -79,6 +82,7 @@ def cases(draw: st.DrawFn) -> Case:
         cpu=str(draw(st.integers(1, 4))),
         memory=f"{draw(st.integers(1, 8))}Gi",
         pods=draw(st.none() | st.integers(1, 4)),
+        **{GPU: str(draw(st.integers(0, 2)))},
     )
     pool = tuple(draw(pods(index)) for index in range(6))
     op = st.tuples(
@@ -173,3 +177,27 @@ def test_every_emitted_event_has_a_distinct_id_when_inputs_arrive_in_any_order(c
     ids = [event.event_id for applied in run(case) for event in applied.step.emit]
 
     assert len(ids) == len(set(ids))
+
+
+def summed(pods: tuple[SimPod, ...]) -> Resources:
+    """The usage of ``pods`` summed from scratch, one demand at a time."""
+    total: Resources = {}
+    for pod in pods:
+        if pod.phase in ACTIVE_PHASES:
+            requests = {name: amount for name, amount in pod.requests.items() if name != PODS}
+            total = add(total, add(requests, {PODS: 1}))
+    return total
+
+
+@settings(max_examples=300, deadline=None)
+@given(cases())
+def test_node_state_is_the_one_worked_out_from_its_pods_when_inputs_arrive_in_any_order(case):
+    """Kept up step by step, the pod order, usage and due time equal those of the pods alone."""
+    for applied in run(case):
+        state = applied.step.state
+        if state is None:
+            continue
+        dues = [due for pod in state.pods if (due := pod.due_at) is not None]
+        assert [pod.key for pod in state.pods] == sorted(pod.key for pod in state.pods)
+        assert list(state.used.items()) == list(summed(state.pods).items())
+        assert state.due_at == min(dues, default=None)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import msgspec
 
-from contracts.objects.pod import ANNOTATION_RUN_SECONDS, PodPhase
+from contracts.objects.pod import ANNOTATION_RUN_SECONDS, ANNOTATION_START_SECONDS, PodPhase
 from services.cluster.core import decide
 from services.cluster.model import SimNode, demand, usage
 from shared.step import Tick
@@ -40,3 +40,38 @@ def test_node_state_is_unchanged_when_it_goes_through_the_changelog_encoding():
 
     assert decoded == running
     assert decoded.pods[0].ends_at == at(2.5)
+
+
+OLD_RECORD = (
+    '{"node":{"name":"n1","allocatable":{"cpu":4000,"memory":8589934592,"pods":110}},'
+    '"generation":1,"removed":false,"seq":2,"pods":['
+    '{"key":"default/a","uid":"uid-a","job":"default/j1","task":"worker",'
+    '"requests":{"cpu":1000,"memory":1073741824},"seq":1,"phase":"Running",'
+    '"bound_at":"2026-01-01T00:00:00Z","starts_at":"2026-01-01T00:00:00Z","run_seconds":2.5,'
+    '"exit_code":0,"invalid":"","started_at":"2026-01-01T00:00:00Z","finished_at":null},'
+    '{"key":"default/b","uid":"uid-b","job":"default/j1","task":"worker",'
+    '"requests":{"cpu":500,"memory":1073741824},"seq":2,"phase":"Running",'
+    '"bound_at":"2026-01-01T00:00:00.500000Z","starts_at":"2026-01-01T00:00:00.500000Z",'
+    '"run_seconds":null,"exit_code":0,"invalid":"","started_at":"2026-01-01T00:00:00.500000Z",'
+    '"finished_at":null}],"used":{"cpu":1500,"memory":2147483648,"pods":2}}'
+)
+"""A node state as the changelog held it before default fields were omitted."""
+
+
+def test_node_state_decodes_when_the_changelog_record_lists_every_default():
+    state = bind(build_sim_node(), build_pod("a", annotations={ANNOTATION_RUN_SECONDS: "2.5"}))
+    state = bind(state, build_pod("b", cpu="500m", memory="1Gi"), seconds=0.5)
+    running = decide(state, Tick(at(1)), build_ctx(1), CONF).state
+
+    decoded = msgspec.json.decode(OLD_RECORD, type=SimNode)
+
+    assert decoded == running
+    assert decoded.due_at == at(2.5)
+    assert len(msgspec.json.encode(running)) < len(OLD_RECORD)
+
+
+def test_node_due_time_is_not_encoded_when_it_was_worked_out():
+    state = bind(build_sim_node(), build_pod(annotations={ANNOTATION_START_SECONDS: "3"}))
+
+    assert state.due_at == at(3)
+    assert b"due" not in msgspec.json.encode(state)
