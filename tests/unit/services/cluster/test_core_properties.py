@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import msgspec
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -82,7 +83,10 @@ def cases(draw: st.DrawFn) -> Case:
         cpu=str(draw(st.integers(1, 4))),
         memory=f"{draw(st.integers(1, 8))}Gi",
         pods=draw(st.none() | st.integers(1, 4)),
-        **{GPU: str(draw(st.integers(0, 2)))},
+    )
+    gpus = draw(st.integers(0, 2)) * 1000
+    node = msgspec.structs.replace(
+        node, allocatable=dict(sorted({**node.allocatable, GPU: gpus}.items()))
     )
     pool = tuple(draw(pods(index)) for index in range(6))
     op = st.tuples(
