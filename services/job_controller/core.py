@@ -248,7 +248,9 @@ def _pod_phase(
         source=f"{bus_event or 'phase ' + str(new.phase)} of pod {new.name}"
         + (f" (exit code {event.exit_code})" if failed and event.exit_code is not None else ""),
     )
-    work.update(timers=policies.cancel_for_pod_event(work.record.timers, request))
+    timers = policies.cancel_for_pod_event(work.record.timers, request)
+    if timers != work.record.timers:
+        work.update(timers=timers)
     work.dispatch(request)
     return work.step()
 
