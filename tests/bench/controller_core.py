@@ -5,10 +5,11 @@ Admits the pipeline benchmark's jobs (:mod:`tests.bench.workload`: 10-pod gangs,
 fifth with dependsOn) and drives each one as the other services would, stage by stage
 over all jobs at once (as in the pipeline, where every job is in flight): JobAdmitted,
 PodGroup Inqueue, every pod bound (Pending on a node), Running, PodGroup Running, every
-pod Succeeded, PodGroup Completed. A first pass builds the inputs (they carry pod uids
-the core derives); the timed passes replay them from empty state. Prints the best time
-per pod and per input, and a digest of every output (events and records), which
-must not change when the core is made faster.
+pod Succeeded. A first pass builds the inputs (they carry pod uids the core derives);
+each timed pass replays them from empty state, with the jobs decoded afresh (as a
+service reads them, so nothing derived from a job object is reused from an earlier
+pass). Prints the best time per pod and per input, and a digest of every output (events
+and records after each input), which must not change when the core is made faster.
 """
 
 from __future__ import annotations
@@ -57,8 +58,7 @@ def admitted_jobs(count: int) -> list[JobAdmitted]:
 
 def _podgroup(phase: PodGroupPhase) -> Stage:
     def inputs(record: JobRecord) -> list[ControllerInput]:
-        if record.podgroup is None:
-            return []  # deleted once the job finished
+        assert record.podgroup is not None
         return [
             PodGroupPhaseChanged(
                 event_id=f"{record.podgroup.uid}-{phase}",
@@ -107,7 +107,6 @@ STAGES: Sequence[Stage] = (
     _pods(PodPhase.PENDING, before=PodPhase.PENDING),
     _pods(PodPhase.RUNNING, before=PodPhase.PENDING),
     _pods(PodPhase.SUCCEEDED, before=PodPhase.RUNNING),
-    _podgroup(PodGroupPhase.COMPLETED),
 )
 """After admission, what the other services report, in order."""
 
@@ -132,6 +131,16 @@ def build_inputs(jobs: Sequence[JobAdmitted], conf: ControllerConf) -> list[Inpu
             for event in stage(record):
                 feed(job.job_key, event, ctx)
     return inputs
+
+
+def decoded(inputs: Sequence[Input]) -> list[Input]:
+    """The inputs with every ``JobAdmitted`` decoded from its encoding (new job objects)."""
+    return [
+        (key, msgspec.json.decode(msgspec.json.encode(event), type=JobAdmitted), ctx)
+        if isinstance(event, JobAdmitted)
+        else (key, event, ctx)
+        for key, event, ctx in inputs
+    ]
 
 
 def replay(inputs: Sequence[Input], conf: ControllerConf) -> float:
@@ -167,7 +176,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     conf = ControllerConf()
     inputs = build_inputs(admitted_jobs(args.jobs), conf)
     pods = args.jobs * POD_COUNT
-    best = min(replay(inputs, conf) for _ in range(args.repeat))
+    best = min(replay(decoded(inputs), conf) for _ in range(args.repeat))
     digest, emitted = outputs(inputs, conf)
     print(
         f"{args.jobs} jobs, {pods} pods, {len(inputs)} inputs, {emitted} events out: "
