@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
+import gc
 import os
 import signal
 from collections.abc import Callable, Mapping
@@ -46,6 +47,15 @@ DEFAULT_HEALTH_HOST = "0.0.0.0"
 """All interfaces: probes and scrapes come from outside the container."""
 
 log = structlog.get_logger("vcbus.serve")
+
+GC_THRESHOLDS = (100_000, 10, 10)
+"""The collector's thresholds in a service process (Python's are 700, 10, 10).
+
+A service keeps a large, long-lived heap (a scheduler's view of every pod, a controller's
+jobs) and allocates fast; at 700 the collector ran so often that a 5,000-node scheduling
+session spent about 30 % of its time collecting (74-93 of 250 ms), at 100,000 about 7 %.
+The garbage it leaves longer is at most that many container objects (tens of MB).
+"""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -172,6 +182,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the chosen service until SIGTERM or SIGINT; 0 on a clean stop."""
+    gc.set_threshold(*GC_THRESHOLDS)
     configure_logging(args.service)
     configure_tracing(args.service)
     settings = Settings.from_env()
