@@ -45,9 +45,13 @@ def _digest(value: object) -> str:
     return hashlib.sha256(msgspec.json.encode(value)).hexdigest()[:16]
 
 
-def _task_states(snapshot: ClusterSnapshot) -> dict[JobKey, list[tuple[str, str, str]]]:
+def _task_states(
+    snapshot: ClusterSnapshot, jobs: set[JobKey]
+) -> dict[JobKey, list[tuple[str, str, str]]]:
+    """The pods of ``jobs`` as (uid, phase, node), each job's in pod key order."""
     states: dict[JobKey, list[tuple[str, str, str]]] = {}
-    for key in sorted(snapshot.pods):
+    ours = sorted(key for key, state in snapshot.pods.items() if state.pod.job in jobs)
+    for key in ours:
         state = snapshot.pods[key]
         states.setdefault(state.pod.job, []).append(
             (state.pod.uid or str(key), state.phase.value, state.node or "")
@@ -84,7 +88,9 @@ def phase_events(
     """The phase and reason changes of a session, in job order."""
     if not result.status_updates:
         return ()
-    tasks: Mapping[JobKey, list[tuple[str, str, str]]] = _task_states(snapshot)
+    tasks: Mapping[JobKey, list[tuple[str, str, str]]] = _task_states(
+        snapshot, {update.job for update in result.status_updates}
+    )
     return tuple(phase_event(u, tasks.get(u.job, []), now) for u in result.status_updates)
 
 
