@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import heapq
+import itertools
 from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
 from typing import Any, Generic, TypeVar
@@ -130,9 +131,11 @@ class Reactor(Generic[S]):
         """
         while (due := self.next_due()) is not None and due <= now:
             _, partition, key = heapq.heappop(self._timers)
-            for event in self.apply(partition, key, Tick(now=now), None):
-                with self._continuing(key_of(event)):
-                    outbox.add_events([event])
+            for job, events in itertools.groupby(
+                self.apply(partition, key, Tick(now=now), None), key=key_of
+            ):
+                with self._continuing(job):
+                    outbox.add_events(events)
 
     def _remember_trace(self, emitted: Sequence[Event]) -> None:
         """Note the current span (a record's handler) for the jobs of ``emitted``."""
