@@ -27,10 +27,16 @@ Deliberate deviations:
   (``will_bind``): the newest event of a job replaces its entry (events carry everything
   held). An entry outlives its PodGroup until the allocator publishes its release; sessions
   account only entries whose PodGroup (same uid) still exists.
+- For the session cache (``framework.session_cache``), a view's snapshots keep the objects of
+  what did not change: a ``PodGroupState`` is the same object from one snapshot to the next
+  until something of its PodGroup changes, a ``PodState`` until its pod changes, and
+  ``pods_by_job`` gives each job's pods (by pod key) as one tuple, the same tuple until one
+  of them changes. Every change makes new objects.
 """
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -161,6 +167,26 @@ class WillBind:
     timed_out: bool = False
 
 
+JobPods = tuple[tuple[PodKey, PodState], ...]
+"""A job's pods as ``(pod key, state)`` pairs, by pod key."""
+
+
+@dataclass(frozen=True, slots=True)
+class PodsByJob:
+    """The pods of a snapshot grouped by job: a reading aid, not more state.
+
+    Attributes:
+        pods: the mapping the groups were made from (a snapshot uses the groups only when
+            this is its own ``pods``, so a snapshot copied with other pods cannot use
+            groups that do not match them).
+        groups: job → its pods as ``(pod key, state)``, by pod key. A ``ClusterView`` hands
+            out the same tuple for a job until one of its pods changes.
+    """
+
+    pods: Mapping[PodKey, PodState]
+    groups: Mapping[JobKey, JobPods]
+
+
 @dataclass(frozen=True, slots=True)
 class ClusterSnapshot:
     """Everything one scheduling cycle reads, frozen."""
@@ -171,6 +197,29 @@ class ClusterSnapshot:
     pods: Mapping[PodKey, PodState] = field(default_factory=lambda: MappingProxyType({}))
     reservation: Reservation = Reservation()
     will_bind: Mapping[JobKey, WillBind] = field(default_factory=lambda: MappingProxyType({}))
+    pods_by_job: PodsByJob | None = field(default=None, compare=False, repr=False)
+    """``pods`` grouped by job, when the snapshot comes from a ``ClusterView``."""
+
+    def job_pods(self) -> Mapping[JobKey, JobPods]:
+        """Each job's pods as ``(pod key, state)`` by pod key (jobs with pods only).
+
+        The view's groups when they belong to this snapshot's ``pods``; otherwise made here
+        (sorted once by pod key).
+        """
+        grouped = self.pods_by_job
+        if grouped is not None and grouped.pods is self.pods:
+            return grouped.groups
+        groups: dict[JobKey, list[tuple[PodKey, PodState]]] = {}
+        pods = self.pods
+        for key in sorted(pods):
+            state = pods[key]
+            job = state.pod.job
+            members = groups.get(job)
+            if members is None:
+                groups[job] = [(key, state)]
+            else:
+                members.append((key, state))
+        return {job: tuple(members) for job, members in groups.items()}
 
     @classmethod
     def build(
@@ -214,6 +263,12 @@ class ClusterView:
         self._refusals: dict[PodKey, dict[str, int]] = {}
         self._refusal_ids: set[str] = set()
         self._state: dict[PodKey, PodState] = {}
+        self._by_job: dict[JobKey, dict[PodKey, PodState]] = {}
+        """``_state`` grouped by the pods' jobs (kept by ``_set_state``)."""
+        self._groups: dict[JobKey, JobPods] = {}
+        """Each job's pods as a sorted tuple, made again only after one of them changed."""
+        self._pg_states: dict[JobKey, tuple[tuple[object, ...], PodGroupState]] = {}
+        """Each job's last ``PodGroupState`` and the objects it was made from."""
         self._reservation = Reservation()
         self._will_bind: dict[JobKey, WillBind] = {}
 
@@ -249,7 +304,7 @@ class ClusterView:
                 current = self._pods.get(key)
                 if not uid or current is None or current.uid == uid:
                     self._pods.pop(key, None)
-                    self._state.pop(key, None)
+                    self._set_state(key, None)
                 for table in (self._status, self._bindings, self._refusals):
                     if uid:
                         table.get(key, {}).pop(uid, None)
@@ -312,44 +367,84 @@ class ClusterView:
     def _compose(self, key: PodKey) -> None:
         pod = self._pods.get(key)
         if pod is None:
-            self._state.pop(key, None)
+            self._set_state(key, None)
             return
         refusals = _of(self._refusals, key, pod.uid) or 0
         status = _of(self._status, key, pod.uid)
         if status is not None and (status[0] is not PodPhase.PENDING or status[1]):
-            self._state[key] = PodState(pod=pod, phase=status[0], node=status[1], attempt=refusals)
+            self._set_state(
+                key, PodState(pod=pod, phase=status[0], node=status[1], attempt=refusals)
+            )
             return
         bound = _of(self._bindings, key, pod.uid)
         if bound is not None and bound[1] >= refusals:
-            self._state[key] = PodState(pod=pod, node=bound[0], binding=True, attempt=refusals)
+            self._set_state(key, PodState(pod=pod, node=bound[0], binding=True, attempt=refusals))
             return
         phase = status[0] if status is not None else PodPhase.PENDING
-        self._state[key] = PodState(pod=pod, phase=phase, attempt=refusals)
+        self._set_state(key, PodState(pod=pod, phase=phase, attempt=refusals))
+
+    def _set_state(self, key: PodKey, state: PodState | None) -> None:
+        """Set (or, with ``None``, remove) a pod's state, keeping the per-job groups."""
+        previous = self._state.get(key)
+        if previous is not None:
+            job = previous.pod.job
+            if state is None or state.pod.job != job:
+                members = self._by_job[job]
+                del members[key]
+                if not members:
+                    del self._by_job[job]
+                self._groups.pop(job, None)
+        if state is None:
+            self._state.pop(key, None)
+            return
+        self._state[key] = state
+        job = state.pod.job
+        self._by_job.setdefault(job, {})[key] = state
+        self._groups.pop(job, None)
 
     # Reading ---------------------------------------------------------------------------
     def snapshot(self) -> ClusterSnapshot:
         """Return a frozen copy of the view for one cycle."""
         podgroups: dict[JobKey, PodGroupState] = {}
+        made = self._pg_states
+        kept: dict[JobKey, tuple[tuple[object, ...], PodGroupState]] = {}
         for job in sorted(self._podgroups):
             podgroup = self._podgroups[job]
-            phase, status_conditions, uid = self._phases.get(job, (PodGroupPhase.PENDING, (), ""))
+            phases = self._phases.get(job)
+            conditions = self._conditions.get(job)
+            seen = self._first_seen.get(job)
+            sources = (podgroup, phases, conditions, seen)
+            last = made.get(job)
+            if last is not None and all(map(operator.is_, last[0], sources)):
+                kept[job] = last
+                podgroups[job] = last[1]
+                continue
+            phase, status_conditions, uid = phases or (PodGroupPhase.PENDING, (), "")
             if uid and podgroup.uid and uid != podgroup.uid:
                 phase, status_conditions = PodGroupPhase.PENDING, ()
-            seen = self._first_seen.get(job)
-            podgroups[job] = PodGroupState(
+            state = PodGroupState(
                 podgroup=podgroup,
                 phase=phase,
-                conditions=self._conditions.get(job, ()),
+                conditions=conditions or (),
                 status_conditions=status_conditions,
                 first_seen=seen[1] if seen is not None else None,
             )
+            kept[job] = (sources, state)
+            podgroups[job] = state
+        self._pg_states = kept
+        groups = self._groups
+        for job, members in self._by_job.items():
+            if job not in groups:
+                groups[job] = tuple(sorted(members.items()))
+        pods = MappingProxyType(dict(self._state))
         return ClusterSnapshot(
             nodes=MappingProxyType(dict(self._nodes)),
             queues=MappingProxyType(dict(self._queues)),
             podgroups=MappingProxyType(podgroups),
-            pods=MappingProxyType(dict(self._state)),
+            pods=pods,
             reservation=self._reservation,
             will_bind=MappingProxyType({k: self._will_bind[k] for k in sorted(self._will_bind)}),
+            pods_by_job=PodsByJob(pods=pods, groups=MappingProxyType(dict(groups))),
         )
 
     @classmethod
