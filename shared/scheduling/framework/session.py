@@ -15,14 +15,19 @@ Deliberate deviations:
 - Jobs, tasks, nodes and queues are iterated in sorted order wherever order matters (A7).
 - Will-bind reservations of the snapshot (vcbus, ``framework.will_bind``) are counted on their
   nodes as the session opens, so every action and plugin sees reserved capacity as used.
+- The working copy is built job by job (by job key, each job's pods by pod key), and a job
+  unchanged since the service's last session is made from its recipe in a ``SessionCache``
+  (``framework.session_cache``) instead of derived again. Tasks are therefore put on their
+  nodes (``NodeInfo.tasks``) job by job, not in pod-key order across jobs.
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TypeVar
+from typing import TypeVar, cast
 
 import numpy as np
 
@@ -69,6 +74,7 @@ from shared.scheduling.framework.results import (
     ReservationChange,
     SessionResult,
 )
+from shared.scheduling.framework.session_cache import JobRecipe, SessionCache, Shape, TaskArgs
 from shared.scheduling.framework.status import Code, Status, ValidateResult, Vote
 from shared.scheduling.framework.will_bind import WillBindLedger, set_conditions
 from shared.scheduling.model import (
@@ -81,7 +87,13 @@ from shared.scheduling.model import (
 )
 from shared.scheduling.node_matrix import BoolArray, FloatArray, IntArray, NodeMatrix
 from shared.scheduling.resource import Resource
-from shared.scheduling.snapshot import ClusterSnapshot, PodState, Reservation
+from shared.scheduling.snapshot import (
+    ClusterSnapshot,
+    JobPods,
+    PodGroupState,
+    PodState,
+    Reservation,
+)
 
 _TERMINAL = (TaskStatus.SUCCEEDED, TaskStatus.FAILED)
 F = TypeVar("F")
@@ -104,6 +116,94 @@ def task_status(state: PodState) -> TaskStatus:
     return _PHASE_STATUS.get(phase, TaskStatus.UNKNOWN)
 
 
+def _derive_job(
+    key: JobKey,
+    state: PodGroupState,
+    pods: JobPods,
+    shapes: dict[tuple[tuple[str, int], ...], Shape],
+) -> tuple[JobInfo, list[TaskInfo], list[TaskArgs], frozenset[str]]:
+    """Build a job and its tasks from its ``PodGroupState`` and its pods (by pod key).
+
+    A pod's request dict, as given (its item order), names one shared ``Resource`` per
+    request shape in ``shapes``; ``TaskInfo`` takes positional arguments (field order).
+
+    Returns:
+        The job (tasks added, ``wait_create`` set), its tasks, the arguments each task was
+        made with, and the resource names of its stages and pod requests.
+    """
+    pg = state.podgroup
+    job = JobInfo(
+        uid=pg.uid or str(key),
+        key=key,
+        name=pg.name,
+        namespace=pg.namespace,
+        queue=pg.queue,
+        priority=pg.priority,
+        min_available=pg.min_member,
+        podgroup=pg,
+        phase=state.phase,
+        task_min_available=dict(sorted(pg.min_task_member.items())),
+        dependent=pg.dependent,
+        creation=pg.creation_timestamp,
+        first_seen=state.first_seen,
+        conditions=state.conditions,
+    )
+    dims: set[str] = set()
+    for stage in pg.stages:
+        dims.update(stage.requests)
+    args: list[TaskArgs] = []
+    seen: set[int] = set()
+    for pkey, pod_state in pods:
+        pod = pod_state.pod
+        given = tuple(pod.requests.items())
+        shape = shapes.get(given)
+        if shape is None:
+            req_key = tuple(sorted(given))
+            resreq = Resource({k: float(v) for k, v in req_key})
+            shape = shapes[given] = (resreq, resreq.is_empty(), frozenset(n for n, _ in req_key))
+        resreq, best_effort, names = shape
+        if id(names) not in seen:
+            seen.add(id(names))
+            dims.update(names)
+        args.append(
+            (
+                pod.uid or str(pkey),
+                pkey,
+                pod.name,
+                pod.namespace,
+                key,
+                pod.task,
+                pod.index,
+                task_priority(pod),
+                resreq,
+                task_status(pod_state),
+                pod_state.node,
+                pod,
+                pod.creation_timestamp,
+                pod_state.attempt,
+                best_effort,
+            )
+        )
+    tasks = [TaskInfo(*task_args) for task_args in args]
+    job.add_task_infos(tasks)
+    if job.dependent:
+        present = set(job.roles())
+        job.wait_create = sum(
+            m for r, m in job.task_min_available.items() if m > 0 and r not in present
+        )
+    return job, tasks, args, frozenset(dims)
+
+
+@dataclass(slots=True)
+class _Placed:
+    """Tasks to account on their nodes as the session opens (``NodeMatrix.add_many``)."""
+
+    rows: list[int] = field(default_factory=list)
+    requests: list[FloatArray] = field(default_factory=list)
+    releasing: list[bool] = field(default_factory=list)
+    pipelined: list[bool] = field(default_factory=list)
+
+
 class Session:
     """One scheduling cycle's working state and the plugins' callbacks."""
 
@@ -116,6 +216,7 @@ class Session:
         configurations: Sequence[Configuration] = (),
         actions: Sequence[str] = (),
         arguments: Arguments | None = None,
+        cache: SessionCache | None = None,
     ) -> None:
         self.snapshot = snapshot
         self.tiers: tuple[Tier, ...] = tuple(tiers)
@@ -162,94 +263,47 @@ class Session:
         self.reservation_changes: list[ReservationChange] = []
         """Elections, locks and unlocks made this session, in order (SPEC A6)."""
 
-        self._build(snapshot)
+        self._build(snapshot, cache)
         self._placement: PlacementCache | None = None
         self.freeze_dispatch()
 
     # Building the working copy ---------------------------------------------------------
-    def _build(self, snapshot: ClusterSnapshot) -> None:
-        resources: dict[tuple[tuple[str, int], ...], tuple[Resource, bool]] = {}
-        self.jobs: dict[JobKey, JobInfo] = {}
-        for key in sorted(snapshot.podgroups):
-            state = snapshot.podgroups[key]
-            pg = state.podgroup
-            self.jobs[key] = JobInfo(
-                uid=pg.uid or str(key),
-                key=key,
-                name=pg.name,
-                namespace=pg.namespace,
-                queue=pg.queue,
-                priority=pg.priority,
-                min_available=pg.min_member,
-                podgroup=pg,
-                phase=state.phase,
-                task_min_available=dict(sorted(pg.min_task_member.items())),
-                dependent=pg.dependent,
-                creation=pg.creation_timestamp,
-                first_seen=state.first_seen,
-                conditions=state.conditions,
-            )
-        tasks: list[TaskInfo] = []
-        by_job: dict[JobKey, list[TaskInfo]] = {}
+    def _build(self, snapshot: ClusterSnapshot, cache: SessionCache | None) -> None:
+        """Make the session's jobs, tasks, nodes and queues from the snapshot.
+
+        Jobs are built one by one, by job key, each with its pods by pod key; a job the
+        cache holds a recipe of (same ``PodGroupState`` and ``PodState`` objects) is made
+        from the recipe instead of derived again (``session_cache``).
+        """
+        groups = snapshot.job_pods()
+        shapes: dict[tuple[tuple[str, int], ...], Shape] = cache.shapes if cache is not None else {}
+        recipes: dict[JobKey, JobRecipe] = {}
+        derived: list[JobKey] = []
+        made: list[tuple[JobKey, JobRecipe | tuple[JobInfo, list[TaskInfo]]]] = []
         dims: set[str] = set()
-        for job in self.jobs.values():
-            for stage in job.podgroup.stages:
-                dims.update(stage.requests)
+        podgroups = snapshot.podgroups
+        for key in sorted(podgroups):
+            state = podgroups[key]
+            pods = groups.get(key, ())
+            recipe = cache.recipe(key, state, pods) if cache is not None else None
+            if recipe is not None:
+                dims.update(recipe.dims)
+                made.append((key, recipe))
+                recipes[key] = recipe
+                continue
+            job, job_tasks, args, job_dims = _derive_job(key, state, pods, shapes)
+            dims.update(job_dims)
+            made.append((key, (job, job_tasks)))
+            if cache is not None:
+                recipes[key] = JobRecipe.record(
+                    job, job_tasks, args, state=state, pods=pods, dims=job_dims
+                )
+                derived.append(key)
+        if cache is not None:
+            cache.keep(recipes, tuple(derived))
         for held in snapshot.will_bind.values():
             for reserved in held.pods:
                 dims.update(reserved.requests)
-        # A pod's request dict, as given (its item order), and then sorted, name one shared
-        # Resource per request shape; TaskInfo takes positional arguments (field order).
-        shapes: dict[tuple[tuple[str, int], ...], tuple[Resource, bool]] = {}
-        jobs = self.jobs
-        for pkey in sorted(snapshot.pods):
-            pod_state = snapshot.pods[pkey]
-            pod = pod_state.pod
-            job_key = pod.job
-            if job_key not in jobs:
-                continue
-            given = tuple(pod.requests.items())
-            known = shapes.get(given)
-            if known is None:
-                req_key = tuple(sorted(given))
-                known = resources.get(req_key)
-                if known is None:
-                    resreq = Resource({k: float(v) for k, v in req_key})
-                    known = resources[req_key] = (resreq, resreq.is_empty())
-                    dims.update(n for n, _ in req_key)
-                shapes[given] = known
-            resreq, best_effort = known
-            task = TaskInfo(
-                pod.uid or str(pkey),
-                pkey,
-                pod.name,
-                pod.namespace,
-                job_key,
-                pod.task,
-                pod.index,
-                task_priority(pod),
-                resreq,
-                task_status(pod_state),
-                pod_state.node,
-                pod,
-                pod.creation_timestamp,
-                pod_state.attempt,
-                best_effort,
-            )
-            tasks.append(task)
-            job_tasks = by_job.get(job_key)
-            if job_tasks is None:
-                by_job[job_key] = [task]
-            else:
-                job_tasks.append(task)
-        for job_key, job_tasks in by_job.items():
-            self.jobs[job_key].add_task_infos(job_tasks)
-        for job in self.jobs.values():
-            if job.dependent:
-                present = set(job.roles())
-                job.wait_create = sum(
-                    m for r, m in job.task_min_available.items() if m > 0 and r not in present
-                )
 
         self.matrix = NodeMatrix(list(snapshot.nodes.values()), extra_dimensions=dims)
         self.node_list: list[NodeInfo] = [
@@ -257,7 +311,25 @@ class Session:
             for row, node in enumerate(self.matrix.nodes)
         ]
         self.nodes: dict[str, NodeInfo] = {n.name: n for n in self.node_list}
-        self._account(tasks)
+        self.jobs: dict[JobKey, JobInfo] = {}
+        jobs = self.jobs
+        placed = _Placed()
+        vectors: dict[int, FloatArray] = {}
+        for key, entry in made:
+            if isinstance(entry, JobRecipe):
+                job_vectors = []
+                for resreq in entry.shapes:
+                    vector = vectors.get(id(resreq))
+                    if vector is None:
+                        vector = vectors[id(resreq)] = self.matrix.vector(resreq)
+                    job_vectors.append(vector)
+                job, job_tasks = entry.make(job_vectors)
+                self._place_recipe(entry, job_tasks, placed)
+            else:
+                job, job_tasks = entry
+                self._place(job_tasks, vectors, placed)
+            jobs[key] = job
+        self.matrix.add_many(placed.rows, placed.requests, placed.releasing, placed.pipelined)
         self.will_bind = WillBindLedger(self, snapshot.will_bind)
         self.matrix.changes.clear()
         self.total_resource = Resource(
@@ -273,14 +345,11 @@ class Session:
             name: QueueInfo.from_queue(snapshot.queues[name]) for name in sorted(snapshot.queues)
         }
 
-    def _account(self, tasks: Sequence[TaskInfo]) -> None:
-        """Give each task its request vector; account the bound ones on their nodes."""
-        vectors: dict[int, FloatArray] = {}
+    def _place(
+        self, tasks: Sequence[TaskInfo], vectors: dict[int, FloatArray], placed: _Placed
+    ) -> None:
+        """Give each task its request vector; collect the placed ones for their nodes."""
         nodes = self.nodes
-        rows: list[int] = []
-        requests: list[FloatArray] = []
-        releasing: list[bool] = []
-        pipelined: list[bool] = []
         for task in tasks:
             resreq = task.resreq
             vector = vectors.get(id(resreq))
@@ -292,12 +361,30 @@ class Session:
                 node = nodes.get(node_name)
                 if node is not None:
                     status = task.status
-                    rows.append(node.row)
-                    requests.append(vector)
-                    releasing.append(status is TaskStatus.RELEASING)
-                    pipelined.append(status is TaskStatus.PIPELINED)
+                    placed.rows.append(node.row)
+                    placed.requests.append(vector)
+                    placed.releasing.append(status is TaskStatus.RELEASING)
+                    placed.pipelined.append(status is TaskStatus.PIPELINED)
                     node.tasks[task.uid] = task
-        self.matrix.add_many(rows, requests, releasing, pipelined)
+
+    def _place_recipe(self, recipe: JobRecipe, tasks: list[TaskInfo], placed: _Placed) -> None:
+        """As ``_place`` for tasks made from a recipe (vectors given, placed ones known)."""
+        nodes = self.nodes
+        for i, name, releasing, pipelined in zip(
+            recipe.placed,
+            recipe.placed_nodes,
+            recipe.placed_releasing,
+            recipe.placed_pipelined,
+            strict=True,
+        ):
+            node = nodes.get(name)
+            if node is not None:
+                task = tasks[i]
+                placed.rows.append(node.row)
+                placed.requests.append(cast("FloatArray", task.vector))  # made with it
+                placed.releasing.append(releasing)
+                placed.pipelined.append(pipelined)
+                node.tasks[task.uid] = task
 
     # Registrars (session_plugins.go Add…Fn) ----------------------------------------------
     def add_job_order_fn(self, name: str, fn: JobOrderFn) -> None:
@@ -795,6 +882,7 @@ def open_session(
     configurations: Sequence[Configuration] = (),
     arguments: Arguments | None = None,
     actions: Sequence[str] = (),
+    cache: SessionCache | None = None,
 ) -> Session:
     """Open a session on a snapshot: build the working copy, then open every plugin.
 
@@ -806,6 +894,7 @@ def open_session(
         configurations: per-action arguments.
         arguments: global arguments every plugin sees under its own.
         actions: the actions this session will run (some plugins look at them).
+        cache: the service's job recipes (``session_cache``); ``None`` derives every job.
 
     Returns:
         The open session.
@@ -820,6 +909,7 @@ def open_session(
         configurations=configurations,
         actions=actions,
         arguments=arguments,
+        cache=cache,
     )
     shared: dict[str, ArgValue] = dict(arguments or {})
     for tier in ssn.tiers:
@@ -867,6 +957,7 @@ def run_session(
     *,
     now: datetime,
     builders: Mapping[str, PluginBuilder] | None = None,
+    cache: SessionCache | None = None,
 ) -> SessionResult:
     """Open a session, run the configured actions in order, close it.
 
@@ -875,6 +966,7 @@ def run_session(
         conf: the scheduler configuration.
         now: the cycle's time.
         builders: plugin builders; ``plugins.PLUGIN_BUILDERS`` when omitted.
+        cache: the service's job recipes (``session_cache``); ``None`` derives every job.
 
     Returns:
         What the session decided.
@@ -890,6 +982,7 @@ def run_session(
         configurations=conf.configurations,
         arguments=conf.arguments,
         actions=conf.actions,
+        cache=cache,
     )
     for name in conf.actions:
         ACTIONS[name]().execute(ssn)
