@@ -20,6 +20,7 @@ from shared.runtime.service import Service
 from shared.runtime.settings import Settings
 from shared.scheduling import ClusterView
 from shared.scheduling.framework.conf import SchedulerConf, default_conf
+from shared.scheduling.framework.session_cache import SessionCache
 from shared.step import Ctx
 
 from .cycle import locks_honoured, next_due, run_cycle
@@ -33,12 +34,13 @@ def build_service(
     """The allocator: ``allocate, backfill`` on change, at will-bind timeouts, each second."""
     conf = conf or default_conf()
     view = ClusterView()
+    cache = SessionCache()
 
     honoured: list[LocksHonoured] = []
 
     def decide(ctx: Ctx) -> Sequence[Event]:
         snapshot = view.snapshot()
-        events = run_cycle(snapshot, conf, ctx).events
+        events = run_cycle(snapshot, conf, ctx, cache=cache).events
         locks = locks_honoured(snapshot.reservation, honoured[-1] if honoured else None, ctx)
         if locks is None:
             return events

@@ -34,6 +34,7 @@ from shared.scheduling.events import will_bind_events
 from shared.scheduling.framework.conf import SchedulerConf
 from shared.scheduling.framework.results import BindDecision, PodGroupUpdate, SessionResult
 from shared.scheduling.framework.session import run_session
+from shared.scheduling.framework.session_cache import SessionCache
 from shared.scheduling.model import naive_utc
 from shared.scheduling.snapshot import ClusterSnapshot, Reservation
 from shared.step import Ctx
@@ -124,19 +125,27 @@ def locks_honoured(
     )
 
 
-def run_cycle(snapshot: ClusterSnapshot, conf: SchedulerConf, ctx: Ctx) -> CycleResult:
+def run_cycle(
+    snapshot: ClusterSnapshot,
+    conf: SchedulerConf,
+    ctx: Ctx,
+    *,
+    cache: SessionCache | None = None,
+) -> CycleResult:
     """Run one scheduling cycle of the allocator.
 
     Args:
         snapshot: the cluster as the allocator's ``ClusterView`` knows it.
         conf: the scheduler configuration (default: ``actions: "allocate, backfill"``).
         ctx: the cycle's time.
+        cache: the service's job recipes, kept from cycle to cycle (``None``: every job
+            is derived afresh; the decisions are the same).
 
     Returns:
         The bindings, will-bind changes and condition changes to publish, with the
         session's full result.
     """
-    result = run_session(snapshot, conf, now=ctx.now)
+    result = run_session(snapshot, conf, now=ctx.now, cache=cache)
     bindings = tuple(binding_event(d, ctx) for d in result.decisions)
     conditions = []
     for update in result.podgroup_updates:

@@ -16,6 +16,7 @@ from shared.runtime.service import Service
 from shared.runtime.settings import Settings
 from shared.scheduling import ClusterView
 from shared.scheduling.framework.conf import SchedulerConf, default_enqueue_conf
+from shared.scheduling.framework.session_cache import SessionCache
 from shared.step import Ctx
 
 from .cycle import next_due, run_cycle
@@ -29,9 +30,10 @@ def build_service(
     """podgroup-enqueue: ``elect, enqueue, reserve`` on change, when rules are due, every second."""
     conf = conf or default_enqueue_conf()
     view = ClusterView()
+    cache = SessionCache()
 
     def decide(ctx: Ctx) -> Sequence[Event]:
-        return run_cycle(view.snapshot(), conf, ctx).events
+        return run_cycle(view.snapshot(), conf, ctx, cache=cache).events
 
     def due(now: datetime) -> datetime | None:
         return next_due(view.snapshot(), conf, now)

@@ -25,6 +25,7 @@ from shared.scheduling.events import ReservationEvent, phase_events, reservation
 from shared.scheduling.framework.conf import SchedulerConf, default_enqueue_conf
 from shared.scheduling.framework.results import SessionResult
 from shared.scheduling.framework.session import run_session
+from shared.scheduling.framework.session_cache import SessionCache
 from shared.scheduling.plugins.reservation import ReservationPlugin, reservation_arguments
 from shared.scheduling.snapshot import ClusterSnapshot
 from shared.step import Ctx
@@ -46,7 +47,13 @@ class CycleResult:
         return (*self.reservations, *self.phases)
 
 
-def run_cycle(snapshot: ClusterSnapshot, conf: SchedulerConf, ctx: Ctx) -> CycleResult:
+def run_cycle(
+    snapshot: ClusterSnapshot,
+    conf: SchedulerConf,
+    ctx: Ctx,
+    *,
+    cache: SessionCache | None = None,
+) -> CycleResult:
     """Run one scheduling cycle of podgroup-enqueue.
 
     Args:
@@ -54,11 +61,13 @@ def run_cycle(snapshot: ClusterSnapshot, conf: SchedulerConf, ctx: Ctx) -> Cycle
         conf: the scheduler configuration (default ``elect, enqueue, reserve``:
             ``default_enqueue_conf()``).
         ctx: the cycle's time.
+        cache: the service's job recipes, kept from cycle to cycle (``None``: every job
+            is derived afresh; the decisions are the same).
 
     Returns:
         The reservation events and PodGroup phase changes to publish, with the session.
     """
-    result = run_session(snapshot, conf, now=ctx.now)
+    result = run_session(snapshot, conf, now=ctx.now, cache=cache)
     return CycleResult(
         reservations=reservation_events(result, ctx.now),
         phases=phase_events(snapshot, result, ctx.now),
