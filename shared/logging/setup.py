@@ -37,7 +37,7 @@ LEVELS: Final = ("debug", "info", "warning", "error", "critical")
 _JSON = msgspec.json.Encoder(enc_hook=repr)
 
 
-def render_json(_logger: WrappedLogger, _method_name: str, event_dict: EventDict) -> str:
+def _render_json(_logger: WrappedLogger, _method_name: str, event_dict: EventDict) -> str:
     """Render a line as one JSON object (structlog's ``JSONRenderer``, by msgspec).
 
     Keys keep their order; values and keys msgspec cannot encode are written as their
@@ -103,7 +103,7 @@ def configure_logging(service: str, *, json: bool | None = None, level: str = "i
         redact_secrets,
     ]
     renderers: list[Processor] = (
-        [ExceptionRenderer(ExceptionDictTransformer(show_locals=False)), render_json]
+        [ExceptionRenderer(ExceptionDictTransformer(show_locals=False)), _render_json]
         if as_json
         else [
             ConsoleRenderer(colors=sys.stderr.isatty(), exception_formatter=_console_tracebacks())
