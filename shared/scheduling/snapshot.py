@@ -209,17 +209,7 @@ class ClusterSnapshot:
         grouped = self.pods_by_job
         if grouped is not None and grouped.pods is self.pods:
             return grouped.groups
-        groups: dict[JobKey, list[tuple[PodKey, PodState]]] = {}
-        pods = self.pods
-        for key in sorted(pods):
-            state = pods[key]
-            job = state.pod.job
-            members = groups.get(job)
-            if members is None:
-                groups[job] = [(key, state)]
-            else:
-                members.append((key, state))
-        return {job: tuple(members) for job, members in groups.items()}
+        return group_pods(self.pods)
 
     @classmethod
     def build(
@@ -233,14 +223,29 @@ class ClusterSnapshot:
         will_bind: Iterable[WillBind] = (),
     ) -> ClusterSnapshot:
         """Build a snapshot from lists (tests, scenarios)."""
+        by_key = MappingProxyType({pod_key(p.pod.namespace, p.pod.name): p for p in pods})
         return cls(
             nodes=MappingProxyType({n.name: n for n in nodes}),
             queues=MappingProxyType({q.name: q for q in queues}),
             podgroups=MappingProxyType({pg.podgroup.job: pg for pg in podgroups}),
-            pods=MappingProxyType({pod_key(p.pod.namespace, p.pod.name): p for p in pods}),
+            pods=by_key,
             reservation=reservation or Reservation(),
             will_bind=MappingProxyType({w.job: w for w in will_bind}),
+            pods_by_job=PodsByJob(pods=by_key, groups=MappingProxyType(group_pods(by_key))),
         )
+
+
+def group_pods(pods: Mapping[PodKey, PodState]) -> dict[JobKey, JobPods]:
+    """Pods grouped by job, each job's by pod key (jobs in order of their first pod key)."""
+    groups: dict[JobKey, list[tuple[PodKey, PodState]]] = {}
+    for item in sorted(pods.items()):
+        job = item[1].pod.job
+        members = groups.get(job)
+        if members is None:
+            groups[job] = [item]
+        else:
+            members.append(item)
+    return {job: tuple(members) for job, members in groups.items()}
 
 
 class ClusterView:
