@@ -19,6 +19,7 @@ session does reaches the next.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -140,13 +141,19 @@ class JobRecipe:
             pods: the pods its tasks were made from.
             dims: the resource names of the job's stages and pod requests.
         """
-        position = {id(task): i for i, task in enumerate(tasks)}
         uids = tuple(task.uid for task in tasks)
-        plain = tuple(zip(uids, range(len(uids)), strict=True))
+        position: dict[int, int] = {}
 
         def slots(bucket: Mapping[str, TaskInfo]) -> _Slots:
-            found = tuple((uid, position[id(t)]) for uid, t in bucket.items())
-            return None if found == plain else found
+            if (
+                len(bucket) == len(tasks)
+                and tuple(bucket) == uids
+                and all(map(operator.is_, bucket.values(), tasks))
+            ):
+                return None
+            if not position:
+                position.update((id(task), i) for i, task in enumerate(tasks))
+            return tuple((uid, position[id(t)]) for uid, t in bucket.items())
 
         shape_index: dict[int, int] = {}
         shapes: list[Resource] = []
