@@ -57,7 +57,7 @@ class Settings:
     ``VCBUS_MAX_POLL_RECORDS`` [500], ``VCBUS_POLL_TIMEOUT`` [0.5 s],
     ``VCBUS_HANDLER_ATTEMPTS`` [3], ``VCBUS_LINGER_MS`` [2], ``VCBUS_FETCH_MAX_WAIT_MS`` [25],
     ``VCBUS_SESSION_TIMEOUT_MS`` [6000], ``VCBUS_MAX_PAYLOAD_BYTES`` [1048576],
-    ``VCBUS_CYCLE_REST`` [1.0: under a stream of changes a scheduling service rests this
+    ``VCBUS_CYCLE_REST`` [2.0: under a stream of changes a scheduling service rests this
     many times its last cycle's duration between cycles].
     """
 
@@ -68,7 +68,7 @@ class Settings:
     poll_timeout: float = 0.5
     handler_attempts: int = 3
     max_payload_bytes: int = 1 << 20
-    cycle_rest: float = 1.0
+    cycle_rest: float = 2.0
     extra: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
@@ -113,6 +113,6 @@ class Settings:
             poll_timeout=_float(env, "VCBUS_POLL_TIMEOUT", 0.5),
             handler_attempts=_int(env, "VCBUS_HANDLER_ATTEMPTS", 3, minimum=1),
             max_payload_bytes=_int(env, "VCBUS_MAX_PAYLOAD_BYTES", 1 << 20, minimum=1024),
-            cycle_rest=_float(env, "VCBUS_CYCLE_REST", 1.0),
+            cycle_rest=_float(env, "VCBUS_CYCLE_REST", 2.0),
             extra={k: v for k, v in env.items() if k.startswith("VCBUS_")},
         )

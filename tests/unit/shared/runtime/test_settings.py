@@ -9,8 +9,8 @@ from shared.runtime.settings import Settings, SettingsError
 BASE = {"KAFKA_BOOTSTRAP_SERVERS": "localhost:9092"}
 
 
-def test_the_cycle_rest_defaults_to_one_and_is_read_from_the_environment():
-    assert Settings.from_env(BASE).cycle_rest == 1.0
+def test_the_cycle_rest_defaults_to_two_and_is_read_from_the_environment():
+    assert Settings.from_env(BASE).cycle_rest == 2.0
     assert Settings.from_env({**BASE, "VCBUS_CYCLE_REST": "2.5"}).cycle_rest == 2.5
 
 
