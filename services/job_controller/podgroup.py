@@ -259,14 +259,3 @@ def has_spec(podgroup: PodGroup, spec: PodGroupSpec) -> bool:
         and podgroup.stages == spec.stages
     )
 
-
-def same_spec(left: PodGroup, right: PodGroup) -> bool:
-    """Tell whether two PodGroups agree on what an update would change (B2.5, last line)."""
-    return (
-        left.min_member == right.min_member
-        and left.min_task_member == right.min_task_member
-        and left.min_resources == right.min_resources
-        and left.priority_class_name == right.priority_class_name
-        and left.priority == right.priority
-        and left.stages == right.stages
-    )
