@@ -3,6 +3,11 @@
 State is per node (``nodes`` changelog), keyed like ``bindings``. Deleted pods arrive on
 ``pods``, which is keyed by job: every replica follows that topic whole and applies a
 deletion to the node holding the pod, if that node is one of its own.
+
+A binding of a pod that another node of this replica still runs (Pending or Running) is
+refused with ``AlreadyBound``, as one to a node that holds it under another uid is: a pod
+runs on one node at a time. A node holding only the pod's ended incarnation does not stop
+it (the ended pod holds no capacity and leaves with its deletion).
 """
 
 from __future__ import annotations
@@ -11,8 +16,8 @@ from collections.abc import Sequence
 
 import structlog
 
-from contracts import Event, PodDeleted, PodKey, Topic
-from contracts.keys import NodeName
+from contracts import BindingCreated, Event, PodDeleted, PodKey, Topic
+from contracts.keys import NodeName, pod_key
 from contracts.objects import Node
 from shared.bus.partitioner import partition_for
 from shared.bus.records import Record
@@ -61,8 +66,20 @@ def build_service(
     store = ChangelogStore[Entry[SimNode]]("nodes", Entry[SimNode])
     index = _PodIndex()
 
+    def runs_elsewhere(event: ClusterInput) -> NodeName | None:
+        """The other node of this replica running the pod a binding is for, if any."""
+        if not isinstance(event, BindingCreated):
+            return None
+        key = pod_key(event.pod.namespace, event.pod.name)
+        holder = index.nodes.get(key)
+        if holder is None or holder == event.node:
+            return None
+        entry = store.get(partition_for(holder.encode(), settings.partitions), holder)
+        held = entry.state.find(key) if entry is not None and entry.state is not None else None
+        return holder if held is not None and held.is_active else None
+
     def core(state: SimNode | None, event: ClusterInput, ctx: Ctx) -> Step[SimNode | None]:
-        step = decide(state, event, ctx, conf)
+        step = decide(state, event, ctx, conf, bound_elsewhere=runs_elsewhere(event))
         known = state or step.state
         if known is not None:
             index.update(known.name, state, step.state)
