@@ -28,6 +28,11 @@ Deliberate deviations:
 - Enqueue gate (vcbus): while the target is Pending, no other job with minResources is
   enqueued (reason ``WaitingForReservation``); otherwise the admission budget freed by
   finishing jobs goes to smaller jobs every cycle and the target never becomes Inqueue.
+- The target's own enqueue (vcbus): permitted once the idle capacity of the nodes locked
+  for it holds what it asks for, whatever the overcommit and queue budgets say (a first-
+  tier permit). That capacity can go to no other job, and the budgets count jobs already
+  Inqueue whose pods cannot bind on locked nodes: without this, a target Pending behind
+  such a job and a cluster fully locked for the target waited for each other forever.
 """
 
 from __future__ import annotations
@@ -186,6 +191,22 @@ def waiting_time(job: JobInfo, now: datetime) -> timedelta:
     return max(timedelta(0), naive_utc(now) - naive_utc(since))
 
 
+def fits_locked_nodes(ssn: Session, job: JobInfo) -> bool:
+    """Whether the idle capacity of the nodes locked for ``job`` holds what it asks for.
+
+    No other job may take that capacity (SPEC A6: freed capacity waits for the target), so
+    the target can be enqueued on it whatever the rest of the cluster has promised.
+    """
+    rows = [
+        ssn.nodes[name].row for name in sorted(ssn.reservation.locked_nodes) if name in ssn.nodes
+    ]
+    if not rows:
+        return False
+    idle = ssn.matrix.idle[rows].sum(axis=0)
+    free = Resource(dict(zip(ssn.matrix.dimensions, (float(v) for v in idle), strict=True)))
+    return requested(job).less_equal(free)
+
+
 def is_annotated_target(job: JobInfo) -> bool:
     """Whether the job carries ``volcano.sh/target-job: "true"``."""
     return job.podgroup.annotations.get(TARGET_JOB_ANNOTATION, "").lower() == "true"
@@ -237,8 +258,10 @@ class ReservationPlugin:
 
         def enqueueable(job: JobInfo) -> Vote:
             target = ssn.reservation.target_job
-            if target is None or job.key == target:
+            if target is None:
                 return Vote.ABSTAIN
+            if job.key == target:
+                return Vote.PERMIT if fits_locked_nodes(ssn, job) else Vote.ABSTAIN
             target_job = ssn.jobs.get(target)
             if target_job is None or target_job.phase is not PodGroupPhase.PENDING:
                 return Vote.ABSTAIN

@@ -17,7 +17,7 @@ from contracts.objects.podgroup import PodGroupPhase
 from services.allocator.cycle import run_cycle as allocate
 from services.podgroup_enqueue.cycle import CycleResult, next_due, run_cycle
 from shared.scheduling.framework.conf import default_conf, default_enqueue_conf, parse_conf
-from shared.scheduling.snapshot import ClusterSnapshot, ClusterView
+from shared.scheduling.snapshot import ClusterSnapshot, ClusterView, Reservation
 from shared.step import Ctx
 from tests.support.builders import build_node, build_pod, build_podgroup, build_queue
 
@@ -184,3 +184,60 @@ def test_allocator_keeps_other_jobs_off_locked_nodes_when_it_folds_the_reservati
     assert changed.conditions[0].message == (
         "gang 0/1 ready; 1 node Insufficient cpu, 1 node locked for target job ns/job"
     )
+
+
+def _locked_for_target(target_cpus: str) -> ClusterSnapshot:
+    """Two idle 8-cpu nodes locked for a Pending target; an earlier job Inqueue, unbound.
+
+    The Inqueue job's minResources (12 cpu) leave the overcommit budget (16 x 1.2) too
+    small for the target, and its pods may not bind on nodes locked for the target.
+    """
+    return ClusterSnapshot.build(
+        nodes=[build_node(n, {"cpu": "8", "memory": "32Gi"}) for n in ("n1", "n2")],
+        queues=[build_queue("default")],
+        podgroups=[
+            build_podgroup(
+                "target",
+                "ns",
+                "default",
+                2,
+                None,
+                PodGroupPhase.PENDING,
+                min_resources={"cpu": target_cpus},
+                first_seen=T0,
+            ),
+            build_podgroup(
+                "small", "ns", "default", 2, None, min_resources={"cpu": "12"}, first_seen=T0
+            ),
+        ],
+        pods=[
+            build_pod("ns", f"small-w-{i}", None, PodPhase.PENDING, {"cpu": "6"}, "small")
+            for i in range(2)
+        ],
+        reservation=Reservation(
+            target_job=JobKey("ns/target"),
+            locked_nodes=frozenset({"n1", "n2"}),
+            elected_at=T0,
+            generation=1,
+            locked_at=T0,
+        ),
+    )
+
+
+def _phases(result: CycleResult) -> dict[str, PodGroupPhase]:
+    return {str(e.job): e.phase for e in result.phases}
+
+
+def test_target_is_enqueued_on_its_locked_nodes_when_other_jobs_hold_the_budget() -> None:
+    snapshot = _locked_for_target("12")
+    assert allocate(snapshot, default_conf(), _ctx(60)).bindings == ()
+
+    result = run_cycle(snapshot, default_enqueue_conf(), _ctx(60))
+
+    assert _phases(result)["ns/target"] is PodGroupPhase.INQUEUE
+
+
+def test_target_waits_when_its_locked_nodes_cannot_hold_it() -> None:
+    result = run_cycle(_locked_for_target("17"), default_enqueue_conf(), _ctx(60))
+
+    assert _phases(result).get("ns/target", PodGroupPhase.PENDING) is PodGroupPhase.PENDING
