@@ -258,4 +258,3 @@ def has_spec(podgroup: PodGroup, spec: PodGroupSpec) -> bool:
         and podgroup.priority == spec.priority
         and podgroup.stages == spec.stages
     )
-
