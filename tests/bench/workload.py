@@ -16,6 +16,10 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
+from typing import Any
+
+from contracts.objects.pod import ANNOTATION_RUN_SECONDS
+from tests.support.manifests import task_manifest
 
 POD_COUNT = 10
 """Pods per job."""
@@ -76,29 +80,16 @@ def _task(
     *,
     min_available: int | None = None,
     depends_on: str | None = None,
-) -> dict[str, object]:
-    task: dict[str, object] = {
-        "name": name,
-        "replicas": replicas,
-        "template": {
-            "metadata": {"annotations": {"vcbus.io/run-seconds": f"{run_seconds:g}"}},
-            "spec": {
-                "containers": [
-                    {
-                        "name": name,
-                        "image": "busybox",
-                        "resources": {"requests": {"cpu": str(POD_CPU), "memory": "1Gi"}},
-                    }
-                ],
-                "restartPolicy": "Never",
-            },
-        },
-    }
-    if min_available is not None:
-        task["minAvailable"] = min_available
-    if depends_on is not None:
-        task["dependsOn"] = {"name": [depends_on]}
-    return task
+) -> dict[str, Any]:
+    return task_manifest(
+        name,
+        replicas,
+        cpu=str(POD_CPU),
+        memory="1Gi",
+        annotations={ANNOTATION_RUN_SECONDS: f"{run_seconds:g}"},
+        min_available=min_available,
+        depends_on=depends_on,
+    )
 
 
 def build_job(name: str, kind: str, run_seconds: float) -> BenchJob:

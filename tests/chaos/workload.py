@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from contracts.objects.pod import ANNOTATION_EXIT_CODE, ANNOTATION_RUN_SECONDS
+from tests.support.manifests import task_manifest
 
 NAMESPACE = "chaos"
 SHAPES = ("gang", "task-minimums", "depends-on", "failing", "restart")
@@ -64,28 +65,15 @@ def _task(
     annotations = {ANNOTATION_RUN_SECONDS: f"{seconds:g}"}
     if exit_code:
         annotations[ANNOTATION_EXIT_CODE] = str(exit_code)
-    task: dict[str, Any] = {
-        "name": name,
-        "replicas": replicas,
-        "template": {
-            "metadata": {"annotations": annotations},
-            "spec": {
-                "containers": [
-                    {
-                        "name": name,
-                        "image": "busybox",
-                        "resources": {"requests": {"cpu": cpu, "memory": memory}},
-                    }
-                ],
-                "restartPolicy": "Never",
-            },
-        },
-    }
-    if min_available is not None:
-        task["minAvailable"] = min_available
-    if depends_on is not None:
-        task["dependsOn"] = {"name": [depends_on]}
-    return task
+    return task_manifest(
+        name,
+        replicas,
+        cpu=cpu,
+        memory=memory,
+        annotations=annotations,
+        min_available=min_available,
+        depends_on=depends_on,
+    )
 
 
 def _job(
