@@ -23,7 +23,7 @@ import asyncio
 import gc
 import heapq
 import time
-from collections.abc import Coroutine, Sequence
+from collections.abc import Coroutine, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, cast
@@ -189,8 +189,8 @@ class _Outbox:
     def __init__(self) -> None:
         self.count = 0
 
-    def add_events(self, events: Sequence[Event]) -> None:
-        self.count += len(events)
+    def add_events(self, events: Iterable[Event]) -> None:
+        self.count += sum(1 for _ in events)
 
 
 def _run(coroutine: Coroutine[Any, Any, None]) -> None:
