@@ -19,8 +19,10 @@ depth and the node count after alias expansion before the document is composed.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from itertools import accumulate
 
 import msgspec
 import yaml
@@ -146,7 +148,10 @@ def _parse(payload: bytes) -> object:
         except msgspec.DecodeError as exc:
             json_error = str(exc)
         except RecursionError:
-            json_error = f"nested more than {MAX_DEPTH} levels deep"
+            # The decoder's own nesting limit is above vcbus's: the verdict stays vcbus's.
+            raise _RefusedError(
+                _too_deep(path="", reached=str(_json_depth(stripped)), where="")
+            ) from None
         else:
             _check_depth(document)
             return document
@@ -199,54 +204,166 @@ def _scan_events(text: str) -> None:
 
     ``seen`` counts the values the document would have once every alias is replaced by
     what its anchor holds; an anchored collection's size is ``seen`` at its end minus
-    ``seen`` at its start.
+    ``seen`` at its start. ``path`` follows the position in the document so a refusal can
+    say where the limit was passed. Some PyYAML releases (6.0.4 on) refuse deep flow
+    nesting themselves while looking ahead, before the events reach this scan: that
+    refusal is recognised and answered as vcbus's own ``NestingTooDeep``.
     """
     open_collections: list[tuple[int, str | None]] = []
+    path = _EventPath()
     anchors: dict[str, int] = {}
     seen = 0
-    for event in yaml.parse(text, Loader=_SafeLoader):
-        if isinstance(event, yaml.CollectionStartEvent):
-            open_collections.append((seen, event.anchor))
-            if len(open_collections) > MAX_DEPTH:
-                raise _RefusedError(_too_deep())
-            seen += 1
-        elif isinstance(event, yaml.CollectionEndEvent) and open_collections:
-            started_at, anchor = open_collections.pop()
-            if anchor is not None:
-                anchors[anchor] = seen - started_at
-        elif isinstance(event, yaml.ScalarEvent):
-            seen += 1
-            if event.anchor is not None:
-                anchors[event.anchor] = 1
-        elif isinstance(event, yaml.AliasEvent):
-            seen += anchors.get(event.anchor or "", 1)
-        if seen > MAX_NODES:
-            raise _RefusedError(
-                Violation(
-                    path="",
-                    reason="PayloadTooComplex",
-                    message=f"payload expands to more than {MAX_NODES} values (YAML aliases?)",
+    scanned_to = 0
+    try:
+        for event in yaml.parse(text, Loader=_SafeLoader):
+            scanned_to = event.end_mark.index if event.end_mark is not None else scanned_to
+            if isinstance(event, yaml.CollectionStartEvent):
+                if len(open_collections) == MAX_DEPTH:
+                    raise _RefusedError(
+                        _too_deep(path=path.text(), reached=f"at least {MAX_DEPTH + 1}", where="")
+                    )
+                path.open(isinstance(event, yaml.MappingStartEvent))
+                open_collections.append((seen, event.anchor))
+                seen += 1
+            elif isinstance(event, yaml.CollectionEndEvent) and open_collections:
+                path.close()
+                started_at, anchor = open_collections.pop()
+                if anchor is not None:
+                    anchors[anchor] = seen - started_at
+            elif isinstance(event, yaml.ScalarEvent):
+                path.value(event.value)
+                seen += 1
+                if event.anchor is not None:
+                    anchors[event.anchor] = 1
+            elif isinstance(event, yaml.AliasEvent):
+                path.value(None)
+                seen += anchors.get(event.anchor or "", 1)
+            if seen > MAX_NODES:
+                raise _RefusedError(
+                    Violation(
+                        path="",
+                        reason="PayloadTooComplex",
+                        message=f"payload expands to more than {MAX_NODES} values (YAML aliases?)",
+                    )
                 )
+    except yaml.MarkedYAMLError as exc:
+        if "nesting depth" not in (exc.problem or "") or exc.problem_mark is None:
+            raise
+        mark = exc.problem_mark
+        ahead = text[scanned_to : mark.index + 1]
+        reached = len(open_collections) + ahead.count("[") + ahead.count("{")
+        reached -= ahead.count("]") + ahead.count("}")
+        raise _RefusedError(
+            _too_deep(
+                path=path.text(),
+                reached=f"at least {max(reached, MAX_DEPTH + 1)}",
+                where=f" (the YAML parser stopped at line {mark.line + 1}, col {mark.column + 1})",
             )
+        ) from None
 
 
-def _too_deep() -> Violation:
+class _EventPath:
+    """The path (``a.b[2].c``) of the node the event stream is at, kept as events pass."""
+
+    __slots__ = ("_frames",)
+
+    def __init__(self) -> None:
+        # One frame per open collection: [is_mapping, position, expecting_key]; position is
+        # the current key of a mapping or the index of the next item of a sequence.
+        self._frames: list[list[object]] = []
+
+    def open(self, is_mapping: bool) -> None:
+        self._frames.append([is_mapping, "" if is_mapping else 0, True])
+
+    def close(self) -> None:
+        self._frames.pop()
+        self._done()
+
+    def value(self, scalar: str | None) -> None:
+        if self._frames and self._frames[-1][0] and self._frames[-1][2]:
+            self._frames[-1][1] = scalar if scalar is not None else "*"
+            self._frames[-1][2] = False
+            return
+        self._done()
+
+    def _done(self) -> None:
+        if not self._frames:
+            return
+        frame = self._frames[-1]
+        if frame[0]:
+            frame[2] = True
+        else:
+            frame[1] = int(str(frame[1])) + 1
+
+    def text(self) -> str:
+        parts: list[str] = []
+        for is_mapping, position, _ in self._frames:
+            if is_mapping:
+                parts.append(f".{position}" if parts else str(position))
+            else:
+                parts.append(f"[{position}]")
+        return _bounded_path("".join(parts))
+
+
+_MAX_PATH_CHARS = 512
+"""Longest path a nesting refusal quotes (the rest is elided from the front)."""
+
+
+def _bounded_path(path: str) -> str:
+    if len(path) <= _MAX_PATH_CHARS:
+        return path
+    return "…" + path[-(_MAX_PATH_CHARS - 1) :]
+
+
+def _too_deep(*, path: str, reached: str, where: str) -> Violation:
     return Violation(
-        path="",
+        path=path,
         reason="NestingTooDeep",
-        message=f"payload is nested more than {MAX_DEPTH} levels deep",
+        message=f"payload is nested {reached} levels deep{where}; the limit is {MAX_DEPTH} levels",
     )
 
 
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+
+
+def _json_depth(text: str) -> int:
+    """Deepest bracket nesting of JSON text, strings left out (for the decoder's refusal)."""
+    bare = _JSON_STRING.sub("", text)
+    steps = (1 if char in "[{" else -1 for char in bare if char in "[]{}")
+    return max(accumulate(steps), default=0)
+
+
 def _check_depth(document: object) -> None:
+    """Refuse a decoded JSON document nested beyond the limit, saying where and how deep."""
+    deepest = 0
     stack: list[tuple[object, int]] = [(document, 1)]
     while stack:
         value, depth = stack.pop()
         if isinstance(value, dict | list):
-            if depth > MAX_DEPTH:
-                raise _RefusedError(_too_deep())
+            deepest = max(deepest, depth)
             children = value.values() if isinstance(value, dict) else value
             stack.extend((child, depth + 1) for child in children)
+    if deepest > MAX_DEPTH:
+        raise _RefusedError(
+            _too_deep(path=_bounded_path(_first_too_deep(document)), reached=str(deepest), where="")
+        )
+
+
+def _first_too_deep(document: object) -> str:
+    """The path of the first collection, in document order, that lies beyond the limit."""
+    stack: list[tuple[object, int, str]] = [(document, 1, "")]
+    while stack:
+        value, depth, path = stack.pop()
+        if not isinstance(value, dict | list):
+            continue
+        if depth > MAX_DEPTH:
+            return path
+        if isinstance(value, dict):
+            items = [(f"{path}.{key}" if path else str(key), child) for key, child in value.items()]
+        else:
+            items = [(f"{path}[{index}]", child) for index, child in enumerate(value)]
+        stack.extend((child, depth + 1, child_path) for child_path, child in reversed(items))
+    return ""
 
 
 def _peek_job_key(document: object) -> JobKey | None:

@@ -194,15 +194,46 @@ def test_oversized_payload_is_refused_without_parsing() -> None:
 
 
 @pytest.mark.parametrize(
-    "payload",
-    [b"[" * 100_000 + b"]" * 100_000, b"a:\n- " + b"[" * 100_000 + b"]" * 100_000],
-    ids=["json", "yaml"],
+    ("payload", "path"),
+    [
+        (b"[" * 100_000 + b"]" * 100_000, ""),
+        (b'{"a": ' + b"[" * 100_000 + b"]" * 100_000 + b"}", ""),
+        (b"a:\n- " + b"[" * 100_000 + b"]" * 100_000, "a[0]"),
+        (b"[" * 150 + b"]" * 150, "[0]" * MAX_DEPTH),
+        (b'{"a": {"b": ' + b"[" * 150 + b"]" * 150 + b"}}", "a.b" + "[0]" * (MAX_DEPTH - 2)),
+        (b"a:\n  b: " + b"[" * 150 + b"]" * 150, "a.b" + "[0]" * (MAX_DEPTH - 2)),
+    ],
+    ids=["json", "json-in-object", "yaml", "json-150", "json-150-in-object", "yaml-150"],
 )
-def test_deep_nesting_is_refused_when_beyond_the_limit(payload: bytes) -> None:
+def test_deep_nesting_is_refused_when_beyond_the_limit(payload: bytes, path: str) -> None:
     violation = only(decode_submission(payload))
 
-    assert violation.reason in {"NestingTooDeep", "MalformedJson"}
-    assert str(MAX_DEPTH) in violation.message
+    assert violation.reason == "NestingTooDeep"
+    assert f"the limit is {MAX_DEPTH} levels" in violation.message
+    assert violation.path == path
+
+
+@pytest.mark.parametrize(
+    ("payload", "reached"),
+    [
+        (b"[" * 100_000 + b"]" * 100_000, "nested 100000 levels deep"),
+        (b"[" * 150 + b"]" * 150, "nested 150 levels deep"),
+        (b"a:\n  b: " + b"[" * 150 + b"]" * 150, "nested at least 101 levels deep"),
+    ],
+    ids=["json-decoder-refuses", "json-decoded", "yaml"],
+)
+def test_deep_nesting_refusal_says_the_depth_reached(payload: bytes, reached: str) -> None:
+    violation = only(decode_submission(payload))
+
+    assert reached in violation.message
+
+
+def test_nesting_at_the_limit_is_accepted_when_no_deeper() -> None:
+    payload = b"[" * MAX_DEPTH + b"]" * MAX_DEPTH
+
+    violation = only(decode_submission(payload))
+
+    assert violation.reason == "NotAMapping"
 
 
 def test_alias_bomb_is_refused_before_it_expands() -> None:
