@@ -272,7 +272,9 @@ def scenario_inputs(scenario: Scenario, settings: Settings, start: datetime) -> 
     inputs: list[Input] = []
     for at, key, text in scenario.jobs:
         records = tuple(item.record for item in records_for(text, prefix, start))
-        inputs.append(Publish(at=at, label=f"submit {key or '(unnamed)'}", records=records))
+        inputs.append(
+            Publish(at=at, label=f"submit {key or '(unnamed)'}", records=records, job=key)
+        )
     for index, item in enumerate(scenario.events):
         inputs.append(_event_input(item, index, start))
     return inputs

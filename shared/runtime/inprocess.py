@@ -19,6 +19,7 @@ Two pacers move time:
 "Settled" (``until: settled``) means: every input applied, no service timer pending (pods
 still running toward a set end, policy timeouts), and nothing published for ``quiet``
 seconds, or for ``grace`` seconds once every submitted job is rejected or in a final phase.
+A run that settles with jobs unfinished stops as ``stalled``: nothing is left to happen.
 
 A pod phase request (``PodPhaseSetRequested``) is not on a topic's union: it is handed to
 the handler of the service that consumes ``cluster.commands``, keyed by the node that holds
@@ -76,6 +77,8 @@ class Publish:
     label: str
     events: tuple[Event, ...] = ()
     records: tuple[OutRecord, ...] = ()
+    job: str = ""
+    """The key of the job this submits, if it submits one (its submit time is noted)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -419,7 +422,7 @@ async def run_system(
     finally:
         await producer.stop()
     log.info("simulation_stopped", stopped_by=stopped_by, records=fold.records, at=fold.now())
-    return outcome.report(stopped_by=stopped_by)
+    return outcome.report(stopped_by=stopped_by, at=fold.now())
 
 
 class _Driver:
@@ -483,6 +486,8 @@ class _Driver:
                 outcome.note(self.fold.now(), {"event": "input", "input": item.label})
                 match item:
                     case Publish():
+                        if item.job:
+                            outcome.submit(self.fold.now(), item.job)
                         await self.publish(item.events, item.records)
                     case SetPodPhase():
                         await self._set_pod_phase(item)
@@ -494,7 +499,7 @@ class _Driver:
             quiet = timedelta(seconds=until.grace if outcome.is_done() else until.quiet)
             settle = self.fold.last_activity + quiet
             if end is None and not pending and not self._timers_pending() and now >= settle:
-                return "settled"
+                return "stalled" if outcome.unfinished() else "settled"
             targets = [limit, end or settle]
             if pending:
                 targets.append(pending[0][0])
