@@ -4,7 +4,8 @@
 answers with one of:
 
 - ``JobAdmitted`` — the job passed :func:`services.admission.rules.validate`; it carries
-  the **mutated** job and ``spec_digest``, a SHA-256 of the canonical JSON encoding of
+  the **mutated** job, its ``creationTimestamp`` set to ``ctx.now`` as the API server sets
+  it (whatever the submission says; SPEC A11), and ``spec_digest``, a SHA-256 of the canonical JSON encoding of
   the job *as submitted* (sorted keys, so the same Job in YAML or JSON has one digest).
   Its id is derived from the submission's origin (topic, partition, offset), like a
   rejection's: a redelivered record yields the same id, which consumers drop. A real
@@ -251,11 +252,15 @@ def _admit(
         return _rejected(violations, submission, ctx, limits, key)
     digest = spec_digest(job)
     origin = submission.origin
+    mutated = mutate(job)
     return JobAdmitted(
         event_id=derive_event_id(ADMITTED_TAG, f"{origin.topic}/{origin.partition}", origin.offset),
         occurred_at=ctx.now,
         job_key=key,
-        job=mutate(job),
+        job=msgspec.structs.replace(
+            mutated,
+            metadata=msgspec.structs.replace(mutated.metadata, creation_timestamp=ctx.now),
+        ),
         spec_digest=digest,
     )
 

@@ -82,10 +82,49 @@ def test_run_stops_at_the_given_time_when_until_is_a_number():
     assert outcome["pods"]["default/forever-main-0"]["phase"] == "Running"
 
 
-def test_unfinished_system_settles_when_nothing_happens_for_quiet_seconds():
+def test_unfinished_system_stalls_when_nothing_happens_for_quiet_seconds():
     outcome = run({"nodes": [NODE], "jobs": [{"at": 0, "job": job("forever")}], "quiet": 3})
-    assert outcome["stoppedBy"] == "settled"
+    assert outcome["stoppedBy"] == "stalled"
     assert outcome["jobs"]["default/forever"]["phase"] == "Running"
+    assert outcome["summary"]["unfinished"] == ["default/forever"]
+
+
+def test_job_and_pod_times_follow_the_run_when_a_pod_runs_for_set_seconds():
+    outcome = run(
+        {
+            "nodes": [NODE],
+            "jobs": [{"at": 2, "job": job("timed", annotations={"vcbus.io/run-seconds": "10"})}],
+        }
+    )
+    times = outcome["jobs"]["default/timed"]["times"]
+    pod = outcome["pods"]["default/timed-main-0"]
+    assert times["submitted"] == 2.0
+    assert 2.0 <= times["admitted"] <= times["inqueue"] <= times["firstBound"] == pod["bound"]
+    assert pod["running"] == times["running"]
+    assert pod["finished"] == times["finished"] == pytest.approx(pod["running"] + 10.0)
+    assert pod["requests"] == {"cpu": "1", "memory": "1Gi"}
+    assert outcome["jobs"]["default/timed"]["queue"] == "default"
+    assert outcome["stoppedBy"] == "settled"
+
+
+def test_summary_counts_each_queue_use_when_two_queues_run_side_by_side():
+    timed = {"vcbus.io/run-seconds": "30"}
+    first, second = job("a", cpu="1", annotations=timed), job("b", cpu="3", annotations=timed)
+    first["spec"]["queue"], second["spec"]["queue"] = "qa", "qb"
+    outcome = run(
+        {
+            "nodes": [NODE],
+            "queues": [{"name": "qa", "weight": 1}, {"name": "qb", "weight": 3}],
+            "jobs": [{"at": 0, "job": first}, {"at": 0, "job": second}],
+        }
+    )
+    summary = outcome["summary"]
+    assert summary["queues"]["qa"]["resourceSeconds"]["cpu"] == pytest.approx(30.0, abs=0.1)
+    assert summary["queues"]["qb"]["resourceSeconds"]["cpu"] == pytest.approx(90.0, abs=0.1)
+    assert summary["queues"]["qa"]["share"]["cpu"] == pytest.approx(0.25, abs=0.01)
+    assert summary["utilisation"]["cpu"] == pytest.approx(1.0, abs=0.01)
+    assert summary["makespan"] == pytest.approx(30.0, abs=0.1)
+    assert summary["unfinished"] == []
 
 
 def test_pod_phase_event_is_ignored_when_the_pod_is_on_no_node():

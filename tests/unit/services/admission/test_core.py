@@ -50,10 +50,26 @@ def test_valid_job_is_admitted_mutated_when_submitted() -> None:
 
     assert isinstance(event, JobAdmitted)
     assert event.job_key == "team-a/j1"
-    assert event.job == mutate(job)
+    mutated = mutate(job)
+    assert event.job == msgspec.structs.replace(
+        mutated, metadata=msgspec.structs.replace(mutated.metadata, creation_timestamp=NOW)
+    )
     assert event.job.spec.min_available == 5
     assert event.occurred_at == NOW
     assert event.spec_digest == spec_digest(job)
+
+
+def test_creation_time_is_the_admission_time_when_the_submission_names_another() -> None:
+    job = build_job(build_task("a", 1), name="j1")
+    earlier = datetime(2020, 1, 1, tzinfo=UTC)
+    stamped = msgspec.structs.replace(
+        job, metadata=msgspec.structs.replace(job.metadata, creation_timestamp=earlier)
+    )
+
+    (event,) = decide({}, submit(manifest(stamped)), CTX, LIMITS)
+
+    assert isinstance(event, JobAdmitted)
+    assert event.job.metadata.creation_timestamp == NOW
     assert event.event_id == derive_event_id(
         "job.admitted.v1", f"{ORIGIN.topic}/{ORIGIN.partition}", 42
     )
