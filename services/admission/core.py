@@ -5,8 +5,9 @@ answers with one of:
 
 - ``JobAdmitted`` — the job passed :func:`services.admission.rules.validate`; it carries
   the **mutated** job, its ``creationTimestamp`` set to ``ctx.now`` as the API server sets
-  it (whatever the submission says; SPEC A11), and ``spec_digest``, a SHA-256 of the canonical JSON encoding of
-  the job *as submitted* (sorted keys, so the same Job in YAML or JSON has one digest).
+  it (whatever the submission says; SPEC A11), and ``spec_digest``, a SHA-256 of the
+  canonical JSON encoding of the job *as submitted* (sorted keys, so the same Job in YAML
+  or JSON has one digest).
   Its id is derived from the submission's origin (topic, partition, offset), like a
   rejection's: a redelivered record yields the same id, which consumers drop. A real
   resubmission (a new record) gets a new id; the job-controller treats an equal digest
