@@ -442,8 +442,9 @@ def simulate_document(
 def render_json(outcome: Mapping[str, object]) -> str:
     """The outcome as JSON: keys sorted, two-space indent, one trailing newline.
 
-    An object or list that holds only scalars (or lists of scalars) is written on one line,
-    so a timeline entry, a pod or a violation is one line of the output (and of a diff).
+    An object or list that holds only scalars (or lists or objects of scalars) is written
+    on one line, so a timeline entry, a pod or a violation is one line of the output (and
+    of a diff).
     """
     return _json(outcome, "") + "\n"
 
@@ -455,6 +456,8 @@ def _is_scalar(value: object) -> bool:
 def _is_flat(value: object) -> bool:
     if isinstance(value, list | tuple):
         return all(_is_scalar(item) for item in value)
+    if isinstance(value, Mapping):
+        return all(_is_scalar(item) for item in value.values())
     return _is_scalar(value)
 
 

@@ -134,10 +134,11 @@ class Outcome:
         self.dead_letters: collections.Counter[tuple[str, str]] = collections.Counter()
         self.nodes: dict[str, dict[str, int]] = {}
         self.capacity: list[CapacityStep] = []
+        self.submitted_at: dict[str, float] = {}
 
     def submit(self, t: float, job: str) -> None:
         """Note that ``job`` was submitted at ``t`` (the first submission counts)."""
-        self.jobs.setdefault(job, _Job()).first("submitted", t)
+        self.submitted_at.setdefault(job, t)
 
     def node_of(self, pod: str) -> str | None:
         """The node a pod is bound to, if it is and still exists."""
@@ -367,6 +368,11 @@ class Outcome:
             and job.phase != DELETED
         )
 
+    def _times(self, key: str, job: _Job) -> dict[str, float]:
+        if key in self.submitted_at:
+            return {"submitted": self.submitted_at[key], **job.times}
+        return job.times
+
     def report(self, *, stopped_by: str, at: float) -> dict[str, object]:
         """The outcome as plain data, every collection in a stable order.
 
@@ -391,7 +397,7 @@ class Outcome:
                 "reason": reason,
                 "message": message,
                 "tasks": job.tasks,
-                "times": dict(sorted(job.times.items())),
+                "times": dict(sorted(self._times(key, job).items())),
             }
         pods = {
             key: {
