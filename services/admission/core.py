@@ -170,7 +170,9 @@ def queues_from_manifests(documents: Iterable[object]) -> dict[str, Queue]:
     ``spec.weight``, ``spec.capability``, ``spec.guarantee.resource``, ``spec.parent``,
     ``spec.priority``, ``spec.reclaimable`` and ``status.state`` (default ``Open``). A
     mapping without ``kind`` is read as a contracts ``Queue`` (``{name, weight, …}``,
-    as in simulation scenarios). ``None`` documents (empty YAML documents) are skipped.
+    as in simulation scenarios), its ``capability`` and ``guarantee`` Kubernetes
+    quantities as in a Queue manifest (``{cpu: 2}`` and ``{cpu: "2"}`` are two cpus).
+    ``None`` documents (empty YAML documents) are skipped.
 
     Args:
         documents: decoded YAML or JSON documents.
@@ -197,7 +199,11 @@ def _queue_from_document(document: object) -> Queue:
     if not isinstance(document, Mapping):
         raise ValueError("expected a Queue object (a mapping)")
     if "kind" not in document:
-        return msgspec.convert(document, Queue)
+        flat = dict(document)
+        for name in ("capability", "guarantee"):
+            if name in flat:
+                flat[name] = _resources(flat[name], name)
+        return msgspec.convert(flat, Queue)
     if document.get("kind") != QUEUE_KIND or document.get("apiVersion") != QUEUE_API_VERSION:
         raise ValueError(
             f"expected a {QUEUE_API_VERSION} {QUEUE_KIND}, got kind {document.get('kind')!r} "
@@ -229,7 +235,10 @@ def _resources(value: object, where: str) -> dict[str, int]:
         if isinstance(amount, bool) or not isinstance(amount, str | int | float):
             raise ValueError(f"{where}.{name} must be a quantity, got {amount!r}")
         quantities[name] = amount
-    return parse_resources(quantities)
+    try:
+        return parse_resources(quantities)
+    except QuantityError as exc:
+        raise ValueError(f"{where}: {exc}") from None
 
 
 def _mapping(value: object, where: str) -> Mapping[str, object]:

@@ -257,3 +257,23 @@ def test_cli_prints_json_when_scenario_is_a_snapshot(tmp_path: Path, capsys):
     args = parser.parse_args(["simulate", str(path)])
     assert args.func(args) == 0
     assert json.loads(capsys.readouterr().out)["bindings"] == {"default/p0": "n1"}
+
+
+@pytest.mark.parametrize("cpus", [2, "2"])
+def test_queue_capability_is_in_kubernetes_quantities_when_given_in_full_mode(cpus: object):
+    small = job("small", annotations={"vcbus.io/run-seconds": "5"})
+    small["spec"]["queue"] = "capped"
+    outcome = run(
+        {
+            "nodes": [NODE],
+            "queues": [{"name": "capped", "capability": {"cpu": cpus}}],
+            "jobs": [{"at": 0, "job": small}],
+        }
+    )
+    assert outcome["jobs"]["default/small"]["phase"] == "Completed"
+
+
+def test_scenario_is_refused_naming_the_field_when_a_queue_capability_is_not_a_quantity():
+    document = {"nodes": [NODE], "queues": [{"name": "q", "capability": {"cpu": [2]}}], "jobs": []}
+    with pytest.raises(simulate.ScenarioFileError, match=r"capability\.cpu must be a quantity"):
+        simulate.simulate_document(document)

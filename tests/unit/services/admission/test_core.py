@@ -281,14 +281,35 @@ def test_volcano_queue_manifests_become_queues_when_read() -> None:
             "quantities must match",
         ),
         ("text", "expected a Queue object"),
+        ({"name": "q", "capability": {"cpu": [2]}}, "capability.cpu must be a quantity"),
+        ({"name": "q", "guarantee": {"cpu": "lots"}}, "guarantee: "),
+        ({"name": "q", "weight": "3"}, "Expected `int`, got `str` - at `$.weight`"),
     ],
-    ids=["other-kind", "no-name", "bad-quantity", "not-a-mapping"],
+    ids=[
+        "other-kind",
+        "no-name",
+        "bad-quantity",
+        "not-a-mapping",
+        "flat-capability-not-a-quantity",
+        "flat-guarantee-bad-quantity",
+        "flat-weight-not-an-integer",
+    ],
 )
 def test_bad_queue_manifest_is_refused_with_its_position(document: object, message: str) -> None:
     with pytest.raises(ValueError, match="queue document 1: ") as error:
         queues_from_manifests([document])
 
     assert message in str(error.value)
+
+
+@pytest.mark.parametrize("cpus", [2, "2", "2000m"])
+def test_flat_queue_reads_kubernetes_quantities_when_given_as_in_a_scenario(cpus: object) -> None:
+    document = {"name": "q", "capability": {"cpu": cpus, "memory": "4Gi"}, "guarantee": {"cpu": 1}}
+
+    (queue,) = queues_from_manifests([document]).values()
+
+    assert queue.capability == {"cpu": 2000, "memory": 4 * 2**30}
+    assert queue.guarantee == {"cpu": 1000}
 
 
 # --- property: decide is total -----------------------------------------------------------
