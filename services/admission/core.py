@@ -199,11 +199,11 @@ def _queue_from_document(document: object) -> Queue:
     if not isinstance(document, Mapping):
         raise ValueError("expected a Queue object (a mapping)")
     if "kind" not in document:
-        flat = dict(document)
-        for name in ("capability", "guarantee"):
-            if name in flat:
-                flat[name] = _resources(flat[name], name)
-        return msgspec.convert(flat, Queue)
+        entry = dict(document)
+        for quantities in ("capability", "guarantee"):
+            if quantities in entry:
+                entry[quantities] = _resources(entry[quantities], quantities)
+        return msgspec.convert(entry, Queue)
     if document.get("kind") != QUEUE_KIND or document.get("apiVersion") != QUEUE_API_VERSION:
         raise ValueError(
             f"expected a {QUEUE_API_VERSION} {QUEUE_KIND}, got kind {document.get('kind')!r} "
