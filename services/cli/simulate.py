@@ -372,6 +372,14 @@ def split_conf(
     )
 
 
+def conf_warnings(document: Mapping[str, object]) -> tuple[str, ...]:
+    """What a scenario's ``config`` names that vcbus lacks and leaves out, one line each."""
+    raw = document.get("config")
+    if not isinstance(raw, Mapping):
+        return ()
+    return conf_from_mapping(raw, default_actions=DEFAULT_ACTIONS).skipped
+
+
 def build_services(scenario: Scenario, settings: Settings, clock: Clock) -> list[Service]:
     """Every service of the system, configured by the scenario."""
     enqueue_conf, allocator_conf = split_conf(scenario.conf)
@@ -584,6 +592,8 @@ def run(args: argparse.Namespace) -> int:
     path = Path(args.file)
     try:
         document = load_document(path.read_text())
+        for warning in conf_warnings(document):
+            sys.stderr.write(f"vcbus simulate: warning: config: {warning}\n")
         if args.bus == "kafka" and not is_snapshot(document):
             outcome = asyncio.run(_kafka(parse_scenario(document, path.parent), args))
         else:

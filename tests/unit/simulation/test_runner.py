@@ -208,6 +208,35 @@ def test_cli_prints_sorted_json_and_exits_zero_when_scenario_runs(tmp_path: Path
     assert "default/one-main-0 -> n1" in capsys.readouterr().out
 
 
+def test_cli_warns_once_per_name_when_config_names_volcano_plugins_vcbus_lacks(
+    tmp_path: Path, capsys
+):
+    path = tmp_path / "volcano-conf.yaml"
+    config = {
+        "actions": "enqueue, allocate, backfill",
+        "tiers": [{"plugins": [{"name": "gang"}, {"name": "sla"}, {"name": "tdm"}]}],
+    }
+    timed = job("one", annotations={"vcbus.io/run-seconds": "1"})
+    path.write_text(
+        json.dumps({"config": config, "nodes": [NODE], "jobs": [{"at": 0, "job": timed}]})
+    )
+    parser = argparse.ArgumentParser()
+    simulate.register(parser.add_subparsers())
+    args = parser.parse_args(["simulate", str(path), "--json"])
+
+    assert args.func(args) == 0
+
+    captured = capsys.readouterr()
+    warnings = [line for line in captured.err.splitlines() if "warning" in line]
+    assert warnings == [
+        "vcbus simulate: warning: config: plugin 'sla' is a Volcano plugin vcbus does not "
+        "implement; running without it",
+        "vcbus simulate: warning: config: plugin 'tdm' is a Volcano plugin vcbus does not "
+        "implement; running without it",
+    ]
+    assert json.loads(captured.out)["jobs"]["default/one"]["phase"] == "Completed"
+
+
 def test_cli_exits_two_with_the_reason_when_file_is_not_a_scenario(tmp_path: Path, capsys):
     path = tmp_path / "bad.yaml"
     path.write_text("- just a list\n")
