@@ -155,6 +155,19 @@ class Explanation:
 
 
 @dataclass(frozen=True, slots=True)
+class EnqueueStep:
+    """One job enqueue tried: its queue and the queue's share then, and the verdict."""
+
+    queue: str
+    share: float | None
+    """The queue's share when it was picked (None without a plugin that tells shares)."""
+    job: JobKey
+    admitted: bool
+    reason: str = ""
+    """Why it stays Pending: the highest-ranked reason code (SPEC A8)."""
+
+
+@dataclass(frozen=True, slots=True)
 class SessionResult:
     """Everything a session decided."""
 
@@ -170,3 +183,5 @@ class SessionResult:
     """PodGroups whose phase or reason changed (what ``podgroups.status`` carries)."""
     will_bind_changes: tuple[WillBindChange, ...] = ()
     """Will-bind reservations made and released, in order (``capacity.reservations``)."""
+    enqueue_steps: tuple[EnqueueStep, ...] = ()
+    """What enqueue tried, in order (``vcbus simulate --cycles`` shows it)."""

@@ -192,6 +192,7 @@ class ProportionPlugin:
         self._water_fill(total)
 
         ssn.add_queue_order_fn(NAME, self._queue_order(ssn))
+        ssn.queue_share = self._share
         ssn.add_overused_fn(NAME, self._overused)
         ssn.add_allocatable_fn(NAME, self._allocatable(ssn))
         ssn.add_job_enqueueable_fn(NAME, self._enqueueable(ssn))
@@ -262,6 +263,10 @@ class ProportionPlugin:
 
         del ssn
         return order
+
+    def _share(self, queue: QueueInfo) -> float:
+        attr = self.queue_opts.get(queue.name)
+        return attr.share if attr is not None else 0.0
 
     def _overused(self, queue: QueueInfo) -> bool:
         attr = self.queue_opts.get(queue.name)
