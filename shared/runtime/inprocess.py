@@ -48,6 +48,7 @@ from shared.bus.partitioner import partition_for
 from shared.bus.protocol import Bus, Consumer, Producer, RebalanceCallback
 from shared.bus.records import OutRecord, TopicConfig, TopicPartition
 from shared.runtime.clock import Clock, SystemClock, VirtualClock
+from shared.runtime.cycles import CycleLog
 from shared.runtime.outcome import Outcome
 from shared.runtime.service import Runtime, Service, run_service
 from shared.runtime.settings import Settings
@@ -367,6 +368,7 @@ async def run_system(
     jobs: Iterable[str] = (),
     until: Until | None = None,
     before_start: Sequence[Event] = (),
+    cycles: CycleLog | None = None,
 ) -> dict[str, object]:
     """Run ``services`` on ``bus`` with ``inputs`` applied at their times; fold the outcome.
 
@@ -382,6 +384,8 @@ async def run_system(
         until: when to stop (default: once settled).
         before_start: events published before any service starts (queues, so admission
             knows them before the first job).
+        cycles: the log the scheduling services report their cycles to; its cycles go to
+            the outcome's ``cycles`` (and ``cyclesLeftOut``).
 
     Returns:
         The outcome (see :meth:`Outcome.report`).
@@ -417,12 +421,18 @@ async def run_system(
             driver.pod_handler = _pod_handler(services)
             await driver.wait_ready()
             fold.begin()
+            if cycles is not None:
+                cycles.origin = fold.start
             stopped_by = await driver.drive(inputs)
             await driver.stop()
     finally:
         await producer.stop()
     log.info("simulation_stopped", stopped_by=stopped_by, records=fold.records, at=fold.now())
-    return outcome.report(stopped_by=stopped_by, at=fold.now())
+    report = outcome.report(stopped_by=stopped_by, at=fold.now())
+    if cycles is not None:
+        report["cycles"] = cycles.report()
+        report["cyclesLeftOut"] = cycles.left_out
+    return report
 
 
 class _Driver:

@@ -23,7 +23,7 @@ class _Format(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
     pass
 
 
-class TaskCounts(_Format):
+class TaskCounts(_Format, frozen=True):
     """Pods of one task by phase."""
 
     pending: int
@@ -33,7 +33,7 @@ class TaskCounts(_Format):
     unknown: int
 
 
-class JobTimes(_Format, rename="camel", omit_defaults=True):
+class JobTimes(_Format, frozen=True, rename="camel", omit_defaults=True):
     """When a job reached each step, first time; a step not reached is absent."""
 
     submitted: float | None = None
@@ -46,7 +46,7 @@ class JobTimes(_Format, rename="camel", omit_defaults=True):
     """A final phase (Completed, Failed, Aborted, Terminated) or deleted."""
 
 
-class JobReport(_Format):
+class JobReport(_Format, frozen=True):
     """One admitted job at the end of the run."""
 
     phase: str
@@ -59,7 +59,7 @@ class JobReport(_Format):
     times: JobTimes
 
 
-class PodReport(_Format, rename={"exit_code": "exitCode"}):
+class PodReport(_Format, frozen=True, rename={"exit_code": "exitCode"}):
     """One pod at the end of the run."""
 
     task: str
@@ -74,7 +74,7 @@ class PodReport(_Format, rename={"exit_code": "exitCode"}):
     finished: float | None
 
 
-class Violation(_Format):
+class Violation(_Format, frozen=True):
     """Why admission rejected a job."""
 
     path: str
@@ -82,7 +82,7 @@ class Violation(_Format):
     message: str
 
 
-class DeadLetter(_Format):
+class DeadLetter(_Format, frozen=True):
     """Records one service sent to the dead-letter topic of ``topic``."""
 
     topic: str
@@ -90,7 +90,7 @@ class DeadLetter(_Format):
     count: int
 
 
-class QueueUse(_Format, rename="camel"):
+class QueueUse(_Format, frozen=True, rename="camel"):
     """What a queue's pods held over the run, per resource."""
 
     resource_seconds: dict[str, float]
@@ -98,7 +98,7 @@ class QueueUse(_Format, rename="camel"):
     """Its part of what all queues held (0 to 1)."""
 
 
-class Window(_Format, rename={"start": "from", "end": "to"}):
+class Window(_Format, frozen=True, rename={"start": "from", "end": "to"}):
     """One minute of the run (the last one may be shorter)."""
 
     start: float
@@ -109,7 +109,7 @@ class Window(_Format, rename={"start": "from", "end": "to"}):
     """Resource → what was held over the capacity of the window."""
 
 
-class Summary(_Format):
+class Summary(_Format, frozen=True):
     """Figures to judge the schedule by."""
 
     makespan: float | None
@@ -122,7 +122,55 @@ class Summary(_Format):
     """Jobs in no final phase when the run stopped."""
 
 
-class FullOutcome(_Format, rename="camel"):
+class EnqueuePick(_Format, frozen=True):
+    """One job enqueue tried: the queue's share when picked, and the verdict."""
+
+    queue: str
+    share: float | None
+    job: str
+    admitted: bool
+    reason: str
+    """Why it stays Pending (a SPEC A8 code); empty when admitted."""
+
+
+class PhaseChange(_Format, frozen=True):
+    """A PodGroup phase or reason change the cycle publishes."""
+
+    job: str
+    phase: str
+    reason: str
+
+
+class Bound(_Format, frozen=True):
+    """Pods of one job the cycle bound, and their nodes."""
+
+    job: str
+    pods: int
+    nodes: list[str]
+
+
+class Skipped(_Format, frozen=True):
+    """A job the allocator could not (fully) place this cycle, and why."""
+
+    job: str
+    reason: str
+    message: str
+
+
+class Cycle(_Format, frozen=True, omit_defaults=True):
+    """What one scheduling cycle decided (``--cycles``); lists hold at most 100 items."""
+
+    t: float
+    service: str
+    enqueue: list[EnqueuePick] = []
+    phases: list[PhaseChange] = []
+    bound: list[Bound] = []
+    skipped: list[Skipped] = []
+    more: dict[str, int] = {}
+    """List name → items left out of it."""
+
+
+class FullOutcome(_Format, frozen=True, rename="camel", omit_defaults=True):
     """The outcome of a full-mode scenario."""
 
     jobs: dict[str, JobReport]
@@ -135,6 +183,10 @@ class FullOutcome(_Format, rename="camel"):
     """Notable events in order, each ``{t, event, ...}``."""
     stopped_by: Literal["settled", "stalled", "until", "limit"]
     summary: Summary
+    cycles: list[Cycle] | None = None
+    """With ``--cycles``: the cycles that decided anything, in order, at most 2000."""
+    cycles_left_out: int | None = None
+    """With ``--cycles``: cycles after the first 2000."""
 
 
 def render_schema() -> str:

@@ -8,6 +8,7 @@ Volcano's session performs these as side effects (``cache.Bind``, ``UpdateJobSta
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -185,3 +186,7 @@ class SessionResult:
     """Will-bind reservations made and released, in order (``capacity.reservations``)."""
     enqueue_steps: tuple[EnqueueStep, ...] = ()
     """What enqueue tried, in order (``vcbus simulate --cycles`` shows it)."""
+
+
+CycleObserver = Callable[[datetime, SessionResult], None]
+"""Told each scheduling cycle's time and what its session decided."""

@@ -8,6 +8,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
+from services.cli.simulate import load_document, simulate_document
 from shared.runtime.outcome_format import SCHEMA_PATH, FullOutcome, render_schema
 
 GOLDEN = sorted((Path(__file__).resolve().parent / "golden").glob("full-*.json"))
@@ -33,3 +34,27 @@ def test_format_refuses_an_output_when_a_field_is_unknown() -> None:
     document["summary"]["surprise"] = 1
     with pytest.raises(msgspec.ValidationError, match="surprise"):
         msgspec.convert(document, FullOutcome, strict=True)
+
+
+def test_cycles_say_what_each_action_decided_when_asked_for() -> None:
+    path = Path(__file__).resolve().parents[3] / "examples" / "scenarios" / "full-gang.yaml"
+    document = load_document(path.read_text())
+
+    outcome = msgspec.convert(
+        simulate_document(document, path.parent, cycles=True), FullOutcome, strict=True
+    )
+
+    assert outcome.cycles is not None
+    assert outcome.cycles_left_out == 0
+    picks = [p for c in outcome.cycles for p in c.enqueue]
+    assert [p.job for p in picks if p.admitted] == ["default/train-a", "default/train-b"]
+    assert all(p.share is not None for p in picks)
+    bound = {b.job: b.pods for c in outcome.cycles if c.service == "allocator" for b in c.bound}
+    assert bound == {"default/train-a": 4, "default/train-b": 4}
+    times = [c.t for c in outcome.cycles]
+    assert times == sorted(times)
+
+
+def test_cycles_are_left_out_when_not_asked_for() -> None:
+    outcome = json.loads(GOLDEN[0].read_text())
+    assert "cycles" not in outcome
