@@ -109,8 +109,12 @@ class _QueueSums:
         self.inqueue: dict[str, float] = {}
         self.elastic: dict[str, float] = {}
 
-    def add_job(self, job: JobInfo) -> Resource | None:
+    def add_job(self, job: JobInfo, *, total: Resource, queue_open: bool) -> Resource | None:
         """Add one job (Volcano's loop over its tasks in ``OnSessionOpen``).
+
+        A Pending job's minimum counts as asked for (A10) when its queue is open and the
+        cluster (``total``) could hold it: demand that can never be admitted must not
+        shrink the other queues' deserved shares.
 
         Returns:
             The job's minResources when its unplaced part counts as ``inqueue``, else None.
@@ -131,7 +135,11 @@ class _QueueSums:
             for resreq, (n,) in shapes.values():
                 _accumulate(self.request, resreq, n)
         minimum = _min_resources(job)
-        if job.phase is PodGroupPhase.PENDING:
+        if (
+            job.phase is PodGroupPhase.PENDING
+            and queue_open
+            and minimum.less_equal_on(total, minimum.requested_names())
+        ):
             # A10: a Pending job asks for its minimum even before it has pods.
             _accumulate(self.request, minimum.exceeded_part(job.total_request))
         _accumulate(self.elastic, allocated.exceeded_part(minimum))
@@ -184,7 +192,9 @@ class ProportionPlugin:
                 attr = self._attr(queue_info, total, total_guarantee)
                 self.queue_opts[queue_info.name] = attr
                 sums[queue_info.name] = _QueueSums()
-            minimum = sums[queue_info.name].add_job(job)
+            minimum = sums[queue_info.name].add_job(
+                job, total=total, queue_open=queue_info.is_open()
+            )
             if minimum is not None:
                 self.admitted[key] = (minimum, minimum.exceeded_part(job.allocated))
         for name, queue_sums in sums.items():
