@@ -101,6 +101,11 @@ def parse_quantity(value: str | int | float) -> Decimal:
 
 
 @functools.lru_cache(maxsize=4096, typed=True)
+def units_per_whole(name: str) -> int:
+    """Base units in one whole unit of a resource: 1000 for cpu and extended resources."""
+    return 1 if name in _BYTE_RESOURCES or name in _COUNT_RESOURCES else 1000
+
+
 def to_base_units(name: str, value: str | int | float) -> int:
     """Convert one quantity to the integer base unit of its resource, rounding up.
 

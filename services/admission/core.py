@@ -4,8 +4,10 @@
 answers with one of:
 
 - ``JobAdmitted`` — the job passed :func:`services.admission.rules.validate`; it carries
-  the **mutated** job and ``spec_digest``, a SHA-256 of the canonical JSON encoding of
-  the job *as submitted* (sorted keys, so the same Job in YAML or JSON has one digest).
+  the **mutated** job, its ``creationTimestamp`` set to ``ctx.now`` as the API server sets
+  it (whatever the submission says; SPEC A11), and ``spec_digest``, a SHA-256 of the
+  canonical JSON encoding of the job *as submitted* (sorted keys, so the same Job in YAML
+  or JSON has one digest).
   Its id is derived from the submission's origin (topic, partition, offset), like a
   rejection's: a redelivered record yields the same id, which consumers drop. A real
   resubmission (a new record) gets a new id; the job-controller treats an equal digest
@@ -168,7 +170,9 @@ def queues_from_manifests(documents: Iterable[object]) -> dict[str, Queue]:
     ``spec.weight``, ``spec.capability``, ``spec.guarantee.resource``, ``spec.parent``,
     ``spec.priority``, ``spec.reclaimable`` and ``status.state`` (default ``Open``). A
     mapping without ``kind`` is read as a contracts ``Queue`` (``{name, weight, …}``,
-    as in simulation scenarios). ``None`` documents (empty YAML documents) are skipped.
+    as in simulation scenarios), its ``capability`` and ``guarantee`` Kubernetes
+    quantities as in a Queue manifest (``{cpu: 2}`` and ``{cpu: "2"}`` are two cpus).
+    ``None`` documents (empty YAML documents) are skipped.
 
     Args:
         documents: decoded YAML or JSON documents.
@@ -195,7 +199,11 @@ def _queue_from_document(document: object) -> Queue:
     if not isinstance(document, Mapping):
         raise ValueError("expected a Queue object (a mapping)")
     if "kind" not in document:
-        return msgspec.convert(document, Queue)
+        entry = dict(document)
+        for quantities in ("capability", "guarantee"):
+            if quantities in entry:
+                entry[quantities] = _resources(entry[quantities], quantities)
+        return msgspec.convert(entry, Queue)
     if document.get("kind") != QUEUE_KIND or document.get("apiVersion") != QUEUE_API_VERSION:
         raise ValueError(
             f"expected a {QUEUE_API_VERSION} {QUEUE_KIND}, got kind {document.get('kind')!r} "
@@ -227,7 +235,10 @@ def _resources(value: object, where: str) -> dict[str, int]:
         if isinstance(amount, bool) or not isinstance(amount, str | int | float):
             raise ValueError(f"{where}.{name} must be a quantity, got {amount!r}")
         quantities[name] = amount
-    return parse_resources(quantities)
+    try:
+        return parse_resources(quantities)
+    except QuantityError as exc:
+        raise ValueError(f"{where}: {exc}") from None
 
 
 def _mapping(value: object, where: str) -> Mapping[str, object]:
@@ -251,11 +262,15 @@ def _admit(
         return _rejected(violations, submission, ctx, limits, key)
     digest = spec_digest(job)
     origin = submission.origin
+    mutated = mutate(job)
     return JobAdmitted(
         event_id=derive_event_id(ADMITTED_TAG, f"{origin.topic}/{origin.partition}", origin.offset),
         occurred_at=ctx.now,
         job_key=key,
-        job=mutate(job),
+        job=msgspec.structs.replace(
+            mutated,
+            metadata=msgspec.structs.replace(mutated.metadata, creation_timestamp=ctx.now),
+        ),
         spec_digest=digest,
     )
 

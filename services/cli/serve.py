@@ -104,8 +104,17 @@ def _labels(pairs: list[str]) -> dict[str, str]:
 
 
 def scheduler_conf(path: str | None) -> SchedulerConf | None:
-    """A volcano-scheduler.conf-shaped file, validated now (None: the service's default)."""
-    return parse_conf(Path(path).read_text()) if path else None
+    """A volcano-scheduler.conf-shaped file, validated now (None: the service's default).
+
+    Each Volcano plugin (or action's arguments) the file names and vcbus lacks is logged
+    once, as a warning, and the service runs without it.
+    """
+    if not path:
+        return None
+    conf = parse_conf(Path(path).read_text())
+    for warning in conf.skipped:
+        log.warning("scheduler_conf_skipped", path=path, detail=warning)
+    return conf
 
 
 def priority_classes(path: str | None) -> dict[str, int]:

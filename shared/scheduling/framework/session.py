@@ -24,7 +24,7 @@ Deliberate deviations:
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TypeVar, cast
@@ -69,6 +69,7 @@ from shared.scheduling.framework.placement import Placement, PlacementCache
 from shared.scheduling.framework.plugin import Plugin, PluginBuilder
 from shared.scheduling.framework.results import (
     BindDecision,
+    EnqueueStep,
     EvictDecision,
     Explanation,
     ReservationChange,
@@ -262,6 +263,10 @@ class Session:
         """Why enqueue left a job Pending: reason code → message (SPEC A8)."""
         self.reservation_changes: list[ReservationChange] = []
         """Elections, locks and unlocks made this session, in order (SPEC A6)."""
+        self.enqueue_steps: list[EnqueueStep] = []
+        """What enqueue tried this session, in order."""
+        self.queue_share: Callable[[QueueInfo], float] | None = None
+        """A queue's share now, told by the plugin that keeps shares (proportion)."""
 
         self._build(snapshot, cache)
         self._placement: PlacementCache | None = None
@@ -948,6 +953,7 @@ def close_session(ssn: Session) -> SessionResult:
         reservation_changes=tuple(ssn.reservation_changes),
         status_updates=status_updates(ssn),
         will_bind_changes=tuple(ssn.will_bind.changes),
+        enqueue_steps=tuple(ssn.enqueue_steps),
     )
 
 

@@ -50,10 +50,26 @@ def test_valid_job_is_admitted_mutated_when_submitted() -> None:
 
     assert isinstance(event, JobAdmitted)
     assert event.job_key == "team-a/j1"
-    assert event.job == mutate(job)
+    mutated = mutate(job)
+    assert event.job == msgspec.structs.replace(
+        mutated, metadata=msgspec.structs.replace(mutated.metadata, creation_timestamp=NOW)
+    )
     assert event.job.spec.min_available == 5
     assert event.occurred_at == NOW
     assert event.spec_digest == spec_digest(job)
+
+
+def test_creation_time_is_the_admission_time_when_the_submission_names_another() -> None:
+    job = build_job(build_task("a", 1), name="j1")
+    earlier = datetime(2020, 1, 1, tzinfo=UTC)
+    stamped = msgspec.structs.replace(
+        job, metadata=msgspec.structs.replace(job.metadata, creation_timestamp=earlier)
+    )
+
+    (event,) = decide({}, submit(manifest(stamped)), CTX, LIMITS)
+
+    assert isinstance(event, JobAdmitted)
+    assert event.job.metadata.creation_timestamp == NOW
     assert event.event_id == derive_event_id(
         "job.admitted.v1", f"{ORIGIN.topic}/{ORIGIN.partition}", 42
     )
@@ -265,14 +281,35 @@ def test_volcano_queue_manifests_become_queues_when_read() -> None:
             "quantities must match",
         ),
         ("text", "expected a Queue object"),
+        ({"name": "q", "capability": {"cpu": [2]}}, "capability.cpu must be a quantity"),
+        ({"name": "q", "guarantee": {"cpu": "lots"}}, "guarantee: "),
+        ({"name": "q", "weight": "3"}, "Expected `int`, got `str` - at `$.weight`"),
     ],
-    ids=["other-kind", "no-name", "bad-quantity", "not-a-mapping"],
+    ids=[
+        "other-kind",
+        "no-name",
+        "bad-quantity",
+        "not-a-mapping",
+        "flat-capability-not-a-quantity",
+        "flat-guarantee-bad-quantity",
+        "flat-weight-not-an-integer",
+    ],
 )
 def test_bad_queue_manifest_is_refused_with_its_position(document: object, message: str) -> None:
     with pytest.raises(ValueError, match="queue document 1: ") as error:
         queues_from_manifests([document])
 
     assert message in str(error.value)
+
+
+@pytest.mark.parametrize("cpus", [2, "2", "2000m"])
+def test_flat_queue_reads_kubernetes_quantities_when_given_as_in_a_scenario(cpus: object) -> None:
+    document = {"name": "q", "capability": {"cpu": cpus, "memory": "4Gi"}, "guarantee": {"cpu": 1}}
+
+    (queue,) = queues_from_manifests([document]).values()
+
+    assert queue.capability == {"cpu": 2000, "memory": 4 * 2**30}
+    assert queue.guarantee == {"cpu": 1000}
 
 
 # --- property: decide is total -----------------------------------------------------------
