@@ -3,7 +3,9 @@
 Overview, Jobs (filters), Job (the describe view with its events and a Jaeger link), Nodes
 (locked nodes marked with their target) and Queues, server-rendered from the same store
 ``vcbus get`` reads, updated live over server-sent events. It listens on 127.0.0.1 unless
-told otherwise. ``views`` holds the pure view models, ``pages`` the HTML, ``app`` the I/O.
+told otherwise; ``--actions`` adds buttons that delete jobs and close or open queues,
+sending what the CLI sends. ``views`` holds the pure view models, ``pages`` the HTML,
+``app`` the I/O.
 """
 
 from __future__ import annotations
@@ -43,6 +45,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         default=None,
         help=f"Jaeger UI base address for trace links [VCBUS_JAEGER_URL or {DEFAULT_JAEGER_URL}]",
     )
+    parser.add_argument(
+        "--actions",
+        action="store_true",
+        help="allow deleting jobs and closing or opening queues from the pages (off: read-only)",
+    )
     parser.set_defaults(func=run)
 
 
@@ -56,13 +63,14 @@ def run(args: argparse.Namespace) -> int:
     settings = Settings.from_env()
     sys.stdout.write(f"dashboard: {url_of(sock)}\n")
     sys.stdout.flush()
-    asyncio.run(_serve(settings, sock, args.jaeger_url or jaeger_url()))
+    asyncio.run(_serve(settings, sock, args.jaeger_url or jaeger_url(), actions=args.actions))
     return 0
 
 
-async def _serve(settings: Settings, sock: socket.socket, base: str) -> None:
+async def _serve(settings: Settings, sock: socket.socket, base: str, *, actions: bool) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
-    await serve(AioKafkaBus(settings.kafka), settings, sock, jaeger_url=base, stop=stop)
+    bus = AioKafkaBus(settings.kafka)
+    await serve(bus, settings, sock, jaeger_url=base, stop=stop, actions=actions)

@@ -1,5 +1,10 @@
 """The dashboard's shell: follow the topics into a store, serve the pages, push changes.
 
+With ``actions`` (``vcbus dashboard --actions``) the Job page can delete its job and the
+Queues page can close and open queues: POST forms carrying a token made at start, which
+publish the very records ``vcbus delete job`` and ``vcbus queue close|open`` publish.
+Without it there is no route that writes.
+
 ``Dashboard.follow`` reads the status topics from their beginning (the newest record per
 key, as ``vcbus get`` does), then keeps polling; every poll that changed something bumps
 ``version``. ``build_app`` is a Starlette app rendering each page from the store on
@@ -12,16 +17,21 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hmac
+import secrets
 import socket
 from collections.abc import AsyncIterator, Callable, Iterator
+from urllib.parse import parse_qs
 
+import msgspec
 import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, Response, StreamingResponse
+from starlette.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from contracts import Topic
+from contracts.objects import QueueState
 from services.cli.dashboard import pages
 from services.cli.dashboard.assets import CSS, LIVE_JS
 from services.cli.dashboard.views import (
@@ -33,8 +43,13 @@ from services.cli.dashboard.views import (
     overview,
     queue_views,
 )
+from services.cli.delete import delete_record
+from services.cli.queue import current_queue
 from services.cli.status import LATEST_TOPICS, POD_TOPICS, StatusReader
+from services.cli.submit import queue_record
 from shared.bus.protocol import Bus
+from shared.bus.records import OutRecord
+from shared.runtime.clock import SystemClock
 from shared.runtime.settings import Settings
 from shared.runtime.topology import ensure_topics
 
@@ -96,12 +111,53 @@ class Dashboard:
             return self.version
 
 
-def build_app(dashboard: Dashboard, *, jaeger_url: str) -> Starlette:
-    """The web app: the pages, their assets, and the change stream."""
+class Actions:
+    """What the dashboard may change, sent as the CLI sends it; forms carry ``token``."""
+
+    def __init__(self, bus: Bus, settings: Settings) -> None:
+        self.token = secrets.token_urlsafe(32)
+        self._bus = bus
+        self._settings = settings
+
+    def allows(self, form_token: str) -> bool:
+        """Whether a form carries this dashboard's token."""
+        return hmac.compare_digest(form_token.encode(), self.token.encode())
+
+    async def delete_job(self, key: str) -> None:
+        """Ask for the job to be deleted (``vcbus delete job``)."""
+        record, _ = delete_record(key, self._settings.topic_prefix, SystemClock().now())
+        await self._publish(record)
+
+    async def set_queue_state(self, name: str, state: QueueState) -> bool:
+        """Declare the queue again in ``state`` (``vcbus queue close|open``); False: unknown."""
+        queue = await current_queue(self._bus, self._settings, name)
+        if queue is None:
+            return False
+        changed = msgspec.structs.replace(queue, state=state)
+        now = SystemClock().now()
+        await self._publish(queue_record(changed, self._settings.topic_prefix, now).record)
+        return True
+
+    async def _publish(self, record: OutRecord) -> None:
+        producer = self._bus.producer(client_id="vcbus-dashboard")
+        try:
+            await producer.send([record])
+        finally:
+            await producer.stop()
+
+
+def build_app(
+    dashboard: Dashboard, *, jaeger_url: str, actions: Actions | None = None
+) -> Starlette:
+    """The web app: the pages, their assets, the change stream, and the actions if allowed."""
     store = dashboard.store
+    token = actions.token if actions is not None else ""
 
     def page(text: str, status: int = 200) -> HTMLResponse:
         return HTMLResponse(text, status_code=status, headers=HEADERS)
+
+    def forbidden() -> HTMLResponse:
+        return page(pages.message_page("Forbidden", "Actions are off, or the form is stale."), 403)
 
     async def overview_route(_: Request) -> Response:
         return page(pages.overview_page(overview(store)))
@@ -120,13 +176,31 @@ def build_app(dashboard: Dashboard, *, jaeger_url: str) -> Starlette:
         detail = job_detail(store, key, jaeger_url=jaeger_url)
         if detail is None:
             return page(pages.message_page("Not found", f"No job {key} is known."), 404)
-        return page(pages.job_page(detail))
+        return page(pages.job_page(detail, token=token))
 
     async def nodes_route(_: Request) -> Response:
         return page(pages.nodes_page(node_cells(store)))
 
     async def queues_route(_: Request) -> Response:
-        return page(pages.queues_page(queue_views(store)))
+        return page(pages.queues_page(queue_views(store), token=token))
+
+    async def delete_route(request: Request) -> Response:
+        key = f"{request.path_params['namespace']}/{request.path_params['name']}"
+        if actions is None or not actions.allows(await _token(request)):
+            return forbidden()
+        await actions.delete_job(key)
+        return RedirectResponse(pages.job_href(key), status_code=303)
+
+    async def queue_route(request: Request) -> Response:
+        name, verb = request.path_params["name"], request.path_params["verb"]
+        if verb not in ("close", "open"):
+            return page(pages.message_page("Not found", f"No action {verb}."), 404)
+        if actions is None or not actions.allows(await _token(request)):
+            return forbidden()
+        state = QueueState.CLOSED if verb == "close" else QueueState.OPEN
+        if not await actions.set_queue_state(name, state):
+            return page(pages.message_page("Not found", f"No queue {name} is known."), 404)
+        return RedirectResponse("/queues", status_code=303)
 
     async def events_route(_: Request) -> Response:
         return StreamingResponse(
@@ -150,6 +224,8 @@ def build_app(dashboard: Dashboard, *, jaeger_url: str) -> Starlette:
             Route("/", overview_route),
             Route("/jobs", jobs_route),
             Route("/jobs/{namespace}/{name}", job_route),
+            Route("/jobs/{namespace}/{name}/delete", delete_route, methods=["POST"]),
+            Route("/queues/{name}/{verb:str}", queue_route, methods=["POST"]),
             Route("/nodes", nodes_route),
             Route("/queues", queues_route),
             Route("/events", events_route),
@@ -158,6 +234,12 @@ def build_app(dashboard: Dashboard, *, jaeger_url: str) -> Starlette:
             Route("/healthz", healthz),
         ]
     )
+
+
+async def _token(request: Request) -> str:
+    """The ``token`` field of a URL-encoded form (the only kind the pages send)."""
+    fields = parse_qs((await request.body()).decode("utf-8", "replace"))
+    return fields.get("token", [""])[0]
 
 
 async def _changes(dashboard: Dashboard) -> AsyncIterator[str]:
@@ -206,12 +288,19 @@ def url_of(sock: socket.socket) -> str:
 
 
 async def serve(
-    bus: Bus, settings: Settings, sock: socket.socket, *, jaeger_url: str, stop: asyncio.Event
+    bus: Bus,
+    settings: Settings,
+    sock: socket.socket,
+    *,
+    jaeger_url: str,
+    stop: asyncio.Event,
+    actions: bool = False,
 ) -> None:
     """Follow the topics and serve the dashboard on ``sock`` until ``stop`` is set."""
     dashboard = Dashboard(bus, settings)
+    allowed = Actions(bus, settings) if actions else None
     config = uvicorn.Config(
-        build_app(dashboard, jaeger_url=jaeger_url),
+        build_app(dashboard, jaeger_url=jaeger_url, actions=allowed),
         lifespan="off",
         log_config=None,
         access_log=False,

@@ -152,8 +152,20 @@ def jobs_page(model: JobList) -> str:
     return layout("Jobs", "/jobs", form + shown + table)
 
 
-def job_page(model: JobDetail) -> str:
-    """One job: the describe view, with its events timeline and trace link."""
+def action(href: str, label: str, token: str) -> str:
+    """A button posting to ``href`` with the dashboard's token (actions are on)."""
+    return (
+        f'<form class="action" method="post" action="{esc(href)}">'
+        f'<input type="hidden" name="token" value="{esc(token)}">'
+        f'<button type="submit">{esc(label)}</button></form>'
+    )
+
+
+def job_page(model: JobDetail, *, token: str = "") -> str:
+    """One job: the describe view, with its events timeline and trace link.
+
+    With ``token`` (actions are on), a button deletes the job.
+    """
     row = model.row
     facts = [
         ("Phase", _phase(row.phase)),
@@ -250,6 +262,8 @@ def job_page(model: JobDetail) -> str:
         )
         + "</section>"
     )
+    if token and row.phase != "Rejected":
+        parts.append(action(f"{job_href(row.key)}/delete", "Delete job", token))
     return layout(f"Job {row.key}", "/jobs", "\n".join(parts))
 
 
@@ -273,9 +287,10 @@ def nodes_page(cells: Sequence[NodeCell]) -> str:
     return layout("Nodes", "/nodes", body)
 
 
-def _queue_table(queues: Sequence[QueueView]) -> str:
+def _queue_table(queues: Sequence[QueueView], token: str = "") -> str:
+    header = ("Queue", "State", "Weight", "Share", "Allocated", "Capability", "PodGroups")
     return _table(
-        ("Queue", "State", "Weight", "Share", "Allocated", "Capability", "PodGroups"),
+        (*header, "Action") if token else header,
         [
             (
                 f'<a href="/jobs?{urlencode({"queue": q.name})}">{esc(q.name)}</a>',
@@ -285,6 +300,7 @@ def _queue_table(queues: Sequence[QueueView]) -> str:
                 "".join(map(_bar, q.allocated)),
                 esc(q.capability or "-"),
                 " ".join(f"{esc(p)}={n}" for p, n in q.podgroups) or "-",
+                *([_queue_action(q, token)] if token else []),
             )
             for q in queues
         ],
@@ -292,9 +308,17 @@ def _queue_table(queues: Sequence[QueueView]) -> str:
     )
 
 
-def queues_page(queues: Sequence[QueueView]) -> str:
-    """Every queue: weight and share, what it holds, its capability, PodGroups by phase."""
-    return layout("Queues", "/queues", _queue_table(queues))
+def _queue_action(queue: QueueView, token: str) -> str:
+    verb = "open" if queue.state == "Closed" else "close"
+    return action(f"/queues/{quote(queue.name, safe='')}/{verb}", f"{verb.title()} queue", token)
+
+
+def queues_page(queues: Sequence[QueueView], *, token: str = "") -> str:
+    """Every queue: weight and share, what it holds, its capability, PodGroups by phase.
+
+    With ``token`` (actions are on), a button closes or opens each queue.
+    """
+    return layout("Queues", "/queues", _queue_table(queues, token))
 
 
 def message_page(title: str, text: str) -> str:
