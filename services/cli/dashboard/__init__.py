@@ -1,4 +1,4 @@
-"""``vcbus dashboard``: a small web app over the status topics (read-only).
+"""``vcbus dashboard``: a small web app over the status topics, read-only by default.
 
 Overview, Jobs (filters), Job (the describe view with its events and a Jaeger link), Nodes
 (locked nodes marked with their target) and Queues, server-rendered from the same store

@@ -1,16 +1,16 @@
 """The dashboard's shell: follow the topics into a store, serve the pages, push changes.
 
-With ``actions`` (``vcbus dashboard --actions``) the Job page can delete its job and the
-Queues page can close and open queues: POST forms carrying a token made at start, which
-publish the very records ``vcbus delete job`` and ``vcbus queue close|open`` publish.
-Without it there is no route that writes.
-
 ``Dashboard.follow`` reads the status topics from their beginning (the newest record per
 key, as ``vcbus get`` does), then keeps polling; every poll that changed something bumps
 ``version``. ``build_app`` is a Starlette app rendering each page from the store on
 request; ``/events`` is a server-sent event stream saying ``change`` (at most twice a
 second) so open pages fetch themselves again. ``serve`` runs both in the caller's event
 loop with uvicorn, which leaves the signals to the caller.
+
+With ``actions`` (``vcbus dashboard --actions``) the Job page can delete its job and the
+Queues page can close and open queues: POST forms carrying a token made at start, which
+publish the very records ``vcbus delete job`` and ``vcbus queue close|open`` publish.
+Without it the routes that write answer 403.
 """
 
 from __future__ import annotations

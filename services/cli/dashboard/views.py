@@ -10,9 +10,9 @@ rows come from the CLI's own folds (``job_object``, ``node_rows``, ``queue_rows`
 
 from __future__ import annotations
 
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 
 from contracts import (
@@ -46,6 +46,9 @@ from shared.bus.records import Record
 HISTORY = 64
 """Records kept per job for its events timeline (the newest)."""
 
+HISTORY_JOBS = 500
+"""Jobs whose records are kept, the most recently changed ones (bounds memory)."""
+
 RESOURCES = ("cpu", "memory", "pods")
 """The resources the dashboard shows, in order."""
 
@@ -71,11 +74,14 @@ JOB_PHASES = (
 class DashboardStore(StatusStore):
     """The CLI's status store, plus pod requests and a short history per job."""
 
-    def __init__(self, prefix: str, history: int = HISTORY) -> None:
+    def __init__(self, prefix: str, history: int = HISTORY, jobs: int = HISTORY_JOBS) -> None:
         super().__init__(prefix)
-        self.requests: dict[str, Resources] = {}
-        self.history: dict[str, deque[tuple[Topic, Record]]] = {}
+        self.requests: dict[str, tuple[str, Resources]] = {}
+        """Each pod's requests, with the uid (incarnation) they belong to."""
+        self.history: OrderedDict[str, deque[tuple[Topic, Record]]] = OrderedDict()
+        """The newest records of the most recently changed jobs."""
         self._history = history
+        self._history_jobs = jobs
 
     def fold(self, record: Record) -> None:
         """Fold one record as ``StatusStore`` does, then keep what the dashboard adds."""
@@ -85,16 +91,33 @@ class DashboardStore(StatusStore):
             return
         topic = _TOPIC_BY_NAME[name]
         if is_job_keyed(topic) and record.key:
-            key = record.key.decode("utf-8", "replace")
-            self.history.setdefault(key, deque(maxlen=self._history)).append((topic, record))
+            self._remember(record.key.decode("utf-8", "replace"), topic, record)
         if topic is Topic.PODS:
             match self.decode(topic, record.value):
                 case PodCreated(pod=pod):
-                    self.requests[f"{pod.namespace}/{pod.name}"] = pod.requests
-                case PodDeleted(pod=key):
-                    self.requests.pop(key, None)
+                    self.requests[f"{pod.namespace}/{pod.name}"] = (pod.uid, pod.requests)
+                case PodDeleted(pod=key, pod_uid=uid):
+                    held = self.requests.get(key)
+                    if held is not None and (not uid or held[0] in (uid, "")):
+                        del self.requests[key]
                 case _:
                     pass
+
+    def _remember(self, key: str, topic: Topic, record: Record) -> None:
+        history = self.history.get(key)
+        if history is None:
+            history = self.history[key] = deque(maxlen=self._history)
+            if len(self.history) > self._history_jobs:
+                self.history.popitem(last=False)
+        else:
+            self.history.move_to_end(key)
+        history.append((topic, record))
+
+    def pod_requests(self, key: str) -> Resources:
+        """What pod ``key`` (its current incarnation) asks for."""
+        uid, requests = self.requests.get(key, ("", {}))
+        pod = self.pods.get(key)
+        return requests if pod is None or not pod.uid or uid in ("", pod.uid) else {}
 
 
 _TOPIC_BY_NAME = {str(topic): topic for topic in Topic}
@@ -135,7 +158,7 @@ def _used_by_node(store: DashboardStore) -> dict[str, dict[str, int]]:
     for key, pod in store.pods.items():
         if pod.node and pod.phase in ACTIVE:
             amounts = used.setdefault(pod.node, {})
-            _add(amounts, store.requests.get(key, {}))
+            _add(amounts, store.pod_requests(key))
             amounts["pods"] = amounts.get("pods", 0) + 1
     return used
 
@@ -513,7 +536,7 @@ def queue_views(store: DashboardStore) -> list[QueueView]:
         queue = queue_of.get(pod.job)
         if queue is None:
             queue = queue_of[pod.job] = _queue_of(store, pod.job)
-        _add(held.setdefault(queue, {}), store.requests.get(key, {}))
+        _add(held.setdefault(queue, {}), store.pod_requests(key))
     views: list[QueueView] = []
     for name, row in rows.items():
         event = store.get(Topic.QUEUES, name)
@@ -568,7 +591,7 @@ class Overview:
     nodes: int
     locked: tuple[tuple[str, str], ...]
     target: str
-    jobs: int = field(default=0)
+    jobs: int
 
 
 def overview(store: DashboardStore) -> Overview:

@@ -17,6 +17,7 @@ from services.cli.dashboard.views import (
     node_cells,
     overview,
     queue_views,
+    timeline,
 )
 from shared.bus.outbox import event_record
 from shared.bus.records import Record
@@ -43,8 +44,8 @@ JAEGER = "http://jaeger.example:16686/"
 _offsets = itertools.count()
 
 
-def store_of(*events: Event) -> DashboardStore:
-    store = DashboardStore(PREFIX)
+def store_of(*events: Event, history_jobs: int = 500) -> DashboardStore:
+    store = DashboardStore(PREFIX, jobs=history_jobs)
     for event in events:
         out = event_record(event, PREFIX)
         store.fold(Record(out.topic, 0, next(_offsets), out.key, out.value, out.headers))
@@ -173,6 +174,37 @@ def test_a_finished_or_deleted_pod_frees_its_node() -> None:
     assert node_cells(busy)[0].bars[0].used == 1000
     assert node_cells(done)[0].bars[0].used == 0
     assert node_cells(gone)[0].bars[0].used == 0
+
+
+def test_a_late_delete_of_an_old_incarnation_keeps_the_new_pods_requests() -> None:
+    old = with_requests(build_pod("default/a", 0, uid="u1"), 1000)
+    new = with_requests(build_pod("default/a", 0, uid="u2"), 3000)
+    store = store_of(
+        build_node("n1"),
+        pod_created(old),
+        pod_created(new),
+        pod_deleted(old),
+        pod_bound(new, "n1"),
+        pod_phase(new, "Running", "n1"),
+    )
+
+    assert node_cells(store)[0].bars[0].used == 3000
+
+
+def test_events_are_kept_for_the_most_recently_changed_jobs_only() -> None:
+    store = store_of(
+        build_status("default/a", "Pending"),
+        build_status("default/b", "Pending"),
+        build_status("default/a", "Running", at=1, running=2),
+        build_status("default/c", "Pending"),
+        history_jobs=2,
+    )
+
+    assert list(store.history) == ["default/a", "default/c"]
+    detail = job_detail(store, "default/b", jaeger_url=JAEGER)
+    assert detail is not None
+    assert detail.events == ()
+    assert [e.summary for e in timeline(store, "default/a")] == ["- → Pending", "- → Running"]
 
 
 def test_queues_show_weight_share_allocation_against_capability_and_podgroups() -> None:
