@@ -210,10 +210,17 @@ def job_page(model: JobDetail, *, token: str = "") -> str:
     parts.append(
         "<section><h2>Tasks</h2>"
         + _table(
-            ("Task", "Pending", "Running", "Succeeded", "Failed"),
+            ("Task", "Replicas", "Min", "Depends on", "Pending", "Running", "Succeeded", "Failed"),
             [
-                (esc(t.name), str(t.pending), str(t.running), str(t.succeeded), str(t.failed))
-                for t in row.tasks
+                (
+                    esc(t.name),
+                    esc(t.replicas),
+                    esc(t.min_available),
+                    esc(t.depends_on or "-"),
+                    *(str(n) for n in (c.pending, c.running, c.succeeded, c.failed)),
+                )
+                for t in model.tasks
+                for c in (t.counts,)
             ],
         )
         + "</section>"

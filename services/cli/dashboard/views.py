@@ -329,10 +329,22 @@ class PodGroupView:
 
 
 @dataclass(frozen=True, slots=True)
+class TaskDetail:
+    """A task of the job page: its spec (replicas, minimum, dependencies) and its pods."""
+
+    name: str
+    replicas: str
+    min_available: str
+    depends_on: str
+    counts: TaskCount
+
+
+@dataclass(frozen=True, slots=True)
 class JobDetail:
     """The Job page (``vcbus describe job``'s content)."""
 
     row: JobRow
+    tasks: tuple[TaskDetail, ...]
     podgroup: PodGroupView | None
     reasons: tuple[tuple[str, str, str], ...]
     """(code, message, source), the highest-ranked first."""
@@ -386,6 +398,7 @@ def job_detail(store: DashboardStore, key: str, *, jaeger_url: str) -> JobDetail
     ) or store.trace_id(trace_source, key)
     return JobDetail(
         row=row,
+        tasks=_tasks(store, row),
         podgroup=_podgroup(store, key),
         reasons=tuple((r.code, r.message, r.source) for r in reasons),
         conditions=tuple(conditions),
@@ -401,6 +414,26 @@ def job_detail(store: DashboardStore, key: str, *, jaeger_url: str) -> JobDetail
         trace_id=trace_id,
         trace_url=jaeger_link(jaeger_url, trace_id) if trace_id else "",
     )
+
+
+def _tasks(store: StatusStore, row: JobRow) -> tuple[TaskDetail, ...]:
+    """The admitted spec's tasks in spec order, then any others the counts name."""
+    admitted = store.get(Topic.JOBS_ADMITTED, row.key)
+    specs = admitted.job.spec.tasks if isinstance(admitted, JobAdmitted) else ()
+    counts = {t.name: t for t in row.tasks}
+    out = [
+        TaskDetail(
+            name=spec.name,
+            replicas=str(spec.replicas),
+            min_available="-" if spec.min_available is None else str(spec.min_available),
+            depends_on=", ".join(spec.depends_on.name) if spec.depends_on else "",
+            counts=counts.get(spec.name, TaskCount(spec.name, 0, 0, 0, 0)),
+        )
+        for spec in specs
+    ]
+    named = {t.name for t in out}
+    out += [TaskDetail(t.name, "-", "-", "", t) for t in row.tasks if t.name not in named]
+    return tuple(out)
 
 
 def _podgroup(store: StatusStore, key: str) -> PodGroupView | None:

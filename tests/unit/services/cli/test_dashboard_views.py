@@ -123,6 +123,9 @@ def test_job_detail_gives_reasons_conditions_pods_events_and_trace_link() -> Non
         "podgroups.conditions",
     }
     assert [(p.name, p.phase, p.node) for p in detail.pods] == [("b-worker-0", "Pending", "")]
+    assert [(t.name, t.replicas, t.min_available, t.counts.pending) for t in detail.tasks] == [
+        ("worker", "2", "2", 2)
+    ]
     assert detail.reservation == "this job is the target"
     assert detail.trace_url == f"http://jaeger.example:16686/trace/{detail.trace_id}"
     assert [e.type for e in detail.events][:2] == ["job.admitted.v1", "podgroup.created.v1"]
