@@ -61,7 +61,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--dashboard-port",
         type=int,
         default=DEFAULT_PORT,
-        help=f"the web dashboard's port on {DEFAULT_HOST} (taken: any free one; -1: none)",
+        help=f"the dashboard's port (taken: any free one; -1: no dashboard) [{DEFAULT_PORT}]",
     )
     add_service_options(parser)
     parser.set_defaults(func=run, nodes=8, node_cpu="8", node_memory="32Gi")
