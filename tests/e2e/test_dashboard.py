@@ -4,10 +4,11 @@
 The browser opens the Jobs page first; jobs are then submitted with ``vcbus submit``: a
 filler holding 3 CPUs of each node and, once it runs, a job annotated
 ``volcano.sh/target-job`` that needs two pods of 2 CPUs (so it cannot fit, is elected and
-gets nodes locked for it), and one admission rejects. The jobs appear on the open page without a reload (server-sent
-events), the target's page gives the reason ``vcbus get`` gives, and the Nodes page marks
-the locked nodes with the target. Screenshots are kept in the test's tmp dir (and copied
-to the folder ``VCBUS_DASHBOARD_SCREENSHOTS`` when set: how docs/dashboard-*.png are made).
+gets nodes locked for it), and one admission rejects. The jobs appear on the open page
+without a reload (server-sent events), the target's page gives the reason ``vcbus get``
+gives, the Nodes page marks the locked nodes with the target, and a page without
+JavaScript shows the same rows. Screenshots are kept in the test's tmp dir (and copied to
+the folder ``VCBUS_DASHBOARD_SCREENSHOTS`` when set: how docs/dashboard*.png are made).
 """
 
 from __future__ import annotations
@@ -193,6 +194,7 @@ def test_dashboard_shows_jobs_live_a_job_reason_and_locked_nodes(
     keep = os.environ.get("VCBUS_DASHBOARD_SCREENSHOTS")
     if keep:
         for shot in shots.iterdir():
-            shutil.copyfile(shot, Path(keep) / f"dashboard-{shot.name}")
+            name = "dashboard.png" if shot.stem == "overview" else f"dashboard-{shot.name}"
+            shutil.copyfile(shot, Path(keep) / name)
 
     assert process.terminate() == 0, process.tail()

@@ -303,7 +303,7 @@ def _queue_table(queues: Sequence[QueueView], token: str = "") -> str:
                 f'<a href="/jobs?{urlencode({"queue": q.name})}">{esc(q.name)}</a>',
                 esc(q.state),
                 str(q.weight),
-                _bar(Bar("weight", q.share, 100, f"{q.share}% of open weight")),
+                _bar(Bar("share", q.share, 100, "of the open queues' weight")),
                 "".join(map(_bar, q.allocated)),
                 esc(q.capability or "-"),
                 " ".join(f"{esc(p)}={n}" for p, n in q.podgroups) or "-",
