@@ -126,6 +126,8 @@ async def test_pages_show_what_the_topics_hold_and_update_as_they_change() -> No
         job = await app.request("GET", "/jobs/team/b")
         missing = await app.request("GET", "/jobs/team/none")
         nodes = await app.page("/nodes")
+        health = await app.request("GET", "/healthz")
+        script = await app.request("GET", "/static/live.js")
 
     assert '<a class="job" href="/jobs/team/b">team/b</a>' in jobs
     assert "QueueClosed" in job.body
@@ -134,6 +136,9 @@ async def test_pages_show_what_the_topics_hold_and_update_as_they_change() -> No
     assert "Delete job" not in job.body
     assert missing.status == 404
     assert 'data-node="n1"' in nodes
+    assert (health.status, health.body) == (200, "ok\n")
+    assert 'new EventSource("/events")' in script.body
+    assert script.headers["content-type"].startswith("text/javascript")
 
 
 async def test_the_change_stream_says_change_when_a_record_arrives() -> None:
