@@ -19,6 +19,7 @@ COMMANDS: tuple[str, ...] = (
     "describe",
     "delete",
     "queue",
+    "dashboard",
     "admit",
     "simulate",
     "serve",
