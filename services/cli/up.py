@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from contracts import Topic
+from services.cli import terminal
 from services.cli.serve import BUILDERS, add_service_options
 from services.cli.status import STATUS_TOPICS, StatusView, jobs_table, nodes_table
 from services.cli.submit import records_for
@@ -157,7 +158,7 @@ async def _watch(
     try:
         if args.demo:
             submitted = await _submit_demo(settings, Path(args.demo_dir))
-            sys.stdout.write(f"demo: submitted {', '.join(submitted)}\n")
+            terminal.write(f"demo: submitted {', '.join(submitted)}\n")
         loop = asyncio.get_running_loop()
         stop = asyncio.Event()
         for signum in (signal.SIGTERM, signal.SIGINT):
