@@ -102,7 +102,7 @@ async def wait_for_deleted(
         key = record.key.decode("utf-8", "replace") if record.key else ""
         return key in traces and trace_id_of(record) == traces[key]
 
-    await ensure_topics(bus, [], settings.topic_prefix, settings.partitions)
+    await ensure_topics(bus, [], settings.topic_prefix, settings.partitions, settings.topics)
     async with StatusReader(
         bus, settings.topic_prefix, (Topic.JOBS_STATUS,), keys=list(traces), accept=accept
     ) as reader:

@@ -525,7 +525,7 @@ async def get(
     def out(text: str) -> None:
         sink(terminal.printable(text))
 
-    await ensure_topics(bus, [], settings.topic_prefix, settings.partitions)
+    await ensure_topics(bus, [], settings.topic_prefix, settings.partitions, settings.topics)
     key = query.job_key() if kind.job_keyed else None
     keys = [key] if key is not None else None
     store = StatusStore(settings.topic_prefix)

@@ -252,7 +252,7 @@ async def serve(
         runtime: the runtime to use (tests keep a handle on it); made here when ``None``.
     """
     bus = AioKafkaBus(settings.kafka)
-    await ensure_topics(bus, [service], settings.topic_prefix, settings.partitions)
+    await ensure_topics(bus, [service], settings.topic_prefix, settings.partitions, settings.topics)
     metrics = ServiceMetrics(service.name, instance=instance, prefix=settings.topic_prefix)
     service = with_metrics(service, metrics)
     runtime = runtime or Runtime(

@@ -566,7 +566,7 @@ async def read_store(
     Returns:
         The store, caught up with the topics' ends as they were at the start.
     """
-    await ensure_topics(bus, [], settings.topic_prefix, settings.partitions)
+    await ensure_topics(bus, [], settings.topic_prefix, settings.partitions, settings.topics)
     store = StatusStore(settings.topic_prefix)
     async with StatusReader(bus, settings.topic_prefix, topics, keys=keys, whole=whole) as reader:
         await reader.catch_up(store)

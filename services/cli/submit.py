@@ -337,7 +337,7 @@ async def wait_for_jobs(
         # (a timer's event after a restart starts a trace of its own)
         return (record.topic, key) in started
 
-    await ensure_topics(bus, [], settings.topic_prefix, settings.partitions)
+    await ensure_topics(bus, [], settings.topic_prefix, settings.partitions, settings.topics)
     async with StatusReader(
         bus, settings.topic_prefix, WAIT_TOPICS, keys=list(traces), accept=accept
     ) as reader:

@@ -141,7 +141,11 @@ def run(args: argparse.Namespace) -> int:
 
 async def _ensure(settings: Settings, services: list[Service]) -> None:
     await ensure_topics(
-        AioKafkaBus(settings.kafka), services, settings.topic_prefix, settings.partitions
+        AioKafkaBus(settings.kafka),
+        services,
+        settings.topic_prefix,
+        settings.partitions,
+        settings.topics,
     )
 
 

@@ -31,3 +31,7 @@ class BrokerUnavailableError(BusError):
 
 class BrokerStartError(BusError):
     """An embedded broker could not be started."""
+
+
+class TopicCreationError(BusError):
+    """The broker refused to create a topic as asked; the message carries its answer."""

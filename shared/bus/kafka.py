@@ -8,7 +8,6 @@ correctness rests on deterministic event ids and idempotent handlers instead (DE
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import heapq
 import ssl
 from collections.abc import Mapping, Sequence
@@ -24,10 +23,16 @@ from aiokafka.errors import (
     KafkaError,
     KafkaTimeoutError,
     TopicAlreadyExistsError,
+    for_code,
 )
 
 from shared.bus.assignor import CopartitionedAssignor
-from shared.bus.errors import BrokerUnavailableError, CommitError, PublishError
+from shared.bus.errors import (
+    BrokerUnavailableError,
+    CommitError,
+    PublishError,
+    TopicCreationError,
+)
 from shared.bus.protocol import RebalanceCallback
 from shared.bus.records import OutRecord, Record, TopicConfig, TopicPartition
 
@@ -80,6 +85,19 @@ class KafkaSettings:
         return options
 
 
+def refusals(response: Any) -> list[str]:
+    """What a CreateTopics response refused, one line per topic (one that exists is fine)."""
+    out = []
+    for entry in response.topic_errors:
+        name, code = str(entry[0]), int(entry[1])
+        if code in (0, TopicAlreadyExistsError.errno):
+            continue
+        error = for_code(code)
+        message = entry[2] if len(entry) > 2 and entry[2] else error.description
+        out.append(f"{name}: {error.message} ({message})")
+    return out
+
+
 def _backoff(settings: KafkaSettings, attempt: int) -> float:
     return float(min(settings.backoff_max, settings.backoff_initial * (2**attempt)))
 
@@ -102,7 +120,12 @@ class AioKafkaBus:
         raise BrokerUnavailableError(f"no broker answers at {self.settings.bootstrap_servers}")
 
     async def ensure_topics(self, topics: Sequence[TopicConfig]) -> None:
-        """Create the topics that do not exist yet (compacted ones with cleanup.policy=compact)."""
+        """Create the topics that do not exist yet, with their replication and configs.
+
+        Raises:
+            TopicCreationError: when the broker refuses a topic (too few brokers for its
+                replication factor, a config it does not take ...), with its answer.
+        """
         admin = await self._admin()
         try:
             existing = set(await admin.list_topics())
@@ -110,17 +133,25 @@ class AioKafkaBus:
                 NewTopic(
                     topic.name,
                     num_partitions=topic.partitions,
-                    replication_factor=1,
-                    topic_configs={"cleanup.policy": "compact"} if topic.compacted else {},
+                    replication_factor=topic.replication_factor,
+                    topic_configs=dict(topic.configs),
                 )
                 for topic in topics
                 if topic.name not in existing
             ]
-            if new:
-                with contextlib.suppress(TopicAlreadyExistsError):
-                    await admin.create_topics(new)
+            if not new:
+                return
+            response = await admin.create_topics(new)
         finally:
             await admin.close()
+        refused = refusals(response)
+        if refused:
+            raise TopicCreationError(
+                "the broker refused to create "
+                + "; ".join(refused)
+                + " (a Kafka of fewer brokers than the replication factor needs "
+                "VCBUS_REPLICATION_FACTOR and VCBUS_MIN_INSYNC_REPLICAS; see deploy/topics.yaml)"
+            )
 
     async def partitions(self, topic: str) -> int:
         """Number of partitions of a topic."""

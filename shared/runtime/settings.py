@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from contracts.topics import DEFAULT_PREFIX
 from shared.bus.kafka import KafkaSettings
+from shared.runtime.topic_table import BUILT_IN, TopicTable, topic_table
 
 
 class SettingsError(ValueError):
@@ -58,7 +59,9 @@ class Settings:
     ``VCBUS_HANDLER_ATTEMPTS`` [3], ``VCBUS_LINGER_MS`` [2], ``VCBUS_FETCH_MAX_WAIT_MS`` [25],
     ``VCBUS_SESSION_TIMEOUT_MS`` [6000], ``VCBUS_MAX_PAYLOAD_BYTES`` [1048576],
     ``VCBUS_CYCLE_REST`` [2.0: under a stream of changes a scheduling service rests this
-    many times its last cycle's duration between cycles].
+    many times its last cycle's duration between cycles], ``VCBUS_TOPICS_FILE``
+    [deploy/topics.yaml], ``VCBUS_REPLICATION_FACTOR`` and ``VCBUS_MIN_INSYNC_REPLICAS``
+    [the topic table's].
     """
 
     kafka: KafkaSettings
@@ -69,6 +72,8 @@ class Settings:
     handler_attempts: int = 3
     max_payload_bytes: int = 1 << 20
     cycle_rest: float = 2.0
+    topics: TopicTable = BUILT_IN
+    """How topics are created (``deploy/topics.yaml``, ``shared.runtime.topic_table``)."""
     extra: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
@@ -79,6 +84,7 @@ class Settings:
 
         Raises:
             SettingsError: when a value cannot be used.
+            TopicTableError: when the topic table or its overrides cannot be used.
         """
         env = os.environ if env is None else env
         servers = bootstrap or env.get("KAFKA_BOOTSTRAP_SERVERS", "")
@@ -114,5 +120,6 @@ class Settings:
             handler_attempts=_int(env, "VCBUS_HANDLER_ATTEMPTS", 3, minimum=1),
             max_payload_bytes=_int(env, "VCBUS_MAX_PAYLOAD_BYTES", 1 << 20, minimum=1024),
             cycle_rest=_float(env, "VCBUS_CYCLE_REST", 2.0),
+            topics=topic_table(env),
             extra={k: v for k, v in env.items() if k.startswith("VCBUS_")},
         )
