@@ -199,6 +199,8 @@ def run(args: argparse.Namespace) -> int:
         topic_prefix=settings.topic_prefix,
         max_payload_bytes=settings.max_payload_bytes,
     )
+    for warning in kafka.warnings():
+        log.warning("kafka_settings_unsafe", warning=warning)
     health = health_options(os.environ)
     service = BUILDERS[args.service](args, settings)
     try:

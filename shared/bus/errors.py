@@ -29,6 +29,13 @@ class BrokerUnavailableError(BusError):
     retriable = True
 
 
+class BrokerAuthenticationError(BusError):
+    """The broker answers but refuses the client's TLS or SASL; no retry helps.
+
+    The message says which (credentials, mechanism, certificate) and what the broker said.
+    """
+
+
 class BrokerStartError(BusError):
     """An embedded broker could not be started."""
 
