@@ -200,7 +200,7 @@ def run(args: argparse.Namespace) -> int:
         max_payload_bytes=settings.max_payload_bytes,
     )
     for warning in kafka.warnings():
-        log.warning("kafka_settings_unsafe", warning=warning)
+        log.warning("unsafe_kafka_settings_accepted", warning=warning)
     health = health_options(os.environ)
     service = BUILDERS[args.service](args, settings)
     try:

@@ -6,7 +6,8 @@ podgroup-enqueue and allocator), jobs of every shape, a random process SIGKILLed
 7 s and restarted, the broker frozen halfway. The checks read the topics: every job final
 as its shape says, no pod run twice (per job uid, task, index and retry count) or bound
 twice, no node over its allocatable, no locked node taking another job's pod, status counts
-equal to the pods' phases, nothing dead-lettered, no process exit but the planned ones. The figures are printed (``pytest -s``).
+equal to the pods' phases, nothing dead-lettered, no process exit but the planned ones. The
+figures are printed (``pytest -s``).
 """
 
 from __future__ import annotations

@@ -191,7 +191,7 @@ def test_the_password_never_appears_in_a_services_log_when_it_starts_and_connect
     with Processes() as processes:
         service = processes.start("admission", "services.cli", "serve", "admission", env=env)
         starting = service.wait_for(event("service_starting"))
-        unsafe = service.wait_for(event("kafka_settings_unsafe"))
+        unsafe = service.wait_for(event("unsafe_kafka_settings_accepted"))
         service.wait_for(lambda line: "Unable connect" in str(line.get("event")), count=2)
         service.terminate()
         service.close()

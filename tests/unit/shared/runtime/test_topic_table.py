@@ -5,10 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from aiokafka.protocol.admin import CreateTopicsResponse_v3
 
 from contracts import Topic
-from shared.bus.kafka import refusals
 from shared.runtime.service import Service
 from shared.runtime.settings import Settings
 from shared.runtime.table import Table
@@ -165,20 +163,3 @@ def test_topics_are_created_with_the_tables_copies_and_configs() -> None:
     assert configs["p.queues"].configs == {"min.insync.replicas": "2", "cleanup.policy": "compact"}
     assert configs["p.pods"].configs["retention.ms"] == "-1"
     assert configs["p.jobs.submitted.DLT"].configs["retention.ms"] == "604800000"
-
-
-def test_a_refused_topic_is_named_with_the_brokers_answer() -> None:
-    response = CreateTopicsResponse_v3(
-        throttle_time_ms=0,
-        topic_errors=[
-            ("p.queues", 38, "Replication factor: 3 larger than available brokers: 1."),
-            ("p.pods", 36, "Topic 'p.pods' already exists."),
-            ("p.nodes", 0, None),
-            ("p.bindings", 40, None),
-        ],
-    )
-    assert refusals(response) == [
-        "p.queues: INVALID_REPLICATION_FACTOR (Replication factor: 3 larger than available "
-        "brokers: 1.)",
-        "p.bindings: INVALID_CONFIG (Configuration is invalid.)",
-    ]

@@ -1,24 +1,20 @@
-"""Read commands against garbage on the status topics, and user text with terminal escapes.
+"""The read commands' store against garbage on the status topics.
 
 A record no contract decodes is skipped (counted, said at ``-v``), so it hides nothing it
-shares a key with; whatever users wrote is printed with its control characters escaped.
+shares a key with: not a job from ``get`` or ``describe``, not a node, not the status
+``submit --wait`` waits for.
 """
 
 from __future__ import annotations
 
-import io
-import json
-
-import msgspec
 import pytest
 
-from contracts import JobRejected, Topic
+from contracts import Topic
 from contracts.objects import PodGroupPhase
-from services.cli import terminal
 from services.cli.describe import describe
 from services.cli.get import KINDS, Query, get
 from services.cli.status import StatusStore
-from services.cli.submit import Progress, outcome
+from services.cli.submit import outcome
 from shared.bus.memory import InMemoryBus
 from shared.bus.outbox import event_record
 from shared.bus.records import OutRecord, Record
@@ -27,13 +23,9 @@ from tests.unit.services.cli.builders import (
     SETTINGS,
     build_node,
     build_phase,
-    build_rejected,
     build_status,
     publish,
 )
-
-ESCAPES = "\x1b]0;owned\x07\x1b[2J\x9b31m\u202eevil"
-"""Sets the title, clears the screen, a C1 CSI, a right-to-left override."""
 
 GARBAGE = (
     b"not json",
@@ -63,7 +55,7 @@ async def listing(bus: InMemoryBus, kind: str, *names: str, verbose: int = 0) ->
     return "".join(out)
 
 
-async def test_garbage_keyed_like_a_job_does_not_hide_it_from_get(bus, capsys):
+async def test_get_lists_a_job_when_garbage_keyed_like_it_came_after(bus, capsys):
     await publish(bus, build_status("default/twice", "Running", running=2))
     await send_garbage(bus, Topic.JOBS_STATUS, "default/twice")
     text = await listing(bus, "jobs", "twice")
@@ -71,14 +63,14 @@ async def test_garbage_keyed_like_a_job_does_not_hide_it_from_get(bus, capsys):
     assert capsys.readouterr().err == ""
 
 
-async def test_garbage_keyed_like_a_node_does_not_remove_it_from_get_nodes(bus):
+async def test_get_nodes_lists_a_node_when_garbage_keyed_like_it_came_after(bus):
     await publish(bus, build_node("node-0"), build_node("node-1"))
     await send_garbage(bus, Topic.NODES, "node-0")
     rows = (await listing(bus, "nodes")).splitlines()[1:]
     assert [row.split()[0] for row in rows] == ["node-0", "node-1"]
 
 
-async def test_verbose_says_how_many_records_were_skipped_and_where(bus, capsys):
+async def test_skipped_records_are_counted_per_topic_when_verbose(bus, capsys):
     await publish(bus, build_node("node-0"))
     await send_garbage(bus, Topic.NODES, "node-0")
     await listing(bus, "nodes", verbose=1)
@@ -87,7 +79,7 @@ async def test_verbose_says_how_many_records_were_skipped_and_where(bus, capsys)
     )
 
 
-async def test_describe_still_describes_a_job_whose_newest_record_is_garbage(bus):
+async def test_describe_describes_a_job_when_its_newest_records_are_garbage(bus):
     await publish(bus, build_status("default/twice", "Pending", reason="PodGroupPending"))
     await send_garbage(bus, Topic.JOBS_STATUS, "default/twice")
     await send_garbage(bus, Topic.PODGROUPS_STATUS, "default/twice")
@@ -102,7 +94,7 @@ def fold(store: StatusStore, *records: OutRecord) -> StatusStore:
     return store
 
 
-def test_submit_wait_sees_the_status_garbage_came_after():
+def test_submit_wait_sees_the_status_when_garbage_came_after_it():
     garbage = [OutRecord(f"{PREFIX}{Topic.JOBS_STATUS}", b"default/a", v) for v in GARBAGE]
     store = fold(
         StatusStore(PREFIX),
@@ -114,53 +106,3 @@ def test_submit_wait_sees_the_status_garbage_came_after():
     assert result.done
     assert result.line == "default/a: Running, PodGroup Running, 2/2 started"
     assert store.skipped == {Topic.JOBS_STATUS: len(GARBAGE)}
-
-
-def rejected_with_escapes(key: str) -> JobRejected:
-    event = build_rejected(key)
-    violation = msgspec.structs.replace(event.violations[0], message=f"queue {ESCAPES} not found")
-    return msgspec.structs.replace(event, violations=(violation,))
-
-
-def without_controls(text: str) -> bool:
-    return not any((ord(c) < 0x20 and c not in "\n\t") or 0x7F <= ord(c) < 0xA0 for c in text) and (
-        "\u202e" not in text
-    )
-
-
-def test_control_characters_are_escaped_newline_and_tab_kept_except_in_a_cell():
-    assert terminal.printable("a\x1b[2Jb\n\tc\x9b\x7f\u202e") == (
-        "a\\u001b[2Jb\n\tc\\u009b\\u007f\\u202e"
-    )
-    assert terminal.cell("a\nb\tc") == "a\\u000ab\\u0009c"
-    assert terminal.printable("plain é 名前") == "plain é 名前"
-
-
-def test_submit_wait_prints_a_rejection_with_its_escapes_escaped():
-    store = fold(StatusStore(PREFIX), event_record(rejected_with_escapes("default/a"), PREFIX))
-    line = outcome(store, StatusStore(PREFIX), "default/a", unchanged=False).line
-    for interactive in (False, True):
-        out = io.StringIO()
-        Progress(out, interactive=interactive).show({"default/a": line})
-        shown = out.getvalue().replace("\x1b[2K", "")
-        assert without_controls(shown)
-        assert "queue \\u001b]0;owned\\u0007\\u001b[2J\\u009b31m\\u202eevil not found" in shown
-
-
-async def test_get_and_describe_print_user_text_escaped(bus, capsys):
-    await publish(bus, rejected_with_escapes("default/a"), build_rejected(f"default/b{ESCAPES}"))
-    table = await listing(bus, "jobs")
-    assert without_controls(table)
-    assert "b\\u001b]0;owned\\u0007\\u001b[2J" in table
-    out: list[str] = []
-    await get(bus, SETTINGS, KINDS["jobs"], Query(), output="json", write=out.append)
-    document = json.loads("".join(out))
-    assert document["items"][0]["message"] == f"queue {ESCAPES} not found"
-    assert document["items"][1]["name"] == f"b{ESCAPES}"
-    assert without_controls("".join(out))
-    text = await describe(bus, SETTINGS, "default/a")
-    assert text is not None
-    terminal.write(text)
-    shown = capsys.readouterr().out
-    assert without_controls(shown)
-    assert "\\u001b]0;owned" in shown
