@@ -82,7 +82,6 @@ def describe_job(store: StatusStore, key: str, *, jaeger_url: str) -> str | None
         store: the status read from the job's partition (and the reservation).
         key: the job key.
         jaeger_url: the Jaeger UI's base address.
-        verbose: at 1 and more, say how many records were skipped.
 
     Returns:
         The description, ending with a newline.

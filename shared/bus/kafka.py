@@ -42,6 +42,13 @@ from shared.bus.errors import (
 from shared.bus.protocol import RebalanceCallback
 from shared.bus.records import OutRecord, Record, TopicConfig, TopicPartition
 
+TLS_PROTOCOLS = frozenset({"SSL", "SASL_SSL"})
+"""Security protocols that carry TLS."""
+SASL_PROTOCOLS = frozenset({"SASL_PLAINTEXT", "SASL_SSL"})
+"""Security protocols that carry SASL."""
+SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+"""The SASL mechanisms vcbus configures (user name and password)."""
+
 
 @dataclass(frozen=True, slots=True)
 class KafkaSettings:
@@ -116,11 +123,6 @@ class KafkaSettings:
                 "password travels in clear; use SASL_SSL, or a SCRAM mechanism"
             ]
         return []
-
-
-TLS_PROTOCOLS = frozenset({"SSL", "SASL_SSL"})
-SASL_PROTOCOLS = frozenset({"SASL_PLAINTEXT", "SASL_SSL"})
-SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
 
 
 def refusals(response: Any) -> list[str]:
