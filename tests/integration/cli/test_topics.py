@@ -9,6 +9,7 @@ from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 
 from services.cli import main
+from shared.bus.broker import start_broker
 
 pytestmark = pytest.mark.integration
 
@@ -59,3 +60,21 @@ def test_vcbus_topics_creates_every_topic_with_its_copies_and_configs(
     assert all(c["min.insync.replicas"] == "1" for c in configs.values())
     # topics that exist are left as they are: a second run changes nothing and succeeds
     assert main(["topics"]) == 0
+
+
+def test_the_embedded_broker_takes_the_tables_defaults_for_three_brokers(monkeypatch, capsys):
+    """`vcbus up` and the tests run on the embedded broker with the table as it is."""
+    broker = start_broker()
+    try:
+        monkeypatch.setenv("KAFKA_BOOTSTRAP_SERVERS", broker.bootstrap_servers)
+        monkeypatch.setenv("VCBUS_TOPIC_PREFIX", "defaults.")
+        monkeypatch.delenv("VCBUS_REPLICATION_FACTOR", raising=False)
+        monkeypatch.delenv("VCBUS_MIN_INSYNC_REPLICAS", raising=False)
+        assert main(["topics"]) == 0
+        assert "defaults.queues  partitions=4  replication-factor=3  " in capsys.readouterr().out
+        found = asyncio.run(described(broker.bootstrap_servers, ["defaults.queues"]))
+        assert found["defaults.queues"][1]["min.insync.replicas"] == "2"
+        # a write acknowledged by every in-sync replica (acks=all) goes through
+        assert main(["queue", "create", "research"]) == 0
+    finally:
+        broker.stop()
