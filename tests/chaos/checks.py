@@ -497,6 +497,18 @@ class ProcessEnd:
     planned: str
     """What the run did to it: ``kill`` (SIGKILL while it ran), ``stop`` (SIGTERM at the
     end) or ``""`` (nothing)."""
+    tail: str = ""
+    """The end of its log, when it did not end as planned."""
+
+    @property
+    def as_planned(self) -> bool:
+        """Whether it runs, or ended as the run made it: killed by SIGKILL, or stopped by
+        SIGTERM with status 0."""
+        return (
+            self.status is None
+            or (self.planned == "kill" and self.status == -signal.SIGKILL)
+            or (self.planned == "stop" and self.status == 0)
+        )
 
 
 def check_exits(ends: Sequence[ProcessEnd]) -> list[Violation]:
@@ -504,19 +516,14 @@ def check_exits(ends: Sequence[ProcessEnd]) -> list[Violation]:
     before the kill reached it), or a stopped one did not exit cleanly on SIGTERM."""
     out = []
     for end in ends:
-        if end.status is None:
+        if end.as_planned:
             continue
         if end.planned == "stop":
-            if end.status != 0:
-                out.append(Violation("clean-stop", f"{end.label} exited with {end.status}"))
-        elif end.planned != "kill" or end.status != -signal.SIGKILL:
-            out.append(
-                Violation(
-                    "process-died",
-                    f"{end.label} exited with {end.status}, "
-                    + ("before the planned kill" if end.planned == "kill" else "not killed"),
-                )
-            )
+            what = Violation("clean-stop", f"{end.label} exited with {end.status} on SIGTERM")
+        else:
+            why = "before the planned kill" if end.planned == "kill" else "not killed"
+            what = Violation("process-died", f"{end.label} exited with {end.status}, {why}")
+        out.append(Violation(what.check, f"{what.detail}:\n{end.tail}") if end.tail else what)
     return out
 
 

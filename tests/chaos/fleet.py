@@ -14,7 +14,7 @@ import signal
 import subprocess
 import sys
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -49,9 +49,11 @@ class Incarnation:
         return self.popen.poll() is None
 
     def end(self) -> ProcessEnd:
-        """How it ended: its exit status (None: still running) and what the run did."""
+        """How it ended: its exit status (None: still running), what the run did, and the
+        end of its log when that was not the plan."""
         planned = "kill" if self.killed_at is not None else "stop" if self.stopped else ""
-        return ProcessEnd(self.label, self.popen.poll(), planned)
+        end = ProcessEnd(self.label, self.popen.poll(), planned)
+        return end if end.as_planned else replace(end, tail=self.tail(5))
 
     def lines(self, *events: str) -> list[Line]:
         """The JSON lines of the log whose ``event`` is one of ``events`` (all when none)."""

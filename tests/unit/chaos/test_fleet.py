@@ -30,12 +30,17 @@ def _close_pipes() -> Iterator[None]:
 
 
 def process(replica: Replica, code: str) -> Incarnation:
-    """Run ``code`` as the replica's next incarnation (instead of a service); it may
-    print one line, read by the test (the pipe is closed when the test ends)."""
+    """Run ``code`` as the replica's next incarnation (instead of a service): its standard
+    error is its log; it may print one line, read by the test (the pipe is closed when the
+    test ends)."""
     number = len(replica.incarnations)
-    popen = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE)
+    log = replica.log_dir / f"{replica.label}.{number}.log"
+    with log.open("wb") as stderr:
+        popen = subprocess.Popen(
+            [sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=stderr
+        )
     PIPES.append(popen)
-    incarnation = Incarnation(replica, number, replica.log_dir / f"{number}.log", popen)
+    incarnation = Incarnation(replica, number, log, popen)
     replica.incarnations.append(incarnation)
     return incarnation
 
@@ -43,7 +48,7 @@ def process(replica: Replica, code: str) -> Incarnation:
 def test_a_crash_later_hit_by_a_planned_kill_is_still_a_violation(tmp_path: Path) -> None:
     fleet = Fleet(tmp_path)
     replica = fleet.add("cluster", "a", {})
-    crashed = process(replica, "raise SystemExit(3)")
+    crashed = process(replica, "import sys; sys.exit('boom')")
     crashed.popen.wait()
     replica.kill(KILLED_AT)
     assert crashed.killed_at is None
@@ -51,7 +56,7 @@ def test_a_crash_later_hit_by_a_planned_kill_is_still_a_violation(tmp_path: Path
     replica.kill(KILLED_AT)
     assert survivor.killed_at is not None
     assert [(v.check, v.detail) for v in check_exits(fleet.ends())] == [
-        ("process-died", "cluster-a.0 exited with 3, not killed")
+        ("process-died", "cluster-a.0 exited with 1, not killed:\nboom")
     ]
 
 
