@@ -2,8 +2,11 @@
 
 The topic step of docker-compose.yml and of the Kubernetes Job (deploy/k8s/topics-job.yaml)
 runs it before any service starts, so the services find their topics made by the same
-table they would use themselves. Topics that exist are left as they are. Each topic is
-printed with its partitions, replication factor and configs; ``--dry-run`` only prints.
+table they would use themselves. Each topic is printed with its partitions, replication
+factor and configs; ``--dry-run`` creates nothing. Topics that exist are left as they are,
+and those whose partitions, replication factor or configs differ from the table are named
+on standard error with each difference (an installation made before the table, a broker
+edited by hand), with how to change them.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from services.cli.serve import BUILDERS, add_service_options
 from shared.bus.kafka import AioKafkaBus
 from shared.bus.records import TopicConfig
 from shared.runtime.settings import Settings
-from shared.runtime.topology import topic_configs
+from shared.runtime.topology import drift, topic_configs
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -49,11 +52,33 @@ def describe(topic: TopicConfig) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Create the missing topics (unless ``--dry-run``) and print every topic."""
+    """Create the missing topics (unless ``--dry-run``) and print every topic.
+
+    Those that exist with other settings than the table's are named (left as they are).
+    """
     settings = Settings.from_env()
     topics = installation_topics(settings)
-    if not args.dry_run:
-        asyncio.run(AioKafkaBus(settings.kafka).ensure_topics(topics))
+    found = asyncio.run(_apply(AioKafkaBus(settings.kafka), topics, create=not args.dry_run))
     terminal.write(f"topic table: {settings.topics.source}\n")
     terminal.write("".join(describe(topic) + "\n" for topic in topics))
+    differing = [
+        (topic.name, differences)
+        for topic in topics
+        if topic.name in found and (differences := drift(topic, found[topic.name]))
+    ]
+    for name, differences in differing:
+        terminal.error(f"{name} differs from the table: {'; '.join(differences)}\n")
+    if differing:
+        terminal.error(
+            "topics that exist are left as they are: change their configs with "
+            "kafka-configs.sh --alter, their replicas with kafka-reassign-partitions.sh\n"
+        )
     return 0
+
+
+async def _apply(
+    bus: AioKafkaBus, topics: list[TopicConfig], *, create: bool
+) -> dict[str, TopicConfig]:
+    if create:
+        await bus.ensure_topics(topics)
+    return await bus.existing_topics([topic.name for topic in topics])

@@ -17,6 +17,7 @@ from typing import Any
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListener
 from aiokafka import TopicPartition as KafkaTopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 from aiokafka.conn import create_conn
 from aiokafka.errors import (
     CommitFailedError,
@@ -261,6 +262,38 @@ class AioKafkaBus:
         finally:
             await admin.close()
         return len(described[0]["partitions"]) if described else 0
+
+    async def existing_topics(self, names: Sequence[str]) -> dict[str, TopicConfig]:
+        """How the broker has those of ``names`` that exist.
+
+        Each with its partitions, replication factor (of partition 0) and the value of every
+        config the broker reports.
+        """
+        admin = await self._admin()
+        try:
+            found = sorted(set(names) & set(await admin.list_topics()))
+            if not found:
+                return {}
+            layouts = await admin.describe_topics(found)
+            answers = await admin.describe_configs(
+                [ConfigResource(ConfigResourceType.TOPIC, name) for name in found]
+            )
+        finally:
+            await admin.close()
+        configs = {
+            str(resource[3]): {str(entry[0]): str(entry[1]) for entry in resource[4]}
+            for answer in answers
+            for resource in answer.resources
+        }
+        return {
+            layout["topic"]: TopicConfig(
+                layout["topic"],
+                len(layout["partitions"]),
+                len(layout["partitions"][0]["replicas"]) if layout["partitions"] else 0,
+                configs.get(layout["topic"], {}),
+            )
+            for layout in layouts
+        }
 
     def producer(self, *, client_id: str) -> KafkaProducer:
         """A producer with acks=all and bounded retries."""

@@ -75,6 +75,26 @@ def topic_configs(
     return configs
 
 
+def drift(wanted: TopicConfig, found: TopicConfig) -> list[str]:
+    """How a topic as the broker has it differs from what the table asks.
+
+    One item per setting: partitions, replication factor, and each config the table sets.
+    """
+    out = [
+        f"{name}={have} (table: {want})"
+        for name, have, want in (
+            ("partitions", found.partitions, wanted.partitions),
+            ("replication-factor", found.replication_factor, wanted.replication_factor),
+        )
+        if have != want
+    ]
+    for key, want in sorted(wanted.configs.items()):
+        have = found.configs.get(key)
+        if have != want:
+            out.append(f"{key}={'(unset)' if have is None else have} (table: {want})")
+    return out
+
+
 async def ensure_topics(
     bus: Bus,
     services: Sequence[Service],

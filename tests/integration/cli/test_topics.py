@@ -10,6 +10,8 @@ from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 
 from services.cli import main
 from shared.bus.broker import start_broker
+from shared.bus.kafka import AioKafkaBus, KafkaSettings
+from shared.bus.records import TopicConfig
 
 pytestmark = pytest.mark.integration
 
@@ -78,3 +80,26 @@ def test_the_embedded_broker_takes_the_tables_defaults_for_three_brokers(monkeyp
         assert main(["queue", "create", "research"]) == 0
     finally:
         broker.stop()
+
+
+def test_topics_made_before_the_table_are_named_with_each_difference(
+    kafka_bootstrap, topic_prefix, monkeypatch, capsys
+):
+    """An installation made before the table: `queues` deleted after 7 days, one copy."""
+    old = AioKafkaBus(KafkaSettings(bootstrap_servers=kafka_bootstrap))
+    queues = f"{topic_prefix}queues"
+    asyncio.run(old.ensure_topics([TopicConfig(queues, 4, 1, {"retention.ms": "604800000"})]))
+    monkeypatch.setenv("KAFKA_BOOTSTRAP_SERVERS", kafka_bootstrap)
+    monkeypatch.setenv("VCBUS_TOPIC_PREFIX", topic_prefix)
+    monkeypatch.setenv("VCBUS_REPLICATION_FACTOR", "1")
+    monkeypatch.setenv("VCBUS_MIN_INSYNC_REPLICAS", "1")
+    assert main(["topics"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == (
+        f"{queues} differs from the table: cleanup.policy=(unset) (table: compact); "
+        "min.insync.replicas=(unset) (table: 1)"
+    )
+    assert err[1].startswith("topics that exist are left as they are: ")
+    assert len(err) == 2  # every other topic was made by the table
+    found = asyncio.run(old.existing_topics([queues]))
+    assert found[queues].configs.get("retention.ms") == "604800000"  # left as it was

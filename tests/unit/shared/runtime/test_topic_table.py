@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from contracts import Topic
+from shared.bus.records import TopicConfig
 from shared.runtime.service import Service
 from shared.runtime.settings import Settings
 from shared.runtime.table import Table
@@ -19,7 +20,7 @@ from shared.runtime.topic_table import (
     table_path,
     topic_table,
 )
-from shared.runtime.topology import service_topics, topic_configs
+from shared.runtime.topology import drift, service_topics, topic_configs
 from shared.state.changelog import ChangelogStore
 
 ENV = {"KAFKA_BOOTSTRAP_SERVERS": "unused"}
@@ -163,3 +164,17 @@ def test_topics_are_created_with_the_tables_copies_and_configs() -> None:
     assert configs["p.queues"].configs == {"min.insync.replicas": "2", "cleanup.policy": "compact"}
     assert configs["p.pods"].configs["retention.ms"] == "-1"
     assert configs["p.jobs.submitted.DLT"].configs["retention.ms"] == "604800000"
+
+
+def test_every_difference_from_the_table_is_named_when_a_topic_exists_otherwise() -> None:
+    wanted = TopicConfig(
+        "p.queues", 4, 3, {"cleanup.policy": "compact", "min.insync.replicas": "2"}
+    )
+    assert drift(wanted, wanted) == []
+    found = TopicConfig("p.queues", 3, 1, {"cleanup.policy": "delete", "retention.ms": "604800000"})
+    assert drift(wanted, found) == [
+        "partitions=3 (table: 4)",
+        "replication-factor=1 (table: 3)",
+        "cleanup.policy=delete (table: compact)",
+        "min.insync.replicas=(unset) (table: 2)",
+    ]
