@@ -52,14 +52,6 @@ def without_controls(text: str) -> bool:
     )
 
 
-def test_control_characters_are_escaped_when_printed_newline_and_tab_only_outside_cells():
-    assert terminal.printable("a\x1b[2Jb\n\tc\x9b\x7f\u202e") == (
-        "a\\u001b[2Jb\n\tc\\u009b\\u007f\\u202e"
-    )
-    assert terminal.cell("a\nb\tc") == "a\\u000ab\\u0009c"
-    assert terminal.printable("plain é 名前") == "plain é 名前"
-
-
 def test_submit_wait_prints_escapes_escaped_when_a_rejection_names_them():
     store = store_of(rejected_with_escapes("default/a"))
     line = outcome(store, StatusStore(PREFIX), "default/a", unchanged=False).line
