@@ -29,6 +29,7 @@ from contracts.objects.queue import Queue
 from services.admission.core import AdmissionLimits, Submission, decide, queues_from_manifests
 from services.admission.decode import decode
 from services.admission.mutate import mutate
+from services.cli import terminal
 from shared.step import Ctx
 
 _SafeLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -82,16 +83,16 @@ def run(args: argparse.Namespace) -> int:
         for path in args.queues:
             queues.update(queues_from_manifests(_documents(_read(path))))
     except (OSError, ValueError, yaml.YAMLError) as exc:
-        print(f"vcbus admit: {exc}", file=sys.stderr)
+        terminal.error(f"vcbus admit: {exc}\n")
         return EXIT_UNREADABLE
     payloads, several = split_documents(payload)
     verdicts = [admit(queues, part, index) for index, part in enumerate(payloads)]
     if args.json:
         rendered = [_as_json(verdict) for verdict in verdicts]
         out: object = rendered if several else rendered[0]
-        sys.stdout.write(msgspec.json.format(msgspec.json.encode(out), indent=2).decode() + "\n")
+        terminal.write(msgspec.json.format(msgspec.json.encode(out), indent=2).decode() + "\n")
     else:
-        sys.stdout.write("".join(_as_text(verdict) for verdict in verdicts))
+        terminal.write("".join(_as_text(verdict) for verdict in verdicts))
     return EXIT_ALLOWED if all(verdict.allowed for verdict in verdicts) else EXIT_REJECTED
 
 

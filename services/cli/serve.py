@@ -208,6 +208,8 @@ def run(args: argparse.Namespace) -> int:
         topic_prefix=settings.topic_prefix,
         max_payload_bytes=settings.max_payload_bytes,
     )
+    for warning in kafka.warnings():
+        log.warning("unsafe_kafka_settings_accepted", warning=warning)
     health = health_options(os.environ)
     service = BUILDERS[args.service](args, settings)
     try:
@@ -261,7 +263,7 @@ async def serve(
         runtime: the runtime to use (tests keep a handle on it); made here when ``None``.
     """
     bus = AioKafkaBus(settings.kafka)
-    await ensure_topics(bus, [service], settings.topic_prefix, settings.partitions)
+    await ensure_topics(bus, [service], settings.topic_prefix, settings.partitions, settings.topics)
     metrics = ServiceMetrics(service.name, instance=instance, prefix=settings.topic_prefix)
     service = with_metrics(service, metrics)
     runtime = runtime or Runtime(

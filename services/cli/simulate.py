@@ -69,6 +69,7 @@ from contracts.objects.queue import Queue
 from services.admission import app as admission
 from services.admission.core import queues_from_manifests
 from services.allocator import app as allocator
+from services.cli import terminal
 from services.cli.submit import records_for
 from services.cluster import app as cluster
 from services.cluster.core import ClusterConf
@@ -627,10 +628,10 @@ def run(args: argparse.Namespace) -> int:
         else:
             outcome = simulate_document(document, path.parent, cycles=args.cycles)
     except (OSError, ScenarioFileError, ScenarioError, ConfError) as exc:
-        sys.stderr.write(f"vcbus simulate: {exc}\n")
+        terminal.error(f"vcbus simulate: {exc}\n")
         return 2
     as_json = args.json or is_snapshot(document)
-    sys.stdout.write(render_json(outcome) if as_json else render_text(outcome))
+    terminal.write(render_json(outcome) if as_json else render_text(outcome))
     if args.bus == "kafka":
         sys.stderr.write(
             "note: on a broker the services race in real time: final phases and counts match "

@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from contracts import Topic
+from services.cli import terminal
 from services.cli.dashboard import DEFAULT_HOST, DEFAULT_PORT, jaeger_url
 from services.cli.dashboard.app import listen, serve, url_of
 from services.cli.serve import BUILDERS, add_service_options
@@ -148,7 +149,11 @@ def run(args: argparse.Namespace) -> int:
 
 async def _ensure(settings: Settings, services: list[Service]) -> None:
     await ensure_topics(
-        AioKafkaBus(settings.kafka), services, settings.topic_prefix, settings.partitions
+        AioKafkaBus(settings.kafka),
+        services,
+        settings.topic_prefix,
+        settings.partitions,
+        settings.topics,
     )
 
 
@@ -175,7 +180,7 @@ async def _watch(
     try:
         if args.demo:
             submitted = await _submit_demo(settings, Path(args.demo_dir))
-            sys.stdout.write(f"demo: submitted {', '.join(submitted)}\n")
+            terminal.write(f"demo: submitted {', '.join(submitted)}\n")
         loop = asyncio.get_running_loop()
         stop = asyncio.Event()
         for signum in (signal.SIGTERM, signal.SIGINT):

@@ -29,5 +29,16 @@ class BrokerUnavailableError(BusError):
     retriable = True
 
 
+class BrokerAuthenticationError(BusError):
+    """The broker answers but refuses the client's TLS or SASL; no retry helps.
+
+    The message says which (credentials, mechanism, certificate) and what the broker said.
+    """
+
+
 class BrokerStartError(BusError):
     """An embedded broker could not be started."""
+
+
+class TopicCreationError(BusError):
+    """The broker refused to create a topic as asked; the message carries its answer."""

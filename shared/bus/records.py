@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 Headers = tuple[tuple[str, bytes], ...]
 
@@ -52,8 +53,9 @@ class OutRecord:
 
 @dataclass(frozen=True, slots=True)
 class TopicConfig:
-    """A topic to create: partitions and whether it is compacted."""
+    """A topic to create: partitions, copies and Kafka topic configs (``cleanup.policy`` ...)."""
 
     name: str
     partitions: int
-    compacted: bool = False
+    replication_factor: int = 1
+    configs: Mapping[str, str] = field(default_factory=dict)

@@ -398,7 +398,9 @@ async def run_system(
     fold = _Fold(outcome, clock, start, settings.topic_prefix)
     recording = RecordingBus(bus, fold)
     pacer.watch(lambda: fold.records)
-    await ensure_topics(recording, services, settings.topic_prefix, settings.partitions)
+    await ensure_topics(
+        recording, services, settings.topic_prefix, settings.partitions, settings.topics
+    )
     producer = recording.producer(client_id="inprocess")
     driver = _Driver(
         bus=recording,
