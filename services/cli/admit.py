@@ -27,7 +27,7 @@ from contracts.events.jobs_rejected import JobRejected, SubmissionOrigin, Violat
 from contracts.objects.job import Job
 from contracts.objects.queue import Queue
 from services.admission.core import AdmissionLimits, Submission, decide, queues_from_manifests
-from services.admission.decode import decode
+from services.admission.decode import decode, load_yaml
 from services.admission.mutate import mutate
 from shared.step import Ctx
 
@@ -81,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
         queues: dict[str, Queue] = {}
         for path in args.queues:
             queues.update(queues_from_manifests(_documents(_read(path))))
-    except (OSError, ValueError, yaml.YAMLError) as exc:
+    except (OSError, ValueError, RecursionError, yaml.YAMLError) as exc:
         print(f"vcbus admit: {exc}", file=sys.stderr)
         return EXIT_UNREADABLE
     payloads, several = split_documents(payload)
@@ -181,7 +181,7 @@ def _documents(payload: bytes) -> list[object]:
     if text.lstrip().startswith("["):
         loaded: list[object] = [msgspec.json.decode(payload)]
     else:
-        loaded = list(yaml.load_all(text, Loader=_SafeLoader))
+        loaded = load_yaml(text, max_chars=len(payload))
     documents: list[object] = []
     for document in loaded:
         documents.extend(document if isinstance(document, list) else [document])

@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import TextIO
 
 import msgspec
-import yaml
 
 from contracts import (
     JobDeleted,
@@ -40,6 +39,7 @@ from contracts import (
 )
 from contracts.objects import JobPhase, Queue
 from services.admission.core import queues_from_manifests
+from services.admission.decode import load_yaml
 from services.cli.status import StatusReader, StatusStore, pending_reasons, trace_id_of
 from shared.bus.envelope import HEADER_CONTENT_TYPE, HEADER_EVENT_TYPE
 from shared.bus.kafka import AioKafkaBus
@@ -65,12 +65,20 @@ class Submitted:
 
 
 def _documents(text: str) -> list[object] | None:
+    """The file's documents; ``None`` when it is neither JSON nor YAML within bounds.
+
+    YAML is read as admission reads it (recursive aliases, alias bombs and absurd nesting
+    refused before anything is built); such a file is published as it is, and admission
+    answers it with the reason.
+    """
     try:
         loaded = json.loads(text)
+    except RecursionError:
+        return None
     except ValueError:
         try:
-            return [doc for doc in yaml.safe_load_all(text) if doc is not None]
-        except yaml.YAMLError:
+            return load_yaml(text, max_chars=len(text.encode()))
+        except ValueError:
             return None
     return loaded if isinstance(loaded, list) else [loaded]
 

@@ -7,6 +7,7 @@ import re
 from datetime import UTC, datetime
 
 import msgspec
+import pytest
 import yaml
 
 from contracts import QueueDeclared, QueuesEvent
@@ -145,3 +146,25 @@ def test_each_item_becomes_a_record_when_file_is_a_json_list() -> None:
 
     assert (job.record.topic, job.record.key) == ("t.jobs.submitted", b"team-a/j1")
     assert (queue.record.topic, queue.record.key) == ("t.queues", b"research")
+
+
+def alias_bomb(levels: int) -> str:
+    lines = ["l0: &l0 [x, x, x, x, x, x, x, x, x, x]"]
+    lines += [f"l{n}: &l{n} [{', '.join([f'*l{n - 1}'] * 10)}]" for n in range(1, levels)]
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "apiVersion: batch.volcano.sh/v1alpha1\nkind: Job\nmetadata: &m {name: x, labels: *m}\n",
+        alias_bomb(9),
+    ],
+    ids=["recursive-alias", "alias-bomb"],
+)
+def test_text_is_published_as_it_is_when_its_yaml_aliases_are_refused(text: str) -> None:
+    """Never built (a cycle, or a billion values): admission answers it with the reason."""
+    (item,) = records_for(text, PREFIX, NOW)
+
+    assert item.record.value == text.encode()
+    assert headers(item)["content-type"] == b"text/plain; charset=utf-8"
