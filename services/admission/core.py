@@ -10,11 +10,14 @@ answers with one of:
   rejection's: a redelivered record yields the same id, which consumers drop. A real
   resubmission (a new record) gets a new id; the job-controller treats an equal digest
   for a job it holds as a no-op, and admits it afresh after the job was deleted.
-- ``JobRejected`` — every violation, the original payload as text (bytes that are not
-  UTF-8 replaced, cut to ``limits.max_rejected_payload_bytes`` with
-  ``payload_truncated``), the origin, and the job key when a name could be read. Its id
-  is derived from the origin's topic, partition and offset, so redelivery of the same
-  record yields the same id.
+- ``JobRejected`` — the violations (the first ``MAX_VIOLATIONS``, each path and message
+  cut to ``MAX_VIOLATION_CHARS``, the rest counted in ``violations_omitted``), the
+  original payload as text (bytes that are not UTF-8 replaced, cut so its JSON text is at
+  most ``limits.max_rejected_payload_bytes``, with ``payload_truncated``), the origin, and
+  the job key when a name could be read. Its id is derived from the origin's topic,
+  partition and offset, so redelivery of the same record yields the same id. A valid job
+  whose records could not be written (SPEC A12, :mod:`services.admission.fit`) is
+  rejected too, with a reason that names the limit.
 - ``JobDeleteAccepted`` / ``JobAbortAccepted`` — for a command naming a well-formed job
   key (``namespace/name``); the id is derived from the command's own ``event_id``.
 
@@ -43,10 +46,12 @@ from contracts.events.jobs_rejected import JobRejected, SubmissionOrigin, Violat
 from contracts.events.jobs_submitted import JobAbortRequested, JobDeleteRequested
 from contracts.events.queues import QueueDeclared, QueueDeleted
 from contracts.keys import JobKey, job_key
+from contracts.limits import MAX_PAYLOAD_ECHO_BYTES, MAX_VIOLATION_CHARS, MAX_VIOLATIONS
 from contracts.objects.job import Job
 from contracts.objects.queue import Queue, QueueState
 from contracts.quantity import QuantityError, parse_resources
 from services.admission.decode import MAX_PAYLOAD_BYTES, decode
+from services.admission.fit import record_violations
 from services.admission.mutate import mutate
 from services.admission.names import dns1123_label_errors
 from services.admission.rules import DEFAULT_MAX_REPLICAS, validate
@@ -73,7 +78,7 @@ class AdmissionLimits:
 
     max_payload_bytes: int = MAX_PAYLOAD_BYTES
     max_replicas: int = DEFAULT_MAX_REPLICAS
-    max_rejected_payload_bytes: int = 64 * 1024
+    max_rejected_payload_bytes: int = MAX_PAYLOAD_ECHO_BYTES
 
 
 @dataclass(frozen=True, slots=True)
@@ -251,13 +256,17 @@ def _admit(
         return _rejected(violations, submission, ctx, limits, key)
     digest = spec_digest(job)
     origin = submission.origin
-    return JobAdmitted(
+    admitted = JobAdmitted(
         event_id=derive_event_id(ADMITTED_TAG, f"{origin.topic}/{origin.partition}", origin.offset),
         occurred_at=ctx.now,
         job_key=key,
         job=mutate(job),
         spec_digest=digest,
     )
+    too_large = record_violations(admitted)
+    if too_large:
+        return _rejected(too_large, submission, ctx, limits, key)
+    return admitted
 
 
 def _rejected(
@@ -268,17 +277,44 @@ def _rejected(
     key: JobKey | None,
 ) -> JobRejected:
     origin = submission.origin
-    payload = submission.payload
-    cut = payload[: limits.max_rejected_payload_bytes]
+    echo, truncated = _echo(submission.payload, limits.max_rejected_payload_bytes)
+    listed = tuple(_clipped(violation) for violation in violations[:MAX_VIOLATIONS])
     return JobRejected(
         event_id=derive_event_id(REJECTED_TAG, f"{origin.topic}/{origin.partition}", origin.offset),
         occurred_at=ctx.now,
         job_key=key,
-        violations=violations,
-        payload=cut.decode("utf-8", errors="replace"),
-        payload_truncated=len(payload) > len(cut),
+        violations=listed,
+        payload=echo,
+        payload_truncated=truncated,
         origin=origin,
+        violations_omitted=len(violations) - len(listed),
     )
+
+
+def _echo(payload: bytes, limit: int) -> tuple[str, bool]:
+    """The payload as text whose JSON encoding is at most ``limit`` bytes, and if it was cut.
+
+    Bytes that are not UTF-8 become U+FFFD (three bytes) and control characters escapes
+    (up to six): the text is cut again until its encoding fits.
+    """
+    text = payload[:limit].decode("utf-8", errors="replace")
+    truncated = len(payload) > limit
+    while (size := len(msgspec.json.encode(text)) - 2) > limit:
+        text = text[: len(text) * limit // size - 1]
+        truncated = True
+    return text, truncated
+
+
+def _clipped(violation: Violation) -> Violation:
+    if max(len(violation.path), len(violation.message)) <= MAX_VIOLATION_CHARS:
+        return violation
+    return Violation(
+        path=_clip(violation.path), reason=violation.reason, message=_clip(violation.message)
+    )
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= MAX_VIOLATION_CHARS else text[: MAX_VIOLATION_CHARS - 1] + "…"
 
 
 def _job_key_errors(key: str) -> tuple[Violation, ...]:

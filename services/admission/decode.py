@@ -484,7 +484,12 @@ def _first_too_deep(document: object) -> str:
     return ""
 
 
+_MAX_KEY_NAME = 253
+_MAX_KEY_NAMESPACE = 63
+
+
 def _peek_job_key(document: object) -> JobKey | None:
+    """The key a refused payload names, when it could be a job's key (bounded, no ``/``)."""
     if not isinstance(document, Mapping):
         return None
     metadata = document.get("metadata")
@@ -492,9 +497,11 @@ def _peek_job_key(document: object) -> JobKey | None:
         return None
     name = metadata.get("name")
     namespace = metadata.get("namespace")
-    if not isinstance(name, str) or not name or "/" in name:
+    if not isinstance(name, str) or not name or "/" in name or len(name) > _MAX_KEY_NAME:
         return None
-    if namespace is not None and (not isinstance(namespace, str) or "/" in namespace):
+    if namespace is not None and (
+        not isinstance(namespace, str) or "/" in namespace or len(namespace) > _MAX_KEY_NAMESPACE
+    ):
         return None
     return job_key(namespace, name)
 

@@ -48,6 +48,7 @@ class Verdict:
     job: Job | None
     violations: tuple[Violation, ...]
     label: str
+    violations_omitted: int = 0
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -108,7 +109,7 @@ def admit(queues: dict[str, Queue], payload: bytes, index: int) -> Verdict:
             decoded = decode(payload).submission
             job = mutate(decoded) if isinstance(decoded, Job) else None
             label = event.job_key or f"document {index + 1}"
-            return Verdict(False, job, event.violations, label)
+            return Verdict(False, job, event.violations, label, event.violations_omitted)
         case JobDeleteAccepted() | JobAbortAccepted():
             return Verdict(True, None, (), f"{event.__struct_config__.tag} {event.job_key}")
         case _:
@@ -204,6 +205,7 @@ def _as_json(verdict: Verdict) -> dict[str, Any]:
             {"path": violation.path, "reason": violation.reason, "message": violation.message}
             for violation in verdict.violations
         ],
+        "violationsOmitted": verdict.violations_omitted,
     }
 
 
@@ -223,9 +225,12 @@ def _as_text(verdict: Verdict) -> str:
             f"ALLOWED  {verdict.label}: queue {spec.queue}, minAvailable {spec.min_available} "
             f"of {pods} pods (tasks {minimums})\n"
         )
-    lines = [f"REJECTED {verdict.label}: {len(verdict.violations)} violation(s)\n"]
+    total = len(verdict.violations) + verdict.violations_omitted
+    lines = [f"REJECTED {verdict.label}: {total} violation(s)\n"]
     lines.extend(
         f"  {violation.path or '(payload)'}: {violation.reason}: {violation.message}\n"
         for violation in verdict.violations
     )
+    if verdict.violations_omitted:
+        lines.append(f"  … and {verdict.violations_omitted} more, not listed\n")
     return "".join(lines)
