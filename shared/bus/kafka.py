@@ -26,8 +26,14 @@ from aiokafka.errors import (
     TopicAlreadyExistsError,
 )
 
+from contracts.limits import MAX_RECORD_BYTES
 from shared.bus.assignor import CopartitionedAssignor
-from shared.bus.errors import BrokerUnavailableError, CommitError, PublishError
+from shared.bus.errors import (
+    BrokerUnavailableError,
+    CommitError,
+    PublishError,
+    RecordRefusedError,
+)
 from shared.bus.protocol import RebalanceCallback
 from shared.bus.records import OutRecord, Record, TopicConfig, TopicPartition
 
@@ -173,7 +179,9 @@ class KafkaProducer:
                 enable_idempotence=False,
                 linger_ms=self._settings.linger_ms,
                 max_batch_size=self._settings.max_batch_size,
-                max_request_size=self._settings.max_batch_size * 8,
+                # aiokafka refuses a larger record before sending it, as Kafka's default
+                # message.max.bytes would (SPEC A12: every record at most 1 MiB)
+                max_request_size=MAX_RECORD_BYTES,
                 **self._settings.client_options(),
             )
             for attempt in range(self._settings.publish_attempts):
@@ -212,8 +220,9 @@ class KafkaProducer:
                     )
                 results = await asyncio.gather(*futures, return_exceptions=True)
             except KafkaError as exc:
-                last: BaseException = exc
-                results = [exc]
+                # refused before sending (MessageSizeTooLargeError): the records before it
+                # are on their way; it is the one at len(futures)
+                results = [*await asyncio.gather(*futures, return_exceptions=True), exc]
             failed = [
                 r
                 for r, res in zip(pending, results, strict=False)
@@ -229,7 +238,14 @@ class KafkaProducer:
                 and not last.retriable
                 and not isinstance(last, KafkaTimeoutError)
             ):
-                raise PublishError(f"publishing failed: {last!r}") from last
+                refused = next(
+                    record
+                    for record, result in zip(pending, results, strict=False)
+                    if result is last
+                )
+                raise RecordRefusedError(
+                    f"the record is refused: {last!r}", record=refused
+                ) from last
             # Resend what failed, in order; duplicates are dropped downstream by event id.
             pending = failed
             await asyncio.sleep(_backoff(self._settings, attempt))

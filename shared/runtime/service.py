@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 from collections.abc import Awaitable, Callable, Coroutine, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -20,10 +21,10 @@ import structlog
 
 from contracts._base import Event
 from shared.bus.dead_letter import dead_letter
-from shared.bus.errors import CommitError
+from shared.bus.errors import CommitError, RecordRefusedError
 from shared.bus.outbox import Outbox
 from shared.bus.protocol import Bus, Producer
-from shared.bus.records import Record, TopicPartition
+from shared.bus.records import OutRecord, Record, TopicPartition
 from shared.bus.router import Route, Router
 from shared.runtime.clock import Clock, SystemClock
 from shared.runtime.lease import Lease
@@ -311,12 +312,9 @@ async def _consume(
                 and not any(store.has_writes() for store in service.stores)
             ):
                 continue
-            outputs = outbox.take()
-            if runtime.metrics is not None:
-                runtime.metrics.observe_published(outputs)
-            await runtime.producer.send(outputs)
+            await _publish_outputs(runtime, outbox.take_with_sources())
             state_records = [record for store in service.stores for record in store.take_writes()]
-            await runtime.producer.send(state_records)
+            await _publish_state(runtime, state_records)
             try:
                 await consumer.commit(offsets)
             except CommitError as exc:
@@ -326,6 +324,74 @@ async def _consume(
         if runtime.metrics is not None:
             runtime.metrics.attach(None)
         await consumer.stop()
+
+
+async def _publish_outputs(
+    runtime: Runtime, queued: Sequence[tuple[OutRecord, Record | None]]
+) -> None:
+    """Publish a batch's outputs; a record the broker refuses for good dead-letters its input.
+
+    SPEC A12: a service that cannot publish an output sends the input to ``<topic>.DLT``
+    with the error and goes on, instead of failing on the same record after every restart.
+    On a refusal the batch is published again input by input (downstream drops what was
+    already published by event id); the outputs of an input whose own are refused are
+    replaced by its dead letter. An output of a timer (no input) that is refused is logged
+    and dropped. Transient failures still raise, after the bus's retries.
+    """
+    records = [record for record, _ in queued]
+    try:
+        await _send(runtime, records)
+        return
+    except RecordRefusedError as exc:
+        log.warning("batch_refused", error=str(exc), records=len(records))
+    for source, group in itertools.groupby(queued, key=lambda item: item[1]):
+        answers = [record for record, _ in group]
+        try:
+            await _send(runtime, answers)
+            continue
+        except RecordRefusedError as exc:
+            error = f"publishing its output failed: {exc}"
+        if source is None:
+            log.error("output_dropped", error=error, records=len(answers))
+            continue
+        letter = dead_letter(source, error, service=runtime.name)
+        try:
+            await _send(runtime, [letter])
+        except RecordRefusedError as again:
+            log.error("dead_letter_refused", topic=source.topic, error=str(again))
+            continue
+        log.error(
+            "record_dead_lettered",
+            topic=source.topic,
+            partition=source.partition,
+            offset=source.offset,
+            error=error,
+        )
+
+
+async def _publish_state(runtime: Runtime, records: Sequence[OutRecord]) -> None:
+    """Publish changelog records; one the broker refuses for good is logged, the rest go on.
+
+    Reactors refuse a state over the limit before keeping it (``shared.runtime.reactor``),
+    so a refusal here means a broker with a lower limit than vcbus's 1 MiB: the state
+    stays in memory and its next change is written again.
+    """
+    pending = list(records)
+    while pending:
+        try:
+            await runtime.producer.send(pending)
+            return
+        except RecordRefusedError as exc:
+            if exc.record is None or exc.record not in pending:
+                raise
+            log.error("state_refused", topic=exc.record.topic, error=str(exc))
+            pending = pending[pending.index(exc.record) + 1 :]
+
+
+async def _send(runtime: Runtime, records: Sequence[OutRecord]) -> None:
+    await runtime.producer.send(records)
+    if runtime.metrics is not None:
+        runtime.metrics.observe_published(records)
 
 
 def _poll_timeout(timers: Sequence[Timer], clock: Clock, default: float) -> float:
