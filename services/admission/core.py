@@ -19,7 +19,10 @@ answers with one of:
   whose records could not be written (SPEC A12, :mod:`services.admission.fit`) is
   rejected too, with a reason that names the limit.
 - ``JobDeleteAccepted`` / ``JobAbortAccepted`` — for a command naming a well-formed job
-  key (``namespace/name``); the id is derived from the command's own ``event_id``.
+  key (``namespace/name``); the id is derived from the command's tag, its job and its
+  position (topic, partition, offset), never from the ``event_id`` the client sent: two
+  commands that reuse one id are still two commands (a delete is never dropped as a
+  duplicate of an older one), and a redelivered record keeps its id.
 
 **Admission is stateless over jobs** (a decision already taken): it knows only the
 queues, validates every submission as a Kubernetes CREATE (mutation then validation,
@@ -116,11 +119,15 @@ def decide(
     key_errors = _job_key_errors(command.job)
     if key_errors:
         return (_rejected(key_errors, submission, ctx, limits, None),)
+    # The id is the command's own content (tag, job) at its position: a redelivered
+    # record keeps it, any other command gets another, whatever event_id the client chose.
+    origin = submission.origin
+    position = f"{origin.topic}/{origin.partition}/{origin.offset}"
     match command:
         case JobDeleteRequested():
             return (
                 JobDeleteAccepted(
-                    event_id=derive_event_id(DELETE_ACCEPTED_TAG, command.job, command.event_id),
+                    event_id=derive_event_id(DELETE_ACCEPTED_TAG, command.job, position),
                     occurred_at=ctx.now,
                     job_key=command.job,
                 ),
@@ -128,7 +135,7 @@ def decide(
         case JobAbortRequested():
             return (
                 JobAbortAccepted(
-                    event_id=derive_event_id(ABORT_ACCEPTED_TAG, command.job, command.event_id),
+                    event_id=derive_event_id(ABORT_ACCEPTED_TAG, command.job, position),
                     occurred_at=ctx.now,
                     job_key=command.job,
                 ),

@@ -74,7 +74,6 @@ class Case:
     job: str | None = None
     reasons: tuple[str, ...] = ()
     key: bytes | None = None
-    command_id: str = ""
 
 
 def _yaml(document: object) -> bytes:
@@ -185,7 +184,7 @@ def _command(number: int) -> Case:
     payload = _json(
         {"type": tag, "event_id": command_id, "occurred_at": "2026-01-01T00:00:00Z", "job": key}
     )
-    return Case(f"{kind}-{number}", payload, kind, key, key=key.encode(), command_id=command_id)
+    return Case(f"{kind}-{number}", payload, kind, key, key=key.encode())
 
 
 def build_cases() -> list[Case]:
@@ -373,12 +372,12 @@ def _check_answer(case: Case, answer: object, submitted: str, partition: int, of
     elif case.answer == DELETE:
         assert isinstance(answer, JobDeleteAccepted)
         assert answer.event_id == derive_event_id(
-            DELETE_ACCEPTED_TAG, answer.job_key, case.command_id
+            DELETE_ACCEPTED_TAG, answer.job_key, f"{origin_id}/{offset}"
         )
     else:
         assert isinstance(answer, JobAbortAccepted)
         assert answer.event_id == derive_event_id(
-            ABORT_ACCEPTED_TAG, answer.job_key, case.command_id
+            ABORT_ACCEPTED_TAG, answer.job_key, f"{origin_id}/{offset}"
         )
 
 

@@ -179,7 +179,7 @@ def test_deleted_queue_is_forgotten_when_the_queues_topic_says_so() -> None:
     ],
     ids=["delete", "abort"],
 )
-def test_command_is_accepted_with_an_id_derived_from_its_own(
+def test_command_is_accepted_with_an_id_derived_from_its_job_and_position(
     command: type[JobDeleteRequested | JobAbortRequested],
     accepted: type[JobDeleteAccepted | JobAbortAccepted],
     tag: str,
@@ -191,10 +191,23 @@ def test_command_is_accepted_with_an_id_derived_from_its_own(
     (event,) = decide({}, submit(payload), CTX, LIMITS)
 
     assert event == accepted(
-        event_id=derive_event_id(tag, "team-a/j1", "cmd-1"),
+        event_id=derive_event_id(tag, "team-a/j1", "vcbus.jobs.submitted/3/42"),
         occurred_at=NOW,
         job_key=JobKey("team-a/j1"),
     )
+
+
+def test_commands_reusing_a_client_event_id_are_two_commands_and_a_redelivery_is_one() -> None:
+    """The delete of the job's next life is not taken for the delete of its last one."""
+    first = JobDeleteRequested(event_id="reused", occurred_at=NOW, job=JobKey("team-a/j1"))
+    payload = msgspec.json.encode(first)
+
+    (once,) = decide({}, submit(payload, offset=10), CTX, LIMITS)
+    (redelivered,) = decide({}, submit(payload, offset=10), CTX, LIMITS)
+    (later,) = decide({}, submit(payload, offset=99), CTX, LIMITS)
+
+    assert once.event_id == redelivered.event_id
+    assert later.event_id != once.event_id
 
 
 @pytest.mark.parametrize("key", ["j1", "/j1", "team-a/", "a/b/c", "Team_A/j1"])
