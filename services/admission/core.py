@@ -56,7 +56,7 @@ from contracts.quantity import QuantityError, parse_resources
 from services.admission.decode import MAX_PAYLOAD_BYTES, decode
 from services.admission.fit import record_violations
 from services.admission.mutate import mutate
-from services.admission.names import dns1123_label_errors
+from services.admission.names import dns1123_label_errors, dns1123_subdomain_errors
 from services.admission.rules import DEFAULT_MAX_REPLICAS, validate
 from shared.step import Ctx
 
@@ -181,6 +181,7 @@ def queues_from_manifests(documents: Iterable[object]) -> dict[str, Queue]:
     ``spec.priority``, ``spec.reclaimable`` and ``status.state`` (default ``Open``). A
     mapping without ``kind`` is read as a contracts ``Queue`` (``{name, weight, …}``,
     as in simulation scenarios). ``None`` documents (empty YAML documents) are skipped.
+    A queue name must be a DNS-1123 subdomain, as the API server requires (SPEC A13).
 
     Args:
         documents: decoded YAML or JSON documents.
@@ -197,6 +198,9 @@ def queues_from_manifests(documents: Iterable[object]) -> dict[str, Queue]:
             continue
         try:
             queue = _queue_from_document(document)
+            name_errors = dns1123_subdomain_errors(queue.name)
+            if name_errors:
+                raise ValueError(f"queue name {queue.name!r}: {'; '.join(name_errors)}")
         except (ValueError, msgspec.ValidationError, QuantityError) as exc:
             raise ValueError(f"queue document {number}: {exc}") from None
         queues[queue.name] = queue
@@ -219,6 +223,7 @@ def _queue_from_document(document: object) -> Queue:
     name = metadata.get("name")
     if not isinstance(name, str) or not name:
         raise ValueError("metadata.name is required")
+
     guarantee = _mapping(spec.get("guarantee"), "spec.guarantee")
     flat = {
         "name": name,
@@ -340,6 +345,16 @@ def _job_key_errors(key: str) -> tuple[Violation, ...]:
                 path="job",
                 reason="InvalidJobKey",
                 message=f"job key {key!r}: namespace {namespace!r} is not a DNS-1123 label",
+            ),
+        )
+    if dns1123_subdomain_errors(name):
+        return (
+            Violation(
+                path="job",
+                reason="InvalidJobKey",
+                message=(
+                    f"job key {key!r}: name {name!r} is not a DNS-1123 subdomain, so no job has it"
+                ),
             ),
         )
     return ()

@@ -33,7 +33,37 @@ from contracts.events.jobs_submitted import JobAbortRequested, JobDeleteRequeste
 from contracts.keys import JobKey, job_key
 from contracts.objects.job import JOB_API_VERSION, JOB_KIND, Job
 
-_SafeLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _SafeLoader(_BaseLoader):  # type: ignore[misc,valid-type]
+    """PyYAML's safe loader with YAML 1.2 core-schema numbers (SPEC A13).
+
+    PyYAML resolves YAML 1.1 forms: ``1:30`` is the sexagesimal 90, ``1_000`` is 1000,
+    ``017`` octal 15, ``0b11`` binary. YAML 1.2 (and JSON, which the API server reads)
+    has none of them; here they stay strings, so a field that needs a number refuses
+    them with its path instead of taking a number the user did not write. ``017`` (1.1:
+    15, 1.2: 17, JSON: invalid) stays a string too.
+    """
+
+
+_INT = "tag:yaml.org,2002:int"
+_FLOAT = "tag:yaml.org,2002:float"
+_SafeLoader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag not in (_INT, _FLOAT)]
+    for first, resolvers in _BaseLoader.yaml_implicit_resolvers.items()
+}
+_SafeLoader.add_implicit_resolver(
+    _INT, re.compile(r"^(?:[-+]?(?:0|[1-9][0-9]*)|0o[0-7]+|0x[0-9a-fA-F]+)$"), list("-+0123456789")
+)
+_SafeLoader.add_implicit_resolver(
+    _FLOAT,
+    re.compile(
+        r"^(?:[-+]?(?:\.[0-9]+|[0-9]+\.[0-9]*)(?:[eE][-+]?[0-9]+)?|[-+]?[0-9]+[eE][-+]?[0-9]+"
+        r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"
+    ),
+    list("-+.0123456789"),
+)
 
 MAX_PAYLOAD_BYTES = 1024 * 1024
 """Default size limit of one submission (1 MiB)."""

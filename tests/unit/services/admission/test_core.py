@@ -210,7 +210,9 @@ def test_commands_reusing_a_client_event_id_are_two_commands_and_a_redelivery_is
     assert later.event_id != once.event_id
 
 
-@pytest.mark.parametrize("key", ["j1", "/j1", "team-a/", "a/b/c", "Team_A/j1"])
+@pytest.mark.parametrize(
+    "key", ["j1", "/j1", "team-a/", "a/b/c", "Team_A/j1", "team-a/A", "team-a/a_b", "team-a/a..b"]
+)
 def test_command_is_rejected_when_its_job_key_is_malformed(key: str) -> None:
     payload = msgspec.json.encode(
         JobDeleteRequested(event_id="c", occurred_at=NOW, job=JobKey(key))
@@ -220,6 +222,12 @@ def test_command_is_rejected_when_its_job_key_is_malformed(key: str) -> None:
 
     assert isinstance(event, JobRejected)
     assert [v.reason for v in event.violations] == ["InvalidJobKey"]
+
+
+@pytest.mark.parametrize("name", ["GPU", "gpu_a", "gpu..a"])
+def test_queue_whose_name_is_not_a_dns1123_subdomain_is_refused_when_read(name: str) -> None:
+    with pytest.raises(ValueError, match=f"queue name '{name}'"):
+        queues_from_manifests([{"name": name, "weight": 1}])
 
 
 def test_volcano_queue_manifests_become_queues_when_read() -> None:

@@ -316,6 +316,25 @@ def test_alias_nesting_past_the_depth_limit_is_refused() -> None:
     assert "via an alias" in violation.message
 
 
+@pytest.mark.parametrize("written", ["1:30", "1_0", "017", "0b11"])
+def test_yaml_11_integers_are_refused_not_converted(written: str) -> None:
+    """SPEC A13: ``replicas: 1:30`` was the sexagesimal 90; YAML 1.2 and JSON have no such int."""
+    violation = only(
+        decode_submission(JOB_YAML.replace(b"replicas: 2", f"replicas: {written}".encode()))
+    )
+
+    assert (violation.reason, violation.path) == ("InvalidType", "spec.tasks[0].replicas")
+    assert "Expected `int`, got `str`" in violation.message
+
+
+@pytest.mark.parametrize(("written", "value"), [("12", 12), ("+3", 3), ("0x10", 16), ("0o10", 8)])
+def test_yaml_12_integers_are_read(written: str, value: int) -> None:
+    job = decode_submission(JOB_YAML.replace(b"replicas: 2", f"replicas: {written}".encode()))
+
+    assert isinstance(job, Job)
+    assert job.spec.tasks[0].replicas == value
+
+
 def test_python_tags_are_refused_when_yaml_asks_for_objects() -> None:
     violation = only(decode_submission(b"!!python/object/apply:os.system ['true']"))
 
