@@ -27,8 +27,9 @@ MAX_EVENT_BYTES = MAX_RECORD_BYTES - RECORD_HEADROOM_BYTES
 MAX_VIOLATIONS = 100
 """Most violations one ``JobRejected`` lists; the rest are counted."""
 
-MAX_VIOLATION_CHARS = 1024
-"""Longest path or message of one listed violation (longer ones are cut, marked ``…``)."""
+MAX_VIOLATION_TEXT_BYTES = 1024
+"""Longest path or message of one listed violation, as JSON text (longer ones are cut,
+marked ``…``)."""
 
 MAX_PAYLOAD_ECHO_BYTES = 64 * 1024
 """Most bytes of the refused payload a ``JobRejected`` echoes (as JSON text)."""

@@ -11,7 +11,7 @@ answers with one of:
   resubmission (a new record) gets a new id; the job-controller treats an equal digest
   for a job it holds as a no-op, and admits it afresh after the job was deleted.
 - ``JobRejected`` — the violations (the first ``MAX_VIOLATIONS``, each path and message
-  cut to ``MAX_VIOLATION_CHARS``, the rest counted in ``violations_omitted``), the
+  cut to ``MAX_VIOLATION_TEXT_BYTES`` of JSON text, the rest counted in ``violations_omitted``), the
   original payload as text (bytes that are not UTF-8 replaced, cut so its JSON text is at
   most ``limits.max_rejected_payload_bytes``, with ``payload_truncated``), the origin, and
   the job key when a name could be read. Its id is derived from the origin's topic,
@@ -49,7 +49,7 @@ from contracts.events.jobs_rejected import JobRejected, SubmissionOrigin, Violat
 from contracts.events.jobs_submitted import JobAbortRequested, JobDeleteRequested
 from contracts.events.queues import QueueDeclared, QueueDeleted
 from contracts.keys import JobKey, job_key
-from contracts.limits import MAX_PAYLOAD_ECHO_BYTES, MAX_VIOLATION_CHARS, MAX_VIOLATIONS
+from contracts.limits import MAX_PAYLOAD_ECHO_BYTES, MAX_VIOLATION_TEXT_BYTES, MAX_VIOLATIONS
 from contracts.objects.job import Job
 from contracts.objects.queue import Queue, QueueState
 from contracts.quantity import QuantityError, parse_resources
@@ -304,29 +304,33 @@ def _rejected(
 
 
 def _echo(payload: bytes, limit: int) -> tuple[str, bool]:
-    """The payload as text whose JSON encoding is at most ``limit`` bytes, and if it was cut.
-
-    Bytes that are not UTF-8 become U+FFFD (three bytes) and control characters escapes
-    (up to six): the text is cut again until its encoding fits.
-    """
-    text = payload[:limit].decode("utf-8", errors="replace")
-    truncated = len(payload) > limit
-    while (size := len(msgspec.json.encode(text)) - 2) > limit:
-        text = text[: len(text) * limit // size - 1]
-        truncated = True
-    return text, truncated
+    """The payload as text whose JSON encoding is at most ``limit`` bytes, and if it was cut."""
+    text, cut = _fitted(payload[:limit].decode("utf-8", errors="replace"), limit)
+    return text, cut or len(payload) > limit
 
 
 def _clipped(violation: Violation) -> Violation:
-    if max(len(violation.path), len(violation.message)) <= MAX_VIOLATION_CHARS:
-        return violation
     return Violation(
         path=_clip(violation.path), reason=violation.reason, message=_clip(violation.message)
     )
 
 
 def _clip(text: str) -> str:
-    return text if len(text) <= MAX_VIOLATION_CHARS else text[: MAX_VIOLATION_CHARS - 1] + "…"
+    fitted, cut = _fitted(text, MAX_VIOLATION_TEXT_BYTES - len("…".encode()))
+    return fitted + "…" if cut else text
+
+
+def _fitted(text: str, limit: int) -> tuple[str, bool]:
+    """``text`` cut until its JSON encoding is at most ``limit`` bytes, and if it was cut.
+
+    Characters outside ASCII take up to four bytes and control characters an escape of
+    six, so the text is cut again until its encoding fits.
+    """
+    cut = False
+    while (size := len(msgspec.json.encode(text)) - 2) > limit:
+        text = text[: len(text) * limit // size - 1]
+        cut = True
+    return text, cut
 
 
 def _job_key_errors(key: str) -> tuple[Violation, ...]:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+import structlog
+
 from contracts._base import Event
 from contracts.topics import key_of, topic_of
 from shared.bus.codec import encode, event_tag
@@ -16,6 +18,8 @@ from shared.bus.envelope import HEADER_CONTENT_TYPE, HEADER_EVENT_ID, HEADER_EVE
 from shared.bus.errors import RecordTooLargeError
 from shared.bus.records import OutRecord, Record, oversized
 from shared.tracing.spans import record_send_span
+
+log = structlog.get_logger("vcbus.bus")
 
 
 def event_record(event: Event, prefix: str) -> OutRecord:
@@ -44,17 +48,27 @@ class Outbox:
     def add_events(self, events: Iterable[Event], *, source: Record | None = None) -> None:
         """Queue events for publishing, as answers to ``source`` when given.
 
+        An event whose record would be over the 1 MiB limit (SPEC A12) can never be
+        written. Answering an input, it raises, so the router sends the input to its
+        ``.DLT``; with no input (a timer's or a cycle's output) it is logged and dropped,
+        as nothing else could stand for it.
+
         Raises:
-            RecordTooLargeError: an event's record would be over the 1 MiB limit (SPEC
-                A12); none of ``events`` is queued.
+            RecordTooLargeError: an answer to ``source`` is over the limit; none of
+                ``events`` is queued.
         """
         records = [event_record(event, self.prefix) for event in events]
+        fitting = []
         for record in records:
             reason = oversized(record)
-            if reason is not None:
+            if reason is None:
+                fitting.append(record)
+            elif source is not None:
                 raise RecordTooLargeError(reason, record=record)
-        self._records.extend(records)
-        self._sources.extend([source] * len(records))
+            else:
+                log.error("output_dropped", topic=record.topic, error=reason)
+        self._records.extend(fitting)
+        self._sources.extend([source] * len(fitting))
 
     def add_record(self, record: OutRecord, *, source: Record | None = None) -> None:
         """Queue a raw record (a dead letter of ``source``)."""

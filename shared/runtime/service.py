@@ -87,10 +87,15 @@ class Runtime:
         """Publish events now and wait for the acks (background tasks such as cycles)."""
         outbox = Outbox(self.settings.topic_prefix)
         outbox.add_events(events)
-        records = outbox.take()
-        if self.metrics is not None:
-            self.metrics.observe_published(records)
-        await self.producer.send(records)
+        await self.send(outbox)
+
+    async def send(self, outbox: Outbox) -> None:
+        """Publish what a background task queued and wait for the acks.
+
+        There is no input to dead-letter: a record the broker refuses for good is logged
+        and dropped, and the task goes on (SPEC A12).
+        """
+        await _publish_outputs(self, outbox.take_with_sources())
 
 
 Task = Callable[[Runtime], Coroutine[Any, Any, None]]

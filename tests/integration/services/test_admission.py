@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import msgspec
 import yaml
 
 from contracts import (
@@ -361,8 +362,10 @@ def _check_answer(case: Case, answer: object, submitted: str, partition: int, of
         assert answer.job_key == case.job, case.label
         assert answer.event_id == derive_event_id("job.rejected.v1", origin_id, offset)
         payload = case.payload or b""
-        assert answer.payload == payload[:REJECTED_PAYLOAD_LIMIT].decode("utf-8", "replace")
-        assert answer.payload_truncated == (len(payload) > REJECTED_PAYLOAD_LIMIT)
+        echoed = payload[:REJECTED_PAYLOAD_LIMIT].decode("utf-8", "replace")
+        assert echoed.startswith(answer.payload)
+        assert len(msgspec.json.encode(answer.payload)) - 2 <= REJECTED_PAYLOAD_LIMIT
+        assert answer.payload_truncated == (answer.payload != payload.decode("utf-8", "replace"))
     elif case.answer == ADMITTED:
         assert isinstance(answer, JobAdmitted), case.label
         assert answer.event_id == derive_event_id(ADMITTED_TAG, origin_id, offset)

@@ -12,7 +12,7 @@ from contracts.events.jobs_rejected import JobRejected, SubmissionOrigin
 from contracts.limits import (
     MAX_EVENT_BYTES,
     MAX_PAYLOAD_ECHO_BYTES,
-    MAX_VIOLATION_CHARS,
+    MAX_VIOLATION_TEXT_BYTES,
     MAX_VIOLATIONS,
 )
 from services.admission.core import AdmissionLimits, Submission, decide
@@ -47,11 +47,15 @@ def test_rejection_lists_a_hundred_violations_and_counts_the_rest() -> None:
     assert event.payload_truncated is True
 
 
-def test_rejection_cuts_long_paths_and_messages() -> None:
-    event = rejected(manifest(build_job(build_task("t"), name="n" * 300_000)))
+@pytest.mark.parametrize("name", ["n" * 300_000, "\x01" * 100_000], ids=["ascii", "control"])
+def test_rejection_cuts_long_paths_and_messages_to_a_kib_of_json(name: str) -> None:
+    """A name quoted in a message: control characters take six bytes each in JSON."""
+    event = rejected(manifest(build_job(build_task("t"), name=name)))
 
     assert event.violations
-    assert all(len(v.message) <= MAX_VIOLATION_CHARS for v in event.violations)
+    for violation in event.violations:
+        assert len(msgspec.json.encode(violation.message)) - 2 <= MAX_VIOLATION_TEXT_BYTES
+        assert len(msgspec.json.encode(violation.path)) - 2 <= MAX_VIOLATION_TEXT_BYTES
     assert any(v.message.endswith("…") for v in event.violations)
 
 

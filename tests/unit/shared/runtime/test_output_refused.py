@@ -13,7 +13,8 @@ from shared.bus.envelope import HEADER_DLT_ERROR, HEADER_DLT_OFFSET, Envelope
 from shared.bus.errors import RecordTooLargeError
 from shared.bus.kafka import KafkaSettings
 from shared.bus.memory import InMemoryBus
-from shared.bus.records import OutRecord
+from shared.bus.outbox import Outbox
+from shared.bus.records import OutRecord, Record
 from shared.bus.router import Route
 from shared.runtime.clock import VirtualClock
 from shared.runtime.reactor import Entry, Reactor
@@ -93,3 +94,17 @@ def test_reactor_refuses_a_state_over_the_limit_and_keeps_the_previous_one() -> 
     entry = store.get(0, "k")
     assert entry is not None
     assert entry.state == "small"
+
+
+def test_an_output_over_the_limit_raises_for_an_input_and_is_dropped_without_one() -> None:
+    """A timer's or a cycle's output has no input to dead-letter: it alone is dropped."""
+    huge, fine = answer("x" * 1_100_000), answer("fine")
+    source = Record(SUBMITTED, 0, 5, b"k", b"big")
+    outbox = Outbox(PREFIX)
+
+    with pytest.raises(RecordTooLargeError):
+        outbox.add_events([fine, huge], source=source)
+    assert len(outbox) == 0
+
+    outbox.add_events([huge, fine])
+    assert [record.key for record in outbox.take()] == [b"ns/fine"]
