@@ -11,10 +11,10 @@ answers with one of:
   resubmission (a new record) gets a new id; the job-controller treats an equal digest
   for a job it holds as a no-op, and admits it afresh after the job was deleted.
 - ``JobRejected`` — the violations (the first ``MAX_VIOLATIONS``, each path and message
-  cut to ``MAX_VIOLATION_TEXT_BYTES`` of JSON text, the rest counted in ``violations_omitted``), the
-  original payload as text (bytes that are not UTF-8 replaced, cut so its JSON text is at
-  most ``limits.max_rejected_payload_bytes``, with ``payload_truncated``), the origin, and
-  the job key when a name could be read. Its id is derived from the origin's topic,
+  cut to ``MAX_VIOLATION_TEXT_BYTES`` of JSON text, the rest counted in
+  ``violations_omitted``), the original payload as text (bytes that are not UTF-8
+  replaced, cut so its JSON text is at most ``limits.max_rejected_payload_bytes``, with
+  ``payload_truncated``), the origin, and the job key when a name could be read. Its id is derived from the origin's topic,
   partition and offset, so redelivery of the same record yields the same id. A valid job
   whose records could not be written (SPEC A12, :mod:`services.admission.fit`) is
   rejected too, with a reason that names the limit.
@@ -223,7 +223,6 @@ def _queue_from_document(document: object) -> Queue:
     name = metadata.get("name")
     if not isinstance(name, str) or not name:
         raise ValueError("metadata.name is required")
-
     guarantee = _mapping(spec.get("guarantee"), "spec.guarantee")
     flat = {
         "name": name,

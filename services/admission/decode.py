@@ -273,10 +273,10 @@ def _scan_events(text: str, *, max_chars: int) -> None:
     make the document contain itself: it is refused (``RecursiveAlias``) before anything
     is composed. The text bound is the payload limit: a scalar's value is never longer
     than its source and a collection takes at least one character, so only aliases can
-    pass it. ``path`` follows the position in the document so a
-    refusal can say where a limit was passed. Some PyYAML releases (6.0.4 on) refuse deep
-    flow nesting themselves while looking ahead, before the events reach this scan: that
-    refusal is recognised and answered as vcbus's own ``NestingTooDeep``.
+    pass it. ``path`` follows the position in the document so a refusal can say where a
+    limit was passed. Some PyYAML releases (6.0.4 on) refuse deep flow nesting themselves
+    while looking ahead, before the events reach this scan: that refusal is recognised
+    and answered as vcbus's own ``NestingTooDeep``.
     """
     open_collections: list[_OpenCollection] = []
     path = _EventPath()
