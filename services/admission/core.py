@@ -14,10 +14,10 @@ answers with one of:
   cut to ``MAX_VIOLATION_TEXT_BYTES`` of JSON text, the rest counted in
   ``violations_omitted``), the original payload as text (bytes that are not UTF-8
   replaced, cut so its JSON text is at most ``limits.max_rejected_payload_bytes``, with
-  ``payload_truncated``), the origin, and the job key when a name could be read. Its id is derived from the origin's topic,
-  partition and offset, so redelivery of the same record yields the same id. A valid job
-  whose records could not be written (SPEC A12, :mod:`services.admission.fit`) is
-  rejected too, with a reason that names the limit.
+  ``payload_truncated``), the origin, and the job key when a name could be read. Its id
+  is derived from the origin's topic, partition and offset, so redelivery of the same
+  record yields the same id. A valid job whose records could not be written (SPEC A12,
+  :mod:`services.admission.fit`) is rejected too, with a reason that names the limit.
 - ``JobDeleteAccepted`` / ``JobAbortAccepted`` — for a command naming a well-formed job
   key (``namespace/name``); the id is derived from the command's tag, its job and its
   position (topic, partition, offset), never from the ``event_id`` the client sent: two
