@@ -340,30 +340,30 @@ async def _publish_outputs(
     with the error and goes on, instead of failing on the same record after every restart.
     On a refusal the batch is published again input by input (downstream drops what was
     already published by event id); the outputs of an input whose own are refused are
-    replaced by its dead letter. An output of a timer (no input) that is refused is logged
-    and dropped. Transient failures still raise, after the bus's retries.
+    replaced by its dead letter. An output of a timer or a cycle (no input) that is
+    refused is logged and dropped alone. Transient failures still raise, after the bus's
+    retries.
     """
-    records = [record for record, _ in queued]
     try:
-        await _send(runtime, records)
+        await _send(runtime, [record for record, _ in queued])
         return
     except RecordRefusedError as exc:
-        log.warning("batch_refused", error=str(exc), records=len(records))
+        log.warning("batch_refused", error=str(exc), records=len(queued))
     for source, group in itertools.groupby(queued, key=lambda item: item[1]):
         answers = [record for record, _ in group]
-        try:
-            await _send(runtime, answers)
-            continue
-        except RecordRefusedError as exc:
-            error = f"publishing its output failed: {exc}"
         if source is None:
-            log.error("output_dropped", error=error, records=len(answers))
+            for record in answers:
+                error = await _refusal(runtime, [record])
+                if error is not None:
+                    log.error("output_dropped", topic=record.topic, error=error)
             continue
-        letter = dead_letter(source, error, service=runtime.name)
-        try:
-            await _send(runtime, [letter])
-        except RecordRefusedError as again:
-            log.error("dead_letter_refused", topic=source.topic, error=str(again))
+        error = await _refusal(runtime, answers)
+        if error is None:
+            continue
+        letter = dead_letter(source, f"publishing its output failed: {error}", service=runtime.name)
+        again = await _refusal(runtime, [letter])
+        if again is not None:
+            log.error("dead_letter_refused", topic=source.topic, error=again)
             continue
         log.error(
             "record_dead_lettered",
@@ -372,6 +372,15 @@ async def _publish_outputs(
             offset=source.offset,
             error=error,
         )
+
+
+async def _refusal(runtime: Runtime, records: Sequence[OutRecord]) -> str | None:
+    """Publish ``records``; the error if the broker refuses one of them for good."""
+    try:
+        await _send(runtime, records)
+    except RecordRefusedError as exc:
+        return str(exc)
+    return None
 
 
 async def _publish_state(runtime: Runtime, records: Sequence[OutRecord]) -> None:
