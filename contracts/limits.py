@@ -4,7 +4,8 @@ Apache Kafka refuses a record over ``message.max.bytes``, 1 MiB by default: ever
 vcbus writes (outputs, dead letters, changelog state) stays under
 :data:`MAX_RECORD_BYTES`, counting its key, value and headers. Admission refuses a job
 whose records could not fit, before any of them is written: its ``JobAdmitted``, each of
-its pods, and the job-controller's state of it (:func:`job_state_bytes`).
+its pods and all of them together (:data:`MAX_JOB_PODS_BYTES`), and the job-controller's
+state of it (:func:`job_state_bytes`).
 """
 
 from __future__ import annotations
@@ -46,6 +47,15 @@ version, field names): kept only for policies with a ``timeout``."""
 JOB_STATE_BYTES = 64 * 1024
 """What the job-controller keeps per job beyond the job and its pods: the PodGroup, the
 last status, the ids of the last events applied, reasons and messages."""
+
+POD_FIXED_BYTES = 6 * 1024
+"""What a pod carries beyond its template's labels, the annotations the cluster reads, its
+requests, node selector and tolerations: its names (each at most a DNS name), Volcano's
+labels and annotations, priority, scheduler, creation time."""
+
+MAX_JOB_PODS_BYTES = 128 << 20
+"""Most bytes the ``PodCreated`` records of one job may take together (replicas × pod
+size): what one admitted job can make the job-controller write in one step."""
 
 TASK_STATE_BYTES = 160
 """What the job-controller keeps per task in the job's last status (task counts)."""

@@ -63,6 +63,10 @@ class KafkaSettings:
     session_timeout_ms: int = 6000
     heartbeat_interval_ms: int = 1000
     request_timeout_ms: int = 15000
+    max_record_bytes: int = MAX_RECORD_BYTES
+    """Largest record a producer sends (aiokafka's ``max_request_size``); a larger one is
+    refused before it is sent, as Kafka's default ``message.max.bytes`` would refuse it
+    (SPEC A12). Tests that play an outside client sending more set it higher."""
     publish_attempts: int = 8
     backoff_initial: float = 0.1
     backoff_max: float = 5.0
@@ -179,9 +183,7 @@ class KafkaProducer:
                 enable_idempotence=False,
                 linger_ms=self._settings.linger_ms,
                 max_batch_size=self._settings.max_batch_size,
-                # aiokafka refuses a larger record before sending it, as Kafka's default
-                # message.max.bytes would (SPEC A12: every record at most 1 MiB)
-                max_request_size=MAX_RECORD_BYTES,
+                max_request_size=self._settings.max_record_bytes,
                 **self._settings.client_options(),
             )
             for attempt in range(self._settings.publish_attempts):

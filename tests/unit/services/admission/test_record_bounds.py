@@ -102,3 +102,13 @@ def test_job_of_a_thousand_pods_is_admitted_when_its_records_fit() -> None:
     event = answer(manifest(build_job(build_task("worker", 1000), name="big")))
 
     assert isinstance(event, JobAdmitted)
+
+
+def test_job_whose_pods_together_would_pass_128_mib_is_rejected_naming_the_limit() -> None:
+    """1,000 pods of 144 KB of labels each: 144 MB written in one step."""
+    task = build_task("w", 1000)
+    task["template"]["metadata"]["labels"] = {f"k{n}": "v" * 63 for n in range(2000)}
+    event = rejected(manifest(build_job(task, name="labelled")))
+
+    assert [v.reason for v in event.violations] == ["PodsTooLarge"], event.violations
+    assert f"{128 << 20} bytes (128 MiB) per job" in event.violations[0].message

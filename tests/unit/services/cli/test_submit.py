@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from datetime import UTC, datetime
+from pathlib import Path
 
 import msgspec
 import pytest
@@ -13,6 +14,7 @@ import yaml
 from contracts import QueueDeclared, QueuesEvent
 from contracts.objects.queue import QueueState
 from contracts.quantity import parse_resources
+from services.cli import main
 from services.cli.submit import MANIFEST_TYPE, Submitted, records_for
 
 PREFIX = "t."
@@ -168,3 +170,18 @@ def test_text_is_published_as_it_is_when_its_yaml_aliases_are_refused(text: str)
 
     assert item.record.value == text.encode()
     assert headers(item)["content-type"] == b"text/plain; charset=utf-8"
+
+
+def test_document_over_one_mib_is_reported_and_nothing_is_published(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Checked before connecting: no broker answers at this address, and none is needed."""
+    monkeypatch.setenv("KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:9")
+    big = tmp_path / "big.yaml"
+    big.write_text(JOB.replace("kind: Job", "kind: Job\nnotes: " + "y" * (2 << 20)))
+
+    status = main(["submit", str(big)])
+
+    assert status == 1
+    err = capsys.readouterr().err
+    assert "records are limited to 1048576 bytes" in err
