@@ -47,7 +47,8 @@ def record_violations(admitted: JobAdmitted) -> tuple[Violation, ...]:
         admitted: the ``JobAdmitted`` admission would publish.
 
     Returns:
-        ``JobTooLarge`` and/or ``JobStateTooLarge``; empty when every record fits.
+        ``JobTooLarge``, ``PodsTooLarge`` and/or ``JobStateTooLarge``; empty when every
+        record fits.
     """
     violations: list[Violation] = []
     size = len(_ENCODER.encode(admitted))

@@ -61,15 +61,18 @@ Decide = Callable[[Any, Any, Ctx], Step[Any]]
 Deadline = Callable[[Any], datetime | None]
 
 
-def _check_fits(key: str, entry: Entry[Any], emitted: Sequence[Event]) -> None:
+def _check_fits(key: str, entry: Entry[Any], emitted: Sequence[Event], *, same: bool) -> None:
     """Refuse a step whose state or events could not be written (SPEC A12), before keeping it.
+
+    ``same`` says the core returned the state it was given: its size is then known to fit
+    (only the bounded list of event ids grew), and it is not encoded again.
 
     Raises:
         RecordTooLargeError: the encoded state or an event is over
             :data:`contracts.limits.MAX_EVENT_BYTES`; the router sends the input to its
             ``.DLT`` and the key keeps its previous state.
     """
-    size = len(_ENTRY_ENCODER.encode(entry))
+    size = 0 if same else len(_ENTRY_ENCODER.encode(entry))
     if size > MAX_EVENT_BYTES:
         raise RecordTooLargeError(
             f"the state of {key} would be {size} bytes; the limit is {MAX_EVENT_BYTES} bytes"
@@ -135,7 +138,7 @@ class Reactor(Generic[S]):
             # later (a newer state may take it: a restarted job's new PodGroup) is applied.
             return ()
         new_entry = Entry[S](state=step.state, seen=seen, deadline=deadline)
-        _check_fits(key, new_entry, step.emit)
+        _check_fits(key, new_entry, step.emit, same=step.state is entry.state)
         self._remember_trace(step.emit)
         self._store.put(partition, key, new_entry)
         if deadline is not None and deadline != entry.deadline:
