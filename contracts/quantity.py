@@ -42,8 +42,11 @@ _SUFFIXES: Mapping[str, Decimal] = {
     "Pi": Decimal(2) ** 50,
     "Ei": Decimal(2) ** 60,
 }
+# ASCII digits only (SPEC A13): Python's \d would take "１" (full-width) or "١" (Arabic),
+# which Kubernetes' ParseQuantity refuses.
 _QUANTITY = re.compile(
-    r"^(?P<num>[+-]?(?:\d+\.?\d*|\.\d+))(?:(?P<exp>[eE][+-]?\d+)|(?P<suffix>Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]))?$"
+    r"^(?P<num>[+-]?(?:\d+\.?\d*|\.\d+))(?:(?P<exp>[eE][+-]?\d+)|(?P<suffix>Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]))?$",
+    re.ASCII,
 )
 _MAX_DIGITS = 40
 MAX_BASE_UNITS = 2**63 - 1

@@ -100,6 +100,8 @@ def describe_job(store: StatusStore, key: str, *, jaeger_url: str) -> str | None
             ("PATH", "REASON", "MESSAGE"),
             [(v.path, v.reason, v.message) for v in rejected.violations],
         )
+        if rejected.violations_omitted:
+            lines.append(f"  … and {rejected.violations_omitted} more, not listed")
         lines += _trace(store.trace_id(Topic.JOBS_REJECTED, key), jaeger_url)
         return "\n".join(lines) + "\n"
     if not isinstance(status, JobStatusChanged) and not isinstance(admitted, JobAdmitted):

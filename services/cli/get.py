@@ -121,6 +121,7 @@ def job_object(store: StatusStore, key: str) -> Object | None:
                 {"path": v.path, "reason": v.reason, "message": v.message}
                 for v in rejected.violations
             ],
+            "violationsOmitted": rejected.violations_omitted,
             "traceId": store.trace_id(Topic.JOBS_REJECTED, key),
         }
     if not isinstance(status, JobStatusChanged):

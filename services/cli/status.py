@@ -115,6 +115,8 @@ class StatusView:
                 )
                 job.phase = "Rejected"
                 job.rejected = tuple(f"{v.path}: {v.message}" for v in event.violations)
+                if event.violations_omitted:
+                    job.rejected += (f"… and {event.violations_omitted} more, not listed",)
             case JobStatusChanged():
                 job = self._job(event.job_key)
                 job.phase, job.status = event.phase, event

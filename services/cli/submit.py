@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import TextIO
 
 import msgspec
-import yaml
 
 from contracts import (
     JobDeleted,
@@ -40,6 +39,7 @@ from contracts import (
 )
 from contracts.objects import JobPhase, Queue
 from services.admission.core import queues_from_manifests
+from services.admission.decode import load_yaml
 from services.cli import terminal
 from services.cli.status import (
     StatusReader,
@@ -52,7 +52,7 @@ from shared.bus.envelope import HEADER_CONTENT_TYPE, HEADER_EVENT_TYPE
 from shared.bus.kafka import AioKafkaBus
 from shared.bus.outbox import event_record
 from shared.bus.protocol import Bus
-from shared.bus.records import OutRecord, Record
+from shared.bus.records import OutRecord, Record, oversized
 from shared.runtime.clock import SystemClock
 from shared.runtime.settings import Settings
 from shared.runtime.topology import ensure_topics
@@ -72,12 +72,20 @@ class Submitted:
 
 
 def _documents(text: str) -> list[object] | None:
+    """The file's documents; ``None`` when it is neither JSON nor YAML within bounds.
+
+    YAML is read as admission reads it (recursive aliases, alias bombs and absurd nesting
+    refused before anything is built); such a file is published as it is, and admission
+    answers it with the reason.
+    """
     try:
         loaded = json.loads(text)
+    except RecursionError:
+        return None
     except ValueError:
         try:
-            return [doc for doc in yaml.safe_load_all(text) if doc is not None]
-        except yaml.YAMLError:
+            return load_yaml(text, max_chars=len(text.encode()))
+        except ValueError:
             return None
     return loaded if isinstance(loaded, list) else [loaded]
 
@@ -158,13 +166,23 @@ def run(args: argparse.Namespace) -> int:
     """Publish the file's documents; print each job key with its trace id.
 
     With ``--wait``: 0 when every job runs or completed, 1 when one was rejected or
-    failed, 2 when the time ran out first.
+    failed, 2 when the time ran out first. A document whose record would be over the
+    broker's limit (1 MiB) is reported and nothing is published (exit 1).
     """
     configure_tracing("vcbus-cli")
     text = sys.stdin.read() if args.file == "-" else Path(args.file).read_text()
     settings = Settings.from_env()
     try:
         submitted = records_for(text, settings.topic_prefix, SystemClock().now())
+        too_large = [
+            f"{item.label or '(unnamed)'}: {reason}"
+            for item in submitted
+            if (reason := oversized(item.record, settings.kafka.max_record_bytes)) is not None
+        ]
+        if too_large:
+            # nothing is published: the broker would refuse these (SPEC A12)
+            sys.stderr.write("".join(f"vcbus submit: {line}\n" for line in too_large))
+            return 1
         asyncio.run(publish(settings, [item.record for item in submitted]))
     finally:
         shutdown_tracing()

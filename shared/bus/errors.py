@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from shared.bus.records import OutRecord
+
 
 class BusError(Exception):
     """Base of every bus failure."""
@@ -15,6 +17,25 @@ class PublishError(BusError):
     """Records could not be published (after the bus's own retries)."""
 
     retriable = True
+
+
+class RecordRefusedError(PublishError):
+    """The broker (or the client, before sending) refuses a record for good: no retry helps.
+
+    Kafka's ``MessageSizeTooLargeError`` and ``RecordTooLarge`` are the usual cause. The
+    runtime sends the input that produced the record to ``<topic>.DLT`` and goes on
+    (SPEC A12). ``record`` is the refused record when the bus knows which one it was.
+    """
+
+    retriable = False
+
+    def __init__(self, message: str, *, record: OutRecord | None = None) -> None:
+        super().__init__(message)
+        self.record = record
+
+
+class RecordTooLargeError(RecordRefusedError):
+    """A record is larger than :data:`contracts.limits.MAX_RECORD_BYTES` (SPEC A12)."""
 
 
 class CommitError(BusError):

@@ -31,6 +31,7 @@ from aiokafka.errors import (
     for_code,
 )
 
+from contracts.limits import MAX_RECORD_BYTES
 from shared.bus.assignor import CopartitionedAssignor
 from shared.bus.errors import (
     BrokerAuthenticationError,
@@ -38,6 +39,7 @@ from shared.bus.errors import (
     BusError,
     CommitError,
     PublishError,
+    RecordRefusedError,
     TopicCreationError,
 )
 from shared.bus.protocol import RebalanceCallback
@@ -79,6 +81,10 @@ class KafkaSettings:
     session_timeout_ms: int = 6000
     heartbeat_interval_ms: int = 1000
     request_timeout_ms: int = 15000
+    max_record_bytes: int = MAX_RECORD_BYTES
+    """Largest record a producer sends (aiokafka's ``max_request_size``); a larger one is
+    refused before it is sent, as Kafka's default ``message.max.bytes`` would refuse it
+    (SPEC A12). Tests that play an outside client sending more set it higher."""
     publish_attempts: int = 8
     backoff_initial: float = 0.1
     backoff_max: float = 5.0
@@ -337,7 +343,7 @@ class KafkaProducer:
                 enable_idempotence=False,
                 linger_ms=self._settings.linger_ms,
                 max_batch_size=self._settings.max_batch_size,
-                max_request_size=self._settings.max_batch_size * 8,
+                max_request_size=self._settings.max_record_bytes,
                 **self._settings.client_options(),
             )
             try:
@@ -369,8 +375,9 @@ class KafkaProducer:
                     )
                 results = await asyncio.gather(*futures, return_exceptions=True)
             except KafkaError as exc:
-                last: BaseException = exc
-                results = [exc]
+                # refused before sending (MessageSizeTooLargeError): the records before it
+                # are on their way; it is the one at len(futures)
+                results = [*await asyncio.gather(*futures, return_exceptions=True), exc]
             failed = [
                 r
                 for r, res in zip(pending, results, strict=False)
@@ -386,7 +393,14 @@ class KafkaProducer:
                 and not last.retriable
                 and not isinstance(last, KafkaTimeoutError)
             ):
-                raise PublishError(f"publishing failed: {last!r}") from last
+                refused = next(
+                    record
+                    for record, result in zip(pending, results, strict=False)
+                    if result is last
+                )
+                raise RecordRefusedError(
+                    f"the record is refused: {last!r}", record=refused
+                ) from last
             # Resend what failed, in order; duplicates are dropped downstream by event id.
             pending = failed
             await asyncio.sleep(_backoff(self._settings, attempt))

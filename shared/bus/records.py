@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from contracts.limits import MAX_RECORD_BYTES, RECORD_FRAMING_BYTES
+
 Headers = tuple[tuple[str, bytes], ...]
 
 
@@ -49,6 +51,22 @@ class OutRecord:
     value: bytes | None
     headers: Headers = ()
     partition: int | None = None
+
+
+def record_bytes(record: OutRecord) -> int:
+    """What a record weighs against the broker's limit: key, value, headers and framing."""
+    headers = sum(len(name) + len(value) for name, value in record.headers)
+    return len(record.key or b"") + len(record.value or b"") + headers + RECORD_FRAMING_BYTES
+
+
+def oversized(record: OutRecord, limit: int = MAX_RECORD_BYTES) -> str | None:
+    """Why ``record`` is over ``limit`` (SPEC A12: 1 MiB), or ``None`` if it fits."""
+    size = record_bytes(record)
+    if size <= limit:
+        return None
+    return (
+        f"a record for {record.topic} would be {size} bytes; records are limited to {limit} bytes"
+    )
 
 
 @dataclass(frozen=True, slots=True)

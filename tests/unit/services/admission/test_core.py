@@ -195,7 +195,7 @@ def test_deleted_queue_is_forgotten_when_the_queues_topic_says_so() -> None:
     ],
     ids=["delete", "abort"],
 )
-def test_command_is_accepted_with_an_id_derived_from_its_own(
+def test_command_is_accepted_with_an_id_derived_from_its_job_and_position(
     command: type[JobDeleteRequested | JobAbortRequested],
     accepted: type[JobDeleteAccepted | JobAbortAccepted],
     tag: str,
@@ -207,13 +207,28 @@ def test_command_is_accepted_with_an_id_derived_from_its_own(
     (event,) = decide({}, submit(payload), CTX, LIMITS)
 
     assert event == accepted(
-        event_id=derive_event_id(tag, "team-a/j1", "cmd-1"),
+        event_id=derive_event_id(tag, "team-a/j1", "vcbus.jobs.submitted/3/42"),
         occurred_at=NOW,
         job_key=JobKey("team-a/j1"),
     )
 
 
-@pytest.mark.parametrize("key", ["j1", "/j1", "team-a/", "a/b/c", "Team_A/j1"])
+def test_commands_reusing_a_client_event_id_are_two_commands_and_a_redelivery_is_one() -> None:
+    """The delete of the job's next life is not taken for the delete of its last one."""
+    first = JobDeleteRequested(event_id="reused", occurred_at=NOW, job=JobKey("team-a/j1"))
+    payload = msgspec.json.encode(first)
+
+    (once,) = decide({}, submit(payload, offset=10), CTX, LIMITS)
+    (redelivered,) = decide({}, submit(payload, offset=10), CTX, LIMITS)
+    (later,) = decide({}, submit(payload, offset=99), CTX, LIMITS)
+
+    assert once.event_id == redelivered.event_id
+    assert later.event_id != once.event_id
+
+
+@pytest.mark.parametrize(
+    "key", ["j1", "/j1", "team-a/", "a/b/c", "Team_A/j1", "team-a/A", "team-a/a_b", "team-a/a..b"]
+)
 def test_command_is_rejected_when_its_job_key_is_malformed(key: str) -> None:
     payload = msgspec.json.encode(
         JobDeleteRequested(event_id="c", occurred_at=NOW, job=JobKey(key))
@@ -223,6 +238,12 @@ def test_command_is_rejected_when_its_job_key_is_malformed(key: str) -> None:
 
     assert isinstance(event, JobRejected)
     assert [v.reason for v in event.violations] == ["InvalidJobKey"]
+
+
+@pytest.mark.parametrize("name", ["GPU", "gpu_a", "gpu..a"])
+def test_queue_whose_name_is_not_a_dns1123_subdomain_is_refused_when_read(name: str) -> None:
+    with pytest.raises(ValueError, match=f"queue name '{name}'"):
+        queues_from_manifests([{"name": name, "weight": 1}])
 
 
 def test_volcano_queue_manifests_become_queues_when_read() -> None:
