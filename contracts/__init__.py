@@ -13,6 +13,7 @@ from contracts.events.jobs_admitted import (
     JobAbortAccepted,
     JobAdmitted,
     JobDeleteAccepted,
+    JobResumeAccepted,
     JobsAdmittedEvent,
 )
 from contracts.events.jobs_rejected import (
@@ -25,6 +26,7 @@ from contracts.events.jobs_status import JobDeleted, JobsStatusEvent, JobStatusC
 from contracts.events.jobs_submitted import (
     JobAbortRequested,
     JobDeleteRequested,
+    JobResumeRequested,
     JobsSubmittedCommand,
 )
 from contracts.events.nodes import NodeChanged, NodeRegistered, NodeRemoved, NodesEvent
@@ -80,6 +82,8 @@ __all__ = [
     "JobDeleted",
     "JobKey",
     "JobRejected",
+    "JobResumeAccepted",
+    "JobResumeRequested",
     "JobStatusChanged",
     "JobsAdmittedEvent",
     "JobsRejectedEvent",
