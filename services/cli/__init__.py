@@ -23,6 +23,7 @@ COMMANDS: tuple[str, ...] = (
     "get",
     "describe",
     "delete",
+    "job",
     "queue",
     "dashboard",
     "admit",

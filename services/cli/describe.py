@@ -261,10 +261,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``vcbus describe``."""
     parser = sub.add_parser("describe", help="show one job in detail, and why it waits")
     parser.add_argument("kind", choices=("job", "jobs", "vcjob"), metavar="KIND", help="job")
+    add_arguments(parser)
+    parser.set_defaults(func=run)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add what names the job described: its name, its namespace, and verbose."""
     parser.add_argument("name", metavar="NAME", help="name or namespace/name")
     parser.add_argument("-n", "--namespace", default="default")
     add_verbose(parser)
-    parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

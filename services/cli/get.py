@@ -472,13 +472,18 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser("get", help="list jobs, podgroups, pods, nodes or queues")
     parser.add_argument("kind", choices=sorted([*KINDS, *ALIASES]), metavar="KIND")
     parser.add_argument("names", nargs="*", metavar="NAME", help="only these (name or ns/name)")
+    add_list_arguments(parser)
+    parser.set_defaults(func=run)
+
+
+def add_list_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the options of a listing: namespace, output format, watch, verbose."""
     parser.add_argument("-n", "--namespace", help="only this namespace (default: all)")
     parser.add_argument("-o", "--output", choices=("table", "json", "yaml"), default="table")
     parser.add_argument(
         "-w", "--watch", action="store_true", help="after the listing, print every change"
     )
     add_verbose(parser)
-    parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,0 +1,148 @@
+"""vcctl's verbs through the CLI entry point against a running system on a real broker:
+``job suspend|resume|list|view`` and ``queue delete``.
+
+Services run as ``vcbus serve`` processes (``tests/support/served.py``); waits are bounded
+polls, never timing claims.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.support.served import eventually, run_cli
+
+pytestmark = pytest.mark.slow
+
+
+def job(name: str, *, queue: str = "default") -> str:
+    """A gang of two workers whose pods run until they are deleted."""
+    return f"""\
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata:
+  name: {name}
+spec:
+  queue: {queue}
+  tasks:
+    - name: worker
+      replicas: 2
+      template:
+        spec:
+          containers:
+            - name: worker
+              image: busybox
+              resources:
+                requests: {{cpu: "1", memory: 1Gi}}
+"""
+
+
+@pytest.fixture
+def manifest(tmp_path: Path):
+    def write(name: str, text: str) -> str:
+        path = tmp_path / f"{name}.yaml"
+        path.write_text(text)
+        return str(path)
+
+    return write
+
+
+def listed(system, monkeypatch, name: str) -> dict[str, object]:
+    """The job as ``vcbus job list -o json`` shows it (``{}`` when not listed)."""
+    _, text, _ = run_cli(system, monkeypatch, "job", "list", "-o", "json")
+    items = [i for i in json.loads(text)["items"] if i["name"] == name] if text else []
+    return items[0] if items else {}
+
+
+def running_pods(system, monkeypatch, job_key: str) -> list[str]:
+    _, text, _ = run_cli(system, monkeypatch, "get", "pods", "-o", "json")
+    items = json.loads(text)["items"] if text else []
+    return sorted(p["name"] for p in items if p["job"] == job_key and p["phase"] == "Running")
+
+
+def test_suspend_aborts_a_running_job_and_resume_starts_it_again(system, monkeypatch, manifest):
+    status, out, _ = run_cli(
+        system, monkeypatch, "submit", manifest("pausable", job("pausable")), "--wait"
+    )
+    assert status == 0, out
+    submitted_trace = out.splitlines()[0].split("trace_id=")[1]
+
+    status, out, err = run_cli(system, monkeypatch, "job", "suspend", "pausable")
+    assert (status, err) == (0, "")
+    assert out == f"job default/pausable suspend requested trace_id={submitted_trace}\n"
+    eventually(
+        lambda: listed(system, monkeypatch, "pausable").get("phase") == "Aborted",
+        "pausable listed Aborted",
+        system,
+    )
+    assert running_pods(system, monkeypatch, "default/pausable") == []
+
+    status, out, _ = run_cli(system, monkeypatch, "job", "resume", "-n", "default", "pausable")
+    assert status == 0
+    assert out.startswith("job default/pausable resume requested trace_id=")
+    eventually(
+        lambda: listed(system, monkeypatch, "pausable").get("phase") == "Running",
+        "pausable listed Running again",
+        system,
+    )
+    assert listed(system, monkeypatch, "pausable")["retryCount"] == 1
+    eventually(
+        lambda: (
+            running_pods(system, monkeypatch, "default/pausable")
+            == ["pausable-worker-0", "pausable-worker-1"]
+        ),
+        "pausable's pods running again",
+        system,
+    )
+
+    status, out, _ = run_cli(system, monkeypatch, "job", "view", "pausable")
+    assert status == 0
+    assert "Phase:            Running" in out
+    assert "Retry Count:      1" in out
+
+
+def test_job_verbs_refuse_a_job_vcbus_does_not_know(system, monkeypatch):
+    for verb in ("suspend", "resume"):
+        assert run_cli(system, monkeypatch, "job", verb, "nosuch") == (
+            1,
+            "",
+            'job "default/nosuch" not found\n',
+        )
+    assert run_cli(system, monkeypatch, "job", "view", "nosuch")[0] == 1
+
+
+def test_queue_delete_is_refused_while_the_queue_holds_a_job(system, monkeypatch, manifest):
+    assert run_cli(system, monkeypatch, "queue", "create", "team")[0] == 0
+    status, out, _ = run_cli(
+        system, monkeypatch, "submit", manifest("member", job("member", queue="team")), "--wait"
+    )
+    assert status == 0, out
+
+    assert run_cli(system, monkeypatch, "queue", "delete", "team") == (
+        1,
+        "",
+        'queue "team" holds 1 job(s) (default/member): delete them first\n',
+    )
+    assert run_cli(system, monkeypatch, "queue", "delete", "default") == (
+        1,
+        "",
+        'queue "default" cannot be deleted\n',
+    )
+
+    assert run_cli(system, monkeypatch, "delete", "job", "member", "--wait")[0] == 0
+    assert run_cli(system, monkeypatch, "queue", "delete", "team") == (
+        0,
+        "queue team deleted\n",
+        "",
+    )
+
+    def queues() -> list[str]:
+        _, text, _ = run_cli(system, monkeypatch, "get", "queues", "-o", "json")
+        return [str(q["name"]) for q in json.loads(text)["items"]]
+
+    eventually(lambda: "team" not in queues(), "queue team no longer listed", system)
+    assert run_cli(system, monkeypatch, "queue", "delete", "team")[2] == (
+        'queue "team" not found\n'
+    )
