@@ -4,8 +4,9 @@ It shows the phase and per-task counts, the PodGroup and its phase, the highest-
 pending reason with its message (SPEC A8) and the other candidates, every condition with
 where it was read, the nodes locked for the job (or the reservation it waits behind), its
 pods, its will-bind reservation (capacity held for its later dependsOn stages), and its
-trace id with a link to Jaeger (``VCBUS_JAEGER_URL``). Only the job's own
-partition of the job-keyed topics is read, so it stays fast with many jobs.
+trace id with a link to Jaeger (``VCBUS_JAEGER_URL``), and ends with the job's Events
+(:mod:`services.cli.events`: newest last, with ages). Only the job's own partition of the
+job-keyed topics is read, so it stays fast with many jobs.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import argparse
 import asyncio
 import os
 from collections.abc import Sequence
+from datetime import datetime
 
 from contracts import (
     CapacityReleased,
@@ -32,10 +34,13 @@ from contracts import (
 from contracts.objects import Condition, JobSpec
 from contracts.quantity import format_quantity
 from services.cli import terminal
+from services.cli.events import MAX_EVENTS, JobEvent, events_lines, job_events
 from services.cli.get import format_row, widths_of
 from services.cli.status import StatusStore, add_verbose, pending_reasons, read_store
 from shared.bus.kafka import AioKafkaBus
 from shared.bus.protocol import Bus
+from shared.bus.records import Record
+from shared.runtime.clock import SystemClock
 from shared.runtime.settings import Settings
 
 DEFAULT_JAEGER_URL = "http://localhost:16686"
@@ -75,13 +80,22 @@ def _conditions(source: str, conditions: Sequence[Condition]) -> list[tuple[str,
     return [(source, c.type, c.status, c.reason, c.message) for c in conditions]
 
 
-def describe_job(store: StatusStore, key: str, *, jaeger_url: str) -> str | None:
+def describe_job(
+    store: StatusStore,
+    key: str,
+    *,
+    jaeger_url: str,
+    events: Sequence[JobEvent] = (),
+    now: datetime | None = None,
+) -> str | None:
     """The description of job ``key`` as text (``None`` when the job is unknown).
 
     Args:
         store: the status read from the job's partition (and the reservation).
         key: the job key.
         jaeger_url: the Jaeger UI's base address.
+        events: the job's events, oldest first (:func:`services.cli.events.job_events`).
+        now: the time the events' ages are counted to.
 
     Returns:
         The description, ending with a newline.
@@ -103,6 +117,7 @@ def describe_job(store: StatusStore, key: str, *, jaeger_url: str) -> str | None
         if rejected.violations_omitted:
             lines.append(f"  … and {rejected.violations_omitted} more, not listed")
         lines += _trace(store.trace_id(Topic.JOBS_REJECTED, key), jaeger_url)
+        lines += _events(events, now)
         return "\n".join(lines) + "\n"
     if not isinstance(status, JobStatusChanged) and not isinstance(admitted, JobAdmitted):
         return None
@@ -129,6 +144,7 @@ def describe_job(store: StatusStore, key: str, *, jaeger_url: str) -> str | None
     lines += _pods(store, key)
     trace = status.trace_id if isinstance(status, JobStatusChanged) else ""
     lines += _trace(trace or store.trace_id(Topic.JOBS_STATUS, key), jaeger_url)
+    lines += _events(events, now)
     return "\n".join(lines) + "\n"
 
 
@@ -257,6 +273,17 @@ def _trace(trace_id: str, jaeger_url: str) -> list[str]:
     return [_field("Trace ID", trace_id), _field("Jaeger", jaeger_link(jaeger_url, trace_id))]
 
 
+def _events(events: Sequence[JobEvent], now: datetime | None) -> list[str]:
+    """The closing section, as kubectl has it: ``Events:`` and its table, or ``<none>``."""
+    if not events:
+        return [_field("Events", "<none>")]
+    rows = events_lines(events, now or events[-1].at)
+    lines = ["Events:", *_table(("TYPE", "REASON", "AGE", "FROM", "MESSAGE"), rows)]
+    if len(events) > MAX_EVENTS:
+        lines.insert(1, f"  ({len(events) - MAX_EVENTS} older events not shown)")
+    return lines
+
+
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``vcbus describe``."""
     parser = sub.add_parser("describe", help="show one job in detail, and why it waits")
@@ -296,6 +323,7 @@ async def describe(
     *,
     jaeger_url: str = DEFAULT_JAEGER_URL,
     verbose: int = 0,
+    now: datetime | None = None,
 ) -> str | None:
     """Read the job's partition and describe it (``None`` when unknown).
 
@@ -305,11 +333,35 @@ async def describe(
         key: the job key.
         jaeger_url: the Jaeger UI's base address.
         verbose: at 1 and more, say how many records were skipped.
+        now: the time the events' ages are counted to (the clock's when not given).
 
     Returns:
         The description, or ``None``.
     """
+    mine: list[Record] = []
+    wanted = key.encode()
+    reservations = f"{settings.topic_prefix}{Topic.RESERVATIONS}"
+
+    def accept(record: Record) -> bool:
+        if record.key == wanted or record.topic == reservations:
+            mine.append(record)
+        return True
+
     store = await read_store(
-        bus, settings, TOPICS, keys=[key], whole=frozenset({Topic.RESERVATIONS}), verbose=verbose
+        bus,
+        settings,
+        TOPICS,
+        keys=[key],
+        whole=frozenset({Topic.RESERVATIONS}),
+        accept=accept,
+        verbose=verbose,
     )
-    return describe_job(store, key, jaeger_url=jaeger_url)
+    decoded = (
+        (topic, store.decode(topic, record.value))
+        for record in mine
+        for topic in (Topic(record.topic.removeprefix(settings.topic_prefix)),)
+    )
+    events = job_events(key, ((t, e) for t, e in decoded if e is not None))
+    return describe_job(
+        store, key, jaeger_url=jaeger_url, events=events, now=now or SystemClock().now()
+    )

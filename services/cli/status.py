@@ -553,6 +553,7 @@ async def read_store(
     *,
     keys: Sequence[str] | None = None,
     whole: frozenset[Topic] = frozenset(),
+    accept: Callable[[Record], bool] | None = None,
     verbose: int = 0,
 ) -> StatusStore:
     """Read the status topics as they are now into a new store (``key``: that job only).
@@ -563,6 +564,7 @@ async def read_store(
         topics: the topics to read.
         keys: job keys; job-keyed topics are then read on their partitions only.
         whole: topics read whole even with ``key``.
+        accept: sees every record read first; only those it accepts are folded.
         verbose: at 1 and more, say how many records were skipped.
 
     Returns:
@@ -570,7 +572,9 @@ async def read_store(
     """
     await ensure_topics(bus, [], settings.topic_prefix, settings.partitions, settings.topics)
     store = StatusStore(settings.topic_prefix)
-    async with StatusReader(bus, settings.topic_prefix, topics, keys=keys, whole=whole) as reader:
+    async with StatusReader(
+        bus, settings.topic_prefix, topics, keys=keys, whole=whole, accept=accept
+    ) as reader:
         await reader.catch_up(store)
     store.report_skipped(verbose)
     return store

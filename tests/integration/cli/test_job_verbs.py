@@ -101,6 +101,13 @@ def test_suspend_aborts_a_running_job_and_resume_starts_it_again(system, monkeyp
     assert status == 0
     assert "Phase:            Running" in out
     assert "Retry Count:      1" in out
+    events = out[out.index("\nEvents:\n") :].splitlines()[3:]
+    reasons = [line.split()[1] for line in events]
+    assert reasons[0] == "Admitted", events
+    for expected in ("Enqueued", "Bound", "Started", "CommandIssued", "Aborted", "Restarted"):
+        assert expected in reasons, "\n".join(events)
+    assert reasons.index("Aborted") < reasons.index("Restarted")
+    assert "Running" in reasons[reasons.index("Restarted") :], events
 
 
 def test_job_verbs_refuse_a_job_vcbus_does_not_know(system, monkeypatch):
