@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+from datetime import timedelta
 
+import msgspec
 import pytest
 import yaml
 
@@ -13,7 +15,9 @@ from services.cli.get import KINDS, Query, get
 from shared.bus.memory import InMemoryBus
 from tests.support.bus_contract import wait_until
 from tests.unit.services.cli.builders import (
+    NOW,
     SETTINGS,
+    build_admitted,
     build_node,
     build_phase,
     build_pod,
@@ -30,12 +34,28 @@ from tests.unit.services.cli.builders import (
     publish,
 )
 
+LATER = NOW + timedelta(seconds=90)
+
 
 async def listing(
-    bus: InMemoryBus, kind: str, *names: str, output: str = "table", namespace: str | None = None
+    bus: InMemoryBus,
+    kind: str,
+    *names: str,
+    output: str = "table",
+    namespace: str | None = None,
+    colour: bool = False,
 ) -> str:
     out: list[str] = []
-    await get(bus, SETTINGS, KINDS[kind], Query(names, namespace), output=output, write=out.append)
+    await get(
+        bus,
+        SETTINGS,
+        KINDS[kind],
+        Query(names, namespace),
+        output=output,
+        write=out.append,
+        colour=colour,
+        clock=lambda: LATER,
+    )
     return "".join(out)
 
 
@@ -49,8 +69,13 @@ def bus() -> InMemoryBus:
 
 
 async def test_jobs_show_latest_phase_and_ranked_reason_when_many_statuses_were_published(bus):
+    admitted = build_admitted("default/a")
+    created = msgspec.structs.replace(admitted.job.metadata, creation_timestamp=NOW)
     await publish(
         bus,
+        msgspec.structs.replace(
+            admitted, job=msgspec.structs.replace(admitted.job, metadata=created)
+        ),
         build_status("default/a", "Pending"),
         build_status("default/a", "Running", at=1, running=2),
         build_status("team/b", "Pending", reason="PodGroupPending"),
@@ -58,9 +83,21 @@ async def test_jobs_show_latest_phase_and_ranked_reason_when_many_statuses_were_
         build_rejected("default/c"),
     )
     assert rows(await listing(bus, "jobs")) == [
-        ["default", "a", "Running", "2", "0", "2", "0", "0"],
-        ["default", "c", "Rejected", "NegativeReplicas"],
-        ["team", "b", "Pending", "Pending", "2", "2", "0", "0", "0", "ClusterOverused"],
+        ["default", "a", "Running", "2", "0", "2", "0", "0", "90s"],
+        ["default", "c", "Rejected", "NegativeReplicas", "90s"],
+        [
+            "team",
+            "b",
+            "Pending",
+            "Pending",
+            "2",
+            "2",
+            "0",
+            "0",
+            "0",
+            "ClusterOverused",
+            "<unknown>",
+        ],
     ]
     assert [r[1] for r in rows(await listing(bus, "jobs", namespace="team"))] == ["b"]
 
@@ -165,3 +202,34 @@ async def test_watch_prints_a_line_per_phase_change_when_statuses_arrive(bus):
         ["default", "b", "Pending"],
         ["default", "a", "Running"],
     ]
+
+
+async def test_wide_adds_queue_priority_class_and_nodes_of_a_job(bus):
+    pod = build_pod("default/a", 0)
+    await publish(
+        bus,
+        build_admitted("default/a"),
+        build_status("default/a", "Running", running=2),
+        pod_created(pod),
+        pod_phase(pod, "Running", "node-3"),
+    )
+    text = await listing(bus, "jobs", output="wide")
+    assert text.splitlines()[0].split()[-4:] == ["AGE", "QUEUE", "PRIORITY", "NODES"]
+    assert rows(text)[0][-3:] == ["default", "-", "node-3"]
+
+
+async def test_the_phase_is_coloured_when_asked_and_plain_otherwise(bus):
+    await publish(bus, build_status("default/a", "Running", running=2))
+    plain = await listing(bus, "jobs")
+    coloured = await listing(bus, "jobs", colour=True)
+    assert "\x1b" not in plain
+    assert "\x1b[32mRunning" in coloured
+    assert coloured.replace("\x1b[32m", "").replace("\x1b[0m", "") == plain
+
+
+async def test_a_name_given_with_its_namespace_is_found_whatever_the_namespace(bus):
+    await publish(bus, build_status("team/b", "Pending"), build_status("default/b", "Pending"))
+    assert [r[0] for r in rows(await listing(bus, "jobs", "team/b", namespace="default"))] == [
+        "team"
+    ]
+    assert [r[0] for r in rows(await listing(bus, "jobs", "b", namespace="default"))] == ["default"]
