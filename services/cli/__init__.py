@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.metadata
 import sys
 from collections.abc import Callable, Sequence
 
@@ -31,6 +32,7 @@ COMMANDS: tuple[str, ...] = (
     "serve",
     "broker",
     "topics",
+    "completion",
 )
 """Sub-command modules of this package, in help order."""
 
@@ -41,11 +43,19 @@ def build_parser() -> argparse.ArgumentParser:
         prog="vcbus",
         description="Volcano's batch job lifecycle as services over Kafka.",
     )
+    parser.add_argument("--version", action="version", version=f"vcbus {_version()}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in COMMANDS:
         module = importlib.import_module(f"services.cli.{name}")
         module.register(sub)
     return parser
+
+
+def _version() -> str:
+    try:
+        return importlib.metadata.version("vcbus")
+    except importlib.metadata.PackageNotFoundError:
+        return "(not installed)"
 
 
 EXIT_UNUSABLE = 2
