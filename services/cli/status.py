@@ -40,7 +40,7 @@ from contracts import (
     Topic,
 )
 from contracts.objects import Condition, JobPhase, Node
-from contracts.quantity import format_quantity
+from contracts.quantity import Resources, format_quantity
 from services.cli import terminal
 from shared.bus.codec import Poison, TopicCodec, Unknown
 from shared.bus.partitioner import partition_for
@@ -252,13 +252,14 @@ _TOPIC_NAMES = frozenset(str(topic) for topic in Topic)
 
 @dataclass(slots=True)
 class PodRow:
-    """One pod: its job and task, its phase and node, the incarnation (uid) it is."""
+    """One pod: job, task, phase, node, the incarnation (uid) it is and what it requests."""
 
     job: str
     task: str = ""
     phase: str = "Pending"
     node: str = ""
     uid: str = ""
+    requests: Resources = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -368,6 +369,7 @@ class StatusStore:
                 if row is None or (row.uid and pod.uid and row.uid != pod.uid):
                     row = self.pods[key] = PodRow(job=pod.job)
                 row.job, row.task, row.uid = pod.job, pod.task, pod.uid or row.uid
+                row.requests = pod.requests
             case PodDeleted():
                 key = event.pod
                 row = self.pods.get(key)
