@@ -36,11 +36,12 @@ from contracts import (
     Topic,
     split_key,
 )
-from contracts.objects import DEFAULT_QUEUE, Queue
+from contracts.objects import DEFAULT_QUEUE, Queue, QueueState
 from contracts.quantity import format_quantity
 from services.cli import terminal
 from services.cli.age import age
 from services.cli.status import StatusReader, StatusStore, add_verbose, pending_reasons
+from services.cli.usage import resources_text, used_by_node, used_by_queue
 from shared.bus.kafka import AioKafkaBus
 from shared.bus.protocol import Bus
 from shared.runtime.clock import SystemClock
@@ -323,11 +324,8 @@ def pod_rows(store: StatusStore, query: Query) -> dict[str, Row]:
 
 
 def node_rows(store: StatusStore, query: Query) -> dict[str, Row]:
-    """``vcbus get nodes``: allocatable, active pods, cordon, and the job it is locked for."""
-    active: dict[str, int] = {}
-    for pod in store.pods.values():
-        if pod.node and pod.phase in ("Pending", "Running"):
-            active[pod.node] = active.get(pod.node, 0) + 1
+    """``vcbus get nodes``: offered, held by pods, free, pods, the job it is locked for."""
+    used = used_by_node(store)
     out: dict[str, Row] = {}
     for name in store.keys(Topic.NODES):
         event = store.get(Topic.NODES, name)
@@ -335,21 +333,28 @@ def node_rows(store: StatusStore, query: Query) -> dict[str, Row]:
             continue
         node = event.node
         allocatable = {k: format_quantity(k, v) for k, v in node.allocatable.items()}
+        held = used.get(name, {})
+        free = {k: v - held.get(k, 0) for k, v in node.allocatable.items()}
+        shown = ("cpu", "memory", *sorted(set(node.allocatable) - {"cpu", "memory", "pods"}))
+        pods = held.get("pods", 0)
         locked = store.reservation.locks.get(name, "")
         obj: Object = {
             "name": name,
             "allocatable": allocatable,
+            "allocated": {k: format_quantity(k, v) for k, v in held.items() if k != "pods"},
+            "free": {k: format_quantity(k, v) for k, v in free.items() if k != "pods"},
             "labels": dict(node.labels),
             "unschedulable": node.unschedulable,
-            "pods": active.get(name, 0),
+            "pods": pods,
             "lockedFor": locked,
         }
         cells = (
             name,
-            allocatable.get("cpu", "0"),
-            allocatable.get("memory", "0"),
-            str(active.get(name, 0)),
             "SchedulingDisabled" if node.unschedulable else "Ready",
+            resources_text(node.allocatable, names=shown),
+            resources_text(held, names=shown),
+            resources_text(free, names=shown),
+            f"{pods}/{node.allocatable['pods']}" if "pods" in node.allocatable else str(pods),
             locked or "-",
         )
         out[name] = Row(cells, obj)
@@ -360,7 +365,12 @@ def node_rows(store: StatusStore, query: Query) -> dict[str, Row]:
 
 
 def queue_rows(store: StatusStore, query: Query) -> dict[str, Row]:
-    """``vcbus get queues``: weight, state, parent, and its PodGroups by phase."""
+    """``vcbus get queues``: weight, share, state, parent, capability, allocated, PodGroups.
+
+    Allocated is what the queue's jobs' pods hold; PodGroups (one per job) are counted by
+    phase. The share is the queue's weight over the weights of every open queue: what the
+    proportion plugin deserves it, before capability and guarantee.
+    """
     queues: dict[str, Queue] = {DEFAULT_QUEUE: Queue(name=DEFAULT_QUEUE)}
     for name in store.keys(Topic.QUEUES):
         event = store.get(Topic.QUEUES, name)
@@ -377,26 +387,35 @@ def queue_rows(store: StatusStore, query: Query) -> dict[str, Row]:
         phase = str(status.phase) if isinstance(status, PodGroupPhaseChanged) else "Pending"
         counts = phases.setdefault(spec.podgroup.queue, {})
         counts[phase] = counts.get(phase, 0) + 1
+    held = used_by_queue(store)
+    open_weight = sum(q.weight for q in queues.values() if q.state is QueueState.OPEN) or 1
     out: dict[str, Row] = {}
     for name in sorted(queues):
         if not query.matches(name):
             continue
         queue, counts = queues[name], phases.get(name, {})
+        share = round(100 * queue.weight / open_weight) if queue.state is QueueState.OPEN else 0
+        allocated = held.get(name, {})
         obj: Object = {
             "name": name,
             "weight": queue.weight,
+            "share": share,
             "state": str(queue.state),
             "parent": queue.parent,
             "priority": queue.priority,
             "capability": {k: format_quantity(k, v) for k, v in queue.capability.items()},
             "guarantee": {k: format_quantity(k, v) for k, v in queue.guarantee.items()},
+            "allocated": {k: format_quantity(k, v) for k, v in allocated.items()},
             "podGroups": dict(sorted(counts.items())),
         }
         cells = (
             name,
             str(queue.weight),
+            f"{share}%",
             str(queue.state),
             queue.parent or "-",
+            resources_text(queue.capability),
+            resources_text(allocated, names=("cpu", "memory")),
             *(str(counts.get(p, 0)) for p in ("Pending", "Inqueue", "Running", "Completed")),
         )
         out[name] = Row(cells, obj)
@@ -452,14 +471,33 @@ KINDS: dict[str, Kind] = {
     "nodes": Kind(
         "nodes",
         (Topic.NODES, Topic.PODS, Topic.BINDINGS, Topic.PODS_STATUS, Topic.RESERVATIONS),
-        ("NAME", "CPU", "MEMORY", "PODS", "STATUS", "LOCKED FOR"),
+        ("NAME", "STATUS", "ALLOCATABLE", "ALLOCATED", "FREE", "PODS", "LOCKED FOR"),
         node_rows,
         state="STATUS",
     ),
     "queues": Kind(
         "queues",
-        (Topic.QUEUES, Topic.PODGROUPS, Topic.PODGROUPS_STATUS),
-        ("NAME", "WEIGHT", "STATE", "PARENT", "PENDING", "INQUEUE", "RUNNING", "COMPLETED"),
+        (
+            Topic.QUEUES,
+            Topic.PODGROUPS,
+            Topic.PODGROUPS_STATUS,
+            Topic.PODS,
+            Topic.BINDINGS,
+            Topic.PODS_STATUS,
+        ),
+        (
+            "NAME",
+            "WEIGHT",
+            "SHARE",
+            "STATE",
+            "PARENT",
+            "CAPABILITY",
+            "ALLOCATED",
+            "PENDING",
+            "INQUEUE",
+            "RUNNING",
+            "COMPLETED",
+        ),
         queue_rows,
         state="STATE",
     ),

@@ -518,8 +518,6 @@ class QueueView:
 def queue_views(store: DashboardStore) -> list[QueueView]:
     """Every queue, sorted by name, from ``vcbus get queues``'s rows."""
     rows = queue_rows(store, Query())
-    weights = {name: int(str(row.obj["weight"])) for name, row in rows.items()}
-    open_weight = sum(w for n, w in weights.items() if rows[n].obj["state"] == "Open") or 1
     cluster = cluster_total(store)
     held = used_by_queue(store)
     views: list[QueueView] = []
@@ -531,8 +529,8 @@ def queue_views(store: DashboardStore) -> list[QueueView]:
         views.append(
             QueueView(
                 name=name,
-                weight=weights[name],
-                share=round(100 * weights[name] / open_weight) if row.obj["state"] == "Open" else 0,
+                weight=int(str(row.obj["weight"])),
+                share=int(str(row.obj["share"])),
                 state=str(row.obj["state"]),
                 parent=str(row.obj["parent"]),
                 allocated=tuple(

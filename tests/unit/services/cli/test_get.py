@@ -10,7 +10,7 @@ import msgspec
 import pytest
 import yaml
 
-from contracts.objects import PodGroupPhase
+from contracts.objects import Pod, PodGroupPhase, QueueState
 from services.cli.get import KINDS, Query, get
 from shared.bus.memory import InMemoryBus
 from tests.support.bus_contract import wait_until
@@ -142,36 +142,57 @@ async def test_pods_follow_creation_binding_phase_and_deletion_when_topics_inter
     ]
 
 
-async def test_nodes_show_active_pods_and_newest_locks_when_reservations_changed(bus):
-    pod = build_pod("default/a", 0)
+def requesting(pod: Pod) -> Pod:
+    """The pod asking for 1 CPU and 1Gi."""
+    return msgspec.structs.replace(pod, requests={"cpu": 1000, "memory": 1 << 30})
+
+
+async def test_nodes_show_use_free_pods_and_newest_locks_when_reservations_changed(bus):
+    pod = requesting(build_pod("default/a", 0))
+    done = requesting(build_pod("default/a", 1))
     await publish(
         bus,
         build_node("n1"),
         build_node("n2"),
         pod_created(pod),
         pod_bound(pod, "n1"),
+        pod_created(done),
+        pod_phase(done, "Succeeded", "n1"),  # holds nothing any more
         elected("default/old", 1),
         locked("default/old", ("n1",), 1),
         elected("default/big", 2),
         locked("default/big", ("n2",), 2),
     )
     assert rows(await listing(bus, "nodes")) == [
-        ["n1", "4", "8Gi", "1", "Ready", "-"],
-        ["n2", "4", "8Gi", "0", "Ready", "default/big"],
+        ["n1", "Ready", "cpu=4,memory=8Gi", "cpu=1,memory=1Gi", "cpu=3,memory=7Gi", "1/110", "-"],
+        [
+            "n2",
+            "Ready",
+            "cpu=4,memory=8Gi",
+            "cpu=0,memory=0",
+            "cpu=4,memory=8Gi",
+            "0/110",
+            "default/big",
+        ],
     ]
 
 
-async def test_queues_and_podgroups_count_by_phase_when_declared(bus):
+async def test_queues_show_share_capability_use_and_podgroups_by_phase_when_declared(bus):
+    pod = requesting(build_pod("default/a", 0))
     await publish(
         bus,
-        build_queue("research", weight=3),
+        build_queue("research", weight=3, capability={"cpu": 8000}),
+        build_queue("closed", weight=4, state=QueueState.CLOSED),
         build_podgroup("default/a", queue="research"),
         build_podgroup("default/b", queue="research"),
         build_phase("default/a", PodGroupPhase.INQUEUE),
+        pod_created(pod),
+        pod_phase(pod, "Running", "n1"),
     )
     assert rows(await listing(bus, "queues")) == [
-        ["default", "1", "Open", "-", "0", "0", "0", "0"],
-        ["research", "3", "Open", "-", "1", "1", "0", "0"],
+        ["closed", "4", "0%", "Closed", "-", "-", "cpu=0,memory=0", "0", "0", "0", "0"],
+        ["default", "1", "25%", "Open", "-", "-", "cpu=0,memory=0", "0", "0", "0", "0"],
+        ["research", "3", "75%", "Open", "-", "cpu=8", "cpu=1,memory=1Gi", "1", "1", "0", "0"],
     ]
     assert [r[5] for r in rows(await listing(bus, "podgroups"))] == ["Inqueue", "Pending"]
 
