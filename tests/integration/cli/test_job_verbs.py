@@ -8,13 +8,25 @@ polls, never timing claims.
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.support.served import eventually, run_cli
+from tests.support.served import ServedSystem, eventually, run_cli, served_system
 
 pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def system(kafka_bootstrap: str) -> Iterator[ServedSystem]:
+    """Two nodes of 4 CPU and 8Gi under a prefix of this module's own: no other module's
+    jobs hold their capacity."""
+    prefix = f"t-{os.getpid()}-verbs."
+    cluster = ["--nodes", "2", "--node-cpu", "4", "--node-memory", "8Gi"]
+    with served_system(kafka_bootstrap, prefix, cluster_args=cluster) as running:
+        yield running
 
 
 def job(name: str, *, queue: str = "default") -> str:
