@@ -2,8 +2,9 @@
 
 A ``JobDeleteRequested`` command goes to ``jobs.submitted`` keyed by the job, so it stays
 ordered with the job's submission; admission passes it on and the job-controller deletes
-the pods, the PodGroup and the job (``JobDeleted`` on ``jobs.status``). ``--wait`` follows
-the command's trace until then.
+the pods, the PodGroup and the job (``JobDeleted`` on ``jobs.status``). The command
+continues the job's trace (the context of its newest status), so the deletion is seen in
+the same trace as the job's life; ``--wait`` follows that trace until the job is gone.
 """
 
 from __future__ import annotations
@@ -12,36 +13,31 @@ import argparse
 import asyncio
 from datetime import datetime
 
-from contracts import JobDeleted, JobDeleteRequested, JobKey, Topic, derive_event_id
+from opentelemetry.context import Context
+
+from contracts import JobDeleted, JobDeleteRequested, Topic
 from services.cli import terminal
+from services.cli.job import command_record, job_contexts
 from services.cli.status import StatusReader, StatusStore, add_verbose, trace_id_of
 from services.cli.submit import publish
 from shared.bus.kafka import AioKafkaBus
-from shared.bus.outbox import event_record
 from shared.bus.protocol import Bus
 from shared.bus.records import OutRecord, Record
 from shared.runtime.clock import SystemClock
 from shared.runtime.settings import Settings
 from shared.runtime.topology import ensure_topics
 from shared.tracing.setup import configure_tracing, shutdown_tracing
-from shared.tracing.spans import business_span, current_trace_id
 
 
-def delete_record(key: str, prefix: str, now: datetime) -> tuple[OutRecord, str]:
-    """The command deleting job ``key``, and the trace id it starts.
+def delete_record(
+    key: str, prefix: str, now: datetime, parent: Context | None = None
+) -> tuple[OutRecord, str]:
+    """The command deleting job ``key``, and the trace id it travels in.
 
-    The event id derives from the job and the time of asking: asking again later is a
-    new command, a retry of the same publish is not.
+    With ``parent`` (the context of the job's newest status) it continues the job's
+    trace; see :func:`services.cli.job.command_record`.
     """
-    event = JobDeleteRequested(
-        event_id=derive_event_id("job.delete_requested.v1", key, now.isoformat()),
-        occurred_at=now,
-        job=JobKey(key),
-    )
-    with business_span("cli.delete", job=key):
-        record = event_record(event, prefix)
-        trace_id = current_trace_id()
-    return record, trace_id
+    return command_record(JobDeleteRequested, key, prefix, now, parent)
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -62,10 +58,14 @@ def run(args: argparse.Namespace) -> int:
     """Publish the delete commands; with ``--wait``, 0 once every job is gone, 2 on timeout."""
     keys = [name if "/" in name else f"{args.namespace}/{name}" for name in args.names]
     settings = Settings.from_env()
+    bus = AioKafkaBus(settings.kafka)
+    contexts = asyncio.run(job_contexts(bus, settings, keys, verbose=args.verbose))
     configure_tracing("vcbus-cli")
     try:
         now = SystemClock().now()
-        made = {key: delete_record(key, settings.topic_prefix, now) for key in keys}
+        made = {
+            key: delete_record(key, settings.topic_prefix, now, contexts.get(key)) for key in keys
+        }
         asyncio.run(publish(settings, [record for record, _ in made.values()]))
     finally:
         shutdown_tracing()
@@ -73,7 +73,6 @@ def run(args: argparse.Namespace) -> int:
     if not args.wait:
         return 0
     traces = {key: trace for key, (_, trace) in made.items()}
-    bus = AioKafkaBus(settings.kafka)
     return asyncio.run(
         wait_for_deleted(bus, settings, traces, timeout=args.timeout, verbose=args.verbose)
     )

@@ -138,6 +138,7 @@ def test_queue_delete_is_refused_while_the_queue_holds_a_job(system, monkeypatch
         system, monkeypatch, "submit", manifest("member", job("member", queue="team")), "--wait"
     )
     assert status == 0, out
+    submitted_trace = out.splitlines()[0].split("trace_id=")[1]
 
     assert run_cli(system, monkeypatch, "queue", "delete", "team") == (
         1,
@@ -151,6 +152,9 @@ def test_queue_delete_is_refused_while_the_queue_holds_a_job(system, monkeypatch
     )
 
     assert run_cli(system, monkeypatch, "delete", "job", "member", "--wait")[0] == 0
+    status, out, _ = run_cli(system, monkeypatch, "describe", "job", "member")
+    assert "Phase:            Deleted" in out
+    assert f"Trace ID:         {submitted_trace}" in out  # the delete continued the job's trace
     assert run_cli(system, monkeypatch, "queue", "delete", "team") == (
         0,
         "queue team deleted\n",
