@@ -34,6 +34,7 @@ from contracts import (
 from contracts.objects import Condition, JobSpec
 from contracts.quantity import format_quantity
 from services.cli import terminal
+from services.cli.admissible import place_in_queue
 from services.cli.events import MAX_EVENTS, JobEvent, events_lines, job_events
 from services.cli.get import format_row, widths_of
 from services.cli.status import StatusStore, add_verbose, pending_reasons, read_store
@@ -46,6 +47,8 @@ from shared.runtime.settings import Settings
 DEFAULT_JAEGER_URL = "http://localhost:16686"
 
 TOPICS = (
+    Topic.QUEUES,
+    Topic.NODES,
     Topic.JOBS_ADMITTED,
     Topic.JOBS_REJECTED,
     Topic.JOBS_STATUS,
@@ -57,8 +60,11 @@ TOPICS = (
     Topic.RESERVATIONS,
     Topic.CAPACITY_RESERVATIONS,
 )
-"""What ``describe job`` reads: the job-keyed topics on the job's partition; the
-reservation whole (the target may be another job)."""
+"""What ``describe job`` reads: the job-keyed topics on the job's partition, but these whole:
+the reservation (the target may be another job) and the PodGroups (the job's place in its
+queue); queues and nodes (whether the job can ever run)."""
+
+WHOLE = frozenset({Topic.RESERVATIONS, Topic.PODGROUPS, Topic.PODGROUPS_STATUS})
 
 
 def jaeger_link(base: str, trace_id: str) -> str:
@@ -138,6 +144,7 @@ def describe_job(
     lines += _tasks(spec, status)
     lines += _podgroup(store, key)
     lines += _reasons(store, key, status)
+    lines += _place(store, key)
     lines += _all_conditions(store, key, status)
     lines += _reservation(store, key)
     lines += _will_bind(store, key)
@@ -214,6 +221,14 @@ def _reasons(store: StatusStore, key: str, status: object) -> list[str]:
     lines.append(_field("From", first.source, 2))
     lines += [_field("Also", f"{r.code}: {r.message} ({r.source})", 2) for r in others]
     return lines
+
+
+def _place(store: StatusStore, key: str) -> list[str]:
+    place = place_in_queue(store, key)
+    if place is None:
+        return []
+    where = f"{place.position} of {place.waiting} waiting in queue {place.queue}"
+    return [_field("Queue Position", where)]
 
 
 def _all_conditions(store: StatusStore, key: str, status: object) -> list[str]:
@@ -352,7 +367,7 @@ async def describe(
         settings,
         TOPICS,
         keys=[key],
-        whole=frozenset({Topic.RESERVATIONS}),
+        whole=WHOLE,
         accept=accept,
         verbose=verbose,
     )

@@ -426,7 +426,10 @@ KINDS: dict[str, Kind] = {
     "jobs": Kind(
         "jobs",
         (
+            Topic.QUEUES,
+            Topic.NODES,
             Topic.JOBS_ADMITTED,
+            Topic.PODGROUPS,
             Topic.JOBS_STATUS,
             Topic.JOBS_REJECTED,
             Topic.PODGROUPS_STATUS,

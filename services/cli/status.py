@@ -42,6 +42,7 @@ from contracts import (
 from contracts.objects import Condition, JobPhase, Node
 from contracts.quantity import Resources, format_quantity
 from services.cli import terminal
+from services.cli.admissible import INADMISSIBLE, inadmissible
 from shared.bus.codec import Poison, TopicCodec, Unknown
 from shared.bus.partitioner import partition_for
 from shared.bus.protocol import Bus, Consumer
@@ -610,7 +611,9 @@ def pending_reasons(store: StatusStore, key: str) -> list[Reason]:
 
     Candidates: the PodGroup's ``Unschedulable`` condition (podgroup-enqueue's ranked
     reason), the allocator's on ``podgroups.conditions``, and the job's own condition when
-    it waits for a dependency. Ties keep that order.
+    it waits for a dependency. Ties keep that order. A job that can never run is
+    ``Inadmissible`` first (:mod:`services.cli.admissible`), when the store holds what
+    tells.
     """
     found: list[Reason] = []
     status = store.get(Topic.PODGROUPS_STATUS, key)
@@ -637,4 +640,6 @@ def pending_reasons(store: StatusStore, key: str) -> list[Reason]:
     unique: dict[tuple[str, str], Reason] = {}
     for reason in found:
         unique.setdefault((reason.code, reason.message), reason)
-    return sorted(unique.values(), key=lambda r: reason_rank(r.code))
+    ranked = sorted(unique.values(), key=lambda r: reason_rank(r.code))
+    never = inadmissible(store, key)
+    return ranked if never is None else [Reason(INADMISSIBLE, never, "jobs.admitted"), *ranked]

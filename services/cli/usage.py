@@ -7,6 +7,7 @@ for its job's queue too. ``vcbus get nodes|queues`` and the dashboard count with
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from contracts import (
     JobAdmitted,
@@ -18,7 +19,9 @@ from contracts import (
 )
 from contracts.objects import DEFAULT_QUEUE
 from contracts.quantity import Resources, format_quantity
-from services.cli.status import StatusStore
+
+if TYPE_CHECKING:
+    from services.cli.status import StatusStore
 
 ACTIVE = frozenset({"Pending", "Running"})
 """Pod phases that hold a node's capacity."""

@@ -84,7 +84,9 @@ def test_submit_wait_shows_progress_until_running_when_the_gang_fits(system, mon
 
 
 def test_describe_names_the_reason_when_a_job_stays_pending(system, monkeypatch, manifest):
-    status, out, _ = run_cli(system, monkeypatch, "submit", manifest("huge", job("huge", cpu="6")))
+    # 3 pods of 3 CPU: each fits a node, together more than the cluster's 8 CPU
+    huge = job("huge", replicas=3, cpu="3")
+    status, out, _ = run_cli(system, monkeypatch, "submit", manifest("huge", huge))
     assert status == 0
     trace_id = out.split("trace_id=")[1].strip()
     described: dict[str, str] = {}
@@ -184,7 +186,10 @@ def test_garbage_keyed_like_a_job_or_a_node_hides_neither(system, monkeypatch, m
     status, out, err = run_cli(system, monkeypatch, "get", "jobs", "twice", "-v")
     assert status == 0
     assert out.splitlines()[1].split()[:3] == ["default", "twice", "Running"]
-    assert err == f"skipped {len(GARBAGE)} record(s) on jobs.status that no contract decodes\n"
+    assert err == (  # get jobs reads nodes too (whether a job can ever run)
+        f"skipped {len(GARBAGE)} record(s) on jobs.status that no contract decodes\n"
+        f"skipped {len(GARBAGE)} record(s) on nodes that no contract decodes\n"
+    )
     status, out, _ = run_cli(system, monkeypatch, "get", "nodes")
     assert [line.split()[0] for line in out.splitlines()] == ["NAME", "node-0", "node-1"]
     status, out, _ = run_cli(system, monkeypatch, "describe", "job", "twice")

@@ -169,3 +169,24 @@ def test_queue_delete_is_refused_while_the_queue_holds_a_job(system, monkeypatch
     assert run_cli(system, monkeypatch, "queue", "delete", "team")[2] == (
         'queue "team" not found\n'
     )
+
+
+def test_a_job_that_can_never_run_is_inadmissible_and_describe_says_its_place(
+    system, monkeypatch, manifest
+):
+    text = job("giant").replace('cpu: "1"', 'cpu: "6"')  # nodes offer 4 CPU
+    assert run_cli(system, monkeypatch, "submit", manifest("giant", text))[0] == 0
+    described: dict[str, str] = {}
+
+    def marked() -> bool:
+        code, out, _ = run_cli(system, monkeypatch, "describe", "job", "giant")
+        described["text"] = out
+        return code == 0 and "Pending Reason:   Inadmissible" in out
+
+    eventually(marked, "giant described Inadmissible", system)
+    assert (
+        "a pod of task worker requests cpu=6,memory=1Gi; no node offers that much "
+        "(largest: cpu=4,memory=8Gi)" in described["text"]
+    )
+    assert "Queue Position:   1 of 1 waiting in queue default" in described["text"]
+    assert listed(system, monkeypatch, "giant")["reason"] == "Inadmissible"
