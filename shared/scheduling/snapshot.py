@@ -39,7 +39,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import UTC, datetime
 from types import MappingProxyType
 from typing import TypeVar, assert_never
 
@@ -50,6 +50,7 @@ from contracts.events.capacity_reservations import (
     CapacityReleased,
     CapacityReserved,
     LocksHonoured,
+    LocksLifted,
     ReservedPod,
 )
 from contracts.events.nodes import NodeChanged, NodeRegistered, NodeRemoved
@@ -90,6 +91,7 @@ ClusterEvent = (
     | CapacityReserved
     | CapacityReleased
     | LocksHonoured
+    | LocksLifted
 )
 """Every event a ``ClusterView`` folds."""
 
@@ -135,6 +137,8 @@ class Reservation:
         elected_at: when the target was elected (the lock timeout counts from it).
         generation: the number of the latest election (kept after the target is cleared).
         locked_at: when nodes were last locked (the lock interval counts from it).
+        backoff: (job, until): jobs whose reservation expired, not electable until then
+            (sorted by job; at most ``MAX_BACKOFF_ENTRIES``, ended ones dropped).
     """
 
     target_job: JobKey | None = None
@@ -142,6 +146,31 @@ class Reservation:
     elected_at: datetime | None = None
     generation: int = 0
     locked_at: datetime | None = None
+    backoff: tuple[tuple[JobKey, datetime], ...] = ()
+
+
+MAX_BACKOFF_ENTRIES = 1000
+"""The most jobs in backoff a reservation remembers (SPEC A12); the oldest ends go first."""
+
+
+def with_backoff(
+    entries: tuple[tuple[JobKey, datetime], ...],
+    job: JobKey,
+    until: datetime | None,
+    now: datetime,
+) -> tuple[tuple[JobKey, datetime], ...]:
+    """The backoff list with ``job`` added until ``until``, ended entries dropped (bounded)."""
+    kept = {k: u for k, u in entries if _naive(u) > _naive(now)}
+    if until is not None:
+        kept[job] = until
+    newest = sorted(kept.items(), key=lambda item: (_naive(item[1]), item[0]))
+    return tuple(sorted(newest[-MAX_BACKOFF_ENTRIES:]))
+
+
+def _naive(moment: datetime) -> datetime:
+    if moment.tzinfo is None:
+        return moment
+    return moment.astimezone(UTC).replace(tzinfo=None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -354,7 +383,7 @@ class ClusterView:
                     self._will_bind.pop(event.job, None)
                 else:
                     self._will_bind[event.job] = folded
-            case LocksHonoured():
+            case LocksHonoured() | LocksLifted():
                 pass  # the allocator's note that it has the locks; the locks are folded above
             case _:
                 assert_never(event)
@@ -593,7 +622,9 @@ def fold_reservation(
                 return replace(current, target_job=job, elected_at=at)
             if not newer:
                 return current
-            return Reservation(target_job=job, elected_at=at, generation=generation)
+            return Reservation(
+                target_job=job, elected_at=at, generation=generation, backoff=current.backoff
+            )
         case NodesLocked(job=job, nodes=nodes, occurred_at=at):
             if newer:
                 return Reservation(
@@ -602,6 +633,7 @@ def fold_reservation(
                     elected_at=at,
                     generation=generation,
                     locked_at=at,
+                    backoff=current.backoff,
                 )
             if generation and current.target_job is None:
                 return current
@@ -612,9 +644,12 @@ def fold_reservation(
                 locked_nodes=current.locked_nodes | frozenset(nodes),
                 locked_at=locked_at,
             )
-        case NodesUnlocked(job=job, nodes=nodes):
+        case NodesUnlocked(job=job, nodes=nodes, occurred_at=at):
             if generation or current.target_job in (None, job):
-                return Reservation(generation=max(generation, current.generation))
+                return Reservation(
+                    generation=max(generation, current.generation),
+                    backoff=with_backoff(current.backoff, job, event.backoff_until, at),
+                )
             return replace(current, locked_nodes=current.locked_nodes - frozenset(nodes))
         case _:
             assert_never(event)

@@ -67,6 +67,7 @@ from shared.scheduling.framework.extension_points import (
 )
 from shared.scheduling.framework.placement import Placement, PlacementCache
 from shared.scheduling.framework.plugin import Plugin, PluginBuilder
+from shared.scheduling.framework.reservation import ReservationLimits
 from shared.scheduling.framework.results import (
     BindDecision,
     EvictDecision,
@@ -226,6 +227,10 @@ class Session:
         self.arguments: Arguments = dict(arguments or {})
         """Global arguments of the configuration (every plugin sees them too)."""
         self.reservation: Reservation = snapshot.reservation
+        self.reservation_limits = ReservationLimits()
+        """How long a reservation may hold nodes (set by the ``reservation`` plugin)."""
+        self.locks_lifted = False
+        """The target is placed: its locked nodes take other jobs' pods again (``lift_locks``)."""
         self.plugins: list[tuple[PluginOption, Plugin]] = []
 
         # Extension points (one registry per kind, gated by the option's flag) ------------
@@ -708,6 +713,16 @@ class Session:
                 if option.enabled(kind):
                     yield option
 
+    def lift_locks(self) -> None:
+        """Let the locked nodes take other jobs' pods for the rest of the session (SPEC A6).
+
+        Called once the target's gang is placed; the placement cache is rebuilt, since the
+        lock filter answers differently from now on.
+        """
+        if not self.locks_lifted:
+            self.locks_lifted = True
+            self._placement = None
+
     @property
     def placement(self) -> PlacementCache:
         """The session's node-choice cache (built on first use, after plugins registered)."""
@@ -946,6 +961,7 @@ def close_session(ssn: Session) -> SessionResult:
             ssn.reservation if ssn.reservation != ssn.snapshot.reservation else None
         ),
         reservation_changes=tuple(ssn.reservation_changes),
+        locks_lifted=ssn.locks_lifted,
         status_updates=status_updates(ssn),
         will_bind_changes=tuple(ssn.will_bind.changes),
     )
