@@ -231,11 +231,16 @@ def fits_locked_nodes(ssn: Session, job: JobInfo) -> bool:
     return requested(job).less_equal(free)
 
 
+def arrival(job: JobInfo) -> datetime:
+    """When the job arrived: its creation, else when the scheduler first saw it."""
+    return naive_utc(job.creation if job.creation is not None else job.first_seen)
+
+
 def is_behind(other: JobInfo, job: JobInfo) -> bool:
-    """Whether ``other`` comes after ``job`` in job order (lower priority, or created later)."""
+    """Whether ``other`` comes after ``job`` in job order (lower priority, or arrived later)."""
     if other.priority != job.priority:
         return other.priority < job.priority
-    return (other.creation_key, str(other.key)) > (job.creation_key, str(job.key))
+    return (arrival(other), str(other.key)) > (arrival(job), str(job.key))
 
 
 def placed_nodes(ssn: Session) -> list[tuple[JobInfo, frozenset[str]]]:
