@@ -119,14 +119,17 @@ def _target_first(
     """Give the reservation's target the first turn; lift its locks once it is placed.
 
     A target already placed (its gang ready: the unlock is on its way) lifts the locks at
-    once. Returns the target when its turn failed, so the main loop skips it (nothing
-    placed since could help it).
+    once; one this view does not know (gone, or not read yet) keeps them until the unlock.
+    Returns the target when its turn failed, so the main loop skips it (nothing placed
+    since could help it).
     """
     reservation = ssn.reservation
     if reservation.target_job is None or not reservation.locked_nodes:
         return None
     job = ssn.jobs.get(reservation.target_job)
-    if job is None or is_target_ready(ssn, job):
+    if job is None:
+        return None
+    if is_target_ready(ssn, job):
         ssn.lift_locks()
         return None
     queue = ssn.queues.get(job.queue)
