@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Self
 
 import msgspec
@@ -262,6 +263,12 @@ class ReservationView:
     generation: int = -1
     target: str = ""
     locks: dict[str, str] = field(default_factory=dict)
+    why: str = ""
+    """Why the target was elected."""
+    until: datetime | None = None
+    """When the locks end at the latest (``lock-max``)."""
+    lock_reasons: dict[str, str] = field(default_factory=dict)
+    """Node → why it was locked."""
 
     def apply(self, event: Event) -> None:
         """Fold one ``reservations`` event; events of an older generation are dropped."""
@@ -270,15 +277,23 @@ class ReservationView:
         if event.generation < self.generation:
             return
         if event.generation > self.generation:
-            self.generation, self.target, self.locks = event.generation, "", {}
+            self.generation = event.generation
+            self._clear()
         match event:
             case TargetJobElected():
-                self.target = event.job
+                self.target, self.why = event.job, event.reason
+                self.until = event.until or self.until
             case NodesLocked():
                 self.target = event.job
+                self.until = event.until or self.until
                 self.locks.update(dict.fromkeys(event.nodes, event.job))
+                self.lock_reasons.update(dict.fromkeys(event.nodes, event.reason))
             case NodesUnlocked():
-                self.target, self.locks = "", {}
+                self._clear()
+
+    def _clear(self) -> None:
+        self.target, self.why, self.until = "", "", None
+        self.locks, self.lock_reasons = {}, {}
 
     def locked_for(self, job: str) -> list[str]:
         """The nodes locked for ``job``, sorted."""
