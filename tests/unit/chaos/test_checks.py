@@ -11,6 +11,7 @@ from contracts import (
     JobKey,
     JobStatusChanged,
     LocksHonoured,
+    LocksLifted,
     NodeName,
     NodeRegistered,
     NodesLocked,
@@ -246,6 +247,20 @@ def test_a_binding_decided_before_the_allocator_read_the_lock_is_a_race_not_a_vi
 
 def test_bindings_after_the_unlock_are_no_violation() -> None:
     assert lock_hits(lock_history(6)) == ([], [])
+
+
+def test_bindings_once_the_allocator_lifted_the_locks_are_no_violation() -> None:
+    """The target was placed at 3: the same cycle and later ones use the node (SPEC A6)."""
+    history = lock_history(3)
+    history.capacity.append(
+        LocksLifted(event_id="x", occurred_at=at(3), job=JOB, generation=1, nodes=(NodeName("n1"),))
+    )
+    assert lock_hits(history) == ([], [])
+    history = lock_history(2.5)
+    history.capacity.append(
+        LocksLifted(event_id="x", occurred_at=at(3), job=JOB, generation=1, nodes=(NodeName("n1"),))
+    )
+    assert [v.check for v in check_locks(history)] == ["locks"]
 
 
 def test_status_counts_that_disagree_with_the_pod_phases_are_a_violation() -> None:
