@@ -21,9 +21,9 @@ Deliberate deviations (SPEC A6 revised):
 from __future__ import annotations
 
 from contracts.objects.podgroup import PodGroupPhase
-from shared.scheduling.framework.feasibility import INFEASIBLE, infeasibility
+from shared.scheduling.framework.feasibility import infeasibility
+from shared.scheduling.framework.job_updater import INFEASIBLE, RESERVATION_EXPIRED
 from shared.scheduling.framework.reservation import (
-    RESERVATION_EXPIRED,
     backoff_until,
     elect_target,
     is_target_ready,

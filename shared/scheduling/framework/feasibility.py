@@ -32,9 +32,6 @@ from shared.scheduling.taints import tolerates_all
 if TYPE_CHECKING:
     from shared.scheduling.framework.session import Session
 
-INFEASIBLE = "Infeasible"
-"""The PodGroup reason of a job no node could ever hold (SPEC A8, right after QueueClosed)."""
-
 _TOLERANCE = 0.1
 """Volcano's ``LessEqual`` slack (milli-units, bytes)."""
 

@@ -18,9 +18,10 @@ Deliberate deviations:
 - ``status_updates`` adds what ``podgroups.status`` carries (SPEC A8): one ``Unschedulable``
   condition with the highest-ranked reason among enqueue's rejections of this session, the
   allocator's last ``Unschedulable`` condition and a dependent job's missing stages, ranked
-  ``QueueNotFound`` > ``QueueClosed`` > ``QueueOverCapability`` > ``ClusterOverused`` >
-  ``GangUnschedulable`` (and other allocator reasons) > ``WillBindTimeout`` >
-  ``WaitingForDependency`` > ``WaitingForReservation``. Volcano records these as events and
+  ``QueueNotFound`` > ``QueueClosed`` > ``Infeasible`` > ``QueueOverCapability`` >
+  ``ClusterOverused`` > ``GangUnschedulable`` (and other allocator reasons) >
+  ``WillBindTimeout`` > ``WaitingForDependency`` > ``WaitingForReservation`` >
+  ``ReservationExpired``. Volcano records these as events and
   a gang condition. ``WillBindTimeout`` comes from the allocator's ``WillBind`` condition: a
   dependent job whose reservation for its later stages timed out (vcbus, will-bind).
 """
@@ -38,21 +39,27 @@ from shared.scheduling.snapshot import WILL_BIND_TIMEOUT
 UNSCHEDULABLE = "Unschedulable"
 QUEUE_NOT_FOUND = "QueueNotFound"
 QUEUE_CLOSED = "QueueClosed"
+INFEASIBLE = "Infeasible"
+"""No node could ever hold a minimum pod of the job (SPEC A6, A8), with the fit errors."""
 QUEUE_OVER_CAPABILITY = "QueueOverCapability"
 CLUSTER_OVERUSED = "ClusterOverused"
 GANG_UNSCHEDULABLE = "GangUnschedulable"
 WAITING_FOR_DEPENDENCY = "WaitingForDependency"
 WAITING_FOR_RESERVATION = "WaitingForReservation"
+RESERVATION_EXPIRED = "ReservationExpired"
+"""The job's reservation reached ``lock-max``; it is not elected again for ``lock-backoff``."""
 
 REASON_RANK: tuple[str, ...] = (
     QUEUE_NOT_FOUND,
     QUEUE_CLOSED,
+    INFEASIBLE,
     QUEUE_OVER_CAPABILITY,
     CLUSTER_OVERUSED,
     GANG_UNSCHEDULABLE,
     WILL_BIND_TIMEOUT,
     WAITING_FOR_DEPENDENCY,
     WAITING_FOR_RESERVATION,
+    RESERVATION_EXPIRED,
 )
 """SPEC A8, highest first. Reasons not listed (other allocator codes) rank with
 ``GangUnschedulable``."""

@@ -24,6 +24,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from shared.scheduling.framework.feasibility import infeasibility
+from shared.scheduling.framework.job_updater import RESERVATION_EXPIRED
 from shared.scheduling.framework.results import ReservationChange, ReservationChangeKind
 from shared.scheduling.model import JobInfo, naive_utc
 from shared.scheduling.snapshot import Reservation, with_backoff
@@ -34,8 +35,6 @@ if TYPE_CHECKING:
 TARGET_GONE = "target job is gone"
 TARGET_READY = "target job is ready"
 TARGET_INFEASIBLE = "target job is infeasible"
-RESERVATION_EXPIRED = "ReservationExpired"
-"""The PodGroup reason of a target released at ``lock-max`` (SPEC A8, lowest rank)."""
 
 DEFAULT_LOCK_MAX = timedelta(minutes=10)
 DEFAULT_LOCK_BACKOFF = timedelta(minutes=5)
