@@ -21,7 +21,6 @@ Deliberate deviations (SPEC A6 revised):
 from __future__ import annotations
 
 from contracts.objects.podgroup import PodGroupPhase
-from shared.scheduling.framework.feasibility import infeasibility
 from shared.scheduling.framework.job_updater import INFEASIBLE, RESERVATION_EXPIRED
 from shared.scheduling.framework.reservation import (
     backoff_until,
@@ -53,7 +52,7 @@ def is_job_electable(ssn: Session, job: JobInfo) -> bool:
     """
     if not is_waiting(ssn, job):
         return False
-    why = infeasibility(ssn, job)
+    why = ssn.infeasibility(job)
     if why is not None:
         ssn.record_enqueue_reason(job, INFEASIBLE, why)
         return False

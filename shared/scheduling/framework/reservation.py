@@ -23,7 +23,6 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
-from shared.scheduling.framework.feasibility import infeasibility
 from shared.scheduling.framework.job_updater import RESERVATION_EXPIRED
 from shared.scheduling.framework.results import ReservationChange, ReservationChangeKind
 from shared.scheduling.model import JobInfo, naive_utc
@@ -86,7 +85,7 @@ def release_reason(ssn: Session) -> tuple[str, datetime | None] | None:
         return TARGET_GONE, None
     if is_target_ready(ssn, job):
         return TARGET_READY, None
-    why = infeasibility(ssn, job)
+    why = ssn.infeasibility(job)
     if why is not None:
         return f"{TARGET_INFEASIBLE}: {why}", None
     limits = ssn.reservation_limits

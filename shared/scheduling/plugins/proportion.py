@@ -98,8 +98,12 @@ class _QueueSums:
         self.inqueue: dict[str, float] = {}
         self.elastic: dict[str, float] = {}
 
-    def add_job(self, job: JobInfo) -> None:
-        """Add one job (Volcano's loop over its tasks in ``OnSessionOpen``)."""
+    def add_job(self, job: JobInfo, *, infeasible: bool = False) -> None:
+        """Add one job (Volcano's loop over its tasks in ``OnSessionOpen``).
+
+        An ``infeasible`` Inqueue job (no node could ever hold it) counts in no admission
+        budget (SPEC A6): it would hold it forever.
+        """
         allocated = job.allocated
         held = job.count(*ALLOCATED_STATUSES)
         if held:
@@ -116,7 +120,7 @@ class _QueueSums:
             for resreq, (n,) in shapes.values():
                 _accumulate(self.request, resreq, n)
         minimum = _min_resources(job)
-        if job.phase is PodGroupPhase.INQUEUE or (
+        if (job.phase is PodGroupPhase.INQUEUE and not infeasible) or (
             job.phase is PodGroupPhase.RUNNING
             and job.podgroup.min_resources
             and held >= job.min_available
@@ -162,7 +166,8 @@ class ProportionPlugin:
                 attr = self._attr(queue_info, total, total_guarantee)
                 self.queue_opts[queue_info.name] = attr
                 sums[queue_info.name] = _QueueSums()
-            sums[queue_info.name].add_job(job)
+            infeasible = job.phase is PodGroupPhase.INQUEUE and ssn.infeasibility(job) is not None
+            sums[queue_info.name].add_job(job, infeasible=infeasible)
         for name, queue_sums in sums.items():
             queue_sums.apply(self.queue_opts[name])
         self._water_fill(total)
