@@ -32,9 +32,12 @@ Deliberate deviations (SPEC A6 revised: reservation solves starvation and never 
   order). Without starvation nothing is elected, so a workload in which nobody starves runs
   exactly as with reservation off.
 - Nodes (``reservedNodesFn``): only nodes that could hold one of the target's minimum pods;
-  most idle first by (cpu, memory, other resources), ties to the smaller name (SPEC A7);
-  cordoned nodes are not chosen by ``single`` and ``multi``, which stop locking once the
-  locked nodes' allocatable holds the target (the fewest nodes that hold it soonest).
+  most idle first by (cpu, memory, other resources), then the node whose newest pod is
+  oldest (it likely drains first), then the smaller name (SPEC A7);
+  cordoned nodes are not chosen by ``single`` and ``multi``, which lock no more once the
+  locked nodes' idle capacity holds the target, and within a step stop at the node that
+  makes it fit (the fewest nodes that hold it soonest: which node drains first is not
+  known, so a step adds the next idlest until the target fits).
   Locks hold in the allocator (the ``predicates`` plugin), which v1.5.1 never did.
 - Enqueue gate (vcbus): while the target is Pending, no other job with minResources is
   enqueued (reason ``WaitingForReservation``); otherwise the admission budget freed by
@@ -288,10 +291,30 @@ def is_annotated_target(job: JobInfo) -> bool:
     return job.podgroup.annotations.get(TARGET_JOB_ANNOTATION, "").lower() == "true"
 
 
-def holds(ssn: Session, job: JobInfo, nodes: frozenset[str] | set[str]) -> bool:
-    """Whether ``nodes``, emptied, could hold ``job``'s minimum gang.
+EPOCH = naive_utc(None)
 
-    Their allocatable, summed, holds what the job asks for, and one of them its largest
+
+def newest_pods(ssn: Session) -> dict[str, datetime]:
+    """Node → when its newest pod holding resources was created.
+
+    Of two equally idle nodes, the one whose newest pod is older likely drains first (the
+    scheduler does not know when pods end), so it is locked first.
+    """
+    out: dict[str, datetime] = {}
+    for key in sorted(ssn.jobs):
+        for status in ALLOCATED_STATUSES:
+            for task in ssn.jobs[key].tasks_by_status.get(status, {}).values():
+                if task.node_name:
+                    created = task.creation_key
+                    if created > out.get(task.node_name, EPOCH):
+                        out[task.node_name] = created
+    return out
+
+
+def holds(ssn: Session, job: JobInfo, nodes: frozenset[str] | set[str]) -> bool:
+    """Whether ``nodes`` hold ``job``'s minimum gang now.
+
+    Their idle capacity, summed, holds what the job asks for, and one of them its largest
     minimum pod.
     """
     if not nodes:
@@ -300,12 +323,12 @@ def holds(ssn: Session, job: JobInfo, nodes: frozenset[str] | set[str]) -> bool:
     rows = sorted(matrix.index[n] for n in nodes if n in matrix.index)
     if not rows:
         return False
-    total = matrix.allocatable[rows].sum(axis=0)
+    total = matrix.idle[rows].sum(axis=0)
     room = Resource(dict(zip(matrix.dimensions, (float(v) for v in total), strict=True)))
     if not requested(job).less_equal(room):
         return False
     largest = largest_pods(minimum_pods(job))
-    return any(largest.less_equal(matrix.resource(matrix.allocatable, row)) for row in rows)
+    return any(largest.less_equal(matrix.resource(matrix.idle, row)) for row in rows)
 
 
 class ReservationPlugin:
@@ -412,7 +435,10 @@ class ReservationPlugin:
             return
         candidates = [n for n in unlocked if not n.node.unschedulable and n.name in usable]
         idle = ssn.matrix.idle
-        candidates.sort(key=lambda n: (tuple(-float(v) for v in idle[n.row]), n.name))
+        newest = newest_pods(ssn)
+        candidates.sort(
+            key=lambda n: (tuple(-float(v) for v in idle[n.row]), newest.get(n.name, EPOCH), n.name)
+        )
         chosen: list[str] = []
         for node in candidates[: args.step_size(len(ssn.node_list))]:
             chosen.append(node.name)

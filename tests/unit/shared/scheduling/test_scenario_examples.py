@@ -42,7 +42,7 @@ def test_big_job_starves_when_the_example_has_no_reservation(name: str) -> None:
     ("name", "locked_per_cycle"),
     [
         ("reservation-single.yaml", [1, 2, 2]),
-        ("reservation-multi.yaml", [2, 2, 2]),
+        ("reservation-multi.yaml", [2, 4, 4]),
         ("reservation-cluster.yaml", [4, 4, 4]),
         ("reservation-lock-timeout.yaml", [1, 1, 4]),
         ("priority-reservation.yaml", [1, 2, 2]),

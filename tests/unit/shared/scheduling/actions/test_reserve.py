@@ -123,14 +123,12 @@ def test_single_mode_skips_cordoned_nodes_when_choosing() -> None:
 
 @pytest.mark.parametrize(
     ("lock_nodes", "expected"),
-    [(1, {"n1"}), (2, {"n1", "n3"}), ("3", {"n1", "n3"}), ("50%", {"n1", "n3"})],
-    ids=["one", "count", "count as text", "share of five nodes, rounded up"],
+    [(2, {"n1", "n3"}), ("3", {"n1", "n2", "n3"}), ("50%", {"n1", "n2", "n3"})],
+    ids=["count", "count as text", "share of five nodes, rounded up"],
 )
-def test_multi_mode_locks_several_nodes_at_once_but_no_more_than_hold_the_target(
+def test_multi_mode_locks_several_nodes_at_once_when_configured(
     lock_nodes: int | str, expected: set[str]
 ) -> None:
-    """SPEC A6: the fewest nodes that hold the target soonest; n1 and n3 (4 cpu each,
-    the idlest) hold its 8 cpu, so a larger step stops there."""
     change = _only(
         _reserve(
             arguments={"lock-mode": "multi", "lock-nodes": lock_nodes},
@@ -140,13 +138,31 @@ def test_multi_mode_locks_several_nodes_at_once_but_no_more_than_hold_the_target
     assert change.mode == "multi"
 
 
+IDLE_N1_N3 = [p for p in BUSY if p.node not in ("n1", "n3")]
+"""n1 and n3 drained: 4 idle cpu each."""
+
+
 def test_single_mode_locks_no_more_when_the_locked_nodes_hold_the_target() -> None:
     run = _reserve(
         locked=frozenset({"n1", "n3"}),
         locked_at=timedelta(seconds=5),
+        pods=[*IDLE_N1_N3, *_target_pods()],
         expect=("ns/target", frozenset({"n1", "n3"})),
     )
     assert run.result.reservation_changes == ()
+
+
+def test_multi_mode_stops_at_the_node_that_makes_the_target_fit() -> None:
+    """SPEC A6: the fewest nodes that hold the target; n1 and n3 hold its 8 cpu now, so a
+    step of four stops after them."""
+    change = _only(
+        _reserve(
+            arguments={"lock-mode": "multi", "lock-nodes": 4},
+            pods=[*IDLE_N1_N3, *_target_pods()],
+            expect=("ns/target", frozenset({"n1", "n3"})),
+        )
+    )
+    assert change.nodes == ("n1", "n3")
 
 
 def test_only_nodes_the_target_could_use_are_locked() -> None:
