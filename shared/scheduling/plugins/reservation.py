@@ -25,9 +25,10 @@ Arguments (plugin arguments, or global ones in the configuration):
 Deliberate deviations (SPEC A6 revised: reservation solves starvation and never harms):
 - Election (``targetJobFn``): a job annotated ``volcano.sh/target-job: "true"`` first; else
   the starving jobs (above ``target-min-resources`` when set). A job is starving when it was
-  overtaken (a job behind it in order, lower priority or same priority and created later,
-  holds capacity on a node the job could use) or has waited ``target-min-waiting``; a job
-  that would fit but for room another job's will-bind holds is not. Among those: highest
+  overtaken (a job behind it in order that arrived after it, so was placed while it
+  waited, holds capacity on a node the job could use) or has waited ``target-min-waiting``; a job
+  that fits the idle capacity now (the next cycle places it), or would fit but for room
+  another job's will-bind holds, is not. Among those: highest
   priority, then longest waiting, then older creation, then job key (Volcano: first in map
   order). Without starvation nothing is elected, so a workload in which nobody starves runs
   exactly as with reservation off.
@@ -240,9 +241,12 @@ def arrival(job: JobInfo) -> datetime:
 
 
 def is_behind(other: JobInfo, job: JobInfo) -> bool:
-    """Whether ``other`` comes after ``job`` in job order (lower priority, or arrived later)."""
-    if other.priority != job.priority:
-        return other.priority < job.priority
+    """Whether ``other`` comes after ``job`` in job order and arrived after it.
+
+    A job of lower priority that already ran when ``job`` arrived did not overtake it.
+    """
+    if other.priority > job.priority:
+        return False
     return (arrival(other), str(other.key)) > (arrival(job), str(job.key))
 
 
@@ -351,13 +355,18 @@ class ReservationPlugin:
     def is_starving(
         self, ssn: Session, job: JobInfo, placed: Sequence[tuple[JobInfo, frozenset[str]]]
     ) -> bool:
-        """Overtaken, or waiting ``target-min-waiting``; not when only will-bind holds it."""
-        if waits_only_for_will_bind(ssn, job):
+        """Overtaken, or waiting ``target-min-waiting``.
+
+        Not when it fits the idle capacity now (the next cycle places it), nor when only
+        room other jobs' will-bind holds keeps it out.
+        """
+        usable = usable_nodes(ssn, job)
+        if holds(ssn, job, usable) or waits_only_for_will_bind(ssn, job):
             return False
         minimum = self.args.min_waiting
         if minimum is not None and waiting_time(job, ssn.now) >= minimum:
             return True
-        return overtaken_by(job, usable_nodes(ssn, job), placed) is not None
+        return overtaken_by(job, usable, placed) is not None
 
     def target_job(self, ssn: Session, jobs: Sequence[JobInfo]) -> JobInfo | None:
         """Elect the target among ``jobs`` (``targetJobFn`` with SPEC A6's rules)."""

@@ -149,8 +149,8 @@ def _check(record: CycleRecord) -> None:
     held = record.decisions
     if record.locks_lifted:
         # The target was placed first (or before this cycle): the rest may use its nodes.
-        target = [i for i, d in enumerate(held) if d.job == reservation.target_job]
-        held = held[: target[-1] + 1] if target else ()
+        placed = [i for i, d in enumerate(held) if d.job == reservation.target_job]
+        held = held[: placed[-1] + 1] if placed else ()
     for decision in held:
         if decision.job != reservation.target_job:
             assert decision.node not in reservation.locked_nodes, (record.cycle, decision)

@@ -25,7 +25,20 @@ NODES = [
     for i in (1, 2)
 ]
 EVERY_WAITING_JOB_STARVES: Arguments = {"target-min-waiting": "0s"}
-"""Every waiting job counts as starving: the tests of the election order use it."""
+"""Every waiting job that does not fit now starves: the tests of the election order use it."""
+BUSY_PG = build_podgroup(
+    "busy",
+    "ns",
+    "default",
+    1,
+    None,
+    PodGroupPhase.RUNNING,
+    creation=datetime(2025, 1, 1, tzinfo=UTC),
+)
+BUSY = [
+    build_pod("ns", f"busy-w-{i}", f"n{i}", PodPhase.RUNNING, {"cpu": "3"}, "busy") for i in (1, 2)
+]
+"""An old job (nobody's overtaker) leaving 1 cpu per node: the 4-cpu jobs do not fit now."""
 
 
 def _job(
@@ -69,8 +82,8 @@ def _elect(
         SchedulingCase(
             name=name,
             origin=f"{ELECT}; {TARGET_FN}; vcbus SPEC A6",
-            podgroups=podgroups,
-            pods=pods or [],
+            podgroups=[BUSY_PG, *podgroups],
+            pods=[*BUSY, *(pods or [])],
             nodes=NODES,
             queues=queues or [build_queue("default")],
             reservation=reservation,
@@ -189,8 +202,11 @@ def test_ready_target_is_released_and_a_new_one_elected_when_elect_runs() -> Non
         SchedulingCase(
             name="re-elect",
             origin=f"{ELECT}; vcbus SPEC A6",
-            podgroups=[_job("done", phase=INQUEUE), _job("next", waited=30)],
-            pods=[build_pod("ns", "done-w-0", "n1", PodPhase.RUNNING, {"cpu": "4"}, "done")],
+            podgroups=[_job("done", phase=INQUEUE), _job("next", waited=30), BUSY_PG],
+            pods=[
+                build_pod("ns", "done-w-0", "n1", PodPhase.RUNNING, {"cpu": "4"}, "done"),
+                *BUSY,
+            ],
             nodes=NODES,
             queues=[build_queue("default")],
             reservation=Reservation(
@@ -229,7 +245,7 @@ def test_waiting_counts_from_creation_when_the_job_was_never_seen() -> None:
         1,
         None,
         PENDING,
-        min_resources={"cpu": "1"},
+        min_resources={"cpu": "4"},
         creation=datetime(2025, 12, 31, tzinfo=UTC),
     )
     _elect([_job("seen", waited=60), old], "ns/old")
@@ -253,8 +269,8 @@ def _run(
         SchedulingCase(
             name=name,
             origin=f"{ELECT}; vcbus SPEC A6 (revised), A8",
-            podgroups=podgroups,
-            pods=pods,
+            podgroups=[BUSY_PG, *podgroups],
+            pods=[*BUSY, *pods],
             nodes=NODES,
             queues=[build_queue("default")],
             reservation=reservation,
@@ -412,8 +428,11 @@ def test_target_is_released_with_a_backoff_when_lock_max_passes() -> None:
         SchedulingCase(
             name="expired",
             origin=f"{ELECT}; vcbus SPEC A6 (revised), A8",
-            podgroups=[_job("stuck", phase=INQUEUE, cpus="4", annotations=None)],
-            pods=[build_pod("ns", "stuck-w-0", None, PodPhase.PENDING, {"cpu": "4"}, "stuck")],
+            podgroups=[_job("stuck", phase=INQUEUE, cpus="4"), BUSY_PG],
+            pods=[
+                build_pod("ns", "stuck-w-0", None, PodPhase.PENDING, {"cpu": "4"}, "stuck"),
+                *BUSY,
+            ],
             nodes=NODES,
             queues=[build_queue("default")],
             reservation=Reservation(
@@ -466,3 +485,26 @@ def test_job_in_backoff_is_elected_again_only_when_the_backoff_ends() -> None:
 def test_lock_timeout_must_be_shorter_than_lock_max() -> None:
     with pytest.raises(ValueError, match="lock-timeout \\(600s\\) must be shorter than lock-max"):
         ReservationArgs.parse({"lock-timeout": "10m"})
+
+
+def test_overtaken_job_is_not_elected_when_it_fits_now() -> None:
+    """The next cycle places it anyway: not starving (SPEC A6)."""
+    _run(
+        [
+            _job("fits", phase=INQUEUE, cpus="1", created=60),
+            _job("later", phase=PodGroupPhase.RUNNING, cpus="1", created=10),
+        ],
+        [
+            build_pod("ns", "fits-w-0", None, PodPhase.PENDING, {"cpu": "1"}, "fits"),
+            build_pod("ns", "later-w-0", "n1", PodPhase.RUNNING, {"cpu": "1"}, "later"),
+        ],
+        expected=None,
+    )
+
+
+def test_job_is_not_overtaken_by_a_lower_priority_one_that_ran_before_it_came() -> None:
+    _run(
+        [_job("vip", phase=INQUEUE, priority=10, cpus="4", created=5)],
+        [build_pod("ns", "vip-w-0", None, PodPhase.PENDING, {"cpu": "4"}, "vip")],
+        expected=None,
+    )
