@@ -7,7 +7,7 @@ configuration, and prints from each outcome:
 - makespan: when the last job finished (seconds from the start);
 - occupancy: the watched resource's pod-seconds over (cluster capacity x makespan);
 - elections: how many reservation targets were elected;
-- watched job: when its first pod ran;
+- watched job or pod: when it (its first pod) ran;
 - per-round starts: for jobs named ``r<round>-...``, when each round's first and last job
   started (a round is a set of jobs meant to run together).
 
@@ -69,7 +69,7 @@ class Case:
     resource: str = "cpu"
     variants: tuple[Variant, ...] = RESERVATION
     watch: str | None = None
-    """A job whose first start is reported (``namespace/name``)."""
+    """A job (its first pod) or a pod whose start is reported (``namespace/name``)."""
     ideal: float | None = None
     """The makespan of a perfect scheduler, when known."""
 
@@ -78,7 +78,7 @@ CASES: list[Case] = [
     Case("knavigator-gang-burst.yaml", resource="nvidia.com/gpu", ideal=270.0),
     Case("starving-big-job.yaml", watch="default/big"),
     Case("reservation-infeasible.yaml", watch="default/small-2"),
-    Case("reservation-will-bind.yaml", watch="default/mpi"),
+    Case("reservation-will-bind.yaml", watch="default/mpi-master-0"),
 ]
 
 
@@ -179,7 +179,7 @@ def figures(
         occupancy=occupancy,
         elections=sum(1 for e in timeline if e.get("event") == "elected"),
         unfinished=unfinished,
-        watched_start=job_starts.get(case.watch) if case.watch else None,
+        watched_start=job_starts.get(case.watch, starts.get(case.watch)) if case.watch else None,
         rounds={
             name: (min(ts), max(ts))
             for name, ts in sorted(rounds.items(), key=lambda kv: int(kv[0][1:]))
