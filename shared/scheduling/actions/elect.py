@@ -13,15 +13,15 @@ Deliberate deviations (SPEC A6 revised):
   queue's capability, and it is feasible: its minimum gang fits the cluster as built
   (``framework.feasibility``). A job that can never run must not hold nodes (or, through
   the enqueue gate, other jobs) forever.
-- Every pending job no node could ever hold gets the reason ``Infeasible`` with the fit
-  errors, and a job in backoff ``ReservationExpired`` (SPEC A8), each cycle, so the reasons
-  follow the nodes as they change.
+- A job in backoff gets the reason ``ReservationExpired`` (SPEC A8); ``Infeasible`` is
+  given at session close to every waiting job no node could ever hold
+  (``framework.job_updater``), whether reservation is configured or not.
 """
 
 from __future__ import annotations
 
 from contracts.objects.podgroup import PodGroupPhase
-from shared.scheduling.framework.job_updater import INFEASIBLE, RESERVATION_EXPIRED
+from shared.scheduling.framework.job_updater import RESERVATION_EXPIRED
 from shared.scheduling.framework.reservation import (
     backoff_until,
     elect_target,
@@ -48,13 +48,11 @@ def is_waiting(ssn: Session, job: JobInfo) -> bool:
 def is_job_electable(ssn: Session, job: JobInfo) -> bool:
     """Waiting, in an open queue that could hold it, feasible, not in backoff.
 
-    Records the reasons ``Infeasible`` and ``ReservationExpired`` on the way.
+    Records the reason ``ReservationExpired`` of a job in backoff.
     """
     if not is_waiting(ssn, job):
         return False
-    why = ssn.infeasibility(job)
-    if why is not None:
-        ssn.record_enqueue_reason(job, INFEASIBLE, why)
+    if ssn.infeasibility(job) is not None:
         return False
     until = backoff_until(ssn, job)
     if until is not None:

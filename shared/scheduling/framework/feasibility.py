@@ -132,7 +132,7 @@ def infeasibility(ssn: Session, job: JobInfo) -> str | None:
     """
     matrix = ssn.matrix
     if len(matrix) == 0:
-        return "the cluster has no node"
+        return None  # not built yet (nodes register as services start): nothing to judge
     if job.podgroup.min_resources:
         minimum = Resource({k: float(v) for k, v in job.podgroup.min_resources.items()})
         short = _total_shortfall(minimum, ssn.total_resource)

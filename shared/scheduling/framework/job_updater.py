@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING
 
 from contracts.objects.meta import Condition
 from contracts.objects.podgroup import PodGroupPhase
+from shared.scheduling.framework.conf import ENQUEUE_SIDE_ACTIONS
 from shared.scheduling.framework.results import PodGroupStatusUpdate, PodGroupUpdate
 from shared.scheduling.model import JobInfo, TaskStatus
 from shared.scheduling.snapshot import WILL_BIND_TIMEOUT
@@ -89,6 +90,7 @@ def pod_group_phase(job: JobInfo, *, unschedulable: bool) -> PodGroupPhase:
 
 
 _ADMITTED = frozenset({PodGroupPhase.RUNNING, PodGroupPhase.UNKNOWN})
+_WAITING = frozenset({PodGroupPhase.PENDING, PodGroupPhase.INQUEUE})
 
 
 def update_all(ssn: Session) -> tuple[PodGroupUpdate, ...]:
@@ -127,8 +129,9 @@ def reason_conditions(ssn: Session, job: JobInfo, phase: PodGroupPhase) -> tuple
     """Return the one reason condition of a PodGroup in ``phase`` (SPEC A8), or none.
 
     Candidates: enqueue's rejections of this session, the allocator's ``Unschedulable``
-    condition known from the snapshot, its will-bind timeout, and, for a dependent job, its
-    stages without pods.
+    condition known from the snapshot, its will-bind timeout, ``Infeasible`` when no node
+    could ever hold the job (in podgroup-enqueue's sessions, which publish the reasons),
+    and, for a dependent job, its stages without pods.
     """
     if phase is PodGroupPhase.COMPLETED:
         return ()
@@ -144,6 +147,15 @@ def reason_conditions(ssn: Session, job: JobInfo, phase: PodGroupPhase) -> tuple
         for c in job.conditions
         if c.reason == WILL_BIND_TIMEOUT
     )
+    if (
+        phase in _WAITING
+        and job.min_available > 0
+        and ENQUEUE_SIDE_ACTIONS & set(ssn.actions)
+        and (why := ssn.infeasibility(job)) is not None
+    ):
+        candidates.append(
+            Condition(type=UNSCHEDULABLE, status="True", reason=INFEASIBLE, message=why)
+        )
     if job.dependent and job.wait_create > 0:
         present = set(job.roles())
         waiting = sorted(r for r, m in job.task_min_available.items() if m > 0 and r not in present)

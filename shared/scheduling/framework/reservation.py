@@ -92,14 +92,15 @@ def release_reason(ssn: Session) -> tuple[str, datetime | None] | None:
     expires = limits.expires_at(ssn.reservation)
     if expires is not None and naive_utc(ssn.now) >= naive_utc(expires):
         return (
-            f"{RESERVATION_EXPIRED}: not ready {_seconds(limits.lock_max)} after its election "
+            f"{RESERVATION_EXPIRED}: not ready {seconds_text(limits.lock_max)} after its election "
             f"(lock-max)",
             ssn.now + limits.lock_backoff,
         )
     return None
 
 
-def _seconds(duration: timedelta) -> str:
+def seconds_text(duration: timedelta) -> str:
+    """A duration as reasons say it (``90s``)."""
     return f"{duration.total_seconds():g}s"
 
 

@@ -25,21 +25,21 @@ Arguments (plugin arguments, or global ones in the configuration):
 Deliberate deviations (SPEC A6 revised: reservation solves starvation and never harms):
 - Election (``targetJobFn``): a job annotated ``volcano.sh/target-job: "true"`` first; else
   the starving jobs (above ``target-min-resources`` when set). A job is starving when it was
-  overtaken (a job behind it in order that arrived after it, so was placed while it
-  waited, holds capacity on a node the job could use) or has waited ``target-min-waiting``; a job
+  overtaken (a job behind it in order that arrived after it, so was placed while it waited,
+  holds capacity on a node the job could use) or has waited ``target-min-waiting``; a job
   that fits the idle capacity now (the next cycle places it), or would fit but for room
-  another job's will-bind holds, is not. Among those: highest
-  priority, then longest waiting, then older creation, then job key (Volcano: first in map
-  order). Without starvation nothing is elected, so a workload in which nobody starves runs
-  exactly as with reservation off.
+  another job's will-bind holds, is not. Among those: highest priority, then longest
+  waiting, then older creation, then job key (Volcano: first in map order). Without
+  starvation nothing is elected, so a workload in which nobody starves runs exactly as with
+  reservation off.
 - Nodes (``reservedNodesFn``): only nodes that could hold one of the target's minimum pods;
   most idle first by (cpu, memory, other resources), then the node whose newest pod is
-  oldest (it likely drains first), then the smaller name (SPEC A7);
-  cordoned nodes are not chosen by ``single`` and ``multi``, which lock no more once the
-  locked nodes' idle capacity holds the target, and within a step stop at the node that
-  makes it fit (the fewest nodes that hold it soonest: which node drains first is not
-  known, so a step adds the next idlest until the target fits).
-  Locks hold in the allocator (the ``predicates`` plugin), which v1.5.1 never did.
+  oldest (it likely drains first), then the smaller name (SPEC A7). Cordoned nodes are not
+  chosen by ``single`` and ``multi``, which lock no more once the locked nodes' idle
+  capacity holds the target, and within a step stop at the node that makes it fit (the
+  fewest nodes that hold it soonest: which node drains first is not known, so a step adds
+  the next likeliest until the target fits). Locks hold in the allocator (the
+  ``predicates`` plugin), which v1.5.1 never did.
 - Enqueue gate (vcbus): while the target is Pending, no other job with minResources is
   enqueued (reason ``WaitingForReservation``); otherwise the admission budget freed by
   finishing jobs goes to smaller jobs every cycle and the target never becomes Inqueue.
@@ -69,6 +69,7 @@ from shared.scheduling.framework.reservation import (
     DEFAULT_LOCK_MAX,
     ReservationLimits,
     lock_nodes,
+    seconds_text,
 )
 from shared.scheduling.framework.session import Session
 from shared.scheduling.framework.status import Vote
@@ -156,8 +157,8 @@ class ReservationArgs:
         backoff = get_duration(arguments, LOCK_BACKOFF, DEFAULT_LOCK_BACKOFF) or timedelta(0)
         if timeout and timeout >= lock_max:
             raise ValueError(
-                f"{LOCK_TIMEOUT} ({_seconds(timeout)}) must be shorter than {LOCK_MAX} "
-                f"({_seconds(lock_max)})"
+                f"{LOCK_TIMEOUT} ({seconds_text(timeout)}) must be shorter than {LOCK_MAX} "
+                f"({seconds_text(lock_max)})"
             )
         return cls(
             lock_mode=mode,
@@ -427,7 +428,7 @@ class ReservationPlugin:
                 ssn,
                 (n.name for n in unlocked),
                 LockMode.CLUSTER.value,
-                f"lock-timeout {_seconds(timeout)} passed without the target ready",
+                f"lock-timeout {seconds_text(timeout)} passed without the target ready",
             )
             return
         if args.lock_mode is LockMode.CLUSTER:
@@ -498,10 +499,6 @@ class ReservationPlugin:
                     moments.append(since + self.args.min_waiting)
         later = [m for m in moments if now is None or naive_utc(m) > naive_utc(now)]
         return min(later, key=naive_utc) if later else None
-
-
-def _seconds(duration: timedelta) -> str:
-    return f"{duration.total_seconds():g}s"
 
 
 def reservation_arguments(conf: SchedulerConf) -> Arguments | None:
