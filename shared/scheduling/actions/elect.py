@@ -73,10 +73,14 @@ def is_job_electable(ssn: Session, job: JobInfo) -> bool:
 
 
 def election_reason(ssn: Session, job: JobInfo) -> str:
-    """Say why ``job`` was elected: its priority and how long it has waited."""
+    """Say why ``job`` was elected: why it starves, its priority, how long it has waited."""
     since = job.waiting_since()
     waited = (naive_utc(ssn.now) - naive_utc(since)).total_seconds() if since is not None else 0.0
-    return f"starving: priority {job.priority}, waiting {max(waited, 0.0):g}s"
+    why = ssn.election_reasons.get(job.key)
+    return (
+        f"starving{f' ({why})' if why else ''}: priority {job.priority}, "
+        f"waiting {max(waited, 0.0):g}s"
+    )
 
 
 class ElectAction:

@@ -232,6 +232,8 @@ class Session:
         """How long a reservation may hold nodes (set by the ``reservation`` plugin)."""
         self.locks_lifted = False
         self._infeasible: dict[JobKey, str | None] = {}
+        self.election_reasons: dict[JobKey, str] = {}
+        """Why a job may be elected target (set by the ``reservation`` plugin)."""
         """The target is placed: its locked nodes take other jobs' pods again (``lift_locks``)."""
         self.plugins: list[tuple[PluginOption, Plugin]] = []
 

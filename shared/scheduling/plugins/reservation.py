@@ -353,31 +353,39 @@ class ReservationPlugin:
         wanted = requested(job)
         return all(wanted.amount(d) >= minimum.amount(d) for d in minimum if minimum.amount(d) > 0)
 
-    def is_starving(
+    def starving(
         self, ssn: Session, job: JobInfo, placed: Sequence[tuple[JobInfo, frozenset[str]]]
-    ) -> bool:
-        """Overtaken, or waiting ``target-min-waiting``.
+    ) -> str | None:
+        """Why the job starves (overtaken, or waiting ``target-min-waiting``), or ``None``.
 
         Not when it fits the idle capacity now (the next cycle places it), nor when only
         room other jobs' will-bind holds keeps it out.
         """
         usable = usable_nodes(ssn, job)
         if holds(ssn, job, usable) or waits_only_for_will_bind(ssn, job):
-            return False
+            return None
         minimum = self.args.min_waiting
         if minimum is not None and waiting_time(job, ssn.now) >= minimum:
-            return True
-        return overtaken_by(job, usable, placed) is not None
+            return f"waited at least {TARGET_MIN_WAITING} {seconds_text(minimum)}"
+        other = overtaken_by(job, usable, placed)
+        return None if other is None else f"overtaken by {other.key}"
 
     def target_job(self, ssn: Session, jobs: Sequence[JobInfo]) -> JobInfo | None:
-        """Elect the target among ``jobs`` (``targetJobFn`` with SPEC A6's rules)."""
+        """Elect the target among ``jobs`` (``targetJobFn`` with SPEC A6's rules).
+
+        Why each candidate qualifies goes to ``Session.election_reasons``.
+        """
         now = ssn.now
         candidates = [j for j in jobs if is_annotated_target(j)]
+        for job in candidates:
+            ssn.election_reasons[job.key] = f"annotated {TARGET_JOB_ANNOTATION}"
         if not candidates:
             placed = placed_nodes(ssn)
-            candidates = [
-                j for j in jobs if self.is_big_enough(j) and self.is_starving(ssn, j, placed)
-            ]
+            for job in jobs:
+                why = self.starving(ssn, job, placed) if self.is_big_enough(job) else None
+                if why is not None:
+                    ssn.election_reasons[job.key] = why
+                    candidates.append(job)
         if not candidates:
             return None
         return min(

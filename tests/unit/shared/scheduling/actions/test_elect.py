@@ -15,7 +15,7 @@ from shared.scheduling.framework.results import ReservationChangeKind
 from shared.scheduling.plugins.reservation import ReservationArgs
 from shared.scheduling.snapshot import PodGroupState, PodState, Reservation
 from tests.support.builders import build_node, build_pod, build_podgroup, build_queue
-from tests.support.scheduling import NOW, SchedulingCase, plugin, run_case, tier
+from tests.support.scheduling import NOW, CaseRun, SchedulingCase, plugin, run_case, tier
 
 ELECT = "volcano@v1.5.1 pkg/scheduler/actions/elect/elect.go"
 TARGET_FN = "volcano@v1.5.1 pkg/scheduler/plugins/reservation/reservation.go targetJobFn"
@@ -264,8 +264,8 @@ def _run(
     reservation: Reservation | None = None,
     expect_reason: dict[str, str | None] | None = None,
     name: str = "elect",
-) -> None:
-    run_case(
+) -> CaseRun:
+    return run_case(
         SchedulingCase(
             name=name,
             origin=f"{ELECT}; vcbus SPEC A6 (revised), A8",
@@ -293,7 +293,7 @@ def test_nobody_is_elected_when_no_job_is_overtaken() -> None:
 
 def test_overtaken_job_is_elected_when_a_later_job_runs_where_it_could() -> None:
     """A job behind it (created later) holds a node the big job could use: it starves."""
-    _run(
+    run = _run(
         [
             _job("big", phase=INQUEUE, cpus="8", created=60),
             _job("later", phase=PodGroupPhase.RUNNING, cpus="1", created=10),
@@ -305,6 +305,8 @@ def test_overtaken_job_is_elected_when_a_later_job_runs_where_it_could() -> None
         ],
         expected="ns/big",
     )
+    [elected] = run.result.reservation_changes
+    assert elected.reason.startswith("starving (overtaken by ns/later): priority 0")
 
 
 def test_job_is_not_overtaken_by_one_running_where_it_could_never_go() -> None:
