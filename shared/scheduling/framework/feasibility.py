@@ -18,19 +18,16 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
+from contracts.keys import JobKey
 from contracts.objects.pod import Toleration
 from shared.scheduling.framework.status import NODE_SELECTOR_MISMATCH, NODE_UNTOLERATED_TAINT
 from shared.scheduling.model import JobInfo, TaskStatus
 from shared.scheduling.node_matrix import BoolArray, NodeMatrix
 from shared.scheduling.resource import Resource
 from shared.scheduling.taints import tolerates_all
-
-if TYPE_CHECKING:
-    from shared.scheduling.framework.session import Session
 
 _TOLERANCE = 0.1
 """Volcano's ``LessEqual`` slack (milli-units, bytes)."""
@@ -61,17 +58,25 @@ class PodShape:
 
 
 def minimum_pods(job: JobInfo) -> list[PodShape]:
-    """The job's minimum pods: created ones not best effort, then its stages' minimums."""
-    out = [
-        PodShape(
-            name=task.name,
-            requests=task.resreq.as_dict(),
-            node_selector=task.pod.node_selector,
-            tolerations=task.pod.tolerations,
+    """The job's minimum pod shapes, then its stages' minimums.
+
+    One per task (role) with a created pod that is not best effort, the first by uid naming
+    it: the pods of a task come from one template, so they ask the same of a node.
+    """
+    out: list[PodShape] = []
+    seen: set[str] = set()
+    for task in sorted(job.tasks.values(), key=lambda t: t.uid):
+        if task.best_effort or task.status in _DONE or task.role in seen:
+            continue
+        seen.add(task.role)
+        out.append(
+            PodShape(
+                name=task.name,
+                requests=task.resreq.as_dict(),
+                node_selector=task.pod.node_selector,
+                tolerations=task.pod.tolerations,
+            )
         )
-        for task in sorted(job.tasks.values(), key=lambda t: t.uid)
-        if not task.best_effort and task.status not in _DONE
-    ]
     present = {task.role for task in job.tasks.values()}
     for stage in job.podgroup.stages:
         if stage.name in present or stage.min_available <= 0:
@@ -125,46 +130,70 @@ def _total_shortfall(minimum: Resource, total: Resource) -> list[str]:
     ]
 
 
-def infeasibility(ssn: Session, job: JobInfo) -> str | None:
-    """Why ``job``'s minimum gang can never fit the cluster as built, or ``None``.
+@dataclass(frozen=True, slots=True)
+class JobFit:
+    """What the cluster as built offers one job.
 
-    The answer names the fit errors per node group, as Volcano's ``FitErrors`` do.
+    Attributes:
+        why: why it could never run, or ``None`` when it could.
+        usable: per node row, whether the node could hold one of its minimum pods.
+        largest: the per-dimension largest request among its minimum pods.
     """
-    matrix = ssn.matrix
-    if len(matrix) == 0:
-        return None  # not built yet (nodes register as services start): nothing to judge
-    if job.podgroup.min_resources:
-        minimum = Resource({k: float(v) for k, v in job.podgroup.min_resources.items()})
-        short = _total_shortfall(minimum, ssn.total_resource)
-        if short:
-            return "minResources exceed the whole cluster's allocatable: " + ", ".join(short)
-    seen: set[Shape] = set()
-    for shape in minimum_pods(job):
-        if shape.key in seen:
-            continue
-        seen.add(shape.key)
-        ok, errors = usable_rows(matrix, shape)
-        if not ok.any():
-            return (
-                f"0/{len(matrix)} nodes could ever hold pod {shape.name}, even empty: "
-                f"{_render(errors)}"
-            )
-    return None
+
+    why: str | None
+    usable: BoolArray
+    largest: Resource
 
 
-def usable_nodes(ssn: Session, job: JobInfo) -> frozenset[str]:
-    """The nodes that could hold at least one of ``job``'s minimum pods (all, without pods)."""
-    shapes = minimum_pods(job)
-    if not shapes:
-        return frozenset(ssn.matrix.names)
-    matrix = ssn.matrix
-    ok = np.zeros(len(matrix), dtype=np.bool_)
-    seen: set[Shape] = set()
-    for shape in shapes:
-        if shape.key not in seen:
-            seen.add(shape.key)
-            ok |= usable_rows(matrix, shape)[0]
-    return frozenset(matrix.names[int(row)] for row in np.flatnonzero(ok))
+class Feasibility:
+    """The session's feasibility verdicts, each pod shape and each job judged once."""
+
+    def __init__(self, matrix: NodeMatrix, total: Resource) -> None:
+        self._matrix = matrix
+        self._total = total
+        self._shapes: dict[Shape, tuple[BoolArray, Counter[str]]] = {}
+        self._jobs: dict[JobKey, JobFit] = {}
+
+    def shape(self, shape: PodShape) -> tuple[BoolArray, Counter[str]]:
+        """The nodes that could ever hold ``shape``, and why the others cannot."""
+        found = self._shapes.get(shape.key)
+        if found is None:
+            found = self._shapes[shape.key] = usable_rows(self._matrix, shape)
+        return found
+
+    def job(self, job: JobInfo) -> JobFit:
+        """Judge ``job`` (once per session)."""
+        found = self._jobs.get(job.key)
+        if found is None:
+            found = self._jobs[job.key] = self._judge(job)
+        return found
+
+    def _judge(self, job: JobInfo) -> JobFit:
+        matrix = self._matrix
+        shapes = minimum_pods(job)
+        largest = largest_pods(shapes)
+        if not shapes:
+            usable = np.ones(len(matrix), dtype=np.bool_)
+        else:
+            usable = np.zeros(len(matrix), dtype=np.bool_)
+        why: str | None = None
+        if job.podgroup.min_resources and len(matrix):
+            minimum = Resource({k: float(v) for k, v in job.podgroup.min_resources.items()})
+            short = _total_shortfall(minimum, self._total)
+            if short:
+                why = "minResources exceed the whole cluster's allocatable: " + ", ".join(short)
+        distinct: dict[Shape, PodShape] = {}
+        for shape in shapes:
+            distinct.setdefault(shape.key, shape)
+        for shape in distinct.values():
+            ok, errors = self.shape(shape)
+            usable = usable | ok
+            if why is None and len(matrix) and not ok.any():
+                why = (
+                    f"0/{len(matrix)} nodes could ever hold pod {shape.name}, even empty: "
+                    f"{_render(errors)}"
+                )
+        return JobFit(why=why, usable=usable, largest=largest)
 
 
 def largest_pods(shapes: Sequence[PodShape]) -> Resource:

@@ -65,7 +65,7 @@ from shared.scheduling.framework.extension_points import (
     TargetJobFn,
     TaskOrderFn,
 )
-from shared.scheduling.framework.feasibility import infeasibility
+from shared.scheduling.framework.feasibility import Feasibility
 from shared.scheduling.framework.placement import Placement, PlacementCache
 from shared.scheduling.framework.plugin import Plugin, PluginBuilder
 from shared.scheduling.framework.reservation import ReservationLimits
@@ -231,7 +231,7 @@ class Session:
         self.reservation_limits = ReservationLimits()
         """How long a reservation may hold nodes (set by the ``reservation`` plugin)."""
         self.locks_lifted = False
-        self._infeasible: dict[JobKey, str | None] = {}
+        self._feasibility: Feasibility | None = None
         self.election_reasons: dict[JobKey, str] = {}
         """Why a job may be elected target (set by the ``reservation`` plugin)."""
         """The target is placed: its locked nodes take other jobs' pods again (``lift_locks``)."""
@@ -717,15 +717,20 @@ class Session:
                 if option.enabled(kind):
                     yield option
 
-    def infeasibility(self, job: JobInfo) -> str | None:
-        """Why ``job`` could never run on this cluster, or ``None`` (``framework.feasibility``).
+    @property
+    def feasibility(self) -> Feasibility:
+        """The cluster as built, judged per job once a session (``framework.feasibility``)."""
+        if self._feasibility is None:
+            self._feasibility = Feasibility(self.matrix, self.total_resource)
+        return self._feasibility
 
-        Judged once per session. An infeasible job is never a reservation target, and an
-        Inqueue one counts in no admission budget (SPEC A6): it would hold it forever.
+    def infeasibility(self, job: JobInfo) -> str | None:
+        """Why ``job`` could never run on this cluster, or ``None``.
+
+        An infeasible job is never a reservation target, and an Inqueue one counts in no
+        admission budget (SPEC A6): it would hold it forever.
         """
-        if job.key not in self._infeasible:
-            self._infeasible[job.key] = infeasibility(self, job)
-        return self._infeasible[job.key]
+        return self.feasibility.job(job).why
 
     def lift_locks(self) -> None:
         """Let the locked nodes take other jobs' pods for the rest of the session (SPEC A6).

@@ -52,16 +52,18 @@ Deliberate deviations (SPEC A6 revised: reservation solves starvation and never 
 
 from __future__ import annotations
 
+import bisect
 import enum
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+import numpy as np
+
 from contracts.objects.podgroup import PodGroupPhase
 from contracts.quantity import QuantityError, parse_resources
 from shared.scheduling.framework.conf import Arguments, SchedulerConf
-from shared.scheduling.framework.feasibility import largest_pods, minimum_pods, usable_nodes
 from shared.scheduling.framework.job_updater import WAITING_FOR_RESERVATION
 from shared.scheduling.framework.plugin import get_duration, get_str
 from shared.scheduling.framework.reservation import (
@@ -74,6 +76,7 @@ from shared.scheduling.framework.reservation import (
 from shared.scheduling.framework.session import Session
 from shared.scheduling.framework.status import Vote
 from shared.scheduling.model import ALLOCATED_STATUSES, JobInfo, naive_utc
+from shared.scheduling.node_matrix import BoolArray, FloatArray
 from shared.scheduling.resource import Resource
 from shared.scheduling.snapshot import ClusterSnapshot
 
@@ -236,45 +239,74 @@ def fits_locked_nodes(ssn: Session, job: JobInfo) -> bool:
     return requested(job).less_equal(free)
 
 
+EPOCH = naive_utc(None)
+"""The time of a job or pod without one (sorts first)."""
+
+
 def arrival(job: JobInfo) -> datetime:
     """When the job arrived: its creation, else when the scheduler first saw it."""
     return naive_utc(job.creation if job.creation is not None else job.first_seen)
 
 
-def is_behind(other: JobInfo, job: JobInfo) -> bool:
-    """Whether ``other`` comes after ``job`` in job order and arrived after it.
+@dataclass(frozen=True, slots=True)
+class Overtakers:
+    """Per node, the latest-arrived job holding capacity there, per priority ceiling.
 
-    A job of lower priority that already ran when ``job`` arrived did not overtake it.
+    ``latest[i][row]`` is the latest arrival (seconds) among the jobs of priority at most
+    ``levels[i]`` holding capacity on the row, ``who[i][row]`` that job; a job waiting
+    since before that arrival, of priority at least ``levels[i]``, was overtaken there.
     """
-    if other.priority > job.priority:
-        return False
-    return (arrival(other), str(other.key)) > (arrival(job), str(job.key))
+
+    levels: tuple[int, ...]
+    latest: tuple[FloatArray, ...]
+    who: tuple[tuple[JobInfo | None, ...], ...]
+
+    @classmethod
+    def of(cls, ssn: Session) -> Overtakers:
+        """Read every job holding capacity on nodes."""
+        count = len(ssn.matrix)
+        by_priority: dict[int, list[tuple[float, JobInfo, list[int]]]] = {}
+        for key in sorted(ssn.jobs):
+            job = ssn.jobs[key]
+            rows = sorted(
+                {
+                    ssn.matrix.index[t.node_name]
+                    for status in ALLOCATED_STATUSES
+                    for t in job.tasks_by_status.get(status, {}).values()
+                    if t.node_name in ssn.matrix.index
+                }
+            )
+            if rows:
+                by_priority.setdefault(job.priority, []).append((_seconds_of(job), job, rows))
+        levels = tuple(sorted(by_priority))
+        latest: list[FloatArray] = []
+        who: list[tuple[JobInfo | None, ...]] = []
+        current = np.full(count, -np.inf, dtype=np.float64)
+        holders: list[JobInfo | None] = [None] * count
+        for level in levels:
+            current = current.copy()
+            holders = list(holders)
+            for seconds, job, rows in by_priority[level]:
+                for row in rows:
+                    if seconds > current[row]:
+                        current[row] = seconds
+                        holders[row] = job
+            latest.append(current)
+            who.append(tuple(holders))
+        return cls(levels, tuple(latest), tuple(who))
+
+    def overtaker(self, job: JobInfo, usable: BoolArray) -> JobInfo | None:
+        """A job that arrived after ``job``, of no higher priority, on a node it could use."""
+        level = bisect.bisect_right(self.levels, job.priority) - 1
+        if level < 0:
+            return None
+        later = usable & (self.latest[level] > _seconds_of(job))
+        rows = np.flatnonzero(later)
+        return self.who[level][int(rows[0])] if len(rows) else None
 
 
-def placed_nodes(ssn: Session) -> list[tuple[JobInfo, frozenset[str]]]:
-    """Every job holding capacity on nodes, with those nodes, by job key."""
-    out = []
-    for key in sorted(ssn.jobs):
-        job = ssn.jobs[key]
-        nodes = frozenset(
-            t.node_name
-            for status in ALLOCATED_STATUSES
-            for t in job.tasks_by_status.get(status, {}).values()
-            if t.node_name
-        )
-        if nodes:
-            out.append((job, nodes))
-    return out
-
-
-def overtaken_by(
-    job: JobInfo, usable: frozenset[str], placed: Sequence[tuple[JobInfo, frozenset[str]]]
-) -> JobInfo | None:
-    """A job behind ``job`` that holds capacity on a node ``job`` could use, if any."""
-    for other, nodes in placed:
-        if other.key != job.key and is_behind(other, job) and nodes & usable:
-            return other
-    return None
+def _seconds_of(job: JobInfo) -> float:
+    return (arrival(job) - EPOCH).total_seconds()
 
 
 def waits_only_for_will_bind(ssn: Session, job: JobInfo) -> bool:
@@ -296,9 +328,6 @@ def is_annotated_target(job: JobInfo) -> bool:
     return job.podgroup.annotations.get(TARGET_JOB_ANNOTATION, "").lower() == "true"
 
 
-EPOCH = naive_utc(None)
-
-
 def newest_pods(ssn: Session) -> dict[str, datetime]:
     """Node → when its newest pod holding resources was created.
 
@@ -316,24 +345,26 @@ def newest_pods(ssn: Session) -> dict[str, datetime]:
     return out
 
 
-def holds(ssn: Session, job: JobInfo, nodes: frozenset[str] | set[str]) -> bool:
-    """Whether ``nodes`` hold ``job``'s minimum gang now.
+def holds(
+    ssn: Session, job: JobInfo, rows: BoolArray, cluster_idle: FloatArray | None = None
+) -> bool:
+    """Whether the node ``rows`` hold ``job``'s minimum gang now.
 
     Their idle capacity, summed, holds what the job asks for, and one of them its largest
-    minimum pod.
+    minimum pod. ``cluster_idle``: the idle capacity of every node, summed (when known).
     """
-    if not nodes:
+    if not rows.any():
         return False
     matrix = ssn.matrix
-    rows = sorted(matrix.index[n] for n in nodes if n in matrix.index)
-    if not rows:
-        return False
-    total = matrix.idle[rows].sum(axis=0)
+    every = bool(rows.all())
+    idle = matrix.idle if every else matrix.idle[rows]
+    total = cluster_idle if every and cluster_idle is not None else idle.sum(axis=0)
     room = Resource(dict(zip(matrix.dimensions, (float(v) for v in total), strict=True)))
     if not requested(job).less_equal(room):
         return False
-    largest = largest_pods(minimum_pods(job))
-    return any(largest.less_equal(matrix.resource(matrix.idle, row)) for row in rows)
+    largest = ssn.feasibility.job(job).largest
+    columns = matrix.compared_columns(largest)
+    return bool(matrix.fits(matrix.vector(largest), idle, columns).any())
 
 
 class ReservationPlugin:
@@ -354,20 +385,20 @@ class ReservationPlugin:
         return all(wanted.amount(d) >= minimum.amount(d) for d in minimum if minimum.amount(d) > 0)
 
     def starving(
-        self, ssn: Session, job: JobInfo, placed: Sequence[tuple[JobInfo, frozenset[str]]]
+        self, ssn: Session, job: JobInfo, placed: Overtakers, cluster_idle: FloatArray
     ) -> str | None:
         """Why the job starves (overtaken, or waiting ``target-min-waiting``), or ``None``.
 
         Not when it fits the idle capacity now (the next cycle places it), nor when only
         room other jobs' will-bind holds keeps it out.
         """
-        usable = usable_nodes(ssn, job)
-        if holds(ssn, job, usable) or waits_only_for_will_bind(ssn, job):
+        usable = ssn.feasibility.job(job).usable
+        if holds(ssn, job, usable, cluster_idle) or waits_only_for_will_bind(ssn, job):
             return None
         minimum = self.args.min_waiting
         if minimum is not None and waiting_time(job, ssn.now) >= minimum:
             return f"waited at least {TARGET_MIN_WAITING} {seconds_text(minimum)}"
-        other = overtaken_by(job, usable, placed)
+        other = placed.overtaker(job, usable)
         return None if other is None else f"overtaken by {other.key}"
 
     def target_job(self, ssn: Session, jobs: Sequence[JobInfo]) -> JobInfo | None:
@@ -380,9 +411,11 @@ class ReservationPlugin:
         for job in candidates:
             ssn.election_reasons[job.key] = f"annotated {TARGET_JOB_ANNOTATION}"
         if not candidates:
-            placed = placed_nodes(ssn)
+            placed = Overtakers.of(ssn)
+            cluster_idle = ssn.matrix.idle.sum(axis=0)
             for job in jobs:
-                why = self.starving(ssn, job, placed) if self.is_big_enough(job) else None
+                big = self.is_big_enough(job)
+                why = self.starving(ssn, job, placed, cluster_idle) if big else None
                 if why is not None:
                     ssn.election_reasons[job.key] = why
                     candidates.append(job)
@@ -448,10 +481,13 @@ class ReservationPlugin:
         target = ssn.jobs.get(reservation.target_job)
         if target is None:
             return
-        usable = usable_nodes(ssn, target)
-        if holds(ssn, target, reservation.locked_nodes & usable):
+        usable = ssn.feasibility.job(target).usable
+        locked = usable & np.array(
+            [name in reservation.locked_nodes for name in ssn.matrix.names], dtype=np.bool_
+        )
+        if holds(ssn, target, locked):
             return
-        candidates = [n for n in unlocked if not n.node.unschedulable and n.name in usable]
+        candidates = [n for n in unlocked if not n.node.unschedulable and usable[n.row]]
         idle = ssn.matrix.idle
         newest = newest_pods(ssn)
         candidates.sort(
@@ -460,7 +496,9 @@ class ReservationPlugin:
         chosen: list[str] = []
         for node in candidates[: args.step_size(len(ssn.node_list))]:
             chosen.append(node.name)
-            if holds(ssn, target, (reservation.locked_nodes & usable) | set(chosen)):
+            locked = locked.copy()
+            locked[node.row] = True
+            if holds(ssn, target, locked):
                 break
         lock_nodes(
             ssn,
