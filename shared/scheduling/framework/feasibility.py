@@ -26,7 +26,7 @@ from contracts.objects.pod import Toleration
 from shared.scheduling.framework.status import NODE_SELECTOR_MISMATCH, NODE_UNTOLERATED_TAINT
 from shared.scheduling.model import JobInfo, TaskStatus
 from shared.scheduling.node_matrix import BoolArray, NodeMatrix
-from shared.scheduling.resource import Resource
+from shared.scheduling.resource import Resource, brief
 from shared.scheduling.taints import tolerates_all
 
 _TOLERANCE = 0.1
@@ -122,12 +122,11 @@ def _render(errors: Counter[str]) -> str:
     return ", ".join(f"{n} {reason}" for reason, n in sorted(errors.items()) if n)
 
 
-def _total_shortfall(minimum: Resource, total: Resource) -> list[str]:
-    return [
-        f"{name} {minimum.amount(name):g} > {total.amount(name):g}"
-        for name in minimum.requested_names()
-        if minimum.amount(name) > total.amount(name)
-    ]
+def _total_shortfall(minimum: Resource, total: Resource) -> str | None:
+    short = [n for n in minimum.requested_names() if minimum.amount(n) > total.amount(n)]
+    if not short:
+        return None
+    return f"minResources {brief(minimum, short)} exceed the whole cluster's {brief(total, short)}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,9 +178,7 @@ class Feasibility:
         why: str | None = None
         if job.podgroup.min_resources and len(matrix):
             minimum = Resource({k: float(v) for k, v in job.podgroup.min_resources.items()})
-            short = _total_shortfall(minimum, self._total)
-            if short:
-                why = "minResources exceed the whole cluster's allocatable: " + ", ".join(short)
+            why = _total_shortfall(minimum, self._total)
         distinct: dict[Shape, PodShape] = {}
         for shape in shapes:
             distinct.setdefault(shape.key, shape)
