@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.bench.quality import CASES, RESERVATION, Case, Figures, run_case
+from services.cli.simulate import load_document, simulate_document
+from tests.bench.quality import CASES, RESERVATION, SCENARIOS, Case, Figures, run_case
 
 ON, OFF = RESERVATION
 
@@ -62,3 +63,20 @@ def test_master_binds_in_its_will_bind_room_when_small_jobs_arrive_meanwhile() -
     workers = [t for pod, t in figures.pod_starts.items() if "-worker-" in pod]
     assert figures.watched_start is not None
     assert figures.watched_start <= max(workers) + 4 + 1, "bound as the workers run"
+
+
+def test_target_is_released_at_lock_max_and_elected_again_after_the_backoff() -> None:
+    """reservation-expired.yaml: lock-max 60 s, lock-backoff 30 s, elected at 1 s."""
+    path = SCENARIOS / "reservation-expired.yaml"
+    outcome = simulate_document(load_document(path.read_text()), path.parent)
+    timeline = outcome["timeline"]
+    assert isinstance(timeline, list)
+    reservation = [
+        (e["event"], round(e["t"])) for e in timeline if e["event"] in ("elected", "unlocked")
+    ]
+    assert reservation == [("elected", 1), ("unlocked", 61), ("elected", 91)]
+    [unlocked] = [e for e in timeline if e["event"] == "unlocked"]
+    assert unlocked["reason"].startswith("ReservationExpired")
+    small = [e["t"] for e in timeline if e.get("pod") == "default/small-w-0"]
+    assert small, "the job its locks held back runs"
+    assert 61 <= min(small) < 91, "in the backoff"
