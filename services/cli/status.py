@@ -87,6 +87,7 @@ class NodeView:
     node: Node
     pods: set[str] = field(default_factory=set)
     locked_for: str = ""
+    locked_until: datetime | None = None
 
 
 @dataclass
@@ -138,6 +139,7 @@ class StatusView:
                     event.node,
                     current.pods if current else set(),
                     current.locked_for if current else "",
+                    current.locked_until if current else None,
                 )
             case NodeRemoved():
                 self.nodes.pop(event.name, None)
@@ -147,11 +149,12 @@ class StatusView:
                 for name in event.nodes:
                     if name in self.nodes:
                         self.nodes[name].locked_for = event.job
+                        self.nodes[name].locked_until = event.until
             case NodesUnlocked():
                 self.target = ""
                 for view in self.nodes.values():
                     if view.locked_for == event.job:
-                        view.locked_for = ""
+                        view.locked_for, view.locked_until = "", None
 
     def reason(self, key: str) -> str:
         """Why a job is where it is: its PodGroup's reason, else the allocator's, else its own."""
@@ -203,7 +206,7 @@ def jobs_table(view: StatusView) -> str:
 
 
 def nodes_table(view: StatusView) -> str:
-    """``vcbus get nodes``: name, cpu, memory, pods bound, lock holder."""
+    """The nodes as ``vcbus up`` shows them: cpu, memory, pods bound, lock holder, its end."""
     rows = []
     for name in sorted(view.nodes):
         node = view.nodes[name]
@@ -215,9 +218,10 @@ def nodes_table(view: StatusView) -> str:
                 format_quantity("memory", allocatable.get("memory", 0)),
                 str(len(node.pods)),
                 node.locked_for or "-",
+                node.locked_until.isoformat() if node.locked_until else "-",
             )
         )
-    return _table(("NODE", "CPU", "MEMORY", "PODS", "LOCKED FOR"), rows)
+    return _table(("NODE", "CPU", "MEMORY", "PODS", "LOCKED FOR", "UNTIL"), rows)
 
 
 # -- the compact store the read commands fold the status topics into ----------------------
