@@ -39,7 +39,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import datetime
 from types import MappingProxyType
 from typing import TypeVar, assert_never
 
@@ -68,6 +68,7 @@ from contracts.objects.pod import Pod, PodPhase, Toleration
 from contracts.objects.podgroup import PodGroup, PodGroupPhase, StageTask
 from contracts.objects.queue import DEFAULT_QUEUE, Queue, QueueState
 from contracts.quantity import parse_resources
+from shared.scheduling.model import naive_utc
 
 ClusterEvent = (
     PodGroupCreated
@@ -160,17 +161,11 @@ def with_backoff(
     now: datetime,
 ) -> tuple[tuple[JobKey, datetime], ...]:
     """The backoff list with ``job`` added until ``until``, ended entries dropped (bounded)."""
-    kept = {k: u for k, u in entries if _naive(u) > _naive(now)}
+    kept = {k: u for k, u in entries if naive_utc(u) > naive_utc(now)}
     if until is not None:
         kept[job] = until
-    newest = sorted(kept.items(), key=lambda item: (_naive(item[1]), item[0]))
+    newest = sorted(kept.items(), key=lambda item: (naive_utc(item[1]), item[0]))
     return tuple(sorted(newest[-MAX_BACKOFF_ENTRIES:]))
-
-
-def _naive(moment: datetime) -> datetime:
-    if moment.tzinfo is None:
-        return moment
-    return moment.astimezone(UTC).replace(tzinfo=None)
 
 
 @dataclass(frozen=True, slots=True)

@@ -231,10 +231,10 @@ class Session:
         self.reservation_limits = ReservationLimits()
         """How long a reservation may hold nodes (set by the ``reservation`` plugin)."""
         self.locks_lifted = False
-        self._feasibility: Feasibility | None = None
+        """The target is placed: its locked nodes take other jobs' pods again (``lift_locks``)."""
         self.election_reasons: dict[JobKey, str] = {}
         """Why a job may be elected target (set by the ``reservation`` plugin)."""
-        """The target is placed: its locked nodes take other jobs' pods again (``lift_locks``)."""
+        self._feasibility: Feasibility | None = None
         self.plugins: list[tuple[PluginOption, Plugin]] = []
 
         # Extension points (one registry per kind, gated by the option's flag) ------------
