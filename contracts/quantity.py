@@ -42,8 +42,11 @@ _SUFFIXES: Mapping[str, Decimal] = {
     "Pi": Decimal(2) ** 50,
     "Ei": Decimal(2) ** 60,
 }
+# ASCII digits only (SPEC A13): Python's \d would take "１" (full-width) or "١" (Arabic),
+# which Kubernetes' ParseQuantity refuses.
 _QUANTITY = re.compile(
-    r"^(?P<num>[+-]?(?:\d+\.?\d*|\.\d+))(?:(?P<exp>[eE][+-]?\d+)|(?P<suffix>Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]))?$"
+    r"^(?P<num>[+-]?(?:\d+\.?\d*|\.\d+))(?:(?P<exp>[eE][+-]?\d+)|(?P<suffix>Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]))?$",
+    re.ASCII,
 )
 _MAX_DIGITS = 40
 MAX_BASE_UNITS = 2**63 - 1
@@ -101,6 +104,11 @@ def parse_quantity(value: str | int | float) -> Decimal:
 
 
 @functools.lru_cache(maxsize=4096, typed=True)
+def units_per_whole(name: str) -> int:
+    """Base units in one whole unit of a resource: 1000 for cpu and extended resources."""
+    return 1 if name in _BYTE_RESOURCES or name in _COUNT_RESOURCES else 1000
+
+
 def to_base_units(name: str, value: str | int | float) -> int:
     """Convert one quantity to the integer base unit of its resource, rounding up.
 

@@ -33,7 +33,9 @@ class JobRejected(Event, tag="job.rejected.v1", frozen=True, kw_only=True):
     """A submission was refused. ``job_key`` is empty when no name could be read.
 
     ``payload`` is the original text (bytes that are not UTF-8 are replaced); when it is
-    longer than the limit it is cut and ``payload_truncated`` is set.
+    longer than the limit it is cut and ``payload_truncated`` is set. ``violations``
+    lists at most ``contracts.limits.MAX_VIOLATIONS``; ``violations_omitted`` counts the
+    others (SPEC A12: every record bounded).
     """
 
     job_key: JobKey | None = None
@@ -41,6 +43,7 @@ class JobRejected(Event, tag="job.rejected.v1", frozen=True, kw_only=True):
     payload: str
     payload_truncated: bool = False
     origin: SubmissionOrigin | None = None
+    violations_omitted: int = 0
 
 
 JobsRejectedEvent = JobRejected

@@ -8,6 +8,7 @@ from datetime import datetime
 import msgspec
 
 from contracts.keys import JobKey
+from contracts.objects.job import ANNOTATION_TASK_PRIORITY
 from contracts.quantity import Resources
 
 LABEL_JOB_NAME = "volcano.sh/job-name"
@@ -24,6 +25,18 @@ ANNOTATION_EXIT_CODE = "vcbus.io/exit-code"
 """Exit code of a simulated pod when its run time ends: 0 → Succeeded, else Failed."""
 ANNOTATION_START_SECONDS = "vcbus.io/start-seconds"
 """Delay between binding and Running for a simulated pod (default: the cluster's)."""
+
+TEMPLATE_ANNOTATIONS_CARRIED = frozenset(
+    {
+        ANNOTATION_RUN_SECONDS,
+        ANNOTATION_EXIT_CODE,
+        ANNOTATION_START_SECONDS,
+        ANNOTATION_TASK_PRIORITY,
+    }
+)
+"""The task-template annotations a pod carries: the ones the cluster and the scheduler
+read. Others stay in the job (``jobs.admitted``), so a large annotation is written once,
+not once per replica (SPEC A12)."""
 
 
 class PodPhase(enum.StrEnum):

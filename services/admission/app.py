@@ -1,4 +1,9 @@
-"""Wiring of the admission service: jobs.submitted in; jobs.admitted and jobs.rejected out."""
+"""Wiring of the admission service: jobs.submitted in; jobs.admitted and jobs.rejected out.
+
+Each submission is handled at its own microsecond (:class:`ArrivalStamps`): a job's
+creation time is when admission read it, and jobs read in one instant keep the order they
+were read in (partition offset order; a scenario's file order), SPEC A11.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +14,7 @@ from contracts.objects import Queue
 from shared.bus.envelope import Envelope
 from shared.bus.records import Record
 from shared.bus.router import Route
-from shared.runtime.clock import Clock
+from shared.runtime.clock import ArrivalStamps, Clock
 from shared.runtime.service import Service
 from shared.runtime.settings import Settings
 from shared.runtime.table import Table
@@ -36,6 +41,7 @@ def build_service(settings: Settings, clock: Clock) -> Service:
     """The admission service: stateless over jobs, with the queues as a table."""
     view = _Queues()
     limits = AdmissionLimits(max_payload_bytes=settings.max_payload_bytes)
+    stamps = ArrivalStamps(clock)
 
     async def handle(envelope: Envelope[bytes]) -> Sequence[Event]:
         origin = SubmissionOrigin(
@@ -43,7 +49,7 @@ def build_service(settings: Settings, clock: Clock) -> Service:
             partition=envelope.partition,
             offset=envelope.offset,
         )
-        ctx = Ctx(now=clock.now(), trace_id=current_trace_id())
+        ctx = Ctx(now=stamps.next(), trace_id=current_trace_id())
         return decide(view.queues, Submission(payload=envelope.event, origin=origin), ctx, limits)
 
     return Service(

@@ -4,19 +4,27 @@
 answers with one of:
 
 - ``JobAdmitted`` — the job passed :func:`services.admission.rules.validate`; it carries
-  the **mutated** job and ``spec_digest``, a SHA-256 of the canonical JSON encoding of
-  the job *as submitted* (sorted keys, so the same Job in YAML or JSON has one digest).
+  the **mutated** job, its ``creationTimestamp`` set to ``ctx.now`` as the API server sets
+  it (whatever the submission says; SPEC A11), and ``spec_digest``, a SHA-256 of the
+  canonical JSON encoding of the job *as submitted* (sorted keys, so the same Job in YAML
+  or JSON has one digest).
   Its id is derived from the submission's origin (topic, partition, offset), like a
   rejection's: a redelivered record yields the same id, which consumers drop. A real
   resubmission (a new record) gets a new id; the job-controller treats an equal digest
   for a job it holds as a no-op, and admits it afresh after the job was deleted.
-- ``JobRejected`` — every violation, the original payload as text (bytes that are not
-  UTF-8 replaced, cut to ``limits.max_rejected_payload_bytes`` with
+- ``JobRejected`` — the violations (the first ``MAX_VIOLATIONS``, each path and message
+  cut to ``MAX_VIOLATION_TEXT_BYTES`` of JSON text, the rest counted in
+  ``violations_omitted``), the original payload as text (bytes that are not UTF-8
+  replaced, cut so its JSON text is at most ``limits.max_rejected_payload_bytes``, with
   ``payload_truncated``), the origin, and the job key when a name could be read. Its id
   is derived from the origin's topic, partition and offset, so redelivery of the same
-  record yields the same id.
+  record yields the same id. A valid job whose records could not be written (SPEC A12,
+  :mod:`services.admission.fit`) is rejected too, with a reason that names the limit.
 - ``JobDeleteAccepted`` / ``JobAbortAccepted`` — for a command naming a well-formed job
-  key (``namespace/name``); the id is derived from the command's own ``event_id``.
+  key (``namespace/name``); the id is derived from the command's tag, its job and its
+  position (topic, partition, offset), never from the ``event_id`` the client sent: two
+  commands that reuse one id are still two commands (a delete is never dropped as a
+  duplicate of an older one), and a redelivered record keeps its id.
 
 **Admission is stateless over jobs** (a decision already taken): it knows only the
 queues, validates every submission as a Kubernetes CREATE (mutation then validation,
@@ -43,12 +51,14 @@ from contracts.events.jobs_rejected import JobRejected, SubmissionOrigin, Violat
 from contracts.events.jobs_submitted import JobAbortRequested, JobDeleteRequested
 from contracts.events.queues import QueueDeclared, QueueDeleted
 from contracts.keys import JobKey, job_key
+from contracts.limits import MAX_PAYLOAD_ECHO_BYTES, MAX_VIOLATION_TEXT_BYTES, MAX_VIOLATIONS
 from contracts.objects.job import Job
 from contracts.objects.queue import Queue, QueueState
 from contracts.quantity import QuantityError, parse_resources
 from services.admission.decode import MAX_PAYLOAD_BYTES, decode
+from services.admission.fit import record_violations
 from services.admission.mutate import mutate
-from services.admission.names import dns1123_label_errors
+from services.admission.names import dns1123_label_errors, dns1123_subdomain_errors
 from services.admission.rules import DEFAULT_MAX_REPLICAS, validate
 from shared.step import Ctx
 
@@ -73,7 +83,7 @@ class AdmissionLimits:
 
     max_payload_bytes: int = MAX_PAYLOAD_BYTES
     max_replicas: int = DEFAULT_MAX_REPLICAS
-    max_rejected_payload_bytes: int = 64 * 1024
+    max_rejected_payload_bytes: int = MAX_PAYLOAD_ECHO_BYTES
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,11 +121,15 @@ def decide(
     key_errors = _job_key_errors(command.job)
     if key_errors:
         return (_rejected(key_errors, submission, ctx, limits, None),)
+    # The id is the command's own content (tag, job) at its position: a redelivered
+    # record keeps it, any other command gets another, whatever event_id the client chose.
+    origin = submission.origin
+    position = f"{origin.topic}/{origin.partition}/{origin.offset}"
     match command:
         case JobDeleteRequested():
             return (
                 JobDeleteAccepted(
-                    event_id=derive_event_id(DELETE_ACCEPTED_TAG, command.job, command.event_id),
+                    event_id=derive_event_id(DELETE_ACCEPTED_TAG, command.job, position),
                     occurred_at=ctx.now,
                     job_key=command.job,
                 ),
@@ -123,7 +137,7 @@ def decide(
         case JobAbortRequested():
             return (
                 JobAbortAccepted(
-                    event_id=derive_event_id(ABORT_ACCEPTED_TAG, command.job, command.event_id),
+                    event_id=derive_event_id(ABORT_ACCEPTED_TAG, command.job, position),
                     occurred_at=ctx.now,
                     job_key=command.job,
                 ),
@@ -168,7 +182,10 @@ def queues_from_manifests(documents: Iterable[object]) -> dict[str, Queue]:
     ``spec.weight``, ``spec.capability``, ``spec.guarantee.resource``, ``spec.parent``,
     ``spec.priority``, ``spec.reclaimable`` and ``status.state`` (default ``Open``). A
     mapping without ``kind`` is read as a contracts ``Queue`` (``{name, weight, …}``,
-    as in simulation scenarios). ``None`` documents (empty YAML documents) are skipped.
+    as in simulation scenarios), its ``capability`` and ``guarantee`` Kubernetes
+    quantities as in a Queue manifest (``{cpu: 2}`` and ``{cpu: "2"}`` are two cpus).
+    ``None`` documents (empty YAML documents) are skipped. A queue name must be a
+    DNS-1123 subdomain, as the API server requires (SPEC A13).
 
     Args:
         documents: decoded YAML or JSON documents.
@@ -185,6 +202,9 @@ def queues_from_manifests(documents: Iterable[object]) -> dict[str, Queue]:
             continue
         try:
             queue = _queue_from_document(document)
+            name_errors = dns1123_subdomain_errors(queue.name)
+            if name_errors:
+                raise ValueError(f"queue name {queue.name!r}: {'; '.join(name_errors)}")
         except (ValueError, msgspec.ValidationError, QuantityError) as exc:
             raise ValueError(f"queue document {number}: {exc}") from None
         queues[queue.name] = queue
@@ -195,7 +215,11 @@ def _queue_from_document(document: object) -> Queue:
     if not isinstance(document, Mapping):
         raise ValueError("expected a Queue object (a mapping)")
     if "kind" not in document:
-        return msgspec.convert(document, Queue)
+        entry = dict(document)
+        for quantities in ("capability", "guarantee"):
+            if quantities in entry:
+                entry[quantities] = _resources(entry[quantities], quantities)
+        return msgspec.convert(entry, Queue)
     if document.get("kind") != QUEUE_KIND or document.get("apiVersion") != QUEUE_API_VERSION:
         raise ValueError(
             f"expected a {QUEUE_API_VERSION} {QUEUE_KIND}, got kind {document.get('kind')!r} "
@@ -227,7 +251,10 @@ def _resources(value: object, where: str) -> dict[str, int]:
         if isinstance(amount, bool) or not isinstance(amount, str | int | float):
             raise ValueError(f"{where}.{name} must be a quantity, got {amount!r}")
         quantities[name] = amount
-    return parse_resources(quantities)
+    try:
+        return parse_resources(quantities)
+    except QuantityError as exc:
+        raise ValueError(f"{where}: {exc}") from None
 
 
 def _mapping(value: object, where: str) -> Mapping[str, object]:
@@ -251,13 +278,21 @@ def _admit(
         return _rejected(violations, submission, ctx, limits, key)
     digest = spec_digest(job)
     origin = submission.origin
-    return JobAdmitted(
+    mutated = mutate(job)
+    admitted = JobAdmitted(
         event_id=derive_event_id(ADMITTED_TAG, f"{origin.topic}/{origin.partition}", origin.offset),
         occurred_at=ctx.now,
         job_key=key,
-        job=mutate(job),
+        job=msgspec.structs.replace(
+            mutated,
+            metadata=msgspec.structs.replace(mutated.metadata, creation_timestamp=ctx.now),
+        ),
         spec_digest=digest,
     )
+    too_large = record_violations(admitted)
+    if too_large:
+        return _rejected(too_large, submission, ctx, limits, key)
+    return admitted
 
 
 def _rejected(
@@ -268,17 +303,48 @@ def _rejected(
     key: JobKey | None,
 ) -> JobRejected:
     origin = submission.origin
-    payload = submission.payload
-    cut = payload[: limits.max_rejected_payload_bytes]
+    echo, truncated = _echo(submission.payload, limits.max_rejected_payload_bytes)
+    listed = tuple(_clipped(violation) for violation in violations[:MAX_VIOLATIONS])
     return JobRejected(
         event_id=derive_event_id(REJECTED_TAG, f"{origin.topic}/{origin.partition}", origin.offset),
         occurred_at=ctx.now,
         job_key=key,
-        violations=violations,
-        payload=cut.decode("utf-8", errors="replace"),
-        payload_truncated=len(payload) > len(cut),
+        violations=listed,
+        payload=echo,
+        payload_truncated=truncated,
         origin=origin,
+        violations_omitted=len(violations) - len(listed),
     )
+
+
+def _echo(payload: bytes, limit: int) -> tuple[str, bool]:
+    """The payload as text whose JSON encoding is at most ``limit`` bytes, and if it was cut."""
+    text, cut = _fitted(payload[:limit].decode("utf-8", errors="replace"), limit)
+    return text, cut or len(payload) > limit
+
+
+def _clipped(violation: Violation) -> Violation:
+    return Violation(
+        path=_clip(violation.path), reason=violation.reason, message=_clip(violation.message)
+    )
+
+
+def _clip(text: str) -> str:
+    fitted, cut = _fitted(text, MAX_VIOLATION_TEXT_BYTES - len("…".encode()))
+    return fitted + "…" if cut else text
+
+
+def _fitted(text: str, limit: int) -> tuple[str, bool]:
+    """``text`` cut until its JSON encoding is at most ``limit`` bytes, and if it was cut.
+
+    Characters outside ASCII take up to four bytes and control characters an escape of
+    six, so the text is cut again until its encoding fits.
+    """
+    cut = False
+    while (size := len(msgspec.json.encode(text)) - 2) > limit:
+        text = text[: len(text) * limit // size - 1]
+        cut = True
+    return text, cut
 
 
 def _job_key_errors(key: str) -> tuple[Violation, ...]:
@@ -297,6 +363,16 @@ def _job_key_errors(key: str) -> tuple[Violation, ...]:
                 path="job",
                 reason="InvalidJobKey",
                 message=f"job key {key!r}: namespace {namespace!r} is not a DNS-1123 label",
+            ),
+        )
+    if dns1123_subdomain_errors(name):
+        return (
+            Violation(
+                path="job",
+                reason="InvalidJobKey",
+                message=(
+                    f"job key {key!r}: name {name!r} is not a DNS-1123 subdomain, so no job has it"
+                ),
             ),
         )
     return ()

@@ -8,13 +8,14 @@ decoder's reason"):
 
 ``PayloadTooLarge``, ``InvalidEncoding``, ``EmptyPayload``, ``MalformedJson``,
 ``MalformedYaml``, ``NestingTooDeep``, ``PayloadTooComplex`` (YAML aliases that expand to
-too many nodes), ``MultipleDocuments``, ``NotAMapping``, ``UnknownCommand``,
-``InvalidCommand``, ``NotAJob``, ``InvalidKey``, ``InvalidType``, ``MissingName``,
-``Unencodable``.
+too many values or too much text), ``RecursiveAlias`` (an alias inside its own anchor),
+``MultipleDocuments``, ``NotAMapping``, ``UnknownCommand``, ``InvalidCommand``,
+``NotAJob``, ``InvalidKey``, ``InvalidType``, ``MissingName``, ``Unencodable``.
 
 Guards run before the expensive steps: the size limit before any parsing, and for YAML a
-streaming pass over libyaml's events (iterative, so no recursion) that bounds nesting
-depth and the node count after alias expansion before the document is composed.
+streaming pass over libyaml's events (iterative, so no recursion) that refuses recursive
+aliases and bounds nesting depth and the node count after alias expansion before the
+document is composed (SPEC A12: parsing bounded in time and memory whatever the bytes).
 """
 
 from __future__ import annotations
@@ -32,7 +33,37 @@ from contracts.events.jobs_submitted import JobAbortRequested, JobDeleteRequeste
 from contracts.keys import JobKey, job_key
 from contracts.objects.job import JOB_API_VERSION, JOB_KIND, Job
 
-_SafeLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _SafeLoader(_BaseLoader):  # type: ignore[misc,valid-type]
+    """PyYAML's safe loader with YAML 1.2 core-schema numbers (SPEC A13).
+
+    PyYAML resolves YAML 1.1 forms: ``1:30`` is the sexagesimal 90, ``1_000`` is 1000,
+    ``017`` octal 15, ``0b11`` binary. YAML 1.2 (and JSON, which the API server reads)
+    has none of them; here they stay strings, so a field that needs a number refuses
+    them with its path instead of taking a number the user did not write. ``017`` (1.1:
+    15, 1.2: 17, JSON: invalid) stays a string too.
+    """
+
+
+_INT = "tag:yaml.org,2002:int"
+_FLOAT = "tag:yaml.org,2002:float"
+_SafeLoader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag not in (_INT, _FLOAT)]
+    for first, resolvers in _BaseLoader.yaml_implicit_resolvers.items()
+}
+_SafeLoader.add_implicit_resolver(
+    _INT, re.compile(r"^(?:[-+]?(?:0|[1-9][0-9]*)|0o[0-7]+|0x[0-9a-fA-F]+)$"), list("-+0123456789")
+)
+_SafeLoader.add_implicit_resolver(
+    _FLOAT,
+    re.compile(
+        r"^(?:[-+]?(?:\.[0-9]+|[0-9]+\.[0-9]*)(?:[eE][-+]?[0-9]+)?|[-+]?[0-9]+[eE][-+]?[0-9]+"
+        r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"
+    ),
+    list("-+.0123456789"),
+)
 
 MAX_PAYLOAD_BYTES = 1024 * 1024
 """Default size limit of one submission (1 MiB)."""
@@ -42,6 +73,7 @@ MAX_DEPTH = 100
 
 MAX_NODES = 1_000_000
 """Most scalars and collections a document may hold after its aliases are expanded."""
+
 
 Command = JobDeleteRequested | JobAbortRequested
 Submission = Job | Command
@@ -115,7 +147,7 @@ def decode(payload: bytes, *, max_bytes: int = MAX_PAYLOAD_BYTES) -> Decoded:
             ),
         )
     try:
-        document = _parse(payload)
+        document = _parse(payload, max_chars=max_bytes)
     except _RefusedError as refused:
         return Decoded(None, refused.violations)
     key = _peek_job_key(document)
@@ -125,7 +157,7 @@ def decode(payload: bytes, *, max_bytes: int = MAX_PAYLOAD_BYTES) -> Decoded:
         return Decoded(None, refused.violations, key)
 
 
-def _parse(payload: bytes) -> object:
+def _parse(payload: bytes, *, max_chars: int) -> object:
     try:
         text = payload.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -156,7 +188,7 @@ def _parse(payload: bytes) -> object:
             _check_depth(document)
             return document
         try:
-            return _parse_yaml(text)
+            return _parse_yaml(text, max_chars=max_chars)
         except _RefusedError as refused:
             if refused.violations[0].reason != "MalformedYaml":
                 raise
@@ -165,17 +197,48 @@ def _parse(payload: bytes) -> object:
                 path="", reason="MalformedJson", message=f"payload is not valid JSON: {json_error}"
             )
         )
-    return _parse_yaml(text)
+    return _parse_yaml(text, max_chars=max_chars)
 
 
-def _parse_yaml(text: str) -> object:
+def load_yaml(text: str, *, max_chars: int) -> list[object]:
+    """Load every non-empty document of YAML text, bounded as admission bounds a payload.
+
+    For readers of whole files (``vcbus submit``, ``vcbus admit --queues``): recursive
+    aliases, nesting beyond :data:`MAX_DEPTH` and alias expansion beyond
+    :data:`MAX_NODES` values or ``max_chars`` characters are refused before the
+    documents are composed.
+
+    Args:
+        text: the YAML text.
+        max_chars: most characters the documents may expand to (the text's own length in
+            bytes never refuses a file without aliases).
+
+    Returns:
+        The documents, empty ones left out.
+
+    Raises:
+        ValueError: the text is not valid YAML or passes a bound; the message says which.
+    """
     try:
-        _scan_events(text)
-        documents = [doc for doc in yaml.load_all(text, Loader=_SafeLoader) if doc is not None]
+        return _load_yaml(text, max_chars=max_chars)
+    except _RefusedError as refused:
+        violation = refused.violations[0]
+        where = f" at {violation.path}" if violation.path else ""
+        raise ValueError(f"{violation.reason}{where}: {violation.message}") from None
+
+
+def _load_yaml(text: str, *, max_chars: int) -> list[object]:
+    try:
+        _scan_events(text, max_chars=max_chars)
+        return [doc for doc in yaml.load_all(text, Loader=_SafeLoader) if doc is not None]
     except (yaml.YAMLError, RecursionError, ValueError, TypeError, OverflowError) as exc:
         raise _RefusedError(
             Violation(path="", reason="MalformedYaml", message=f"payload is not valid YAML: {exc}")
         ) from None
+
+
+def _parse_yaml(text: str, *, max_chars: int) -> object:
+    documents = _load_yaml(text, max_chars=max_chars)
     if not documents:
         raise _RefusedError(
             Violation(
@@ -199,20 +262,26 @@ def _parse_yaml(text: str) -> object:
     return document
 
 
-def _scan_events(text: str) -> None:
+def _scan_events(text: str, *, max_chars: int) -> None:
     """Bound nesting depth and expanded size by streaming libyaml's events (no recursion).
 
     ``seen`` counts the values the document would have once every alias is replaced by
-    what its anchor holds; an anchored collection's size is ``seen`` at its end minus
-    ``seen`` at its start. ``path`` follows the position in the document so a refusal can
-    say where the limit was passed. Some PyYAML releases (6.0.4 on) refuse deep flow
-    nesting themselves while looking ahead, before the events reach this scan: that
-    refusal is recognised and answered as vcbus's own ``NestingTooDeep``.
+    what its anchor holds, and ``chars`` their text (a scalar's characters, one per
+    collection); an anchored node's extent is the difference of both between its end and
+    its start, and its height how many levels it spans, so an alias counts the values,
+    text and depth it brings. An alias to an anchor whose collection is still open would
+    make the document contain itself: it is refused (``RecursiveAlias``) before anything
+    is composed. The text bound is the payload limit: a scalar's value is never longer
+    than its source and a collection takes at least one character, so only aliases can
+    pass it. ``path`` follows the position in the document so a refusal can say where a
+    limit was passed. Some PyYAML releases (6.0.4 on) refuse deep flow nesting themselves
+    while looking ahead, before the events reach this scan: that refusal is recognised
+    and answered as vcbus's own ``NestingTooDeep``.
     """
-    open_collections: list[tuple[int, str | None]] = []
+    open_collections: list[_OpenCollection] = []
     path = _EventPath()
-    anchors: dict[str, int] = {}
-    seen = 0
+    anchors: dict[str, _Extent | None] = {}
+    seen = chars = 0
     scanned_to = 0
     try:
         for event in yaml.parse(text, Loader=_SafeLoader):
@@ -223,27 +292,48 @@ def _scan_events(text: str) -> None:
                         _too_deep(path=path.text(), reached=f"at least {MAX_DEPTH + 1}", where="")
                     )
                 path.open(isinstance(event, yaml.MappingStartEvent))
-                open_collections.append((seen, event.anchor))
+                level = len(open_collections) + 1
+                if event.anchor is not None:
+                    anchors[event.anchor] = None
+                open_collections.append(_OpenCollection(seen, chars, event.anchor, level, level))
                 seen += 1
+                chars += 1
             elif isinstance(event, yaml.CollectionEndEvent) and open_collections:
                 path.close()
-                started_at, anchor = open_collections.pop()
-                if anchor is not None:
-                    anchors[anchor] = seen - started_at
+                closed = open_collections.pop()
+                if closed.anchor is not None:
+                    anchors[closed.anchor] = _Extent(
+                        seen - closed.started_at, chars - closed.chars_at, closed.height()
+                    )
+                if open_collections:
+                    open_collections[-1].reach(closed.deepest)
             elif isinstance(event, yaml.ScalarEvent):
                 path.value(event.value)
                 seen += 1
+                chars += len(event.value)
                 if event.anchor is not None:
-                    anchors[event.anchor] = 1
+                    anchors[event.anchor] = _Extent(1, len(event.value), 0)
             elif isinstance(event, yaml.AliasEvent):
+                extent = _expand_alias(event.anchor or "", anchors, path)
                 path.value(None)
-                seen += anchors.get(event.anchor or "", 1)
-            if seen > MAX_NODES:
+                seen += extent.values
+                chars += extent.chars
+                reached = len(open_collections) + extent.levels
+                if reached > MAX_DEPTH:
+                    raise _RefusedError(
+                        _too_deep(
+                            path=path.text(), reached=f"at least {reached}", where=" (via an alias)"
+                        )
+                    )
+                if open_collections:
+                    open_collections[-1].reach(reached)
+            if seen > MAX_NODES or chars > max_chars:
+                what = f"{MAX_NODES} values" if seen > MAX_NODES else f"{max_chars} characters"
                 raise _RefusedError(
                     Violation(
-                        path="",
+                        path=path.text(),
                         reason="PayloadTooComplex",
-                        message=f"payload expands to more than {MAX_NODES} values (YAML aliases?)",
+                        message=f"payload expands to more than {what} (YAML aliases?)",
                     )
                 )
     except yaml.MarkedYAMLError as exc:
@@ -251,15 +341,73 @@ def _scan_events(text: str) -> None:
             raise
         mark = exc.problem_mark
         ahead = text[scanned_to : mark.index + 1]
-        reached = len(open_collections) + ahead.count("[") + ahead.count("{")
-        reached -= ahead.count("]") + ahead.count("}")
+        raise _parser_too_deep(mark, ahead, len(open_collections), path) from None
+
+
+def _parser_too_deep(mark: yaml.Mark, ahead: str, depth: int, path: _EventPath) -> _RefusedError:
+    """The ``NestingTooDeep`` refusal for PyYAML's own at ``mark``; ``ahead`` is unscanned."""
+    reached = depth + ahead.count("[") + ahead.count("{") - ahead.count("]") - ahead.count("}")
+    return _RefusedError(
+        _too_deep(
+            path=path.text(),
+            reached=f"at least {max(reached, MAX_DEPTH + 1)}",
+            where=f" (the YAML parser stopped at line {mark.line + 1}, col {mark.column + 1})",
+        )
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Extent:
+    """What an anchored node holds once expanded: values, scalar characters, levels."""
+
+    values: int
+    chars: int
+    levels: int
+
+
+_SCALAR = _Extent(1, 0, 0)
+
+
+@dataclass(slots=True)
+class _OpenCollection:
+    """A collection the event stream is inside: where it began and how deep it reaches."""
+
+    started_at: int
+    chars_at: int
+    anchor: str | None
+    level: int
+    deepest: int
+
+    def reach(self, depth: int) -> None:
+        self.deepest = max(self.deepest, depth)
+
+    def height(self) -> int:
+        return self.deepest - self.level + 1
+
+
+def _expand_alias(name: str, anchors: Mapping[str, _Extent | None], path: _EventPath) -> _Extent:
+    """The values and levels alias ``*name`` brings; refused when its anchor is still open.
+
+    ``anchors`` holds, per name, the latest anchor of that name (``None`` while its
+    collection is open), which is the one YAML resolves an alias to. An alias to an open
+    collection would make it contain itself: a cycle no Job can hold, and one a walk over
+    the document never leaves.
+    """
+    if name in anchors and anchors[name] is None:
+        where = path.text()
         raise _RefusedError(
-            _too_deep(
-                path=path.text(),
-                reached=f"at least {max(reached, MAX_DEPTH + 1)}",
-                where=f" (the YAML parser stopped at line {mark.line + 1}, col {mark.column + 1})",
+            Violation(
+                path=where,
+                reason="RecursiveAlias",
+                message=(
+                    f"alias *{_bounded_path(name)} at {where or 'the top'} refers to the "
+                    f"collection &{_bounded_path(name)} it is inside: a recursive YAML "
+                    "structure is not a Job"
+                ),
             )
-        ) from None
+        )
+    # an undefined alias counts as one value here; composing refuses it (MalformedYaml)
+    return anchors.get(name) or _SCALAR
 
 
 class _EventPath:
@@ -366,7 +514,12 @@ def _first_too_deep(document: object) -> str:
     return ""
 
 
+_MAX_KEY_NAME = 253
+_MAX_KEY_NAMESPACE = 63
+
+
 def _peek_job_key(document: object) -> JobKey | None:
+    """The key a refused payload names, when it could be a job's key (bounded, no ``/``)."""
     if not isinstance(document, Mapping):
         return None
     metadata = document.get("metadata")
@@ -374,9 +527,11 @@ def _peek_job_key(document: object) -> JobKey | None:
         return None
     name = metadata.get("name")
     namespace = metadata.get("namespace")
-    if not isinstance(name, str) or not name or "/" in name:
+    if not isinstance(name, str) or not name or "/" in name or len(name) > _MAX_KEY_NAME:
         return None
-    if namespace is not None and (not isinstance(namespace, str) or "/" in namespace):
+    if namespace is not None and (
+        not isinstance(namespace, str) or "/" in namespace or len(namespace) > _MAX_KEY_NAMESPACE
+    ):
         return None
     return job_key(namespace, name)
 

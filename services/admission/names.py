@@ -1,7 +1,8 @@
 """Kubernetes name rules, with the error texts Kubernetes and Volcano print.
 
 Port of ``k8s.io/apimachinery/pkg/util/validation/validation.go`` (``IsDNS1123Label``,
-``IsDNS1123Subdomain``, ``IsQualifiedName``, ``RegexError``) and of the path-segment
+``IsDNS1123Subdomain``, ``IsQualifiedName``, ``IsValidLabelValue``, ``RegexError``;
+apimachinery v0.31) and of the path-segment
 rule of ``apimachinery/pkg/api/validation/path`` that the API server applies to every
 object name. Each function returns the list of error texts (empty when the value is
 valid), as the Go functions do, so callers can render them the Go way
@@ -32,9 +33,18 @@ _QUALIFIED_NAME_MSG = (
     "and must start and end with an alphanumeric character"
 )
 
-_DNS1123_LABEL = re.compile(f"^{_DNS1123_LABEL_FMT}$")
-_DNS1123_SUBDOMAIN = re.compile(f"^{_DNS1123_SUBDOMAIN_FMT}$")
-_QUALIFIED_NAME = re.compile(f"^{_QUALIFIED_NAME_FMT}$")
+LABEL_VALUE_MAX_LENGTH = 63
+_LABEL_VALUE_FMT = f"({_QUALIFIED_NAME_FMT})?"
+_LABEL_VALUE_MSG = (
+    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' "
+    "or '.', and must start and end with an alphanumeric character"
+)
+
+# \Z, not $: Python's $ also matches before a final newline, which Go's regexp does not.
+_DNS1123_LABEL = re.compile(f"^{_DNS1123_LABEL_FMT}\\Z")
+_DNS1123_SUBDOMAIN = re.compile(f"^{_DNS1123_SUBDOMAIN_FMT}\\Z")
+_QUALIFIED_NAME = re.compile(f"^{_QUALIFIED_NAME_FMT}\\Z")
+_LABEL_VALUE = re.compile(f"^{_LABEL_VALUE_FMT}\\Z")
 
 
 def regex_error(message: str, fmt: str, *examples: str) -> str:
@@ -98,6 +108,18 @@ def qualified_name_errors(value: str) -> list[str]:
         errors.append(
             "name part "
             + regex_error(_QUALIFIED_NAME_MSG, _QUALIFIED_NAME_FMT, "MyName", "my.name", "123-abc")
+        )
+    return errors
+
+
+def label_value_errors(value: str) -> list[str]:
+    """Return why ``value`` is not a label value (``IsValidLabelValue``)."""
+    errors = []
+    if len(value) > LABEL_VALUE_MAX_LENGTH:
+        errors.append(max_len_error(LABEL_VALUE_MAX_LENGTH))
+    if not _LABEL_VALUE.match(value):
+        errors.append(
+            regex_error(_LABEL_VALUE_MSG, _LABEL_VALUE_FMT, "MyValue", "my_value", "12345")
         )
     return errors
 

@@ -29,6 +29,10 @@ Deviations from Volcano, all from SPEC A2 unless noted:
   per-job replica limit (``TooManyReplicas``), 32-bit bounds of Volcano's int32 fields
   (``OutOfRange``), namespace and path-segment name checks, ``minSuccess ≥ 1`` and task
   ``maxRetry ≥ 0`` (HEAD's CRD schema), ``minPartitions`` within ``totalPartitions``.
+- SPEC A13: the job name is a DNS-1123 subdomain, as the API server requires of a
+  custom resource's name (Volcano's J1 checks only a qualified name, which lets ``A``,
+  ``a_b`` through); labels and annotations of the job and of each task template are
+  validated as the API server does (:mod:`services.admission.metadata`).
 """
 
 from __future__ import annotations
@@ -40,13 +44,13 @@ from contracts.events.jobs_rejected import Violation
 from contracts.objects.job import Job, JobSpec, TaskSpec, VolumeSpec
 from contracts.objects.queue import DEFAULT_QUEUE, ROOT_QUEUE, Queue, QueueState
 from services.admission.dependencies import validate_dependencies
+from services.admission.metadata import validate_annotations, validate_labels
 from services.admission.mutate import declared_min_available, mutate
 from services.admission.names import (
     dns1123_label_errors,
     dns1123_subdomain_errors,
     go_list,
     path_segment_errors,
-    qualified_name_errors,
 )
 from services.admission.pod_template import validate_pod_name, validate_template, validate_topology
 from services.admission.policies import validate_policies
@@ -94,6 +98,7 @@ def validate(
             _mpi_tasks(mutated.spec),
             _tasks(job, mutated, max_replicas),
             _names(job),
+            _metadata(job),
             _min_available(job.spec, mutated.spec),
             validate_policies(job.spec.policies, "spec.policies"),
             _plugins(job.spec),
@@ -198,7 +203,7 @@ def _mpi_roles(arguments: Sequence[str]) -> tuple[str, str]:
 def _tasks(job: Job, mutated: Job, max_replicas: int) -> Iterator[Violation]:
     """T1–T9, partition policy and bounds, per task in spec order."""
     job_name = job.metadata.name
-    job_name_ok = not qualified_name_errors(job_name)
+    job_name_ok = not dns1123_subdomain_errors(job_name)
     seen: set[str] = set()
     any_task_over_limit = False
     for index, (submitted, task) in enumerate(zip(job.spec.tasks, mutated.spec.tasks, strict=True)):
@@ -326,9 +331,9 @@ def _partition(task: TaskSpec, here: str, where: str) -> Iterator[Violation]:
 
 
 def _names(job: Job) -> Iterator[Violation]:
-    """J1 (qualified name) plus the API server's path-segment and namespace rules."""
+    """J1 with SPEC A13 (a DNS-1123 subdomain), the path-segment and namespace rules."""
     name = job.metadata.name
-    errors = qualified_name_errors(name) + path_segment_errors(name)
+    errors = dns1123_subdomain_errors(name) + path_segment_errors(name)
     if errors:
         yield Violation(
             path="metadata.name",
@@ -347,6 +352,16 @@ def _names(job: Job) -> Iterator[Violation]:
                     f"{'; '.join(namespace_errors)}"
                 ),
             )
+
+
+def _metadata(job: Job) -> Iterator[Violation]:
+    """Labels and annotations of the job and of each task template (SPEC A13)."""
+    yield from validate_labels(job.metadata.labels, "metadata.labels")
+    yield from validate_annotations(job.metadata.annotations, "metadata.annotations")
+    for index, task in enumerate(job.spec.tasks):
+        here = f"spec.tasks[{index}].template.metadata"
+        yield from validate_labels(task.template.metadata.labels, f"{here}.labels")
+        yield from validate_annotations(task.template.metadata.annotations, f"{here}.annotations")
 
 
 def _min_available(submitted: JobSpec, mutated: JobSpec) -> Iterator[Violation]:

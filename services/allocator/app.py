@@ -22,6 +22,7 @@ from shared.runtime.service import Service
 from shared.runtime.settings import Settings
 from shared.scheduling import ClusterView
 from shared.scheduling.framework.conf import SchedulerConf, default_conf
+from shared.scheduling.framework.results import CycleObserver
 from shared.scheduling.framework.session_cache import SessionCache
 from shared.step import Ctx
 
@@ -31,9 +32,16 @@ NAME = "allocator"
 
 
 def build_service(
-    settings: Settings, clock: Clock, *, conf: SchedulerConf | None = None
+    settings: Settings,
+    clock: Clock,
+    *,
+    conf: SchedulerConf | None = None,
+    on_cycle: CycleObserver | None = None,
 ) -> Service:
-    """The allocator: ``allocate, backfill`` on change, at will-bind timeouts, each second."""
+    """The allocator: ``allocate, backfill`` on change, at will-bind timeouts, each second.
+
+    ``on_cycle`` is told each cycle's time and session result (``vcbus simulate --cycles``).
+    """
     conf = conf or default_conf()
     view = ClusterView()
     cache = SessionCache()
@@ -44,6 +52,8 @@ def build_service(
     def decide(ctx: Ctx) -> Sequence[Event]:
         snapshot = view.snapshot()
         result = run_cycle(snapshot, conf, ctx, cache=cache)
+        if on_cycle is not None:
+            on_cycle(ctx.now, result.session)
         notes: list[Event] = []
         locks = locks_honoured(snapshot.reservation, honoured[-1] if honoured else None, ctx)
         if locks is not None:

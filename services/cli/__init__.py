@@ -12,6 +12,11 @@ import importlib
 import sys
 from collections.abc import Callable, Sequence
 
+from services.cli import terminal
+from shared.bus.errors import BusError
+from shared.runtime.settings import SettingsError
+from shared.runtime.topic_table import TopicTableError
+
 COMMANDS: tuple[str, ...] = (
     "up",
     "submit",
@@ -19,10 +24,12 @@ COMMANDS: tuple[str, ...] = (
     "describe",
     "delete",
     "queue",
+    "dashboard",
     "admit",
     "simulate",
     "serve",
     "broker",
+    "topics",
 )
 """Sub-command modules of this package, in help order."""
 
@@ -40,11 +47,23 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+EXIT_UNUSABLE = 2
+"""Exit status when a setting cannot be used or the broker refuses or cannot be reached."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the ``vcbus`` command line and return its exit status."""
+    """Run the ``vcbus`` command line and return its exit status.
+
+    A setting that cannot be used, or a broker that refuses or does not answer, ends the
+    command with one line that says so (status 2), not a traceback.
+    """
     args = build_parser().parse_args(argv)
     func: Callable[[argparse.Namespace], int] = args.func
-    return func(args)
+    try:
+        return func(args)
+    except (SettingsError, TopicTableError, BusError) as exc:
+        terminal.error(f"vcbus {args.command}: {exc}\n")
+        return EXIT_UNUSABLE
 
 
 if __name__ == "__main__":

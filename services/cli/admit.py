@@ -27,8 +27,9 @@ from contracts.events.jobs_rejected import JobRejected, SubmissionOrigin, Violat
 from contracts.objects.job import Job
 from contracts.objects.queue import Queue
 from services.admission.core import AdmissionLimits, Submission, decide, queues_from_manifests
-from services.admission.decode import decode
+from services.admission.decode import decode, load_yaml
 from services.admission.mutate import mutate
+from services.cli import terminal
 from shared.step import Ctx
 
 _SafeLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -48,6 +49,7 @@ class Verdict:
     job: Job | None
     violations: tuple[Violation, ...]
     label: str
+    violations_omitted: int = 0
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -81,17 +83,17 @@ def run(args: argparse.Namespace) -> int:
         queues: dict[str, Queue] = {}
         for path in args.queues:
             queues.update(queues_from_manifests(_documents(_read(path))))
-    except (OSError, ValueError, yaml.YAMLError) as exc:
-        print(f"vcbus admit: {exc}", file=sys.stderr)
+    except (OSError, ValueError, RecursionError, yaml.YAMLError) as exc:
+        terminal.error(f"vcbus admit: {exc}\n")
         return EXIT_UNREADABLE
     payloads, several = split_documents(payload)
     verdicts = [admit(queues, part, index) for index, part in enumerate(payloads)]
     if args.json:
         rendered = [_as_json(verdict) for verdict in verdicts]
         out: object = rendered if several else rendered[0]
-        sys.stdout.write(msgspec.json.format(msgspec.json.encode(out), indent=2).decode() + "\n")
+        terminal.write(msgspec.json.format(msgspec.json.encode(out), indent=2).decode() + "\n")
     else:
-        sys.stdout.write("".join(_as_text(verdict) for verdict in verdicts))
+        terminal.write("".join(_as_text(verdict) for verdict in verdicts))
     return EXIT_ALLOWED if all(verdict.allowed for verdict in verdicts) else EXIT_REJECTED
 
 
@@ -108,7 +110,7 @@ def admit(queues: dict[str, Queue], payload: bytes, index: int) -> Verdict:
             decoded = decode(payload).submission
             job = mutate(decoded) if isinstance(decoded, Job) else None
             label = event.job_key or f"document {index + 1}"
-            return Verdict(False, job, event.violations, label)
+            return Verdict(False, job, event.violations, label, event.violations_omitted)
         case JobDeleteAccepted() | JobAbortAccepted():
             return Verdict(True, None, (), f"{event.__struct_config__.tag} {event.job_key}")
         case _:
@@ -181,7 +183,7 @@ def _documents(payload: bytes) -> list[object]:
     if text.lstrip().startswith("["):
         loaded: list[object] = [msgspec.json.decode(payload)]
     else:
-        loaded = list(yaml.load_all(text, Loader=_SafeLoader))
+        loaded = load_yaml(text, max_chars=len(payload))
     documents: list[object] = []
     for document in loaded:
         documents.extend(document if isinstance(document, list) else [document])
@@ -204,6 +206,7 @@ def _as_json(verdict: Verdict) -> dict[str, Any]:
             {"path": violation.path, "reason": violation.reason, "message": violation.message}
             for violation in verdict.violations
         ],
+        "violationsOmitted": verdict.violations_omitted,
     }
 
 
@@ -223,9 +226,12 @@ def _as_text(verdict: Verdict) -> str:
             f"ALLOWED  {verdict.label}: queue {spec.queue}, minAvailable {spec.min_available} "
             f"of {pods} pods (tasks {minimums})\n"
         )
-    lines = [f"REJECTED {verdict.label}: {len(verdict.violations)} violation(s)\n"]
+    total = len(verdict.violations) + verdict.violations_omitted
+    lines = [f"REJECTED {verdict.label}: {total} violation(s)\n"]
     lines.extend(
         f"  {violation.path or '(payload)'}: {violation.reason}: {violation.message}\n"
         for violation in verdict.violations
     )
+    if verdict.violations_omitted:
+        lines.append(f"  … and {verdict.violations_omitted} more, not listed\n")
     return "".join(lines)

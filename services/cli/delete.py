@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import sys
 from datetime import datetime
 
 from contracts import JobDeleted, JobDeleteRequested, JobKey, Topic, derive_event_id
-from services.cli.status import StatusReader, StatusStore, trace_id_of
+from services.cli import terminal
+from services.cli.status import StatusReader, StatusStore, add_verbose, trace_id_of
 from services.cli.submit import publish
 from shared.bus.kafka import AioKafkaBus
 from shared.bus.outbox import event_record
@@ -54,6 +54,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument(
         "--timeout", type=float, default=120.0, help="--wait: give up after this many seconds"
     )
+    add_verbose(parser)
     parser.set_defaults(func=run)
 
 
@@ -68,18 +69,18 @@ def run(args: argparse.Namespace) -> int:
         asyncio.run(publish(settings, [record for record, _ in made.values()]))
     finally:
         shutdown_tracing()
-    for key in keys:
-        sys.stdout.write(f"job {key} delete requested\n")
-    sys.stdout.flush()
+    terminal.write("".join(f"job {key} delete requested\n" for key in keys))
     if not args.wait:
         return 0
     traces = {key: trace for key, (_, trace) in made.items()}
     bus = AioKafkaBus(settings.kafka)
-    return asyncio.run(wait_for_deleted(bus, settings, traces, timeout=args.timeout))
+    return asyncio.run(
+        wait_for_deleted(bus, settings, traces, timeout=args.timeout, verbose=args.verbose)
+    )
 
 
 async def wait_for_deleted(
-    bus: Bus, settings: Settings, traces: dict[str, str], *, timeout: float
+    bus: Bus, settings: Settings, traces: dict[str, str], *, timeout: float, verbose: int = 0
 ) -> int:
     """Wait until every job has its ``JobDeleted`` in its delete command's trace.
 
@@ -88,6 +89,7 @@ async def wait_for_deleted(
         settings: the topic prefix and partitions.
         traces: the trace id of each delete command, by job key.
         timeout: seconds to wait at most.
+        verbose: at 1 and more, say how many records were skipped (at the end).
 
     Returns:
         0 once every job is deleted, 2 when the time ran out first.
@@ -100,7 +102,7 @@ async def wait_for_deleted(
         key = record.key.decode("utf-8", "replace") if record.key else ""
         return key in traces and trace_id_of(record) == traces[key]
 
-    await ensure_topics(bus, [], settings.topic_prefix, settings.partitions)
+    await ensure_topics(bus, [], settings.topic_prefix, settings.partitions, settings.topics)
     async with StatusReader(
         bus, settings.topic_prefix, (Topic.JOBS_STATUS,), keys=list(traces), accept=accept
     ) as reader:
@@ -110,8 +112,8 @@ async def wait_for_deleted(
             for key in sorted(set(traces) - done):
                 if isinstance(store.get(Topic.JOBS_STATUS, key), JobDeleted):
                     done.add(key)
-                    sys.stdout.write(f"job {key} deleted\n")
-                    sys.stdout.flush()
+                    terminal.write(f"job {key} deleted\n")
             if done == set(traces):
-                return 0
-    return 2
+                break
+    store.report_skipped(verbose)
+    return 0 if done == set(traces) else 2

@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import sys
 from collections.abc import Sequence
 
 from contracts import (
@@ -32,8 +31,9 @@ from contracts import (
 )
 from contracts.objects import Condition, JobSpec
 from contracts.quantity import format_quantity
+from services.cli import terminal
 from services.cli.get import format_row, widths_of
-from services.cli.status import StatusStore, pending_reasons, read_store
+from services.cli.status import StatusStore, add_verbose, pending_reasons, read_store
 from shared.bus.kafka import AioKafkaBus
 from shared.bus.protocol import Bus
 from shared.runtime.settings import Settings
@@ -100,6 +100,8 @@ def describe_job(store: StatusStore, key: str, *, jaeger_url: str) -> str | None
             ("PATH", "REASON", "MESSAGE"),
             [(v.path, v.reason, v.message) for v in rejected.violations],
         )
+        if rejected.violations_omitted:
+            lines.append(f"  … and {rejected.violations_omitted} more, not listed")
         lines += _trace(store.trace_id(Topic.JOBS_REJECTED, key), jaeger_url)
         return "\n".join(lines) + "\n"
     if not isinstance(status, JobStatusChanged) and not isinstance(admitted, JobAdmitted):
@@ -264,6 +266,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument("kind", choices=("job", "jobs", "vcjob"), metavar="KIND", help="job")
     parser.add_argument("name", metavar="NAME", help="name or namespace/name")
     parser.add_argument("-n", "--namespace", default="default")
+    add_verbose(parser)
     parser.set_defaults(func=run)
 
 
@@ -272,16 +275,25 @@ def run(args: argparse.Namespace) -> int:
     key = args.name if "/" in args.name else f"{args.namespace}/{args.name}"
     settings = Settings.from_env()
     jaeger = os.environ.get("VCBUS_JAEGER_URL") or DEFAULT_JAEGER_URL
-    text = asyncio.run(describe(AioKafkaBus(settings.kafka), settings, key, jaeger_url=jaeger))
+    text = asyncio.run(
+        describe(
+            AioKafkaBus(settings.kafka), settings, key, jaeger_url=jaeger, verbose=args.verbose
+        )
+    )
     if text is None:
-        sys.stderr.write(f'job "{key}" not found\n')
+        terminal.error(f'job "{key}" not found\n')
         return 1
-    sys.stdout.write(text)
+    terminal.write(text)
     return 0
 
 
 async def describe(
-    bus: Bus, settings: Settings, key: str, *, jaeger_url: str = DEFAULT_JAEGER_URL
+    bus: Bus,
+    settings: Settings,
+    key: str,
+    *,
+    jaeger_url: str = DEFAULT_JAEGER_URL,
+    verbose: int = 0,
 ) -> str | None:
     """Read the job's partition and describe it (``None`` when unknown).
 
@@ -290,11 +302,12 @@ async def describe(
         settings: the topic prefix and partitions.
         key: the job key.
         jaeger_url: the Jaeger UI's base address.
+        verbose: at 1 and more, say how many records were skipped.
 
     Returns:
         The description, or ``None``.
     """
     store = await read_store(
-        bus, settings, TOPICS, keys=[key], whole=frozenset({Topic.RESERVATIONS})
+        bus, settings, TOPICS, keys=[key], whole=frozenset({Topic.RESERVATIONS}), verbose=verbose
     )
     return describe_job(store, key, jaeger_url=jaeger_url)

@@ -12,7 +12,6 @@ import argparse
 import asyncio
 import json
 import signal
-import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -34,7 +33,8 @@ from contracts import (
 )
 from contracts.objects import DEFAULT_QUEUE, Queue
 from contracts.quantity import format_quantity
-from services.cli.status import StatusReader, StatusStore, pending_reasons
+from services.cli import terminal
+from services.cli.status import StatusReader, StatusStore, add_verbose, pending_reasons
 from shared.bus.kafka import AioKafkaBus
 from shared.bus.protocol import Bus
 from shared.runtime.settings import Settings
@@ -121,6 +121,7 @@ def job_object(store: StatusStore, key: str) -> Object | None:
                 {"path": v.path, "reason": v.reason, "message": v.message}
                 for v in rejected.violations
             ],
+            "violationsOmitted": rejected.violations_omitted,
             "traceId": store.trace_id(Topic.JOBS_REJECTED, key),
         }
     if not isinstance(status, JobStatusChanged):
@@ -422,17 +423,17 @@ ALIASES = {
 
 
 def widths_of(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[int]:
-    """The width of each column: its longest cell."""
-    widths = [len(cell) for cell in header]
+    """The width of each column: its longest cell, as printed (escaped)."""
+    widths = [len(text) for text in header]
     for row in rows:
-        widths = [max(w, len(cell)) for w, cell in zip(widths, row, strict=False)]
+        widths = [max(w, len(terminal.cell(text))) for w, text in zip(widths, row, strict=False)]
     return widths
 
 
 def format_row(cells: Sequence[str], widths: Sequence[int]) -> str:
-    """Cells padded to ``widths``, three spaces apart (kubectl's look)."""
+    """Cells, escaped and padded to ``widths``, three spaces apart (kubectl's look)."""
     return "   ".join(
-        cell.ljust(width) for cell, width in zip(cells, widths, strict=False)
+        terminal.cell(text).ljust(width) for text, width in zip(cells, widths, strict=False)
     ).rstrip()
 
 
@@ -481,6 +482,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument(
         "-w", "--watch", action="store_true", help="after the listing, print every change"
     )
+    add_verbose(parser)
     parser.set_defaults(func=run)
 
 
@@ -490,7 +492,9 @@ def run(args: argparse.Namespace) -> int:
     query = Query(tuple(args.names), args.namespace)
     settings = Settings.from_env()
     bus = AioKafkaBus(settings.kafka)
-    return asyncio.run(get(bus, settings, kind, query, output=args.output, watch=args.watch))
+    return asyncio.run(
+        get(bus, settings, kind, query, output=args.output, watch=args.watch, verbose=args.verbose)
+    )
 
 
 async def get(
@@ -503,6 +507,7 @@ async def get(
     watch: bool = False,
     stop: asyncio.Event | None = None,
     write: Callable[[str], object] | None = None,
+    verbose: int = 0,
 ) -> int:
     """Print the listing of ``kind``; with ``watch``, then every change until ``stop``.
 
@@ -514,13 +519,19 @@ async def get(
         output: ``table``, ``json`` or ``yaml``.
         watch: keep printing changes after the listing.
         stop: set to end a watch (SIGINT and SIGTERM set it when not given).
-        write: where text goes (standard output when not given).
+        write: where text goes, control characters escaped (standard output when not
+            given).
+        verbose: at 1 and more, say how many records were skipped (after the listing).
 
     Returns:
         The exit status.
     """
-    out = write or _stdout
-    await ensure_topics(bus, [], settings.topic_prefix, settings.partitions)
+    sink = write or terminal.write
+
+    def out(text: str) -> None:
+        sink(terminal.printable(text))
+
+    await ensure_topics(bus, [], settings.topic_prefix, settings.partitions, settings.topics)
     key = query.job_key() if kind.job_keyed else None
     keys = [key] if key is not None else None
     store = StatusStore(settings.topic_prefix)
@@ -533,7 +544,8 @@ async def get(
         if text:
             out(text)
         elif not watch:
-            sys.stderr.write("No resources found\n")
+            terminal.error("No resources found\n")
+        store.report_skipped(verbose)
         if not watch:
             return 0
         widths = widths_of(kind.header, [r.cells for r in rows.values()])
@@ -582,8 +594,3 @@ def watch_changes(
             del rows[key]
             changed.append(deleted_row(kind, before))
     return changed
-
-
-def _stdout(text: str) -> None:
-    sys.stdout.write(text)
-    sys.stdout.flush()

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import sys
 from datetime import datetime
 
 import msgspec
@@ -18,7 +17,8 @@ import msgspec
 from contracts import QueueDeclared, Topic
 from contracts.objects import DEFAULT_QUEUE, Queue, QueueState
 from contracts.quantity import QuantityError, Resources, to_base_units
-from services.cli.status import read_store
+from services.cli import terminal
+from services.cli.status import add_verbose, read_store
 from services.cli.submit import publish, queue_record
 from shared.bus.kafka import AioKafkaBus
 from shared.bus.protocol import Bus
@@ -61,6 +61,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     for action, state in (("close", QueueState.CLOSED), ("open", QueueState.OPEN)):
         change = actions.add_parser(action, help=f"{action} a queue")
         change.add_argument("name")
+        add_verbose(change)
         change.set_defaults(func=run_state, state=state)
 
 
@@ -76,7 +77,7 @@ def run_create(args: argparse.Namespace) -> int:
     )
     settings = Settings.from_env()
     asyncio.run(publish(settings, [queue_record(queue, settings.topic_prefix, _now()).record]))
-    sys.stdout.write(f"queue {queue.name} created\n")
+    terminal.write(f"queue {queue.name} created\n")
     return 0
 
 
@@ -84,20 +85,22 @@ def run_state(args: argparse.Namespace) -> int:
     """Declare the queue again in ``args.state``; 1 when no such queue is known."""
     settings = Settings.from_env()
     bus = AioKafkaBus(settings.kafka)
-    queue = asyncio.run(current_queue(bus, settings, args.name))
+    queue = asyncio.run(current_queue(bus, settings, args.name, verbose=args.verbose))
     if queue is None:
-        sys.stderr.write(f'queue "{args.name}" not found\n')
+        terminal.error(f'queue "{args.name}" not found\n')
         return 1
     changed = msgspec.structs.replace(queue, state=args.state)
     record = queue_record(changed, settings.topic_prefix, _now()).record
     asyncio.run(publish(settings, [record]))
-    sys.stdout.write(f"queue {args.name} {str(args.state).lower()}\n")
+    terminal.write(f"queue {args.name} {str(args.state).lower()}\n")
     return 0
 
 
-async def current_queue(bus: Bus, settings: Settings, name: str) -> Queue | None:
+async def current_queue(
+    bus: Bus, settings: Settings, name: str, *, verbose: int = 0
+) -> Queue | None:
     """The queue's newest declaration on the ``queues`` topic (``default`` always exists)."""
-    store = await read_store(bus, settings, (Topic.QUEUES,))
+    store = await read_store(bus, settings, (Topic.QUEUES,), verbose=verbose)
     event = store.get(Topic.QUEUES, name)
     if isinstance(event, QueueDeclared):
         return event.queue

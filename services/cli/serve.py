@@ -104,8 +104,17 @@ def _labels(pairs: list[str]) -> dict[str, str]:
 
 
 def scheduler_conf(path: str | None) -> SchedulerConf | None:
-    """A volcano-scheduler.conf-shaped file, validated now (None: the service's default)."""
-    return parse_conf(Path(path).read_text()) if path else None
+    """A volcano-scheduler.conf-shaped file, validated now (None: the service's default).
+
+    Each Volcano plugin (or action's arguments) the file names and vcbus lacks is logged
+    once, as a warning, and the service runs without it.
+    """
+    if not path:
+        return None
+    conf = parse_conf(Path(path).read_text())
+    for warning in conf.skipped:
+        log.warning("scheduler_conf_skipped", path=path, detail=warning)
+    return conf
 
 
 def priority_classes(path: str | None) -> dict[str, int]:
@@ -199,6 +208,8 @@ def run(args: argparse.Namespace) -> int:
         topic_prefix=settings.topic_prefix,
         max_payload_bytes=settings.max_payload_bytes,
     )
+    for warning in kafka.warnings():
+        log.warning("unsafe_kafka_settings_accepted", warning=warning)
     health = health_options(os.environ)
     service = BUILDERS[args.service](args, settings)
     try:
@@ -252,7 +263,7 @@ async def serve(
         runtime: the runtime to use (tests keep a handle on it); made here when ``None``.
     """
     bus = AioKafkaBus(settings.kafka)
-    await ensure_topics(bus, [service], settings.topic_prefix, settings.partitions)
+    await ensure_topics(bus, [service], settings.topic_prefix, settings.partitions, settings.topics)
     metrics = ServiceMetrics(service.name, instance=instance, prefix=settings.topic_prefix)
     service = with_metrics(service, metrics)
     runtime = runtime or Runtime(

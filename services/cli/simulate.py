@@ -69,6 +69,7 @@ from contracts.objects.queue import Queue
 from services.admission import app as admission
 from services.admission.core import queues_from_manifests
 from services.allocator import app as allocator
+from services.cli import terminal
 from services.cli.submit import records_for
 from services.cluster import app as cluster
 from services.cluster.core import ClusterConf
@@ -79,6 +80,7 @@ from shared.bus.kafka import AioKafkaBus, KafkaSettings
 from shared.bus.memory import InMemoryBus
 from shared.logging.setup import configure_logging
 from shared.runtime.clock import EPOCH, Clock, SystemClock, VirtualClock
+from shared.runtime.cycles import CycleLog
 from shared.runtime.inprocess import (
     Input,
     Publish,
@@ -272,7 +274,9 @@ def scenario_inputs(scenario: Scenario, settings: Settings, start: datetime) -> 
     inputs: list[Input] = []
     for at, key, text in scenario.jobs:
         records = tuple(item.record for item in records_for(text, prefix, start))
-        inputs.append(Publish(at=at, label=f"submit {key or '(unnamed)'}", records=records))
+        inputs.append(
+            Publish(at=at, label=f"submit {key or '(unnamed)'}", records=records, job=key)
+        )
     for index, item in enumerate(scenario.events):
         inputs.append(_event_input(item, index, start))
     return inputs
@@ -370,14 +374,36 @@ def split_conf(
     )
 
 
-def build_services(scenario: Scenario, settings: Settings, clock: Clock) -> list[Service]:
-    """Every service of the system, configured by the scenario."""
+def conf_warnings(document: Mapping[str, object]) -> tuple[str, ...]:
+    """What a scenario's ``config`` names that vcbus lacks and leaves out, one line each."""
+    raw = document.get("config")
+    if not isinstance(raw, Mapping):
+        return ()
+    return conf_from_mapping(raw, default_actions=DEFAULT_ACTIONS).skipped
+
+
+def build_services(
+    scenario: Scenario, settings: Settings, clock: Clock, cycles: CycleLog | None = None
+) -> list[Service]:
+    """Every service of the system, configured by the scenario (cycles told to ``cycles``)."""
     enqueue_conf, allocator_conf = split_conf(scenario.conf)
     return [
         admission.build_service(settings, clock),
         job_controller.build_service(settings, clock, priority_classes=scenario.priority_classes),
-        podgroup_enqueue.build_service(settings, clock, conf=enqueue_conf),
-        allocator.build_service(settings, clock, conf=allocator_conf),
+        podgroup_enqueue.build_service(
+            settings,
+            clock,
+            conf=enqueue_conf,
+            on_cycle=(
+                cycles.observer(podgroup_enqueue.NAME, phases=True) if cycles is not None else None
+            ),
+        ),
+        allocator.build_service(
+            settings,
+            clock,
+            conf=allocator_conf,
+            on_cycle=cycles.observer(allocator.NAME) if cycles is not None else None,
+        ),
         cluster.build_service(
             settings,
             clock,
@@ -387,12 +413,16 @@ def build_services(scenario: Scenario, settings: Settings, clock: Clock) -> list
     ]
 
 
-async def simulate_in_memory(scenario: Scenario) -> dict[str, object]:
-    """Run a full-mode scenario on an in-memory bus and a virtual clock (deterministic)."""
+async def simulate_in_memory(scenario: Scenario, *, cycles: bool = False) -> dict[str, object]:
+    """Run a full-mode scenario on an in-memory bus and a virtual clock (deterministic).
+
+    With ``cycles``, the outcome also says what each scheduling cycle decided.
+    """
     clock = VirtualClock(EPOCH)
     bus = InMemoryBus(clock=clock, default_partitions=MEMORY_SETTINGS.partitions)
+    log = CycleLog() if cycles else None
     return await run_system(
-        build_services(scenario, MEMORY_SETTINGS, clock),
+        build_services(scenario, MEMORY_SETTINGS, clock, log),
         scenario_inputs(scenario, MEMORY_SETTINGS, clock.now()),
         bus=bus,
         pacer=VirtualPacer(bus, clock),
@@ -401,6 +431,7 @@ async def simulate_in_memory(scenario: Scenario) -> dict[str, object]:
         jobs=[key for _, key, _ in scenario.jobs if key],
         until=scenario.until,
         before_start=[_queue_event(queue, clock.now()) for queue in scenario.queues],
+        cycles=log,
     )
 
 
@@ -429,19 +460,23 @@ async def simulate_on_kafka(
 
 
 def simulate_document(
-    document: Mapping[str, object], base: Path | None = None
+    document: Mapping[str, object], base: Path | None = None, *, cycles: bool = False
 ) -> dict[str, object]:
-    """Run a scenario in memory, full or snapshot mode; the outcome as plain data."""
+    """Run a scenario in memory, full or snapshot mode; the outcome as plain data.
+
+    ``cycles`` adds what each scheduling cycle decided (full mode).
+    """
     if is_snapshot(document):
         return run_snapshot_scenario(document)
-    return asyncio.run(simulate_in_memory(parse_scenario(document, base)))
+    return asyncio.run(simulate_in_memory(parse_scenario(document, base), cycles=cycles))
 
 
 def render_json(outcome: Mapping[str, object]) -> str:
     """The outcome as JSON: keys sorted, two-space indent, one trailing newline.
 
-    An object or list that holds only scalars (or lists of scalars) is written on one line,
-    so a timeline entry, a pod or a violation is one line of the output (and of a diff).
+    An object or list that holds only scalars (or lists or objects of scalars) is written
+    on one line, so a timeline entry, a pod or a violation is one line of the output (and
+    of a diff).
     """
     return _json(outcome, "") + "\n"
 
@@ -453,6 +488,8 @@ def _is_scalar(value: object) -> bool:
 def _is_flat(value: object) -> bool:
     if isinstance(value, list | tuple):
         return all(_is_scalar(item) for item in value)
+    if isinstance(value, Mapping):
+        return all(_is_scalar(item) for item in value.values())
     return _is_scalar(value)
 
 
@@ -570,6 +607,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--speed", type=float, default=10.0, help="kafka: scenario seconds per real second [10]"
     )
     parser.add_argument("--prefix", help="kafka: topic prefix (default: a fresh one per run)")
+    parser.add_argument(
+        "--cycles",
+        action="store_true",
+        help="full mode, in memory: add what each scheduling cycle decided (docs/simulate.md)",
+    )
     parser.set_defaults(func=run)
 
 
@@ -579,15 +621,17 @@ def run(args: argparse.Namespace) -> int:
     path = Path(args.file)
     try:
         document = load_document(path.read_text())
+        for warning in conf_warnings(document):
+            sys.stderr.write(f"vcbus simulate: warning: config: {warning}\n")
         if args.bus == "kafka" and not is_snapshot(document):
             outcome = asyncio.run(_kafka(parse_scenario(document, path.parent), args))
         else:
-            outcome = simulate_document(document, path.parent)
+            outcome = simulate_document(document, path.parent, cycles=args.cycles)
     except (OSError, ScenarioFileError, ScenarioError, ConfError) as exc:
-        sys.stderr.write(f"vcbus simulate: {exc}\n")
+        terminal.error(f"vcbus simulate: {exc}\n")
         return 2
     as_json = args.json or is_snapshot(document)
-    sys.stdout.write(render_json(outcome) if as_json else render_text(outcome))
+    terminal.write(render_json(outcome) if as_json else render_text(outcome))
     if args.bus == "kafka":
         sys.stderr.write(
             "note: on a broker the services race in real time: final phases and counts match "

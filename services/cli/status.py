@@ -9,13 +9,13 @@ only one job is asked about.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Self
-
-import msgspec
 
 from contracts import (
     TOPIC_SPECS,
@@ -42,6 +42,8 @@ from contracts import (
 )
 from contracts.objects import Condition, JobPhase, Node
 from contracts.quantity import format_quantity
+from services.cli import terminal
+from shared.bus.codec import Poison, TopicCodec, Unknown
 from shared.bus.partitioner import partition_for
 from shared.bus.protocol import Bus, Consumer
 from shared.bus.records import Record, TopicPartition
@@ -115,6 +117,8 @@ class StatusView:
                 )
                 job.phase = "Rejected"
                 job.rejected = tuple(f"{v.path}: {v.message}" for v in event.violations)
+                if event.violations_omitted:
+                    job.rejected += (f"… and {event.violations_omitted} more, not listed",)
             case JobStatusChanged():
                 job = self._job(event.job_key)
                 job.phase, job.status = event.phase, event
@@ -182,10 +186,12 @@ class StatusView:
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    widths = [max(len(str(cell)) for cell in column) for column in zip(header, *rows, strict=False)]
+    """The rows under the header, columns aligned, every cell escaped (``terminal.cell``)."""
+    cells = [[terminal.cell(str(text)) for text in row] for row in (header, *rows)]
+    widths = [max(len(text) for text in column) for column in zip(*cells, strict=False)]
     lines = [
-        "  ".join(str(cell).ljust(width) for cell, width in zip(row, widths, strict=False))
-        for row in (header, *rows)
+        "  ".join(text.ljust(width) for text, width in zip(row, widths, strict=False))
+        for row in cells
     ]
     return "\n".join(line.rstrip() for line in lines)
 
@@ -330,44 +336,41 @@ class StatusStore:
         self.reservation = ReservationView()
         self.touched: set[str] = set()
         self.records = 0
+        self.skipped: Counter[Topic] = Counter()
+        """Records per topic that no contract decodes: skipped, so they hide nothing."""
         self._gone_uids: set[str] = set()
-        self._decoders: dict[Topic, msgspec.json.Decoder[Event]] = {}
+        self._codecs: dict[Topic, TopicCodec[Event]] = {}
         self._topics: dict[str, Topic | None] = {}
 
-    def _decoder(self, topic: Topic) -> msgspec.json.Decoder[Event]:
-        decoder = self._decoders.get(topic)
-        if decoder is None:
-            decoder = msgspec.json.Decoder(TOPIC_SPECS[topic].union)
-            self._decoders[topic] = decoder
-        return decoder
-
-    def decode(self, topic: Topic, value: bytes) -> Event | None:
+    def decode(self, topic: Topic, value: bytes | None) -> Event | None:
         """Decode a value of ``topic``; ``None`` for a record this reader cannot read."""
-        try:
-            return self._decoder(topic).decode(value)
-        except msgspec.MsgspecError:
-            return None
+        codec = self._codecs.get(topic)
+        if codec is None:
+            codec = self._codecs[topic] = TopicCodec[Event](TOPIC_SPECS[topic].union)
+        decoded = codec.decode(value)
+        return None if isinstance(decoded, Unknown | Poison) else decoded
 
     def fold(self, record: Record) -> None:
-        """Fold one record of a status topic."""
+        """Fold one record of a status topic; one no contract decodes is skipped (counted)."""
         self.records += 1
         if record.topic not in self._topics:
             name = record.topic.removeprefix(self.prefix)
             self._topics[record.topic] = Topic(name) if name in _TOPIC_NAMES else None
         topic = self._topics[record.topic]
-        if topic is None or record.value is None:
+        if topic is None:
+            return
+        if topic is Topic.JOBS_ADMITTED and record.header("event-type") != _ADMITTED_TAG:
+            return
+        event = self.decode(topic, record.value)
+        if event is None:
+            self.skipped[topic] += 1
             return
         if topic in LATEST_TOPICS:
-            if topic is Topic.JOBS_ADMITTED and record.header("event-type") != _ADMITTED_TAG:
-                return
             key = record.key.decode("utf-8", "replace") if record.key else ""
             if not key:
                 key = f"{_UNNAMED}@{record.partition}:{record.offset}"
             self.latest[topic][key] = record
             self.touched.add(key)
-            return
-        event = self.decode(topic, record.value)
-        if event is None:
             return
         if topic is Topic.RESERVATIONS:
             self.reservation.apply(event)
@@ -424,7 +427,14 @@ class StatusStore:
     def get(self, topic: Topic, key: str) -> Event | None:
         """The newest event of ``key`` on ``topic`` (a latest-per-key topic), decoded."""
         latest = self.latest[topic].get(key)
-        return None if latest is None or latest.value is None else self.decode(topic, latest.value)
+        return None if latest is None else self.decode(topic, latest.value)
+
+    def report_skipped(self, verbose: int) -> None:
+        """At ``-v``, say on standard error how many records were skipped, per topic."""
+        if not verbose:
+            return
+        for topic, count in sorted(self.skipped.items()):
+            terminal.error(f"skipped {count} record(s) on {topic} that no contract decodes\n")
 
     def trace_id(self, topic: Topic, key: str) -> str:
         """The trace id of the newest record of ``key`` on ``topic``."""
@@ -562,6 +572,7 @@ async def read_store(
     *,
     keys: Sequence[str] | None = None,
     whole: frozenset[Topic] = frozenset(),
+    verbose: int = 0,
 ) -> StatusStore:
     """Read the status topics as they are now into a new store (``key``: that job only).
 
@@ -571,15 +582,28 @@ async def read_store(
         topics: the topics to read.
         keys: job keys; job-keyed topics are then read on their partitions only.
         whole: topics read whole even with ``key``.
+        verbose: at 1 and more, say how many records were skipped.
 
     Returns:
         The store, caught up with the topics' ends as they were at the start.
     """
-    await ensure_topics(bus, [], settings.topic_prefix, settings.partitions)
+    await ensure_topics(bus, [], settings.topic_prefix, settings.partitions, settings.topics)
     store = StatusStore(settings.topic_prefix)
     async with StatusReader(bus, settings.topic_prefix, topics, keys=keys, whole=whole) as reader:
         await reader.catch_up(store)
+    store.report_skipped(verbose)
     return store
+
+
+def add_verbose(parser: argparse.ArgumentParser) -> None:
+    """Add ``-v``: say how many records a reading command skipped (no contract decodes them)."""
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="count",
+        default=0,
+        help="also say how many records were skipped because no contract decodes them",
+    )
 
 
 # -- why a job waits ----------------------------------------------------------------------

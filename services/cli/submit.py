@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import TextIO
 
 import msgspec
-import yaml
 
 from contracts import (
     JobDeleted,
@@ -40,12 +39,20 @@ from contracts import (
 )
 from contracts.objects import JobPhase, Queue
 from services.admission.core import queues_from_manifests
-from services.cli.status import StatusReader, StatusStore, pending_reasons, trace_id_of
+from services.admission.decode import load_yaml
+from services.cli import terminal
+from services.cli.status import (
+    StatusReader,
+    StatusStore,
+    add_verbose,
+    pending_reasons,
+    trace_id_of,
+)
 from shared.bus.envelope import HEADER_CONTENT_TYPE, HEADER_EVENT_TYPE
 from shared.bus.kafka import AioKafkaBus
 from shared.bus.outbox import event_record
 from shared.bus.protocol import Bus
-from shared.bus.records import OutRecord, Record
+from shared.bus.records import OutRecord, Record, oversized
 from shared.runtime.clock import SystemClock
 from shared.runtime.settings import Settings
 from shared.runtime.topology import ensure_topics
@@ -65,12 +72,20 @@ class Submitted:
 
 
 def _documents(text: str) -> list[object] | None:
+    """The file's documents; ``None`` when it is neither JSON nor YAML within bounds.
+
+    YAML is read as admission reads it (recursive aliases, alias bombs and absurd nesting
+    refused before anything is built); such a file is published as it is, and admission
+    answers it with the reason.
+    """
     try:
         loaded = json.loads(text)
+    except RecursionError:
+        return None
     except ValueError:
         try:
-            return [doc for doc in yaml.safe_load_all(text) if doc is not None]
-        except yaml.YAMLError:
+            return load_yaml(text, max_chars=len(text.encode()))
+        except ValueError:
             return None
     return loaded if isinstance(loaded, list) else [loaded]
 
@@ -143,6 +158,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument(
         "--timeout", type=float, default=300.0, help="--wait: give up after this many seconds"
     )
+    add_verbose(parser)
     parser.set_defaults(func=run)
 
 
@@ -150,19 +166,32 @@ def run(args: argparse.Namespace) -> int:
     """Publish the file's documents; print each job key with its trace id.
 
     With ``--wait``: 0 when every job runs or completed, 1 when one was rejected or
-    failed, 2 when the time ran out first.
+    failed, 2 when the time ran out first. A document whose record would be over the
+    broker's limit (1 MiB) is reported and nothing is published (exit 1).
     """
     configure_tracing("vcbus-cli")
     text = sys.stdin.read() if args.file == "-" else Path(args.file).read_text()
     settings = Settings.from_env()
     try:
         submitted = records_for(text, settings.topic_prefix, SystemClock().now())
+        too_large = [
+            f"{item.label or '(unnamed)'}: {reason}"
+            for item in submitted
+            if (reason := oversized(item.record, settings.kafka.max_record_bytes)) is not None
+        ]
+        if too_large:
+            # nothing is published: the broker would refuse these (SPEC A12)
+            sys.stderr.write("".join(f"vcbus submit: {line}\n" for line in too_large))
+            return 1
         asyncio.run(publish(settings, [item.record for item in submitted]))
     finally:
         shutdown_tracing()
-    for item in submitted:
-        sys.stdout.write(f"submitted {item.label or '(unnamed)'} trace_id={item.trace_id}\n")
-    sys.stdout.flush()
+    terminal.write(
+        "".join(
+            f"submitted {item.label or '(unnamed)'} trace_id={item.trace_id}\n"
+            for item in submitted
+        )
+    )
     if not args.wait:
         return 0
     jobs_topic = f"{settings.topic_prefix}{Topic.JOBS_SUBMITTED}"
@@ -175,7 +204,9 @@ def run(args: argparse.Namespace) -> int:
         return 0
     bus = AioKafkaBus(settings.kafka)
     progress = Progress(sys.stdout, interactive=sys.stdout.isatty())
-    return asyncio.run(wait_for_jobs(bus, settings, traces, progress, timeout=args.timeout))
+    return asyncio.run(
+        wait_for_jobs(bus, settings, traces, progress, timeout=args.timeout, verbose=args.verbose)
+    )
 
 
 async def publish(settings: Settings, records: list[OutRecord]) -> None:
@@ -257,7 +288,10 @@ def outcome(ours: StatusStore, current: StatusStore, key: str, *, unchanged: boo
 
 
 class Progress:
-    """Shows one line per job: rewritten in place on a terminal, appended on change otherwise."""
+    """Shows one line per job: rewritten in place on a terminal, appended on change otherwise.
+
+    A line's control characters are escaped: the only ones written are Progress's own.
+    """
 
     def __init__(self, out: TextIO, *, interactive: bool) -> None:
         self._out = out
@@ -266,6 +300,7 @@ class Progress:
 
     def show(self, lines: dict[str, str]) -> None:
         """Show the current line of every job."""
+        lines = {key: terminal.cell(line) for key, line in lines.items()}
         if self._interactive:
             if self._shown:
                 self._out.write(f"\x1b[{len(self._shown)}F")
@@ -286,6 +321,7 @@ async def wait_for_jobs(
     progress: Progress,
     *,
     timeout: float,
+    verbose: int = 0,
 ) -> int:
     """Follow the submitted jobs until each runs or finishes, showing their progress.
 
@@ -295,6 +331,7 @@ async def wait_for_jobs(
         traces: the trace id of each submitted job's submission, by job key.
         progress: where progress is shown.
         timeout: seconds to wait at most.
+        verbose: at 1 and more, say how many records were skipped (at the end).
 
     Returns:
         0 when every job runs or completed, 1 when one was rejected or failed, 2 on timeout.
@@ -318,7 +355,7 @@ async def wait_for_jobs(
         # (a timer's event after a restart starts a trace of its own)
         return (record.topic, key) in started
 
-    await ensure_topics(bus, [], settings.topic_prefix, settings.partitions)
+    await ensure_topics(bus, [], settings.topic_prefix, settings.partitions, settings.topics)
     async with StatusReader(
         bus, settings.topic_prefix, WAIT_TOPICS, keys=list(traces), accept=accept
     ) as reader:
@@ -340,6 +377,10 @@ async def wait_for_jobs(
             }
             progress.show({key: o.line for key, o in outcomes.items()})
             if all(o.done for o in outcomes.values()):
-                return 1 if any(o.failed for o in outcomes.values()) else 0
+                status = 1 if any(o.failed for o in outcomes.values()) else 0
+                break
             if now > deadline:
-                return 2
+                status = 2
+                break
+    current.report_skipped(verbose)
+    return status

@@ -19,6 +19,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from contracts import Topic
+from services.cli import terminal
+from services.cli.dashboard import DEFAULT_HOST, DEFAULT_PORT, jaeger_url
+from services.cli.dashboard.app import listen, serve, url_of
 from services.cli.serve import BUILDERS, add_service_options
 from services.cli.status import STATUS_TOPICS, StatusView, jobs_table, nodes_table
 from services.cli.submit import records_for
@@ -54,6 +57,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         type=int,
         default=0,
         help="first of the services' /healthz, /readyz, /metrics ports, one each (0: off) [0]",
+    )
+    parser.add_argument(
+        "--dashboard-port",
+        type=int,
+        default=DEFAULT_PORT,
+        help=f"the dashboard's port (taken: any free one; -1: no dashboard) [{DEFAULT_PORT}]",
     )
     add_service_options(parser)
     parser.set_defaults(func=run, nodes=8, node_cpu="8", node_memory="32Gi")
@@ -140,7 +149,11 @@ def run(args: argparse.Namespace) -> int:
 
 async def _ensure(settings: Settings, services: list[Service]) -> None:
     await ensure_topics(
-        AioKafkaBus(settings.kafka), services, settings.topic_prefix, settings.partitions
+        AioKafkaBus(settings.kafka),
+        services,
+        settings.topic_prefix,
+        settings.partitions,
+        settings.topics,
     )
 
 
@@ -154,10 +167,20 @@ async def _watch(
         table.follow(bus, prefix=settings.topic_prefix, client_id="vcbus-up")
     )
     submitted: list[str] = []
+    dashboard_stop = asyncio.Event()
+    dashboard, banner = None, ""
+    if args.dashboard_port >= 0:
+        sock = listen(DEFAULT_HOST, args.dashboard_port, any_port_if_taken=True)
+        banner = f"dashboard: {url_of(sock)}\n"
+        sys.stdout.write(banner)
+        sys.stdout.flush()
+        dashboard = asyncio.create_task(
+            serve(bus, settings, sock, jaeger_url=jaeger_url(), stop=dashboard_stop)
+        )
     try:
         if args.demo:
             submitted = await _submit_demo(settings, Path(args.demo_dir))
-            sys.stdout.write(f"demo: submitted {', '.join(submitted)}\n")
+            terminal.write(f"demo: submitted {', '.join(submitted)}\n")
         loop = asyncio.get_running_loop()
         stop = asyncio.Event()
         for signum in (signal.SIGTERM, signal.SIGINT):
@@ -175,7 +198,7 @@ async def _watch(
                 return 2
             if interactive:
                 sys.stdout.write(
-                    "\x1b[2J\x1b[H" + jobs_table(view) + "\n\n" + nodes_table(view) + "\n"
+                    "\x1b[2J\x1b[H" + banner + jobs_table(view) + "\n\n" + nodes_table(view) + "\n"
                 )
                 sys.stdout.flush()
             if args.demo and (view.all_final(submitted) or clock.monotonic() > deadline):
@@ -194,6 +217,9 @@ async def _watch(
         follower.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await follower
+        dashboard_stop.set()
+        if dashboard is not None:
+            await dashboard
 
 
 async def _submit_demo(settings: Settings, folder: Path) -> list[str]:

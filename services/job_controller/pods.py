@@ -9,6 +9,9 @@ Deliberate deviations from Volcano:
 - SPEC A5: a dependency task without ``minAvailable`` is ready when all its replicas are
   Running or Succeeded (Volcano: always ready). A Running pod counts as ready: the
   simulated cluster has no container readiness.
+- A pod carries only the template annotations the cluster and the scheduler read
+  (``TEMPLATE_ANNOTATIONS_CARRIED``); Volcano copies all of them. The rest stay in the
+  job, so a large annotation is not written once per replica (SPEC A12).
 - The pod carries what the scheduler reads, resolved here: requests (``pod_requests``),
   priority (SPEC B3.2: the pod's priority class value, else the template's ``priority``,
   else 1; the ``volcano.sh/task-priority`` annotation overrides), node selector and
@@ -32,6 +35,7 @@ from contracts.objects.pod import (
     LABEL_QUEUE_NAME,
     LABEL_TASK_INDEX,
     LABEL_TASK_SPEC,
+    TEMPLATE_ANNOTATIONS_CARRIED,
     Pod,
     PodPhase,
     Toleration,
@@ -156,7 +160,8 @@ def build_pod(
             ``task``, ``job``, ``priority_classes`` and ``default_scheduler``).
 
     Returns:
-        The pod, with the template's labels and annotations plus Volcano's.
+        The pod, with the template's labels, the template annotations the cluster and the
+        scheduler read (``TEMPLATE_ANNOTATIONS_CARRIED``), and Volcano's.
     """
     if facts is None:
         facts = template_facts(task, job, priority_classes, default_scheduler)
@@ -171,7 +176,12 @@ def build_pod(
         LABEL_JOB_RETRY_COUNT: str(retry_count),
     }
     labels = {**task.template.metadata.labels, **ours}
-    annotations = {**task.template.metadata.annotations, **ours, ANNOTATION_GROUP_NAME: podgroup}
+    carried = {
+        key: value
+        for key, value in task.template.metadata.annotations.items()
+        if key in TEMPLATE_ANNOTATIONS_CARRIED
+    }
+    annotations = {**carried, **ours, ANNOTATION_GROUP_NAME: podgroup}
     return Pod(
         name=pod_name(job_name, task.name, index),
         namespace=namespace,

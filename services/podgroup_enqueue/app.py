@@ -16,6 +16,7 @@ from shared.runtime.service import Service
 from shared.runtime.settings import Settings
 from shared.scheduling import ClusterView
 from shared.scheduling.framework.conf import SchedulerConf, default_enqueue_conf
+from shared.scheduling.framework.results import CycleObserver
 from shared.scheduling.framework.session_cache import SessionCache
 from shared.step import Ctx
 
@@ -25,15 +26,25 @@ NAME = "podgroup-enqueue"
 
 
 def build_service(
-    settings: Settings, clock: Clock, *, conf: SchedulerConf | None = None
+    settings: Settings,
+    clock: Clock,
+    *,
+    conf: SchedulerConf | None = None,
+    on_cycle: CycleObserver | None = None,
 ) -> Service:
-    """podgroup-enqueue: ``elect, enqueue, reserve`` on change, when rules are due, every second."""
+    """podgroup-enqueue: ``elect, enqueue, reserve`` on change, when rules are due, every second.
+
+    ``on_cycle`` is told each cycle's time and session result (``vcbus simulate --cycles``).
+    """
     conf = conf or default_enqueue_conf()
     view = ClusterView()
     cache = SessionCache()
 
     def decide(ctx: Ctx) -> Sequence[Event]:
-        return run_cycle(view.snapshot(), conf, ctx, cache=cache).events
+        result = run_cycle(view.snapshot(), conf, ctx, cache=cache)
+        if on_cycle is not None:
+            on_cycle(ctx.now, result.session)
+        return result.events
 
     def due(now: datetime) -> datetime | None:
         return next_due(view.snapshot(), conf, now)

@@ -17,6 +17,7 @@ HEADER_DLT_PARTITION = "dlt-original-partition"
 HEADER_DLT_OFFSET = "dlt-original-offset"
 HEADER_DLT_ERROR = "dlt-error"
 HEADER_DLT_SERVICE = "dlt-service"
+HEADER_DLT_VALUE_TRUNCATED = "dlt-value-truncated"
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,36 +8,59 @@ correctness rests on deterministic event ids and idempotent handlers instead (DE
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import heapq
 import ssl
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListener
 from aiokafka import TopicPartition as KafkaTopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
+from aiokafka.conn import create_conn
 from aiokafka.errors import (
     CommitFailedError,
+    IllegalSaslStateError,
     IllegalStateError,
     KafkaError,
     KafkaTimeoutError,
+    SaslAuthenticationFailed,
     TopicAlreadyExistsError,
+    UnsupportedSaslMechanismError,
+    for_code,
 )
 
+from contracts.limits import MAX_RECORD_BYTES
 from shared.bus.assignor import CopartitionedAssignor
-from shared.bus.errors import BrokerUnavailableError, CommitError, PublishError
+from shared.bus.errors import (
+    BrokerAuthenticationError,
+    BrokerUnavailableError,
+    BusError,
+    CommitError,
+    PublishError,
+    RecordRefusedError,
+    TopicCreationError,
+)
 from shared.bus.protocol import RebalanceCallback
 from shared.bus.records import OutRecord, Record, TopicConfig, TopicPartition
+
+TLS_PROTOCOLS = frozenset({"SSL", "SASL_SSL"})
+"""Security protocols that carry TLS."""
+SASL_PROTOCOLS = frozenset({"SASL_PLAINTEXT", "SASL_SSL"})
+"""Security protocols that carry SASL."""
+SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+"""The SASL mechanisms vcbus configures (user name and password)."""
 
 
 @dataclass(frozen=True, slots=True)
 class KafkaSettings:
     """How to reach the broker: bootstrap servers, security and client tuning.
 
-    Security settings pass straight to aiokafka (``security_protocol`` PLAINTEXT, SSL,
-    SASL_PLAINTEXT or SASL_SSL; ``sasl_mechanism`` PLAIN, SCRAM-SHA-256/512, …).
+    Security settings pass to aiokafka (``security_protocol`` PLAINTEXT, SSL,
+    SASL_PLAINTEXT or SASL_SSL; ``sasl_mechanism`` PLAIN, SCRAM-SHA-256/512); the TLS
+    context is built here (``ssl_context``), with the key's password when it is encrypted.
+    ``shared.runtime.settings`` checks that they fit together before anything connects.
     """
 
     bootstrap_servers: str
@@ -48,6 +71,7 @@ class KafkaSettings:
     ssl_cafile: str | None = None
     ssl_certfile: str | None = None
     ssl_keyfile: str | None = None
+    ssl_key_password: str | None = field(default=None, repr=False)
     linger_ms: int = 2
     max_batch_size: int = 1 << 20
     fetch_max_wait_ms: int = 25
@@ -57,6 +81,10 @@ class KafkaSettings:
     session_timeout_ms: int = 6000
     heartbeat_interval_ms: int = 1000
     request_timeout_ms: int = 15000
+    max_record_bytes: int = MAX_RECORD_BYTES
+    """Largest record a producer sends (aiokafka's ``max_request_size``); a larger one is
+    refused before it is sent, as Kafka's default ``message.max.bytes`` would refuse it
+    (SPEC A12). Tests that play an outside client sending more set it higher."""
     publish_attempts: int = 8
     backoff_initial: float = 0.1
     backoff_max: float = 5.0
@@ -68,20 +96,123 @@ class KafkaSettings:
             "security_protocol": self.security_protocol,
             "request_timeout_ms": self.request_timeout_ms,
         }
-        if self.security_protocol in ("SSL", "SASL_SSL"):
-            context = ssl.create_default_context(cafile=self.ssl_cafile)
-            if self.ssl_certfile:
-                context.load_cert_chain(self.ssl_certfile, self.ssl_keyfile)
-            options["ssl_context"] = context
-        if self.sasl_mechanism:
+        if self.security_protocol in TLS_PROTOCOLS:
+            options["ssl_context"] = self.ssl_context()
+        if self.security_protocol in SASL_PROTOCOLS:
             options["sasl_mechanism"] = self.sasl_mechanism
             options["sasl_plain_username"] = self.sasl_username
             options["sasl_plain_password"] = self.sasl_password
         return options
 
+    def ssl_context(self) -> ssl.SSLContext:
+        """The TLS context: the broker checked, the client's certificate presented.
+
+        The broker's certificate is checked against ``ssl_cafile`` (the system's CAs when
+        unset); the client's certificate and key are presented when given.
+        An encrypted key is opened with ``ssl_key_password``; without one it fails here
+        (``ssl.SSLError``) rather than asking for a passphrase on the terminal.
+
+        Raises:
+            OSError: a file cannot be read, or (``ssl.SSLError``) does not hold what it should.
+        """
+        context = ssl.create_default_context(cafile=self.ssl_cafile)
+        if self.ssl_certfile:
+            context.load_cert_chain(
+                self.ssl_certfile, self.ssl_keyfile, password=self.ssl_key_password or ""
+            )
+        return context
+
+    def warnings(self) -> list[str]:
+        """What is allowed but unsafe in these settings, for the service's log at start."""
+        if self.security_protocol == "SASL_PLAINTEXT" and self.sasl_mechanism == "PLAIN":
+            return [
+                "KAFKA_SASL_MECHANISM=PLAIN over KAFKA_SECURITY_PROTOCOL=SASL_PLAINTEXT: the "
+                "password travels in clear; use SASL_SSL, or a SCRAM mechanism"
+            ]
+        return []
+
+
+def refusals(response: Any) -> list[str]:
+    """What a CreateTopics response refused, one line per topic (one that exists is fine)."""
+    out = []
+    for entry in response.topic_errors:
+        name, code = str(entry[0]), int(entry[1])
+        if code in (0, TopicAlreadyExistsError.errno):
+            continue
+        error = for_code(code)
+        message = entry[2] if len(entry) > 2 and entry[2] else error.description
+        out.append(f"{name}: {error.message} ({message})")
+    return out
+
 
 def _backoff(settings: KafkaSettings, attempt: int) -> float:
     return float(min(settings.backoff_max, settings.backoff_initial * (2**attempt)))
+
+
+async def _connect(
+    settings: KafkaSettings, start: Callable[[], Awaitable[None]], what: str
+) -> None:
+    """Run a client's ``start``, retried with backoff while no broker answers.
+
+    Raises:
+        BrokerAuthenticationError: the broker refuses the client's TLS or SASL (at the first
+            failure: no retry would help).
+        BrokerUnavailableError: no broker answered after every attempt.
+    """
+    for attempt in range(settings.publish_attempts):
+        try:
+            await start()
+        except KafkaError:
+            if attempt == 0 and settings.security_protocol != "PLAINTEXT":
+                refused = await refusal(settings)
+                if refused is not None:
+                    raise BrokerAuthenticationError(refused) from None
+            await asyncio.sleep(_backoff(settings, attempt))
+            continue
+        return
+    raise BrokerUnavailableError(
+        f"{what} could not connect: no broker answers at {settings.bootstrap_servers}"
+    )
+
+
+_SASL_ERRORS = (SaslAuthenticationFailed, UnsupportedSaslMechanismError, IllegalSaslStateError)
+
+
+async def refusal(settings: KafkaSettings) -> str | None:
+    """Why the brokers refuse these settings' TLS or SASL, if they do.
+
+    ``None``: none answered, or one let the client in. aiokafka reports a refused handshake
+    as a failure to bootstrap, like a broker that is down; one connection per bootstrap
+    server, made as the clients make theirs, tells them apart.
+    """
+    options = settings.client_options()
+    for server in settings.bootstrap_servers.split(","):
+        host, _, port = server.strip().rpartition(":")
+        try:
+            conn = await create_conn(
+                host,
+                int(port),
+                client_id="vcbus-diagnosis",
+                request_timeout_ms=settings.request_timeout_ms,
+                ssl_context=options.get("ssl_context"),
+                security_protocol=settings.security_protocol,
+                sasl_mechanism=options.get("sasl_mechanism"),
+                sasl_plain_username=settings.sasl_username,
+                sasl_plain_password=settings.sasl_password,
+            )
+        except _SASL_ERRORS as exc:
+            detail = exc.args[0] if exc.args and isinstance(exc.args[0], str) else ""
+            return (
+                f"SASL authentication refused by {server.strip()} "
+                f"({settings.sasl_mechanism} as {settings.sasl_username!r}): "
+                f"{exc.message}: {detail or exc.description}"
+            )
+        except ssl.SSLError as exc:
+            return f"TLS handshake with {server.strip()} failed: {exc.reason or exc}"
+        except (TimeoutError, OSError, ValueError, KafkaError):
+            continue
+        conn.close()
+    return None
 
 
 class AioKafkaBus:
@@ -92,17 +223,16 @@ class AioKafkaBus:
 
     async def _admin(self) -> AIOKafkaAdminClient:
         admin = AIOKafkaAdminClient(**self.settings.client_options())
-        for attempt in range(self.settings.publish_attempts):
-            try:
-                await admin.start()
-            except KafkaError:
-                await asyncio.sleep(_backoff(self.settings, attempt))
-                continue
-            return admin
-        raise BrokerUnavailableError(f"no broker answers at {self.settings.bootstrap_servers}")
+        await _connect(self.settings, admin.start, "admin client")
+        return admin
 
     async def ensure_topics(self, topics: Sequence[TopicConfig]) -> None:
-        """Create the topics that do not exist yet (compacted ones with cleanup.policy=compact)."""
+        """Create the topics that do not exist yet, with their replication and configs.
+
+        Raises:
+            TopicCreationError: when the broker refuses a topic (too few brokers for its
+                replication factor, a config it does not take ...), with its answer.
+        """
         admin = await self._admin()
         try:
             existing = set(await admin.list_topics())
@@ -110,17 +240,25 @@ class AioKafkaBus:
                 NewTopic(
                     topic.name,
                     num_partitions=topic.partitions,
-                    replication_factor=1,
-                    topic_configs={"cleanup.policy": "compact"} if topic.compacted else {},
+                    replication_factor=topic.replication_factor,
+                    topic_configs=dict(topic.configs),
                 )
                 for topic in topics
                 if topic.name not in existing
             ]
-            if new:
-                with contextlib.suppress(TopicAlreadyExistsError):
-                    await admin.create_topics(new)
+            if not new:
+                return
+            response = await admin.create_topics(new)
         finally:
             await admin.close()
+        refused = refusals(response)
+        if refused:
+            raise TopicCreationError(
+                "the broker refused to create "
+                + "; ".join(refused)
+                + " (a Kafka of fewer brokers than the replication factor needs "
+                "VCBUS_REPLICATION_FACTOR and VCBUS_MIN_INSYNC_REPLICAS; see deploy/topics.yaml)"
+            )
 
     async def partitions(self, topic: str) -> int:
         """Number of partitions of a topic."""
@@ -130,6 +268,38 @@ class AioKafkaBus:
         finally:
             await admin.close()
         return len(described[0]["partitions"]) if described else 0
+
+    async def existing_topics(self, names: Sequence[str]) -> dict[str, TopicConfig]:
+        """How the broker has those of ``names`` that exist.
+
+        Each with its partitions, replication factor (of partition 0) and the value of every
+        config the broker reports.
+        """
+        admin = await self._admin()
+        try:
+            found = sorted(set(names) & set(await admin.list_topics()))
+            if not found:
+                return {}
+            layouts = await admin.describe_topics(found)
+            answers = await admin.describe_configs(
+                [ConfigResource(ConfigResourceType.TOPIC, name) for name in found]
+            )
+        finally:
+            await admin.close()
+        configs = {
+            str(resource[3]): {str(entry[0]): str(entry[1]) for entry in resource[4]}
+            for answer in answers
+            for resource in answer.resources
+        }
+        return {
+            layout["topic"]: TopicConfig(
+                layout["topic"],
+                len(layout["partitions"]),
+                len(layout["partitions"][0]["replicas"]) if layout["partitions"] else 0,
+                configs.get(layout["topic"], {}),
+            )
+            for layout in layouts
+        }
 
     def producer(self, *, client_id: str) -> KafkaProducer:
         """A producer with acks=all and bounded retries."""
@@ -173,22 +343,15 @@ class KafkaProducer:
                 enable_idempotence=False,
                 linger_ms=self._settings.linger_ms,
                 max_batch_size=self._settings.max_batch_size,
-                max_request_size=self._settings.max_batch_size * 8,
+                max_request_size=self._settings.max_record_bytes,
                 **self._settings.client_options(),
             )
-            for attempt in range(self._settings.publish_attempts):
-                try:
-                    await producer.start()
-                except KafkaError:
-                    await asyncio.sleep(_backoff(self._settings, attempt))
-                    continue
-                self._producer = producer
-                break
-            else:
+            try:
+                await _connect(self._settings, producer.start, "producer")
+            except BusError:
                 await producer.stop()
-                raise BrokerUnavailableError(
-                    f"producer could not reach {self._settings.bootstrap_servers}"
-                )
+                raise
+            self._producer = producer
         return self._producer
 
     async def send(self, records: Sequence[OutRecord]) -> None:
@@ -212,8 +375,9 @@ class KafkaProducer:
                     )
                 results = await asyncio.gather(*futures, return_exceptions=True)
             except KafkaError as exc:
-                last: BaseException = exc
-                results = [exc]
+                # refused before sending (MessageSizeTooLargeError): the records before it
+                # are on their way; it is the one at len(futures)
+                results = [*await asyncio.gather(*futures, return_exceptions=True), exc]
             failed = [
                 r
                 for r, res in zip(pending, results, strict=False)
@@ -229,7 +393,14 @@ class KafkaProducer:
                 and not last.retriable
                 and not isinstance(last, KafkaTimeoutError)
             ):
-                raise PublishError(f"publishing failed: {last!r}") from last
+                refused = next(
+                    record
+                    for record, result in zip(pending, results, strict=False)
+                    if result is last
+                )
+                raise RecordRefusedError(
+                    f"the record is refused: {last!r}", record=refused
+                ) from last
             # Resend what failed, in order; duplicates are dropped downstream by event id.
             pending = failed
             await asyncio.sleep(_backoff(self._settings, attempt))
@@ -306,18 +477,11 @@ class KafkaConsumer:
             partition_assignment_strategy=(CopartitionedAssignor(),),
             **self._settings.client_options(),
         )
-        for attempt in range(self._settings.publish_attempts):
-            try:
-                await consumer.start()
-            except KafkaError:
-                await asyncio.sleep(_backoff(self._settings, attempt))
-                continue
-            break
-        else:
+        try:
+            await _connect(self._settings, consumer.start, "consumer")
+        except BusError:
             await consumer.stop()
-            raise BrokerUnavailableError(
-                f"consumer could not reach {self._settings.bootstrap_servers}"
-            )
+            raise
         self._consumer = consumer
         if self._group is None:
             if self._fixed is not None:

@@ -18,11 +18,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from contracts.limits import MAX_RECORD_BYTES
 from shared.bus.assignor import plan as assignment_plan
-from shared.bus.errors import CommitError
+from shared.bus.errors import CommitError, RecordTooLargeError
 from shared.bus.partitioner import partition_for
 from shared.bus.protocol import RebalanceCallback
-from shared.bus.records import OutRecord, Record, TopicConfig, TopicPartition
+from shared.bus.records import OutRecord, Record, TopicConfig, TopicPartition, oversized
 
 DEFAULT_PARTITIONS = 4
 
@@ -45,11 +46,18 @@ class InMemoryBus:
     """A Kafka-shaped bus in memory: same partitioning, groups, manual commits.
 
     ``clock``, when given, measures consumer timeouts (a virtual clock for simulation).
+    ``max_record_bytes`` is the broker's ``message.max.bytes``: producers refuse a larger
+    record (Kafka's default, 1 MiB, unless a test models a broker set lower).
     """
 
     def __init__(
-        self, *, default_partitions: int = DEFAULT_PARTITIONS, clock: WaitClock | None = None
+        self,
+        *,
+        default_partitions: int = DEFAULT_PARTITIONS,
+        clock: WaitClock | None = None,
+        max_record_bytes: int = MAX_RECORD_BYTES,
     ) -> None:
+        self.max_record_bytes = max_record_bytes
         self._default_partitions = default_partitions
         self._clock = clock
         self._logs: dict[str, list[list[Record]]] = {}
@@ -226,8 +234,16 @@ class MemoryProducer:
         self._bus = bus
 
     async def send(self, records: Sequence[OutRecord]) -> None:
-        """Append ``records`` in order."""
+        """Append ``records`` in order; refuse one over 1 MiB as Kafka does by default.
+
+        Raises:
+            RecordTooLargeError: a record is over the limit; the records before it are
+                appended, it and those after it are not.
+        """
         for record in records:
+            reason = oversized(record, self._bus.max_record_bytes)
+            if reason is not None:
+                raise RecordTooLargeError(reason, record=record)
             self._bus.append(record)
 
     async def stop(self) -> None:

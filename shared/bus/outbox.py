@@ -9,12 +9,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+import structlog
+
 from contracts._base import Event
 from contracts.topics import key_of, topic_of
 from shared.bus.codec import encode, event_tag
 from shared.bus.envelope import HEADER_CONTENT_TYPE, HEADER_EVENT_ID, HEADER_EVENT_TYPE
-from shared.bus.records import OutRecord
+from shared.bus.errors import RecordTooLargeError
+from shared.bus.records import OutRecord, Record, oversized
 from shared.tracing.spans import record_send_span
+
+log = structlog.get_logger("vcbus.bus")
 
 
 def event_record(event: Event, prefix: str) -> OutRecord:
@@ -33,24 +38,52 @@ def event_record(event: Event, prefix: str) -> OutRecord:
 
 
 class Outbox:
-    """Records waiting to be published: outputs first, then state changes."""
+    """Records waiting to be published, each with the input record it answers, if any."""
 
     def __init__(self, prefix: str) -> None:
         self.prefix = prefix
         self._records: list[OutRecord] = []
+        self._sources: list[Record | None] = []
 
-    def add_events(self, events: Iterable[Event]) -> None:
-        """Queue events for publishing."""
-        self._records.extend(event_record(event, self.prefix) for event in events)
+    def add_events(self, events: Iterable[Event], *, source: Record | None = None) -> None:
+        """Queue events for publishing, as answers to ``source`` when given.
 
-    def add_record(self, record: OutRecord) -> None:
-        """Queue a raw record (a dead letter)."""
+        An event whose record would be over the 1 MiB limit (SPEC A12) can never be
+        written. Answering an input, it raises, so the router sends the input to its
+        ``.DLT``; with no input (a timer's or a cycle's output) it is logged and dropped,
+        as nothing else could stand for it.
+
+        Raises:
+            RecordTooLargeError: an answer to ``source`` is over the limit; none of
+                ``events`` is queued.
+        """
+        records = [event_record(event, self.prefix) for event in events]
+        fitting = []
+        for record in records:
+            reason = oversized(record)
+            if reason is None:
+                fitting.append(record)
+            elif source is not None:
+                raise RecordTooLargeError(reason, record=record)
+            else:
+                log.error("output_dropped", topic=record.topic, error=reason)
+        self._records.extend(fitting)
+        self._sources.extend([source] * len(fitting))
+
+    def add_record(self, record: OutRecord, *, source: Record | None = None) -> None:
+        """Queue a raw record (a dead letter of ``source``)."""
         self._records.append(record)
+        self._sources.append(source)
 
     def take(self) -> list[OutRecord]:
         """Every queued record, emptying the outbox."""
-        records, self._records = self._records, []
-        return records
+        return [record for record, _ in self.take_with_sources()]
+
+    def take_with_sources(self) -> list[tuple[OutRecord, Record | None]]:
+        """Every queued record with the input it answers (``None``: a timer's), emptying it."""
+        queued = list(zip(self._records, self._sources, strict=True))
+        self._records, self._sources = [], []
+        return queued
 
     def __len__(self) -> int:
         return len(self._records)

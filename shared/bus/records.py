@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from contracts.limits import MAX_RECORD_BYTES, RECORD_FRAMING_BYTES
 
 Headers = tuple[tuple[str, bytes], ...]
 
@@ -50,10 +53,27 @@ class OutRecord:
     partition: int | None = None
 
 
+def record_bytes(record: OutRecord) -> int:
+    """What a record weighs against the broker's limit: key, value, headers and framing."""
+    headers = sum(len(name) + len(value) for name, value in record.headers)
+    return len(record.key or b"") + len(record.value or b"") + headers + RECORD_FRAMING_BYTES
+
+
+def oversized(record: OutRecord, limit: int = MAX_RECORD_BYTES) -> str | None:
+    """Why ``record`` is over ``limit`` (SPEC A12: 1 MiB), or ``None`` if it fits."""
+    size = record_bytes(record)
+    if size <= limit:
+        return None
+    return (
+        f"a record for {record.topic} would be {size} bytes; records are limited to {limit} bytes"
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class TopicConfig:
-    """A topic to create: partitions and whether it is compacted."""
+    """A topic to create: partitions, copies and Kafka topic configs (``cleanup.policy`` ...)."""
 
     name: str
     partitions: int
-    compacted: bool = False
+    replication_factor: int = 1
+    configs: Mapping[str, str] = field(default_factory=dict)

@@ -2,8 +2,10 @@
 
 The middleware stack, outermost first: the ``process <topic>`` span, the log context, the
 error policy (retries, then the dead-letter topic), timing, and the handler (with its
-business span). A record never stops the consumer: undecodable records and records whose
-handler keeps failing go to ``<topic>.DLT``; records of unknown types are skipped.
+business span). A record never stops the consumer: undecodable records, records whose
+handler keeps failing, and records whose answer could never be written (over the 1 MiB
+record limit, SPEC A12; no retry) go to ``<topic>.DLT``; records of unknown types are
+skipped.
 """
 
 from __future__ import annotations
@@ -15,13 +17,14 @@ from dataclasses import dataclass
 from typing import Any
 
 import structlog
-from opentelemetry.trace import Status, StatusCode
+from opentelemetry.trace import Span, Status, StatusCode
 
 from contracts._base import Event
 from contracts.topics import TOPIC_SPECS, Topic
 from shared.bus.codec import Poison, TopicCodec, Unknown
 from shared.bus.dead_letter import dead_letter
 from shared.bus.envelope import HEADER_EVENT_ID, HEADER_EVENT_TYPE, Envelope
+from shared.bus.errors import RecordRefusedError
 from shared.bus.outbox import Outbox
 from shared.bus.records import Record
 from shared.tracing.spans import business_span, process_span
@@ -101,7 +104,9 @@ class Router:
                     log.info("record_skipped", reason="unknown event type", type=decoded.type)
                     return
                 if isinstance(decoded, Poison):
-                    outbox.add_record(dead_letter(record, decoded.error, service=self.service))
+                    outbox.add_record(
+                        dead_letter(record, decoded.error, service=self.service), source=record
+                    )
                     span.set_attribute("vcbus.dead_lettered", True)
                     log.warning("record_dead_lettered", error=decoded.error)
                     return
@@ -114,17 +119,17 @@ class Router:
                 try:
                     with business_span(route.span):
                         emitted = await route.handler(envelope)
-                    outbox.add_events(emitted)
+                    outbox.add_events(emitted, source=record)
+                except RecordRefusedError as exc:
+                    # An answer that can never be written: the same input gives it again.
+                    self._dead_letter(record, str(exc), exc, outbox, span, attempts=attempt)
+                    return
                 except Exception as exc:  # noqa: BLE001 - the error policy: retry, then dead-letter
                     if attempt < self.attempts:
                         log.warning("handler_retried", attempt=attempt, error=repr(exc))
                         continue
                     reason = "".join(traceback.format_exception(exc))
-                    outbox.add_record(dead_letter(record, reason, service=self.service))
-                    span.set_attribute("vcbus.dead_lettered", True)
-                    span.set_status(Status(StatusCode.ERROR, repr(exc)))
-                    span.record_exception(exc)
-                    log.error("record_dead_lettered", error=repr(exc), attempts=attempt)
+                    self._dead_letter(record, reason, exc, outbox, span, attempts=attempt)
                     return
                 log.info(
                     "record_handled",
@@ -132,3 +137,19 @@ class Router:
                     duration_ms=round((time.perf_counter() - started) * 1000, 3),
                 )
                 return
+
+    def _dead_letter(
+        self,
+        record: Record,
+        reason: str,
+        exc: Exception,
+        outbox: Outbox,
+        span: Span,
+        *,
+        attempts: int,
+    ) -> None:
+        outbox.add_record(dead_letter(record, reason, service=self.service), source=record)
+        span.set_attribute("vcbus.dead_lettered", True)
+        span.set_status(Status(StatusCode.ERROR, repr(exc)))
+        span.record_exception(exc)
+        log.error("record_dead_lettered", error=repr(exc), attempts=attempts)

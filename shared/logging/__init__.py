@@ -5,6 +5,7 @@ from shared.logging.processors import (
     SECRET_KEY_PARTS,
     add_service,
     add_trace_context,
+    escape_controls,
     is_secret_key,
     redact_secrets,
 )
@@ -18,6 +19,7 @@ __all__ = [
     "add_service",
     "add_trace_context",
     "configure_logging",
+    "escape_controls",
     "is_secret_key",
     "redact_secrets",
 ]

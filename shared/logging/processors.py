@@ -9,6 +9,8 @@ from typing import Final
 from opentelemetry import trace
 from structlog.typing import EventDict, Processor, WrappedLogger
 
+from shared.printable import printable
+
 REDACTED: Final = "***"
 
 # Parts of key names whose values are secret: passwords (sasl_plain_password included),
@@ -123,3 +125,24 @@ def _redacted(key: object, value: object) -> object:
     if isinstance(value, Mapping):
         return {inner: _redacted(inner, item) for inner, item in value.items()}
     return value
+
+
+def escape_controls(_logger: WrappedLogger, _method_name: str, event_dict: EventDict) -> EventDict:
+    """Escape the control characters of every string on a line meant for a terminal.
+
+    Logged values carry user text (job and queue names, messages); on a console an escape
+    sequence in them would drive the terminal. JSON lines escape them already.
+
+    Args:
+        _logger: The wrapped logger (unused).
+        _method_name: The log method's name (unused).
+        event_dict: The line so far.
+
+    Returns:
+        The line, each string value (and the event) without control characters but
+        newline and tab.
+    """
+    return {
+        key: printable(value) if isinstance(value, str) else value
+        for key, value in event_dict.items()
+    }

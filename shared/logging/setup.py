@@ -28,7 +28,12 @@ from structlog.processors import (
 from structlog.tracebacks import ExceptionDictTransformer
 from structlog.typing import EventDict, Processor, WrappedLogger
 
-from shared.logging.processors import add_service, add_trace_context, redact_secrets
+from shared.logging.processors import (
+    add_service,
+    add_trace_context,
+    escape_controls,
+    redact_secrets,
+)
 
 LEVEL_ENV: Final = "VCBUS_LOG_LEVEL"
 LEVELS: Final = ("debug", "info", "warning", "error", "critical")
@@ -106,7 +111,8 @@ def configure_logging(service: str, *, json: bool | None = None, level: str = "i
         [ExceptionRenderer(ExceptionDictTransformer(show_locals=False)), _render_json]
         if as_json
         else [
-            ConsoleRenderer(colors=sys.stderr.isatty(), exception_formatter=_console_tracebacks())
+            escape_controls,
+            ConsoleRenderer(colors=sys.stderr.isatty(), exception_formatter=_console_tracebacks()),
         ]
     )
     structlog.configure(

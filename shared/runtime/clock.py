@@ -69,6 +69,29 @@ class SystemClock:
 
 EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
 
+ONE_MICROSECOND = timedelta(microseconds=1)
+
+
+class ArrivalStamps:
+    """Times that strictly increase, one per arrival, to the microsecond (SPEC A11).
+
+    ``next()`` is the clock's time, or a microsecond after the previous stamp when the clock
+    has not moved past it (a burst read in one instant, a virtual clock). So records
+    stamped in the order they are read keep that order in their times.
+    """
+
+    def __init__(self, clock: Clock) -> None:
+        self._clock = clock
+        self._last: datetime | None = None
+
+    def next(self) -> datetime:
+        """The next stamp."""
+        now = self._clock.now()
+        if self._last is not None and now <= self._last:
+            now = self._last + ONE_MICROSECOND
+        self._last = now
+        return now
+
 
 @dataclass(eq=False)
 class _Waiter:

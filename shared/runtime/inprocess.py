@@ -19,6 +19,7 @@ Two pacers move time:
 "Settled" (``until: settled``) means: every input applied, no service timer pending (pods
 still running toward a set end, policy timeouts), and nothing published for ``quiet``
 seconds, or for ``grace`` seconds once every submitted job is rejected or in a final phase.
+A run that settles with jobs unfinished stops as ``stalled``: nothing is left to happen.
 
 A pod phase request (``PodPhaseSetRequested``) is not on a topic's union: it is handed to
 the handler of the service that consumes ``cluster.commands``, keyed by the node that holds
@@ -47,6 +48,7 @@ from shared.bus.partitioner import partition_for
 from shared.bus.protocol import Bus, Consumer, Producer, RebalanceCallback
 from shared.bus.records import OutRecord, TopicConfig, TopicPartition
 from shared.runtime.clock import Clock, SystemClock, VirtualClock
+from shared.runtime.cycles import CycleLog
 from shared.runtime.outcome import Outcome
 from shared.runtime.service import Runtime, Service, run_service
 from shared.runtime.settings import Settings
@@ -76,6 +78,8 @@ class Publish:
     label: str
     events: tuple[Event, ...] = ()
     records: tuple[OutRecord, ...] = ()
+    job: str = ""
+    """The key of the job this submits, if it submits one (its submit time is noted)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -364,6 +368,7 @@ async def run_system(
     jobs: Iterable[str] = (),
     until: Until | None = None,
     before_start: Sequence[Event] = (),
+    cycles: CycleLog | None = None,
 ) -> dict[str, object]:
     """Run ``services`` on ``bus`` with ``inputs`` applied at their times; fold the outcome.
 
@@ -379,6 +384,8 @@ async def run_system(
         until: when to stop (default: once settled).
         before_start: events published before any service starts (queues, so admission
             knows them before the first job).
+        cycles: the log the scheduling services report their cycles to; its cycles go to
+            the outcome's ``cycles`` (and ``cyclesLeftOut``).
 
     Returns:
         The outcome (see :meth:`Outcome.report`).
@@ -391,7 +398,9 @@ async def run_system(
     fold = _Fold(outcome, clock, start, settings.topic_prefix)
     recording = RecordingBus(bus, fold)
     pacer.watch(lambda: fold.records)
-    await ensure_topics(recording, services, settings.topic_prefix, settings.partitions)
+    await ensure_topics(
+        recording, services, settings.topic_prefix, settings.partitions, settings.topics
+    )
     producer = recording.producer(client_id="inprocess")
     driver = _Driver(
         bus=recording,
@@ -414,12 +423,18 @@ async def run_system(
             driver.pod_handler = _pod_handler(services)
             await driver.wait_ready()
             fold.begin()
+            if cycles is not None:
+                cycles.origin = fold.start
             stopped_by = await driver.drive(inputs)
             await driver.stop()
     finally:
         await producer.stop()
     log.info("simulation_stopped", stopped_by=stopped_by, records=fold.records, at=fold.now())
-    return outcome.report(stopped_by=stopped_by)
+    report = outcome.report(stopped_by=stopped_by, at=fold.now())
+    if cycles is not None:
+        report["cycles"] = cycles.report()
+        report["cyclesLeftOut"] = cycles.left_out
+    return report
 
 
 class _Driver:
@@ -483,6 +498,8 @@ class _Driver:
                 outcome.note(self.fold.now(), {"event": "input", "input": item.label})
                 match item:
                     case Publish():
+                        if item.job:
+                            outcome.submit(self.fold.now(), item.job)
                         await self.publish(item.events, item.records)
                     case SetPodPhase():
                         await self._set_pod_phase(item)
@@ -494,7 +511,7 @@ class _Driver:
             quiet = timedelta(seconds=until.grace if outcome.is_done() else until.quiet)
             settle = self.fold.last_activity + quiet
             if end is None and not pending and not self._timers_pending() and now >= settle:
-                return "settled"
+                return "stalled" if outcome.unfinished() else "settled"
             targets = [limit, end or settle]
             if pending:
                 targets.append(pending[0][0])

@@ -11,6 +11,12 @@ give equal JSON.
 A PodGroup's phase change published after its deletion (podgroup-enqueue had not seen the
 deletion yet) is ignored, so the final phase does not depend on that race.
 
+It also keeps when things happened, so a schedule can be judged: per job its queue,
+priority, and the times it was submitted, admitted, Inqueue, first bound, Running (its
+minimum running) and finished; per pod its requests and the times it was bound, Running
+and ended; and the cluster's capacity over time, for the ``summary``
+(:mod:`shared.runtime.summary`).
+
 The reason of a job is the first condition with a reason among, for a job in a final
 phase, its own status conditions, then its PodGroup's; for any other job, its PodGroup's
 phase conditions (podgroup-enqueue, SPEC A8), then the allocator's gang conditions, then
@@ -52,6 +58,9 @@ from contracts import (
 from contracts.objects.job import JobPhase
 from contracts.objects.meta import Condition
 from contracts.objects.pod import PodPhase
+from contracts.objects.podgroup import PodGroupPhase
+from contracts.quantity import format_quantity
+from shared.runtime.summary import CapacityStep, Usage, summarise
 
 FINAL_JOB_PHASES = frozenset(
     {JobPhase.COMPLETED, JobPhase.FAILED, JobPhase.ABORTED, JobPhase.TERMINATED}
@@ -72,6 +81,14 @@ class _Job:
     job_conditions: tuple[Condition, ...] = ()
     podgroup_conditions: tuple[Condition, ...] = ()
     gang_conditions: tuple[Condition, ...] = ()
+    queue: str = ""
+    priority: int | None = None
+    times: dict[str, float] = field(default_factory=dict)
+    """``submitted``, ``admitted``, ``inqueue``, ``firstBound``, ``running``, ``finished``."""
+
+    def first(self, name: str, t: float) -> None:
+        """Keep the first time ``name`` happened."""
+        self.times.setdefault(name, t)
 
     def reason(self) -> tuple[str, str]:
         if self.phase in FINAL_JOB_PHASES:
@@ -92,6 +109,11 @@ class _Pod:
     phase: str = str(PodPhase.PENDING)
     exit_code: int | None = None
     deleted: bool = False
+    queue: str = ""
+    requests: dict[str, int] = field(default_factory=dict)
+    bound: float | None = None
+    running: float | None = None
+    finished: float | None = None
 
 
 def _first_reason(conditions: Iterable[Condition]) -> str:
@@ -110,6 +132,13 @@ class Outcome:
         self.locked: set[str] = set()
         self.timeline: list[dict[str, object]] = []
         self.dead_letters: collections.Counter[tuple[str, str]] = collections.Counter()
+        self.nodes: dict[str, dict[str, int]] = {}
+        self.capacity: list[CapacityStep] = []
+        self.submitted_at: dict[str, float] = {}
+
+    def submit(self, t: float, job: str) -> None:
+        """Note that ``job`` was submitted at ``t`` (the first submission counts)."""
+        self.submitted_at.setdefault(job, t)
 
     def node_of(self, pod: str) -> str | None:
         """The node a pod is bound to, if it is and still exists."""
@@ -160,15 +189,32 @@ class Outcome:
             case NodeRegistered() | NodeChanged():
                 change = "registered" if isinstance(event, NodeRegistered) else "changed"
                 self.note(t, {"event": "node", "node": event.node.name, "change": change})
+                self._capacity(t, event.node.name, dict(event.node.allocatable))
             case NodeRemoved():
                 self.note(t, {"event": "node", "node": str(event.name), "change": "removed"})
+                self._capacity(t, str(event.name), None)
             case _:
                 pass
+
+    def _capacity(self, t: float, node: str, allocatable: dict[str, int] | None) -> None:
+        if allocatable is None:
+            self.nodes.pop(node, None)
+        else:
+            self.nodes[node] = allocatable
+        total: dict[str, int] = {}
+        for amounts in self.nodes.values():
+            for name, amount in amounts.items():
+                total[name] = total.get(name, 0) + amount
+        if self.capacity and self.capacity[-1].at == t:
+            self.capacity.pop()
+        self.capacity.append(CapacityStep(at=max(t, 0.0), allocatable=total))
 
     def _job_event(self, t: float, event: Event) -> None:
         match event:
             case JobAdmitted():
-                self.jobs.setdefault(event.job_key, _Job())
+                job = self.jobs.setdefault(event.job_key, _Job())
+                job.queue = event.job.spec.queue
+                job.first("admitted", t)
                 self.note(t, {"event": "admitted", "job": event.job_key})
             case JobRejected():
                 key = event.job_key or ""
@@ -182,6 +228,10 @@ class Outcome:
                 job = self.jobs.setdefault(event.job_key, _Job())
                 if job.phase != event.phase:
                     self.note(t, {"event": "job", "job": event.job_key, "phase": str(event.phase)})
+                if event.phase is JobPhase.RUNNING:
+                    job.first("running", t)
+                if event.phase in FINAL_JOB_PHASES:
+                    job.first("finished", t)
                 job.phase = str(event.phase)
                 job.job_conditions = event.conditions
                 job.tasks = {
@@ -195,11 +245,15 @@ class Outcome:
                     for task, counts in sorted(event.task_status_count.items())
                 }
             case JobDeleted():
-                self.jobs.setdefault(event.job_key, _Job()).phase = DELETED
+                deleted = self.jobs.setdefault(event.job_key, _Job())
+                deleted.phase = DELETED
+                deleted.first("finished", t)
                 self.note(t, {"event": "job", "job": event.job_key, "phase": DELETED})
             case PodGroupCreated() | PodGroupUpdated():
                 job = self.jobs.setdefault(event.podgroup.job, _Job())
                 job.podgroup_name = event.podgroup.name
+                job.priority = event.podgroup.priority
+                job.queue = event.podgroup.queue
                 job.podgroups_deleted.discard(event.podgroup.name)
             case PodGroupDeleted():
                 job = self.jobs.setdefault(event.job, _Job())
@@ -231,17 +285,26 @@ class Outcome:
             self.note(t, entry)
         job.podgroup = str(event.phase)
         job.podgroup_conditions = event.conditions
+        if event.phase is PodGroupPhase.INQUEUE:
+            job.first("inqueue", t)
 
     def _pod_event(self, t: float, event: Event) -> None:
         match event:
             case PodCreated():
                 key = pod_key(event.pod.namespace, event.pod.name)
-                self.pods[key] = _Pod(task=event.pod.task)
+                self.pods[key] = _Pod(
+                    task=event.pod.task, queue=event.pod.queue, requests=dict(event.pod.requests)
+                )
             case PodDeleted():
                 if (pod := self.pods.get(event.pod)) is not None:
                     pod.deleted = True
+                    if pod.running is not None and pod.finished is None:
+                        pod.finished = t
             case BindingCreated():
                 key = pod_key(event.pod.namespace, event.pod.name)
+                if (bound := self.pods.get(key)) is not None and bound.bound is None:
+                    bound.bound = t
+                self.jobs.setdefault(event.pod.job, _Job()).first("firstBound", t)
                 self.note(t, {"event": "bind", "pod": key, "node": str(event.node)})
             case BindingRefused():
                 entry: dict[str, object] = {"event": "refused", "pod": event.pod}
@@ -255,6 +318,10 @@ class Outcome:
         pod.node = str(event.node) if event.node is not None else pod.node
         pod.phase = str(event.phase)
         pod.exit_code = event.exit_code
+        if event.phase is PodPhase.RUNNING and pod.running is None:
+            pod.running = t
+        elif event.phase in (PodPhase.SUCCEEDED, PodPhase.FAILED) and pod.finished is None:
+            pod.finished = t
         if event.reason == BOUND_REASON and event.phase is PodPhase.PENDING:
             return
         entry: dict[str, object] = {"event": "pod", "pod": event.pod, "phase": str(event.phase)}
@@ -291,15 +358,32 @@ class Outcome:
             entry["reason"] = event.reason
         self.note(t, entry)
 
-    def report(self, *, stopped_by: str) -> dict[str, object]:
+    def unfinished(self) -> list[str]:
+        """Keys of the known jobs, not rejected, that are in no final phase."""
+        return sorted(
+            key
+            for key, job in self.jobs.items()
+            if key not in self.rejected
+            and job.phase not in FINAL_JOB_PHASES
+            and job.phase != DELETED
+        )
+
+    def _times(self, key: str, job: _Job) -> dict[str, float]:
+        if key in self.submitted_at:
+            return {"submitted": self.submitted_at[key], **job.times}
+        return job.times
+
+    def report(self, *, stopped_by: str, at: float) -> dict[str, object]:
         """The outcome as plain data, every collection in a stable order.
 
         Args:
-            stopped_by: why the run ended (``settled``, ``until``, ``limit``).
+            stopped_by: why the run ended (``settled``, ``stalled``, ``until``, ``limit``).
+            at: when it ended, in seconds from the start.
 
         Returns:
             ``jobs``, ``pods``, ``rejected``, ``targetJob``, ``lockedNodes``, ``timeline``,
-            ``deadLetters`` (records services could not handle) and ``stoppedBy``.
+            ``deadLetters`` (records services could not handle), ``stoppedBy`` and
+            ``summary``.
         """
         jobs: dict[str, object] = {}
         for key in sorted(self.jobs):
@@ -308,9 +392,12 @@ class Outcome:
             jobs[key] = {
                 "phase": job.phase,
                 "podgroup": job.podgroup,
+                "priority": job.priority,
+                "queue": job.queue,
                 "reason": reason,
                 "message": message,
                 "tasks": job.tasks,
+                "times": dict(sorted(self._times(key, job).items())),
             }
         pods = {
             key: {
@@ -319,9 +406,24 @@ class Outcome:
                 "exitCode": pod.exit_code,
                 "deleted": pod.deleted,
                 "task": pod.task,
+                "requests": {n: format_quantity(n, a) for n, a in sorted(pod.requests.items())},
+                "bound": pod.bound,
+                "running": pod.running,
+                "finished": pod.finished,
             }
             for key, pod in sorted(self.pods.items())
         }
+        usages = [
+            Usage(
+                queue=pod.queue,
+                requests=pod.requests,
+                start=pod.running,
+                end=pod.finished if pod.finished is not None else at,
+            )
+            for _, pod in sorted(self.pods.items())
+            if pod.running is not None
+        ]
+        finished = [j.times["finished"] for j in self.jobs.values() if "finished" in j.times]
         return {
             "deadLetters": [
                 {"topic": topic, "service": service, "count": count}
@@ -332,6 +434,13 @@ class Outcome:
             "pods": pods,
             "rejected": dict(sorted(self.rejected.items())),
             "stoppedBy": stopped_by,
+            "summary": summarise(
+                usages,
+                self.capacity,
+                makespan=max(finished) if finished else None,
+                end=at,
+                unfinished=self.unfinished(),
+            ),
             "targetJob": self.target,
             "timeline": self.timeline,
         }

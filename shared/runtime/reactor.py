@@ -1,7 +1,9 @@
 """react(): turns a pure ``decide(state, event, ctx) -> Step`` into a keyed, idempotent handler.
 
 For each record it takes the key, gets the state from the changelog store, calls
-``decide``, stores the new state and returns the events to publish. The store entry keeps
+``decide``, stores the new state and returns the events to publish. A step whose state or
+events would be over the record limit is refused before anything is kept (SPEC A12: the
+input goes to its ``.DLT``, the key keeps its state). The store entry keeps
 the ids of the last events applied, so a redelivered event changes nothing and emits
 nothing; and the deadline the core asked for, so a ``Tick`` reaches it on time.
 
@@ -20,12 +22,16 @@ from datetime import datetime
 from typing import Any, Generic, TypeVar
 
 import msgspec
+import structlog
 from opentelemetry import trace
 from opentelemetry.trace import NonRecordingSpan, SpanContext
 
 from contracts._base import Event
+from contracts.limits import MAX_EVENT_BYTES
 from contracts.topics import key_of
+from shared.bus.codec import encode
 from shared.bus.envelope import Envelope
+from shared.bus.errors import RecordTooLargeError
 from shared.bus.outbox import Outbox
 from shared.runtime.clock import Clock
 from shared.state.changelog import ChangelogStore
@@ -33,6 +39,8 @@ from shared.step import Ctx, Step, Tick
 from shared.tracing.spans import current_trace_id
 
 S = TypeVar("S")
+
+log = structlog.get_logger("vcbus.reactor")
 
 SEEN_LIMIT = 512
 """How many applied event ids a key remembers (redeliveries come soon after the original)."""
@@ -51,6 +59,34 @@ class Entry(msgspec.Struct, Generic[S], frozen=True, kw_only=True):
 
 Decide = Callable[[Any, Any, Ctx], Step[Any]]
 Deadline = Callable[[Any], datetime | None]
+
+
+def _check_fits(key: str, entry: Entry[Any], emitted: Sequence[Event], *, same: bool) -> None:
+    """Refuse a step whose state or events could not be written (SPEC A12), before keeping it.
+
+    ``same`` says the core returned the state it was given: its size is then known to fit
+    (only the bounded list of event ids grew), and it is not encoded again.
+
+    Raises:
+        RecordTooLargeError: the encoded state or an event is over
+            :data:`contracts.limits.MAX_EVENT_BYTES`; the router sends the input to its
+            ``.DLT`` and the key keeps its previous state.
+    """
+    size = 0 if same else len(_ENTRY_ENCODER.encode(entry))
+    if size > MAX_EVENT_BYTES:
+        raise RecordTooLargeError(
+            f"the state of {key} would be {size} bytes; the limit is {MAX_EVENT_BYTES} bytes"
+        )
+    for event in emitted:
+        size = len(encode(event))
+        if size > MAX_EVENT_BYTES:
+            raise RecordTooLargeError(
+                f"{type(event).__name__} of {key} would be {size} bytes; "
+                f"the limit is {MAX_EVENT_BYTES} bytes"
+            )
+
+
+_ENTRY_ENCODER = msgspec.json.Encoder()
 
 
 class Reactor(Generic[S]):
@@ -101,8 +137,10 @@ class Reactor(Generic[S]):
             # Nothing changed: the id is not remembered, so the same event read again
             # later (a newer state may take it: a restarted job's new PodGroup) is applied.
             return ()
+        new_entry = Entry[S](state=step.state, seen=seen, deadline=deadline)
+        _check_fits(key, new_entry, step.emit, same=step.state is entry.state)
         self._remember_trace(step.emit)
-        self._store.put(partition, key, Entry[S](state=step.state, seen=seen, deadline=deadline))
+        self._store.put(partition, key, new_entry)
         if deadline is not None and deadline != entry.deadline:
             heapq.heappush(self._timers, (deadline, partition, key))
         return step.emit
@@ -131,9 +169,13 @@ class Reactor(Generic[S]):
         """
         while (due := self.next_due()) is not None and due <= now:
             _, partition, key = heapq.heappop(self._timers)
-            for job, events in itertools.groupby(
-                self.apply(partition, key, Tick(now=now), None), key=key_of
-            ):
+            try:
+                emitted = self.apply(partition, key, Tick(now=now), None)
+            except RecordTooLargeError as exc:
+                # no input to dead-letter: the key keeps its state until its next input
+                log.error("tick_refused", key=key, error=str(exc))
+                continue
+            for job, events in itertools.groupby(emitted, key=key_of):
                 with self._continuing(job):
                     outbox.add_events(events)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 from collections.abc import Awaitable, Callable, Coroutine, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -20,10 +21,10 @@ import structlog
 
 from contracts._base import Event
 from shared.bus.dead_letter import dead_letter
-from shared.bus.errors import CommitError
+from shared.bus.errors import CommitError, RecordRefusedError
 from shared.bus.outbox import Outbox
 from shared.bus.protocol import Bus, Producer
-from shared.bus.records import Record, TopicPartition
+from shared.bus.records import OutRecord, Record, TopicPartition
 from shared.bus.router import Route, Router
 from shared.runtime.clock import Clock, SystemClock
 from shared.runtime.lease import Lease
@@ -86,10 +87,15 @@ class Runtime:
         """Publish events now and wait for the acks (background tasks such as cycles)."""
         outbox = Outbox(self.settings.topic_prefix)
         outbox.add_events(events)
-        records = outbox.take()
-        if self.metrics is not None:
-            self.metrics.observe_published(records)
-        await self.producer.send(records)
+        await self.send(outbox)
+
+    async def send(self, outbox: Outbox) -> None:
+        """Publish what a background task queued and wait for the acks.
+
+        There is no input to dead-letter: a record the broker refuses for good is logged
+        and dropped, and the task goes on (SPEC A12).
+        """
+        await _publish_outputs(self, outbox.take_with_sources())
 
 
 Task = Callable[[Runtime], Coroutine[Any, Any, None]]
@@ -311,12 +317,9 @@ async def _consume(
                 and not any(store.has_writes() for store in service.stores)
             ):
                 continue
-            outputs = outbox.take()
-            if runtime.metrics is not None:
-                runtime.metrics.observe_published(outputs)
-            await runtime.producer.send(outputs)
+            await _publish_outputs(runtime, outbox.take_with_sources())
             state_records = [record for store in service.stores for record in store.take_writes()]
-            await runtime.producer.send(state_records)
+            await _publish_state(runtime, state_records)
             try:
                 await consumer.commit(offsets)
             except CommitError as exc:
@@ -326,6 +329,83 @@ async def _consume(
         if runtime.metrics is not None:
             runtime.metrics.attach(None)
         await consumer.stop()
+
+
+async def _publish_outputs(
+    runtime: Runtime, queued: Sequence[tuple[OutRecord, Record | None]]
+) -> None:
+    """Publish a batch's outputs; a record the broker refuses for good dead-letters its input.
+
+    SPEC A12: a service that cannot publish an output sends the input to ``<topic>.DLT``
+    with the error and goes on, instead of failing on the same record after every restart.
+    On a refusal the batch is published again input by input (downstream drops what was
+    already published by event id); the outputs of an input whose own are refused are
+    replaced by its dead letter. An output of a timer or a cycle (no input) that is
+    refused is logged and dropped alone. Transient failures still raise, after the bus's
+    retries.
+    """
+    try:
+        await _send(runtime, [record for record, _ in queued])
+        return
+    except RecordRefusedError as exc:
+        log.warning("batch_refused", error=str(exc), records=len(queued))
+    for source, group in itertools.groupby(queued, key=lambda item: item[1]):
+        answers = [record for record, _ in group]
+        if source is None:
+            for record in answers:
+                error = await _refusal(runtime, [record])
+                if error is not None:
+                    log.error("output_dropped", topic=record.topic, error=error)
+            continue
+        error = await _refusal(runtime, answers)
+        if error is None:
+            continue
+        letter = dead_letter(source, f"publishing its output failed: {error}", service=runtime.name)
+        again = await _refusal(runtime, [letter])
+        if again is not None:
+            log.error("dead_letter_refused", topic=source.topic, error=again)
+            continue
+        log.error(
+            "record_dead_lettered",
+            topic=source.topic,
+            partition=source.partition,
+            offset=source.offset,
+            error=error,
+        )
+
+
+async def _refusal(runtime: Runtime, records: Sequence[OutRecord]) -> str | None:
+    """Publish ``records``; the error if the broker refuses one of them for good."""
+    try:
+        await _send(runtime, records)
+    except RecordRefusedError as exc:
+        return str(exc)
+    return None
+
+
+async def _publish_state(runtime: Runtime, records: Sequence[OutRecord]) -> None:
+    """Publish changelog records; one the broker refuses for good is logged, the rest go on.
+
+    Reactors refuse a state over the limit before keeping it (``shared.runtime.reactor``),
+    so a refusal here means a broker with a lower limit than vcbus's 1 MiB: the state
+    stays in memory and its next change is written again.
+    """
+    pending = list(records)
+    while pending:
+        try:
+            await runtime.producer.send(pending)
+            return
+        except RecordRefusedError as exc:
+            if exc.record is None or exc.record not in pending:
+                raise
+            log.error("state_refused", topic=exc.record.topic, error=str(exc))
+            pending = pending[pending.index(exc.record) + 1 :]
+
+
+async def _send(runtime: Runtime, records: Sequence[OutRecord]) -> None:
+    await runtime.producer.send(records)
+    if runtime.metrics is not None:
+        runtime.metrics.observe_published(records)
 
 
 def _poll_timeout(timers: Sequence[Timer], clock: Clock, default: float) -> float:

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import math
 import os
+import ssl
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from contracts.topics import DEFAULT_PREFIX
-from shared.bus.kafka import KafkaSettings
+from shared.bus.kafka import SASL_MECHANISMS, SASL_PROTOCOLS, TLS_PROTOCOLS, KafkaSettings
+from shared.runtime.topic_table import BUILT_IN, TopicTable, topic_table
 
 
 class SettingsError(ValueError):
@@ -45,6 +47,82 @@ def _float(env: Mapping[str, str], name: str, default: float, *, minimum: float 
     return value
 
 
+def _check_security(kafka: KafkaSettings) -> None:
+    """Refuse security settings that do not fit together (nothing would say so later).
+
+    A SASL or TLS setting under a protocol without SASL or TLS would be dropped, and the
+    client connect without it; a SASL protocol needs a mechanism and credentials; the TLS
+    files must open (an encrypted key with ``KAFKA_SSL_KEY_PASSWORD``).
+    """
+    protocol = kafka.security_protocol
+    if protocol not in ("PLAINTEXT", "SSL", *SASL_PROTOCOLS):
+        raise SettingsError(
+            f"KAFKA_SECURITY_PROTOCOL={protocol!r} is not one of "
+            "PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL"
+        )
+    sasl = {
+        "KAFKA_SASL_MECHANISM": kafka.sasl_mechanism,
+        "KAFKA_SASL_USERNAME": kafka.sasl_username,
+        "KAFKA_SASL_PASSWORD": kafka.sasl_password,
+    }
+    tls = {
+        "KAFKA_SSL_CAFILE": kafka.ssl_cafile,
+        "KAFKA_SSL_CERTFILE": kafka.ssl_certfile,
+        "KAFKA_SSL_KEYFILE": kafka.ssl_keyfile,
+        "KAFKA_SSL_KEY_PASSWORD": kafka.ssl_key_password,
+    }
+    for given, names, carried, instead in (
+        (sasl, "SASL", SASL_PROTOCOLS, "SASL_SSL or SASL_PLAINTEXT"),
+        (tls, "TLS", TLS_PROTOCOLS, "SSL or SASL_SSL"),
+    ):
+        unused = [name for name, value in given.items() if value]
+        if unused and protocol not in carried:
+            raise SettingsError(
+                f"{', '.join(unused)} set, but KAFKA_SECURITY_PROTOCOL={protocol} carries no "
+                f"{names}: the client would connect without it. Set KAFKA_SECURITY_PROTOCOL="
+                f"{instead}, or unset {', '.join(unused)}"
+            )
+    if protocol in SASL_PROTOCOLS:
+        if kafka.sasl_mechanism not in SASL_MECHANISMS:
+            raise SettingsError(
+                f"KAFKA_SECURITY_PROTOCOL={protocol} needs KAFKA_SASL_MECHANISM, one of "
+                f"{', '.join(SASL_MECHANISMS)} (it is {kafka.sasl_mechanism!r})"
+            )
+        missing = [n for n in ("KAFKA_SASL_USERNAME", "KAFKA_SASL_PASSWORD") if not sasl[n]]
+        if missing:
+            raise SettingsError(
+                f"KAFKA_SASL_MECHANISM={kafka.sasl_mechanism} needs {' and '.join(missing)}"
+            )
+    if protocol in TLS_PROTOCOLS:
+        _check_tls(kafka)
+
+
+def _check_tls(kafka: KafkaSettings) -> None:
+    if kafka.ssl_keyfile and not kafka.ssl_certfile:
+        raise SettingsError("KAFKA_SSL_KEYFILE is set without KAFKA_SSL_CERTFILE, its certificate")
+    if kafka.ssl_key_password and not kafka.ssl_certfile:
+        raise SettingsError("KAFKA_SSL_KEY_PASSWORD is set without a key (KAFKA_SSL_CERTFILE)")
+    for name, path in (
+        ("KAFKA_SSL_CAFILE", kafka.ssl_cafile),
+        ("KAFKA_SSL_CERTFILE", kafka.ssl_certfile),
+        ("KAFKA_SSL_KEYFILE", kafka.ssl_keyfile),
+    ):
+        if path and not os.access(path, os.R_OK):
+            raise SettingsError(f"{name}={path}: no such file, or not readable")
+    try:
+        kafka.ssl_context()
+    except ssl.SSLError as exc:
+        key = kafka.ssl_keyfile or kafka.ssl_certfile
+        hint = (
+            f": is {key} encrypted? give its password in KAFKA_SSL_KEY_PASSWORD"
+            if not kafka.ssl_key_password
+            else " (is KAFKA_SSL_KEY_PASSWORD right?)"
+        )
+        raise SettingsError(
+            f"the TLS files do not load: {exc.reason or exc}" + (hint if key else "")
+        ) from None
+
+
 @dataclass(frozen=True, slots=True)
 class Settings:
     """Everything a service's shell needs to run.
@@ -53,12 +131,15 @@ class Settings:
     ``KAFKA_BOOTSTRAP_SERVERS`` [embedded broker for ``vcbus up``],
     ``KAFKA_SECURITY_PROTOCOL`` [PLAINTEXT], ``KAFKA_SASL_MECHANISM``, ``KAFKA_SASL_USERNAME``,
     ``KAFKA_SASL_PASSWORD``, ``KAFKA_SSL_CAFILE``, ``KAFKA_SSL_CERTFILE``, ``KAFKA_SSL_KEYFILE``,
+    ``KAFKA_SSL_KEY_PASSWORD``,
     ``VCBUS_TOPIC_PREFIX`` [vcbus.], ``VCBUS_PARTITIONS`` [4],
     ``VCBUS_MAX_POLL_RECORDS`` [500], ``VCBUS_POLL_TIMEOUT`` [0.5 s],
     ``VCBUS_HANDLER_ATTEMPTS`` [3], ``VCBUS_LINGER_MS`` [2], ``VCBUS_FETCH_MAX_WAIT_MS`` [25],
     ``VCBUS_SESSION_TIMEOUT_MS`` [6000], ``VCBUS_MAX_PAYLOAD_BYTES`` [1048576],
     ``VCBUS_CYCLE_REST`` [2.0: under a stream of changes a scheduling service rests this
-    many times its last cycle's duration between cycles].
+    many times its last cycle's duration between cycles], ``VCBUS_TOPICS_FILE``
+    [deploy/topics.yaml], ``VCBUS_REPLICATION_FACTOR`` and ``VCBUS_MIN_INSYNC_REPLICAS``
+    [the topic table's].
     """
 
     kafka: KafkaSettings
@@ -69,6 +150,8 @@ class Settings:
     handler_attempts: int = 3
     max_payload_bytes: int = 1 << 20
     cycle_rest: float = 2.0
+    topics: TopicTable = BUILT_IN
+    """How topics are created (``deploy/topics.yaml``, ``shared.runtime.topic_table``)."""
     extra: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
@@ -79,6 +162,7 @@ class Settings:
 
         Raises:
             SettingsError: when a value cannot be used.
+            TopicTableError: when the topic table or its overrides cannot be used.
         """
         env = os.environ if env is None else env
         servers = bootstrap or env.get("KAFKA_BOOTSTRAP_SERVERS", "")
@@ -96,15 +180,12 @@ class Settings:
             ssl_cafile=env.get("KAFKA_SSL_CAFILE") or None,
             ssl_certfile=env.get("KAFKA_SSL_CERTFILE") or None,
             ssl_keyfile=env.get("KAFKA_SSL_KEYFILE") or None,
+            ssl_key_password=env.get("KAFKA_SSL_KEY_PASSWORD") or None,
             linger_ms=_int(env, "VCBUS_LINGER_MS", 2),
             fetch_max_wait_ms=_int(env, "VCBUS_FETCH_MAX_WAIT_MS", 25),
             session_timeout_ms=_int(env, "VCBUS_SESSION_TIMEOUT_MS", 6000, minimum=1000),
         )
-        if kafka.security_protocol not in ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"):
-            raise SettingsError(
-                f"KAFKA_SECURITY_PROTOCOL={kafka.security_protocol!r} is not one of "
-                "PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL"
-            )
+        _check_security(kafka)
         return cls(
             kafka=kafka,
             topic_prefix=env.get("VCBUS_TOPIC_PREFIX", DEFAULT_PREFIX),
@@ -114,5 +195,6 @@ class Settings:
             handler_attempts=_int(env, "VCBUS_HANDLER_ATTEMPTS", 3, minimum=1),
             max_payload_bytes=_int(env, "VCBUS_MAX_PAYLOAD_BYTES", 1 << 20, minimum=1024),
             cycle_rest=_float(env, "VCBUS_CYCLE_REST", 2.0),
+            topics=topic_table(env),
             extra={k: v for k, v in env.items() if k.startswith("VCBUS_")},
         )

@@ -77,7 +77,4 @@ class JobTraces:
                     outbox.add_events(by_job[job])
             if others:
                 outbox.add_events(others)
-            records = outbox.take()
-            if runtime.metrics is not None:
-                runtime.metrics.observe_published(records)
-            await runtime.producer.send(records)
+            await runtime.send(outbox)

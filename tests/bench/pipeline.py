@@ -362,7 +362,7 @@ class Pipeline:
         env = self._env(bootstrap)
         settings = Settings.from_env(env)
         bus = AioKafkaBus(settings.kafka)
-        await bus.ensure_topics(contract_topics(PREFIX, config.partitions))
+        await bus.ensure_topics(contract_topics(settings.topics, PREFIX, config.partitions))
         raw = await measure_raw(
             settings.kafka,
             payload_bytes=config.payload_bytes,

@@ -76,6 +76,7 @@ class Case:
 
 CASES: list[Case] = [
     Case("knavigator-gang-burst.yaml", resource="nvidia.com/gpu", ideal=270.0),
+    Case("knavigator-burst.yaml", resource="nvidia.com/gpu", ideal=270.0),
     Case("starving-big-job.yaml", watch="default/big"),
     Case("reservation-infeasible.yaml", watch="default/small-2"),
     Case("reservation-will-bind.yaml", watch="default/mpi-master-0"),

@@ -39,6 +39,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--nodes", type=int, default=defaults.nodes, help="simulated nodes [8]")
     parser.add_argument(
+        "--lock-read-bound",
+        type=float,
+        default=defaults.lock_read_bound,
+        help="seconds the allocator may take to read a node lock [5]",
+    )
+    parser.add_argument(
         "--runs", type=int, default=1, help="runs in a row (seed, seed+1, ...); stop at a failure"
     )
     parser.add_argument("--results", default=str(defaults.results_dir), help="where figures go")
@@ -53,6 +59,7 @@ def main(argv: list[str] | None = None) -> int:
             kill_interval=args.kill_interval,
             outage=args.outage,
             nodes=args.nodes,
+            lock_read_bound=args.lock_read_bound,
             log_dir=Path(args.log_dir) / f"run-{number}" if args.log_dir else None,
         )
         report = run_chaos(config)

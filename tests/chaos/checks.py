@@ -5,28 +5,35 @@ the promise held:
 
 - every submitted job was admitted and reached the final phase its shape says
   (``jobs.status``), none was rejected;
-- ``PodCreated`` at most once per (job, task, index, job version): duplicates of the same
-  event id (a redelivery) are allowed, two different events are not;
+- a pod runs at most once per (job uid, task, index, retry count), whatever its job version
+  says: ``PodCreated`` once per key (duplicates of the same event id, a redelivery, are
+  allowed, two different events are not), and never under a retry count the job's
+  ``maxRetry`` does not allow;
 - at most one accepted binding (``PodPhaseChanged`` reason ``Bound``) per pod uid;
 - no node over its allocatable at any moment, replaying accepted bindings, pod ends and
   pod deletions on each node in time order;
-- no ``BindingCreated`` on a node while it is locked for another job: from the moment the
-  allocator has the lock (its ``LocksHonoured`` on ``capacity.reservations``, which follows
-  the ``NodesLocked`` of podgroup-enqueue on ``reservations``) until the lock is released
-  (the allocator's ``LocksLifted`` once the target is placed, or the ``NodesUnlocked``);
-  bindings decided in between (the lock published, not yet read by the allocator, another
-  process) are counted as figures (``lock_races``), not violations;
+- no ``BindingCreated`` on a node while it is locked for another job, judged from the lock
+  events themselves: from the ``NodesLocked`` of podgroup-enqueue (on ``reservations``)
+  plus a bound on the allocator's reading delay (the time the broker was frozen meanwhile
+  added), or from the allocator's ``LocksHonoured`` (on ``capacity.reservations``) when
+  that came sooner, until the lock is released (the allocator's ``LocksLifted`` once the
+  target is placed, or the ``NodesUnlocked``); bindings decided in between (the lock
+  published, not yet read by the allocator, another process) are counted as figures
+  (``lock_races``), not violations;
 - each job's last status counts (in all and per task) equal the pods' last phases on
   ``pods.status``;
-- nothing on any dead-letter topic (every record of a chaos run is well formed).
+- nothing on any dead-letter topic (every record of a chaos run is well formed);
+- every process exit was planned (:func:`check_exits`): a SIGKILL the run sent to a live
+  process, or a SIGTERM at the end answered with status 0.
 """
 
 from __future__ import annotations
 
+import signal
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from contracts import (
     BindingCreated,
@@ -47,9 +54,10 @@ from contracts import (
     TargetJobElected,
 )
 from contracts.events.jobs_status import TaskCounts
-from contracts.objects.pod import LABEL_JOB_VERSION, PodPhase
+from contracts.objects.pod import LABEL_JOB_RETRY_COUNT, LABEL_JOB_VERSION, Pod, PodPhase
 from contracts.quantity import PODS, Resources
 from services.cluster.model import demand
+from services.job_controller.machine import max_retry
 from tests.chaos.workload import PlannedJob
 
 BOUND = "Bound"
@@ -62,6 +70,28 @@ class Violation:
 
     check: str
     detail: str
+
+
+@dataclass(frozen=True, slots=True)
+class LockTiming:
+    """How long the allocator may take to read a lock: ``read_bound`` after its
+    ``NodesLocked``, plus the time the broker was ``frozen`` meanwhile (nothing can be
+    read then); ``frozen`` holds (start, end) moments."""
+
+    read_bound: timedelta = timedelta(seconds=5)
+    frozen: Sequence[tuple[datetime, datetime]] = ()
+
+    def read_by(self, start: datetime) -> datetime:
+        """The moment by which a lock decided at ``start`` is in the allocator's view."""
+        cursor, remaining = start, self.read_bound
+        for began, ended in sorted(self.frozen):
+            if ended <= cursor:
+                continue
+            if began >= cursor + remaining:
+                break
+            remaining -= max(began - cursor, timedelta(0))
+            cursor = ended
+        return cursor + remaining
 
 
 @dataclass
@@ -85,15 +115,17 @@ class History:
     """Records per topic the contracts could not decode."""
 
 
-def check_all(history: History, planned: Sequence[PlannedJob]) -> list[Violation]:
-    """Every check, in the order of the module's list."""
+def check_all(
+    history: History, planned: Sequence[PlannedJob], timing: LockTiming = LockTiming()
+) -> list[Violation]:
+    """Every check on the topics, in the order of the module's list."""
     return [
         *check_answers(history, planned),
         *check_final_phases(history, planned),
-        *check_pods_created_once(history),
+        *check_pods_run_once(history),
         *check_bound_once(history),
         *check_capacity(history),
-        *check_locks(history),
+        *check_locks(history, timing),
         *check_counts(history, planned),
         *check_clean_topics(history),
     ]
@@ -142,19 +174,58 @@ def check_final_phases(history: History, planned: Sequence[PlannedJob]) -> list[
     return out
 
 
-def check_pods_created_once(history: History) -> list[Violation]:
-    """One ``PodCreated`` event per (job, task, index, job version)."""
-    ids: dict[tuple[str, str, int, str], set[str]] = defaultdict(set)
+def job_uid(pod: Pod) -> str:
+    """The uid of the job incarnation a pod belongs to: its PodGroup is ``<job>-<uid>``."""
+    prefix = f"{pod.job.partition('/')[2]}-"
+    return pod.podgroup.removeprefix(prefix)
+
+
+def _retry_count(pod: Pod) -> int | None:
+    raw = pod.labels.get(LABEL_JOB_RETRY_COUNT, "")
+    return int(raw) if raw.isascii() and raw.isdigit() else None
+
+
+def check_pods_run_once(history: History) -> list[Violation]:
+    """One ``PodCreated`` event per (job uid, task, index, retry count), whatever the job
+    version says, and none under a retry count the job's ``maxRetry`` rules out (the job
+    fails when its retry count reaches ``maxRetry``, so no pod runs at that count)."""
+    limits = {e.job_key: max_retry(e.job) for e in history.admitted if isinstance(e, JobAdmitted)}
+    ids: dict[tuple[str, str, str, int, int], set[str]] = defaultdict(set)
+    out = []
     for event in history.pods:
-        if isinstance(event, PodCreated):
-            pod = event.pod
-            version = pod.labels.get(LABEL_JOB_VERSION, "")
-            ids[(pod.job, pod.task, pod.index, version)].add(event.event_id)
-    return [
-        Violation("pod-created-once", f"{key} created by {len(found)} different events")
-        for key, found in sorted(ids.items())
+        if not isinstance(event, PodCreated):
+            continue
+        pod = event.pod
+        retry = _retry_count(pod)
+        limit = limits.get(pod.job)
+        if retry is None:
+            out.append(
+                Violation(
+                    "pod-runs-once",
+                    f"pod {pod.namespace}/{pod.name} uid {pod.uid} has no retry count "
+                    f"({LABEL_JOB_RETRY_COUNT}={pod.labels.get(LABEL_JOB_RETRY_COUNT)!r})",
+                )
+            )
+            continue
+        if limit is not None and retry >= limit:
+            out.append(
+                Violation(
+                    "pod-runs-once",
+                    f"pod {pod.namespace}/{pod.name} uid {pod.uid} created at retry {retry}, "
+                    f"but {pod.job} has maxRetry {limit}",
+                )
+            )
+        ids[(pod.job, job_uid(pod), pod.task, pod.index, retry)].add(event.event_id)
+    out.extend(
+        Violation(
+            "pod-runs-once",
+            f"{job} (uid {uid}) task {task} index {index} at retry {retry} created by "
+            f"{len(found)} different events",
+        )
+        for (job, uid, task, index, retry), found in sorted(ids.items())
         if len(found) > 1
-    ]
+    )
+    return out
 
 
 def accepted_bindings(history: History) -> dict[str, dict[str, PodPhaseChanged]]:
@@ -314,9 +385,12 @@ def _inside(at: datetime, start: datetime, end: datetime | None) -> bool:
     return start <= at and (end is None or at < end)
 
 
-def lock_hits(history: History) -> tuple[list[Violation], list[str]]:
-    """Bindings of another job's pod on a locked node: violations (after the allocator
-    honoured the lock) and races (decided after the lock, before the allocator read it)."""
+def lock_hits(
+    history: History, timing: LockTiming = LockTiming()
+) -> tuple[list[Violation], list[str]]:
+    """Bindings of another job's pod on a locked node: violations (once the allocator has
+    the lock: at its ``LocksHonoured``, or at the latest ``timing.read_by`` the lock's
+    start) and races (decided after the lock, before the allocator could have read it)."""
     locks: dict[str, list[Lock]] = defaultdict(list)
     for lock in lock_intervals(history):
         locks[lock.node].append(lock)
@@ -328,22 +402,25 @@ def lock_hits(history: History) -> tuple[list[Violation], list[str]]:
         for lock in locks.get(event.node, ()):
             if event.pod.job == lock.job or not _inside(event.occurred_at, lock.start, lock.end):
                 continue
+            held = timing.read_by(lock.start)
+            if lock.honoured is not None:
+                held = min(held, lock.honoured)
             what = (
                 f"pod {event.pod.namespace}/{event.pod.name} of {event.pod.job} bound to "
                 f"{event.node} at {event.occurred_at} while locked for {lock.job} "
                 f"(generation {lock.generation}, locked {lock.start}, honoured "
-                f"{lock.honoured}, released {lock.end})"
+                f"{lock.honoured}, held from {held}, released {lock.end})"
             )
-            if lock.honoured is not None and event.occurred_at >= lock.honoured:
+            if event.occurred_at >= held:
                 violations.append(Violation("locks", what))
             else:
                 races.append(what)
     return violations, races
 
 
-def check_locks(history: History) -> list[Violation]:
+def check_locks(history: History, timing: LockTiming = LockTiming()) -> list[Violation]:
     """No binding of another job's pod on a node the allocator holds as locked."""
-    return lock_hits(history)[0]
+    return lock_hits(history, timing)[0]
 
 
 def _counts(phases: Mapping[str, PodPhase | None]) -> TaskCounts:
@@ -421,7 +498,47 @@ def check_clean_topics(history: History) -> list[Violation]:
     ]
 
 
-def figures(history: History) -> dict[str, object]:
+@dataclass(frozen=True, slots=True)
+class ProcessEnd:
+    """How one process of the run ended."""
+
+    label: str
+    status: int | None
+    """Its exit status (negative: the signal that ended it); None: it still runs."""
+    planned: str
+    """What the run did to it: ``kill`` (SIGKILL while it ran), ``stop`` (SIGTERM at the
+    end) or ``""`` (nothing)."""
+    tail: str = ""
+    """The end of its log, when it did not end as planned."""
+
+    @property
+    def as_planned(self) -> bool:
+        """Whether it runs, or ended as the run made it: killed by SIGKILL, or stopped by
+        SIGTERM with status 0."""
+        return (
+            self.status is None
+            or (self.planned == "kill" and self.status == -signal.SIGKILL)
+            or (self.planned == "stop" and self.status == 0)
+        )
+
+
+def check_exits(ends: Sequence[ProcessEnd]) -> list[Violation]:
+    """Every exit was planned: a process the run did not kill exited on its own (or died
+    before the kill reached it), or a stopped one did not exit cleanly on SIGTERM."""
+    out = []
+    for end in ends:
+        if end.as_planned:
+            continue
+        if end.planned == "stop":
+            what = Violation("clean-stop", f"{end.label} exited with {end.status} on SIGTERM")
+        else:
+            why = "before the planned kill" if end.planned == "kill" else "not killed"
+            what = Violation("process-died", f"{end.label} exited with {end.status}, {why}")
+        out.append(Violation(what.check, f"{what.detail}:\n{end.tail}") if end.tail else what)
+    return out
+
+
+def figures(history: History, timing: LockTiming = LockTiming()) -> dict[str, object]:
     """What the run did, counted from the topics."""
     refused = Counter(e.reason for e in history.pods_status if isinstance(e, BindingRefused))
     created = {e.pod.uid for e in history.pods if isinstance(e, PodCreated)}
@@ -453,7 +570,7 @@ def figures(history: History) -> dict[str, object]:
         ),
         "node_locks": len(locks),
         "lock_honoured_after_ms": _spread(delays),
-        "lock_races": len(lock_hits(history)[1]),
+        "lock_races": len(lock_hits(history, timing)[1]),
         "status_records": len(history.status),
     }
 

@@ -14,11 +14,12 @@ import signal
 import subprocess
 import sys
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from tests.chaos.checks import ProcessEnd
 from tests.support.processes import ROOT, STOP_LIMIT
 
 Line = dict[str, Any]
@@ -33,6 +34,9 @@ class Incarnation:
     log: Path
     popen: subprocess.Popen[bytes]
     killed_at: datetime | None = None
+    """When the run SIGKILLed it while it ran (a planned kill); None otherwise."""
+    stopped: bool = False
+    """Whether the run sent it SIGTERM at the end (a planned stop)."""
 
     @property
     def label(self) -> str:
@@ -43,6 +47,13 @@ class Incarnation:
     def alive(self) -> bool:
         """Whether the process still runs."""
         return self.popen.poll() is None
+
+    def end(self) -> ProcessEnd:
+        """How it ended: its exit status (None: still running), what the run did, and the
+        end of its log when that was not the plan."""
+        planned = "kill" if self.killed_at is not None else "stop" if self.stopped else ""
+        end = ProcessEnd(self.label, self.popen.poll(), planned)
+        return end if end.as_planned else replace(end, tail=self.tail(5))
 
     def lines(self, *events: str) -> list[Line]:
         """The JSON lines of the log whose ``event`` is one of ``events`` (all when none)."""
@@ -119,10 +130,15 @@ class Replica:
         return incarnation
 
     def kill(self, at: datetime) -> Incarnation:
-        """SIGKILL the current incarnation and reap it; it is returned."""
+        """SIGKILL the current incarnation and reap it; it is returned.
+
+        Only a process that still runs is killed as planned: one that had already exited
+        keeps its own exit, which :func:`~tests.chaos.checks.check_exits` reports.
+        """
         incarnation = self.current
-        incarnation.killed_at = at
-        incarnation.popen.send_signal(signal.SIGKILL)
+        if incarnation.alive:
+            incarnation.killed_at = at
+            incarnation.popen.send_signal(signal.SIGKILL)
         incarnation.popen.wait()
         return incarnation
 
@@ -152,13 +168,9 @@ class Fleet:
             if service is None or replica.service == service:
                 yield from replica.incarnations
 
-    def dead(self) -> list[Incarnation]:
-        """Current incarnations that exited without being killed by the driver."""
-        return [
-            replica.current
-            for replica in self.replicas
-            if replica.incarnations and not replica.current.alive
-        ]
+    def ends(self) -> list[ProcessEnd]:
+        """How every incarnation of the run ended (or that it still runs)."""
+        return [incarnation.end() for incarnation in self.incarnations()]
 
     def stop(self) -> dict[str, int]:
         """SIGTERM every live process once, wait for each; exit statuses by label.
@@ -167,6 +179,7 @@ class Fleet:
         """
         live = [r.current for r in self.replicas if r.incarnations and r.current.alive]
         for incarnation in live:
+            incarnation.stopped = True
             incarnation.popen.send_signal(signal.SIGTERM)
         statuses: dict[str, int] = {}
         for incarnation in live:

@@ -3,9 +3,14 @@
 Admission answers every submission on ``jobs.rejected`` (matched by the origin it names:
 topic, partition, offset) and admits none; every record on an internal topic that its
 contract cannot decode lands on ``<topic>.DLT`` with its origin and the error; no service
-process dies, and a good job submitted afterwards still completes. The inputs come from
-the seeded generators of ``tests/e2e/bad_inputs.py`` and are published in batches, as
-fast as a Kafka client would. Waits are bounded; nothing here asserts on timing.
+process dies, and a good job submitted afterwards still completes. The poison submissions
+of issue 18 (recursive aliases, alias floods, rejections of 200,000 violations, jobs whose
+records could not fit, names and numbers the API server refuses) are each answered with a
+bounded record, and a good job behind them on the same partition is admitted and
+completes; a delete that reuses a client's event id still deletes the job's next life.
+The inputs come from the seeded generators of ``tests/e2e/bad_inputs.py`` and
+``tests/support/poison.py``, published in batches, as fast as a Kafka client would.
+Waits are bounded; nothing here asserts on timing.
 
 ``jobs.status`` and ``jobs.rejected`` get no garbage: no service reads them (they are
 answers to users), so nothing could dead-letter it.
@@ -17,9 +22,23 @@ import asyncio
 import contextlib
 from collections.abc import Callable, Iterable, Sequence
 
+import msgspec
 import pytest
 
-from contracts import TOPIC_SPECS, TOPICS, Event, JobRejected, Topic
+from contracts import (
+    TOPIC_SPECS,
+    TOPICS,
+    Event,
+    JobAdmitted,
+    JobDeleted,
+    JobDeleteRequested,
+    JobKey,
+    JobRejected,
+    PodCreated,
+    Topic,
+)
+from contracts.limits import MAX_RECORD_BYTES
+from services.cli.submit import records_for
 from shared.bus.codec import Poison, TopicCodec
 from shared.bus.envelope import (
     HEADER_DLT_ERROR,
@@ -27,9 +46,12 @@ from shared.bus.envelope import (
     HEADER_DLT_PARTITION,
     HEADER_DLT_TOPIC,
 )
-from shared.bus.records import OutRecord, Record, TopicPartition
+from shared.bus.kafka import AioKafkaBus, KafkaSettings
+from shared.bus.records import OutRecord, Record, TopicPartition, record_bytes
+from shared.runtime.clock import SystemClock
 from tests.e2e.bad_inputs import BadInput, bad_submissions, garbage_records
-from tests.e2e.system import System, submit, wait_for_jobs, with_run_seconds
+from tests.e2e.system import System, read_topic, submit, wait_for_jobs, with_run_seconds
+from tests.support.poison import poison_cases
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
@@ -61,8 +83,10 @@ Origin = tuple[int, int]
 
 
 async def publish(system: System, topic: str, inputs: Sequence[BadInput]) -> None:
-    """Publish raw records in batches, as any Kafka client would."""
-    producer = system.bus.producer(client_id="bad-input")
+    """Publish raw records in batches, as any Kafka client would (up to 8 MiB a record:
+    a client of a broker that takes more than vcbus writes)."""
+    bus = AioKafkaBus(KafkaSettings(bootstrap_servers=system.bootstrap, max_record_bytes=8 << 20))
+    producer = bus.producer(client_id="bad-input")
     try:
         for start in range(0, len(inputs), BATCH):
             await producer.send(
@@ -207,3 +231,158 @@ async def test_every_undecodable_internal_record_is_dead_lettered_when_garbage_a
     view = await wait_for_jobs(system, keys)
     assert view.jobs[keys[0]].phase == "Completed", system.logs()
     assert_alive(system)
+
+
+async def answers_by_offset(
+    system: System, partition: int, want: set[int], admitted_at: dict[str, int]
+) -> dict[int, Record]:
+    """The jobs.admitted / jobs.rejected records answering offsets of ``partition``.
+
+    A rejection names its origin; an admission is matched by job name (``admitted_at``:
+    the names expected admitted, with the offset each was published at).
+    """
+    submitted = f"{system.prefix}{Topic.JOBS_SUBMITTED}"
+    rejected_topic = f"{system.prefix}{Topic.JOBS_REJECTED}"
+    admitted_codec = TopicCodec[Event](TOPIC_SPECS[Topic.JOBS_ADMITTED].union)
+    rejected_codec = TopicCodec[Event](TOPIC_SPECS[Topic.JOBS_REJECTED].union)
+    found: dict[int, Record] = {}
+
+    def origin_of(record: Record) -> tuple[str, Origin] | None:
+        if record.topic == rejected_topic:
+            event = rejected_codec.decode(record.value)
+            assert isinstance(event, JobRejected), event
+            assert event.origin is not None
+            if event.origin.topic != submitted or event.origin.partition != partition:
+                return None
+            offset = event.origin.offset
+        else:
+            event = admitted_codec.decode(record.value)
+            if not isinstance(event, JobAdmitted) or event.job.metadata.name not in admitted_at:
+                return None
+            offset = admitted_at[event.job.metadata.name]
+        if offset not in want:
+            return None
+        found[offset] = record
+        return "answered", (partition, offset)
+
+    await follow_until(
+        system,
+        [rejected_topic, f"{system.prefix}{Topic.JOBS_ADMITTED}"],
+        {},
+        lambda: want <= set(found),
+        origin_of,
+    )
+    return found
+
+
+async def test_poison_is_answered_in_bounded_records_and_the_good_job_behind_it_completes(
+    system: System,
+) -> None:
+    """Same partition, in order: if one poison stalled admission, the good job would wait."""
+    submitted = f"{system.prefix}{Topic.JOBS_SUBMITTED}"
+    cases = poison_cases()
+    (good,) = records_for(
+        with_run_seconds(GOOD_JOB, 1, name="behind-poison"), system.prefix, SystemClock().now()
+    )
+    partition = 1
+    before = sum(r.partition == partition for r in await read_raw(system, submitted))
+    await publish_at(
+        system,
+        [OutRecord(submitted, None, case.payload, partition=partition) for case in cases]
+        + [
+            OutRecord(submitted, good.record.key, good.record.value, good.record.headers, partition)
+        ],
+    )
+    offsets = list(range(before, before + len(cases) + 1))
+    cases_at = dict(zip(offsets, [*cases, None], strict=True))
+    (annotated_at,) = (o for o, c in cases_at.items() if c and not c.reasons)
+    admitted_at = {"behind-poison": offsets[-1], "annotated": annotated_at}
+
+    answers = await answers_by_offset(system, partition, set(offsets), admitted_at)
+
+    assert set(answers) == set(offsets), system.logs()
+    rejected_codec = TopicCodec[Event](TOPIC_SPECS[Topic.JOBS_REJECTED].union)
+    for offset, case in cases_at.items():
+        record = answers[offset]
+        out = OutRecord(record.topic, record.key, record.value, record.headers)
+        assert record_bytes(out) <= MAX_RECORD_BYTES
+        if case is None or not case.reasons:
+            assert record.topic.endswith(str(Topic.JOBS_ADMITTED)), (case, record.topic)
+            continue
+        event = rejected_codec.decode(record.value)
+        assert isinstance(event, JobRejected)
+        assert sorted({v.reason for v in event.violations}) == sorted(case.reasons), case.label
+    view = await wait_for_jobs(system, [good.label])
+    assert view.jobs[good.label].phase == "Completed", system.logs()
+    annotated = await created_pods(system, "default/annotated", want=100)
+    assert len(annotated) == 100, "the annotated job's pods are created"
+    assert all(len(record.value or b"") < 4096 for record in annotated)
+    assert_alive(system)
+
+
+async def created_pods(system: System, job: str, *, want: int) -> list[Record]:
+    """The ``PodCreated`` records of ``job`` (the topic also holds the garbage test's)."""
+    codec = TopicCodec[Event](TOPIC_SPECS[Topic.PODS].union)
+    found: list[Record] = []
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(WAIT):
+            while len(found) < want:
+                found = [
+                    record
+                    for record in await read_raw(system, f"{system.prefix}{Topic.PODS}")
+                    if isinstance(event := codec.decode(record.value), PodCreated)
+                    and event.pod.job == job
+                ]
+                await asyncio.sleep(0.5)
+    return found
+
+
+async def publish_at(system: System, records: Sequence[OutRecord]) -> None:
+    producer = system.bus.producer(client_id="poison")
+    try:
+        await producer.send(records)
+    finally:
+        await producer.stop()
+
+
+async def test_a_delete_reusing_a_client_event_id_deletes_the_next_life_of_the_job(
+    system: System,
+) -> None:
+    submitted = f"{system.prefix}{Topic.JOBS_SUBMITTED}"
+    text = with_run_seconds(GOOD_JOB, 30, name="deleted-twice")
+    key = "default/deleted-twice"
+    command = JobDeleteRequested(
+        event_id="the-same-id", occurred_at=SystemClock().now(), job=JobKey(key)
+    )
+    delete = OutRecord(submitted, key.encode(), msgspec.json.encode(command))
+
+    for life in (1, 2):
+        await submit(system, text)
+        await wait_for_phase(system, key, "Running")
+        await publish_at(system, [delete])
+        assert await deleted_times(system, key, life) == life, system.logs()
+    assert_alive(system)
+
+
+async def wait_for_phase(system: System, key: str, phase: str) -> None:
+    async with asyncio.timeout(WAIT):
+        while True:
+            events = [e for _, e in await read_topic(system, Topic.JOBS_STATUS)]
+            mine = [e for e in events if getattr(e, "job_key", None) == key]
+            if mine and getattr(mine[-1], "phase", None) == phase:
+                return
+            await asyncio.sleep(0.5)
+
+
+async def deleted_times(system: System, key: str, want: int) -> int:
+    """How many JobDeleted ``jobs.status`` holds for ``key``, once ``want`` or the bound."""
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(WAIT):
+            while True:
+                events = [e for _, e in await read_topic(system, Topic.JOBS_STATUS)]
+                count = sum(isinstance(e, JobDeleted) and e.job_key == key for e in events)
+                if count >= want:
+                    return count
+                await asyncio.sleep(0.5)
+    events = [e for _, e in await read_topic(system, Topic.JOBS_STATUS)]
+    return sum(isinstance(e, JobDeleted) and e.job_key == key for e in events)

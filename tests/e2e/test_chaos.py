@@ -4,9 +4,10 @@ The same driver as ``make chaos`` (``tests/chaos``): every service as its own pr
 replicas of admission, job-controller and cluster; an active and a standby of
 podgroup-enqueue and allocator), jobs of every shape, a random process SIGKILLed every
 7 s and restarted, the broker frozen halfway. The checks read the topics: every job final
-as its shape says, no pod created or bound twice, no node over its allocatable, no locked
-node taking another job's pod, status counts equal to the pods' phases, nothing
-dead-lettered, no service dead. The figures are printed (``pytest -s``).
+as its shape says, no pod run twice (per job uid, task, index and retry count) or bound
+twice, no node over its allocatable, no locked node taking another job's pod, status counts
+equal to the pods' phases, nothing dead-lettered, no process exit but the planned ones. The
+figures are printed (``pytest -s``).
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ import msgspec
 import pytest
 
 from contracts import JobDeleted, Topic
+from contracts.limits import MAX_RECORD_BYTES
 from shared.bus.codec import encode
 from shared.bus.envelope import (
     HEADER_DLT_ERROR,
@@ -18,6 +19,7 @@ from shared.bus.envelope import (
     HEADER_DLT_PARTITION,
     HEADER_DLT_TOPIC,
 )
+from shared.bus.errors import RecordRefusedError
 from shared.bus.outbox import event_record
 from shared.bus.protocol import Bus
 from shared.bus.records import OutRecord, Record, TopicConfig, TopicPartition
@@ -108,6 +110,24 @@ class BusContract:
             by_key.setdefault(record.key, []).append(int(record.value or b"-1"))
         assert sum(len(v) for v in by_key.values()) == 60
         assert all(values == sorted(values) for values in by_key.values())
+
+    async def test_record_over_one_mib_is_refused_naming_it_and_earlier_records_are_kept(
+        self, bus: Bus, topic_prefix: str
+    ) -> None:
+        """Kafka's default message.max.bytes (SPEC A12): a refusal no retry can change."""
+        topic = await self._topic(bus, f"{topic_prefix}sizes", partitions=1)
+        producer = bus.producer(client_id="p")
+        small = OutRecord(topic, b"k", b"before")
+        huge = OutRecord(topic, b"k", b"x" * MAX_RECORD_BYTES)
+        try:
+            with pytest.raises(RecordRefusedError) as refused:
+                await producer.send([small, huge])
+        finally:
+            await producer.stop()
+        assert refused.value.record == huge
+        assert not refused.value.retriable
+        (first, *_) = await read_topic(bus, topic, want=1)
+        assert first.value == b"before"
 
     async def test_headers_round_trip_when_published_and_read(
         self, bus: Bus, topic_prefix: str

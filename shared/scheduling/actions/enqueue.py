@@ -16,6 +16,8 @@ Deliberate deviations:
   highest-ranked one (SPEC A8); a job whose queue does not exist gets ``QueueNotFound``
   (Volcano logs it).
 - The reservation's target job (SPEC A6), when Pending, is tried before every other job.
+- Every job tried is recorded with its queue's share at the pick and the verdict
+  (``SessionResult.enqueue_steps``), for ``vcbus simulate --cycles``.
 - ``ScheduleStartTimestamp`` is not stamped here: the time a PodGroup was first seen comes
   with the snapshot (``PodGroupState.first_seen``), so it survives a restart.
 """
@@ -23,21 +25,27 @@ Deliberate deviations:
 from __future__ import annotations
 
 from contracts.objects.podgroup import PodGroupPhase
-from shared.scheduling.framework.job_updater import QUEUE_NOT_FOUND
+from shared.scheduling.framework.job_updater import QUEUE_NOT_FOUND, reason_rank
 from shared.scheduling.framework.priority_queue import PriorityQueue
+from shared.scheduling.framework.results import EnqueueStep
 from shared.scheduling.framework.session import Session
 from shared.scheduling.model import JobInfo, QueueInfo
 
 NAME = "enqueue"
 
 
-def try_enqueue(ssn: Session, job: JobInfo) -> bool:
+def try_enqueue(ssn: Session, job: JobInfo, queue: QueueInfo) -> bool:
     """Enqueue ``job`` if it may be, else record why not; return whether it was enqueued."""
+    share = ssn.queue_share(queue) if ssn.queue_share is not None else None
     if not job.podgroup.min_resources or ssn.job_enqueueable(job):
         ssn.job_enqueued(job)
         job.phase = PodGroupPhase.INQUEUE
+        ssn.enqueue_steps.append(EnqueueStep(queue.name, share, job.key, admitted=True))
         return True
     ssn.collect_enqueue_reasons(job)
+    reasons = sorted(ssn.enqueue_reasons.get(job.key, {}), key=reason_rank)
+    reason = reasons[0] if reasons else ""
+    ssn.enqueue_steps.append(EnqueueStep(queue.name, share, job.key, False, reason))
     return False
 
 
@@ -68,14 +76,14 @@ class EnqueueAction:
                 jobs_map.setdefault(queue.name, PriorityQueue(ssn.job_order_fn)).push(job)
 
         if target is not None and target.is_pending() and target.queue in queued:
-            try_enqueue(ssn, target)
+            try_enqueue(ssn, target, ssn.queues[target.queue])
 
         while not queues.empty():
             queue = queues.pop()
             jobs = jobs_map.get(queue.name)
             if jobs is None or jobs.empty():
                 continue
-            try_enqueue(ssn, jobs.pop())
+            try_enqueue(ssn, jobs.pop(), queue)
             queues.push(queue)
 
 

@@ -7,8 +7,15 @@ Port of volcano@v1.12.0 ``pkg/scheduler/conf/scheduler_conf.go`` (``SchedulerCon
 Deliberate deviations:
 - An extension point a plugin option does not mention is enabled (Volcano's
   ``ApplyPluginConfDefaults``); ``PluginOption.disabled`` names the ones switched off.
-- Unknown actions, plugins, plugin-option keys and non-scalar arguments are errors that say
-  how to fix them (Volcano logs and skips unknown plugins).
+- A plugin Volcano has and vcbus does not (``VOLCANO_PLUGINS``: ``sla``, ``tdm``,
+  ``numa-aware``, ``task-topology``, ``capacity``, ``extender``, ``deviceshare``,
+  ``network-topology-aware``, …), and the arguments of an action Volcano has and vcbus does
+  not (``configurations`` for ``preempt``, ``reclaim``, ``shuffle``), are left out with one
+  warning per name (``SchedulerConf.skipped``), as Volcano runs without a plugin it cannot
+  find. Any other unknown plugin, action, plugin-option key or non-scalar argument is an
+  error that says how to fix it and suggests the closest known name (Volcano skips a
+  misspelt plugin silently; it refuses an unknown action, and so does vcbus, even one of
+  Volcano's that vcbus does not run).
 - Scalar top-level keys other than ``actions``/``tiers``/``configurations`` (for instance
   ``overcommit-factor``, as the DESIGN §9 scenario shorthand writes them) become global
   arguments every plugin sees under its own.
@@ -16,6 +23,7 @@ Deliberate deviations:
 
 from __future__ import annotations
 
+import difflib
 import enum
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
@@ -57,6 +65,30 @@ class Kind(enum.StrEnum):
 
 _FLAG_KEYS: Mapping[str, Kind] = {f"enable{k.value}": k for k in Kind}
 
+VOLCANO_PLUGINS = frozenset(
+    {
+        "binpack", "capacity", "cdp", "conformance", "deviceshare", "drf", "extender", "gang",
+        "network-topology-aware", "nodegroup", "nodeorder", "numa-aware", "numaaware",
+        "overcommit", "pdb", "predicates", "priority", "proportion", "rescheduling",
+        "reservation", "resource-strategy-fit", "resourcequota", "sla", "task-topology", "tdm",
+        "usage",
+    }
+)  # fmt: skip
+"""Plugin names of Volcano (HEAD ``pkg/scheduler/plugins``, v1.5.1 ``reservation``);
+``numaaware`` is the folder name some configurations use for ``numa-aware``."""
+
+VOLCANO_ACTIONS = frozenset(
+    {"allocate", "backfill", "elect", "enqueue", "preempt", "reclaim", "reserve", "shuffle"}
+)
+"""Action names of Volcano (HEAD ``pkg/scheduler/actions``, v1.5.1 ``elect``/``reserve``)."""
+
+
+def _closest(name: str, *names: Collection[str]) -> str:
+    """`` (did you mean 'x'?)`` for the closest of ``names``, or nothing."""
+    pool = sorted(set().union(*names))
+    match = difflib.get_close_matches(name, pool, n=1, cutoff=0.6)
+    return f" (did you mean {match[0]!r}?)" if match else ""
+
 
 @dataclass(frozen=True, slots=True)
 class PluginOption:
@@ -94,6 +126,8 @@ class SchedulerConf:
     tiers: tuple[Tier, ...]
     configurations: tuple[Configuration, ...] = ()
     arguments: Arguments = field(default_factory=dict)
+    skipped: tuple[str, ...] = ()
+    """One warning per Volcano plugin or action's arguments vcbus lacks and left out."""
 
     def action_arguments(self, name: str) -> Arguments:
         """Return the arguments configured for action ``name`` (empty when none)."""
@@ -208,20 +242,22 @@ def conf_from_mapping(
     actions = tuple(a.strip() for a in raw_actions.split(",") if a.strip())
     for name in actions:
         if name not in actions_known:
+            lacking = " (a Volcano action vcbus does not run)" if name in VOLCANO_ACTIONS else ""
             raise ConfError(
-                f"unknown action {name!r} in actions {raw_actions!r}; "
-                f"known actions: {', '.join(sorted(actions_known))}"
+                f"unknown action {name!r}{lacking or _closest(name, actions_known)} in actions "
+                f"{raw_actions!r}; known actions: {', '.join(sorted(actions_known))}"
             )
+    skipped: list[str] = []
     if "tiers" in document:
-        tiers = _tiers(document["tiers"], plugins_known)
+        tiers = _tiers(document["tiers"], plugins_known, skipped)
     else:
         text = (
             DEFAULT_SCENARIO_TIERS
             if ENQUEUE_SIDE_ACTIONS & set(actions)
             else DEFAULT_ALLOCATOR_CONF
         )
-        tiers = _tiers(yaml.safe_load(text)["tiers"], plugins_known)
-    configurations = _configurations(document.get("configurations", []), actions_known)
+        tiers = _tiers(yaml.safe_load(text)["tiers"], plugins_known, skipped)
+    configurations = _configurations(document.get("configurations", []), actions_known, skipped)
     arguments: dict[str, ArgValue] = {}
     for key in sorted(str(k) for k in document):
         if key in ("actions", "tiers", "configurations"):
@@ -234,7 +270,11 @@ def conf_from_mapping(
             )
         arguments[key] = value
     conf = SchedulerConf(
-        actions=actions, tiers=tiers, configurations=configurations, arguments=arguments
+        actions=actions,
+        tiers=tiers,
+        configurations=configurations,
+        arguments=arguments,
+        skipped=tuple(dict.fromkeys(skipped)),
     )
     if known_plugins is None:
         _check_plugin_arguments(conf)
@@ -299,7 +339,7 @@ def _arguments(raw: object, where: str) -> dict[str, ArgValue]:
     return out
 
 
-def _tiers(raw: object, plugins_known: Collection[str]) -> tuple[Tier, ...]:
+def _tiers(raw: object, plugins_known: Collection[str], skipped: list[str]) -> tuple[Tier, ...]:
     if not isinstance(raw, list):
         raise ConfError("'tiers' must be a list of {plugins: [...]} entries")
     tiers = []
@@ -308,19 +348,27 @@ def _tiers(raw: object, plugins_known: Collection[str]) -> tuple[Tier, ...]:
             raise ConfError(f"tier {position} must be a mapping with a 'plugins' list")
         options = []
         for plugin in entry["plugins"]:
-            options.append(_plugin_option(plugin, position, plugins_known))
+            option = _plugin_option(plugin, position, plugins_known)
+            if option.name in plugins_known:
+                options.append(option)
+            else:
+                skipped.append(
+                    f"plugin {option.name!r} is a Volcano plugin vcbus does not implement; "
+                    "running without it"
+                )
         tiers.append(Tier(plugins=tuple(options)))
     return tuple(tiers)
 
 
 def _plugin_option(raw: object, tier: int, plugins_known: Collection[str]) -> PluginOption:
+    """One plugin entry; a Volcano plugin vcbus lacks is returned for the caller to skip."""
     if not isinstance(raw, Mapping) or not isinstance(raw.get("name"), str):
         raise ConfError(f"every plugin of tier {tier} needs a 'name', got {raw!r}")
     name = str(raw["name"])
-    if name not in plugins_known:
+    if name not in plugins_known and name not in VOLCANO_PLUGINS:
         raise ConfError(
-            f"unknown plugin {name!r} in tier {tier}; known plugins: "
-            f"{', '.join(sorted(plugins_known))}"
+            f"unknown plugin {name!r}{_closest(name, plugins_known, VOLCANO_PLUGINS)} in tier "
+            f"{tier}; known plugins: {', '.join(sorted(plugins_known))}"
         )
     disabled = set()
     for key in sorted(str(k) for k in raw):
@@ -344,7 +392,9 @@ def _plugin_option(raw: object, tier: int, plugins_known: Collection[str]) -> Pl
     )
 
 
-def _configurations(raw: object, actions_known: Collection[str]) -> tuple[Configuration, ...]:
+def _configurations(
+    raw: object, actions_known: Collection[str], skipped: list[str]
+) -> tuple[Configuration, ...]:
     if raw is None:
         return ()
     if not isinstance(raw, list):
@@ -354,9 +404,15 @@ def _configurations(raw: object, actions_known: Collection[str]) -> tuple[Config
         if not isinstance(entry, Mapping) or not isinstance(entry.get("name"), str):
             raise ConfError(f"every configuration needs a 'name', got {entry!r}")
         name = str(entry["name"])
+        if name in VOLCANO_ACTIONS and name not in actions_known:
+            skipped.append(
+                f"arguments of action {name!r}: a Volcano action vcbus does not run; ignored"
+            )
+            continue
         if name not in actions_known:
             raise ConfError(
-                f"configuration for unknown action {name!r}; known actions: "
+                f"configuration for unknown action {name!r}"
+                f"{_closest(name, actions_known, VOLCANO_ACTIONS)}; known actions: "
                 f"{', '.join(sorted(actions_known))}"
             )
         out.append(Configuration(name=name, arguments=_arguments(entry.get("arguments"), name)))

@@ -8,6 +8,7 @@ Volcano's session performs these as side effects (``cache.Bind``, ``UpdateJobSta
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -159,6 +160,19 @@ class Explanation:
 
 
 @dataclass(frozen=True, slots=True)
+class EnqueueStep:
+    """One job enqueue tried: its queue and the queue's share then, and the verdict."""
+
+    queue: str
+    share: float | None
+    """The queue's share when it was picked (None without a plugin that tells shares)."""
+    job: JobKey
+    admitted: bool
+    reason: str = ""
+    """Why it stays Pending: the highest-ranked reason code (SPEC A8)."""
+
+
+@dataclass(frozen=True, slots=True)
 class SessionResult:
     """Everything a session decided."""
 
@@ -177,3 +191,9 @@ class SessionResult:
     """PodGroups whose phase or reason changed (what ``podgroups.status`` carries)."""
     will_bind_changes: tuple[WillBindChange, ...] = ()
     """Will-bind reservations made and released, in order (``capacity.reservations``)."""
+    enqueue_steps: tuple[EnqueueStep, ...] = ()
+    """What enqueue tried, in order (``vcbus simulate --cycles`` shows it)."""
+
+
+CycleObserver = Callable[[datetime, SessionResult], None]
+"""Told each scheduling cycle's time and what its session decided."""

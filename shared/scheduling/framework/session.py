@@ -24,7 +24,7 @@ Deliberate deviations:
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TypeVar, cast
@@ -71,6 +71,7 @@ from shared.scheduling.framework.plugin import Plugin, PluginBuilder
 from shared.scheduling.framework.reservation import ReservationLimits
 from shared.scheduling.framework.results import (
     BindDecision,
+    EnqueueStep,
     EvictDecision,
     Explanation,
     ReservationChange,
@@ -209,6 +210,12 @@ class _Placed:
 class Session:
     """One scheduling cycle's working state and the plugins' callbacks."""
 
+    reservation_limits: ReservationLimits = ReservationLimits()
+    """How long a reservation may hold nodes (set by the ``reservation`` plugin)."""
+    locks_lifted: bool = False
+    """The target is placed: its locked nodes take other jobs' pods again (``lift_locks``)."""
+    _feasibility: Feasibility | None = None
+
     def __init__(
         self,
         snapshot: ClusterSnapshot,
@@ -228,13 +235,8 @@ class Session:
         self.arguments: Arguments = dict(arguments or {})
         """Global arguments of the configuration (every plugin sees them too)."""
         self.reservation: Reservation = snapshot.reservation
-        self.reservation_limits = ReservationLimits()
-        """How long a reservation may hold nodes (set by the ``reservation`` plugin)."""
-        self.locks_lifted = False
-        """The target is placed: its locked nodes take other jobs' pods again (``lift_locks``)."""
         self.election_reasons: dict[JobKey, str] = {}
         """Why a job may be elected target (set by the ``reservation`` plugin)."""
-        self._feasibility: Feasibility | None = None
         self.plugins: list[tuple[PluginOption, Plugin]] = []
 
         # Extension points (one registry per kind, gated by the option's flag) ------------
@@ -271,6 +273,10 @@ class Session:
         """Why enqueue left a job Pending: reason code → message (SPEC A8)."""
         self.reservation_changes: list[ReservationChange] = []
         """Elections, locks and unlocks made this session, in order (SPEC A6)."""
+        self.enqueue_steps: list[EnqueueStep] = []
+        """What enqueue tried this session, in order."""
+        self.queue_share: Callable[[QueueInfo], float] | None = None
+        """A queue's share now, told by the plugin that keeps shares (proportion)."""
 
         self._build(snapshot, cache)
         self._placement: PlacementCache | None = None
@@ -983,6 +989,7 @@ def close_session(ssn: Session) -> SessionResult:
         locks_lifted=ssn.locks_lifted,
         status_updates=status_updates(ssn),
         will_bind_changes=tuple(ssn.will_bind.changes),
+        enqueue_steps=tuple(ssn.enqueue_steps),
     )
 
 

@@ -13,6 +13,13 @@ Deliberate deviations:
 - Queue hierarchy (``parent``) is not ported.
 - ``JobEnqueueable`` records why it rejects (``QueueNotFound``, ``QueueClosed``,
   ``QueueOverCapability``, SPEC A8), in words that do not change every cycle.
+- Shares follow weights in enqueue too (SPEC A10). A queue asks for its Pending jobs'
+  minResources as well (in vcbus a Pending job has no pods yet), so its deserved share is
+  not capped at what its admitted jobs ask. A queue's share counts, beside what is
+  allocated, the admitted part not placed yet (``inqueue``), and is recomputed after every
+  job enqueue admits and every task allocate places; so one enqueue pass hands the
+  admission budget out by weight instead of in blocks to the first queue by name. Volcano
+  orders by ``allocated / deserved`` and updates no share during enqueue.
 """
 
 from __future__ import annotations
@@ -60,9 +67,13 @@ class QueueAttr:
     share: float = 0.0
 
     def update_share(self) -> None:
-        """``share = max over deserved's dimensions of allocated / deserved``."""
+        """``share = max over deserved's dimensions of (allocated + inqueue) / deserved`` (A10).
+
+        ``inqueue`` is the admitted part not placed yet: work the queue was already given.
+        """
+        committed = self.allocated + self.inqueue
         self.share = max(
-            (share(self.allocated.amount(n), self.deserved.amount(n)) for n in self.deserved),
+            (share(committed.amount(n), self.deserved.amount(n)) for n in self.deserved),
             default=0.0,
         )
 
@@ -98,11 +109,19 @@ class _QueueSums:
         self.inqueue: dict[str, float] = {}
         self.elastic: dict[str, float] = {}
 
-    def add_job(self, job: JobInfo, *, infeasible: bool = False) -> None:
+    def add_job(
+        self, job: JobInfo, *, total: Resource, queue_open: bool, infeasible: bool = False
+    ) -> Resource | None:
         """Add one job (Volcano's loop over its tasks in ``OnSessionOpen``).
 
-        An ``infeasible`` Inqueue job (no node could ever hold it) counts in no admission
-        budget (SPEC A6): it would hold it forever.
+        A Pending job's minimum counts as asked for (A10) when its queue is open and the
+        cluster (``total``) could hold it: demand that can never be admitted must not
+        shrink the other queues' deserved shares. An ``infeasible`` Inqueue job (no node
+        could ever hold it) counts in no admission budget (SPEC A6): it would hold it
+        forever.
+
+        Returns:
+            The job's minResources when its unplaced part counts as ``inqueue``, else None.
         """
         allocated = job.allocated
         held = job.count(*ALLOCATED_STATUSES)
@@ -120,13 +139,22 @@ class _QueueSums:
             for resreq, (n,) in shapes.values():
                 _accumulate(self.request, resreq, n)
         minimum = _min_resources(job)
+        if (
+            job.phase is PodGroupPhase.PENDING
+            and queue_open
+            and minimum.less_equal_on(total, minimum.requested_names())
+        ):
+            # A10: a Pending job asks for its minimum even before it has pods.
+            _accumulate(self.request, minimum.exceeded_part(job.total_request))
+        _accumulate(self.elastic, allocated.exceeded_part(minimum))
         if (job.phase is PodGroupPhase.INQUEUE and not infeasible) or (
             job.phase is PodGroupPhase.RUNNING
             and job.podgroup.min_resources
             and held >= job.min_available
         ):
             _accumulate(self.inqueue, minimum.exceeded_part(allocated))
-        _accumulate(self.elastic, allocated.exceeded_part(minimum))
+            return minimum
+        return None
 
     def apply(self, attr: QueueAttr) -> None:
         """Add the sums to the queue's attributes."""
@@ -148,6 +176,8 @@ class ProportionPlugin:
     def __init__(self, arguments: Arguments) -> None:
         self.arguments = arguments
         self.queue_opts: dict[str, QueueAttr] = {}
+        self.admitted: dict[str, tuple[Resource, Resource]] = {}
+        """Job key → (minResources, its unplaced part counted in the queue's ``inqueue``)."""
 
     def on_session_open(self, ssn: Session) -> None:
         """Compute every queue's deserved share and register the queue rules."""
@@ -167,12 +197,17 @@ class ProportionPlugin:
                 self.queue_opts[queue_info.name] = attr
                 sums[queue_info.name] = _QueueSums()
             infeasible = job.phase is PodGroupPhase.INQUEUE and ssn.infeasibility(job) is not None
-            sums[queue_info.name].add_job(job, infeasible=infeasible)
+            minimum = sums[queue_info.name].add_job(
+                job, total=total, queue_open=queue_info.is_open(), infeasible=infeasible
+            )
+            if minimum is not None:
+                self.admitted[key] = (minimum, minimum.exceeded_part(job.allocated))
         for name, queue_sums in sums.items():
             queue_sums.apply(self.queue_opts[name])
         self._water_fill(total)
 
         ssn.add_queue_order_fn(NAME, self._queue_order(ssn))
+        ssn.queue_share = self._share
         ssn.add_overused_fn(NAME, self._overused)
         ssn.add_allocatable_fn(NAME, self._allocatable(ssn))
         ssn.add_job_enqueueable_fn(NAME, self._enqueueable(ssn))
@@ -186,6 +221,7 @@ class ProportionPlugin:
     def on_session_close(self, ssn: Session) -> None:
         """Drop the session's state."""
         self.queue_opts.clear()
+        self.admitted.clear()
 
     # Attributes ------------------------------------------------------------------------
     @staticmethod
@@ -242,6 +278,10 @@ class ProportionPlugin:
 
         del ssn
         return order
+
+    def _share(self, queue: QueueInfo) -> float:
+        attr = self.queue_opts.get(queue.name)
+        return attr.share if attr is not None else 0.0
 
     def _overused(self, queue: QueueInfo) -> bool:
         attr = self.queue_opts.get(queue.name)
@@ -309,25 +349,41 @@ class ProportionPlugin:
     def _enqueued(self, job: JobInfo) -> None:
         attr = self.queue_opts.get(job.queue)
         if attr is not None and job.podgroup.min_resources:
-            attr.inqueue = attr.inqueue + _min_resources(job)
+            minimum = _min_resources(job)
+            unplaced = minimum.exceeded_part(job.allocated)
+            self.admitted[job.key] = (minimum, unplaced)
+            attr.inqueue = attr.inqueue + unplaced
+            attr.update_share()  # A10: the next queue in this pass sees the admission
 
     def _on_allocate(self, ssn: Session) -> TaskFn:
         def handler(task: TaskInfo) -> None:
-            attr = self.queue_opts.get(ssn.jobs[task.job].queue)
-            if attr is not None:
-                attr.allocated = attr.allocated + task.resreq
-                attr.update_share()
+            self._placed(ssn.jobs[task.job], task.resreq, taken_back=False)
 
         return handler
 
     def _on_deallocate(self, ssn: Session) -> TaskFn:
         def handler(task: TaskInfo) -> None:
-            attr = self.queue_opts.get(ssn.jobs[task.job].queue)
-            if attr is not None:
-                attr.allocated = attr.allocated - task.resreq
-                attr.update_share()
+            self._placed(ssn.jobs[task.job], task.resreq, taken_back=True)
 
         return handler
+
+    def _placed(self, job: JobInfo, request: Resource, *, taken_back: bool) -> None:
+        """Account a task's ``request`` placed (or taken back) to the queue of ``job``.
+
+        An admitted job's unplaced part shrinks (or grows back) with what it holds, so the
+        queue's share counts each admitted resource once (A10).
+        """
+        attr = self.queue_opts.get(job.queue)
+        if attr is None:
+            return
+        attr.allocated = attr.allocated - request if taken_back else attr.allocated + request
+        entry = self.admitted.get(job.key)
+        if entry is not None:
+            minimum, before = entry
+            after = minimum.exceeded_part(job.allocated)
+            self.admitted[job.key] = (minimum, after)
+            attr.inqueue = (attr.inqueue - before) + after
+        attr.update_share()
 
 
 def new(arguments: Arguments) -> ProportionPlugin:

@@ -1,4 +1,5 @@
-"""The CLI against a running system on a real broker: submit, get, watch, describe, delete, queue.
+"""The CLI against a running system on a real broker: submit, get, watch, describe, delete, queue,
+garbage on the status topics, and user text with terminal escapes.
 
 Services run as ``vcbus serve`` processes (``tests/support/served.py``); the CLI runs in the
 test's process (``main``) or, for ``--watch``, as a process of its own. Waits are bounded
@@ -7,11 +8,14 @@ polls, never timing claims.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
 import pytest
 
+from shared.bus.kafka import AioKafkaBus, KafkaSettings
+from shared.bus.records import OutRecord
 from tests.support.processes import Processes
 from tests.support.served import eventually, run_cli
 
@@ -150,3 +154,54 @@ def test_get_queues_shows_the_state_when_a_queue_is_created_and_closed(system, m
     _, text, _ = run_cli(system, monkeypatch, "get", "queues", "research", "-o", "json")
     assert json.loads(text)["items"][0]["capability"] == {"cpu": "2"}
     assert run_cli(system, monkeypatch, "queue", "close", "nosuch")[0] == 1
+
+
+GARBAGE = (b"not json", b'{"type": "job.status_changed.v1", "job_key": 7}', b'{"type": "x.v9"}')
+
+
+def publish_garbage(system, topic: str, key: str) -> None:
+    records = [OutRecord(f"{system.prefix}{topic}", key.encode(), value) for value in GARBAGE]
+
+    async def send() -> None:
+        producer = AioKafkaBus(KafkaSettings(bootstrap_servers=system.bootstrap)).producer(
+            client_id="garbage"
+        )
+        try:
+            await producer.send(records)
+        finally:
+            await producer.stop()
+
+    asyncio.run(send())
+
+
+def test_garbage_keyed_like_a_job_or_a_node_hides_neither(system, monkeypatch, manifest):
+    status, _, _ = run_cli(
+        system, monkeypatch, "submit", manifest("twice", job("twice")), "--wait", "--timeout", "60"
+    )
+    assert status == 0
+    publish_garbage(system, "jobs.status", "default/twice")
+    publish_garbage(system, "nodes", "node-0")
+
+    status, out, err = run_cli(system, monkeypatch, "get", "jobs", "twice", "-v")
+    assert status == 0
+    assert out.splitlines()[1].split()[:3] == ["default", "twice", "Running"]
+    assert err == f"skipped {len(GARBAGE)} record(s) on jobs.status that no contract decodes\n"
+    status, out, _ = run_cli(system, monkeypatch, "get", "nodes")
+    assert [line.split()[0] for line in out.splitlines()] == ["NAME", "node-0", "node-1"]
+    status, out, _ = run_cli(system, monkeypatch, "describe", "job", "twice")
+    assert (status, "Phase:            Running" in out) == (0, True)
+
+
+def test_a_rejection_naming_terminal_escapes_is_printed_escaped(system, monkeypatch, manifest):
+    text = job("escapes").replace("queue: default", 'queue: "\\e]0;owned\\a\\e[2Jq"')
+    status, out, _ = run_cli(
+        system, monkeypatch, "submit", manifest("escapes", text), "--wait", "--timeout", "60"
+    )
+    assert status == 1
+    assert "\x1b" not in out
+    assert "\x07" not in out
+    assert '"\\u001b]0;owned\\u0007\\u001b[2Jq" not found' in out
+    status, out, _ = run_cli(system, monkeypatch, "describe", "job", "escapes")
+    assert status == 0
+    assert "\x1b" not in out
+    assert "\\u001b[2Jq" in out

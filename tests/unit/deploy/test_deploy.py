@@ -2,15 +2,15 @@
 
 No Docker engine or Kubernetes runs in CI, so these tests check what can be checked without
 one: every file parses, every service it names is a vcbus service run by a real CLI command,
-every topic it creates is one the services use (and none is missing), the scheduler
-configuration is valid and the same everywhere, and the probes reach the health server.
+the topic table lists exactly the topics the services use and keeps what they rebuild from,
+the topic steps create it with ``vcbus topics``, the scheduler configuration is valid and
+the same everywhere, and the probes reach the health server.
 """
 
 from __future__ import annotations
 
 import argparse
 import re
-import shlex
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,9 +21,11 @@ import yaml
 
 from services.cli import build_parser
 from services.cli import serve as serve_command
+from services.cli import topics as topics_command
 from services.cli.serve import BUILDERS, add_service_options
+from shared.runtime.service import Service
 from shared.runtime.settings import Settings
-from shared.runtime.topology import contract_topics, service_topics
+from shared.runtime.topology import service_topics, topic_configs
 from shared.scheduling.framework.conf import parse_conf
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -33,38 +35,44 @@ PREFIX = "vcbus."
 SCALABLE = {"admission", "job-controller", "cluster"}
 SINGLETONS = {"podgroup-enqueue", "allocator"}
 SCHEDULER_CONF_OPTION = {"allocator": "--scheduler-conf", "podgroup-enqueue": "--enqueue-conf"}
+COMPACTED = {
+    "jobs.status",
+    "podgroups",
+    "podgroups.status",
+    "podgroups.conditions",
+    "nodes",
+    "queues",
+}
+"""Tables: the newest record of a key is the whole object."""
+KEPT_FOREVER = {
+    "jobs.admitted",
+    "pods",
+    "pods.status",
+    "bindings",
+    "reservations",
+    "capacity.reservations",
+}
+"""Views are rebuilt from them, but one key holds many objects: nothing is deleted."""
+WEEK = "604800000"
 
 
-def expected_topics() -> set[tuple[str, int, bool]]:
-    """Every topic the contracts and the services use, under the default prefix."""
+def services(settings: Settings) -> list[Service]:
+    """Every service, built with its default options."""
     parser = argparse.ArgumentParser()
     add_service_options(parser)
     args = parser.parse_args([])
-    settings = Settings.from_env({"KAFKA_BOOTSTRAP_SERVERS": "unused"})
-    configs = contract_topics(PREFIX, 4)
-    for build in BUILDERS.values():
-        configs += service_topics(build(args, settings), PREFIX, 4)
-    return {(c.name, c.partitions, c.compacted) for c in configs}
+    return [build(args, settings) for build in BUILDERS.values()]
 
 
-def created_topics(script: str) -> set[tuple[str, int, bool]]:
-    """The topics a topic-creation script creates (its ``create NAME PARTITIONS [compact]``)."""
-    out = set()
-    for line in script.splitlines():
-        words = line.split()
-        if words[:1] == ["create"] and len(words) in (3, 4):
-            out.add((words[1], int(words[2]), words[3:] == ["compact"]))
-    return out
+def shipped_settings() -> Settings:
+    """The settings of an installation that uses deploy/topics.yaml as it is."""
+    return Settings.from_env({"KAFKA_BOOTSTRAP_SERVERS": "unused"})
 
 
-def table_topics() -> set[tuple[str, int, bool]]:
-    """The topics of the operators' table, deploy/topics.yaml."""
+def table_names() -> set[str]:
+    """The topics of the topic table, deploy/topics.yaml (without prefix)."""
     table = yaml.safe_load((DEPLOY / "topics.yaml").read_text())
-    prefix = table["prefix"]
-    return {
-        (f"{prefix}{t['name']}", t["partitions"], t.get("compacted", False))
-        for t in table["topics"]
-    }
+    return {t["name"] for t in table["topics"]}
 
 
 def matched(pattern: str, text: str) -> re.Match[str]:
@@ -96,7 +104,7 @@ def vcbus_services(compose) -> dict[str, dict[str, Any]]:
     return {
         name: service
         for name, service in compose["services"].items()
-        if str(service.get("image", "")).startswith("vcbus:")
+        if str(service.get("image", "")).startswith("vcbus:") and name != "topics"
     }
 
 
@@ -146,21 +154,54 @@ def test_scheduler_conf_is_mounted_where_given_when_compose_is_read(vcbus_servic
         assert (ROOT / source / Path(path).name).is_file()
 
 
-def test_topic_step_creates_the_topic_table_when_compose_is_read(compose):
+def test_topic_step_runs_vcbus_topics_for_one_broker_when_compose_is_read(compose):
     step = compose["services"]["topics"]
     assert step["depends_on"]["kafka"]["condition"] == "service_healthy"
-    assert created_topics(step["command"][0]) == table_topics()
+    assert step["image"] == compose["services"]["admission"]["image"]
+    assert parsed(step["command"]).func is topics_command.run
+    kafka_nodes = compose["services"]["kafka"]["environment"]["KAFKA_CONTROLLER_QUORUM_VOTERS"]
+    assert len(kafka_nodes.split(",")) == 1
+    for service in compose["services"].values():
+        if str(service.get("image", "")).startswith("vcbus:"):
+            env = service["environment"]
+            assert (env["VCBUS_REPLICATION_FACTOR"], env["VCBUS_MIN_INSYNC_REPLICAS"]) == ("1", "1")
 
 
 def test_topic_table_lists_exactly_the_topics_in_use_when_compared_with_the_code():
-    """A topic added to contracts/topics.py (or a new store or lease) goes into deploy/topics.yaml,
-    the topic step of docker-compose.yml and deploy/k8s/topics-job.yaml."""
-    table = yaml.safe_load((DEPLOY / "topics.yaml").read_text())
-    assert table["prefix"] == PREFIX
-    expected = expected_topics()
-    listed = table_topics()
+    """A topic added to contracts/topics.py (or a new store or lease) goes in deploy/topics.yaml."""
+    settings = shipped_settings()
+    expected = {
+        config.name.removeprefix(PREFIX)
+        for config in topic_configs(services(settings), PREFIX, 4, settings.topics)
+    }
+    listed = table_names()
     assert not listed - expected, "deploy/topics.yaml names topics no service uses"
     assert not expected - listed, "topics in use are missing from deploy/topics.yaml"
+
+
+def test_topic_table_keeps_tables_and_changelogs_and_suits_three_brokers_when_read():
+    table = shipped_settings().topics
+    assert table.default.replication_factor == 3
+    assert table.default.configs["min.insync.replicas"] == "2"
+    for name in table_names():
+        policy = table.policy(name)
+        assert policy.replication_factor == 3, name
+        assert policy.configs["min.insync.replicas"] == "2", name
+        if name.endswith(".changelog") or name in COMPACTED:
+            assert policy.configs.get("cleanup.policy") == "compact", name
+        elif name.endswith(".lease"):
+            assert policy.configs.keys() == {"min.insync.replicas"}, name
+        else:
+            assert policy.kept == (name in KEPT_FOREVER), name
+            assert policy.configs["retention.ms"] == ("-1" if name in KEPT_FOREVER else WEEK), name
+    for service in services(shipped_settings()):
+        service_topics(table, service, PREFIX, 4)  # refuses a table its views would lose
+
+
+def test_the_image_carries_the_topic_table_where_vcbus_looks_when_the_dockerfile_is_read():
+    text = (DEPLOY / "Dockerfile").read_text()
+    target = matched(r"^COPY deploy/topics\.yaml (\S+)$", text).group(1)
+    assert matched(r"VCBUS_TOPICS_FILE=(\S+)", text).group(1) == target
 
 
 def test_entrypoint_is_the_cli_and_command_parses_when_the_dockerfile_is_read():
@@ -240,16 +281,20 @@ def test_scheduler_configmap_is_the_deploy_conf_and_mounted_when_manifests_are_r
         assert path.name in conf["data"]
 
 
-def test_topic_job_creates_the_topic_table_when_manifests_are_read():
+def test_topic_job_runs_vcbus_topics_with_the_settings_when_manifests_are_read():
     documents = [d for _, d in k8s_documents()]
-    script = next(
-        d for d in documents if d["kind"] == "ConfigMap" and d["metadata"]["name"] == "vcbus-topics"
-    )
-    assert created_topics(script["data"]["create-topics.sh"]) == table_topics()
     job = next(d for d in documents if d["kind"] == "Job")
     container = job["spec"]["template"]["spec"]["containers"][0]
-    assert container["image"].startswith("apache/kafka:")
-    assert shlex.join(container["command"]).endswith("create-topics.sh")
+    deployment = next(d for d in documents if d["kind"] == "Deployment")
+    assert container["image"] == deployment["spec"]["template"]["spec"]["containers"][0]["image"]
+    assert parsed(container["args"]).func is topics_command.run
+    assert {"name": "vcbus-settings"} in [e["configMapRef"] for e in container["envFrom"]]
+    settings = next(
+        d
+        for d in documents
+        if d["kind"] == "ConfigMap" and d["metadata"]["name"] == "vcbus-settings"
+    )
+    assert "VCBUS_REPLICATION_FACTOR" not in settings["data"]  # a Kafka of 3 brokers
 
 
 def test_every_setting_is_documented_when_deploy_files_use_it(compose):

@@ -82,10 +82,49 @@ def test_run_stops_at_the_given_time_when_until_is_a_number():
     assert outcome["pods"]["default/forever-main-0"]["phase"] == "Running"
 
 
-def test_unfinished_system_settles_when_nothing_happens_for_quiet_seconds():
+def test_unfinished_system_stalls_when_nothing_happens_for_quiet_seconds():
     outcome = run({"nodes": [NODE], "jobs": [{"at": 0, "job": job("forever")}], "quiet": 3})
-    assert outcome["stoppedBy"] == "settled"
+    assert outcome["stoppedBy"] == "stalled"
     assert outcome["jobs"]["default/forever"]["phase"] == "Running"
+    assert outcome["summary"]["unfinished"] == ["default/forever"]
+
+
+def test_job_and_pod_times_follow_the_run_when_a_pod_runs_for_set_seconds():
+    outcome = run(
+        {
+            "nodes": [NODE],
+            "jobs": [{"at": 2, "job": job("timed", annotations={"vcbus.io/run-seconds": "10"})}],
+        }
+    )
+    times = outcome["jobs"]["default/timed"]["times"]
+    pod = outcome["pods"]["default/timed-main-0"]
+    assert times["submitted"] == 2.0
+    assert 2.0 <= times["admitted"] <= times["inqueue"] <= times["firstBound"] == pod["bound"]
+    assert pod["running"] == times["running"]
+    assert pod["finished"] == times["finished"] == pytest.approx(pod["running"] + 10.0)
+    assert pod["requests"] == {"cpu": "1", "memory": "1Gi"}
+    assert outcome["jobs"]["default/timed"]["queue"] == "default"
+    assert outcome["stoppedBy"] == "settled"
+
+
+def test_summary_counts_each_queue_use_when_two_queues_run_side_by_side():
+    timed = {"vcbus.io/run-seconds": "30"}
+    first, second = job("a", cpu="1", annotations=timed), job("b", cpu="3", annotations=timed)
+    first["spec"]["queue"], second["spec"]["queue"] = "qa", "qb"
+    outcome = run(
+        {
+            "nodes": [NODE],
+            "queues": [{"name": "qa", "weight": 1}, {"name": "qb", "weight": 3}],
+            "jobs": [{"at": 0, "job": first}, {"at": 0, "job": second}],
+        }
+    )
+    summary = outcome["summary"]
+    assert summary["queues"]["qa"]["resourceSeconds"]["cpu"] == pytest.approx(30.0, abs=0.1)
+    assert summary["queues"]["qb"]["resourceSeconds"]["cpu"] == pytest.approx(90.0, abs=0.1)
+    assert summary["queues"]["qa"]["share"]["cpu"] == pytest.approx(0.25, abs=0.01)
+    assert summary["utilisation"]["cpu"] == pytest.approx(1.0, abs=0.01)
+    assert summary["makespan"] == pytest.approx(30.0, abs=0.1)
+    assert summary["unfinished"] == []
 
 
 def test_pod_phase_event_is_ignored_when_the_pod_is_on_no_node():
@@ -169,6 +208,35 @@ def test_cli_prints_sorted_json_and_exits_zero_when_scenario_runs(tmp_path: Path
     assert "default/one-main-0 -> n1" in capsys.readouterr().out
 
 
+def test_cli_warns_once_per_name_when_config_names_volcano_plugins_vcbus_lacks(
+    tmp_path: Path, capsys
+):
+    path = tmp_path / "volcano-conf.yaml"
+    config = {
+        "actions": "enqueue, allocate, backfill",
+        "tiers": [{"plugins": [{"name": "gang"}, {"name": "sla"}, {"name": "tdm"}]}],
+    }
+    timed = job("one", annotations={"vcbus.io/run-seconds": "1"})
+    path.write_text(
+        json.dumps({"config": config, "nodes": [NODE], "jobs": [{"at": 0, "job": timed}]})
+    )
+    parser = argparse.ArgumentParser()
+    simulate.register(parser.add_subparsers())
+    args = parser.parse_args(["simulate", str(path), "--json"])
+
+    assert args.func(args) == 0
+
+    captured = capsys.readouterr()
+    warnings = [line for line in captured.err.splitlines() if "warning" in line]
+    assert warnings == [
+        "vcbus simulate: warning: config: plugin 'sla' is a Volcano plugin vcbus does not "
+        "implement; running without it",
+        "vcbus simulate: warning: config: plugin 'tdm' is a Volcano plugin vcbus does not "
+        "implement; running without it",
+    ]
+    assert json.loads(captured.out)["jobs"]["default/one"]["phase"] == "Completed"
+
+
 def test_cli_exits_two_with_the_reason_when_file_is_not_a_scenario(tmp_path: Path, capsys):
     path = tmp_path / "bad.yaml"
     path.write_text("- just a list\n")
@@ -218,3 +286,23 @@ def test_cli_prints_json_when_scenario_is_a_snapshot(tmp_path: Path, capsys):
     args = parser.parse_args(["simulate", str(path)])
     assert args.func(args) == 0
     assert json.loads(capsys.readouterr().out)["bindings"] == {"default/p0": "n1"}
+
+
+@pytest.mark.parametrize("cpus", [2, "2"])
+def test_queue_capability_is_in_kubernetes_quantities_when_given_in_full_mode(cpus: object):
+    small = job("small", annotations={"vcbus.io/run-seconds": "5"})
+    small["spec"]["queue"] = "capped"
+    outcome = run(
+        {
+            "nodes": [NODE],
+            "queues": [{"name": "capped", "capability": {"cpu": cpus}}],
+            "jobs": [{"at": 0, "job": small}],
+        }
+    )
+    assert outcome["jobs"]["default/small"]["phase"] == "Completed"
+
+
+def test_scenario_is_refused_naming_the_field_when_a_queue_capability_is_not_a_quantity():
+    document = {"nodes": [NODE], "queues": [{"name": "q", "capability": {"cpu": [2]}}], "jobs": []}
+    with pytest.raises(simulate.ScenarioFileError, match=r"capability\.cpu must be a quantity"):
+        simulate.simulate_document(document)

@@ -50,10 +50,26 @@ def test_valid_job_is_admitted_mutated_when_submitted() -> None:
 
     assert isinstance(event, JobAdmitted)
     assert event.job_key == "team-a/j1"
-    assert event.job == mutate(job)
+    mutated = mutate(job)
+    assert event.job == msgspec.structs.replace(
+        mutated, metadata=msgspec.structs.replace(mutated.metadata, creation_timestamp=NOW)
+    )
     assert event.job.spec.min_available == 5
     assert event.occurred_at == NOW
     assert event.spec_digest == spec_digest(job)
+
+
+def test_creation_time_is_the_admission_time_when_the_submission_names_another() -> None:
+    job = build_job(build_task("a", 1), name="j1")
+    earlier = datetime(2020, 1, 1, tzinfo=UTC)
+    stamped = msgspec.structs.replace(
+        job, metadata=msgspec.structs.replace(job.metadata, creation_timestamp=earlier)
+    )
+
+    (event,) = decide({}, submit(manifest(stamped)), CTX, LIMITS)
+
+    assert isinstance(event, JobAdmitted)
+    assert event.job.metadata.creation_timestamp == NOW
     assert event.event_id == derive_event_id(
         "job.admitted.v1", f"{ORIGIN.topic}/{ORIGIN.partition}", 42
     )
@@ -179,7 +195,7 @@ def test_deleted_queue_is_forgotten_when_the_queues_topic_says_so() -> None:
     ],
     ids=["delete", "abort"],
 )
-def test_command_is_accepted_with_an_id_derived_from_its_own(
+def test_command_is_accepted_with_an_id_derived_from_its_job_and_position(
     command: type[JobDeleteRequested | JobAbortRequested],
     accepted: type[JobDeleteAccepted | JobAbortAccepted],
     tag: str,
@@ -191,13 +207,28 @@ def test_command_is_accepted_with_an_id_derived_from_its_own(
     (event,) = decide({}, submit(payload), CTX, LIMITS)
 
     assert event == accepted(
-        event_id=derive_event_id(tag, "team-a/j1", "cmd-1"),
+        event_id=derive_event_id(tag, "team-a/j1", "vcbus.jobs.submitted/3/42"),
         occurred_at=NOW,
         job_key=JobKey("team-a/j1"),
     )
 
 
-@pytest.mark.parametrize("key", ["j1", "/j1", "team-a/", "a/b/c", "Team_A/j1"])
+def test_commands_reusing_a_client_event_id_are_two_commands_and_a_redelivery_is_one() -> None:
+    """The delete of the job's next life is not taken for the delete of its last one."""
+    first = JobDeleteRequested(event_id="reused", occurred_at=NOW, job=JobKey("team-a/j1"))
+    payload = msgspec.json.encode(first)
+
+    (once,) = decide({}, submit(payload, offset=10), CTX, LIMITS)
+    (redelivered,) = decide({}, submit(payload, offset=10), CTX, LIMITS)
+    (later,) = decide({}, submit(payload, offset=99), CTX, LIMITS)
+
+    assert once.event_id == redelivered.event_id
+    assert later.event_id != once.event_id
+
+
+@pytest.mark.parametrize(
+    "key", ["j1", "/j1", "team-a/", "a/b/c", "Team_A/j1", "team-a/A", "team-a/a_b", "team-a/a..b"]
+)
 def test_command_is_rejected_when_its_job_key_is_malformed(key: str) -> None:
     payload = msgspec.json.encode(
         JobDeleteRequested(event_id="c", occurred_at=NOW, job=JobKey(key))
@@ -207,6 +238,12 @@ def test_command_is_rejected_when_its_job_key_is_malformed(key: str) -> None:
 
     assert isinstance(event, JobRejected)
     assert [v.reason for v in event.violations] == ["InvalidJobKey"]
+
+
+@pytest.mark.parametrize("name", ["GPU", "gpu_a", "gpu..a"])
+def test_queue_whose_name_is_not_a_dns1123_subdomain_is_refused_when_read(name: str) -> None:
+    with pytest.raises(ValueError, match=f"queue name '{name}'"):
+        queues_from_manifests([{"name": name, "weight": 1}])
 
 
 def test_volcano_queue_manifests_become_queues_when_read() -> None:
@@ -265,14 +302,35 @@ def test_volcano_queue_manifests_become_queues_when_read() -> None:
             "quantities must match",
         ),
         ("text", "expected a Queue object"),
+        ({"name": "q", "capability": {"cpu": [2]}}, "capability.cpu must be a quantity"),
+        ({"name": "q", "guarantee": {"cpu": "lots"}}, "guarantee: "),
+        ({"name": "q", "weight": "3"}, "Expected `int`, got `str` - at `$.weight`"),
     ],
-    ids=["other-kind", "no-name", "bad-quantity", "not-a-mapping"],
+    ids=[
+        "other-kind",
+        "no-name",
+        "bad-quantity",
+        "not-a-mapping",
+        "flat-capability-not-a-quantity",
+        "flat-guarantee-bad-quantity",
+        "flat-weight-not-an-integer",
+    ],
 )
 def test_bad_queue_manifest_is_refused_with_its_position(document: object, message: str) -> None:
     with pytest.raises(ValueError, match="queue document 1: ") as error:
         queues_from_manifests([document])
 
     assert message in str(error.value)
+
+
+@pytest.mark.parametrize("cpus", [2, "2", "2000m"])
+def test_flat_queue_reads_kubernetes_quantities_when_given_as_in_a_scenario(cpus: object) -> None:
+    document = {"name": "q", "capability": {"cpu": cpus, "memory": "4Gi"}, "guarantee": {"cpu": 1}}
+
+    (queue,) = queues_from_manifests([document]).values()
+
+    assert queue.capability == {"cpu": 2000, "memory": 4 * 2**30}
+    assert queue.guarantee == {"cpu": 1000}
 
 
 # --- property: decide is total -----------------------------------------------------------

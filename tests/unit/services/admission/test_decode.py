@@ -247,6 +247,94 @@ def test_alias_bomb_is_refused_before_it_expands() -> None:
     assert violation.reason == "PayloadTooComplex"
 
 
+RECURSIVE_JOB = b"""\
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: &m {name: x, labels: *m}
+"""
+
+
+@pytest.mark.parametrize(
+    ("payload", "path"),
+    [
+        (RECURSIVE_JOB, "metadata.labels"),
+        (b"a: &a [&b [1, *b]]", "a[0][1]"),
+        (b"spec: &s\n  tasks:\n  - template: *s", "spec.tasks[0].template"),
+    ],
+)
+def test_recursive_alias_is_refused_where_it_points_into_its_own_anchor(
+    payload: bytes, path: str
+) -> None:
+    violation = only(decode_submission(payload))
+
+    assert (violation.reason, violation.path) == ("RecursiveAlias", path)
+    assert "it is inside" in violation.message
+
+
+def test_alias_to_a_closed_anchor_is_expanded_when_within_the_limits() -> None:
+    job = decode_submission(
+        JOB_YAML.replace(
+            b"  namespace: team-a\n", b"  namespace: team-a\n  labels: &l {a: b}\n"
+        ).replace(b"      template:\n", b"      template:\n        metadata: {labels: *l}\n")
+    )
+
+    assert isinstance(job, Job)
+    assert job.spec.tasks[0].template.metadata.labels == {"a": "b"}
+
+
+def test_alias_expanding_past_the_size_limit_is_refused_before_it_is_built() -> None:
+    """Ten 200 KiB strings by alias: 2 MB of text from a 200 KiB payload."""
+    big = b"x" * (200 * 1024)
+    payload = b"a: &a " + big + b"\nb: [" + b", ".join([b"*a"] * 10) + b"]"
+
+    violation = only(decode_submission(payload))
+
+    assert violation.reason == "PayloadTooComplex"
+    assert f"more than {1024 * 1024} characters" in violation.message
+
+
+def test_payload_without_aliases_is_never_refused_for_expansion_when_within_the_size() -> None:
+    """Text and collections at the payload limit: only aliases can pass the text bound."""
+    annotation = b"  annotations: {a: " + b"x" * 800_000 + b"}\n"
+    volumes = b"  volumes: [" + b"{}, " * 50_000 + b"{}]\n"
+    payload = JOB_YAML.replace(b"spec:\n", annotation + b"spec:\n" + volumes, 1)
+
+    decoded = decode_submission(payload)
+
+    assert len(payload) < 1024 * 1024
+    assert isinstance(decoded, Job), decoded
+
+
+def test_alias_nesting_past_the_depth_limit_is_refused() -> None:
+    """Each level nests the previous anchor 60 levels deeper: 120 levels in two steps."""
+    deep = b"[" * 60 + b"1" + b"]" * 60
+    payload = b"a: &a " + deep + b"\nb: &b " + b"[" * 60 + b"*a" + b"]" * 60
+
+    violation = only(decode_submission(payload))
+
+    assert violation.reason == "NestingTooDeep"
+    assert "via an alias" in violation.message
+
+
+@pytest.mark.parametrize("written", ["1:30", "1_0", "017", "0b11"])
+def test_yaml_11_integers_are_refused_not_converted(written: str) -> None:
+    """SPEC A13: ``replicas: 1:30`` was the sexagesimal 90; YAML 1.2 and JSON have no such int."""
+    violation = only(
+        decode_submission(JOB_YAML.replace(b"replicas: 2", f"replicas: {written}".encode()))
+    )
+
+    assert (violation.reason, violation.path) == ("InvalidType", "spec.tasks[0].replicas")
+    assert "Expected `int`, got `str`" in violation.message
+
+
+@pytest.mark.parametrize(("written", "value"), [("12", 12), ("+3", 3), ("0x10", 16), ("0o10", 8)])
+def test_yaml_12_integers_are_read(written: str, value: int) -> None:
+    job = decode_submission(JOB_YAML.replace(b"replicas: 2", f"replicas: {written}".encode()))
+
+    assert isinstance(job, Job)
+    assert job.spec.tasks[0].replicas == value
+
+
 def test_python_tags_are_refused_when_yaml_asks_for_objects() -> None:
     violation = only(decode_submission(b"!!python/object/apply:os.system ['true']"))
 

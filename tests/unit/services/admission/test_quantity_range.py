@@ -68,3 +68,16 @@ def test_the_largest_quantity_kubernetes_allows_is_accepted_and_one_more_is_not(
         to_base_units("memory", str(MAX_BASE_UNITS + 1))
     with pytest.raises(QuantityError, match="out of range"):
         to_base_units("cpu", str(MAX_BASE_UNITS))  # milli-cpu: a thousand times more
+
+
+@pytest.mark.parametrize("written", ["１", "١", "2٠Gi", "1.５"])
+def test_a_quantity_with_digits_other_than_ascii_is_refused(written: str) -> None:
+    """SPEC A13: Kubernetes' ParseQuantity reads 0-9 only; Python's ``\\d`` reads any digit."""
+    (answer,) = decide(
+        {},
+        Submission(payload=job_requesting({"cpu": written}), origin=ORIGIN),
+        CTX,
+        AdmissionLimits(),
+    )
+    assert isinstance(answer, JobRejected)
+    assert [v.reason for v in answer.violations] == ["InvalidQuantity"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
 import pytest
 
 from contracts.events.jobs_rejected import Violation
@@ -122,27 +123,64 @@ def test_long_pod_names_are_refused_when_the_last_replica_overflows() -> None:
     )
 
 
-def test_job_name_must_be_a_qualified_name_when_validated() -> None:
-    """J1, with Kubernetes' ``IsQualifiedName`` text."""
+def test_job_name_must_be_a_dns1123_subdomain_when_validated() -> None:
+    """J1 with SPEC A13, in Kubernetes' ``IsDNS1123Subdomain`` text."""
     job = build_job(build_task(), name="-bad-")
 
     violation = only(validate(job, {}))
 
     assert (violation.path, violation.reason) == ("metadata.name", "InvalidJobName")
     assert violation.message == (
-        "create job with name -bad- validate failed [name part must consist of alphanumeric "
-        "characters, '-', '_' or '.', and must start and end with an alphanumeric character "
-        "(e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is "
-        "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')]"
+        "create job with name -bad- validate failed [a lowercase RFC 1123 subdomain must "
+        "consist of lower case alphanumeric characters, '-' or '.', and must start and end "
+        "with an alphanumeric character (e.g. 'example.com', regex used for validation is "
+        "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')]"
     )
+
+
+@pytest.mark.parametrize("name", ["A", "a_b", "a..b", "a.", "x" * 254, "ok\n"])
+def test_job_name_the_api_server_refuses_is_refused(name: str) -> None:
+    """SPEC A13: qualified names such as ``A`` or ``a_b`` are not subdomains."""
+    violation = only(validate(build_job(build_task(), name=name), {}))
+
+    assert violation.reason == "InvalidJobName"
+
+
+@pytest.mark.parametrize(
+    ("labels", "annotations", "reasons"),
+    [
+        ({"app": "web", "example.com/tier": "a_b.C-1"}, {"note": "x" * 1000}, []),
+        ({"bad key": "v"}, {}, ["InvalidLabelKey"]),
+        ({"k": "-v"}, {}, ["InvalidLabelValue"]),
+        ({"k": "v" * 64}, {}, ["InvalidLabelValue"]),
+        ({}, {"Example.COM/Note": "ok", "a/b/c": "x"}, ["InvalidAnnotationKey"]),
+        ({}, {"a": "x" * 200_000, "b": "y" * 70_000}, ["AnnotationsTooLong"]),
+    ],
+    ids=["valid", "key", "value", "value-too-long", "annotation-key", "annotations-too-long"],
+)
+def test_labels_and_annotations_are_validated_as_the_api_server_does(
+    labels: dict[str, str], annotations: dict[str, str], reasons: list[str]
+) -> None:
+    """Job metadata and task template metadata alike (SPEC A13)."""
+    task = build_task()
+    task["template"]["metadata"] = {"labels": labels, "annotations": annotations}
+    job = build_job(task, name="j")
+    job = msgspec.structs.replace(
+        job, metadata=msgspec.structs.replace(job.metadata, labels=labels, annotations=annotations)
+    )
+
+    violations = validate(job, {})
+
+    assert sorted(v.reason for v in violations) == sorted(reasons * 2)
+    assert {v.path.split(".")[0] for v in violations} <= {"metadata", "spec"}
 
 
 def test_spec_b12_observed_example_is_reproduced_exactly() -> None:
     """SPEC B1.2: task replicas −1 with job minAvailable 1 (v1.12 ``admit_job_test.go``)."""
-    job = build_job(build_task(replicas=-1), name="replica-lessThanZero", min_available=1)
+    job = build_job(build_task(replicas=-1), name="replica-lessthanzero", min_available=1)
 
     assert volcano_message(validate(job, {})) == (
-        "'replicas' < 0 in task: task-1, job: replica-lessThanZero; "
+        "'replicas' < 0 in task: task-1, job: replica-lessthanzero; "
         "job 'minAvailable' should not be greater than total replicas in tasks;"
     )
 

@@ -39,7 +39,10 @@ class GoCase:
 
 
 def _job(name: str, *tasks: dict[str, Any], min_available: int = 1, **spec: Any) -> Job:
-    return build_job(*(tasks or (build_task(),)), name=name, min_available=min_available, **spec)
+    """The Go case's job; its name in lower case (SPEC A13: job names are DNS-1123
+    subdomains, and Volcano's test names such as ``minAvailable-lessThanZero`` are not)."""
+    tasks = tasks or (build_task(),)
+    return build_job(*tasks, name=name.lower(), min_available=min_available, **spec)
 
 
 EVICTED_RESTART_TASK = [{"event": "PodEvicted", "action": "RestartTask"}]
@@ -114,7 +117,7 @@ TEST_VALIDATE_JOB_CREATE = [
     GoCase(
         "replica-lessThanZero",
         _job("replica-lessThanZero", build_task(replicas=-1)),
-        "'replicas' < 0 in task: task-1, job: replica-lessThanZero; "
+        "'replicas' < 0 in task: task-1, job: replica-lessthanzero; "
         "job 'minAvailable' should not be greater than total replicas in tasks;",
         ("NegativeReplicas", "MinAvailableExceedsReplicas"),
         note="Volcano stops at nothing here either: both texts, exactly as SPEC B1.2 quotes.",
@@ -122,7 +125,7 @@ TEST_VALIDATE_JOB_CREATE = [
     GoCase(
         "taskMinAvailable-lessThanZero",
         _job("taskMinAvailable-lessThanZero", build_task(min_available=-1)),
-        "'minAvailable' < 0 in task: task-1, job: taskMinAvailable-lessThanZero;",
+        "'minAvailable' < 0 in task: task-1, job: taskminavailable-lessthanzero;",
         ("NegativeTaskMinAvailable",),
         origin="volcano@v1.12.0 pkg/webhooks/admission/cronjobs/validate/admit_cronjob_test.go",
     ),

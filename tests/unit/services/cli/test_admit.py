@@ -241,6 +241,22 @@ def test_garbage_is_refused_with_the_decoders_reason(
     assert [v["reason"] for v in output["violations"]] == ["InvalidEncoding"]
 
 
+def test_recursive_alias_is_refused_with_its_reason_and_exit_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "recursive.yaml"
+    path.write_text(
+        "apiVersion: batch.volcano.sh/v1alpha1\nkind: Job\nmetadata: &m {name: x, labels: *m}\n"
+    )
+
+    status, output = admit(capsys, str(path))
+
+    assert status == 1
+    assert [(v["path"], v["reason"]) for v in output["violations"]] == [
+        ("metadata.labels", "RecursiveAlias")
+    ]
+
+
 def test_examples_folder_of_this_repo_is_admitted_as_documented(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

@@ -5,13 +5,16 @@ from __future__ import annotations
 import json
 import re
 from datetime import UTC, datetime
+from pathlib import Path
 
 import msgspec
+import pytest
 import yaml
 
 from contracts import QueueDeclared, QueuesEvent
 from contracts.objects.queue import QueueState
 from contracts.quantity import parse_resources
+from services.cli import main
 from services.cli.submit import MANIFEST_TYPE, Submitted, records_for
 
 PREFIX = "t."
@@ -145,3 +148,40 @@ def test_each_item_becomes_a_record_when_file_is_a_json_list() -> None:
 
     assert (job.record.topic, job.record.key) == ("t.jobs.submitted", b"team-a/j1")
     assert (queue.record.topic, queue.record.key) == ("t.queues", b"research")
+
+
+def alias_bomb(levels: int) -> str:
+    lines = ["l0: &l0 [x, x, x, x, x, x, x, x, x, x]"]
+    lines += [f"l{n}: &l{n} [{', '.join([f'*l{n - 1}'] * 10)}]" for n in range(1, levels)]
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "apiVersion: batch.volcano.sh/v1alpha1\nkind: Job\nmetadata: &m {name: x, labels: *m}\n",
+        alias_bomb(9),
+    ],
+    ids=["recursive-alias", "alias-bomb"],
+)
+def test_text_is_published_as_it_is_when_its_yaml_aliases_are_refused(text: str) -> None:
+    """Never built (a cycle, or a billion values): admission answers it with the reason."""
+    (item,) = records_for(text, PREFIX, NOW)
+
+    assert item.record.value == text.encode()
+    assert headers(item)["content-type"] == b"text/plain; charset=utf-8"
+
+
+def test_document_over_one_mib_is_reported_and_nothing_is_published(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Checked before connecting: no broker answers at this address, and none is needed."""
+    monkeypatch.setenv("KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:9")
+    big = tmp_path / "big.yaml"
+    big.write_text(JOB.replace("kind: Job", "kind: Job\nnotes: " + "y" * (2 << 20)))
+
+    status = main(["submit", str(big)])
+
+    assert status == 1
+    err = capsys.readouterr().err
+    assert "records are limited to 1048576 bytes" in err

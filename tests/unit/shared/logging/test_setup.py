@@ -58,6 +58,17 @@ def test_lines_are_readable_text_when_json_is_off(capsys):
         json.loads(err)
 
 
+def test_terminal_escapes_in_logged_values_are_escaped_when_lines_are_text(capsys):
+    configure_logging("admission", json=False)
+
+    log.warning("job_rejected", queue="\x1b]0;owned\x07\x1b[2Jq", reason="a\x9bb")
+
+    err = capsys.readouterr().err
+    assert "\x1b" not in err
+    assert "\x9b" not in err
+    assert "\\u001b]0;owned\\u0007\\u001b[2Jq" in err
+
+
 def test_context_variables_appear_and_secrets_are_masked_when_rendered(capsys):
     configure_logging("allocator", json=True)
     structlog.contextvars.bind_contextvars(topic="vcbus.pods", sasl_plain_password="hunter2")

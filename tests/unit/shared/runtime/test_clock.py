@@ -6,7 +6,7 @@ import asyncio
 from datetime import timedelta
 
 from shared.bus.memory import InMemoryBus
-from shared.runtime.clock import EPOCH, SystemClock, VirtualClock
+from shared.runtime.clock import EPOCH, ArrivalStamps, SystemClock, VirtualClock
 
 
 async def _settle() -> None:
@@ -102,3 +102,23 @@ async def test_getmany_waits_in_virtual_time_when_memory_bus_has_a_clock():
         assert await task == []
     finally:
         await consumer.stop()
+
+
+def test_arrival_stamps_keep_read_order_when_the_clock_stands_still():
+    clock = VirtualClock(EPOCH)
+    stamps = ArrivalStamps(clock)
+
+    burst = [stamps.next() for _ in range(3)]
+
+    assert burst == [EPOCH, EPOCH + timedelta(microseconds=1), EPOCH + timedelta(microseconds=2)]
+
+
+def test_arrival_stamps_follow_the_clock_when_it_moves_past_them():
+    clock = VirtualClock(EPOCH)
+    stamps = ArrivalStamps(clock)
+    stamps.next()
+    stamps.next()
+
+    clock.advance(1.0)
+
+    assert stamps.next() == EPOCH + timedelta(seconds=1)

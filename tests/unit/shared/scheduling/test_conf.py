@@ -52,7 +52,16 @@ def test_actions_are_allocate_then_backfill_when_using_the_default_conf() -> Non
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ('actions: "allocate, preempt"', "unknown action 'preempt'"),
+        ('actions: "allocate, preempt"', "unknown action 'preempt' \\(a Volcano action vcbus"),
+        ('actions: "alocate"', "unknown action 'alocate' \\(did you mean 'allocate'\\?\\)"),
+        (
+            "actions: allocate\ntiers:\n- plugins:\n  - name: proportoin",
+            "unknown plugin 'proportoin' \\(did you mean 'proportion'\\?\\)",
+        ),
+        (
+            "actions: allocate\nconfigurations:\n- name: alocate",
+            "configuration for unknown action 'alocate' \\(did you mean 'allocate'\\?\\)",
+        ),
         ("actions: allocate\ntiers:\n- plugins:\n  - name: magic", "unknown plugin 'magic'"),
         (
             "actions: allocate\ntiers:\n- plugins:\n  - name: gang\n    enableMagic: true",
@@ -78,3 +87,48 @@ def test_message_lists_the_known_actions_when_an_action_is_unknown() -> None:
 def test_scalar_top_level_keys_become_global_arguments_when_parsed() -> None:
     conf = parse_conf('actions: "allocate"\novercommit-factor: 1.2')
     assert conf.arguments == {"overcommit-factor": 1.2}
+
+
+VOLCANO_ONLY_CONF = """
+actions: "enqueue, allocate, backfill"
+tiers:
+- plugins:
+  - name: priority
+  - name: gang
+  - name: sla
+    arguments:
+      sla-waiting-time: 1h
+- plugins:
+  - name: drf
+  - name: predicates
+  - name: proportion
+  - name: numa-aware
+  - name: task-topology
+  - name: sla
+configurations:
+- name: preempt
+  arguments:
+    preemptable: true
+- name: allocate
+  arguments:
+    promote-pending: true
+"""
+
+
+def test_volcano_plugins_vcbus_lacks_are_left_out_with_one_warning_each_when_parsed() -> None:
+    conf = parse_conf(VOLCANO_ONLY_CONF)
+
+    names = [[p.name for p in t.plugins] for t in conf.tiers]
+    assert names == [["priority", "gang"], ["drf", "predicates", "proportion"]]
+    assert conf.action_arguments("allocate") == {"promote-pending": True}
+    assert [c.name for c in conf.configurations] == ["allocate"]
+    assert conf.skipped == (
+        "plugin 'sla' is a Volcano plugin vcbus does not implement; running without it",
+        "plugin 'numa-aware' is a Volcano plugin vcbus does not implement; running without it",
+        "plugin 'task-topology' is a Volcano plugin vcbus does not implement; running without it",
+        "arguments of action 'preempt': a Volcano action vcbus does not run; ignored",
+    )
+
+
+def test_nothing_is_skipped_when_every_name_is_implemented() -> None:
+    assert parse_conf(VOLCANO_CONF).skipped == ()

@@ -9,11 +9,13 @@ import pytest
 from contracts.keys import JobKey
 from contracts.objects.pod import PodPhase
 from contracts.objects.podgroup import PodGroupPhase
-from contracts.objects.queue import QueueState
-from shared.scheduling.framework.conf import Kind
-from shared.scheduling.snapshot import PodGroupState, Reservation
+from contracts.objects.queue import Queue, QueueState
+from shared.scheduling.framework.conf import Kind, SchedulerConf
+from shared.scheduling.framework.results import SessionResult
+from shared.scheduling.framework.session import run_session
+from shared.scheduling.snapshot import ClusterSnapshot, PodGroupState, Reservation
 from tests.support.builders import build_node, build_pod, build_podgroup, build_queue
-from tests.support.scheduling import SchedulingCase, go_plugin, plugin, run_case, tier
+from tests.support.scheduling import NOW, SchedulingCase, go_plugin, plugin, run_case, tier
 
 PENDING, RUNNING = PodPhase.PENDING, PodPhase.RUNNING
 PG_PENDING, PG_INQUEUE = PodGroupPhase.PENDING, PodGroupPhase.INQUEUE
@@ -376,3 +378,58 @@ def test_other_jobs_are_enqueued_when_the_target_goes_in_first() -> None:
             expect_phase={"ns/target": PG_INQUEUE, "ns/small": PG_INQUEUE},
         )
     )
+
+
+def _weighted_pass(queues: list[Queue], jobs_per_queue: int) -> SessionResult:
+    podgroups = [
+        _pending(f"{queue.name}-{i:02d}", "1", minute=i, queue=queue.name)
+        for queue in queues
+        for i in range(jobs_per_queue)
+    ]
+    return run_session(
+        ClusterSnapshot.build(
+            nodes=[build_node("n1", {"cpu": "16", "memory": "64Gi", "pods": 110})],
+            queues=queues,
+            podgroups=podgroups,
+        ),
+        SchedulerConf(actions=("enqueue",), tiers=ENQUEUE_DEFAULT),
+        now=NOW,
+    )
+
+
+def _admitted_per_queue(queues: list[Queue], jobs_per_queue: int) -> dict[str, int]:
+    result = _weighted_pass(queues, jobs_per_queue)
+    admitted: dict[str, int] = {queue.name: 0 for queue in queues}
+    for update in result.podgroup_updates:
+        if update.phase is PG_INQUEUE:
+            admitted[update.job.split("/")[1].split("-")[0]] += 1
+    return admitted
+
+
+def test_admission_budget_follows_queue_weights_when_two_queues_saturate() -> None:
+    """SPEC A10: 16 cpu × 1.2 = 19 one-cpu jobs go in, split 1:3 by weight (Volcano: 10/9)."""
+    admitted = _admitted_per_queue([build_queue("heavy", 3), build_queue("light", 1)], 16)
+    assert admitted == {"heavy": 14, "light": 5}
+
+
+def test_a_queue_alone_takes_the_whole_budget_when_the_other_asks_nothing() -> None:
+    """SPEC A10 is work conserving: an idle heavy queue leaves nothing unused."""
+    admitted = _admitted_per_queue([build_queue("light", 1)], 30)
+    assert admitted == {"light": 16}
+
+
+def test_each_pick_is_recorded_with_the_queue_share_when_enqueue_runs() -> None:
+    """The pass, as ``vcbus simulate --cycles`` shows it: the least-served queue first."""
+    steps = _weighted_pass([build_queue("heavy", 3), build_queue("light", 1)], 16).enqueue_steps
+    picks = [(s.queue, round(s.share or 0.0, 3), s.admitted) for s in steps[:6]]
+    assert picks == [
+        ("heavy", 0.0, True),
+        ("light", 0.0, True),
+        ("heavy", 0.083, True),
+        ("heavy", 0.167, True),
+        ("heavy", 0.25, True),
+        ("light", 0.25, True),
+    ]
+    refused = [s for s in steps if not s.admitted]
+    assert refused
+    assert {s.reason for s in refused} == {"ClusterOverused"}

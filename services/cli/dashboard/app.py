@@ -1,0 +1,315 @@
+"""The dashboard's shell: follow the topics into a store, serve the pages, push changes.
+
+``Dashboard.follow`` reads the status topics from their beginning (the newest record per
+key, as ``vcbus get`` does), then keeps polling; every poll that changed something bumps
+``version``. ``build_app`` is a Starlette app rendering each page from the store on
+request; ``/events`` is a server-sent event stream saying ``change`` (at most twice a
+second) so open pages fetch themselves again. ``serve`` runs both in the caller's event
+loop with uvicorn, which leaves the signals to the caller.
+
+With ``actions`` (``vcbus dashboard --actions``) the Job page can delete its job and the
+Queues page can close and open queues: POST forms carrying a token made at start, which
+publish the very records ``vcbus delete job`` and ``vcbus queue close|open`` publish.
+Without it the routes that write answer 403.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import secrets
+import socket
+from collections.abc import AsyncIterator, Callable, Iterator
+from urllib.parse import parse_qs
+
+import msgspec
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from contracts import Topic
+from contracts.objects import QueueState
+from services.cli.dashboard import pages
+from services.cli.dashboard.assets import CSS, LIVE_JS
+from services.cli.dashboard.views import (
+    DashboardStore,
+    JobFilter,
+    job_detail,
+    job_list,
+    node_cells,
+    overview,
+    queue_views,
+)
+from services.cli.delete import delete_record
+from services.cli.queue import current_queue
+from services.cli.status import LATEST_TOPICS, POD_TOPICS, StatusReader
+from services.cli.submit import queue_record
+from shared.bus.protocol import Bus
+from shared.bus.records import OutRecord
+from shared.runtime.clock import SystemClock
+from shared.runtime.settings import Settings
+from shared.runtime.topology import ensure_topics
+
+TOPICS = tuple(sorted(LATEST_TOPICS | POD_TOPICS | {Topic.RESERVATIONS}))
+"""Everything the pages show."""
+
+PUSH_INTERVAL = 0.5
+"""Seconds between two ``change`` events on one stream (changes in between are merged)."""
+
+KEEPALIVE = 15.0
+"""Seconds of quiet after which a stream sends a comment, so proxies keep it open."""
+
+HEADERS = {
+    "Content-Security-Policy": (
+        "default-src 'self'; style-src 'self' 'unsafe-inline'; script-src 'self'; "
+        "frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
+    ),
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
+"""Sent with every page: only the app's own script runs; nothing is framed or leaks."""
+
+
+class Dashboard:
+    """The store the pages read, kept up to date from the topics."""
+
+    def __init__(self, bus: Bus, settings: Settings) -> None:
+        self.store = DashboardStore(settings.topic_prefix)
+        self.version = 0
+        self.caught_up = asyncio.Event()
+        self._bus = bus
+        self._settings = settings
+        self._changed = asyncio.Condition()
+
+    async def follow(self, stop: asyncio.Event) -> None:
+        """Read every topic from its beginning, then follow it until ``stop`` is set."""
+        settings = self._settings
+        await ensure_topics(self._bus, [], settings.topic_prefix, settings.partitions)
+        store = self.store
+        async with StatusReader(
+            self._bus, settings.topic_prefix, TOPICS, client_id="vcbus-dashboard"
+        ) as reader:
+            while not stop.is_set():
+                await reader.poll(store)
+                if reader.caught_up and not self.caught_up.is_set():
+                    self.caught_up.set()
+                if store.touched and reader.caught_up:
+                    store.touched.clear()
+                    async with self._changed:
+                        self.version += 1
+                        self._changed.notify_all()
+
+    async def wait_change(self, seen: int, timeout: float) -> int:
+        """The version after ``seen`` once there is one, or ``seen`` after ``timeout``."""
+        async with self._changed:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(timeout):
+                    await self._changed.wait_for(lambda: self.version != seen)
+            return self.version
+
+
+class Actions:
+    """What the dashboard may change, sent as the CLI sends it; forms carry ``token``."""
+
+    def __init__(self, bus: Bus, settings: Settings) -> None:
+        self.token = secrets.token_urlsafe(32)
+        self._bus = bus
+        self._settings = settings
+
+    def allows(self, form_token: str) -> bool:
+        """Whether a form carries this dashboard's token."""
+        return hmac.compare_digest(form_token.encode(), self.token.encode())
+
+    async def delete_job(self, key: str) -> None:
+        """Ask for the job to be deleted (``vcbus delete job``)."""
+        record, _ = delete_record(key, self._settings.topic_prefix, SystemClock().now())
+        await self._publish(record)
+
+    async def set_queue_state(self, name: str, state: QueueState) -> bool:
+        """Declare the queue again in ``state`` (``vcbus queue close|open``); False: unknown."""
+        queue = await current_queue(self._bus, self._settings, name)
+        if queue is None:
+            return False
+        changed = msgspec.structs.replace(queue, state=state)
+        now = SystemClock().now()
+        await self._publish(queue_record(changed, self._settings.topic_prefix, now).record)
+        return True
+
+    async def _publish(self, record: OutRecord) -> None:
+        producer = self._bus.producer(client_id="vcbus-dashboard")
+        try:
+            await producer.send([record])
+        finally:
+            await producer.stop()
+
+
+def build_app(
+    dashboard: Dashboard, *, jaeger_url: str, actions: Actions | None = None
+) -> Starlette:
+    """The web app: the pages, their assets, the change stream, and the actions if allowed."""
+    store = dashboard.store
+    token = actions.token if actions is not None else ""
+
+    def page(text: str, status: int = 200) -> HTMLResponse:
+        return HTMLResponse(text, status_code=status, headers=HEADERS)
+
+    def forbidden() -> HTMLResponse:
+        return page(pages.message_page("Forbidden", "Actions are off, or the form is stale."), 403)
+
+    async def overview_route(_: Request) -> Response:
+        return page(pages.overview_page(overview(store)))
+
+    async def jobs_route(request: Request) -> Response:
+        params = request.query_params
+        wanted = JobFilter(
+            namespace=params.get("namespace", ""),
+            queue=params.get("queue", ""),
+            phase=params.get("phase", ""),
+        )
+        return page(pages.jobs_page(job_list(store, wanted)))
+
+    async def job_route(request: Request) -> Response:
+        key = f"{request.path_params['namespace']}/{request.path_params['name']}"
+        detail = job_detail(store, key, jaeger_url=jaeger_url)
+        if detail is None:
+            return page(pages.message_page("Not found", f"No job {key} is known."), 404)
+        return page(pages.job_page(detail, token=token))
+
+    async def nodes_route(_: Request) -> Response:
+        return page(pages.nodes_page(node_cells(store)))
+
+    async def queues_route(_: Request) -> Response:
+        return page(pages.queues_page(queue_views(store), token=token))
+
+    async def delete_route(request: Request) -> Response:
+        key = f"{request.path_params['namespace']}/{request.path_params['name']}"
+        if actions is None or not actions.allows(await _token(request)):
+            return forbidden()
+        await actions.delete_job(key)
+        return RedirectResponse(pages.job_href(key), status_code=303)
+
+    async def queue_route(request: Request) -> Response:
+        name, verb = request.path_params["name"], request.path_params["verb"]
+        if verb not in ("close", "open"):
+            return page(pages.message_page("Not found", f"No action {verb}."), 404)
+        if actions is None or not actions.allows(await _token(request)):
+            return forbidden()
+        state = QueueState.CLOSED if verb == "close" else QueueState.OPEN
+        if not await actions.set_queue_state(name, state):
+            return page(pages.message_page("Not found", f"No queue {name} is known."), 404)
+        return RedirectResponse("/queues", status_code=303)
+
+    async def events_route(_: Request) -> Response:
+        return StreamingResponse(
+            _changes(dashboard),
+            media_type="text/event-stream",
+            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+        )
+
+    def asset(text: str, media_type: str) -> Callable[[Request], Response]:
+        def route(_: Request) -> Response:
+            return Response(text, media_type=media_type, headers=HEADERS)
+
+        return route
+
+    async def healthz(_: Request) -> Response:
+        ready = dashboard.caught_up.is_set()
+        return Response("ok\n" if ready else "catching up\n", status_code=200 if ready else 503)
+
+    return Starlette(
+        routes=[
+            Route("/", overview_route),
+            Route("/jobs", jobs_route),
+            Route("/jobs/{namespace}/{name}", job_route),
+            Route("/jobs/{namespace}/{name}/delete", delete_route, methods=["POST"]),
+            Route("/queues/{name}/{verb:str}", queue_route, methods=["POST"]),
+            Route("/nodes", nodes_route),
+            Route("/queues", queues_route),
+            Route("/events", events_route),
+            Route("/static/dashboard.css", asset(CSS, "text/css")),
+            Route("/static/live.js", asset(LIVE_JS, "text/javascript")),
+            Route("/healthz", healthz),
+        ]
+    )
+
+
+async def _token(request: Request) -> str:
+    """The ``token`` field of a URL-encoded form (the only kind the pages send)."""
+    fields = parse_qs((await request.body()).decode("utf-8", "replace"))
+    return fields.get("token", [""])[0]
+
+
+async def _changes(dashboard: Dashboard) -> AsyncIterator[str]:
+    seen = dashboard.version
+    yield "retry: 2000\n\n"
+    while True:
+        version = await dashboard.wait_change(seen, KEEPALIVE)
+        if version == seen:
+            yield ": keepalive\n\n"
+            continue
+        seen = version
+        yield f"event: change\ndata: {version}\n\n"
+        await asyncio.sleep(PUSH_INTERVAL)
+
+
+class _Server(uvicorn.Server):
+    """uvicorn, leaving SIGINT and SIGTERM to the command that runs it."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+def listen(host: str, port: int, *, any_port_if_taken: bool = False) -> socket.socket:
+    """A listening socket on ``host:port`` (port 0: any free one).
+
+    Raises:
+        OSError: the port is taken (and ``any_port_if_taken`` is false).
+    """
+    try:
+        return socket.create_server((host, port), family=_family(host))
+    except OSError:
+        if not any_port_if_taken or port == 0:
+            raise
+        return socket.create_server((host, 0), family=_family(host))
+
+
+def _family(host: str) -> socket.AddressFamily:
+    return socket.AF_INET6 if ":" in host else socket.AF_INET
+
+
+def url_of(sock: socket.socket) -> str:
+    """The address a listening socket serves the dashboard on."""
+    host, port = sock.getsockname()[:2]
+    return f"http://[{host}]:{port}/" if ":" in host else f"http://{host}:{port}/"
+
+
+async def serve(
+    bus: Bus,
+    settings: Settings,
+    sock: socket.socket,
+    *,
+    jaeger_url: str,
+    stop: asyncio.Event,
+    actions: bool = False,
+) -> None:
+    """Follow the topics and serve the dashboard on ``sock`` until ``stop`` is set."""
+    dashboard = Dashboard(bus, settings)
+    allowed = Actions(bus, settings) if actions else None
+    config = uvicorn.Config(
+        build_app(dashboard, jaeger_url=jaeger_url, actions=allowed),
+        lifespan="off",
+        log_config=None,
+        access_log=False,
+        timeout_graceful_shutdown=1,
+    )
+    server = _Server(config)
+    async with asyncio.TaskGroup() as tasks:
+        tasks.create_task(dashboard.follow(stop))
+        serving = tasks.create_task(server.serve(sockets=[sock]))
+        await stop.wait()
+        server.should_exit = True
+        await serving

@@ -1,0 +1,200 @@
+"""The web dashboard in a real headless Chromium, against ``vcbus up`` on a real broker.
+
+``vcbus up`` runs the five services on two 4-CPU nodes and the dashboard on a free port.
+The browser opens the Jobs page first; jobs are then submitted with ``vcbus submit``: a
+filler holding 3 CPUs of each node and, once it runs, a job annotated
+``volcano.sh/target-job`` that needs two pods of 2 CPUs (so it cannot fit, is elected and
+gets nodes locked for it), and one admission rejects. The jobs appear on the open page
+without a reload (server-sent events), the target's page gives the reason ``vcbus get``
+gives, the Nodes page marks the locked nodes with the target, and a page without
+JavaScript shows the same rows. Screenshots are kept in the test's tmp dir (and copied to
+the folder ``VCBUS_DASHBOARD_SCREENSHOTS`` when set: how docs/dashboard*.png are made).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.support.chromium import Browser, ensure_chromium
+from tests.support.manifests import task_manifest
+from tests.support.processes import ROOT, ServiceProcess, service_env
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(420)]
+
+FILLER = "dash-filler"
+TARGET = "dash-target"
+BROKEN = "dash-broken"
+
+
+def _job(name: str, task: dict[str, object], **spec: object) -> dict[str, object]:
+    return {
+        "apiVersion": "batch.volcano.sh/v1alpha1",
+        "kind": "Job",
+        "metadata": {"name": name, "annotations": spec.pop("annotations", {})},
+        "spec": {"queue": "default", "tasks": [task], **spec},
+    }
+
+
+LONG_RUN = {"vcbus.io/run-seconds": "900"}
+
+
+def _filler() -> dict[str, object]:
+    return _job(FILLER, task_manifest("busy", 2, cpu="3", memory="1Gi", annotations=LONG_RUN))
+
+
+def _later() -> list[dict[str, object]]:
+    long_run = LONG_RUN
+    return [
+        _job(
+            TARGET,
+            task_manifest("wide", 2, cpu="2", memory="1Gi", annotations=long_run),
+            minAvailable=2,
+            annotations={"volcano.sh/target-job": "true"},
+        ),
+        _job(BROKEN, task_manifest("w", 1, cpu="1", memory="1Gi", annotations={}), minAvailable=5),
+    ]
+
+
+@pytest.fixture(scope="module")
+def chromium() -> str:
+    path, why = ensure_chromium()
+    if path is None:
+        pytest.skip(f"no headless Chromium for the dashboard test: {why}")
+    return path
+
+
+@dataclass(frozen=True)
+class Up:
+    """``vcbus up`` running: the process, the dashboard's URL, the CLI's environment."""
+
+    process: ServiceProcess
+    url: str
+    env: dict[str, str]
+
+
+@pytest.fixture
+def up(kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Up]:
+    """``vcbus up`` with the dashboard on a free port; its URL and environment."""
+    logs = tmp_path_factory.mktemp("dashboard-logs")
+    env = service_env(kafka_bootstrap, f"e2e-{os.getpid()}-dashboard.")
+    args = ["up", "--dashboard-port", "0", "--nodes", "2", "--node-cpu", "4"]
+    process = ServiceProcess("vcbus-up", "services.cli", [*args, "--log-dir", str(logs)], env)
+    process.start()
+    try:
+        line = process.wait_for(lambda line: str(line.get("text", "")).startswith("dashboard: "))
+        yield Up(process, str(line["text"]).removeprefix("dashboard: "), env)
+    finally:
+        process.close()
+
+
+def _vcbus(env: dict[str, str], *args: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "services.cli", *args],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode in (0, 1), done.stdout + done.stderr
+    return done.stdout
+
+
+def _cli_reason(env: dict[str, str], name: str) -> str:
+    items = json.loads(_vcbus(env, "get", "jobs", name, "-o", "json"))["items"]
+    return str(items[0]["reason"]) if items else ""
+
+
+def test_dashboard_shows_jobs_live_a_job_reason_and_locked_nodes(
+    chromium: str, up: Up, tmp_path: Path
+) -> None:
+    process, url, env = up.process, up.url, up.env
+    filler, later = tmp_path / "filler.yaml", tmp_path / "later.yaml"
+    filler.write_text(yaml.safe_dump(_filler()))
+    later.write_text(yaml.safe_dump_all(_later()))
+    shots = tmp_path / "screenshots"
+    shots.mkdir()
+
+    with Browser(chromium, tmp_path / "profile") as browser:
+        browser.open(f"{url}jobs")
+        browser.wait_until(lambda: browser.text("#live") == "live", "the live badge")
+        browser.evaluate("window.vcbusOpened = 'before submit'")
+
+        def row(name: str) -> str:
+            return str(
+                browser.evaluate(
+                    "([...document.querySelectorAll('table.jobs tbody tr')]"
+                    f".find(r => r.innerText.includes('default/{name}')) || {{}}).innerText || ''"
+                )
+            )
+
+        _vcbus(env, "submit", str(filler))
+        browser.wait_until(lambda: "Running" in row(FILLER), "the filler Running on the open page")
+        _vcbus(env, "submit", str(later))
+        browser.wait_until(
+            lambda: all(f"default/{n}" in browser.text() for n in (FILLER, TARGET, BROKEN)),
+            "the submitted jobs on the open Jobs page",
+        )
+        assert browser.evaluate("window.vcbusOpened") == "before submit", "the page reloaded"
+        browser.wait_until(lambda: "Rejected" in row(BROKEN), "the rejected job's phase")
+
+        browser.evaluate(f"document.querySelector('a[href=\"/jobs/default/{TARGET}\"]').click()")
+        browser.wait_until(
+            lambda: (
+                browser.evaluate("location.pathname") == f"/jobs/default/{TARGET}"
+                and "Why it waits" in browser.text()
+            ),
+            "the target's page with its reason",
+        )
+
+        def same_reason_as_cli() -> bool:
+            shown = browser.text(".why .reason")
+            return bool(shown) and shown == _cli_reason(env, TARGET)
+
+        browser.wait_until(same_reason_as_cli, "the reason vcbus get gives")
+        assert "job.admitted.v1" in browser.text("table.events")
+        assert "/trace/" in str(browser.evaluate("document.querySelector('a.trace').href"))
+        browser.screenshot(shots / "job.png")
+
+        browser.open(f"{url}nodes")
+        browser.wait_until(
+            lambda: browser.evaluate("document.querySelectorAll('.node.locked').length") >= 1,
+            "a node marked locked",
+        )
+        locks = browser.evaluate(
+            "[...document.querySelectorAll('.node.locked .lock')].map(e => e.innerText)"
+        )
+        assert locks
+        assert all(text == f"locked for default/{TARGET}" for text in locks), locks
+        browser.screenshot(shots / "nodes.png")
+        browser.open(url)
+        browser.wait_until(lambda: f"default/{TARGET}" in browser.text(), "the reservation")
+        browser.screenshot(shots / "overview.png")
+
+        browser.call("Emulation.setScriptExecutionDisabled", value=True)
+        browser.open(f"{url}jobs?phase=Rejected")
+        static = browser.text()
+        assert f"default/{BROKEN}" in static
+        assert f"default/{FILLER}" not in static
+        assert browser.text("#live") == "static"
+
+    for shot in shots.iterdir():
+        assert shot.read_bytes().startswith(b"\x89PNG\r\n\x1a\n"), shot
+    keep = os.environ.get("VCBUS_DASHBOARD_SCREENSHOTS")
+    if keep:
+        for shot in shots.iterdir():
+            name = "dashboard.png" if shot.stem == "overview" else f"dashboard-{shot.name}"
+            shutil.copyfile(shot, Path(keep) / name)
+
+    assert process.terminate() == 0, process.tail()

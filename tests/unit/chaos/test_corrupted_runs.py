@@ -1,0 +1,120 @@
+"""The checks on a real run's topics, and on corrupted copies of them: the run passes, and
+each corruption the old checks missed is caught.
+
+The run (``tests.unit.chaos.real_run``) has gangs, restarted jobs (``maxRetry: 2``, a new
+job version per restart) and a big job whose nodes were locked, so every check meets what
+it judges in the form the services really write it.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import msgspec
+import pytest
+
+from contracts import BindingCreated, LocksHonoured, NodeName, PodCreated
+from contracts.objects.pod import LABEL_JOB_RETRY_COUNT, LABEL_JOB_VERSION, Pod
+from tests.chaos.checks import (
+    History,
+    LockTiming,
+    check_all,
+    check_locks,
+    check_pods_run_once,
+    lock_hits,
+    lock_intervals,
+)
+from tests.unit.chaos.real_run import RealRun, real_run
+
+
+@pytest.fixture(scope="module")
+def run() -> RealRun:
+    return real_run()
+
+
+def created(history: History, shape: str) -> list[PodCreated]:
+    return [
+        e
+        for e in history.pods
+        if isinstance(e, PodCreated) and e.pod.job.split("/")[1].startswith(f"{shape}-")
+    ]
+
+
+def again(event: PodCreated, **labels: str) -> PodCreated:
+    """The same pod created once more by another event, with ``labels`` changed."""
+    pod: Pod = msgspec.structs.replace(
+        event.pod, uid=f"{event.pod.uid}-again", labels={**event.pod.labels, **labels}
+    )
+    return msgspec.structs.replace(event, event_id=f"{event.event_id}-again", pod=pod)
+
+
+def test_the_real_run_passes_every_check_and_has_what_they_judge(run: RealRun) -> None:
+    history = run.history
+    assert check_all(history, run.planned) == []
+    restarted = created(history, "restart")
+    assert {e.pod.labels[LABEL_JOB_RETRY_COUNT] for e in restarted} == {"0", "1"}
+    assert max(int(e.pod.labels[LABEL_JOB_VERSION]) for e in restarted) >= 1
+    assert any(isinstance(e, LocksHonoured) for e in history.capacity)
+    assert lock_intervals(history)
+
+
+def test_a_gang_run_again_under_job_version_1_is_caught(run: RealRun) -> None:
+    history = run.copy()
+    first = created(history, "gang")[0]
+    assert first.pod.labels[LABEL_JOB_VERSION] == "0"
+    history.pods.append(again(first, **{LABEL_JOB_VERSION: "1"}))
+    violations = check_pods_run_once(history)
+    assert [v.check for v in violations] == ["pod-runs-once"]
+    assert violations[0] in check_all(history, run.planned)
+    assert f"{first.pod.job} " in violations[0].detail
+    assert "created by 2 different events" in violations[0].detail
+
+
+def test_a_max_retry_2_job_with_a_version_9_pod_is_caught(run: RealRun) -> None:
+    pods = [
+        e for e in created(run.history, "restart") if e.pod.labels[LABEL_JOB_RETRY_COUNT] == "1"
+    ]
+    last = pods[-1]
+    history = run.copy()
+    history.pods.append(again(last, **{LABEL_JOB_VERSION: "9"}))
+    assert [v.check for v in check_pods_run_once(history)] == ["pod-runs-once"]
+    history = run.copy()
+    history.pods.append(again(last, **{LABEL_JOB_VERSION: "9", LABEL_JOB_RETRY_COUNT: "9"}))
+    violations = check_pods_run_once(history)
+    assert [v.check for v in violations] == ["pod-runs-once"]
+    assert f"created at retry 9, but {last.pod.job} has maxRetry 2" in violations[0].detail
+
+
+def foreign_bindings(history: History, bound: timedelta) -> list[BindingCreated]:
+    """One binding of another job's pod in the middle of each lock that outlasts ``bound``
+    twice over (so it falls after the allocator must have read the lock)."""
+    pods = [e.pod for e in history.pods if isinstance(e, PodCreated)]
+    out = []
+    for number, lock in enumerate(lock_intervals(history)):
+        if lock.end is None or lock.end - lock.start <= 2 * bound:
+            continue
+        pod = next(p for p in pods if p.job != lock.job)
+        out.append(
+            BindingCreated(
+                event_id=f"injected-{number}",
+                occurred_at=lock.start + (lock.end - lock.start) / 2,
+                pod=pod,
+                node=NodeName(lock.node),
+            )
+        )
+    return out
+
+
+def test_foreign_bindings_on_locked_nodes_are_caught_without_locks_honoured(run: RealRun) -> None:
+    timing = LockTiming(read_bound=timedelta(milliseconds=200))
+    history = run.copy()
+    history.capacity = [e for e in history.capacity if not isinstance(e, LocksHonoured)]
+    injected = foreign_bindings(history, timing.read_bound)
+    assert len(injected) >= 5
+    assert check_locks(history, timing) == []
+    _, run_races = lock_hits(history, timing)  # bindings decided as a lock was published
+    history.bindings += injected
+    violations, races = lock_hits(history, timing)
+    assert len(violations) == len(injected)
+    assert races == run_races
+    assert {v.check for v in check_all(history, run.planned, timing)} == {"locks"}

@@ -1,0 +1,108 @@
+"""The read commands' store against garbage on the status topics.
+
+A record no contract decodes is skipped (counted, said at ``-v``), so it hides nothing it
+shares a key with: not a job from ``get`` or ``describe``, not a node, not the status
+``submit --wait`` waits for.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from contracts import Topic
+from contracts.objects import PodGroupPhase
+from services.cli.describe import describe
+from services.cli.get import KINDS, Query, get
+from services.cli.status import StatusStore
+from services.cli.submit import outcome
+from shared.bus.memory import InMemoryBus
+from shared.bus.outbox import event_record
+from shared.bus.records import OutRecord, Record
+from tests.unit.services.cli.builders import (
+    PREFIX,
+    SETTINGS,
+    build_node,
+    build_phase,
+    build_status,
+    publish,
+)
+
+GARBAGE = (
+    b"not json",
+    b'{"type": "job.status_changed.v1", "job_key": 7}',
+    b'{"type": "from.the.future.v9"}',
+    b"[" * 100_000,
+    None,
+)
+"""Not JSON, a known type that does not decode, an unknown type, deep nesting, no value."""
+
+
+@pytest.fixture
+def bus() -> InMemoryBus:
+    return InMemoryBus()
+
+
+async def send_garbage(bus: InMemoryBus, topic: Topic, key: str) -> None:
+    records = [OutRecord(f"{PREFIX}{topic}", key.encode(), value) for value in GARBAGE]
+    await bus.producer(client_id="garbage").send(records)
+
+
+async def listing(bus: InMemoryBus, kind: str, *names: str, verbose: int = 0) -> str:
+    out: list[str] = []
+    await get(
+        bus, SETTINGS, KINDS[kind], Query(names), output="table", write=out.append, verbose=verbose
+    )
+    return "".join(out)
+
+
+async def test_get_lists_a_job_when_garbage_keyed_like_it_came_after(bus, capsys):
+    await publish(bus, build_status("default/twice", "Running", running=2))
+    await send_garbage(bus, Topic.JOBS_STATUS, "default/twice")
+    text = await listing(bus, "jobs", "twice")
+    assert text.splitlines()[1].split()[:3] == ["default", "twice", "Running"]
+    assert capsys.readouterr().err == ""
+
+
+async def test_get_nodes_lists_a_node_when_garbage_keyed_like_it_came_after(bus):
+    await publish(bus, build_node("node-0"), build_node("node-1"))
+    await send_garbage(bus, Topic.NODES, "node-0")
+    rows = (await listing(bus, "nodes")).splitlines()[1:]
+    assert [row.split()[0] for row in rows] == ["node-0", "node-1"]
+
+
+async def test_skipped_records_are_counted_per_topic_when_verbose(bus, capsys):
+    await publish(bus, build_node("node-0"))
+    await send_garbage(bus, Topic.NODES, "node-0")
+    await listing(bus, "nodes", verbose=1)
+    assert capsys.readouterr().err == (
+        f"skipped {len(GARBAGE)} record(s) on nodes that no contract decodes\n"
+    )
+
+
+async def test_describe_describes_a_job_when_its_newest_records_are_garbage(bus):
+    await publish(bus, build_status("default/twice", "Pending", reason="PodGroupPending"))
+    await send_garbage(bus, Topic.JOBS_STATUS, "default/twice")
+    await send_garbage(bus, Topic.PODGROUPS_STATUS, "default/twice")
+    text = await describe(bus, SETTINGS, "default/twice")
+    assert text is not None
+    assert "Pending" in text
+
+
+def fold(store: StatusStore, *records: OutRecord) -> StatusStore:
+    for offset, out in enumerate(records):
+        store.fold(Record(out.topic, 0, offset, out.key, out.value, out.headers))
+    return store
+
+
+def test_submit_wait_sees_the_status_when_garbage_came_after_it():
+    garbage = [OutRecord(f"{PREFIX}{Topic.JOBS_STATUS}", b"default/a", v) for v in GARBAGE]
+    store = fold(
+        StatusStore(PREFIX),
+        event_record(build_status("default/a", "Running", running=2), PREFIX),
+        event_record(build_phase("default/a", PodGroupPhase.RUNNING), PREFIX),
+        *garbage,
+    )
+    result = outcome(store, StatusStore(PREFIX), "default/a", unchanged=False)
+    assert result.done
+    assert result.line == "default/a: Running, PodGroup Running, 2/2 started"
+    assert store.skipped == {Topic.JOBS_STATUS: len(GARBAGE)}
