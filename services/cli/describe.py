@@ -216,13 +216,16 @@ def _all_conditions(store: StatusStore, key: str, status: object) -> list[str]:
 
 
 def _reservation(store: StatusStore, key: str) -> list[str]:
-    locked = store.reservation.locked_for(key)
+    reservation = store.reservation
+    locked = reservation.locked_for(key)
     lines = [_field("Locked Nodes", ", ".join(locked) if locked else "<none>")]
-    target = store.reservation.target
+    target = reservation.target
+    until = f" until {reservation.until.isoformat()}" if reservation.until is not None else ""
     if target and target != key:
-        lines.append(_field("Reservation", f"nodes are reserved for {target}"))
+        lines.append(_field("Reservation", f"nodes are reserved for {target}{until}"))
     elif target == key:
-        lines.append(_field("Reservation", "this job is the target"))
+        why = f" ({reservation.why})" if reservation.why else ""
+        lines.append(_field("Reservation", f"this job is the target{why}{until}"))
     return lines
 
 

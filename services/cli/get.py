@@ -267,7 +267,7 @@ def pod_rows(store: StatusStore, query: Query) -> dict[str, Row]:
 
 
 def node_rows(store: StatusStore, query: Query) -> dict[str, Row]:
-    """``vcbus get nodes``: allocatable, active pods, cordon, and the job it is locked for."""
+    """``vcbus get nodes``: allocatable, pods, cordon, lock holder and its end (json: why)."""
     active: dict[str, int] = {}
     for pod in store.pods.values():
         if pod.node and pod.phase in ("Pending", "Running"):
@@ -279,7 +279,9 @@ def node_rows(store: StatusStore, query: Query) -> dict[str, Row]:
             continue
         node = event.node
         allocatable = {k: format_quantity(k, v) for k, v in node.allocatable.items()}
-        locked = store.reservation.locks.get(name, "")
+        reservation = store.reservation
+        locked = reservation.locks.get(name, "")
+        until = reservation.until.isoformat() if locked and reservation.until is not None else ""
         obj: Object = {
             "name": name,
             "allocatable": allocatable,
@@ -287,6 +289,8 @@ def node_rows(store: StatusStore, query: Query) -> dict[str, Row]:
             "unschedulable": node.unschedulable,
             "pods": active.get(name, 0),
             "lockedFor": locked,
+            "lockReason": reservation.lock_reasons.get(name, "") if locked else "",
+            "lockedUntil": until,
         }
         cells = (
             name,
@@ -295,6 +299,7 @@ def node_rows(store: StatusStore, query: Query) -> dict[str, Row]:
             str(active.get(name, 0)),
             "SchedulingDisabled" if node.unschedulable else "Ready",
             locked or "-",
+            until or "-",
         )
         out[name] = Row(cells, obj)
     return out
@@ -390,7 +395,7 @@ KINDS: dict[str, Kind] = {
     "nodes": Kind(
         "nodes",
         (Topic.NODES, Topic.PODS, Topic.BINDINGS, Topic.PODS_STATUS, Topic.RESERVATIONS),
-        ("NAME", "CPU", "MEMORY", "PODS", "STATUS", "LOCKED FOR"),
+        ("NAME", "CPU", "MEMORY", "PODS", "STATUS", "LOCKED FOR", "UNTIL"),
         node_rows,
     ),
     "queues": Kind(

@@ -92,16 +92,17 @@ def test_describe_names_the_reason_when_a_job_stays_pending(system, monkeypatch,
     def reason_known() -> bool:
         code, text, _ = run_cli(system, monkeypatch, "describe", "job", "huge")
         described["text"] = text
-        return code == 0 and "Pending Reason:   QueueOverCapability" in text
+        return code == 0 and "Pending Reason:   Infeasible" in text
 
-    eventually(reason_known, "describe naming QueueOverCapability", system)
+    # 2 x 6 cpu on two 4-cpu nodes: it could never run (SPEC A6, A8).
+    eventually(reason_known, "describe naming Infeasible", system)
     text = described["text"]
     assert "Phase:            Pending" in text
-    assert "queue default would exceed its capability" in text
+    assert "minResources cpu 12 exceed the whole cluster's cpu 8" in text
     assert f"Jaeger:           http://localhost:16686/trace/{trace_id}" in text
 
     status, out, _ = run_cli(system, monkeypatch, "get", "jobs", "huge")
-    assert out.splitlines()[1].split()[-1] == "QueueOverCapability"
+    assert out.splitlines()[1].split()[-1] == "Infeasible"
 
 
 def test_get_watch_shows_a_phase_change_when_a_job_starts(system, monkeypatch, manifest):

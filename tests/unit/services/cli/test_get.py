@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from datetime import UTC, datetime
 
 import pytest
 import yaml
@@ -119,9 +120,29 @@ async def test_nodes_show_active_pods_and_newest_locks_when_reservations_changed
         locked("default/big", ("n2",), 2),
     )
     assert rows(await listing(bus, "nodes")) == [
-        ["n1", "4", "8Gi", "1", "Ready", "-"],
-        ["n2", "4", "8Gi", "0", "Ready", "default/big"],
+        ["n1", "4", "8Gi", "1", "Ready", "-", "-"],
+        ["n2", "4", "8Gi", "0", "Ready", "default/big", "-"],
     ]
+
+
+async def test_nodes_show_why_and_until_when_they_are_locked(bus):
+    until = datetime(2026, 1, 1, 0, 10, tzinfo=UTC)
+    await publish(
+        bus,
+        build_node("n1"),
+        elected("default/big", 1, reason="starving: priority 0, waiting 60s", until=until),
+        locked("default/big", ("n1",), 1, reason="lock-mode single", until=until),
+    )
+    listed = await listing(bus, "nodes")
+    assert rows(listed) == [
+        ["n1", "4", "8Gi", "0", "Ready", "default/big", "2026-01-01T00:10:00+00:00"]
+    ]
+    [node] = json.loads(await listing(bus, "nodes", output="json"))["items"]
+    assert (node["lockedFor"], node["lockReason"], node["lockedUntil"]) == (
+        "default/big",
+        "lock-mode single",
+        "2026-01-01T00:10:00+00:00",
+    )
 
 
 async def test_queues_and_podgroups_count_by_phase_when_declared(bus):
