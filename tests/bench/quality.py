@@ -31,12 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from contracts.quantity import parse_resources
 from services.cli.simulate import (
     DEFAULT_ACTIONS,
-    Scenario,
     load_document,
     parse_scenario,
     simulate_in_memory,
@@ -72,6 +68,8 @@ class Case:
     """A job (its first pod) or a pod whose start is reported (``namespace/name``)."""
     ideal: float | None = None
     """The makespan of a perfect scheduler, when known."""
+    shares: bool = False
+    """Report each queue's share of ``resource`` per minute (SPEC A10)."""
 
 
 CASES: list[Case] = [
@@ -80,6 +78,7 @@ CASES: list[Case] = [
     Case("starving-big-job.yaml", watch="default/big"),
     Case("reservation-infeasible.yaml", watch="default/small-2"),
     Case("reservation-will-bind.yaml", watch="default/mpi-master-0"),
+    Case("weighted-queues.yaml", shares=True),
 ]
 
 
@@ -95,6 +94,8 @@ class Figures:
     unfinished: list[str]
     watched_start: float | None = None
     rounds: dict[str, tuple[float, float]] = field(default_factory=dict)
+    shares: dict[str, tuple[float, float]] = field(default_factory=dict)
+    """Queue → its lowest and highest share per minute after the first."""
     pod_starts: dict[str, float] = field(default_factory=dict)
     """Pod key → when it first ran."""
     reasons: dict[str, str | None] = field(default_factory=dict)
@@ -109,21 +110,7 @@ def run_case(case: Case, variant: Variant) -> Figures:
     document["config"] = {**(config if isinstance(config, Mapping) else {}), **variant.config}
     scenario = parse_scenario(document, path.parent)
     outcome = asyncio.run(simulate_in_memory(scenario))
-    return figures(case, variant, scenario, outcome)
-
-
-def _requests(scenario: Scenario, resource: str) -> dict[tuple[str, str], float]:
-    """(job key, task) → what one pod of that task asks of ``resource``."""
-    out: dict[tuple[str, str], float] = {}
-    for _, key, text in scenario.jobs:
-        job = yaml.safe_load(text)
-        for task in job.get("spec", {}).get("tasks", []):
-            total = 0.0
-            for container in task.get("template", {}).get("spec", {}).get("containers", []):
-                requests = (container.get("resources") or {}).get("requests") or {}
-                total += float(parse_resources(requests).get(resource, 0))
-            out[(str(key), str(task.get("name", "")))] = total
-    return out
+    return figures(case, variant, outcome)
 
 
 def _job_of(pod: str, task: str) -> str:
@@ -131,39 +118,19 @@ def _job_of(pod: str, task: str) -> str:
     return re.sub(rf"-{re.escape(task)}-\d+$", "", pod)
 
 
-def figures(
-    case: Case, variant: Variant, scenario: Scenario, outcome: Mapping[str, Any]
-) -> Figures:
-    """The figures of one outcome (``vcbus simulate --json``)."""
-    timeline: list[dict[str, Any]] = outcome["timeline"]
+def figures(case: Case, variant: Variant, outcome: Mapping[str, Any]) -> Figures:
+    """The figures of one outcome (``vcbus simulate --json``), read from its summary."""
+    summary: dict[str, Any] = outcome["summary"]
     pods: dict[str, dict[str, Any]] = outcome["pods"]
-    starts: dict[str, float] = {}
-    ends: dict[str, float] = {}
-    for entry in timeline:
-        if entry.get("event") != "pod":
-            continue
-        pod, t = str(entry["pod"]), float(entry["t"])
-        if entry.get("phase") == "Running":
-            starts.setdefault(pod, t)
-        elif entry.get("phase") in ("Succeeded", "Failed"):
-            ends[pod] = t
-    finished = [
-        float(e["t"])
-        for e in timeline
-        if e.get("event") == "job" and e.get("phase") in ("Completed", "Failed")
-    ]
-    makespan = max(finished) if finished else None
-    requests = _requests(scenario, case.resource)
-    capacity = sum(float(n.allocatable.get(case.resource, 0)) for n in scenario.nodes)
-    used = 0.0
+    starts = {
+        pod: float(entry["running"])
+        for pod, entry in pods.items()
+        if entry.get("running") is not None
+    }
     job_starts: dict[str, float] = {}
     for pod, start in starts.items():
-        task = str(pods.get(pod, {}).get("task", ""))
-        job = _job_of(pod, task)
+        job = _job_of(pod, str(pods[pod].get("task", "")))
         job_starts[job] = min(start, job_starts.get(job, start))
-        end = ends.get(pod, makespan if makespan is not None else start)
-        used += requests.get((job, task), 0.0) * max(0.0, end - start)
-    occupancy = used / (capacity * makespan) if capacity and makespan else None
     rounds: dict[str, list[float]] = defaultdict(list)
     for job, start in job_starts.items():
         found = re.match(r"^[^/]+/(r\d+)-", job)
@@ -173,21 +140,36 @@ def figures(
     unfinished = sorted(
         key for key, job in jobs.items() if job.get("phase") not in ("Completed", "Failed")
     )
+    makespan = summary.get("makespan")
     return Figures(
         case=case.scenario,
         variant=variant.name,
-        makespan=makespan,
-        occupancy=occupancy,
-        elections=sum(1 for e in timeline if e.get("event") == "elected"),
+        makespan=float(makespan) if makespan is not None else None,
+        occupancy=summary.get("utilisation", {}).get(case.resource),
+        elections=sum(1 for e in outcome["timeline"] if e.get("event") == "elected"),
         unfinished=unfinished,
         watched_start=job_starts.get(case.watch, starts.get(case.watch)) if case.watch else None,
         rounds={
             name: (min(ts), max(ts))
             for name, ts in sorted(rounds.items(), key=lambda kv: int(kv[0][1:]))
         },
+        shares=_minute_shares(summary, case.resource) if case.shares else {},
         pod_starts=dict(sorted(starts.items())),
         reasons={key: jobs[key].get("reason") for key in unfinished},
     )
+
+
+def _minute_shares(summary: Mapping[str, Any], resource: str) -> dict[str, tuple[float, float]]:
+    """Queue → the lowest and highest share of ``resource`` over the full minutes after the
+    first (SPEC A10 judges shares there: the first minute fills the cluster)."""
+    windows = [
+        w for w in summary.get("windows", ()) if w["from"] >= 60 and w["to"] - w["from"] >= 60
+    ]
+    found: dict[str, list[float]] = defaultdict(list)
+    for window in windows:
+        for queue, shares in window["shares"].items():
+            found[queue].append(float(shares.get(resource, 0.0)))
+    return {queue: (min(values), max(values)) for queue, values in sorted(found.items())}
 
 
 def _num(value: float | None, unit: str = "s") -> str:
@@ -213,6 +195,13 @@ def render(case: Case, results: Sequence[Figures]) -> str:
         if r.rounds:
             starts = "  ".join(f"{k} {a:.0f}-{b:.0f}" for k, (a, b) in r.rounds.items())
             lines.append(f"  round starts, {r.variant}: {starts}")
+    for r in results:
+        if r.shares:
+            shares = "  ".join(
+                f"{queue} {100 * low:.0f}-{100 * high:.0f}%"
+                for queue, (low, high) in r.shares.items()
+            )
+            lines.append(f"  shares per minute after the first, {r.variant}: {shares}")
     return "\n".join(lines)
 
 
