@@ -67,8 +67,9 @@ EXIT_NO_BROKER = 3
 """Exit status when no broker answers at ``KAFKA_BOOTSTRAP_SERVERS``."""
 EXIT_INTERRUPTED = 130
 
-BROKER_COMMANDS = frozenset({"submit", "get", "describe", "delete", "queue", "dashboard", "topics"})
-"""Commands that need the broker at ``KAFKA_BOOTSTRAP_SERVERS`` before they do anything."""
+BROKER_COMMANDS = frozenset({"get", "describe", "delete", "queue", "dashboard", "topics"})
+"""Commands that need the broker at ``KAFKA_BOOTSTRAP_SERVERS`` before they do anything
+(``submit`` and ``up`` call :func:`require_broker` themselves, after their own checks)."""
 BROKER_WAIT = 5.0
 """Seconds a command waits for the broker to answer before it gives up (status 3)."""
 NO_BROKER_HINT = (

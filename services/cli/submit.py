@@ -40,7 +40,7 @@ from contracts import (
 from contracts.objects import JobPhase, Queue
 from services.admission.core import queues_from_manifests
 from services.admission.decode import load_yaml
-from services.cli import terminal
+from services.cli import require_broker, terminal
 from services.cli.admit import Verdict, admit, as_text
 from services.cli.status import (
     StatusReader,
@@ -196,7 +196,10 @@ def run(args: argparse.Namespace) -> int:
     configure_tracing("vcbus-cli")
     try:
         submitted = records_for(text, settings.topic_prefix, SystemClock().now())
-        refusal = _refusal(name, submitted, settings)
+        refusal = _unsendable(name, submitted, settings)
+        if not refusal:
+            require_broker(settings)
+            refusal = _refused(name, check(submitted, settings))
         if refusal:
             # nothing is published: admission or the broker would refuse these (SPEC A12)
             terminal.error(refusal)
@@ -227,26 +230,31 @@ def run(args: argparse.Namespace) -> int:
     )
 
 
-def _refusal(name: str, submitted: list[Submitted], settings: Settings) -> str:
-    """Why nothing of the file may be published (empty: it may)."""
-    where = "standard input" if name == "-" else name
+def _where(name: str) -> str:
+    return "standard input" if name == "-" else name
+
+
+def _unsendable(name: str, submitted: list[Submitted], settings: Settings) -> str:
+    """Why the file cannot be published, known without a broker (empty: it can)."""
     if not submitted:
-        return f"vcbus submit: {where} holds no Job or Queue; nothing submitted\n"
+        return f"vcbus submit: {_where(name)} holds no Job or Queue; nothing submitted\n"
     too_large = [
         f"vcbus submit: {item.label or '(unnamed)'}: {reason}\n"
         for item in submitted
         if (reason := oversized(item.record, settings.kafka.max_record_bytes)) is not None
     ]
-    if too_large:
-        return "".join(too_large)
-    verdicts = check(submitted, settings)
+    return "".join(too_large)
+
+
+def _refused(name: str, verdicts: list[Verdict]) -> str:
+    """The violations of the documents admission would refuse (empty: none)."""
     refused = [verdict for verdict in verdicts if not verdict.allowed]
     if not refused:
         return ""
     return (
         "".join(as_text(verdict) for verdict in refused)
         + f"vcbus submit: admission would refuse {len(refused)} of {len(verdicts)} "
-        f"document(s) of {where}; nothing submitted (`vcbus admit FILE` checks a file)\n"
+        f"document(s) of {_where(name)}; nothing submitted (`vcbus admit FILE` checks a file)\n"
     )
 
 
