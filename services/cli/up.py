@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import errno
 import os
 import signal
 import socket
@@ -26,7 +25,7 @@ from pathlib import Path
 
 from contracts import Topic
 from contracts.topics import DEFAULT_PREFIX
-from services.cli import require_broker, terminal
+from services.cli import EXIT_UNUSABLE, require_broker, terminal
 from services.cli.dashboard import DEFAULT_HOST, DEFAULT_PORT, jaeger_url
 from services.cli.dashboard.app import listen, serve, url_of
 from services.cli.serve import BUILDERS, add_service_options
@@ -122,17 +121,8 @@ def _bootstrap(port: int | None) -> Iterator[str]:
 
 
 def demo_texts(folder: Path) -> list[str]:
-    """The demo's job files (``*.yaml``, in name order).
-
-    Raises:
-        FileNotFoundError: the folder holds none (or is no folder).
-    """
-    paths = sorted(folder.glob("*.yaml"))
-    if not paths:
-        raise FileNotFoundError(
-            errno.ENOENT, "no demo jobs (*.yaml) there; give a folder of jobs", str(folder)
-        )
-    return [path.read_text() for path in paths]
+    """The text of each demo job file (``*.yaml`` in ``folder``, in name order)."""
+    return [path.read_text() for path in sorted(folder.glob("*.yaml"))]
 
 
 def _service_args(args: argparse.Namespace, name: str) -> list[str]:
@@ -162,6 +152,12 @@ def _service_args(args: argparse.Namespace, name: str) -> list[str]:
 def run(args: argparse.Namespace) -> int:
     """Run the whole system; with ``--demo``, 0 when every demo job completed."""
     demo = demo_texts(Path(args.demo_dir)) if args.demo else []
+    if args.demo and not demo:
+        terminal.error(
+            f"vcbus up: no demo jobs (*.yaml) in {args.demo_dir} "
+            "(--demo-dir takes a folder of job files)\n"
+        )
+        return EXIT_UNUSABLE
     log_dir = Path(args.log_dir)
     log_dir.mkdir(parents=True, exist_ok=True)
     with _bootstrap(args.port) as bootstrap:
