@@ -180,3 +180,38 @@ def test_no_broker_set_is_one_line_and_debug_shows_the_traceback(monkeypatch):
     assert status == 2
     assert err.startswith("Traceback (most recent call last):")
     assert err.splitlines()[-1].startswith("vcbus delete: KAFKA_BOOTSTRAP_SERVERS is not set")
+
+
+@pytest.mark.parametrize("folder", ["nonexistent", "empty"])
+def test_up_demo_without_jobs_is_refused_before_anything_starts(monkeypatch, tmp_path, folder):
+    monkeypatch.delenv("KAFKA_BOOTSTRAP_SERVERS", raising=False)
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / "notes.txt").write_text("no jobs here")
+    demo_dir, log_dir = tmp_path / folder, tmp_path / "logs"
+    status, out, err = cli(
+        monkeypatch, "up", "--demo", "--demo-dir", str(demo_dir), "--log-dir", str(log_dir)
+    )
+    assert (status, out) == (2, "")
+    assert err == (
+        f"vcbus up: no demo jobs (*.yaml) in {demo_dir} (--demo-dir takes a folder of job files)\n"
+    )
+    assert not log_dir.exists()
+
+
+def test_up_names_a_taken_port_and_an_absent_broker(monkeypatch, tmp_path):
+    monkeypatch.delenv("KAFKA_BOOTSTRAP_SERVERS", raising=False)
+    log_dir = str(tmp_path / "logs")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        status, out, err = cli(monkeypatch, "up", "--port", str(port), "--log-dir", log_dir)
+        assert (status, out) == (2, "")
+        assert err == f"vcbus up: port {port} is taken; choose another with --port\n"
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        address = f"127.0.0.1:{silent.getsockname()[1]}"
+        monkeypatch.setenv("KAFKA_BOOTSTRAP_SERVERS", address)
+        status, out, err = cli(monkeypatch, "up", "--log-dir", log_dir)
+    assert (status, out) == (3, "")
+    assert err.splitlines()[0] == f"vcbus up: no broker answers at {address} (waited 5 s)"
