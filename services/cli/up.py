@@ -272,7 +272,13 @@ async def _watch(
                 return 2
             if interactive:
                 sys.stdout.write(
-                    "\x1b[2J\x1b[H" + banner + jobs_table(view) + "\n\n" + nodes_table(view) + "\n"
+                    "\x1b[2J\x1b[H"
+                    + f"export KAFKA_BOOTSTRAP_SERVERS={settings.kafka.bootstrap_servers}\n"
+                    + banner
+                    + jobs_table(view)
+                    + "\n\n"
+                    + nodes_table(view)
+                    + "\n"
                 )
                 sys.stdout.flush()
             if args.demo and (line := f"demo: {phase_counts(view, submitted)}\n") != shown:
