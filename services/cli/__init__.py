@@ -70,6 +70,8 @@ EXIT_INTERRUPTED = 130
 BROKER_COMMANDS = frozenset({"get", "describe", "delete", "queue", "dashboard", "topics"})
 """Commands that need the broker at ``KAFKA_BOOTSTRAP_SERVERS`` before they do anything
 (``submit`` and ``up`` call :func:`require_broker` themselves, after their own checks)."""
+SERVICE_COMMANDS = frozenset({"serve"})
+"""Commands whose output is a service's log: an unexpected failure keeps its traceback there."""
 BROKER_WAIT = 5.0
 """Seconds a command waits for the broker to answer before it gives up (status 3)."""
 NO_BROKER_HINT = (
@@ -120,9 +122,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
     except Exception as exc:  # noqa: BLE001 - the one place every failure is reported
-        if debug:
-            traceback.print_exc()
         status, lines = explain(exc)
+        if debug or (status == EXIT_FAILED and args.command in SERVICE_COMMANDS):
+            traceback.print_exc()
         terminal.error(f"vcbus {args.command}: " + "\n  ".join(lines) + "\n")
         return status
 
