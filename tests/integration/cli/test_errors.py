@@ -72,8 +72,8 @@ def submitted_count() -> int:
         await ensure_topics(bus, [], settings.topic_prefix, settings.partitions, settings.topics)
         partitions = [TopicPartition(topic, n) for n in range(await bus.partitions(topic))]
         consumer = bus.consumer([topic], group=None, client_id="t-count")
-        await consumer.start()
         try:
+            await consumer.start()
             return sum((await consumer.end_offsets(partitions)).values())
         finally:
             await consumer.stop()
