@@ -81,8 +81,9 @@ chaos: $(STAMP)
 simulate: $(STAMP)
 	$(BIN)/vcbus simulate examples/scenarios/full-depends-on.yaml
 
+# Builds the image from this tree, then starts Kafka, Jaeger, the topics step and every service.
 up:
-	docker compose up -d
+	docker compose up -d --build
 
 down:
 	docker compose down

@@ -1,5 +1,8 @@
 """``vcbus delete job NAME...``: ask for jobs to be deleted, with their pods.
 
+Only jobs that exist (read from ``jobs.admitted`` and ``jobs.status``) are asked for; each
+other one is reported "not found" (exit 1), as kubectl does.
+
 A ``JobDeleteRequested`` command goes to ``jobs.submitted`` keyed by the job, so it stays
 ordered with the job's submission; admission passes it on and the job-controller deletes
 the pods, the PodGroup and the job (``JobDeleted`` on ``jobs.status``). ``--wait`` follows
@@ -12,9 +15,17 @@ import argparse
 import asyncio
 from datetime import datetime
 
-from contracts import JobDeleted, JobDeleteRequested, JobKey, Topic, derive_event_id
+from contracts import (
+    JobAdmitted,
+    JobDeleted,
+    JobDeleteRequested,
+    JobKey,
+    JobStatusChanged,
+    Topic,
+    derive_event_id,
+)
 from services.cli import terminal
-from services.cli.status import StatusReader, StatusStore, add_verbose, trace_id_of
+from services.cli.status import StatusReader, StatusStore, add_verbose, read_store, trace_id_of
 from services.cli.submit import publish
 from shared.bus.kafka import AioKafkaBus
 from shared.bus.outbox import event_record
@@ -59,9 +70,24 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Publish the delete commands; with ``--wait``, 0 once every job is gone, 2 on timeout."""
-    keys = [name if "/" in name else f"{args.namespace}/{name}" for name in args.names]
+    """Publish the delete commands of the jobs that exist.
+
+    Returns:
+        0 once published (with ``--wait``: once every job is gone), 1 when a job does not
+        exist (said on standard error, as kubectl does; the others are deleted all the
+        same), 2 when ``--wait`` ran out of time.
+    """
+    keys = list(
+        dict.fromkeys(name if "/" in name else f"{args.namespace}/{name}" for name in args.names)
+    )
     settings = Settings.from_env()
+    bus = AioKafkaBus(settings.kafka)
+    found = asyncio.run(existing(bus, settings, keys, verbose=args.verbose))
+    missing = [key for key in keys if key not in found]
+    terminal.error("".join(f'vcbus delete: job "{key}" not found\n' for key in missing))
+    keys = [key for key in keys if key in found]
+    if not keys:
+        return 1
     configure_tracing("vcbus-cli")
     try:
         now = SystemClock().now()
@@ -70,13 +96,35 @@ def run(args: argparse.Namespace) -> int:
     finally:
         shutdown_tracing()
     terminal.write("".join(f"job {key} delete requested\n" for key in keys))
-    if not args.wait:
-        return 0
-    traces = {key: trace for key, (_, trace) in made.items()}
-    bus = AioKafkaBus(settings.kafka)
-    return asyncio.run(
-        wait_for_deleted(bus, settings, traces, timeout=args.timeout, verbose=args.verbose)
+    status = 0
+    if args.wait:
+        traces = {key: trace for key, (_, trace) in made.items()}
+        status = asyncio.run(
+            wait_for_deleted(bus, settings, traces, timeout=args.timeout, verbose=args.verbose)
+        )
+    return status or (1 if missing else 0)
+
+
+async def existing(bus: Bus, settings: Settings, keys: list[str], *, verbose: int = 0) -> set[str]:
+    """The jobs of ``keys`` that exist now: admitted, and not deleted since."""
+    store = await read_store(
+        bus, settings, (Topic.JOBS_ADMITTED, Topic.JOBS_STATUS), keys=keys, verbose=verbose
     )
+    return {key for key in keys if exists(store, key)}
+
+
+def exists(store: StatusStore, key: str) -> bool:
+    """Whether job ``key`` exists: it has a status, or was admitted after its last deletion.
+
+    A job is not there before admission accepts it, nor after it is deleted.
+    """
+    status = store.get(Topic.JOBS_STATUS, key)
+    if isinstance(status, JobStatusChanged):
+        return True
+    admitted = store.get(Topic.JOBS_ADMITTED, key)
+    if not isinstance(admitted, JobAdmitted):
+        return False
+    return not isinstance(status, JobDeleted) or admitted.occurred_at > status.occurred_at
 
 
 async def wait_for_deleted(

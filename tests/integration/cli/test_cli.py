@@ -14,8 +14,11 @@ from pathlib import Path
 
 import pytest
 
+from services.cli.submit import publish, records_for
 from shared.bus.kafka import AioKafkaBus, KafkaSettings
 from shared.bus.records import OutRecord
+from shared.runtime.clock import SystemClock
+from shared.runtime.settings import Settings
 from tests.support.processes import Processes
 from tests.support.served import eventually, run_cli
 
@@ -194,13 +197,20 @@ def test_garbage_keyed_like_a_job_or_a_node_hides_neither(system, monkeypatch, m
 
 def test_a_rejection_naming_terminal_escapes_is_printed_escaped(system, monkeypatch, manifest):
     text = job("escapes").replace("queue: default", 'queue: "\\e]0;owned\\a\\e[2Jq"')
-    status, out, _ = run_cli(
-        system, monkeypatch, "submit", manifest("escapes", text), "--wait", "--timeout", "60"
-    )
-    assert status == 1
-    assert "\x1b" not in out
-    assert "\x07" not in out
-    assert '"\\u001b]0;owned\\u0007\\u001b[2Jq" not found' in out
+    status, out, err = run_cli(system, monkeypatch, "submit", manifest("escapes", text))
+    assert (status, out) == (1, "")  # refused before publishing: admission's check, run here
+    assert "\x1b" not in err
+    assert "\x07" not in err
+    assert '"\\u001b]0;owned\\u0007\\u001b[2Jq" not found' in err
+    # another client publishes it anyway: the service's rejection is escaped as well
+    settings = Settings.from_env(system.env())
+    records = [item.record for item in records_for(text, system.prefix, SystemClock().now())]
+    asyncio.run(publish(settings, records))
+
+    def rejected() -> bool:
+        return "Rejected" in run_cli(system, monkeypatch, "describe", "job", "escapes")[1]
+
+    eventually(rejected, "job escapes described Rejected", system)
     status, out, _ = run_cli(system, monkeypatch, "describe", "job", "escapes")
     assert status == 0
     assert "\x1b" not in out

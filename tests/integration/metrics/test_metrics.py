@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import re
+import socket
 
 import pytest
 
@@ -127,7 +128,9 @@ def test_every_family_is_exposed_and_probes_answer_when_a_run_is_over(after_a_ru
             "vcbus_job_submit_to_gang_ready_seconds",
         } <= families(after_a_run, service)
         found = scrape(after_a_run, service)
-        assert value(found, "target_info", service_name=service, service_instance_id="0") == 1
+        # no --instance given: a service names itself after its host, as a container would
+        instance = socket.gethostname()
+        assert value(found, "target_info", service_name=service, service_instance_id=instance) == 1
 
 
 def test_cycles_bindings_and_pending_reasons_are_reported_when_a_run_is_over(after_a_run):
