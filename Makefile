@@ -11,7 +11,7 @@ UV := $(UV_VENV)/bin/uv
 LATEST_VENV := .venv-latest
 export UV_PYTHON_DOWNLOADS := never
 
-.PHONY: install lock test test-latest check fmt lint typecheck imports schemas run up down bench simulate chaos clean
+.PHONY: install lock test test-latest check fmt lint typecheck imports schemas run up down bench quality simulate chaos clean
 
 $(UV):
 	$(PYTHON) -m venv $(UV_VENV)
@@ -68,6 +68,11 @@ run: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m tests.bench
 
+# Scheduling quality with a feature on and off (reservation, ...): makespan, occupancy and
+# per-round starts of the scenarios in tests/bench/quality.py, from the simulated timeline.
+quality: $(STAMP)
+	$(BIN)/python -m tests.bench.quality
+
 # The chaos run: 500 jobs, 20 kill -9s, the broker frozen 15 s; prints the figures, writes
 # bench/results/chaos-<time>.json, exits 1 on any violation. CHAOS_ARGS="--runs 3" etc.
 chaos: $(STAMP)
@@ -76,8 +81,9 @@ chaos: $(STAMP)
 simulate: $(STAMP)
 	$(BIN)/vcbus simulate examples/scenarios/full-depends-on.yaml
 
+# Builds the image from this tree, then starts Kafka, Jaeger, the topics step and every service.
 up:
-	docker compose up -d
+	docker compose up -d --build
 
 down:
 	docker compose down

@@ -7,6 +7,7 @@ from contracts.events.capacity_reservations import (
     CapacityReservationsEvent,
     CapacityReserved,
     LocksHonoured,
+    LocksLifted,
     ReservedPod,
 )
 from contracts.events.jobs_admitted import (
@@ -91,6 +92,7 @@ __all__ = [
     "JobsSubmittedCommand",
     "KeyKind",
     "LocksHonoured",
+    "LocksLifted",
     "NodeChanged",
     "NodeName",
     "NodeRegistered",

@@ -12,6 +12,7 @@ from contracts.events.capacity_reservations import (
     CapacityReservationsEvent,
     CapacityReserved,
     LocksHonoured,
+    LocksLifted,
 )
 from contracts.events.cluster_commands import (
     NodeAddRequested,
@@ -191,6 +192,7 @@ def key_of(event: Event) -> str:
             | CapacityReserved()
             | CapacityReleased()
             | LocksHonoured()
+            | LocksLifted()
         ):
             return event.job
         case BindingCreated():

@@ -88,4 +88,18 @@ class LocksHonoured(Event, tag="capacity.locks_honoured.v1", frozen=True, kw_onl
     """Every node locked for ``job`` in the allocator's view, sorted."""
 
 
-CapacityReservationsEvent = CapacityReserved | CapacityReleased | LocksHonoured
+class LocksLifted(Event, tag="capacity.locks_lifted.v1", frozen=True, kw_only=True):
+    """The allocator placed the target's gang: its locked nodes take other jobs' pods again.
+
+    Published before the bindings of the cycle that placed the target (or first saw it
+    placed), so the rest of that cycle uses the freed nodes (SPEC A6, no harm); the
+    ``NodesUnlocked`` of podgroup-enqueue follows. Its id derives from job and generation.
+    """
+
+    job: JobKey
+    generation: int
+    nodes: tuple[NodeName, ...]
+    """The nodes that were locked for ``job`` in the allocator's view, sorted."""
+
+
+CapacityReservationsEvent = CapacityReserved | CapacityReleased | LocksHonoured | LocksLifted

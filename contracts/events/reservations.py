@@ -7,6 +7,8 @@ order (the topic is keyed by job) drops the ones of an older reservation.
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from contracts._base import Event
 from contracts.keys import JobKey, NodeName
 
@@ -17,6 +19,8 @@ class TargetJobElected(Event, tag="reservation.target_elected.v1", frozen=True, 
     job: JobKey
     reason: str = ""
     generation: int = 0
+    until: datetime | None = None
+    """When its locks end at the latest (``lock-max`` after the election; added later)."""
 
 
 class NodesLocked(Event, tag="reservation.nodes_locked.v1", frozen=True, kw_only=True):
@@ -27,15 +31,23 @@ class NodesLocked(Event, tag="reservation.nodes_locked.v1", frozen=True, kw_only
     mode: str = "single"
     generation: int = 0
     reason: str = ""
+    until: datetime | None = None
+    """When the lock ends at the latest (``lock-max`` after the election; added later)."""
 
 
 class NodesUnlocked(Event, tag="reservation.nodes_unlocked.v1", frozen=True, kw_only=True):
-    """The target is ready or gone: every lock released and the target cleared, at once."""
+    """Every lock released and the target cleared, at once.
+
+    The target is ready, gone, infeasible, or expired (``lock-max``).
+    """
 
     job: JobKey
     nodes: tuple[NodeName, ...]
     reason: str = ""
     generation: int = 0
+    backoff_until: datetime | None = None
+    """Set when the reservation expired (``lock-max``): the job may not be elected again
+    before this moment (``lock-backoff``; added later)."""
 
 
 ReservationsEvent = TargetJobElected | NodesLocked | NodesUnlocked

@@ -21,10 +21,10 @@ answers with one of:
   record yields the same id. A valid job whose records could not be written (SPEC A12,
   :mod:`services.admission.fit`) is rejected too, with a reason that names the limit.
 - ``JobDeleteAccepted`` / ``JobAbortAccepted`` / ``JobResumeAccepted`` — for a command
-  naming a well-formed job key (``namespace/name``); the id is derived from the command's tag, its job and its
-  position (topic, partition, offset), never from the ``event_id`` the client sent: two
-  commands that reuse one id are still two commands (a delete is never dropped as a
-  duplicate of an older one), and a redelivered record keeps its id.
+  naming a well-formed job key (``namespace/name``); the id is derived from the command's
+  tag, its job and its position (topic, partition, offset), never from the ``event_id``
+  the client sent: two commands that reuse one id are still two commands (a delete is
+  never dropped as a duplicate of an older one), and a redelivered record keeps its id.
 
 **Admission is stateless over jobs** (a decision already taken): it knows only the
 queues, validates every submission as a Kubernetes CREATE (mutation then validation,

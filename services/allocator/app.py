@@ -1,7 +1,9 @@
 """Wiring of the allocator: follows the state topics into a view, runs allocate cycles, binds.
 
 A cycle that sees new node locks (``reservations``) publishes ``LocksHonoured`` before
-its bindings: from then on no other job's pod is bound to those nodes.
+its bindings: from then on no other job's pod is bound to those nodes. A cycle that places
+the target (or first sees it placed) publishes ``LocksLifted`` before its bindings: from
+then on the other jobs use those nodes again, ahead of podgroup-enqueue's unlock.
 
 One replica is active (the lease); standbys follow the same topics and take over on
 rebalance. The cluster refuses any binding that would overcommit a node, so even two
@@ -13,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from contracts import Event, LocksHonoured
+from contracts import Event, LocksHonoured, LocksLifted
 from shared.runtime.clock import Clock
 from shared.runtime.scheduler import scheduling_service
 from shared.runtime.service import Service
@@ -24,7 +26,7 @@ from shared.scheduling.framework.results import CycleObserver
 from shared.scheduling.framework.session_cache import SessionCache
 from shared.step import Ctx
 
-from .cycle import locks_honoured, next_due, run_cycle
+from .cycle import locks_honoured, locks_lifted, next_due, run_cycle
 
 NAME = "allocator"
 
@@ -45,18 +47,28 @@ def build_service(
     cache = SessionCache()
 
     honoured: list[LocksHonoured] = []
+    lifted: list[LocksLifted] = []
 
     def decide(ctx: Ctx) -> Sequence[Event]:
         snapshot = view.snapshot()
         result = run_cycle(snapshot, conf, ctx, cache=cache)
         if on_cycle is not None:
             on_cycle(ctx.now, result.session)
-        events = result.events
+        notes: list[Event] = []
         locks = locks_honoured(snapshot.reservation, honoured[-1] if honoured else None, ctx)
-        if locks is None:
-            return events
-        honoured[:] = [locks]
-        return (locks, *events)
+        if locks is not None:
+            honoured[:] = [locks]
+            notes.append(locks)
+        lift = locks_lifted(
+            snapshot.reservation,
+            result.session.locks_lifted,
+            lifted[-1] if lifted else None,
+            ctx,
+        )
+        if lift is not None:
+            lifted[:] = [lift]
+            notes.append(lift)
+        return (*notes, *result.events)
 
     def due(now: datetime) -> datetime | None:
         return next_due(view.snapshot(), now)

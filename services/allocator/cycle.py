@@ -26,6 +26,7 @@ from contracts.events.capacity_reservations import (
     CapacityReleased,
     CapacityReserved,
     LocksHonoured,
+    LocksLifted,
 )
 from contracts.events.podgroups_conditions import PodGroupConditionsChanged
 from contracts.keys import NodeName
@@ -41,6 +42,7 @@ from shared.step import Ctx
 
 BINDING_KIND = "binding.created.v1"
 LOCKS_KIND = "capacity.locks_honoured.v1"
+LIFTED_KIND = "capacity.locks_lifted.v1"
 CONDITIONS_KIND = "podgroup.conditions_changed.v1"
 
 
@@ -122,6 +124,33 @@ def locks_honoured(
         job=reservation.target_job,
         generation=reservation.generation,
         nodes=nodes,
+    )
+
+
+def locks_lifted(
+    reservation: Reservation, lifted: bool, last: LocksLifted | None, ctx: Ctx
+) -> LocksLifted | None:
+    """The ``LocksLifted`` to publish before this cycle's bindings, once per reservation.
+
+    Args:
+        reservation: the reservation in the snapshot the cycle runs on.
+        lifted: whether the cycle lifted the locks (the target's gang is placed).
+        last: what this allocator last published.
+        ctx: the cycle's time.
+    """
+    if not lifted or reservation.target_job is None or not reservation.locked_nodes:
+        return None
+    if last is not None and (last.job, last.generation) == (
+        reservation.target_job,
+        reservation.generation,
+    ):
+        return None
+    return LocksLifted(
+        event_id=derive_event_id(LIFTED_KIND, reservation.target_job, reservation.generation),
+        occurred_at=ctx.now,
+        job=reservation.target_job,
+        generation=reservation.generation,
+        nodes=tuple(sorted(NodeName(node) for node in reservation.locked_nodes)),
     )
 
 

@@ -8,14 +8,18 @@ exit status.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import importlib
 import importlib.metadata
+import logging
 import sys
+import traceback
 from collections.abc import Callable, Sequence
 
 from services.cli import terminal
-from shared.bus.errors import BusError
-from shared.runtime.settings import SettingsError
+from shared.bus.errors import BrokerUnavailableError, BusError
+from shared.bus.kafka import reachable
+from shared.runtime.settings import Settings, SettingsError
 from shared.runtime.topic_table import TopicTableError
 
 COMMANDS: tuple[str, ...] = (
@@ -37,6 +41,9 @@ COMMANDS: tuple[str, ...] = (
 """Sub-command modules of this package, in help order."""
 
 
+DEBUG_FLAG = "--debug"
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Return the parser of every sub-command."""
     parser = argparse.ArgumentParser(
@@ -44,6 +51,11 @@ def build_parser() -> argparse.ArgumentParser:
         description="Volcano's batch job lifecycle as services over Kafka.",
     )
     parser.add_argument("--version", action="version", version=f"vcbus {_version()}")
+    parser.add_argument(
+        DEBUG_FLAG,
+        action="store_true",
+        help="on failure, show the traceback and the Kafka client's logs (anywhere on the line)",
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in COMMANDS:
         module = importlib.import_module(f"services.cli.{name}")
@@ -58,23 +70,90 @@ def _version() -> str:
         return "(not installed)"
 
 
+EXIT_FAILED = 1
+"""Exit status of a command that failed for a reason of its own (or an unexpected error)."""
 EXIT_UNUSABLE = 2
-"""Exit status when a setting cannot be used or the broker refuses or cannot be reached."""
+"""Exit status when a setting or an input file cannot be used, or the broker refuses."""
+EXIT_NO_BROKER = 3
+"""Exit status when no broker answers at ``KAFKA_BOOTSTRAP_SERVERS``."""
+EXIT_INTERRUPTED = 130
+
+BROKER_COMMANDS = frozenset({"get", "describe", "delete", "job", "queue", "dashboard", "topics"})
+"""Commands that need the broker at ``KAFKA_BOOTSTRAP_SERVERS`` before they do anything
+(``submit`` and ``up`` call :func:`require_broker` themselves, after their own checks)."""
+SERVICE_COMMANDS = frozenset({"serve"})
+"""Commands whose output is a service's log: an unexpected failure keeps its traceback there."""
+BROKER_WAIT = 5.0
+"""Seconds a command waits for the broker to answer before it gives up (status 3)."""
+NO_BROKER_HINT = (
+    "start one with `vcbus up` (it prints the KAFKA_BOOTSTRAP_SERVERS to export), "
+    "or point KAFKA_BOOTSTRAP_SERVERS at yours"
+)
+
+
+def require_broker(settings: Settings) -> None:
+    """Return once a bootstrap server answers; wait :data:`BROKER_WAIT` seconds at most.
+
+    Raises:
+        BrokerUnavailableError: none answered, naming the address tried.
+    """
+    servers = settings.kafka.bootstrap_servers
+    if not asyncio.run(reachable(servers, BROKER_WAIT)):
+        raise BrokerUnavailableError(f"no broker answers at {servers} (waited {BROKER_WAIT:g} s)")
+
+
+def _quiet_clients() -> None:
+    """Keep the Kafka client's own log lines (one per failed connect) off the terminal.
+
+    They still reach the handlers a service configures; ``--debug`` leaves them be.
+    """
+    client = logging.getLogger("aiokafka")
+    if not any(isinstance(handler, logging.NullHandler) for handler in client.handlers):
+        client.addHandler(logging.NullHandler())
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``vcbus`` command line and return its exit status.
 
-    A setting that cannot be used, or a broker that refuses or does not answer, ends the
-    command with one line that says so (status 2), not a traceback.
+    Every failure ends the command with one or two lines that say what went wrong and what
+    to do, not a traceback: a setting, an input file or a broker that refuses (status 2),
+    no broker answering within :data:`BROKER_WAIT` seconds (status 3), anything else
+    (status 1). ``--debug``, anywhere on the line, shows the traceback and the client's logs.
     """
-    args = build_parser().parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    debug = DEBUG_FLAG in words
+    args = build_parser().parse_args([word for word in words if word != DEBUG_FLAG])
+    if not debug:
+        _quiet_clients()
     func: Callable[[argparse.Namespace], int] = args.func
     try:
+        if args.command in BROKER_COMMANDS:
+            require_broker(Settings.from_env())
         return func(args)
-    except (SettingsError, TopicTableError, BusError) as exc:
-        terminal.error(f"vcbus {args.command}: {exc}\n")
-        return EXIT_UNUSABLE
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+    except Exception as exc:  # noqa: BLE001 - the one place every failure is reported
+        status, lines = explain(exc)
+        if debug or (status == EXIT_FAILED and args.command in SERVICE_COMMANDS):
+            traceback.print_exc()
+        terminal.error(f"vcbus {args.command}: " + "\n  ".join(lines) + "\n")
+        return status
+
+
+def explain(exc: Exception) -> tuple[int, list[str]]:
+    """The exit status for ``exc`` and the lines (one or two) that tell the user."""
+    match exc:
+        case BrokerUnavailableError():
+            return EXIT_NO_BROKER, [str(exc), NO_BROKER_HINT]
+        case SettingsError() | TopicTableError() | BusError():
+            return EXIT_UNUSABLE, [str(exc)]
+        case OSError(filename=str() as filename) if exc.strerror:
+            return EXIT_UNUSABLE, [f"cannot read {filename}: {exc.strerror}"]
+        case _:
+            return EXIT_FAILED, [
+                f"{type(exc).__name__}: {exc}",
+                "this is a fault in vcbus; run again with --debug to see where, and report it",
+            ]
 
 
 if __name__ == "__main__":

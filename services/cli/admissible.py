@@ -1,13 +1,13 @@
-"""Whether a job can ever run, and its place among the jobs waiting in its queue.
+"""Whether a waiting job is admissible, and its place among the jobs waiting in its queue.
 
-Kueue keeps a workload that cannot be admitted apart as inadmissible (kueue@v0.9
+Kueue keeps a workload it cannot admit apart as inadmissible (kueue@v0.9
 ``pkg/queue/cluster_queue.go``, ``inadmissibleWorkloads``) and says why on its
-``QuotaReserved`` condition (``request > maximum capacity``), rather than leaving it pending
-with a reason that looks passing. vcbus marks a job ``Inadmissible`` in the two cases that
-nothing but a new queue or node can mend: its gang minimum (its PodGroup's
-``minResources``) is more than its queue's capability, or one of its pods asks for more
-than any node offers. Capacity that is merely in use (Volcano's ``QueueOverCapability``
-against the cluster's total) is not such a case: it frees.
+``QuotaReserved`` condition, rather than leaving it pending with a reason that looks
+passing. vcbus marks a job ``Inadmissible`` when its highest-ranked pending reason says it
+cannot be enqueued as it is: ``Infeasible`` (no node could ever hold one of its minimum
+pods, or the cluster as a whole cannot hold its minimum: podgroup-enqueue decides it, SPEC
+A6/A8) or ``QueueOverCapability`` (its minimum is over what its queue may hold). The
+reasons are the services'; nothing is computed again here.
 
 The place in the queue follows Volcano's job order within a queue (volcano@v1.10
 ``pkg/scheduler/plugins/priority/priority.go`` ``JobOrderFn``, then creation time): higher
@@ -16,75 +16,23 @@ priority first, then older first, among the queue's PodGroups not yet ``Inqueue`
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from contracts import (
-    JobAdmitted,
-    NodeChanged,
-    NodeRegistered,
-    PodGroupCreated,
-    PodGroupPhaseChanged,
-    PodGroupUpdated,
-    QueueDeclared,
-    Topic,
-)
-from contracts.objects import DEFAULT_QUEUE
-from contracts.objects.pod_spec import pod_requests
-from contracts.quantity import Resources
-from services.cli.usage import resources_text
+from contracts import PodGroupCreated, PodGroupPhaseChanged, PodGroupUpdated, Topic
 
 if TYPE_CHECKING:
-    from services.cli.status import StatusStore
+    from services.cli.status import Reason, StatusStore
 
 INADMISSIBLE = "Inadmissible"
+NOT_ENQUEUEABLE = frozenset({"Infeasible", "QueueOverCapability"})
+"""Pending reasons that make a job inadmissible."""
 
 
-def _short(amounts: Resources, over: Resources) -> list[str]:
-    """The resources of ``amounts`` that are more than ``over`` offers."""
-    return sorted(n for n, v in amounts.items() if v > 0 and v > over.get(n, 0))
-
-
-def inadmissible(store: StatusStore, key: str) -> str | None:
-    """Why job ``key`` can never run, or ``None`` (also when the store cannot tell).
-
-    Needs ``jobs.admitted`` and, for each check, ``podgroups`` and ``queues`` (capability)
-    or ``nodes`` (the largest node) in the store.
-    """
-    admitted = store.get(Topic.JOBS_ADMITTED, key)
-    if not isinstance(admitted, JobAdmitted):
-        return None
-    queue_name = admitted.job.spec.queue or DEFAULT_QUEUE
-    group = store.get(Topic.PODGROUPS, key)
-    queue = store.get(Topic.QUEUES, queue_name)
-    if isinstance(group, PodGroupCreated | PodGroupUpdated) and isinstance(queue, QueueDeclared):
-        capability = queue.queue.capability
-        minimum = {n: v for n, v in group.podgroup.min_resources.items() if n in capability}
-        short = _short(minimum, capability)
-        if short:
-            return (
-                f"its minimum needs {resources_text(minimum, names=tuple(short))}, more than "
-                f"queue {queue_name}'s capability {resources_text(capability, names=tuple(short))}"
-            )
-    nodes = [
-        event.node.allocatable
-        for name in store.keys(Topic.NODES)
-        if isinstance(event := store.get(Topic.NODES, name), NodeRegistered | NodeChanged)
-    ]
-    if not nodes:
-        return None
-    for task in admitted.job.spec.tasks:
-        if task.replicas <= 0:
-            continue
-        requests = pod_requests(task.template.spec)
-        if all(_short(requests, node) for node in nodes):
-            largest = max(nodes, key=lambda node: tuple(node.get(n, 0) for n in sorted(requests)))
-            names = tuple(sorted(n for n, v in requests.items() if v > 0))
-            return (
-                f"a pod of task {task.name} requests {resources_text(requests, names=names)}; "
-                f"no node offers that much (largest: {resources_text(largest, names=names)})"
-            )
-    return None
+def inadmissible(reasons: Sequence[Reason]) -> Reason | None:
+    """The reason that makes a job inadmissible: the first of ``reasons`` that does."""
+    return next((r for r in reasons if r.code in NOT_ENQUEUEABLE), None)
 
 
 @dataclass(frozen=True, slots=True)

@@ -98,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
         out: object = rendered if several else rendered[0]
         terminal.write(msgspec.json.format(msgspec.json.encode(out), indent=2).decode() + "\n")
     else:
-        terminal.write("".join(_as_text(verdict) for verdict in verdicts))
+        terminal.write("".join(as_text(verdict) for verdict in verdicts))
     return EXIT_ALLOWED if all(verdict.allowed for verdict in verdicts) else EXIT_REJECTED
 
 
@@ -215,7 +215,8 @@ def _as_json(verdict: Verdict) -> dict[str, Any]:
     }
 
 
-def _as_text(verdict: Verdict) -> str:
+def as_text(verdict: Verdict) -> str:
+    """The verdict as ``vcbus admit`` prints it: one line, and one per violation."""
     if verdict.allowed:
         job = verdict.job
         if job is None:

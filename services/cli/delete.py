@@ -1,10 +1,13 @@
 """``vcbus delete job NAME...``: ask for jobs to be deleted, with their pods.
 
+Only jobs that exist (read from ``jobs.admitted`` and ``jobs.status``) are asked for; each
+other one is reported "not found" (exit 1), as kubectl does.
+
 A ``JobDeleteRequested`` command goes to ``jobs.submitted`` keyed by the job, so it stays
 ordered with the job's submission; admission passes it on and the job-controller deletes
 the pods, the PodGroup and the job (``JobDeleted`` on ``jobs.status``). The command
-continues the job's trace (the context of its newest status), so the deletion is seen in
-the same trace as the job's life; ``--wait`` follows that trace until the job is gone.
+continues the job's trace (:mod:`services.cli.commands`), so the deletion is seen in the
+same trace as the job's life; ``--wait`` follows that trace until the job is gone.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from opentelemetry.context import Context
 
 from contracts import JobDeleted, JobDeleteRequested, Topic
 from services.cli import terminal
-from services.cli.job import command_record, job_contexts
+from services.cli.commands import command_record, existing
 from services.cli.status import StatusReader, StatusStore, add_verbose, trace_id_of
 from services.cli.submit import publish
 from shared.bus.kafka import AioKafkaBus
@@ -34,8 +37,8 @@ def delete_record(
 ) -> tuple[OutRecord, str]:
     """The command deleting job ``key``, and the trace id it travels in.
 
-    With ``parent`` (the context of the job's newest status) it continues the job's
-    trace; see :func:`services.cli.job.command_record`.
+    With ``parent`` (the context of the job's newest record) it continues the job's trace;
+    see :func:`services.cli.commands.command_record`.
     """
     return command_record(JobDeleteRequested, key, prefix, now, parent)
 
@@ -55,27 +58,39 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Publish the delete commands; with ``--wait``, 0 once every job is gone, 2 on timeout."""
-    keys = [name if "/" in name else f"{args.namespace}/{name}" for name in args.names]
+    """Publish the delete commands of the jobs that exist.
+
+    Returns:
+        0 once published (with ``--wait``: once every job is gone), 1 when a job does not
+        exist (said on standard error, as kubectl does; the others are deleted all the
+        same), 2 when ``--wait`` ran out of time.
+    """
+    keys = list(
+        dict.fromkeys(name if "/" in name else f"{args.namespace}/{name}" for name in args.names)
+    )
     settings = Settings.from_env()
     bus = AioKafkaBus(settings.kafka)
-    contexts = asyncio.run(job_contexts(bus, settings, keys, verbose=args.verbose))
+    found = asyncio.run(existing(bus, settings, keys, verbose=args.verbose))
+    missing = [key for key in keys if key not in found]
+    terminal.error("".join(f'vcbus delete: job "{key}" not found\n' for key in missing))
+    keys = [key for key in keys if key in found]
+    if not keys:
+        return 1
     configure_tracing("vcbus-cli")
     try:
         now = SystemClock().now()
-        made = {
-            key: delete_record(key, settings.topic_prefix, now, contexts.get(key)) for key in keys
-        }
+        made = {key: delete_record(key, settings.topic_prefix, now, found[key]) for key in keys}
         asyncio.run(publish(settings, [record for record, _ in made.values()]))
     finally:
         shutdown_tracing()
     terminal.write("".join(f"job {key} delete requested\n" for key in keys))
-    if not args.wait:
-        return 0
-    traces = {key: trace for key, (_, trace) in made.items()}
-    return asyncio.run(
-        wait_for_deleted(bus, settings, traces, timeout=args.timeout, verbose=args.verbose)
-    )
+    status = 0
+    if args.wait:
+        traces = {key: trace for key, (_, trace) in made.items()}
+        status = asyncio.run(
+            wait_for_deleted(bus, settings, traces, timeout=args.timeout, verbose=args.verbose)
+        )
+    return status or (1 if missing else 0)
 
 
 async def wait_for_deleted(

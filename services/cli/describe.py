@@ -34,7 +34,7 @@ from contracts import (
 from contracts.objects import Condition, JobSpec
 from contracts.quantity import format_quantity
 from services.cli import terminal
-from services.cli.admissible import place_in_queue
+from services.cli.admissible import INADMISSIBLE, inadmissible, place_in_queue
 from services.cli.events import MAX_EVENTS, JobEvent, events_lines, job_events
 from services.cli.get import format_row, widths_of
 from services.cli.status import StatusStore, add_verbose, pending_reasons, read_store
@@ -47,8 +47,6 @@ from shared.runtime.settings import Settings
 DEFAULT_JAEGER_URL = "http://localhost:16686"
 
 TOPICS = (
-    Topic.QUEUES,
-    Topic.NODES,
     Topic.JOBS_ADMITTED,
     Topic.JOBS_REJECTED,
     Topic.JOBS_STATUS,
@@ -62,7 +60,7 @@ TOPICS = (
 )
 """What ``describe job`` reads: the job-keyed topics on the job's partition, but these whole:
 the reservation (the target may be another job) and the PodGroups (the job's place in its
-queue); queues and nodes (whether the job can ever run)."""
+queue)."""
 
 WHOLE = frozenset({Topic.RESERVATIONS, Topic.PODGROUPS, Topic.PODGROUPS_STATUS})
 
@@ -218,6 +216,9 @@ def _reasons(store: StatusStore, key: str, status: object) -> list[str]:
         return []
     first, *others = reasons
     lines = [_field("Pending Reason", first.code), _field("Message", first.message, 2)]
+    never = inadmissible(reasons)
+    if never is not None:
+        lines.insert(0, _field("Admission", f"{INADMISSIBLE} ({never.code})"))
     lines.append(_field("From", first.source, 2))
     lines += [_field("Also", f"{r.code}: {r.message} ({r.source})", 2) for r in others]
     return lines
@@ -247,13 +248,16 @@ def _all_conditions(store: StatusStore, key: str, status: object) -> list[str]:
 
 
 def _reservation(store: StatusStore, key: str) -> list[str]:
-    locked = store.reservation.locked_for(key)
+    reservation = store.reservation
+    locked = reservation.locked_for(key)
     lines = [_field("Locked Nodes", ", ".join(locked) if locked else "<none>")]
-    target = store.reservation.target
+    target = reservation.target
+    until = f" until {reservation.until.isoformat()}" if reservation.until is not None else ""
     if target and target != key:
-        lines.append(_field("Reservation", f"nodes are reserved for {target}"))
+        lines.append(_field("Reservation", f"nodes are reserved for {target}{until}"))
     elif target == key:
-        lines.append(_field("Reservation", "this job is the target"))
+        why = f" ({reservation.why})" if reservation.why else ""
+        lines.append(_field("Reservation", f"this job is the target{why}{until}"))
     return lines
 
 

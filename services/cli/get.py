@@ -39,6 +39,7 @@ from contracts import (
 from contracts.objects import DEFAULT_QUEUE, Queue, QueueState
 from contracts.quantity import format_quantity
 from services.cli import terminal
+from services.cli.admissible import INADMISSIBLE, inadmissible
 from services.cli.age import age
 from services.cli.status import StatusReader, StatusStore, add_verbose, pending_reasons
 from services.cli.usage import resources_text, used_by_node, used_by_queue
@@ -202,6 +203,7 @@ def job_object(store: StatusStore, key: str) -> Object | None:
         },
         "reason": reason,
         "message": message,
+        "admission": INADMISSIBLE if inadmissible(reasons) else "",
         "traceId": status.trace_id or store.trace_id(Topic.JOBS_STATUS, key),
     }
 
@@ -324,7 +326,7 @@ def pod_rows(store: StatusStore, query: Query) -> dict[str, Row]:
 
 
 def node_rows(store: StatusStore, query: Query) -> dict[str, Row]:
-    """``vcbus get nodes``: offered, held by pods, free, pods, the job it is locked for."""
+    """``vcbus get nodes``: offered, held, free, pods, lock holder and end (json: why)."""
     used = used_by_node(store)
     out: dict[str, Row] = {}
     for name in store.keys(Topic.NODES):
@@ -337,7 +339,9 @@ def node_rows(store: StatusStore, query: Query) -> dict[str, Row]:
         free = {k: v - held.get(k, 0) for k, v in node.allocatable.items()}
         shown = ("cpu", "memory", *sorted(set(node.allocatable) - {"cpu", "memory", "pods"}))
         pods = held.get("pods", 0)
-        locked = store.reservation.locks.get(name, "")
+        reservation = store.reservation
+        locked = reservation.locks.get(name, "")
+        until = reservation.until.isoformat() if locked and reservation.until is not None else ""
         obj: Object = {
             "name": name,
             "allocatable": allocatable,
@@ -347,6 +351,8 @@ def node_rows(store: StatusStore, query: Query) -> dict[str, Row]:
             "unschedulable": node.unschedulable,
             "pods": pods,
             "lockedFor": locked,
+            "lockReason": reservation.lock_reasons.get(name, "") if locked else "",
+            "lockedUntil": until,
         }
         cells = (
             name,
@@ -356,6 +362,7 @@ def node_rows(store: StatusStore, query: Query) -> dict[str, Row]:
             resources_text(free, names=shown),
             f"{pods}/{node.allocatable['pods']}" if "pods" in node.allocatable else str(pods),
             locked or "-",
+            until or "-",
         )
         out[name] = Row(cells, obj)
     return out
@@ -426,10 +433,7 @@ KINDS: dict[str, Kind] = {
     "jobs": Kind(
         "jobs",
         (
-            Topic.QUEUES,
-            Topic.NODES,
             Topic.JOBS_ADMITTED,
-            Topic.PODGROUPS,
             Topic.JOBS_STATUS,
             Topic.JOBS_REJECTED,
             Topic.PODGROUPS_STATUS,
@@ -474,7 +478,7 @@ KINDS: dict[str, Kind] = {
     "nodes": Kind(
         "nodes",
         (Topic.NODES, Topic.PODS, Topic.BINDINGS, Topic.PODS_STATUS, Topic.RESERVATIONS),
-        ("NAME", "STATUS", "ALLOCATABLE", "ALLOCATED", "FREE", "PODS", "LOCKED FOR"),
+        ("NAME", "STATUS", "ALLOCATABLE", "ALLOCATED", "FREE", "PODS", "LOCKED FOR", "UNTIL"),
         node_rows,
         state="STATUS",
     ),

@@ -14,6 +14,7 @@ import dataclasses
 import gc
 import os
 import signal
+import socket
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -180,11 +181,21 @@ def add_service_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def default_instance() -> str:
+    """``VCBUS_INSTANCE``, else the host name: distinct per container of a replicated service."""
+    return os.environ.get("VCBUS_INSTANCE") or socket.gethostname() or "0"
+
+
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``vcbus serve``."""
     parser = sub.add_parser("serve", help="run one service (as docker-compose and Kubernetes do)")
     parser.add_argument("service", choices=sorted(BUILDERS))
-    parser.add_argument("--instance", default="0", help="replica name, for client ids and logs")
+    parser.add_argument(
+        "--instance",
+        default=default_instance(),
+        help="replica name, for client ids, logs and metrics "
+        "[VCBUS_INSTANCE, else the host name: a container's or pod's own]",
+    )
     add_service_options(parser)
     parser.set_defaults(func=run)
 

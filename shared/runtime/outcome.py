@@ -343,7 +343,7 @@ class Outcome:
             case NodesUnlocked():
                 self.target = None
                 self.locked.clear()
-                self.note(t, {"event": "unlocked", "job": event.job})
+                self.note(t, {"event": "unlocked", "job": event.job, "reason": event.reason})
             case _:
                 pass
 

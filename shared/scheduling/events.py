@@ -105,6 +105,7 @@ def reservation_event(change: ReservationChange, now: datetime) -> ReservationEv
                 job=change.job,
                 reason=change.reason,
                 generation=change.generation,
+                until=change.until,
             )
         case ReservationChangeKind.LOCKED:
             return NodesLocked(
@@ -117,6 +118,7 @@ def reservation_event(change: ReservationChange, now: datetime) -> ReservationEv
                 mode=change.mode,
                 generation=change.generation,
                 reason=change.reason,
+                until=change.until,
             )
         case ReservationChangeKind.UNLOCKED:
             return NodesUnlocked(
@@ -126,6 +128,7 @@ def reservation_event(change: ReservationChange, now: datetime) -> ReservationEv
                 nodes=nodes,
                 reason=change.reason,
                 generation=change.generation,
+                backoff_until=change.backoff_until,
             )
         case _:
             assert_never(change.kind)

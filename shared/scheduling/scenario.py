@@ -102,6 +102,8 @@ class CycleRecord:
         decisions: the allocator's bindings.
         reservation: the reservation at the end of the cycle.
         will_bind: the allocator's will-bind reservations made and released.
+        locks_lifted: the allocator placed the target and lifted its locks in this cycle
+            (other jobs' bindings after the target's may use the locked nodes).
     """
 
     cycle: int
@@ -115,6 +117,7 @@ class CycleRecord:
     enqueue_result: SessionResult | None = None
     enqueue_snapshot: ClusterSnapshot | None = None
     will_bind: tuple[WillBindEvent, ...] = ()
+    locks_lifted: bool = False
 
     def timeline_entry(self) -> dict[str, object]:
         """The cycle as the scenario output's ``timeline`` shows it (keys sorted)."""
@@ -123,6 +126,7 @@ class CycleRecord:
             "cycle": self.cycle,
             "finished": dict(self.finished),
             "lockedNodes": sorted(self.reservation.locked_nodes),
+            "locksLifted": self.locks_lifted,
             "phases": dict(self.phases),
             "reservation": [_describe(e) for e in self.reservation_events],
             "targetJob": self.reservation.target_job,
@@ -314,9 +318,11 @@ class Simulation:
         snapshot = self.view.snapshot()
         decisions: tuple[BindDecision, ...] = ()
         will_bind: tuple[WillBindEvent, ...] = ()
+        lifted = False
         if self.allocate_conf.actions:
             result = run_session(snapshot, self.allocate_conf, now=now)
             decisions = result.decisions
+            lifted = result.locks_lifted and bool(snapshot.reservation.locked_nodes)
             will_bind = will_bind_events(result, now)
             self._assume_allocation(result, now)
             self.view.assume(will_bind)
@@ -336,6 +342,7 @@ class Simulation:
             enqueue_result=enqueue_result,
             enqueue_snapshot=enqueue_snapshot,
             will_bind=will_bind,
+            locks_lifted=lifted,
         )
         self.cycle += 1
         return record

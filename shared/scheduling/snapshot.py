@@ -50,6 +50,7 @@ from contracts.events.capacity_reservations import (
     CapacityReleased,
     CapacityReserved,
     LocksHonoured,
+    LocksLifted,
     ReservedPod,
 )
 from contracts.events.nodes import NodeChanged, NodeRegistered, NodeRemoved
@@ -67,6 +68,7 @@ from contracts.objects.pod import Pod, PodPhase, Toleration
 from contracts.objects.podgroup import PodGroup, PodGroupPhase, StageTask
 from contracts.objects.queue import DEFAULT_QUEUE, Queue, QueueState
 from contracts.quantity import parse_resources
+from shared.scheduling.model import naive_utc
 
 ClusterEvent = (
     PodGroupCreated
@@ -90,6 +92,7 @@ ClusterEvent = (
     | CapacityReserved
     | CapacityReleased
     | LocksHonoured
+    | LocksLifted
 )
 """Every event a ``ClusterView`` folds."""
 
@@ -135,6 +138,8 @@ class Reservation:
         elected_at: when the target was elected (the lock timeout counts from it).
         generation: the number of the latest election (kept after the target is cleared).
         locked_at: when nodes were last locked (the lock interval counts from it).
+        backoff: (job, until): jobs whose reservation expired, not electable until then
+            (sorted by job; at most ``MAX_BACKOFF_ENTRIES``, ended ones dropped).
     """
 
     target_job: JobKey | None = None
@@ -142,6 +147,25 @@ class Reservation:
     elected_at: datetime | None = None
     generation: int = 0
     locked_at: datetime | None = None
+    backoff: tuple[tuple[JobKey, datetime], ...] = ()
+
+
+MAX_BACKOFF_ENTRIES = 1000
+"""The most jobs in backoff a reservation remembers (SPEC A12); the oldest ends go first."""
+
+
+def with_backoff(
+    entries: tuple[tuple[JobKey, datetime], ...],
+    job: JobKey,
+    until: datetime | None,
+    now: datetime,
+) -> tuple[tuple[JobKey, datetime], ...]:
+    """The backoff list with ``job`` added until ``until``, ended entries dropped (bounded)."""
+    kept = {k: u for k, u in entries if naive_utc(u) > naive_utc(now)}
+    if until is not None:
+        kept[job] = until
+    newest = sorted(kept.items(), key=lambda item: (naive_utc(item[1]), item[0]))
+    return tuple(sorted(newest[-MAX_BACKOFF_ENTRIES:]))
 
 
 @dataclass(frozen=True, slots=True)
@@ -354,7 +378,7 @@ class ClusterView:
                     self._will_bind.pop(event.job, None)
                 else:
                     self._will_bind[event.job] = folded
-            case LocksHonoured():
+            case LocksHonoured() | LocksLifted():
                 pass  # the allocator's note that it has the locks; the locks are folded above
             case _:
                 assert_never(event)
@@ -593,7 +617,9 @@ def fold_reservation(
                 return replace(current, target_job=job, elected_at=at)
             if not newer:
                 return current
-            return Reservation(target_job=job, elected_at=at, generation=generation)
+            return Reservation(
+                target_job=job, elected_at=at, generation=generation, backoff=current.backoff
+            )
         case NodesLocked(job=job, nodes=nodes, occurred_at=at):
             if newer:
                 return Reservation(
@@ -602,6 +628,7 @@ def fold_reservation(
                     elected_at=at,
                     generation=generation,
                     locked_at=at,
+                    backoff=current.backoff,
                 )
             if generation and current.target_job is None:
                 return current
@@ -612,9 +639,12 @@ def fold_reservation(
                 locked_nodes=current.locked_nodes | frozenset(nodes),
                 locked_at=locked_at,
             )
-        case NodesUnlocked(job=job, nodes=nodes):
+        case NodesUnlocked(job=job, nodes=nodes, occurred_at=at):
             if generation or current.target_job in (None, job):
-                return Reservation(generation=max(generation, current.generation))
+                return Reservation(
+                    generation=max(generation, current.generation),
+                    backoff=with_backoff(current.backoff, job, event.backoff_until, at),
+                )
             return replace(current, locked_nodes=current.locked_nodes - frozenset(nodes))
         case _:
             assert_never(event)

@@ -16,7 +16,8 @@ the promise held:
   events themselves: from the ``NodesLocked`` of podgroup-enqueue (on ``reservations``)
   plus a bound on the allocator's reading delay (the time the broker was frozen meanwhile
   added), or from the allocator's ``LocksHonoured`` (on ``capacity.reservations``) when
-  that came sooner, until the lock is released; bindings decided in between (the lock
+  that came sooner, until the lock is released (the allocator's ``LocksLifted`` once the
+  target is placed, or the ``NodesUnlocked``); bindings decided in between (the lock
   published, not yet read by the allocator, another process) are counted as figures
   (``lock_races``), not violations;
 - each job's last status counts (in all and per task) equal the pods' last phases on
@@ -42,6 +43,7 @@ from contracts import (
     JobRejected,
     JobStatusChanged,
     LocksHonoured,
+    LocksLifted,
     NodeChanged,
     NodeRegistered,
     NodesLocked,
@@ -105,7 +107,7 @@ class History:
     bindings: list[Event] = field(default_factory=list)
     reservations: list[Event] = field(default_factory=list)
     capacity: list[Event] = field(default_factory=list)
-    """``capacity.reservations`` (will-bind reservations and ``LocksHonoured``)."""
+    """``capacity.reservations`` (will-bind reservations, ``LocksHonoured``, ``LocksLifted``)."""
     nodes: list[Event] = field(default_factory=list)
     dead_letters: dict[str, int] = field(default_factory=dict)
     """Records per dead-letter topic."""
@@ -325,9 +327,10 @@ class Lock:
 def lock_intervals(history: History) -> list[Lock]:
     """The locks of the run: each node's lock from ``NodesLocked`` to the matching unlock.
 
-    A lock ends at its generation's ``NodesUnlocked``, or at the first event of a newer
-    generation (readers drop the older reservation then). It is honoured from the first
-    ``LocksHonoured`` of its generation that names the node.
+    A lock ends at its generation's ``NodesUnlocked``, at the allocator's ``LocksLifted`` of
+    its generation (the target is placed), or at the first event of a newer generation
+    (readers drop the older reservation then), whichever comes first. It is honoured from
+    the first ``LocksHonoured`` of its generation that names the node.
     """
     events = [
         e
@@ -355,14 +358,22 @@ def lock_intervals(history: History) -> list[Lock]:
     for node in list(open_locks):
         close(node, None)
     honoured: dict[tuple[int, str], datetime] = {}
+    lifted: dict[int, datetime] = {}
     for note in history.capacity:
         if isinstance(note, LocksHonoured):
             for node in note.nodes:
                 key = (note.generation, str(node))
                 if key not in honoured or note.occurred_at < honoured[key]:
                     honoured[key] = note.occurred_at
+        elif isinstance(note, LocksLifted) and (
+            note.generation not in lifted or note.occurred_at < lifted[note.generation]
+        ):
+            lifted[note.generation] = note.occurred_at
     out = []
-    for node, job, generation, start, end in found:
+    for node, job, generation, start, closed in found:
+        end = closed
+        if generation in lifted and (end is None or lifted[generation] < end):
+            end = max(lifted[generation], start)
         seen = honoured.get((generation, node))
         if seen is not None and end is not None and seen >= end:
             seen = None

@@ -13,6 +13,7 @@ the folder ``VCBUS_DASHBOARD_SCREENSHOTS`` when set: how docs/dashboard*.png are
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
@@ -25,6 +26,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from services.cli.submit import publish, records_for
+from shared.runtime.clock import SystemClock
+from shared.runtime.settings import Settings
 from tests.support.chromium import Browser, ensure_chromium
 from tests.support.manifests import task_manifest
 from tests.support.processes import ROOT, ServiceProcess, service_env
@@ -61,8 +65,21 @@ def _later() -> list[dict[str, object]]:
             minAvailable=2,
             annotations={"volcano.sh/target-job": "true"},
         ),
-        _job(BROKEN, task_manifest("w", 1, cpu="1", memory="1Gi", annotations={}), minAvailable=5),
     ]
+
+
+def _broken() -> dict[str, object]:
+    """A job admission rejects (minAvailable over its pods)."""
+    return _job(
+        BROKEN, task_manifest("w", 1, cpu="1", memory="1Gi", annotations={}), minAvailable=5
+    )
+
+
+def _publish(env: dict[str, str], document: dict[str, object]) -> None:
+    """Publish a manifest as any Kafka client may (`vcbus submit` refuses what admission would)."""
+    settings = Settings.from_env(env)
+    items = records_for(yaml.safe_dump(document), settings.topic_prefix, SystemClock().now())
+    asyncio.run(publish(settings, [item.record for item in items]))
 
 
 @pytest.fixture(scope="module")
@@ -142,6 +159,7 @@ def test_dashboard_shows_jobs_live_a_job_reason_and_locked_nodes(
         _vcbus(env, "submit", str(filler))
         browser.wait_until(lambda: "Running" in row(FILLER), "the filler Running on the open page")
         _vcbus(env, "submit", str(later))
+        _publish(env, _broken())
         browser.wait_until(
             lambda: all(f"default/{n}" in browser.text() for n in (FILLER, TARGET, BROKEN)),
             "the submitted jobs on the open Jobs page",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -41,4 +42,9 @@ def test_demo_completes_every_job_when_vcbus_up_runs_on_a_fresh_log_dir(tmp_path
     output = done.stdout + done.stderr
     assert done.returncode == 0, output
     assert "demo: all jobs completed" in done.stdout, output
+    exports = re.findall(r"^  export KAFKA_BOOTSTRAP_SERVERS=127\.0\.0\.1:\d+$", done.stdout, re.M)
+    assert len(exports) == 1, output
+    progress = re.findall(r"^demo: 3 jobs: (.+)$", done.stdout, re.M)
+    assert progress[-1] == "Completed 3", output
+    assert len(progress) >= 2, output  # shown as the phases changed, not only at the end
     assert sorted(path.stem for path in log_dir.glob("*.log")) == sorted(SERVICES)

@@ -21,17 +21,28 @@ Deliberate deviations:
   pod takes the capacity reserved for it and goes to the reserved node when it fits there;
   when a dependent job's statement commits, its stages without pods yet are reserved at once.
   Arguments ``will-bind`` and ``will-bind-timeout``.
+- Reservation (SPEC A6, no harm): the target of a reservation with locked nodes has the
+  first turn; once its gang is placed (in this session or before), the locks are lifted
+  for the rest of the session (``Session.lift_locks``), so the other jobs of the same cycle
+  use the freed nodes instead of waiting for the unlock of the next cycle.
 """
 
 from __future__ import annotations
 
+from contracts.keys import JobKey
 from contracts.objects.podgroup import PodGroupPhase
 from shared.scheduling.framework.plugin import get_bool
 from shared.scheduling.framework.priority_queue import PriorityQueue
+from shared.scheduling.framework.reservation import is_target_ready
 from shared.scheduling.framework.session import Session
 from shared.scheduling.framework.statement import Statement
 from shared.scheduling.framework.status import FitErrors
-from shared.scheduling.framework.will_bind import refresh, reserve_stages, will_bind_args
+from shared.scheduling.framework.will_bind import (
+    WillBindArgs,
+    refresh,
+    reserve_stages,
+    will_bind_args,
+)
 from shared.scheduling.model import JobInfo, QueueInfo, TaskInfo
 
 NAME = "allocate"
@@ -77,6 +88,7 @@ class AllocateAction:
                 queues.push(queue)
             jobs_by_queue[job.queue].push(job)
 
+        first = _target_first(ssn, pending, will_bind)
         while not queues.empty():
             queue = queues.pop()
             if ssn.overused(queue):
@@ -87,6 +99,9 @@ class AllocateAction:
             if jobs is None or jobs.empty():
                 continue
             job = jobs.pop()
+            if job.key == first:
+                queues.push(queue)
+                continue
             tasks = pending[job.key]
             stmt = allocate_resources_for_tasks(ssn, job, queue, tasks)
             if stmt is not None and ssn.job_ready(job):
@@ -96,6 +111,39 @@ class AllocateAction:
                 if tasks and not job.dependent:
                     jobs.push(job)
             queues.push(queue)
+
+
+def _target_first(
+    ssn: Session, pending: dict[str, list[TaskInfo]], will_bind: WillBindArgs
+) -> JobKey | None:
+    """Give the reservation's target the first turn; lift its locks once it is placed.
+
+    A target already placed (its gang ready: the unlock is on its way) lifts the locks at
+    once; one this view does not know (gone, or not read yet) keeps them until the unlock.
+    Returns the target when its turn failed, so the main loop skips it (nothing placed
+    since could help it).
+    """
+    reservation = ssn.reservation
+    if reservation.target_job is None or not reservation.locked_nodes:
+        return None
+    job = ssn.jobs.get(reservation.target_job)
+    if job is None:
+        return None
+    if is_target_ready(ssn, job):
+        ssn.lift_locks()
+        return None
+    queue = ssn.queues.get(job.queue)
+    tasks = pending.get(job.key)
+    if queue is None or not tasks or ssn.overused(queue):
+        return None
+    stmt = allocate_resources_for_tasks(ssn, job, queue, tasks)
+    if stmt is None or not ssn.job_ready(job):
+        return job.key
+    stmt.commit()
+    if job.dependent:
+        reserve_stages(ssn, job, will_bind)
+    ssn.lift_locks()
+    return job.key if job.dependent else None
 
 
 def _drain(jobs: PriorityQueue[JobInfo] | None) -> list[JobInfo]:

@@ -1,7 +1,8 @@
 """Reserve: lock nodes for the target job until it is ready, then release them (SPEC A6).
 
 Port of volcano@v1.5.1 ``pkg/scheduler/actions/reserve/reserve.go`` (``Execute``): without a
-target nothing happens; a target that is gone, or ready, is cleared and every node unlocked;
+target nothing happens; a target that is gone, or ready, is cleared and every node unlocked
+(vcbus also releases one that became infeasible or reached ``lock-max``);
 otherwise the plugins lock more nodes (``ssn.reserved_nodes``; the ``reservation`` plugin
 does, by its lock mode).
 
@@ -28,9 +29,9 @@ class ReserveAction:
         """Release a gone or ready target, or lock more nodes for it."""
         if ssn.reservation.target_job is None:
             return
-        reason = release_reason(ssn)
-        if reason is not None:
-            release_target(ssn, reason)
+        release = release_reason(ssn)
+        if release is not None:
+            release_target(ssn, *release)
             return
         ssn.reserved_nodes()
 

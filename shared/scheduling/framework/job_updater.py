@@ -18,9 +18,10 @@ Deliberate deviations:
 - ``status_updates`` adds what ``podgroups.status`` carries (SPEC A8): one ``Unschedulable``
   condition with the highest-ranked reason among enqueue's rejections of this session, the
   allocator's last ``Unschedulable`` condition and a dependent job's missing stages, ranked
-  ``QueueNotFound`` > ``QueueClosed`` > ``QueueOverCapability`` > ``ClusterOverused`` >
-  ``GangUnschedulable`` (and other allocator reasons) > ``WillBindTimeout`` >
-  ``WaitingForDependency`` > ``WaitingForReservation``. Volcano records these as events and
+  ``QueueNotFound`` > ``QueueClosed`` > ``Infeasible`` > ``QueueOverCapability`` >
+  ``ClusterOverused`` > ``GangUnschedulable`` (and other allocator reasons) >
+  ``WillBindTimeout`` > ``WaitingForDependency`` > ``WaitingForReservation`` >
+  ``ReservationExpired``. Volcano records these as events and
   a gang condition. ``WillBindTimeout`` comes from the allocator's ``WillBind`` condition: a
   dependent job whose reservation for its later stages timed out (vcbus, will-bind).
 """
@@ -31,6 +32,7 @@ from typing import TYPE_CHECKING
 
 from contracts.objects.meta import Condition
 from contracts.objects.podgroup import PodGroupPhase
+from shared.scheduling.framework.conf import ENQUEUE_SIDE_ACTIONS
 from shared.scheduling.framework.results import PodGroupStatusUpdate, PodGroupUpdate
 from shared.scheduling.model import JobInfo, TaskStatus
 from shared.scheduling.snapshot import WILL_BIND_TIMEOUT
@@ -38,21 +40,27 @@ from shared.scheduling.snapshot import WILL_BIND_TIMEOUT
 UNSCHEDULABLE = "Unschedulable"
 QUEUE_NOT_FOUND = "QueueNotFound"
 QUEUE_CLOSED = "QueueClosed"
+INFEASIBLE = "Infeasible"
+"""No node could ever hold a minimum pod of the job (SPEC A6, A8), with the fit errors."""
 QUEUE_OVER_CAPABILITY = "QueueOverCapability"
 CLUSTER_OVERUSED = "ClusterOverused"
 GANG_UNSCHEDULABLE = "GangUnschedulable"
 WAITING_FOR_DEPENDENCY = "WaitingForDependency"
 WAITING_FOR_RESERVATION = "WaitingForReservation"
+RESERVATION_EXPIRED = "ReservationExpired"
+"""The job's reservation reached ``lock-max``; it is not elected again for ``lock-backoff``."""
 
 REASON_RANK: tuple[str, ...] = (
     QUEUE_NOT_FOUND,
     QUEUE_CLOSED,
+    INFEASIBLE,
     QUEUE_OVER_CAPABILITY,
     CLUSTER_OVERUSED,
     GANG_UNSCHEDULABLE,
     WILL_BIND_TIMEOUT,
     WAITING_FOR_DEPENDENCY,
     WAITING_FOR_RESERVATION,
+    RESERVATION_EXPIRED,
 )
 """SPEC A8, highest first. Reasons not listed (other allocator codes) rank with
 ``GangUnschedulable``."""
@@ -82,6 +90,7 @@ def pod_group_phase(job: JobInfo, *, unschedulable: bool) -> PodGroupPhase:
 
 
 _ADMITTED = frozenset({PodGroupPhase.RUNNING, PodGroupPhase.UNKNOWN})
+_WAITING = frozenset({PodGroupPhase.PENDING, PodGroupPhase.INQUEUE})
 
 
 def update_all(ssn: Session) -> tuple[PodGroupUpdate, ...]:
@@ -120,8 +129,9 @@ def reason_conditions(ssn: Session, job: JobInfo, phase: PodGroupPhase) -> tuple
     """Return the one reason condition of a PodGroup in ``phase`` (SPEC A8), or none.
 
     Candidates: enqueue's rejections of this session, the allocator's ``Unschedulable``
-    condition known from the snapshot, its will-bind timeout, and, for a dependent job, its
-    stages without pods.
+    condition known from the snapshot, its will-bind timeout, ``Infeasible`` when no node
+    could ever hold the job (in podgroup-enqueue's sessions, which publish the reasons),
+    and, for a dependent job, its stages without pods.
     """
     if phase is PodGroupPhase.COMPLETED:
         return ()
@@ -137,6 +147,15 @@ def reason_conditions(ssn: Session, job: JobInfo, phase: PodGroupPhase) -> tuple
         for c in job.conditions
         if c.reason == WILL_BIND_TIMEOUT
     )
+    if (
+        phase in _WAITING
+        and job.min_available > 0
+        and ENQUEUE_SIDE_ACTIONS & set(ssn.actions)
+        and (why := ssn.infeasibility(job)) is not None
+    ):
+        candidates.append(
+            Condition(type=UNSCHEDULABLE, status="True", reason=INFEASIBLE, message=why)
+        )
     if job.dependent and job.wait_create > 0:
         present = set(job.roles())
         waiting = sorted(r for r, m in job.task_min_available.items() if m > 0 and r not in present)

@@ -11,23 +11,59 @@ Deliberate deviations:
   and keeps the generation, so the next election gets a larger one.
 - A target counts as ready when both Volcano's ``JobInfo.Ready()`` (ready tasks ≥ minimum)
   and the session's ``JobReady`` (gang, with task minimums, SPEC A4) hold.
+- SPEC A6 (revised): a target is also released when it became infeasible (nodes changed) and
+  when its lock reached ``lock-max``; the latter (``ReservationExpired``) may not be elected
+  again for ``lock-backoff``, kept in ``Reservation.backoff`` until it ends.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
+from shared.scheduling.framework.job_updater import RESERVATION_EXPIRED
 from shared.scheduling.framework.results import ReservationChange, ReservationChangeKind
-from shared.scheduling.model import JobInfo
-from shared.scheduling.snapshot import Reservation
+from shared.scheduling.model import JobInfo, naive_utc
+from shared.scheduling.snapshot import Reservation, with_backoff
 
 if TYPE_CHECKING:
     from shared.scheduling.framework.session import Session
 
 TARGET_GONE = "target job is gone"
 TARGET_READY = "target job is ready"
+TARGET_INFEASIBLE = "target job is infeasible"
+
+DEFAULT_LOCK_MAX = timedelta(minutes=10)
+DEFAULT_LOCK_BACKOFF = timedelta(minutes=5)
+
+
+@dataclass(frozen=True, slots=True)
+class ReservationLimits:
+    """How long a reservation may hold nodes (SPEC A6, set by the ``reservation`` plugin).
+
+    Attributes:
+        lock_max: a target not ready this long after its election is released.
+        lock_backoff: how long such a job may not be elected again.
+    """
+
+    lock_max: timedelta = DEFAULT_LOCK_MAX
+    lock_backoff: timedelta = DEFAULT_LOCK_BACKOFF
+
+    def expires_at(self, reservation: Reservation) -> datetime | None:
+        """When the current reservation ends at the latest (``None``: no target)."""
+        if reservation.target_job is None or reservation.elected_at is None:
+            return None
+        return reservation.elected_at + self.lock_max
+
+
+def backoff_until(ssn: Session, job: JobInfo) -> datetime | None:
+    """Until when ``job`` may not be elected (its reservation expired), or ``None``."""
+    for key, until in ssn.reservation.backoff:
+        if key == job.key and naive_utc(until) > naive_utc(ssn.now):
+            return until
+    return None
 
 
 def is_target_ready(ssn: Session, job: JobInfo) -> bool:
@@ -35,26 +71,55 @@ def is_target_ready(ssn: Session, job: JobInfo) -> bool:
     return job.is_ready() and ssn.job_ready(job)
 
 
-def release_reason(ssn: Session) -> str | None:
-    """Return why the current target must be released (gone or ready), or ``None``."""
+def release_reason(ssn: Session) -> tuple[str, datetime | None] | None:
+    """Why the current target must be released, with the end of its backoff, or ``None``.
+
+    Gone, ready, infeasible (nodes changed), or held ``lock-max`` without becoming ready:
+    only the last one sets a backoff.
+    """
     target = ssn.reservation.target_job
     if target is None:
         return None
     job = ssn.jobs.get(target)
     if job is None:
-        return TARGET_GONE
+        return TARGET_GONE, None
     if is_target_ready(ssn, job):
-        return TARGET_READY
+        return TARGET_READY, None
+    why = ssn.infeasibility(job)
+    if why is not None:
+        return f"{TARGET_INFEASIBLE}: {why}", None
+    limits = ssn.reservation_limits
+    expires = limits.expires_at(ssn.reservation)
+    if expires is not None and naive_utc(ssn.now) >= naive_utc(expires):
+        return (
+            f"{RESERVATION_EXPIRED}: not ready {seconds_text(limits.lock_max)} after its election "
+            f"(lock-max)",
+            ssn.now + limits.lock_backoff,
+        )
     return None
+
+
+def seconds_text(duration: timedelta) -> str:
+    """A duration as reasons say it (``90s``)."""
+    return f"{duration.total_seconds():g}s"
 
 
 def elect_target(ssn: Session, job: JobInfo, reason: str) -> None:
     """Make ``job`` the target, with no node locked yet, under a new generation."""
     generation = ssn.reservation.generation + 1
-    ssn.reservation = Reservation(target_job=job.key, elected_at=ssn.now, generation=generation)
+    ssn.reservation = Reservation(
+        target_job=job.key,
+        elected_at=ssn.now,
+        generation=generation,
+        backoff=ssn.reservation.backoff,
+    )
     ssn.reservation_changes.append(
         ReservationChange(
-            kind=ReservationChangeKind.ELECTED, job=job.key, generation=generation, reason=reason
+            kind=ReservationChangeKind.ELECTED,
+            job=job.key,
+            generation=generation,
+            reason=reason,
+            until=ssn.reservation_limits.expires_at(ssn.reservation),
         )
     )
 
@@ -78,16 +143,20 @@ def lock_nodes(ssn: Session, nodes: Iterable[str], mode: str, reason: str) -> No
             nodes=new,
             mode=mode,
             reason=reason,
+            until=ssn.reservation_limits.expires_at(current),
         )
     )
 
 
-def release_target(ssn: Session, reason: str) -> None:
-    """Clear the target and unlock every node at once."""
+def release_target(ssn: Session, reason: str, backoff: datetime | None = None) -> None:
+    """Clear the target and unlock every node at once; ``backoff``: not electable until then."""
     current = ssn.reservation
     if current.target_job is None:
         return
-    ssn.reservation = Reservation(generation=current.generation)
+    ssn.reservation = Reservation(
+        generation=current.generation,
+        backoff=with_backoff(current.backoff, current.target_job, backoff, ssn.now),
+    )
     ssn.reservation_changes.append(
         ReservationChange(
             kind=ReservationChangeKind.UNLOCKED,
@@ -95,5 +164,6 @@ def release_target(ssn: Session, reason: str) -> None:
             generation=current.generation,
             nodes=tuple(sorted(current.locked_nodes)),
             reason=reason,
+            backoff_until=backoff,
         )
     )

@@ -101,6 +101,8 @@ class ReservationChange:
         generation: the reservation's generation (one per election).
         mode: the lock mode that chose the nodes (``single``, ``multi``, ``cluster``).
         reason: why, in words.
+        until: when the locks end at the latest (``lock-max`` after the election).
+        backoff_until: an expired target may not be elected again before this moment.
     """
 
     kind: ReservationChangeKind
@@ -109,6 +111,8 @@ class ReservationChange:
     nodes: tuple[str, ...] = ()
     mode: str = ""
     reason: str = ""
+    until: datetime | None = None
+    backoff_until: datetime | None = None
 
 
 class WillBindChangeKind(enum.StrEnum):
@@ -179,6 +183,9 @@ class SessionResult:
     reservation_update: Reservation | None = None
     """The new reservation state when an action (elect, reserve) changed it."""
     reservation_changes: tuple[ReservationChange, ...] = ()
+    locks_lifted: bool = False
+    """The allocator placed the reservation's target: its locks held no other job's pods
+    from that moment of the session on (SPEC A6, no harm)."""
     """The elections, locks and unlocks that led to it, in order."""
     status_updates: tuple[PodGroupStatusUpdate, ...] = ()
     """PodGroups whose phase or reason changed (what ``podgroups.status`` carries)."""

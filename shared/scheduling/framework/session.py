@@ -65,8 +65,10 @@ from shared.scheduling.framework.extension_points import (
     TargetJobFn,
     TaskOrderFn,
 )
+from shared.scheduling.framework.feasibility import Feasibility
 from shared.scheduling.framework.placement import Placement, PlacementCache
 from shared.scheduling.framework.plugin import Plugin, PluginBuilder
+from shared.scheduling.framework.reservation import ReservationLimits
 from shared.scheduling.framework.results import (
     BindDecision,
     EnqueueStep,
@@ -208,6 +210,12 @@ class _Placed:
 class Session:
     """One scheduling cycle's working state and the plugins' callbacks."""
 
+    reservation_limits: ReservationLimits = ReservationLimits()
+    """How long a reservation may hold nodes (set by the ``reservation`` plugin)."""
+    locks_lifted: bool = False
+    """The target is placed: its locked nodes take other jobs' pods again (``lift_locks``)."""
+    _feasibility: Feasibility | None = None
+
     def __init__(
         self,
         snapshot: ClusterSnapshot,
@@ -227,6 +235,8 @@ class Session:
         self.arguments: Arguments = dict(arguments or {})
         """Global arguments of the configuration (every plugin sees them too)."""
         self.reservation: Reservation = snapshot.reservation
+        self.election_reasons: dict[JobKey, str] = {}
+        """Why a job may be elected target (set by the ``reservation`` plugin)."""
         self.plugins: list[tuple[PluginOption, Plugin]] = []
 
         # Extension points (one registry per kind, gated by the option's flag) ------------
@@ -714,6 +724,31 @@ class Session:
                     yield option
 
     @property
+    def feasibility(self) -> Feasibility:
+        """The cluster as built, judged per job once a session (``framework.feasibility``)."""
+        if self._feasibility is None:
+            self._feasibility = Feasibility(self.matrix, self.total_resource)
+        return self._feasibility
+
+    def infeasibility(self, job: JobInfo) -> str | None:
+        """Why ``job`` could never run on this cluster, or ``None``.
+
+        An infeasible job is never a reservation target, and an Inqueue one counts in no
+        admission budget (SPEC A6): it would hold it forever.
+        """
+        return self.feasibility.job(job).why
+
+    def lift_locks(self) -> None:
+        """Let the locked nodes take other jobs' pods for the rest of the session (SPEC A6).
+
+        Called once the target's gang is placed; the placement cache is rebuilt, since the
+        lock filter answers differently from now on.
+        """
+        if not self.locks_lifted:
+            self.locks_lifted = True
+            self._placement = None
+
+    @property
     def placement(self) -> PlacementCache:
         """The session's node-choice cache (built on first use, after plugins registered)."""
         if self._placement is None:
@@ -951,6 +986,7 @@ def close_session(ssn: Session) -> SessionResult:
             ssn.reservation if ssn.reservation != ssn.snapshot.reservation else None
         ),
         reservation_changes=tuple(ssn.reservation_changes),
+        locks_lifted=ssn.locks_lifted,
         status_updates=status_updates(ssn),
         will_bind_changes=tuple(ssn.will_bind.changes),
         enqueue_steps=tuple(ssn.enqueue_steps),

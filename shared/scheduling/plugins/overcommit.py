@@ -96,6 +96,8 @@ class OvercommitPlugin:
                 continue
             reserved = ssn.will_bind.reserved(key)
             if job.phase is PodGroupPhase.INQUEUE:
+                if ssn.infeasibility(job) is not None:
+                    continue  # SPEC A6: a job that can never run holds no admission budget
                 inqueue = inqueue + min_resources(job).exceeded_part(reserved)
             elif (
                 job.phase is PodGroupPhase.RUNNING

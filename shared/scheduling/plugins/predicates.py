@@ -12,15 +12,16 @@ Deliberate deviations:
 - Node affinity expressions, pod (anti-)affinity, ports and volumes are not modelled; the
   pod's ``nodeSelector`` is.
 - SPEC A6 locked nodes: Volcano v1.5.1 never applied the lock (its ``util.Reservation`` was
-  read through a variable set once at start-up); here it holds.
+  read through a variable set once at start-up); here it holds, except for the room a job's
+  own will-bind holds on a locked node, and not after the target is placed
+  (``Session.lift_locks``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import numpy as np
 
+from contracts.keys import JobKey
 from contracts.objects.node import Taint
 from contracts.objects.pod import Toleration
 from shared.scheduling.framework.conf import Arguments
@@ -35,26 +36,11 @@ from shared.scheduling.framework.status import (
 )
 from shared.scheduling.model import TaskInfo
 from shared.scheduling.node_matrix import BoolArray, IntArray, NodeMatrix
+from shared.scheduling.taints import tolerates_all
 
 NAME = "predicates"
 
 UNSCHEDULABLE_TAINT = Taint(key="node.kubernetes.io/unschedulable", effect="NoSchedule")
-
-
-def tolerates(toleration: Toleration, taint: Taint) -> bool:
-    """Whether a toleration tolerates a taint (Kubernetes ``Toleration.ToleratesTaint``)."""
-    if toleration.effect and toleration.effect != taint.effect:
-        return False
-    if toleration.key and toleration.key != taint.key:
-        return False
-    if toleration.operator == "Exists":
-        return True
-    return toleration.value == taint.value
-
-
-def tolerates_all(tolerations: Sequence[Toleration], taints: Sequence[Taint]) -> bool:
-    """Whether every (NoSchedule/NoExecute) taint is tolerated by some toleration."""
-    return all(any(tolerates(t, taint) for t in tolerations) for taint in taints)
 
 
 def pod_count_filter(task: TaskInfo, matrix: NodeMatrix, rows: IntArray) -> BoolArray:
@@ -127,19 +113,36 @@ class PredicatesPlugin:
             locked = np.array(
                 [name in reservation.locked_nodes for name in ssn.matrix.names], dtype=np.bool_
             )
+            index = ssn.matrix.index
+
+            def own_room(job: JobKey) -> tuple[int, ...]:
+                """Rows where ``job``'s will-bind holds room (a lock never refuses it)."""
+                held = ssn.will_bind.held.get(job)
+                if held is None:
+                    return ()
+                return tuple(
+                    sorted(
+                        {index[p.node_name] for p in held.phantoms.values() if p.node_name in index}
+                    )
+                )
 
             def lock_filter(task: TaskInfo, matrix: NodeMatrix, rows: IntArray) -> BoolArray:
                 del matrix
-                if target is not None and task.job == target:
+                if ssn.locks_lifted or (target is not None and task.job == target):
                     return np.ones(len(rows), dtype=np.bool_)
-                return ~locked[rows]
+                allowed = ~locked
+                room = own_room(task.job)
+                if room:
+                    allowed = allowed.copy()
+                    allowed[list(room)] = True
+                return allowed[rows]
 
             ssn.add_node_filter_fn(
                 NAME,
                 NodeFilter(
                     f"{NODE_LOCKED_PREFIX} {target}",
                     lock_filter,
-                    task_key=lambda task: task.job == target,
+                    task_key=lambda task: (task.job == target, own_room(task.job)),
                 ),
             )
 

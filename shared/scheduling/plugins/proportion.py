@@ -109,12 +109,16 @@ class _QueueSums:
         self.inqueue: dict[str, float] = {}
         self.elastic: dict[str, float] = {}
 
-    def add_job(self, job: JobInfo, *, total: Resource, queue_open: bool) -> Resource | None:
+    def add_job(
+        self, job: JobInfo, *, total: Resource, queue_open: bool, infeasible: bool = False
+    ) -> Resource | None:
         """Add one job (Volcano's loop over its tasks in ``OnSessionOpen``).
 
         A Pending job's minimum counts as asked for (A10) when its queue is open and the
         cluster (``total``) could hold it: demand that can never be admitted must not
-        shrink the other queues' deserved shares.
+        shrink the other queues' deserved shares. An ``infeasible`` Inqueue job (no node
+        could ever hold it) counts in no admission budget (SPEC A6): it would hold it
+        forever.
 
         Returns:
             The job's minResources when its unplaced part counts as ``inqueue``, else None.
@@ -143,7 +147,7 @@ class _QueueSums:
             # A10: a Pending job asks for its minimum even before it has pods.
             _accumulate(self.request, minimum.exceeded_part(job.total_request))
         _accumulate(self.elastic, allocated.exceeded_part(minimum))
-        if job.phase is PodGroupPhase.INQUEUE or (
+        if (job.phase is PodGroupPhase.INQUEUE and not infeasible) or (
             job.phase is PodGroupPhase.RUNNING
             and job.podgroup.min_resources
             and held >= job.min_available
@@ -192,8 +196,9 @@ class ProportionPlugin:
                 attr = self._attr(queue_info, total, total_guarantee)
                 self.queue_opts[queue_info.name] = attr
                 sums[queue_info.name] = _QueueSums()
+            infeasible = job.phase is PodGroupPhase.INQUEUE and ssn.infeasibility(job) is not None
             minimum = sums[queue_info.name].add_job(
-                job, total=total, queue_open=queue_info.is_open()
+                job, total=total, queue_open=queue_info.is_open(), infeasible=infeasible
             )
             if minimum is not None:
                 self.admitted[key] = (minimum, minimum.exceeded_part(job.allocated))

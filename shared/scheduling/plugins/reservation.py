@@ -13,18 +13,33 @@ Arguments (plugin arguments, or global ones in the configuration):
 - ``lock-interval``: how long to wait before locking more nodes (default ``1s``, Volcano's
   session period);
 - ``lock-timeout``: after this long without the target ready, lock the whole cluster
-  (default: never);
-- ``target-min-waiting`` and ``target-min-resources.<resource>``: thresholds; when either is
-  set, only a job above one of them (waited that long, or asks at least that much on every
-  resource given) is elected.
+  (default: never); must be shorter than ``lock-max``;
+- ``lock-max``: a target not ready this long after its election is released with the reason
+  ``ReservationExpired`` (default ``10m``);
+- ``lock-backoff``: how long such a job may not be elected again (default ``5m``);
+- ``target-min-waiting``: a job waiting at least this long is starving (default: only a job
+  overtaken is);
+- ``target-min-resources.<resource>``: when set, only a job asking at least that much on
+  every resource given is elected.
 
-Deliberate deviations:
-- Election (``targetJobFn``): a job annotated ``volcano.sh/target-job: "true"`` first; else,
-  with thresholds, the jobs above them; else every candidate. Among those: highest priority,
-  then longest waiting, then older creation, then job key (Volcano: first in map order).
-- Nodes (``reservedNodesFn``): most idle by (cpu, memory, other resources) compared in that
-  order, ties to the smaller name (SPEC A7); cordoned nodes are not chosen by ``single`` and
-  ``multi``. Locks hold in the allocator (the ``predicates`` plugin), which v1.5.1 never did.
+Deliberate deviations (SPEC A6 revised: reservation solves starvation and never harms):
+- Election (``targetJobFn``): a job annotated ``volcano.sh/target-job: "true"`` first; else
+  the starving jobs (above ``target-min-resources`` when set). A job is starving when it was
+  overtaken (a job behind it in order that arrived after it, so was placed while it waited,
+  holds capacity on a node the job could use) or has waited ``target-min-waiting``; a job
+  that fits the idle capacity now (the next cycle places it), or would fit but for room
+  another job's will-bind holds, is not. Among those: highest priority, then longest
+  waiting, then older creation, then job key (Volcano: first in map order). Without
+  starvation nothing is elected, so a workload in which nobody starves runs exactly as with
+  reservation off.
+- Nodes (``reservedNodesFn``): only nodes that could hold one of the target's minimum pods;
+  most idle first by (cpu, memory, other resources), then the node whose newest pod is
+  oldest (it likely drains first), then the smaller name (SPEC A7). Cordoned nodes are not
+  chosen by ``single`` and ``multi``, which lock no more once the locked nodes' idle
+  capacity holds the target, and within a step stop at the node that makes it fit (the
+  fewest nodes that hold it soonest: which node drains first is not known, so a step adds
+  the next likeliest until the target fits). Locks hold in the allocator (the
+  ``predicates`` plugin), which v1.5.1 never did.
 - Enqueue gate (vcbus): while the target is Pending, no other job with minResources is
   enqueued (reason ``WaitingForReservation``); otherwise the admission budget freed by
   finishing jobs goes to smaller jobs every cycle and the target never becomes Inqueue.
@@ -37,21 +52,31 @@ Deliberate deviations:
 
 from __future__ import annotations
 
+import bisect
 import enum
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+
+import numpy as np
 
 from contracts.objects.podgroup import PodGroupPhase
 from contracts.quantity import QuantityError, parse_resources
 from shared.scheduling.framework.conf import Arguments, SchedulerConf
 from shared.scheduling.framework.job_updater import WAITING_FOR_RESERVATION
 from shared.scheduling.framework.plugin import get_duration, get_str
-from shared.scheduling.framework.reservation import lock_nodes
+from shared.scheduling.framework.reservation import (
+    DEFAULT_LOCK_BACKOFF,
+    DEFAULT_LOCK_MAX,
+    ReservationLimits,
+    lock_nodes,
+    seconds_text,
+)
 from shared.scheduling.framework.session import Session
 from shared.scheduling.framework.status import Vote
-from shared.scheduling.model import JobInfo, naive_utc
+from shared.scheduling.model import ALLOCATED_STATUSES, JobInfo, naive_utc
+from shared.scheduling.node_matrix import BoolArray, FloatArray
 from shared.scheduling.resource import Resource
 from shared.scheduling.snapshot import ClusterSnapshot
 
@@ -62,6 +87,8 @@ LOCK_MODE = "lock-mode"
 LOCK_NODES = "lock-nodes"
 LOCK_INTERVAL = "lock-interval"
 LOCK_TIMEOUT = "lock-timeout"
+LOCK_MAX = "lock-max"
+LOCK_BACKOFF = "lock-backoff"
 TARGET_MIN_WAITING = "target-min-waiting"
 TARGET_MIN_RESOURCES_PREFIX = "target-min-resources."
 
@@ -87,6 +114,7 @@ class ReservationArgs:
         lock_share: share of the nodes per step for ``multi``, in (0, 1].
         lock_interval: the time between two lock steps.
         lock_timeout: when set, the whole cluster is locked this long after the election.
+        limits: ``lock-max`` and ``lock-backoff``.
         min_waiting: the waiting-time threshold, if any.
         min_resources: the requested-resources threshold, if any.
     """
@@ -96,13 +124,9 @@ class ReservationArgs:
     lock_share: float = 0.2
     lock_interval: timedelta = DEFAULT_LOCK_INTERVAL
     lock_timeout: timedelta | None = None
+    limits: ReservationLimits = field(default_factory=ReservationLimits)
     min_waiting: timedelta | None = None
     min_resources: Resource | None = None
-
-    @property
-    def has_thresholds(self) -> bool:
-        """Whether election is limited to jobs above a threshold."""
-        return self.min_waiting is not None or self.min_resources is not None
 
     @classmethod
     def parse(cls, arguments: Arguments) -> ReservationArgs:
@@ -132,12 +156,20 @@ class ReservationArgs:
             raise ValueError(f"{TARGET_MIN_RESOURCES_PREFIX}*: {exc}") from exc
         interval = get_duration(arguments, LOCK_INTERVAL, DEFAULT_LOCK_INTERVAL)
         timeout = get_duration(arguments, LOCK_TIMEOUT, None)
+        lock_max = get_duration(arguments, LOCK_MAX, DEFAULT_LOCK_MAX) or DEFAULT_LOCK_MAX
+        backoff = get_duration(arguments, LOCK_BACKOFF, DEFAULT_LOCK_BACKOFF) or timedelta(0)
+        if timeout and timeout >= lock_max:
+            raise ValueError(
+                f"{LOCK_TIMEOUT} ({seconds_text(timeout)}) must be shorter than {LOCK_MAX} "
+                f"({seconds_text(lock_max)})"
+            )
         return cls(
             lock_mode=mode,
             lock_count=count,
             lock_share=lock_share,
             lock_interval=interval or timedelta(0),
             lock_timeout=timeout or None,
+            limits=ReservationLimits(lock_max=lock_max, lock_backoff=backoff),
             min_waiting=get_duration(arguments, TARGET_MIN_WAITING, None),
             min_resources=Resource({k: float(v) for k, v in amounts.items()}) if amounts else None,
         )
@@ -207,9 +239,132 @@ def fits_locked_nodes(ssn: Session, job: JobInfo) -> bool:
     return requested(job).less_equal(free)
 
 
+EPOCH = naive_utc(None)
+"""The time of a job or pod without one (sorts first)."""
+
+
+def arrival(job: JobInfo) -> datetime:
+    """When the job arrived: its creation, else when the scheduler first saw it."""
+    return naive_utc(job.creation if job.creation is not None else job.first_seen)
+
+
+@dataclass(frozen=True, slots=True)
+class Overtakers:
+    """Per node, the latest-arrived job holding capacity there, per priority ceiling.
+
+    ``latest[i][row]`` is the latest arrival (seconds) among the jobs of priority at most
+    ``levels[i]`` holding capacity on the row, ``who[i][row]`` that job; a job waiting
+    since before that arrival, of priority at least ``levels[i]``, was overtaken there.
+    """
+
+    levels: tuple[int, ...]
+    latest: tuple[FloatArray, ...]
+    who: tuple[tuple[JobInfo | None, ...], ...]
+
+    @classmethod
+    def of(cls, ssn: Session) -> Overtakers:
+        """Read every job holding capacity on nodes."""
+        count = len(ssn.matrix)
+        by_priority: dict[int, list[tuple[float, JobInfo, list[int]]]] = {}
+        for key in sorted(ssn.jobs):
+            job = ssn.jobs[key]
+            rows = sorted(
+                {
+                    ssn.matrix.index[t.node_name]
+                    for status in ALLOCATED_STATUSES
+                    for t in job.tasks_by_status.get(status, {}).values()
+                    if t.node_name in ssn.matrix.index
+                }
+            )
+            if rows:
+                by_priority.setdefault(job.priority, []).append((_seconds_of(job), job, rows))
+        levels = tuple(sorted(by_priority))
+        latest: list[FloatArray] = []
+        who: list[tuple[JobInfo | None, ...]] = []
+        current = np.full(count, -np.inf, dtype=np.float64)
+        holders: list[JobInfo | None] = [None] * count
+        for level in levels:
+            current = current.copy()
+            holders = list(holders)
+            for seconds, job, rows in by_priority[level]:
+                for row in rows:
+                    if seconds > current[row]:
+                        current[row] = seconds
+                        holders[row] = job
+            latest.append(current)
+            who.append(tuple(holders))
+        return cls(levels, tuple(latest), tuple(who))
+
+    def overtaker(self, job: JobInfo, usable: BoolArray) -> JobInfo | None:
+        """A job that arrived after ``job``, of no higher priority, on a node it could use."""
+        level = bisect.bisect_right(self.levels, job.priority) - 1
+        if level < 0:
+            return None
+        later = usable & (self.latest[level] > _seconds_of(job))
+        rows = np.flatnonzero(later)
+        return self.who[level][int(rows[0])] if len(rows) else None
+
+
+def _seconds_of(job: JobInfo) -> float:
+    return (arrival(job) - EPOCH).total_seconds()
+
+
+def waits_only_for_will_bind(ssn: Session, job: JobInfo) -> bool:
+    """Whether ``job`` would fit the idle capacity but for room other jobs' will-bind holds."""
+    held = Resource()
+    for key in sorted(ssn.will_bind.held):
+        if key != job.key:
+            held = held + ssn.will_bind.reserved(key)
+    if not held.requested_names():
+        return False
+    idle = ssn.matrix.idle.sum(axis=0)
+    free = Resource(dict(zip(ssn.matrix.dimensions, (float(v) for v in idle), strict=True)))
+    wanted = requested(job)
+    return not wanted.less_equal(free) and wanted.less_equal(free + held)
+
+
 def is_annotated_target(job: JobInfo) -> bool:
     """Whether the job carries ``volcano.sh/target-job: "true"``."""
     return job.podgroup.annotations.get(TARGET_JOB_ANNOTATION, "").lower() == "true"
+
+
+def newest_pods(ssn: Session) -> dict[str, datetime]:
+    """Node → when its newest pod holding resources was created.
+
+    Of two equally idle nodes, the one whose newest pod is older likely drains first (the
+    scheduler does not know when pods end), so it is locked first.
+    """
+    out: dict[str, datetime] = {}
+    for key in sorted(ssn.jobs):
+        for status in ALLOCATED_STATUSES:
+            for task in ssn.jobs[key].tasks_by_status.get(status, {}).values():
+                if task.node_name:
+                    created = task.creation_key
+                    if created > out.get(task.node_name, EPOCH):
+                        out[task.node_name] = created
+    return out
+
+
+def holds(
+    ssn: Session, job: JobInfo, rows: BoolArray, cluster_idle: FloatArray | None = None
+) -> bool:
+    """Whether the node ``rows`` hold ``job``'s minimum gang now.
+
+    Their idle capacity, summed, holds what the job asks for, and one of them its largest
+    minimum pod. ``cluster_idle``: the idle capacity of every node, summed (when known).
+    """
+    if not rows.any():
+        return False
+    matrix = ssn.matrix
+    every = bool(rows.all())
+    idle = matrix.idle if every else matrix.idle[rows]
+    total = cluster_idle if every and cluster_idle is not None else idle.sum(axis=0)
+    room = Resource(dict(zip(matrix.dimensions, (float(v) for v in total), strict=True)))
+    if not requested(job).less_equal(room):
+        return False
+    largest = ssn.feasibility.job(job).largest
+    columns = matrix.compared_columns(largest)
+    return bool(matrix.fits(matrix.vector(largest), idle, columns).any())
 
 
 class ReservationPlugin:
@@ -221,29 +376,49 @@ class ReservationPlugin:
         self.arguments = arguments
         self.args = ReservationArgs.parse(arguments)
 
-    def is_above_thresholds(self, job: JobInfo, now: datetime) -> bool:
-        """Whether the job passes one of the configured thresholds."""
-        args = self.args
-        if args.min_waiting is not None and waiting_time(job, now) >= args.min_waiting:
+    def is_big_enough(self, job: JobInfo) -> bool:
+        """Whether the job asks at least ``target-min-resources`` (always, when unset)."""
+        minimum = self.args.min_resources
+        if minimum is None:
             return True
-        if args.min_resources is not None:
-            wanted = requested(job)
-            return all(
-                wanted.amount(d) >= args.min_resources.amount(d)
-                for d in args.min_resources
-                if args.min_resources.amount(d) > 0
-            )
-        return False
+        wanted = requested(job)
+        return all(wanted.amount(d) >= minimum.amount(d) for d in minimum if minimum.amount(d) > 0)
 
-    def target_job(self, jobs: Sequence[JobInfo], now: datetime) -> JobInfo | None:
-        """Elect the target among ``jobs`` (``targetJobFn`` with SPEC A6's rules)."""
-        annotated = [j for j in jobs if is_annotated_target(j)]
-        if annotated:
-            candidates = annotated
-        elif self.args.has_thresholds:
-            candidates = [j for j in jobs if self.is_above_thresholds(j, now)]
-        else:
-            candidates = list(jobs)
+    def starving(
+        self, ssn: Session, job: JobInfo, placed: Overtakers, cluster_idle: FloatArray
+    ) -> str | None:
+        """Why the job starves (overtaken, or waiting ``target-min-waiting``), or ``None``.
+
+        Not when it fits the idle capacity now (the next cycle places it), nor when only
+        room other jobs' will-bind holds keeps it out.
+        """
+        usable = ssn.feasibility.job(job).usable
+        if holds(ssn, job, usable, cluster_idle) or waits_only_for_will_bind(ssn, job):
+            return None
+        minimum = self.args.min_waiting
+        if minimum is not None and waiting_time(job, ssn.now) >= minimum:
+            return f"waited at least {TARGET_MIN_WAITING} {seconds_text(minimum)}"
+        other = placed.overtaker(job, usable)
+        return None if other is None else f"overtaken by {other.key}"
+
+    def target_job(self, ssn: Session, jobs: Sequence[JobInfo]) -> JobInfo | None:
+        """Elect the target among ``jobs`` (``targetJobFn`` with SPEC A6's rules).
+
+        Why each candidate qualifies goes to ``Session.election_reasons``.
+        """
+        now = ssn.now
+        candidates = [j for j in jobs if is_annotated_target(j)]
+        for job in candidates:
+            ssn.election_reasons[job.key] = f"annotated {TARGET_JOB_ANNOTATION}"
+        if not candidates:
+            placed = Overtakers.of(ssn)
+            cluster_idle = ssn.matrix.idle.sum(axis=0)
+            for job in jobs:
+                big = self.is_big_enough(job)
+                why = self.starving(ssn, job, placed, cluster_idle) if big else None
+                if why is not None:
+                    ssn.election_reasons[job.key] = why
+                    candidates.append(job)
         if not candidates:
             return None
         return min(
@@ -253,7 +428,8 @@ class ReservationPlugin:
 
     def on_session_open(self, ssn: Session) -> None:
         """Register the election, the node locking and the enqueue gate."""
-        ssn.add_target_job_fn(NAME, lambda jobs: self.target_job(jobs, ssn.now))
+        ssn.reservation_limits = self.args.limits
+        ssn.add_target_job_fn(NAME, lambda jobs: self.target_job(ssn, jobs))
         ssn.add_reserved_nodes_fn(NAME, lambda: self.reserve_nodes(ssn))
 
         def enqueueable(job: JobInfo) -> Vote:
@@ -293,7 +469,7 @@ class ReservationPlugin:
                 ssn,
                 (n.name for n in unlocked),
                 LockMode.CLUSTER.value,
-                f"lock-timeout {_seconds(timeout)} passed without the target ready",
+                f"lock-timeout {seconds_text(timeout)} passed without the target ready",
             )
             return
         if args.lock_mode is LockMode.CLUSTER:
@@ -302,15 +478,33 @@ class ReservationPlugin:
         last = reservation.locked_at if reservation.locked_nodes else None
         if last is not None and naive_utc(ssn.now) < naive_utc(last) + args.lock_interval:
             return
-        schedulable = [n for n in unlocked if not n.node.unschedulable]
+        target = ssn.jobs.get(reservation.target_job)
+        if target is None:
+            return
+        usable = ssn.feasibility.job(target).usable
+        locked = usable & np.array(
+            [name in reservation.locked_nodes for name in ssn.matrix.names], dtype=np.bool_
+        )
+        if holds(ssn, target, locked):
+            return
+        candidates = [n for n in unlocked if not n.node.unschedulable and usable[n.row]]
         idle = ssn.matrix.idle
-        schedulable.sort(key=lambda n: (tuple(-float(v) for v in idle[n.row]), n.name))
-        chosen = schedulable[: args.step_size(len(ssn.node_list))]
+        newest = newest_pods(ssn)
+        candidates.sort(
+            key=lambda n: (tuple(-float(v) for v in idle[n.row]), newest.get(n.name, EPOCH), n.name)
+        )
+        chosen: list[str] = []
+        for node in candidates[: args.step_size(len(ssn.node_list))]:
+            chosen.append(node.name)
+            locked = locked.copy()
+            locked[node.row] = True
+            if holds(ssn, target, locked):
+                break
         lock_nodes(
             ssn,
-            (n.name for n in chosen),
+            chosen,
             args.lock_mode.value,
-            f"lock-mode {args.lock_mode.value}: unlocked node(s) with the most idle resources",
+            f"lock-mode {args.lock_mode.value}: the target's node(s) with the most idle resources",
         )
 
     def on_session_close(self, ssn: Session) -> None:
@@ -324,11 +518,15 @@ class ReservationPlugin:
             now: the time of the last cycle; only later moments are returned.
 
         Returns:
-            The earliest of: the next lock step, the lock timeout, and (without a target)
-            the moment a job crosses the waiting threshold; ``None`` when none is ahead.
+            The earliest of: the next lock step, the lock timeout, ``lock-max``, the end of a
+            backoff, and (without a target) the moment a job crosses the waiting threshold;
+            ``None`` when none is ahead.
         """
-        moments: list[datetime] = []
+        moments: list[datetime] = [until for _, until in snapshot.reservation.backoff]
         reservation = snapshot.reservation
+        expires = self.args.limits.expires_at(reservation)
+        if expires is not None:
+            moments.append(expires)
         if reservation.target_job is not None:
             all_locked = set(snapshot.nodes) <= reservation.locked_nodes
             if not all_locked:
@@ -347,10 +545,6 @@ class ReservationPlugin:
                     moments.append(since + self.args.min_waiting)
         later = [m for m in moments if now is None or naive_utc(m) > naive_utc(now)]
         return min(later, key=naive_utc) if later else None
-
-
-def _seconds(duration: timedelta) -> str:
-    return f"{duration.total_seconds():g}s"
 
 
 def reservation_arguments(conf: SchedulerConf) -> Arguments | None:

@@ -14,8 +14,11 @@ from pathlib import Path
 
 import pytest
 
+from services.cli.submit import publish, records_for
 from shared.bus.kafka import AioKafkaBus, KafkaSettings
 from shared.bus.records import OutRecord
+from shared.runtime.clock import SystemClock
+from shared.runtime.settings import Settings
 from tests.support.processes import Processes
 from tests.support.served import eventually, run_cli
 
@@ -84,9 +87,7 @@ def test_submit_wait_shows_progress_until_running_when_the_gang_fits(system, mon
 
 
 def test_describe_names_the_reason_when_a_job_stays_pending(system, monkeypatch, manifest):
-    # 3 pods of 3 CPU: each fits a node, together more than the cluster's 8 CPU
-    huge = job("huge", replicas=3, cpu="3")
-    status, out, _ = run_cli(system, monkeypatch, "submit", manifest("huge", huge))
+    status, out, _ = run_cli(system, monkeypatch, "submit", manifest("huge", job("huge", cpu="6")))
     assert status == 0
     trace_id = out.split("trace_id=")[1].strip()
     described: dict[str, str] = {}
@@ -94,16 +95,17 @@ def test_describe_names_the_reason_when_a_job_stays_pending(system, monkeypatch,
     def reason_known() -> bool:
         code, text, _ = run_cli(system, monkeypatch, "describe", "job", "huge")
         described["text"] = text
-        return code == 0 and "Pending Reason:   QueueOverCapability" in text
+        return code == 0 and "Pending Reason:   Infeasible" in text
 
-    eventually(reason_known, "describe naming QueueOverCapability", system)
+    # 2 x 6 cpu on two 4-cpu nodes: it could never run (SPEC A6, A8).
+    eventually(reason_known, "describe naming Infeasible", system)
     text = described["text"]
     assert "Phase:            Pending" in text
-    assert "queue default would exceed its capability" in text
+    assert "minResources cpu 12 exceed the whole cluster's cpu 8" in text
     assert f"Jaeger:           http://localhost:16686/trace/{trace_id}" in text
 
     status, out, _ = run_cli(system, monkeypatch, "get", "jobs", "huge")
-    assert out.splitlines()[1].split()[-2] == "QueueOverCapability"  # REASON, then AGE
+    assert out.splitlines()[1].split()[-2] == "Infeasible"  # REASON, then AGE
 
 
 def test_get_watch_shows_a_phase_change_when_a_job_starts(system, monkeypatch, manifest):
@@ -186,10 +188,7 @@ def test_garbage_keyed_like_a_job_or_a_node_hides_neither(system, monkeypatch, m
     status, out, err = run_cli(system, monkeypatch, "get", "jobs", "twice", "-v")
     assert status == 0
     assert out.splitlines()[1].split()[:3] == ["default", "twice", "Running"]
-    assert err == (  # get jobs reads nodes too (whether a job can ever run)
-        f"skipped {len(GARBAGE)} record(s) on jobs.status that no contract decodes\n"
-        f"skipped {len(GARBAGE)} record(s) on nodes that no contract decodes\n"
-    )
+    assert err == f"skipped {len(GARBAGE)} record(s) on jobs.status that no contract decodes\n"
     status, out, _ = run_cli(system, monkeypatch, "get", "nodes")
     assert [line.split()[0] for line in out.splitlines()] == ["NAME", "node-0", "node-1"]
     status, out, _ = run_cli(system, monkeypatch, "describe", "job", "twice")
@@ -198,13 +197,20 @@ def test_garbage_keyed_like_a_job_or_a_node_hides_neither(system, monkeypatch, m
 
 def test_a_rejection_naming_terminal_escapes_is_printed_escaped(system, monkeypatch, manifest):
     text = job("escapes").replace("queue: default", 'queue: "\\e]0;owned\\a\\e[2Jq"')
-    status, out, _ = run_cli(
-        system, monkeypatch, "submit", manifest("escapes", text), "--wait", "--timeout", "60"
-    )
-    assert status == 1
-    assert "\x1b" not in out
-    assert "\x07" not in out
-    assert '"\\u001b]0;owned\\u0007\\u001b[2Jq" not found' in out
+    status, out, err = run_cli(system, monkeypatch, "submit", manifest("escapes", text))
+    assert (status, out) == (1, "")  # refused before publishing: admission's check, run here
+    assert "\x1b" not in err
+    assert "\x07" not in err
+    assert '"\\u001b]0;owned\\u0007\\u001b[2Jq" not found' in err
+    # another client publishes it anyway: the service's rejection is escaped as well
+    settings = Settings.from_env(system.env())
+    records = [item.record for item in records_for(text, system.prefix, SystemClock().now())]
+    asyncio.run(publish(settings, records))
+
+    def rejected() -> bool:
+        return "Rejected" in run_cli(system, monkeypatch, "describe", "job", "escapes")[1]
+
+    eventually(rejected, "job escapes described Rejected", system)
     status, out, _ = run_cli(system, monkeypatch, "describe", "job", "escapes")
     assert status == 0
     assert "\x1b" not in out

@@ -127,7 +127,7 @@ def test_job_verbs_refuse_a_job_vcbus_does_not_know(system, monkeypatch):
         assert run_cli(system, monkeypatch, "job", verb, "nosuch") == (
             1,
             "",
-            'job "default/nosuch" not found\n',
+            f'vcbus job {verb}: job "default/nosuch" not found\n',
         )
     assert run_cli(system, monkeypatch, "job", "view", "nosuch")[0] == 1
 
@@ -174,19 +174,16 @@ def test_queue_delete_is_refused_while_the_queue_holds_a_job(system, monkeypatch
 def test_a_job_that_can_never_run_is_inadmissible_and_describe_says_its_place(
     system, monkeypatch, manifest
 ):
-    text = job("giant").replace('cpu: "1"', 'cpu: "6"')  # nodes offer 4 CPU
+    text = job("giant").replace('cpu: "1"', 'cpu: "6"')  # the nodes offer 4 CPU each
     assert run_cli(system, monkeypatch, "submit", manifest("giant", text))[0] == 0
     described: dict[str, str] = {}
 
     def marked() -> bool:
         code, out, _ = run_cli(system, monkeypatch, "describe", "job", "giant")
         described["text"] = out
-        return code == 0 and "Pending Reason:   Inadmissible" in out
+        return code == 0 and "Admission:        Inadmissible (Infeasible)" in out
 
     eventually(marked, "giant described Inadmissible", system)
-    assert (
-        "a pod of task worker requests cpu=6,memory=1Gi; no node offers that much "
-        "(largest: cpu=4,memory=8Gi)" in described["text"]
-    )
+    assert "Pending Reason:   Infeasible" in described["text"]
     assert "Queue Position:   1 of 1 waiting in queue default" in described["text"]
-    assert listed(system, monkeypatch, "giant")["reason"] == "Inadmissible"
+    assert listed(system, monkeypatch, "giant")["admission"] == "Inadmissible"

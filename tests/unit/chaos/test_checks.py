@@ -14,6 +14,7 @@ from contracts import (
     JobKey,
     JobStatusChanged,
     LocksHonoured,
+    LocksLifted,
     NodeName,
     NodeRegistered,
     NodesLocked,
@@ -302,6 +303,19 @@ def test_a_binding_decided_before_the_allocator_read_the_lock_is_a_race_not_a_vi
 
 def test_bindings_after_the_unlock_are_no_violation() -> None:
     assert lock_hits(lock_history(6)) == ([], [])
+
+
+def test_bindings_once_the_allocator_lifted_the_locks_are_no_violation() -> None:
+    """The target was placed at 3: the same cycle and later ones use the node (SPEC A6)."""
+    lifted = LocksLifted(
+        event_id="x", occurred_at=at(3), job=JOB, generation=1, nodes=(NodeName("n1"),)
+    )
+    history = lock_history(3)
+    history.capacity.append(lifted)
+    assert lock_hits(history) == ([], [])
+    history = lock_history(2.5)
+    history.capacity.append(lifted)
+    assert [v.check for v in check_locks(history)] == ["locks"]
 
 
 def without_honoured(history: History) -> History:

@@ -224,6 +224,24 @@ def test_every_manifest_parses_and_is_listed_when_kustomization_is_read():
     assert kinds.count("Deployment") == len(BUILDERS)
 
 
+KAFKA_SETTINGS = (
+    [
+        {"configMapRef": {"name": "vcbus-settings"}},
+        {"secretRef": {"name": "vcbus-kafka", "optional": True}},
+    ],
+    {"name": "kafka-tls", "mountPath": "/etc/vcbus/kafka-tls", "readOnly": True},
+    {"name": "kafka-tls", "secret": {"secretName": "vcbus-kafka-tls", "optional": True}},
+)
+"""The settings, the optional Secret of SASL/TLS variables, and its optional TLS files."""
+
+
+def kafka_settings(pod: dict[str, Any], container: dict[str, Any]) -> tuple[Any, Any, Any]:
+    """Where a workload's Kafka settings come from: envFrom, the TLS mount and its volume."""
+    mount = next(m for m in container.get("volumeMounts", []) if m["name"] == "kafka-tls")
+    volume = next(v for v in pod.get("volumes", []) if v["name"] == "kafka-tls")
+    return container["envFrom"], mount, volume
+
+
 def test_deployments_run_cli_commands_with_probes_and_resources_when_manifests_are_read():
     settings = next(
         d
@@ -237,7 +255,8 @@ def test_deployments_run_cli_commands_with_probes_and_resources_when_manifests_a
         if document["kind"] != "Deployment":
             continue
         name = document["metadata"]["name"]
-        container = document["spec"]["template"]["spec"]["containers"][0]
+        pod = document["spec"]["template"]["spec"]
+        container = pod["containers"][0]
         args = parsed(container["args"])
         assert args.func is serve_command.run
         assert args.service == name
@@ -247,7 +266,7 @@ def test_deployments_run_cli_commands_with_probes_and_resources_when_manifests_a
         assert container["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "http"}
         assert ports["http"] == port
         assert {"cpu", "memory"} <= set(container["resources"]["requests"])
-        assert {"name": "vcbus-settings"} in [e["configMapRef"] for e in container["envFrom"]]
+        assert kafka_settings(pod, container) == KAFKA_SETTINGS
         env = {e["name"]: e.get("value") for e in container["env"]}
         assert env["OTEL_SERVICE_NAME"] == name
         seen.add(name)
@@ -284,11 +303,12 @@ def test_scheduler_configmap_is_the_deploy_conf_and_mounted_when_manifests_are_r
 def test_topic_job_runs_vcbus_topics_with_the_settings_when_manifests_are_read():
     documents = [d for _, d in k8s_documents()]
     job = next(d for d in documents if d["kind"] == "Job")
-    container = job["spec"]["template"]["spec"]["containers"][0]
+    pod = job["spec"]["template"]["spec"]
+    container = pod["containers"][0]
     deployment = next(d for d in documents if d["kind"] == "Deployment")
     assert container["image"] == deployment["spec"]["template"]["spec"]["containers"][0]["image"]
     assert parsed(container["args"]).func is topics_command.run
-    assert {"name": "vcbus-settings"} in [e["configMapRef"] for e in container["envFrom"]]
+    assert kafka_settings(pod, container) == KAFKA_SETTINGS  # SASL/TLS as the services have them
     settings = next(
         d
         for d in documents
@@ -307,3 +327,26 @@ def test_every_setting_is_documented_when_deploy_files_use_it(compose):
     used = {name for text in texts for name in re.findall(r"\bVCBUS_[A-Z_]+\b", text)}
     assert used
     assert not {name for name in used if f"`{name}`" not in readme}
+
+
+def test_make_up_builds_the_image_before_starting_as_the_readme_says():
+    makefile = (ROOT / "Makefile").read_text()
+    recipe = matched(r"^up:\n\t(.+)$", makefile).group(1)
+    assert recipe == "docker compose up -d --build"
+    assert "docker compose up -d --build" in (ROOT / "README.md").read_text()
+
+
+def test_each_compose_replica_is_its_own_instance_when_started_in_its_container(
+    vcbus_services, monkeypatch
+):
+    """Compose gives every replica the same command: the instance comes from the container."""
+    monkeypatch.delenv("VCBUS_INSTANCE", raising=False)
+    instances = set()
+    for container in ("3f2a9c1b7d10", "8e41d07a2c55"):  # the host names Docker gives
+        monkeypatch.setattr("socket.gethostname", lambda name=container: name)
+        for service in vcbus_services.values():
+            assert "--instance" not in service["command"]
+            instances.add((service["command"][1], parsed(service["command"]).instance))
+    assert len(instances) == 2 * len(vcbus_services)
+    monkeypatch.setenv("VCBUS_INSTANCE", "blue")
+    assert parsed(["serve", "admission"]).instance == "blue"

@@ -185,17 +185,33 @@ def build_queue(name: str, **fields: object) -> QueueDeclared:
     return QueueDeclared(event_id=f"{name}-q", occurred_at=NOW, queue=Queue(name=name, **fields))  # type: ignore[arg-type]
 
 
-def elected(key: str, generation: int) -> TargetJobElected:
+def elected(
+    key: str, generation: int, *, reason: str = "", until: datetime | None = None
+) -> TargetJobElected:
     return TargetJobElected(
-        event_id=f"{key}-e{generation}", occurred_at=NOW, job=JobKey(key), generation=generation
+        event_id=f"{key}-e{generation}",
+        occurred_at=NOW,
+        job=JobKey(key),
+        generation=generation,
+        reason=reason,
+        until=until,
     )
 
 
-def locked(key: str, nodes: tuple[str, ...], generation: int) -> NodesLocked:
+def locked(
+    key: str,
+    nodes: tuple[str, ...],
+    generation: int,
+    *,
+    reason: str = "",
+    until: datetime | None = None,
+) -> NodesLocked:
     return NodesLocked(
         event_id=f"{key}-l{generation}",
         occurred_at=NOW,
         job=JobKey(key),
         nodes=tuple(NodeName(n) for n in nodes),
         generation=generation,
+        reason=reason,
+        until=until,
     )

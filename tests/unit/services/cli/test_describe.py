@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -26,6 +26,8 @@ from tests.unit.services.cli.builders import (
     pod_phase,
     publish,
 )
+
+UNTIL = datetime(2026, 1, 1, 0, 10, tzinfo=UTC)
 
 
 @pytest.fixture
@@ -58,8 +60,8 @@ async def test_highest_ranked_reason_is_named_when_a_job_is_pending(bus):
         ),
         pod_created(pod),
         pod_phase(pod, "Pending", "n1"),
-        elected(key, 1),
-        locked(key, ("n2", "n1"), 1),
+        elected(key, 1, reason="starving: priority 0, waiting 60s", until=UNTIL),
+        locked(key, ("n2", "n1"), 1, until=UNTIL),
     )
     text = await describe(bus, SETTINGS, key, jaeger_url="http://jaeger:16686/")
     assert text is not None
@@ -69,6 +71,9 @@ async def test_highest_ranked_reason_is_named_when_a_job_is_pending(bus):
     also = [line.split(":", 1)[1].strip() for line in text.splitlines() if "Also:" in line]
     assert also == ["WaitingForReservation: nodes locked (podgroups.status)"]
     assert field(text, "Locked Nodes") == "n1, n2"
+    assert field(text, "Reservation") == (
+        "this job is the target (starving: priority 0, waiting 60s) until 2026-01-01T00:10:00+00:00"
+    )
     assert field(text, "Jaeger") == "http://jaeger:16686/trace/0af7651916cd43dd8448eb211c80319c"
     assert "big-worker-0   worker   Pending   n1" in text
     assert "worker   2          2     2         0" in text

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import msgspec
 import pytest
@@ -164,7 +164,16 @@ async def test_nodes_show_use_free_pods_and_newest_locks_when_reservations_chang
         locked("default/big", ("n2",), 2),
     )
     assert rows(await listing(bus, "nodes")) == [
-        ["n1", "Ready", "cpu=4,memory=8Gi", "cpu=1,memory=1Gi", "cpu=3,memory=7Gi", "1/110", "-"],
+        [
+            "n1",
+            "Ready",
+            "cpu=4,memory=8Gi",
+            "cpu=1,memory=1Gi",
+            "cpu=3,memory=7Gi",
+            "1/110",
+            "-",
+            "-",
+        ],
         [
             "n2",
             "Ready",
@@ -173,8 +182,27 @@ async def test_nodes_show_use_free_pods_and_newest_locks_when_reservations_chang
             "cpu=4,memory=8Gi",
             "0/110",
             "default/big",
+            "-",
         ],
     ]
+
+
+async def test_nodes_show_why_and_until_when_they_are_locked(bus):
+    until = datetime(2026, 1, 1, 0, 10, tzinfo=UTC)
+    await publish(
+        bus,
+        build_node("n1"),
+        elected("default/big", 1, reason="starving: priority 0, waiting 60s", until=until),
+        locked("default/big", ("n1",), 1, reason="lock-mode single", until=until),
+    )
+    listed = await listing(bus, "nodes")
+    assert rows(listed)[0][-2:] == ["default/big", "2026-01-01T00:10:00+00:00"]
+    [node] = json.loads(await listing(bus, "nodes", output="json"))["items"]
+    assert (node["lockedFor"], node["lockReason"], node["lockedUntil"]) == (
+        "default/big",
+        "lock-mode single",
+        "2026-01-01T00:10:00+00:00",
+    )
 
 
 async def test_queues_show_share_capability_use_and_podgroups_by_phase_when_declared(bus):

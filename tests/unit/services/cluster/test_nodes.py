@@ -9,7 +9,14 @@ import pytest
 from contracts.events.nodes import NodeRegistered
 from contracts.objects.node import Node, Taint
 from services.cluster.core import decide
-from services.cluster.nodes import NodesError, add_commands, build_nodes, load_nodes, parse_nodes
+from services.cluster.nodes import (
+    NodesError,
+    add_commands,
+    build_nodes,
+    default_labels,
+    load_nodes,
+    parse_nodes,
+)
 from tests.unit.services.cluster.builders import CONF, T0, build_ctx
 
 GI = 2**30
@@ -22,7 +29,26 @@ def test_nodes_are_named_by_prefix_and_index_when_built_from_options():
     assert {tuple(node.allocatable.items()) for node in nodes} == {
         (("cpu", 32_000), ("memory", 256 * GI), ("pods", 64))
     }
-    assert all(node.labels == {"zone": "a"} for node in nodes)
+    assert [node.labels for node in nodes] == [
+        {
+            "kubernetes.io/arch": "amd64",
+            "kubernetes.io/hostname": name,
+            "kubernetes.io/os": "linux",
+            "zone": "a",
+        }
+        for name in ("w-0", "w-1", "w-2")
+    ]
+
+
+def test_a_label_given_replaces_the_default_of_that_name():
+    (node,) = build_nodes(1, labels={"kubernetes.io/arch": "arm64", "type": "kwok"})
+
+    assert node.labels == {
+        "kubernetes.io/arch": "arm64",
+        "kubernetes.io/hostname": "node-0",
+        "kubernetes.io/os": "linux",
+        "type": "kwok",
+    }
 
 
 def test_nodes_have_the_defaults_and_extra_resources_when_only_some_options_are_given():
@@ -31,6 +57,7 @@ def test_nodes_have_the_defaults_and_extra_resources_when_only_some_options_are_
     assert node == Node(
         name="node-0",
         allocatable={"cpu": 8000, "memory": 32 * GI, "nvidia.com/gpu": 4000},
+        labels=default_labels("node-0"),
     )
 
 

@@ -30,12 +30,15 @@ def _ctx(seconds: float = 0) -> Ctx:
 
 
 def _snapshot(cpus: str) -> ClusterSnapshot:
-    """Two 4-cpu nodes, a busy pod (other queue) on n1, a Pending 2-pod job asking ``cpus``."""
+    """Two 4-cpu nodes, a busy pod (other queue) on n1, a Pending 2-pod job asking ``cpus``.
+
+    The busy job arrived after the job (it overtook it: the job starves, SPEC A6).
+    """
     return ClusterSnapshot.build(
         nodes=[build_node(n, {"cpu": "4", "memory": "8Gi"}) for n in ("n1", "n2")],
         queues=[build_queue("default"), build_queue("other")],
         podgroups=[
-            build_podgroup("busy", "ns", "other", 1, None, PodGroupPhase.RUNNING),
+            build_podgroup("busy", "ns", "other", 1, None, PodGroupPhase.RUNNING, creation=T0),
             build_podgroup(
                 "job",
                 "ns",
@@ -109,7 +112,7 @@ def test_starving_job_is_elected_and_a_node_locked_when_nothing_is_reserved() ->
 
 
 def test_every_lock_is_released_in_one_event_when_the_target_is_bound() -> None:
-    view = ClusterView.from_snapshot(_snapshot("4"))
+    view = ClusterView.from_snapshot(_snapshot("8"))
     view.assume(run_cycle(view.snapshot(), default_enqueue_conf(), _ctx()).events)
     view.assume(run_cycle(view.snapshot(), default_enqueue_conf(), _ctx(1)).events)
     assert view.snapshot().reservation.locked_nodes == frozenset({"n1", "n2"})

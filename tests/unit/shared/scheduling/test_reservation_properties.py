@@ -105,6 +105,8 @@ def plans(draw: st.DrawFn) -> Plan:
         arguments["lock-timeout"] = f"{draw(st.integers(1, 4))}s"
     if draw(st.booleans()):
         arguments["target-min-resources.cpu"] = draw(st.integers(2, 8))
+    if draw(st.booleans()):
+        arguments["target-min-waiting"] = f"{draw(st.integers(0, 2))}s"
     return Plan(nodes, running, stream, deletions, arguments)
 
 
@@ -144,7 +146,12 @@ def _is_ready_or_gone(snapshot: ClusterSnapshot, job: JobKey) -> bool:
 
 def _check(record: CycleRecord) -> None:
     reservation = record.reservation_at_allocation
-    for decision in record.decisions:
+    held = record.decisions
+    if record.locks_lifted:
+        # The target was placed first (or before this cycle): the rest may use its nodes.
+        placed = [i for i, d in enumerate(held) if d.job == reservation.target_job]
+        held = held[: placed[-1] + 1] if placed else ()
+    for decision in held:
         if decision.job != reservation.target_job:
             assert decision.node not in reservation.locked_nodes, (record.cycle, decision)
     before = record.enqueue_snapshot

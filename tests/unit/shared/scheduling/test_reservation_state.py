@@ -155,3 +155,24 @@ def test_locks_without_generation_apply_as_they_come_when_written_by_an_older_wr
         state, NodesUnlocked(event_id="y", occurred_at=_at(1), job=A, nodes=(NodeName("n1"),))
     )
     assert state == Reservation()
+
+
+def test_backoff_of_an_expired_target_is_kept_across_elections_until_it_ends() -> None:
+    """SPEC A6 (bounded): the unlock of an expired target carries the end of its backoff."""
+    big, other = JobKey("ns/big"), JobKey("ns/other")
+    expired = NodesUnlocked(
+        event_id="u1",
+        occurred_at=_at(600),
+        job=big,
+        nodes=(NodeName("n1"),),
+        reason="ReservationExpired: not ready 600s after its election (lock-max)",
+        generation=1,
+        backoff_until=_at(900),
+    )
+    state = fold_reservation(Reservation(target_job=big, generation=1), expired)
+    assert state == Reservation(generation=1, backoff=((big, _at(900)),))
+    elected = TargetJobElected(event_id="e2", occurred_at=_at(601), job=other, generation=2)
+    state = fold_reservation(state, elected)
+    assert state.backoff == ((big, _at(900)),)
+    ready = NodesUnlocked(event_id="u2", occurred_at=_at(950), job=other, nodes=(), generation=2)
+    assert fold_reservation(state, ready).backoff == (), "ended backoffs are dropped"

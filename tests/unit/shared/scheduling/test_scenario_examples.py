@@ -41,11 +41,11 @@ def test_big_job_starves_when_the_example_has_no_reservation(name: str) -> None:
 @pytest.mark.parametrize(
     ("name", "locked_per_cycle"),
     [
-        ("reservation-single.yaml", [1, 2, 3]),
+        ("reservation-single.yaml", [1, 2, 2]),
         ("reservation-multi.yaml", [2, 4, 4]),
         ("reservation-cluster.yaml", [4, 4, 4]),
         ("reservation-lock-timeout.yaml", [1, 1, 4]),
-        ("priority-reservation.yaml", [1, 2, 3]),
+        ("priority-reservation.yaml", [1, 2, 2]),
     ],
 )
 def test_big_job_runs_once_locked_nodes_drain_when_the_example_reserves(
@@ -56,12 +56,14 @@ def test_big_job_runs_once_locked_nodes_drain_when_the_example_reserves(
     assert [len(r.reservation.locked_nodes) for r in records[:3]] == locked_per_cycle
     for record in records:
         held = record.reservation_at_allocation
+        if record.locks_lifted:
+            continue  # the target was placed first; the others may use the freed nodes
         for decision in record.decisions:
             if decision.job != held.target_job:
                 assert decision.node not in held.locked_nodes
     a_nodes = {d.node for d in records[2].decisions if d.job == A}
     assert len(a_nodes) == 2
-    assert a_nodes <= records[2].reservation_at_allocation.locked_nodes
+    assert a_nodes & records[2].reservation_at_allocation.locked_nodes
     unlocked = records[3].reservation_events[0]
     assert isinstance(unlocked, NodesUnlocked)
     assert unlocked.job == A
@@ -82,7 +84,8 @@ def test_timeline_shows_the_target_and_locked_nodes_when_an_example_runs() -> No
     assert first["lockedNodes"] == ["n1"]
     assert first["reservation"][0].startswith("elected ns/a")
     assert timeline[2]["bindings"] == {"ns/a-w-0": "n1", "ns/a-w-1": "n3"}
-    assert timeline[3]["reservation"] == ["unlocked n1, n2, n3 for ns/a (target job is ready)"]
+    assert timeline[2]["locksLifted"] is True
+    assert timeline[3]["reservation"] == ["unlocked n1, n3 for ns/a (target job is ready)"]
     assert timeline[3]["phases"]["ns/a"] == "Running"
 
 

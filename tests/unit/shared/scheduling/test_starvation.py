@@ -125,9 +125,15 @@ def b_bindings(records: list[CycleRecord]) -> int:
 
 
 def assert_locks_hold(records: list[CycleRecord]) -> None:
+    """No other job lands on a locked node before the target is placed; in the cycle that
+    places it, the target's bindings come first and the locks are lifted after them."""
     for record in records:
         reservation = record.reservation_at_allocation
-        for decision in record.decisions:
+        lifted_from = len(record.decisions)
+        if record.locks_lifted:
+            target = [i for i, d in enumerate(record.decisions) if d.job == reservation.target_job]
+            lifted_from = target[-1] + 1 if target else 0
+        for decision in record.decisions[:lifted_from]:
             if decision.job != reservation.target_job:
                 assert decision.node not in reservation.locked_nodes, (record.cycle, decision)
 
@@ -192,6 +198,21 @@ def test_every_lock_is_released_in_one_event_when_the_target_is_ready() -> None:
     assert b_bindings(records[bound + 1 :]) > 0, "Bs land again once the locks are gone"
 
 
+def test_small_jobs_use_the_freed_nodes_in_the_cycle_that_places_the_big_one() -> None:
+    """SPEC A6, no harm: the locks go when A is placed, and the same cycle goes on (mode
+    cluster: every node locked, two of them for nothing once A is placed)."""
+    records = run(scene(reservation=True, arguments={**BIG_ONLY, "lock-mode": "cluster"}), 8)
+    bound = a_bound_at(records)
+    assert bound is not None
+    record = records[bound]
+    assert record.locks_lifted
+    a_nodes = {d.node for d in record.decisions if d.job == A}
+    others = [d for d in record.decisions if d.job != A]
+    freed = set(record.reservation_at_allocation.locked_nodes) - a_nodes
+    assert freed, "a locked node A does not use"
+    assert any(d.node in freed for d in others), "a B lands on it in the same cycle"
+
+
 def test_several_nodes_lock_per_cycle_when_the_mode_is_multi() -> None:
     arguments = {**BIG_ONLY, "lock-mode": "multi", "lock-nodes": 2}
     records = run(scene(reservation=True, arguments=arguments), 8)
@@ -218,11 +239,13 @@ def test_whole_cluster_locks_when_the_lock_timeout_passes() -> None:
     assert a_bound_at(records) is not None
 
 
-def test_small_job_is_elected_after_the_big_one_when_no_threshold_is_set() -> None:
-    """SPEC A6 without thresholds: any starving job becomes the next target."""
+def test_no_small_job_is_elected_after_the_big_one_when_none_starves() -> None:
+    """SPEC A6 without thresholds: only a starving job is a target, and no B is overtaken
+    (each arrives after the ones placed before it)."""
     records = run(scene(reservation=True), 8)
     bound = a_bound_at(records)
     assert bound is not None
     kinds = [type(e).__name__ for e in records[bound + 1].reservation_events]
-    assert kinds[:2] == ["NodesUnlocked", "TargetJobElected"]
+    assert kinds == ["NodesUnlocked"]
+    assert all(r.reservation.target_job is None for r in records[bound + 1 :])
     assert_locks_hold(records)

@@ -138,6 +138,91 @@ def test_multi_mode_locks_several_nodes_at_once_when_configured(
     assert change.mode == "multi"
 
 
+IDLE_N1_N3 = [p for p in BUSY if p.node not in ("n1", "n3")]
+"""n1 and n3 drained: 4 idle cpu each."""
+
+
+def test_single_mode_locks_no_more_when_the_locked_nodes_hold_the_target() -> None:
+    run = _reserve(
+        locked=frozenset({"n1", "n3"}),
+        locked_at=timedelta(seconds=5),
+        pods=[*IDLE_N1_N3, *_target_pods()],
+        expect=("ns/target", frozenset({"n1", "n3"})),
+    )
+    assert run.result.reservation_changes == ()
+
+
+def test_multi_mode_stops_at_the_node_that_makes_the_target_fit() -> None:
+    """SPEC A6: the fewest nodes that hold the target; n1 and n3 hold its 8 cpu now, so a
+    step of four stops after them."""
+    change = _only(
+        _reserve(
+            arguments={"lock-mode": "multi", "lock-nodes": 4},
+            pods=[*IDLE_N1_N3, *_target_pods()],
+            expect=("ns/target", frozenset({"n1", "n3"})),
+        )
+    )
+    assert change.nodes == ("n1", "n3")
+
+
+def test_only_nodes_the_target_could_use_are_locked() -> None:
+    """n1 and n3 are the idlest, but the target's pods may only go to n2 and n4."""
+    pods = [
+        build_pod(
+            "ns",
+            f"target-w-{i}",
+            None,
+            PodPhase.PENDING,
+            {"cpu": "4"},
+            "target",
+            task="w",
+            selector={"pool": "b"},
+        )
+        for i in range(2)
+    ]
+    labelled = [
+        build_node(n.name, {"cpu": "4", "memory": "8Gi"}, labels={"pool": "b"})
+        if n.name in {"n2", "n4"}
+        else n
+        for n in NODES
+    ]
+    run_case(
+        SchedulingCase(
+            name="usable nodes",
+            origin=f"{RESERVED_NODES_FN}; vcbus SPEC A6",
+            podgroups=[BUSY_PG, _target()],
+            pods=[*BUSY, *pods],
+            nodes=labelled,
+            queues=[build_queue("default")],
+            reservation=Reservation(target_job=TARGET, elected_at=ELECTED, generation=2),
+            tiers=(
+                tier(plugin("gang"), plugin("reservation", arguments={"lock-mode": "cluster"})),
+            ),
+            actions=("reserve",),
+            expect_reservation=("ns/target", frozenset({"n1", "n2", "n3", "n4", "n5"})),
+        )
+    )
+    run_case(
+        SchedulingCase(
+            name="usable nodes, multi",
+            origin=f"{RESERVED_NODES_FN}; vcbus SPEC A6",
+            podgroups=[BUSY_PG, _target()],
+            pods=[*BUSY, *pods],
+            nodes=labelled,
+            queues=[build_queue("default")],
+            reservation=Reservation(target_job=TARGET, elected_at=ELECTED, generation=2),
+            tiers=(
+                tier(
+                    plugin("gang"),
+                    plugin("reservation", arguments={"lock-mode": "multi", "lock-nodes": 4}),
+                ),
+            ),
+            actions=("reserve",),
+            expect_reservation=("ns/target", frozenset({"n2", "n4"})),
+        )
+    )
+
+
 def test_cluster_mode_locks_every_node_when_the_target_is_elected() -> None:
     change = _only(
         _reserve(

@@ -20,7 +20,10 @@ def test_arguments_take_their_defaults_when_none_are_given() -> None:
     assert args.lock_mode is LockMode.SINGLE
     assert args.lock_interval == timedelta(seconds=1)
     assert args.lock_timeout is None
-    assert not args.has_thresholds
+    assert args.limits.lock_max == timedelta(minutes=10)
+    assert args.limits.lock_backoff == timedelta(minutes=5)
+    assert args.min_waiting is None
+    assert args.min_resources is None
 
 
 def test_arguments_are_read_when_all_are_given() -> None:
@@ -30,6 +33,8 @@ def test_arguments_are_read_when_all_are_given() -> None:
             "lock-nodes": "25%",
             "lock-interval": "2s",
             "lock-timeout": "1h30m",
+            "lock-max": "2h",
+            "lock-backoff": "15m",
             "target-min-waiting": 90,
             "target-min-resources.cpu": "8",
             "target-min-resources.memory": "16Gi",
@@ -39,6 +44,8 @@ def test_arguments_are_read_when_all_are_given() -> None:
     assert args.step_size(10) == 3
     assert args.lock_interval == timedelta(seconds=2)
     assert args.lock_timeout == timedelta(hours=1, minutes=30)
+    assert args.limits.lock_max == timedelta(hours=2)
+    assert args.limits.lock_backoff == timedelta(minutes=15)
     assert args.min_waiting == timedelta(seconds=90)
     assert args.min_resources is not None
     assert args.min_resources.amount("cpu") == 8000
@@ -53,6 +60,8 @@ def test_arguments_are_read_when_all_are_given() -> None:
         ({"lock-nodes": "150%"}, "at most 100%"),
         ({"lock-nodes": "many"}, "neither a count nor a percentage"),
         ({"lock-timeout": "soon"}, "is not a duration"),
+        ({"lock-timeout": "10m"}, "must be shorter than lock-max"),
+        ({"lock-max": "later"}, "is not a duration"),
         ({"target-min-waiting": -5}, "negative duration"),
         ({"target-min-resources.cpu": "lots"}, "target-min-resources"),
     ],
@@ -106,7 +115,7 @@ def test_lock_timeout_is_due_when_it_comes_before_the_next_step() -> None:
     assert plugin.next_due(_snapshot(TARGET), NOW) == NOW + timedelta(seconds=20)
 
 
-def test_nothing_is_due_when_every_node_is_locked() -> None:
+def test_only_lock_max_is_due_when_every_node_is_locked() -> None:
     full = Reservation(
         target_job=JobKey("ns/waiting"),
         locked_nodes=frozenset({"n1", "n2"}),
@@ -114,7 +123,15 @@ def test_nothing_is_due_when_every_node_is_locked() -> None:
         generation=1,
         locked_at=NOW,
     )
-    assert ReservationPlugin({"lock-timeout": "20s"}).next_due(_snapshot(full), NOW) is None
+    plugin = ReservationPlugin({"lock-timeout": "20s", "lock-max": "1m"})
+    assert plugin.next_due(_snapshot(full), NOW) == NOW + timedelta(minutes=1)
+
+
+def test_end_of_a_backoff_is_due_when_no_target_is_elected() -> None:
+    backoff = Reservation(
+        generation=1, backoff=((JobKey("ns/waiting"), NOW + timedelta(minutes=3)),)
+    )
+    assert ReservationPlugin({}).next_due(_snapshot(backoff), NOW) == NOW + timedelta(minutes=3)
 
 
 def test_waiting_threshold_is_due_when_a_job_will_cross_it() -> None:

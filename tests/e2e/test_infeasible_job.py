@@ -1,0 +1,88 @@
+"""A job no node could ever hold locks nothing (SPEC A6, A8), through the five services.
+
+Volcano's own ``task-start-dependency/job.yaml``, submitted as it is, selects
+``kubernetes.io/os: linux`` nodes; this cluster's nodes have no such label. The job is
+never elected target of a reservation, so a small job submitted after it runs at once,
+and the example's PodGroup says why it waits: ``Infeasible``, with the fit errors.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Iterator
+
+import pytest
+
+from contracts import PodGroupPhaseChanged, TargetJobElected, Topic
+from contracts.objects import JobPhase
+from tests.conftest import VOLCANO_EXAMPLES
+from tests.e2e.system import (
+    System,
+    describe,
+    read_topic,
+    running_system,
+    submit,
+    wait_for_jobs,
+    with_run_seconds,
+)
+
+pytestmark = pytest.mark.timeout(180)
+
+EXAMPLE = VOLCANO_EXAMPLES / "task-start-dependency" / "job.yaml"
+SMALL = """
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: small}
+spec:
+  tasks:
+    - name: worker
+      replicas: 1
+      template:
+        spec:
+          containers:
+            - name: worker
+              image: busybox
+              resources: {requests: {cpu: "1"}}
+"""
+
+
+@pytest.fixture(scope="module")
+def system(kafka_bootstrap: str) -> Iterator[System]:
+    """Two 4-cpu nodes without the ``kubernetes.io/os`` label."""
+    prefix = f"e2e-{os.getpid()}-infeasible."
+    with running_system(
+        kafka_bootstrap, prefix, cluster_args=("--nodes", "2", "--node-cpu", "4")
+    ) as running:
+        yield running
+
+
+def test_small_job_runs_when_an_infeasible_example_was_submitted_before_it(
+    system: System,
+) -> None:
+    asyncio.run(_run(system))
+
+
+async def _run(system: System) -> None:
+    example = [item.label for item in await submit(system, EXAMPLE.read_text())]
+    small = [item.label for item in await submit(system, with_run_seconds(SMALL, 1.0))]
+    view = await wait_for_jobs(system, small)
+    assert str(view.jobs[small[0]].phase) == str(JobPhase.COMPLETED), describe(view, system)
+
+    statuses = [e for _, e in await read_topic(system, Topic.PODGROUPS_STATUS)]
+    reasons = [
+        c
+        for e in statuses
+        if isinstance(e, PodGroupPhaseChanged) and e.job == example[0]
+        for c in e.conditions
+    ]
+    assert reasons, describe(view, system)
+    last = reasons[-1]
+    assert last.reason == "Infeasible"
+    assert "node(s) didn't match Pod's node affinity/selector" in last.message
+    elections = [
+        e
+        for _, e in await read_topic(system, Topic.RESERVATIONS)
+        if isinstance(e, TargetJobElected)
+    ]
+    assert [e.job for e in elections if e.job == example[0]] == []

@@ -1,0 +1,45 @@
+"""``vcbus up``: its demo jobs, shipped with the package, and how it reports what it runs."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import services.cli
+from services.cli.admit import admit, as_text
+from services.cli.status import JobView, StatusView
+from services.cli.up import DEMO_DIR, demo_texts, health_lines, phase_counts
+
+
+def test_the_demo_jobs_are_package_data_that_admission_allows():
+    """Shipped in the wheel (``tool.setuptools.package-data``), so an installed ``--demo`` runs."""
+    root = Path(__file__).resolve().parents[4]
+    package_data = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"][
+        "package-data"
+    ]
+    assert DEMO_DIR.parent == Path(services.cli.__file__).parent
+    assert "demo/*.yaml" in package_data["services.cli"]
+    texts = demo_texts(DEMO_DIR)
+    assert len(texts) == 3
+    for index, text in enumerate(texts):
+        verdict = admit({}, text.encode(), index)
+        assert verdict.allowed, as_text(verdict)
+
+
+def test_progress_counts_the_jobs_in_each_phase_and_the_unseen_as_submitted():
+    view = StatusView(
+        jobs={"default/a": JobView("default/a", phase="Running"), "default/b": JobView("default/b")}
+    )
+    view.jobs["default/c"] = JobView("default/c", phase="Running")
+
+    line = phase_counts(view, ["default/a", "default/b", "default/c", "default/d"])
+
+    assert line == "4 jobs: Running 2, Submitted 2"
+
+
+def test_each_service_health_address_is_printed_when_health_ports_are_on():
+    assert health_lines(["cluster", "admission"], 9100) == (
+        "  cluster: http://127.0.0.1:9100/healthz /readyz /metrics\n"
+        "  admission: http://127.0.0.1:9101/healthz /readyz /metrics\n"
+    )
+    assert health_lines(["cluster"], 0).startswith("health and metrics: off (--health-port PORT")
