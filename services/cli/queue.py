@@ -21,10 +21,11 @@ from datetime import datetime
 
 import msgspec
 
-from contracts import JobAdmitted, JobDeleted, QueueDeclared, QueueDeleted, Topic, derive_event_id
+from contracts import JobAdmitted, QueueDeclared, QueueDeleted, Topic, derive_event_id
 from contracts.objects import DEFAULT_QUEUE, Queue, QueueState
 from contracts.quantity import QuantityError, Resources, to_base_units
 from services.cli import terminal
+from services.cli.commands import exists
 from services.cli.status import add_verbose, read_store
 from services.cli.submit import publish, queue_record
 from shared.bus.kafka import AioKafkaBus
@@ -157,7 +158,7 @@ def run_delete(args: argparse.Namespace) -> int:
     queues, jobs = asyncio.run(queues_and_jobs(bus, settings, verbose=args.verbose))
     refusal = delete_refusal(args.name, queues, jobs)
     if refusal is not None:
-        terminal.error(f"{refusal}\n")
+        terminal.error(f"vcbus queue delete: {refusal}\n")
         return 1
     now = _now()
     event = QueueDeleted(
@@ -184,10 +185,7 @@ async def queues_and_jobs(
     jobs: dict[str, str] = {}
     for key in store.keys(Topic.JOBS_ADMITTED):
         admitted = store.get(Topic.JOBS_ADMITTED, key)
-        deleted = store.get(Topic.JOBS_STATUS, key)
-        if isinstance(admitted, JobAdmitted) and not (
-            isinstance(deleted, JobDeleted) and deleted.occurred_at >= admitted.occurred_at
-        ):
+        if isinstance(admitted, JobAdmitted) and exists(store, key):
             jobs[key] = admitted.job.spec.queue or DEFAULT_QUEUE
     return queues, jobs
 

@@ -143,12 +143,12 @@ def test_queue_delete_is_refused_while_the_queue_holds_a_job(system, monkeypatch
     assert run_cli(system, monkeypatch, "queue", "delete", "team") == (
         1,
         "",
-        'queue "team" holds 1 job(s) (default/member): delete them first\n',
+        'vcbus queue delete: queue "team" holds 1 job(s) (default/member): delete them first\n',
     )
     assert run_cli(system, monkeypatch, "queue", "delete", "default") == (
         1,
         "",
-        'queue "default" cannot be deleted\n',
+        'vcbus queue delete: queue "default" cannot be deleted\n',
     )
 
     assert run_cli(system, monkeypatch, "delete", "job", "member", "--wait")[0] == 0
@@ -167,7 +167,7 @@ def test_queue_delete_is_refused_while_the_queue_holds_a_job(system, monkeypatch
 
     eventually(lambda: "team" not in queues(), "queue team no longer listed", system)
     assert run_cli(system, monkeypatch, "queue", "delete", "team")[2] == (
-        'queue "team" not found\n'
+        'vcbus queue delete: queue "team" not found\n'
     )
 
 
