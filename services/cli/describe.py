@@ -5,8 +5,10 @@ pending reason with its message (SPEC A8) and the other candidates, every condit
 where it was read, the nodes locked for the job (or the reservation it waits behind), its
 pods, its will-bind reservation (capacity held for its later dependsOn stages), and its
 trace id with a link to Jaeger (``VCBUS_JAEGER_URL``), and ends with the job's Events
-(:mod:`services.cli.events`: newest last, with ages). Only the job's own partition of the
-job-keyed topics is read, so it stays fast with many jobs.
+(:mod:`services.cli.events`: newest last, with ages); a waiting job's place in its queue,
+and ``Inadmissible`` when its reason says it cannot be enqueued as it is
+(:mod:`services.cli.admissible`). Only the job's own partition of the job-keyed topics is
+read, but for the PodGroups (read whole, for the place in the queue).
 """
 
 from __future__ import annotations

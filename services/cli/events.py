@@ -226,11 +226,16 @@ def _rows(topic: Topic, event: Event, seen: _Seen) -> list[JobEvent]:
             detail = event.reason or f"exit code {event.exit_code}"
             return row("PodFailed", f"pod of task {event.task} failed: {detail}", "Warning")
         case NodesLocked():
-            return row("NodesLocked", f"nodes {', '.join(event.nodes)} locked for this job")
+            until = f" until {event.until.isoformat()}" if event.until else ""
+            why = f" ({event.reason})" if event.reason else ""
+            nodes = ", ".join(event.nodes)
+            return row("NodesLocked", f"nodes {nodes} locked for this job{until}{why}")
         case NodesUnlocked():
-            return row("NodesUnlocked", f"nodes {', '.join(event.nodes)} unlocked")
+            why = f" ({event.reason})" if event.reason else ""
+            return row("NodesUnlocked", f"nodes {', '.join(event.nodes)} unlocked{why}")
         case TargetJobElected():
-            return row("ReservationTarget", "elected as the job nodes are reserved for")
+            why = f" ({event.reason})" if event.reason else ""
+            return row("ReservationTarget", f"elected as the job nodes are reserved for{why}")
         case CapacityReserved() if event.held:
             nodes = sorted({p.node for p in event.held})
             return row("WillBind", f"capacity for later stages held on {', '.join(nodes)}")
