@@ -237,8 +237,8 @@ def _rows(topic: Topic, event: Event, seen: _Seen) -> list[JobEvent]:
             why = f" ({event.reason})" if event.reason else ""
             return row("ReservationTarget", f"elected as the job nodes are reserved for{why}")
         case CapacityReserved() if event.held:
-            nodes = sorted({p.node for p in event.held})
-            return row("WillBind", f"capacity for later stages held on {', '.join(nodes)}")
+            held = ", ".join(sorted({p.node for p in event.held}))
+            return row("WillBind", f"capacity for later stages held on {held}")
         case CapacityReleased():
             return row("WillBindReleased", f"{event.reason}: {event.message}".rstrip(": "))
         case _:
