@@ -292,8 +292,7 @@ def podgroup_rows(store: StatusStore, query: Query) -> dict[str, Row]:
             phase,
             str(obj["reason"]),
         )
-        resources = ",".join(f"{k}={format_quantity(k, v)}" for k, v in group.min_resources.items())
-        wide = (str(group.priority), resources or "-")
+        wide = (str(group.priority), resources_text(group.min_resources))
         out[key] = Row(cells, obj, wide, group.creation_timestamp)
     return out
 
