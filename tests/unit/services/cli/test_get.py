@@ -282,3 +282,14 @@ async def test_a_name_given_with_its_namespace_is_found_whatever_the_namespace(b
         "team"
     ]
     assert [r[0] for r in rows(await listing(bus, "jobs", "b", namespace="default"))] == ["default"]
+
+
+async def test_wide_adds_priority_and_minimum_resources_of_a_podgroup(bus):
+    created = build_podgroup("default/a")
+    group = msgspec.structs.replace(
+        created.podgroup, priority=7, min_resources={"cpu": 2000, "memory": 1 << 30}
+    )
+    await publish(bus, msgspec.structs.replace(created, podgroup=group))
+    text = await listing(bus, "podgroups", output="wide")
+    assert text.splitlines()[0].split()[-3:] == ["AGE", "PRIORITY", "MINRESOURCES"]
+    assert rows(text)[0][-2:] == ["7", "cpu=2,memory=1Gi"]
