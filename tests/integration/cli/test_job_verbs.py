@@ -1,5 +1,7 @@
-"""vcctl's verbs through the CLI entry point against a running system on a real broker:
-``job suspend|resume|list|view`` and ``queue delete``.
+"""vcctl's and kubectl's habits through the CLI entry point against a running system on a
+real broker: ``job suspend|resume|list|view``, ``queue delete``, describe's Events, the
+inadmissible mark and the place in the queue, ``-A`` and ``-o wide``, and delete in the
+job's trace.
 
 Services run as ``vcbus serve`` processes (``tests/support/served.py``); waits are bounded
 polls, never timing claims.
@@ -187,3 +189,23 @@ def test_a_job_that_can_never_run_is_inadmissible_and_describe_says_its_place(
     assert "Pending Reason:   Infeasible" in described["text"]
     assert "Queue Position:   1 of 1 waiting in queue default" in described["text"]
     assert listed(system, monkeypatch, "giant")["admission"] == "Inadmissible"
+
+
+def test_listings_keep_to_the_default_namespace_unless_all_are_asked_for(
+    system, monkeypatch, manifest
+):
+    text = job("elsewhere").replace("  name: elsewhere\n", "  name: elsewhere\n  namespace: team\n")
+    assert run_cli(system, monkeypatch, "submit", manifest("elsewhere", text))[0] == 0
+
+    def names(*flags: str) -> list[str]:
+        _, out, _ = run_cli(system, monkeypatch, "get", "jobs", *flags, "-o", "json")
+        return [f"{i['namespace']}/{i['name']}" for i in json.loads(out)["items"]] if out else []
+
+    eventually(lambda: "team/elsewhere" in names("-A"), "team/elsewhere listed with -A", system)
+    assert "team/elsewhere" not in names()
+    assert names("-n", "team") == ["team/elsewhere"]
+    status, out, _ = run_cli(system, monkeypatch, "job", "list", "--all-namespaces", "-o", "wide")
+    assert status == 0
+    header, *rows = out.splitlines()
+    assert header.split()[-4:] == ["AGE", "QUEUE", "PRIORITY", "NODES"]
+    assert any(r.split()[:2] == ["team", "elsewhere"] for r in rows)
