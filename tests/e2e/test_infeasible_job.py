@@ -1,9 +1,10 @@
 """A job no node could ever hold locks nothing (SPEC A6, A8), through the five services.
 
 Volcano's own ``task-start-dependency/job.yaml``, submitted as it is, selects
-``kubernetes.io/os: linux`` nodes; this cluster's nodes have no such label. The job is
-never elected target of a reservation, so a small job submitted after it runs at once,
-and the example's PodGroup says why it waits: ``Infeasible``, with the fit errors.
+``kubernetes.io/os: linux`` nodes; this cluster's nodes say ``kubernetes.io/os=windows``
+(simulated nodes are labelled linux by default, where the example runs). The job is never
+elected target of a reservation, so a small job submitted after it runs at once, and the
+example's PodGroup says why it waits: ``Infeasible``, with the fit errors.
 """
 
 from __future__ import annotations
@@ -49,10 +50,15 @@ spec:
 
 @pytest.fixture(scope="module")
 def system(kafka_bootstrap: str) -> Iterator[System]:
-    """Two 4-cpu nodes without the ``kubernetes.io/os`` label."""
+    """Two 4-cpu nodes that no ``kubernetes.io/os: linux`` selector matches."""
     prefix = f"e2e-{os.getpid()}-infeasible."
     with running_system(
-        kafka_bootstrap, prefix, cluster_args=("--nodes", "2", "--node-cpu", "4")
+        kafka_bootstrap,
+        prefix,
+        cluster_args=(
+            *("--nodes", "2", "--node-cpu", "4"),
+            *("--node-label", "kubernetes.io/os=windows"),
+        ),
     ) as running:
         yield running
 
