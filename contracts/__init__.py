@@ -14,6 +14,7 @@ from contracts.events.jobs_admitted import (
     JobAbortAccepted,
     JobAdmitted,
     JobDeleteAccepted,
+    JobResumeAccepted,
     JobsAdmittedEvent,
 )
 from contracts.events.jobs_rejected import (
@@ -26,6 +27,7 @@ from contracts.events.jobs_status import JobDeleted, JobsStatusEvent, JobStatusC
 from contracts.events.jobs_submitted import (
     JobAbortRequested,
     JobDeleteRequested,
+    JobResumeRequested,
     JobsSubmittedCommand,
 )
 from contracts.events.nodes import NodeChanged, NodeRegistered, NodeRemoved, NodesEvent
@@ -81,6 +83,8 @@ __all__ = [
     "JobDeleted",
     "JobKey",
     "JobRejected",
+    "JobResumeAccepted",
+    "JobResumeRequested",
     "JobStatusChanged",
     "JobsAdmittedEvent",
     "JobsRejectedEvent",

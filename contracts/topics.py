@@ -25,6 +25,7 @@ from contracts.events.jobs_admitted import (
     JobAbortAccepted,
     JobAdmitted,
     JobDeleteAccepted,
+    JobResumeAccepted,
     JobsAdmittedEvent,
 )
 from contracts.events.jobs_rejected import JobRejected, JobsRejectedEvent
@@ -32,6 +33,7 @@ from contracts.events.jobs_status import JobDeleted, JobsStatusEvent, JobStatusC
 from contracts.events.jobs_submitted import (
     JobAbortRequested,
     JobDeleteRequested,
+    JobResumeRequested,
     JobsSubmittedCommand,
 )
 from contracts.events.nodes import NodeChanged, NodeRegistered, NodeRemoved, NodesEvent
@@ -164,13 +166,14 @@ def key_of(event: Event) -> str:
             JobAdmitted()
             | JobDeleteAccepted()
             | JobAbortAccepted()
+            | JobResumeAccepted()
             | JobStatusChanged()
             | JobDeleted()
         ):
             return event.job_key
         case JobRejected():
             return event.job_key or ""
-        case JobDeleteRequested() | JobAbortRequested():
+        case JobDeleteRequested() | JobAbortRequested() | JobResumeRequested():
             return event.job
         case PodGroupCreated() | PodGroupUpdated():
             return event.podgroup.job

@@ -30,4 +30,10 @@ class JobAbortAccepted(Event, tag="job.abort_accepted.v1", frozen=True, kw_only=
     job_key: JobKey
 
 
-JobsAdmittedEvent = JobAdmitted | JobDeleteAccepted | JobAbortAccepted
+class JobResumeAccepted(Event, tag="job.resume_accepted.v1", frozen=True, kw_only=True):
+    """A resume request for a job, checked by admission."""
+
+    job_key: JobKey
+
+
+JobsAdmittedEvent = JobAdmitted | JobDeleteAccepted | JobAbortAccepted | JobResumeAccepted

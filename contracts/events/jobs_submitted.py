@@ -22,4 +22,10 @@ class JobAbortRequested(Event, tag="job.abort_requested.v1", frozen=True, kw_onl
     job: JobKey
 
 
-JobsSubmittedCommand = JobDeleteRequested | JobAbortRequested
+class JobResumeRequested(Event, tag="job.resume_requested.v1", frozen=True, kw_only=True):
+    """A user asks to resume an aborted job (Volcano ``ResumeJob``: restart it)."""
+
+    job: JobKey
+
+
+JobsSubmittedCommand = JobDeleteRequested | JobAbortRequested | JobResumeRequested

@@ -20,11 +20,11 @@ answers with one of:
   is derived from the origin's topic, partition and offset, so redelivery of the same
   record yields the same id. A valid job whose records could not be written (SPEC A12,
   :mod:`services.admission.fit`) is rejected too, with a reason that names the limit.
-- ``JobDeleteAccepted`` / ``JobAbortAccepted`` — for a command naming a well-formed job
-  key (``namespace/name``); the id is derived from the command's tag, its job and its
-  position (topic, partition, offset), never from the ``event_id`` the client sent: two
-  commands that reuse one id are still two commands (a delete is never dropped as a
-  duplicate of an older one), and a redelivered record keeps its id.
+- ``JobDeleteAccepted`` / ``JobAbortAccepted`` / ``JobResumeAccepted`` — for a command
+  naming a well-formed job key (``namespace/name``); the id is derived from the command's
+  tag, its job and its position (topic, partition, offset), never from the ``event_id``
+  the client sent: two commands that reuse one id are still two commands (a delete is
+  never dropped as a duplicate of an older one), and a redelivered record keeps its id.
 
 **Admission is stateless over jobs** (a decision already taken): it knows only the
 queues, validates every submission as a Kubernetes CREATE (mutation then validation,
@@ -46,9 +46,18 @@ from typing import assert_never
 import msgspec
 
 from contracts._base import Event, derive_event_id
-from contracts.events.jobs_admitted import JobAbortAccepted, JobAdmitted, JobDeleteAccepted
+from contracts.events.jobs_admitted import (
+    JobAbortAccepted,
+    JobAdmitted,
+    JobDeleteAccepted,
+    JobResumeAccepted,
+)
 from contracts.events.jobs_rejected import JobRejected, SubmissionOrigin, Violation
-from contracts.events.jobs_submitted import JobAbortRequested, JobDeleteRequested
+from contracts.events.jobs_submitted import (
+    JobAbortRequested,
+    JobDeleteRequested,
+    JobResumeRequested,
+)
 from contracts.events.queues import QueueDeclared, QueueDeleted
 from contracts.keys import JobKey, job_key
 from contracts.limits import MAX_PAYLOAD_ECHO_BYTES, MAX_VIOLATION_TEXT_BYTES, MAX_VIOLATIONS
@@ -66,6 +75,7 @@ ADMITTED_TAG = "job.admitted.v1"
 REJECTED_TAG = "job.rejected.v1"
 DELETE_ACCEPTED_TAG = "job.delete_accepted.v1"
 ABORT_ACCEPTED_TAG = "job.abort_accepted.v1"
+RESUME_ACCEPTED_TAG = "job.resume_accepted.v1"
 
 QUEUE_API_VERSION = "scheduling.volcano.sh/v1beta1"
 QUEUE_KIND = "Queue"
@@ -109,8 +119,8 @@ def decide(
         limits: size and count limits.
 
     Returns:
-        Exactly one event: ``JobAdmitted``, ``JobRejected``, ``JobDeleteAccepted`` or
-        ``JobAbortAccepted``.
+        Exactly one event: ``JobAdmitted``, ``JobRejected``, ``JobDeleteAccepted``,
+        ``JobAbortAccepted`` or ``JobResumeAccepted``.
     """
     decoded = decode(submission.payload, max_bytes=limits.max_payload_bytes)
     command = decoded.submission
@@ -138,6 +148,14 @@ def decide(
             return (
                 JobAbortAccepted(
                     event_id=derive_event_id(ABORT_ACCEPTED_TAG, command.job, position),
+                    occurred_at=ctx.now,
+                    job_key=command.job,
+                ),
+            )
+        case JobResumeRequested():
+            return (
+                JobResumeAccepted(
+                    event_id=derive_event_id(RESUME_ACCEPTED_TAG, command.job, position),
                     occurred_at=ctx.now,
                     job_key=command.job,
                 ),

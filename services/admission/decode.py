@@ -29,7 +29,11 @@ import msgspec
 import yaml
 
 from contracts.events.jobs_rejected import Violation
-from contracts.events.jobs_submitted import JobAbortRequested, JobDeleteRequested
+from contracts.events.jobs_submitted import (
+    JobAbortRequested,
+    JobDeleteRequested,
+    JobResumeRequested,
+)
 from contracts.keys import JobKey, job_key
 from contracts.objects.job import JOB_API_VERSION, JOB_KIND, Job
 
@@ -75,11 +79,12 @@ MAX_NODES = 1_000_000
 """Most scalars and collections a document may hold after its aliases are expanded."""
 
 
-Command = JobDeleteRequested | JobAbortRequested
+Command = JobDeleteRequested | JobAbortRequested | JobResumeRequested
 Submission = Job | Command
 
 COMMAND_TAGS: tuple[str, ...] = tuple(
-    str(command.__struct_config__.tag) for command in (JobDeleteRequested, JobAbortRequested)
+    str(command.__struct_config__.tag)
+    for command in (JobDeleteRequested, JobAbortRequested, JobResumeRequested)
 )
 """``type`` values that make a JSON object a command rather than a manifest."""
 
@@ -108,7 +113,7 @@ class _RefusedError(Exception):
 
 def decode_submission(
     payload: bytes, *, max_bytes: int = MAX_PAYLOAD_BYTES
-) -> Job | JobDeleteRequested | JobAbortRequested | tuple[Violation, ...]:
+) -> Job | Command | tuple[Violation, ...]:
     """Decode one submission.
 
     Args:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import importlib
+import importlib.metadata
 import logging
 import sys
 import traceback
@@ -27,6 +28,7 @@ COMMANDS: tuple[str, ...] = (
     "get",
     "describe",
     "delete",
+    "job",
     "queue",
     "dashboard",
     "admit",
@@ -34,6 +36,7 @@ COMMANDS: tuple[str, ...] = (
     "serve",
     "broker",
     "topics",
+    "completion",
 )
 """Sub-command modules of this package, in help order."""
 
@@ -47,6 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="vcbus",
         description="Volcano's batch job lifecycle as services over Kafka.",
     )
+    parser.add_argument("--version", action="version", version=f"vcbus {_version()}")
     parser.add_argument(
         DEBUG_FLAG,
         action="store_true",
@@ -59,6 +63,13 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _version() -> str:
+    try:
+        return importlib.metadata.version("vcbus")
+    except importlib.metadata.PackageNotFoundError:
+        return "(not installed)"
+
+
 EXIT_FAILED = 1
 """Exit status of a command that failed for a reason of its own (or an unexpected error)."""
 EXIT_UNUSABLE = 2
@@ -67,7 +78,7 @@ EXIT_NO_BROKER = 3
 """Exit status when no broker answers at ``KAFKA_BOOTSTRAP_SERVERS``."""
 EXIT_INTERRUPTED = 130
 
-BROKER_COMMANDS = frozenset({"get", "describe", "delete", "queue", "dashboard", "topics"})
+BROKER_COMMANDS = frozenset({"get", "describe", "delete", "job", "queue", "dashboard", "topics"})
 """Commands that need the broker at ``KAFKA_BOOTSTRAP_SERVERS`` before they do anything
 (``submit`` and ``up`` call :func:`require_broker` themselves, after their own checks)."""
 SERVICE_COMMANDS = frozenset({"serve"})

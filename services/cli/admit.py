@@ -22,7 +22,12 @@ from typing import Any
 import msgspec
 import yaml
 
-from contracts.events.jobs_admitted import JobAbortAccepted, JobAdmitted, JobDeleteAccepted
+from contracts.events.jobs_admitted import (
+    JobAbortAccepted,
+    JobAdmitted,
+    JobDeleteAccepted,
+    JobResumeAccepted,
+)
 from contracts.events.jobs_rejected import JobRejected, SubmissionOrigin, Violation
 from contracts.objects.job import Job
 from contracts.objects.queue import Queue
@@ -111,7 +116,7 @@ def admit(queues: dict[str, Queue], payload: bytes, index: int) -> Verdict:
             job = mutate(decoded) if isinstance(decoded, Job) else None
             label = event.job_key or f"document {index + 1}"
             return Verdict(False, job, event.violations, label, event.violations_omitted)
-        case JobDeleteAccepted() | JobAbortAccepted():
+        case JobDeleteAccepted() | JobAbortAccepted() | JobResumeAccepted():
             return Verdict(True, None, (), f"{event.__struct_config__.tag} {event.job_key}")
         case _:
             return Verdict(False, None, (), f"document {index + 1}")

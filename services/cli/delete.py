@@ -5,8 +5,9 @@ other one is reported "not found" (exit 1), as kubectl does.
 
 A ``JobDeleteRequested`` command goes to ``jobs.submitted`` keyed by the job, so it stays
 ordered with the job's submission; admission passes it on and the job-controller deletes
-the pods, the PodGroup and the job (``JobDeleted`` on ``jobs.status``). ``--wait`` follows
-the command's trace until then.
+the pods, the PodGroup and the job (``JobDeleted`` on ``jobs.status``). The command
+continues the job's trace (:mod:`services.cli.commands`), so the deletion is seen in the
+same trace as the job's life; ``--wait`` follows that trace until the job is gone.
 """
 
 from __future__ import annotations
@@ -15,44 +16,31 @@ import argparse
 import asyncio
 from datetime import datetime
 
-from contracts import (
-    JobAdmitted,
-    JobDeleted,
-    JobDeleteRequested,
-    JobKey,
-    JobStatusChanged,
-    Topic,
-    derive_event_id,
-)
+from opentelemetry.context import Context
+
+from contracts import JobDeleted, JobDeleteRequested, Topic
 from services.cli import terminal
-from services.cli.status import StatusReader, StatusStore, add_verbose, read_store, trace_id_of
+from services.cli.commands import command_record, existing
+from services.cli.status import StatusReader, StatusStore, add_verbose, trace_id_of
 from services.cli.submit import publish
 from shared.bus.kafka import AioKafkaBus
-from shared.bus.outbox import event_record
 from shared.bus.protocol import Bus
 from shared.bus.records import OutRecord, Record
 from shared.runtime.clock import SystemClock
 from shared.runtime.settings import Settings
 from shared.runtime.topology import ensure_topics
 from shared.tracing.setup import configure_tracing, shutdown_tracing
-from shared.tracing.spans import business_span, current_trace_id
 
 
-def delete_record(key: str, prefix: str, now: datetime) -> tuple[OutRecord, str]:
-    """The command deleting job ``key``, and the trace id it starts.
+def delete_record(
+    key: str, prefix: str, now: datetime, parent: Context | None = None
+) -> tuple[OutRecord, str]:
+    """The command deleting job ``key``, and the trace id it travels in.
 
-    The event id derives from the job and the time of asking: asking again later is a
-    new command, a retry of the same publish is not.
+    With ``parent`` (the context of the job's newest record) it continues the job's trace;
+    see :func:`services.cli.commands.command_record`.
     """
-    event = JobDeleteRequested(
-        event_id=derive_event_id("job.delete_requested.v1", key, now.isoformat()),
-        occurred_at=now,
-        job=JobKey(key),
-    )
-    with business_span("cli.delete", job=key):
-        record = event_record(event, prefix)
-        trace_id = current_trace_id()
-    return record, trace_id
+    return command_record(JobDeleteRequested, key, prefix, now, parent)
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -91,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
     configure_tracing("vcbus-cli")
     try:
         now = SystemClock().now()
-        made = {key: delete_record(key, settings.topic_prefix, now) for key in keys}
+        made = {key: delete_record(key, settings.topic_prefix, now, found[key]) for key in keys}
         asyncio.run(publish(settings, [record for record, _ in made.values()]))
     finally:
         shutdown_tracing()
@@ -103,28 +91,6 @@ def run(args: argparse.Namespace) -> int:
             wait_for_deleted(bus, settings, traces, timeout=args.timeout, verbose=args.verbose)
         )
     return status or (1 if missing else 0)
-
-
-async def existing(bus: Bus, settings: Settings, keys: list[str], *, verbose: int = 0) -> set[str]:
-    """The jobs of ``keys`` that exist now: admitted, and not deleted since."""
-    store = await read_store(
-        bus, settings, (Topic.JOBS_ADMITTED, Topic.JOBS_STATUS), keys=keys, verbose=verbose
-    )
-    return {key for key in keys if exists(store, key)}
-
-
-def exists(store: StatusStore, key: str) -> bool:
-    """Whether job ``key`` exists: it has a status, or was admitted after its last deletion.
-
-    A job is not there before admission accepts it, nor after it is deleted.
-    """
-    status = store.get(Topic.JOBS_STATUS, key)
-    if isinstance(status, JobStatusChanged):
-        return True
-    admitted = store.get(Topic.JOBS_ADMITTED, key)
-    if not isinstance(admitted, JobAdmitted):
-        return False
-    return not isinstance(status, JobDeleted) or admitted.occurred_at > status.occurred_at
 
 
 async def wait_for_deleted(

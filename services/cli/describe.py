@@ -4,8 +4,11 @@ It shows the phase and per-task counts, the PodGroup and its phase, the highest-
 pending reason with its message (SPEC A8) and the other candidates, every condition with
 where it was read, the nodes locked for the job (or the reservation it waits behind), its
 pods, its will-bind reservation (capacity held for its later dependsOn stages), and its
-trace id with a link to Jaeger (``VCBUS_JAEGER_URL``). Only the job's own
-partition of the job-keyed topics is read, so it stays fast with many jobs.
+trace id with a link to Jaeger (``VCBUS_JAEGER_URL``), and ends with the job's Events
+(:mod:`services.cli.events`: newest last, with ages); a waiting job's place in its queue,
+and ``Inadmissible`` when its reason says it cannot be enqueued as it is
+(:mod:`services.cli.admissible`). Only the job's own partition of the job-keyed topics is
+read, but for the PodGroups (read whole, for the place in the queue).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import argparse
 import asyncio
 import os
 from collections.abc import Sequence
+from datetime import datetime
 
 from contracts import (
     CapacityReleased,
@@ -32,10 +36,14 @@ from contracts import (
 from contracts.objects import Condition, JobSpec
 from contracts.quantity import format_quantity
 from services.cli import terminal
+from services.cli.admissible import INADMISSIBLE, inadmissible, place_in_queue
+from services.cli.events import MAX_EVENTS, JobEvent, events_lines, job_events
 from services.cli.get import format_row, widths_of
 from services.cli.status import StatusStore, add_verbose, pending_reasons, read_store
 from shared.bus.kafka import AioKafkaBus
 from shared.bus.protocol import Bus
+from shared.bus.records import Record
+from shared.runtime.clock import SystemClock
 from shared.runtime.settings import Settings
 
 DEFAULT_JAEGER_URL = "http://localhost:16686"
@@ -52,8 +60,11 @@ TOPICS = (
     Topic.RESERVATIONS,
     Topic.CAPACITY_RESERVATIONS,
 )
-"""What ``describe job`` reads: the job-keyed topics on the job's partition; the
-reservation whole (the target may be another job)."""
+"""What ``describe job`` reads: the job-keyed topics on the job's partition, but these whole:
+the reservation (the target may be another job) and the PodGroups (the job's place in its
+queue)."""
+
+WHOLE = frozenset({Topic.RESERVATIONS, Topic.PODGROUPS, Topic.PODGROUPS_STATUS})
 
 
 def jaeger_link(base: str, trace_id: str) -> str:
@@ -75,13 +86,22 @@ def _conditions(source: str, conditions: Sequence[Condition]) -> list[tuple[str,
     return [(source, c.type, c.status, c.reason, c.message) for c in conditions]
 
 
-def describe_job(store: StatusStore, key: str, *, jaeger_url: str) -> str | None:
+def describe_job(
+    store: StatusStore,
+    key: str,
+    *,
+    jaeger_url: str,
+    events: Sequence[JobEvent] = (),
+    now: datetime | None = None,
+) -> str | None:
     """The description of job ``key`` as text (``None`` when the job is unknown).
 
     Args:
         store: the status read from the job's partition (and the reservation).
         key: the job key.
         jaeger_url: the Jaeger UI's base address.
+        events: the job's events, oldest first (:func:`services.cli.events.job_events`).
+        now: the time the events' ages are counted to.
 
     Returns:
         The description, ending with a newline.
@@ -103,6 +123,7 @@ def describe_job(store: StatusStore, key: str, *, jaeger_url: str) -> str | None
         if rejected.violations_omitted:
             lines.append(f"  … and {rejected.violations_omitted} more, not listed")
         lines += _trace(store.trace_id(Topic.JOBS_REJECTED, key), jaeger_url)
+        lines += _events(events, now)
         return "\n".join(lines) + "\n"
     if not isinstance(status, JobStatusChanged) and not isinstance(admitted, JobAdmitted):
         return None
@@ -123,12 +144,14 @@ def describe_job(store: StatusStore, key: str, *, jaeger_url: str) -> str | None
     lines += _tasks(spec, status)
     lines += _podgroup(store, key)
     lines += _reasons(store, key, status)
+    lines += _place(store, key)
     lines += _all_conditions(store, key, status)
     lines += _reservation(store, key)
     lines += _will_bind(store, key)
     lines += _pods(store, key)
     trace = status.trace_id if isinstance(status, JobStatusChanged) else ""
     lines += _trace(trace or store.trace_id(Topic.JOBS_STATUS, key), jaeger_url)
+    lines += _events(events, now)
     return "\n".join(lines) + "\n"
 
 
@@ -195,9 +218,20 @@ def _reasons(store: StatusStore, key: str, status: object) -> list[str]:
         return []
     first, *others = reasons
     lines = [_field("Pending Reason", first.code), _field("Message", first.message, 2)]
+    never = inadmissible(reasons)
+    if never is not None:
+        lines.insert(0, _field("Admission", f"{INADMISSIBLE} ({never.code})"))
     lines.append(_field("From", first.source, 2))
     lines += [_field("Also", f"{r.code}: {r.message} ({r.source})", 2) for r in others]
     return lines
+
+
+def _place(store: StatusStore, key: str) -> list[str]:
+    place = place_in_queue(store, key)
+    if place is None:
+        return []
+    where = f"{place.position} of {place.waiting} waiting in queue {place.queue}"
+    return [_field("Queue Position", where)]
 
 
 def _all_conditions(store: StatusStore, key: str, status: object) -> list[str]:
@@ -260,14 +294,30 @@ def _trace(trace_id: str, jaeger_url: str) -> list[str]:
     return [_field("Trace ID", trace_id), _field("Jaeger", jaeger_link(jaeger_url, trace_id))]
 
 
+def _events(events: Sequence[JobEvent], now: datetime | None) -> list[str]:
+    """The closing section, as kubectl has it: ``Events:`` and its table, or ``<none>``."""
+    if not events:
+        return [_field("Events", "<none>")]
+    rows = events_lines(events, now or events[-1].at)
+    lines = ["Events:", *_table(("TYPE", "REASON", "AGE", "FROM", "MESSAGE"), rows)]
+    if len(events) > MAX_EVENTS:
+        lines.insert(1, f"  ({len(events) - MAX_EVENTS} older events not shown)")
+    return lines
+
+
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``vcbus describe``."""
     parser = sub.add_parser("describe", help="show one job in detail, and why it waits")
     parser.add_argument("kind", choices=("job", "jobs", "vcjob"), metavar="KIND", help="job")
+    add_arguments(parser)
+    parser.set_defaults(func=run)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add what names the job described: its name, its namespace, and verbose."""
     parser.add_argument("name", metavar="NAME", help="name or namespace/name")
     parser.add_argument("-n", "--namespace", default="default")
     add_verbose(parser)
-    parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -294,6 +344,7 @@ async def describe(
     *,
     jaeger_url: str = DEFAULT_JAEGER_URL,
     verbose: int = 0,
+    now: datetime | None = None,
 ) -> str | None:
     """Read the job's partition and describe it (``None`` when unknown).
 
@@ -303,11 +354,35 @@ async def describe(
         key: the job key.
         jaeger_url: the Jaeger UI's base address.
         verbose: at 1 and more, say how many records were skipped.
+        now: the time the events' ages are counted to (the clock's when not given).
 
     Returns:
         The description, or ``None``.
     """
+    mine: list[Record] = []
+    wanted = key.encode()
+    reservations = f"{settings.topic_prefix}{Topic.RESERVATIONS}"
+
+    def accept(record: Record) -> bool:
+        if record.key == wanted or record.topic == reservations:
+            mine.append(record)
+        return True
+
     store = await read_store(
-        bus, settings, TOPICS, keys=[key], whole=frozenset({Topic.RESERVATIONS}), verbose=verbose
+        bus,
+        settings,
+        TOPICS,
+        keys=[key],
+        whole=WHOLE,
+        accept=accept,
+        verbose=verbose,
     )
-    return describe_job(store, key, jaeger_url=jaeger_url)
+    decoded = (
+        (topic, store.decode(topic, record.value))
+        for record in mine
+        for topic in (Topic(record.topic.removeprefix(settings.topic_prefix)),)
+    )
+    events = job_events(key, ((t, e) for t, e in decoded if e is not None))
+    return describe_job(
+        store, key, jaeger_url=jaeger_url, events=events, now=now or SystemClock().now()
+    )

@@ -1,9 +1,16 @@
-"""``vcbus queue create|close|open NAME``: declare a queue, or change its state.
+"""``vcbus queue create|close|open|delete NAME``: declare a queue, change its state, remove it.
 
-Queues travel on the ``queues`` topic (a ``QueueDeclared`` carries the whole queue).
-Closing or opening reads the queue's current definition from that topic and declares it
-again with the new state, so weight, capability and parent are kept. ``default`` exists
-from the start (DESIGN §2).
+Queues travel on the ``queues`` topic (a ``QueueDeclared`` carries the whole queue, a
+``QueueDeleted`` removes it). Closing or opening reads the queue's current definition from
+that topic and declares it again with the new state, so weight, capability and parent are
+kept. ``default`` exists from the start (DESIGN §2).
+
+Deleting follows volcano@v1.10 ``pkg/webhooks/admission/queues/validate/validate_queue.go``
+``validateQueueDeleting``: ``default`` is never deleted, and a queue is deleted only once
+it is ``Closed``, which the queue controller (``pkg/controllers/queue/state/closing.go``)
+makes it only when it holds no PodGroup; a parent of other queues is refused as well
+(hierarchical queues). Here the check is the CLI's: it refuses while a job not deleted
+names the queue, or a queue names it as its parent.
 """
 
 from __future__ import annotations
@@ -14,13 +21,15 @@ from datetime import datetime
 
 import msgspec
 
-from contracts import QueueDeclared, Topic
+from contracts import JobAdmitted, QueueDeclared, QueueDeleted, Topic, derive_event_id
 from contracts.objects import DEFAULT_QUEUE, Queue, QueueState
 from contracts.quantity import QuantityError, Resources, to_base_units
 from services.cli import terminal
+from services.cli.commands import exists
 from services.cli.status import add_verbose, read_store
 from services.cli.submit import publish, queue_record
 from shared.bus.kafka import AioKafkaBus
+from shared.bus.outbox import event_record
 from shared.bus.protocol import Bus
 from shared.runtime.clock import SystemClock
 from shared.runtime.settings import Settings
@@ -63,6 +72,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         change.add_argument("name")
         add_verbose(change)
         change.set_defaults(func=run_state, state=state)
+    delete = actions.add_parser("delete", help="delete a queue that holds no jobs")
+    delete.add_argument("name")
+    add_verbose(delete)
+    delete.set_defaults(func=run_delete)
 
 
 def run_create(args: argparse.Namespace) -> int:
@@ -105,6 +118,76 @@ async def current_queue(
     if isinstance(event, QueueDeclared):
         return event.queue
     return Queue(name=DEFAULT_QUEUE) if name == DEFAULT_QUEUE else None
+
+
+SHOWN_JOBS = 5
+"""Jobs named when a delete is refused; the others are counted."""
+
+
+def delete_refusal(name: str, queues: dict[str, Queue], jobs: dict[str, str]) -> str | None:
+    """Why queue ``name`` cannot be deleted, or ``None`` when it can.
+
+    Args:
+        name: the queue.
+        queues: the queues known, by name.
+        jobs: the queue of each job not deleted, by job key.
+
+    Returns:
+        One line saying why, or ``None``.
+    """
+    if name == DEFAULT_QUEUE:
+        return f'queue "{DEFAULT_QUEUE}" cannot be deleted'
+    if name not in queues:
+        return f'queue "{name}" not found'
+    children = sorted(q.name for q in queues.values() if q.parent == name)
+    if children:
+        return f'queue "{name}" is the parent of {", ".join(children)}: delete them first'
+    held = sorted(key for key, queue in jobs.items() if queue == name)
+    if not held:
+        return None
+    shown = ", ".join(held[:SHOWN_JOBS]) + (
+        f" and {len(held) - SHOWN_JOBS} more" if len(held) > SHOWN_JOBS else ""
+    )
+    return f'queue "{name}" holds {len(held)} job(s) ({shown}): delete them first'
+
+
+def run_delete(args: argparse.Namespace) -> int:
+    """Delete the queue; 1 when it is refused (see :func:`delete_refusal`)."""
+    settings = Settings.from_env()
+    bus = AioKafkaBus(settings.kafka)
+    queues, jobs = asyncio.run(queues_and_jobs(bus, settings, verbose=args.verbose))
+    refusal = delete_refusal(args.name, queues, jobs)
+    if refusal is not None:
+        terminal.error(f"vcbus queue delete: {refusal}\n")
+        return 1
+    now = _now()
+    event = QueueDeleted(
+        event_id=derive_event_id("queue.deleted.v1", args.name, now.isoformat()),
+        occurred_at=now,
+        name=args.name,
+    )
+    asyncio.run(publish(settings, [event_record(event, settings.topic_prefix)]))
+    terminal.write(f"queue {args.name} deleted\n")
+    return 0
+
+
+async def queues_and_jobs(
+    bus: Bus, settings: Settings, *, verbose: int = 0
+) -> tuple[dict[str, Queue], dict[str, str]]:
+    """The queues declared, by name, and the queue of each job not deleted, by job key."""
+    topics = (Topic.QUEUES, Topic.JOBS_ADMITTED, Topic.JOBS_STATUS)
+    store = await read_store(bus, settings, topics, verbose=verbose)
+    queues = {DEFAULT_QUEUE: Queue(name=DEFAULT_QUEUE)}
+    for name in store.keys(Topic.QUEUES):
+        event = store.get(Topic.QUEUES, name)
+        if isinstance(event, QueueDeclared):
+            queues[name] = event.queue
+    jobs: dict[str, str] = {}
+    for key in store.keys(Topic.JOBS_ADMITTED):
+        admitted = store.get(Topic.JOBS_ADMITTED, key)
+        if isinstance(admitted, JobAdmitted) and exists(store, key):
+            jobs[key] = admitted.job.spec.queue or DEFAULT_QUEUE
+    return queues, jobs
 
 
 def _now() -> datetime:

@@ -18,7 +18,7 @@ The scenario file (YAML or JSON), beyond DESIGN §9:
 - ``events``: ``{at, pod: ns/name, phase, exitCode?, reason?, message?}`` (handed to the
   cluster for the node holding the pod), ``{at, add-node: {...}}``, ``{at, cordon: node}``,
   ``{at, uncordon: node}``, ``{at, remove-node: node}``, ``{at, delete-job: ns/name}``,
-  ``{at, abort-job: ns/name}``, ``{at, queue: {...}}``.
+  ``{at, abort-job: ns/name}``, ``{at, resume-job: ns/name}``, ``{at, queue: {...}}``.
 - ``until``: ``settled`` (default) or a time in seconds; ``quiet`` (seconds without any
   published event after which an unfinished system has settled, default 10) and ``limit``
   (the latest time, default 3600).
@@ -51,6 +51,7 @@ from contracts import (
     Event,
     JobAbortRequested,
     JobDeleteRequested,
+    JobResumeRequested,
     QueueDeclared,
     derive_event_id,
     job_key,
@@ -104,6 +105,13 @@ from shared.scheduling.scenario import ScenarioError, run_snapshot_scenario
 DEFAULT_ACTIONS = "elect, enqueue, reserve, allocate, backfill"
 MEMORY_SETTINGS = Settings(kafka=KafkaSettings(bootstrap_servers="memory"), poll_timeout=1.0)
 """In-memory settings; poll timeouts are virtual, so a longer one only saves wake-ups."""
+JOB_COMMANDS = (
+    ("delete-job", JobDeleteRequested),
+    ("abort-job", JobAbortRequested),
+    ("resume-job", JobResumeRequested),
+)
+"""Scenario events that are a user's command on a job, and the command each sends."""
+
 KAFKA_QUIET = 5.0
 KAFKA_GRACE = 2.0
 """Real seconds without a published event after which a run on a broker has settled
@@ -329,7 +337,7 @@ def _event_input(item: Mapping[str, object], index: int, start: datetime) -> Inp
                 name=NodeName(node_name),
             )
             return Publish(at=at, label=f"{name} {node_name}", events=(event,))
-    for name, job_command in (("delete-job", JobDeleteRequested), ("abort-job", JobAbortRequested)):
+    for name, job_command in JOB_COMMANDS:
         if name in item:
             job = JobKey(str(item[name]))
             event = job_command(event_id=_event_id(name, job, index), occurred_at=start, job=job)
@@ -342,7 +350,7 @@ def _event_input(item: Mapping[str, object], index: int, start: datetime) -> Inp
         return Publish(at=at, label=f"queue {queue.name}", events=(_queue_event(queue, start),))
     raise ScenarioFileError(
         f"{where}: expected one of pod, add-node, cordon, uncordon, remove-node, delete-job, "
-        "abort-job, queue"
+        "abort-job, resume-job, queue"
     )
 
 

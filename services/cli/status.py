@@ -41,7 +41,7 @@ from contracts import (
     Topic,
 )
 from contracts.objects import Condition, JobPhase, Node
-from contracts.quantity import format_quantity
+from contracts.quantity import Resources, format_quantity
 from services.cli import terminal
 from shared.bus.codec import Poison, TopicCodec, Unknown
 from shared.bus.partitioner import partition_for
@@ -257,13 +257,14 @@ _TOPIC_NAMES = frozenset(str(topic) for topic in Topic)
 
 @dataclass(slots=True)
 class PodRow:
-    """One pod: its job and task, its phase and node, the incarnation (uid) it is."""
+    """One pod: job, task, phase, node, the incarnation (uid) it is and what it requests."""
 
     job: str
     task: str = ""
     phase: str = "Pending"
     node: str = ""
     uid: str = ""
+    requests: Resources = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -387,6 +388,7 @@ class StatusStore:
                 if row is None or (row.uid and pod.uid and row.uid != pod.uid):
                     row = self.pods[key] = PodRow(job=pod.job)
                 row.job, row.task, row.uid = pod.job, pod.task, pod.uid or row.uid
+                row.requests = pod.requests
             case PodDeleted():
                 key = event.pod
                 row = self.pods.get(key)
@@ -572,6 +574,7 @@ async def read_store(
     *,
     keys: Sequence[str] | None = None,
     whole: frozenset[Topic] = frozenset(),
+    accept: Callable[[Record], bool] | None = None,
     verbose: int = 0,
 ) -> StatusStore:
     """Read the status topics as they are now into a new store (``key``: that job only).
@@ -582,6 +585,7 @@ async def read_store(
         topics: the topics to read.
         keys: job keys; job-keyed topics are then read on their partitions only.
         whole: topics read whole even with ``key``.
+        accept: sees every record read first; only those it accepts are folded.
         verbose: at 1 and more, say how many records were skipped.
 
     Returns:
@@ -589,7 +593,9 @@ async def read_store(
     """
     await ensure_topics(bus, [], settings.topic_prefix, settings.partitions, settings.topics)
     store = StatusStore(settings.topic_prefix)
-    async with StatusReader(bus, settings.topic_prefix, topics, keys=keys, whole=whole) as reader:
+    async with StatusReader(
+        bus, settings.topic_prefix, topics, keys=keys, whole=whole, accept=accept
+    ) as reader:
         await reader.catch_up(store)
     store.report_skipped(verbose)
     return store

@@ -38,7 +38,12 @@ from typing import assert_never
 import msgspec
 
 from contracts._base import derive_event_id
-from contracts.events.jobs_admitted import JobAbortAccepted, JobAdmitted, JobDeleteAccepted
+from contracts.events.jobs_admitted import (
+    JobAbortAccepted,
+    JobAdmitted,
+    JobDeleteAccepted,
+    JobResumeAccepted,
+)
 from contracts.events.jobs_status import JobDeleted
 from contracts.events.podgroups_status import PodGroupPhaseChanged
 from contracts.events.pods_status import BindingRefused, PodPhaseChanged
@@ -69,6 +74,7 @@ ControllerInput = (
     JobAdmitted
     | JobDeleteAccepted
     | JobAbortAccepted
+    | JobResumeAccepted
     | PodGroupPhaseChanged
     | PodPhaseChanged
     | BindingRefused
@@ -134,6 +140,28 @@ def _delete(
         )
     )
     return Step(None, tuple(work.emits))
+
+
+_COMMANDS: dict[type[JobAbortAccepted | JobResumeAccepted], tuple[Action, str]] = {
+    JobAbortAccepted: (Action.ABORT_JOB, "abort command"),
+    JobResumeAccepted: (Action.RESUME_JOB, "resume command"),
+}
+"""The action a user's command issues (Volcano ``bus/v1alpha1`` Command ``action``)."""
+
+
+def _command(
+    record: JobRecord, event: JobAbortAccepted | JobResumeAccepted, ctx: Ctx, conf: ControllerConf
+) -> Step[JobRecord | None]:
+    """Run a user's command as Volcano's ``CommandIssued`` request with its action.
+
+    volcano@HEAD ``pkg/controllers/job/job_controller_handler.go`` ``handleCommands``
+    turns a ``bus.volcano.sh`` Command into a request with ``Event: CommandIssued`` and the
+    command's action (``vcctl job suspend`` issues ``AbortJob``, ``resume`` ``ResumeJob``).
+    """
+    action, source = _COMMANDS[type(event)]
+    work = Execution(remember_event(record, event.event_id), ctx, conf)
+    work.run(action, Request(event=PolicyEvent.COMMAND_ISSUED, action=action, source=source))
+    return work.step()
 
 
 def _podgroup_phase(
@@ -315,19 +343,8 @@ def decide(
             )
         case JobDeleteAccepted():
             return Step(None) if record is None else _delete(record, event, ctx, conf)
-        case JobAbortAccepted():
-            if record is None:
-                return Step(None)
-            work = Execution(remember_event(record, event.event_id), ctx, conf)
-            work.run(
-                Action.ABORT_JOB,
-                Request(
-                    event=PolicyEvent.COMMAND_ISSUED,
-                    action=Action.ABORT_JOB,
-                    source="abort command",
-                ),
-            )
-            return work.step()
+        case JobAbortAccepted() | JobResumeAccepted():
+            return Step(None) if record is None else _command(record, event, ctx, conf)
         case PodGroupPhaseChanged():
             return Step(None) if record is None else _podgroup_phase(record, event, ctx, conf)
         case PodPhaseChanged():
@@ -343,7 +360,7 @@ def decide(
 def job_key_of(event: ControllerInput) -> JobKey | None:
     """Return the job an input is about (``None`` for a ``Tick``, which the shell addresses)."""
     match event:
-        case JobAdmitted() | JobDeleteAccepted() | JobAbortAccepted():
+        case JobAdmitted() | JobDeleteAccepted() | JobAbortAccepted() | JobResumeAccepted():
             return event.job_key
         case PodGroupPhaseChanged() | PodPhaseChanged() | BindingRefused():
             return event.job

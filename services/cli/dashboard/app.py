@@ -32,6 +32,7 @@ from starlette.routing import Route
 
 from contracts import Topic
 from contracts.objects import QueueState
+from services.cli.commands import existing
 from services.cli.dashboard import pages
 from services.cli.dashboard.assets import CSS, LIVE_JS
 from services.cli.dashboard.views import (
@@ -124,8 +125,10 @@ class Actions:
         return hmac.compare_digest(form_token.encode(), self.token.encode())
 
     async def delete_job(self, key: str) -> None:
-        """Ask for the job to be deleted (``vcbus delete job``)."""
-        record, _ = delete_record(key, self._settings.topic_prefix, SystemClock().now())
+        """Ask for the job to be deleted (``vcbus delete job``), in the job's trace."""
+        found = await existing(self._bus, self._settings, [key])
+        now = SystemClock().now()
+        record, _ = delete_record(key, self._settings.topic_prefix, now, found.get(key))
         await self._publish(record)
 
     async def set_queue_state(self, name: str, state: QueueState) -> bool:

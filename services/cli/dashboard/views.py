@@ -1,17 +1,17 @@
 """The dashboard's read model: the CLI's status store, and one pure view model per page.
 
 ``DashboardStore`` is the store ``vcbus get`` and ``describe`` read (``StatusStore``: the
-newest record per key, pods folded per pod, the reservation) plus two things only the
-dashboard needs: each pod's requests (for utilisation) and each job's recent records (for
-its events timeline). The functions below turn a store into plain frozen view models; the
-rows come from the CLI's own folds (``job_object``, ``node_rows``, ``queue_rows``,
-``pending_reasons``), so a page and ``vcbus get`` never disagree. No I/O here.
+newest record per key, pods folded per pod with their requests, the reservation) plus what
+only the dashboard needs: each job's recent records (for its events timeline). The
+functions below turn a store into plain frozen view models; the rows and the use come from
+the CLI's own folds (``job_object``, ``node_rows``, ``queue_rows``, ``pending_reasons``,
+:mod:`services.cli.usage`), so a page and ``vcbus get`` never disagree. No I/O here.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict, deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -20,8 +20,6 @@ from contracts import (
     JobAdmitted,
     JobRejected,
     JobStatusChanged,
-    NodeChanged,
-    NodeRegistered,
     NodesLocked,
     NodesUnlocked,
     PodCreated,
@@ -37,10 +35,18 @@ from contracts import (
     split_key,
 )
 from contracts.objects import Condition
-from contracts.quantity import Resources, format_quantity
+from contracts.quantity import format_quantity
 from services.cli.describe import jaeger_link
 from services.cli.get import Query, job_object, node_rows, queue_rows
 from services.cli.status import StatusStore, is_job_keyed, pending_reasons
+from services.cli.usage import (
+    add,
+    allocatable,
+    cluster_total,
+    queue_of,
+    used_by_node,
+    used_by_queue,
+)
 from shared.bus.records import Record
 
 HISTORY = 64
@@ -51,9 +57,6 @@ HISTORY_JOBS = 500
 
 RESOURCES = ("cpu", "memory", "pods")
 """The resources the dashboard shows, in order."""
-
-ACTIVE = frozenset({"Pending", "Running"})
-"""Pod phases that hold a node's capacity."""
 
 JOB_PHASES = (
     "Pending",
@@ -72,12 +75,10 @@ JOB_PHASES = (
 
 
 class DashboardStore(StatusStore):
-    """The CLI's status store, plus pod requests and a short history per job."""
+    """The CLI's status store, plus a short history per job."""
 
     def __init__(self, prefix: str, history: int = HISTORY, jobs: int = HISTORY_JOBS) -> None:
         super().__init__(prefix)
-        self.requests: dict[str, tuple[str, Resources]] = {}
-        """Each pod's requests, with the uid (incarnation) they belong to."""
         self.history: OrderedDict[str, deque[tuple[Topic, Record]]] = OrderedDict()
         """The newest records of the most recently changed jobs."""
         self._history = history
@@ -92,16 +93,6 @@ class DashboardStore(StatusStore):
         topic = _TOPIC_BY_NAME[name]
         if is_job_keyed(topic) and record.key:
             self._remember(record.key.decode("utf-8", "replace"), topic, record)
-        if topic is Topic.PODS:
-            match self.decode(topic, record.value):
-                case PodCreated(pod=pod):
-                    self.requests[f"{pod.namespace}/{pod.name}"] = (pod.uid, pod.requests)
-                case PodDeleted(pod=key, pod_uid=uid):
-                    held = self.requests.get(key)
-                    if held is not None and (not uid or held[0] in (uid, "")):
-                        del self.requests[key]
-                case _:
-                    pass
 
     def _remember(self, key: str, topic: Topic, record: Record) -> None:
         history = self.history.get(key)
@@ -112,12 +103,6 @@ class DashboardStore(StatusStore):
         else:
             self.history.move_to_end(key)
         history.append((topic, record))
-
-    def pod_requests(self, key: str) -> Resources:
-        """What pod ``key`` (its current incarnation) asks for."""
-        uid, requests = self.requests.get(key, ("", {}))
-        pod = self.pods.get(key)
-        return requests if pod is None or not pod.uid or uid in ("", pod.uid) else {}
 
 
 _TOPIC_BY_NAME = {str(topic): topic for topic in Topic}
@@ -146,31 +131,6 @@ class Bar:
 def bar(name: str, used: int, total: int) -> Bar:
     """A bar of resource ``name``: ``used`` of ``total`` in base units."""
     return Bar(name, used, total, f"{format_quantity(name, used)} / {format_quantity(name, total)}")
-
-
-def _add(total: dict[str, int], amounts: Mapping[str, int]) -> None:
-    for name, amount in amounts.items():
-        total[name] = total.get(name, 0) + amount
-
-
-def _used_by_node(store: DashboardStore) -> dict[str, dict[str, int]]:
-    used: dict[str, dict[str, int]] = {}
-    for key, pod in store.pods.items():
-        if pod.node and pod.phase in ACTIVE:
-            amounts = used.setdefault(pod.node, {})
-            _add(amounts, store.pod_requests(key))
-            amounts["pods"] = amounts.get("pods", 0) + 1
-    return used
-
-
-def _queue_of(store: StatusStore, key: str) -> str:
-    spec = store.get(Topic.PODGROUPS, key)
-    if isinstance(spec, PodGroupCreated | PodGroupUpdated):
-        return spec.podgroup.queue
-    admitted = store.get(Topic.JOBS_ADMITTED, key)
-    if isinstance(admitted, JobAdmitted):
-        return admitted.job.spec.queue or "default"
-    return ""
 
 
 # -- Jobs ---------------------------------------------------------------------------------
@@ -253,7 +213,7 @@ def job_row(store: StatusStore, key: str) -> JobRow | None:
         key=key,
         namespace=str(obj["namespace"]),
         name=str(obj["name"]),
-        queue=_queue_of(store, key),
+        queue=queue_of(store, key),
         phase=phase,
         podgroup_phase=str(obj.get("podGroupPhase", "")),
         tasks=tasks,
@@ -519,10 +479,10 @@ class NodeCell:
 
 def node_cells(store: DashboardStore) -> list[NodeCell]:
     """Every node, sorted by name, from ``vcbus get nodes``'s rows."""
-    used = _used_by_node(store)
+    used = used_by_node(store)
     cells: list[NodeCell] = []
     for name, row in node_rows(store, Query()).items():
-        totals = _allocatable(store, name)
+        totals = allocatable(store, name)
         amounts = used.get(name, {})
         cells.append(
             NodeCell(
@@ -558,18 +518,8 @@ class QueueView:
 def queue_views(store: DashboardStore) -> list[QueueView]:
     """Every queue, sorted by name, from ``vcbus get queues``'s rows."""
     rows = queue_rows(store, Query())
-    weights = {name: int(str(row.obj["weight"])) for name, row in rows.items()}
-    open_weight = sum(w for n, w in weights.items() if rows[n].obj["state"] == "Open") or 1
-    cluster = _cluster_total(store)
-    held: dict[str, dict[str, int]] = {}
-    queue_of: dict[str, str] = {}
-    for key, pod in store.pods.items():
-        if not (pod.node and pod.phase in ACTIVE):
-            continue
-        queue = queue_of.get(pod.job)
-        if queue is None:
-            queue = queue_of[pod.job] = _queue_of(store, pod.job)
-        _add(held.setdefault(queue, {}), store.pod_requests(key))
+    cluster = cluster_total(store)
+    held = used_by_queue(store)
     views: list[QueueView] = []
     for name, row in rows.items():
         event = store.get(Topic.QUEUES, name)
@@ -579,8 +529,8 @@ def queue_views(store: DashboardStore) -> list[QueueView]:
         views.append(
             QueueView(
                 name=name,
-                weight=weights[name],
-                share=round(100 * weights[name] / open_weight) if row.obj["state"] == "Open" else 0,
+                weight=int(str(row.obj["weight"])),
+                share=int(str(row.obj["share"])),
                 state=str(row.obj["state"]),
                 parent=str(row.obj["parent"]),
                 allocated=tuple(
@@ -597,18 +547,6 @@ def queue_views(store: DashboardStore) -> list[QueueView]:
             )
         )
     return views
-
-
-def _allocatable(store: StatusStore, name: str) -> Resources:
-    event = store.get(Topic.NODES, name)
-    return event.node.allocatable if isinstance(event, NodeRegistered | NodeChanged) else {}
-
-
-def _cluster_total(store: StatusStore) -> dict[str, int]:
-    total: dict[str, int] = {}
-    for name in store.keys(Topic.NODES):
-        _add(total, _allocatable(store, name))
-    return total
 
 
 # -- Overview -----------------------------------------------------------------------------
@@ -629,10 +567,10 @@ class Overview:
 
 def overview(store: DashboardStore) -> Overview:
     """The Overview page."""
-    total = _cluster_total(store)
+    total = cluster_total(store)
     used: dict[str, int] = {}
-    for amounts in _used_by_node(store).values():
-        _add(used, amounts)
+    for amounts in used_by_node(store).values():
+        add(used, amounts)
     rows = job_rows(store)
     counts: dict[str, int] = {}
     for row in rows:

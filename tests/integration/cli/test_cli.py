@@ -81,7 +81,7 @@ def test_submit_wait_shows_progress_until_running_when_the_gang_fits(system, mon
     def podgroup_phase() -> str:
         _, text, _ = run_cli(system, monkeypatch, "get", "podgroups", "fits")
         rows = text.splitlines()[1:]
-        return rows[0].split()[-1] if rows else ""
+        return rows[0].split()[-2] if rows else ""  # PHASE (no REASON), then AGE
 
     eventually(lambda: podgroup_phase() == "Running", "PodGroup of fits listed Running", system)
 
@@ -105,7 +105,7 @@ def test_describe_names_the_reason_when_a_job_stays_pending(system, monkeypatch,
     assert f"Jaeger:           http://localhost:16686/trace/{trace_id}" in text
 
     status, out, _ = run_cli(system, monkeypatch, "get", "jobs", "huge")
-    assert out.splitlines()[1].split()[-1] == "Infeasible"
+    assert out.splitlines()[1].split()[-2] == "Infeasible"  # REASON, then AGE
 
 
 def test_get_watch_shows_a_phase_change_when_a_job_starts(system, monkeypatch, manifest):

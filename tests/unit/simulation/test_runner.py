@@ -162,6 +162,33 @@ def test_pod_fails_with_the_given_code_when_an_event_sets_its_phase():
     assert outcome["stoppedBy"] == "settled"
 
 
+def test_an_aborted_job_runs_again_when_it_is_resumed():
+    outcome = run(
+        {
+            "nodes": [NODE],
+            "jobs": [{"at": 0, "job": job("paused", replicas=2)}],
+            "events": [{"at": 2, "abort-job": "default/paused"}],
+            "until": 5,
+        }
+    )
+    assert outcome["jobs"]["default/paused"]["phase"] == "Aborted"
+    outcome = run(
+        {
+            "nodes": [NODE],
+            "jobs": [{"at": 0, "job": job("paused", replicas=2)}],
+            "events": [
+                {"at": 2, "abort-job": "default/paused"},
+                {"at": 4, "resume-job": "default/paused"},
+            ],
+            "until": 8,
+        }
+    )
+    assert outcome["jobs"]["default/paused"]["phase"] == "Running"
+    binds = [e["t"] for e in outcome["timeline"] if e["event"] == "bind"]
+    assert len(binds) == 4  # its two pods bound, killed by the abort, bound again
+    assert max(binds) >= 4.0
+
+
 def test_cordoned_node_takes_no_pod_until_it_is_uncordoned():
     outcome = run(
         {

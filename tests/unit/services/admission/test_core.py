@@ -11,9 +11,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from contracts._base import derive_event_id
-from contracts.events.jobs_admitted import JobAbortAccepted, JobAdmitted, JobDeleteAccepted
+from contracts.events.jobs_admitted import (
+    JobAbortAccepted,
+    JobAdmitted,
+    JobDeleteAccepted,
+    JobResumeAccepted,
+)
 from contracts.events.jobs_rejected import JobRejected, SubmissionOrigin
-from contracts.events.jobs_submitted import JobAbortRequested, JobDeleteRequested
+from contracts.events.jobs_submitted import (
+    JobAbortRequested,
+    JobDeleteRequested,
+    JobResumeRequested,
+)
 from contracts.events.queues import QueueDeclared, QueueDeleted
 from contracts.keys import JobKey
 from contracts.objects.queue import Queue, QueueState
@@ -192,12 +201,13 @@ def test_deleted_queue_is_forgotten_when_the_queues_topic_says_so() -> None:
     [
         (JobDeleteRequested, JobDeleteAccepted, "job.delete_accepted.v1"),
         (JobAbortRequested, JobAbortAccepted, "job.abort_accepted.v1"),
+        (JobResumeRequested, JobResumeAccepted, "job.resume_accepted.v1"),
     ],
-    ids=["delete", "abort"],
+    ids=["delete", "abort", "resume"],
 )
 def test_command_is_accepted_with_an_id_derived_from_its_job_and_position(
-    command: type[JobDeleteRequested | JobAbortRequested],
-    accepted: type[JobDeleteAccepted | JobAbortAccepted],
+    command: type[JobDeleteRequested | JobAbortRequested | JobResumeRequested],
+    accepted: type[JobDeleteAccepted | JobAbortAccepted | JobResumeAccepted],
     tag: str,
 ) -> None:
     payload = msgspec.json.encode(

@@ -8,7 +8,11 @@ import msgspec
 import pytest
 
 from contracts.events.jobs_rejected import Violation
-from contracts.events.jobs_submitted import JobAbortRequested, JobDeleteRequested
+from contracts.events.jobs_submitted import (
+    JobAbortRequested,
+    JobDeleteRequested,
+    JobResumeRequested,
+)
 from contracts.keys import JobKey
 from contracts.objects.job import Job
 from services.admission.decode import MAX_DEPTH, decode, decode_submission
@@ -77,11 +81,12 @@ def test_empty_documents_are_ignored_when_a_file_ends_with_a_separator() -> None
     [
         (JobDeleteRequested, "job.delete_requested.v1"),
         (JobAbortRequested, "job.abort_requested.v1"),
+        (JobResumeRequested, "job.resume_requested.v1"),
     ],
-    ids=["delete", "abort"],
+    ids=["delete", "abort", "resume"],
 )
 def test_command_is_decoded_when_type_is_a_command_tag(
-    command: type[JobDeleteRequested | JobAbortRequested], tag: str
+    command: type[JobDeleteRequested | JobAbortRequested | JobResumeRequested], tag: str
 ) -> None:
     sent = command(
         event_id="e1", occurred_at=datetime(2026, 1, 1, tzinfo=UTC), job=JobKey("team-a/j1")
@@ -107,8 +112,8 @@ def test_command_is_decoded_when_type_is_a_command_tag(
          "Job per record (`vcbus admit` and `vcbus submit` split multi-document files)"),
         (b'{"type": "job.restart_requested.v1"}', "UnknownCommand",
          "type 'job.restart_requested.v1' is not a command jobs.submitted knows "
-         "(job.delete_requested.v1, job.abort_requested.v1), and the object has no kind/apiVersion "
-         "of a Job"),
+         "(job.delete_requested.v1, job.abort_requested.v1, job.resume_requested.v1), and the "
+         "object has no kind/apiVersion of a Job"),
         (b'{"type": "job.delete_requested.v1", "job": "a/b"}', "InvalidCommand",
          "Object missing required field `event_id`"),
     ],

@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import asyncio
 import json
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
+import msgspec
 import pytest
 import yaml
 
-from contracts.objects import PodGroupPhase
+from contracts.objects import Pod, PodGroupPhase, QueueState
 from services.cli.get import KINDS, Query, get
 from shared.bus.memory import InMemoryBus
 from tests.support.bus_contract import wait_until
 from tests.unit.services.cli.builders import (
+    NOW,
     SETTINGS,
+    build_admitted,
     build_node,
     build_phase,
     build_pod,
@@ -31,12 +34,28 @@ from tests.unit.services.cli.builders import (
     publish,
 )
 
+LATER = NOW + timedelta(seconds=90)
+
 
 async def listing(
-    bus: InMemoryBus, kind: str, *names: str, output: str = "table", namespace: str | None = None
+    bus: InMemoryBus,
+    kind: str,
+    *names: str,
+    output: str = "table",
+    namespace: str | None = None,
+    colour: bool = False,
 ) -> str:
     out: list[str] = []
-    await get(bus, SETTINGS, KINDS[kind], Query(names, namespace), output=output, write=out.append)
+    await get(
+        bus,
+        SETTINGS,
+        KINDS[kind],
+        Query(names, namespace),
+        output=output,
+        write=out.append,
+        colour=colour,
+        clock=lambda: LATER,
+    )
     return "".join(out)
 
 
@@ -50,8 +69,13 @@ def bus() -> InMemoryBus:
 
 
 async def test_jobs_show_latest_phase_and_ranked_reason_when_many_statuses_were_published(bus):
+    admitted = build_admitted("default/a")
+    created = msgspec.structs.replace(admitted.job.metadata, creation_timestamp=NOW)
     await publish(
         bus,
+        msgspec.structs.replace(
+            admitted, job=msgspec.structs.replace(admitted.job, metadata=created)
+        ),
         build_status("default/a", "Pending"),
         build_status("default/a", "Running", at=1, running=2),
         build_status("team/b", "Pending", reason="PodGroupPending"),
@@ -59,9 +83,21 @@ async def test_jobs_show_latest_phase_and_ranked_reason_when_many_statuses_were_
         build_rejected("default/c"),
     )
     assert rows(await listing(bus, "jobs")) == [
-        ["default", "a", "Running", "2", "0", "2", "0", "0"],
-        ["default", "c", "Rejected", "NegativeReplicas"],
-        ["team", "b", "Pending", "Pending", "2", "2", "0", "0", "0", "ClusterOverused"],
+        ["default", "a", "Running", "2", "0", "2", "0", "0", "90s"],
+        ["default", "c", "Rejected", "NegativeReplicas", "90s"],
+        [
+            "team",
+            "b",
+            "Pending",
+            "Pending",
+            "2",
+            "2",
+            "0",
+            "0",
+            "0",
+            "ClusterOverused",
+            "<unknown>",
+        ],
     ]
     assert [r[1] for r in rows(await listing(bus, "jobs", namespace="team"))] == ["b"]
 
@@ -106,22 +142,48 @@ async def test_pods_follow_creation_binding_phase_and_deletion_when_topics_inter
     ]
 
 
-async def test_nodes_show_active_pods_and_newest_locks_when_reservations_changed(bus):
-    pod = build_pod("default/a", 0)
+def requesting(pod: Pod) -> Pod:
+    """The pod asking for 1 CPU and 1Gi."""
+    return msgspec.structs.replace(pod, requests={"cpu": 1000, "memory": 1 << 30})
+
+
+async def test_nodes_show_use_free_pods_and_newest_locks_when_reservations_changed(bus):
+    pod = requesting(build_pod("default/a", 0))
+    done = requesting(build_pod("default/a", 1))
     await publish(
         bus,
         build_node("n1"),
         build_node("n2"),
         pod_created(pod),
         pod_bound(pod, "n1"),
+        pod_created(done),
+        pod_phase(done, "Succeeded", "n1"),  # holds nothing any more
         elected("default/old", 1),
         locked("default/old", ("n1",), 1),
         elected("default/big", 2),
         locked("default/big", ("n2",), 2),
     )
     assert rows(await listing(bus, "nodes")) == [
-        ["n1", "4", "8Gi", "1", "Ready", "-", "-"],
-        ["n2", "4", "8Gi", "0", "Ready", "default/big", "-"],
+        [
+            "n1",
+            "Ready",
+            "cpu=4,memory=8Gi",
+            "cpu=1,memory=1Gi",
+            "cpu=3,memory=7Gi",
+            "1/110",
+            "-",
+            "-",
+        ],
+        [
+            "n2",
+            "Ready",
+            "cpu=4,memory=8Gi",
+            "cpu=0,memory=0",
+            "cpu=4,memory=8Gi",
+            "0/110",
+            "default/big",
+            "-",
+        ],
     ]
 
 
@@ -134,9 +196,7 @@ async def test_nodes_show_why_and_until_when_they_are_locked(bus):
         locked("default/big", ("n1",), 1, reason="lock-mode single", until=until),
     )
     listed = await listing(bus, "nodes")
-    assert rows(listed) == [
-        ["n1", "4", "8Gi", "0", "Ready", "default/big", "2026-01-01T00:10:00+00:00"]
-    ]
+    assert rows(listed)[0][-2:] == ["default/big", "2026-01-01T00:10:00+00:00"]
     [node] = json.loads(await listing(bus, "nodes", output="json"))["items"]
     assert (node["lockedFor"], node["lockReason"], node["lockedUntil"]) == (
         "default/big",
@@ -145,17 +205,22 @@ async def test_nodes_show_why_and_until_when_they_are_locked(bus):
     )
 
 
-async def test_queues_and_podgroups_count_by_phase_when_declared(bus):
+async def test_queues_show_share_capability_use_and_podgroups_by_phase_when_declared(bus):
+    pod = requesting(build_pod("default/a", 0))
     await publish(
         bus,
-        build_queue("research", weight=3),
+        build_queue("research", weight=3, capability={"cpu": 8000}),
+        build_queue("closed", weight=4, state=QueueState.CLOSED),
         build_podgroup("default/a", queue="research"),
         build_podgroup("default/b", queue="research"),
         build_phase("default/a", PodGroupPhase.INQUEUE),
+        pod_created(pod),
+        pod_phase(pod, "Running", "n1"),
     )
     assert rows(await listing(bus, "queues")) == [
-        ["default", "1", "Open", "-", "0", "0", "0", "0"],
-        ["research", "3", "Open", "-", "1", "1", "0", "0"],
+        ["closed", "4", "0%", "Closed", "-", "-", "cpu=0,memory=0", "0", "0", "0", "0"],
+        ["default", "1", "25%", "Open", "-", "-", "cpu=0,memory=0", "0", "0", "0", "0"],
+        ["research", "3", "75%", "Open", "-", "cpu=8", "cpu=1,memory=1Gi", "1", "1", "0", "0"],
     ]
     assert [r[5] for r in rows(await listing(bus, "podgroups"))] == ["Inqueue", "Pending"]
 
@@ -186,3 +251,45 @@ async def test_watch_prints_a_line_per_phase_change_when_statuses_arrive(bus):
         ["default", "b", "Pending"],
         ["default", "a", "Running"],
     ]
+
+
+async def test_wide_adds_queue_priority_class_and_nodes_of_a_job(bus):
+    pod = build_pod("default/a", 0)
+    await publish(
+        bus,
+        build_admitted("default/a"),
+        build_status("default/a", "Running", running=2),
+        pod_created(pod),
+        pod_phase(pod, "Running", "node-3"),
+    )
+    text = await listing(bus, "jobs", output="wide")
+    assert text.splitlines()[0].split()[-4:] == ["AGE", "QUEUE", "PRIORITY", "NODES"]
+    assert rows(text)[0][-3:] == ["default", "-", "node-3"]
+
+
+async def test_the_phase_is_coloured_when_asked_and_plain_otherwise(bus):
+    await publish(bus, build_status("default/a", "Running", running=2))
+    plain = await listing(bus, "jobs")
+    coloured = await listing(bus, "jobs", colour=True)
+    assert "\x1b" not in plain
+    assert "\x1b[32mRunning" in coloured
+    assert coloured.replace("\x1b[32m", "").replace("\x1b[0m", "") == plain
+
+
+async def test_a_name_given_with_its_namespace_is_found_whatever_the_namespace(bus):
+    await publish(bus, build_status("team/b", "Pending"), build_status("default/b", "Pending"))
+    assert [r[0] for r in rows(await listing(bus, "jobs", "team/b", namespace="default"))] == [
+        "team"
+    ]
+    assert [r[0] for r in rows(await listing(bus, "jobs", "b", namespace="default"))] == ["default"]
+
+
+async def test_wide_adds_priority_and_minimum_resources_of_a_podgroup(bus):
+    created = build_podgroup("default/a")
+    group = msgspec.structs.replace(
+        created.podgroup, priority=7, min_resources={"cpu": 2000, "memory": 1 << 30}
+    )
+    await publish(bus, msgspec.structs.replace(created, podgroup=group))
+    text = await listing(bus, "podgroups", output="wide")
+    assert text.splitlines()[0].split()[-3:] == ["AGE", "PRIORITY", "MINRESOURCES"]
+    assert rows(text)[0][-2:] == ["7", "cpu=2,memory=1Gi"]

@@ -82,3 +82,15 @@ async def test_get_and_describe_print_escapes_escaped_when_user_text_holds_them(
     shown = capsys.readouterr().out
     assert without_controls(shown)
     assert "\\u001b]0;owned" in shown
+
+
+def test_colours_only_on_a_terminal_and_never_with_no_color(monkeypatch):
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    assert terminal.colours_on(Tty())
+    assert not terminal.colours_on(io.StringIO())
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert not terminal.colours_on(Tty())

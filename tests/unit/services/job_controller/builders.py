@@ -11,7 +11,12 @@ from pathlib import Path
 import msgspec
 
 from contracts._base import Event
-from contracts.events.jobs_admitted import JobAbortAccepted, JobAdmitted, JobDeleteAccepted
+from contracts.events.jobs_admitted import (
+    JobAbortAccepted,
+    JobAdmitted,
+    JobDeleteAccepted,
+    JobResumeAccepted,
+)
 from contracts.events.jobs_status import JobStatusChanged
 from contracts.events.podgroups_status import PodGroupPhaseChanged
 from contracts.events.pods import PodCreated, PodDeleted
@@ -273,6 +278,11 @@ class Driver:
     def abort(self) -> tuple[Event, ...]:
         return self.feed(
             JobAbortAccepted(event_id=next_id("abort"), occurred_at=self.now, job_key=self.key)
+        )
+
+    def resume(self) -> tuple[Event, ...]:
+        return self.feed(
+            JobResumeAccepted(event_id=next_id("resume"), occurred_at=self.now, job_key=self.key)
         )
 
     def delete(self) -> tuple[Event, ...]:

@@ -310,6 +310,33 @@ def test_abort_again_changes_nothing_when_already_aborted() -> None:
     assert driver.abort() == ()
 
 
+def test_aborted_job_restarts_with_a_retry_counted_when_resume_command_arrives() -> None:
+    """SPEC B2.2: Aborted + ResumeJob → full kill (Soft), retryCount+1 → Restarting."""
+    driver = Driver(_job())
+    driver.start()
+    driver.pod("job-worker-0", S)
+    driver.abort()
+    emits = driver.resume()
+    assert [s.phase for s in statuses(emits)] == [JobPhase.RESTARTING, JobPhase.PENDING]
+    assert "PodGroupCreated" in kinds(emits)
+    assert driver.current.retry_count == 1
+    assert sorted(pods_of(driver.podgroup(PodGroupPhase.INQUEUE))) == [
+        "job-master-0",
+        "job-worker-1",
+    ]
+
+
+def test_resume_changes_nothing_but_a_sync_when_the_job_runs() -> None:
+    """SPEC B2.2: Running + ResumeJob is "other": a sync, no restart."""
+    driver = Driver(_job())
+    driver.start()
+    driver.pods(["job-master-0", "job-worker-0", "job-worker-1"], R)
+    emits = driver.resume()
+    assert deleted_pods(emits) == []
+    assert driver.current.phase is JobPhase.RUNNING
+    assert driver.current.retry_count == 0
+
+
 def test_pods_podgroup_and_job_are_deleted_when_delete_command_arrives() -> None:
     driver = Driver(_job())
     driver.start()

@@ -1,0 +1,90 @@
+"""What pods hold, per node and per queue, and what nodes offer, from the status store.
+
+A pod holds its requests on its node while it is Pending (bound) or Running; it holds them
+for its job's queue too. ``vcbus get nodes|queues`` and the dashboard count with these.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from contracts import (
+    JobAdmitted,
+    NodeChanged,
+    NodeRegistered,
+    PodGroupCreated,
+    PodGroupUpdated,
+    Topic,
+)
+from contracts.objects import DEFAULT_QUEUE
+from contracts.quantity import Resources, format_quantity
+
+if TYPE_CHECKING:
+    from services.cli.status import StatusStore
+
+ACTIVE = frozenset({"Pending", "Running"})
+"""Pod phases that hold a node's capacity."""
+
+
+def add(total: dict[str, int], amounts: Mapping[str, int]) -> None:
+    """Add ``amounts`` to ``total``, resource by resource."""
+    for name, amount in amounts.items():
+        total[name] = total.get(name, 0) + amount
+
+
+def used_by_node(store: StatusStore) -> dict[str, dict[str, int]]:
+    """What the active pods on each node request, with ``pods``: how many they are."""
+    used: dict[str, dict[str, int]] = {}
+    for pod in store.pods.values():
+        if pod.node and pod.phase in ACTIVE:
+            amounts = used.setdefault(pod.node, {})
+            add(amounts, pod.requests)
+            amounts["pods"] = amounts.get("pods", 0) + 1
+    return used
+
+
+def queue_of(store: StatusStore, job: str) -> str:
+    """The queue of job ``job``: its PodGroup's, else its admitted spec's (``""``: unknown)."""
+    spec = store.get(Topic.PODGROUPS, job)
+    if isinstance(spec, PodGroupCreated | PodGroupUpdated):
+        return spec.podgroup.queue
+    admitted = store.get(Topic.JOBS_ADMITTED, job)
+    if isinstance(admitted, JobAdmitted):
+        return admitted.job.spec.queue or DEFAULT_QUEUE
+    return ""
+
+
+def used_by_queue(store: StatusStore) -> dict[str, dict[str, int]]:
+    """What the active, bound pods of each queue's jobs request."""
+    held: dict[str, dict[str, int]] = {}
+    queues: dict[str, str] = {}
+    for pod in store.pods.values():
+        if not (pod.node and pod.phase in ACTIVE):
+            continue
+        queue = queues.get(pod.job)
+        if queue is None:
+            queue = queues[pod.job] = queue_of(store, pod.job)
+        add(held.setdefault(queue, {}), pod.requests)
+    return held
+
+
+def allocatable(store: StatusStore, node: str) -> Resources:
+    """What node ``node`` offers (nothing for a node not registered)."""
+    event = store.get(Topic.NODES, node)
+    return event.node.allocatable if isinstance(event, NodeRegistered | NodeChanged) else {}
+
+
+def cluster_total(store: StatusStore) -> dict[str, int]:
+    """What every node offers, together."""
+    total: dict[str, int] = {}
+    for name in store.keys(Topic.NODES):
+        add(total, allocatable(store, name))
+    return total
+
+
+def resources_text(amounts: Mapping[str, int], *, names: tuple[str, ...] = ()) -> str:
+    """``cpu=2,memory=4Gi``: the amounts (of ``names``, when given), pods left out."""
+    shown = names or tuple(sorted(n for n in amounts if n != "pods"))
+    text = ",".join(f"{n}={format_quantity(n, amounts.get(n, 0))}" for n in shown)
+    return text or "-"

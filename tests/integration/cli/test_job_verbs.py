@@ -1,0 +1,211 @@
+"""vcctl's and kubectl's habits through the CLI entry point against a running system on a
+real broker: ``job suspend|resume|list|view``, ``queue delete``, describe's Events, the
+inadmissible mark and the place in the queue, ``-A`` and ``-o wide``, and delete in the
+job's trace.
+
+Services run as ``vcbus serve`` processes (``tests/support/served.py``); waits are bounded
+polls, never timing claims.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.support.served import ServedSystem, eventually, run_cli, served_system
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def system(kafka_bootstrap: str) -> Iterator[ServedSystem]:
+    """Two nodes of 4 CPU and 8Gi under a prefix of this module's own: no other module's
+    jobs hold their capacity."""
+    prefix = f"t-{os.getpid()}-verbs."
+    cluster = ["--nodes", "2", "--node-cpu", "4", "--node-memory", "8Gi"]
+    with served_system(kafka_bootstrap, prefix, cluster_args=cluster) as running:
+        yield running
+
+
+def job(name: str, *, queue: str = "default") -> str:
+    """A gang of two workers whose pods run until they are deleted."""
+    return f"""\
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata:
+  name: {name}
+spec:
+  queue: {queue}
+  tasks:
+    - name: worker
+      replicas: 2
+      template:
+        spec:
+          containers:
+            - name: worker
+              image: busybox
+              resources:
+                requests: {{cpu: "1", memory: 1Gi}}
+"""
+
+
+@pytest.fixture
+def manifest(tmp_path: Path):
+    def write(name: str, text: str) -> str:
+        path = tmp_path / f"{name}.yaml"
+        path.write_text(text)
+        return str(path)
+
+    return write
+
+
+def listed(system, monkeypatch, name: str) -> dict[str, object]:
+    """The job as ``vcbus job list -o json`` shows it (``{}`` when not listed)."""
+    _, text, _ = run_cli(system, monkeypatch, "job", "list", "-o", "json")
+    items = [i for i in json.loads(text)["items"] if i["name"] == name] if text else []
+    return items[0] if items else {}
+
+
+def running_pods(system, monkeypatch, job_key: str) -> list[str]:
+    _, text, _ = run_cli(system, monkeypatch, "get", "pods", "-o", "json")
+    items = json.loads(text)["items"] if text else []
+    return sorted(p["name"] for p in items if p["job"] == job_key and p["phase"] == "Running")
+
+
+def test_suspend_aborts_a_running_job_and_resume_starts_it_again(system, monkeypatch, manifest):
+    status, out, _ = run_cli(
+        system, monkeypatch, "submit", manifest("pausable", job("pausable")), "--wait"
+    )
+    assert status == 0, out
+    submitted_trace = out.splitlines()[0].split("trace_id=")[1]
+
+    status, out, err = run_cli(system, monkeypatch, "job", "suspend", "pausable")
+    assert (status, err) == (0, "")
+    assert out == f"job default/pausable suspend requested trace_id={submitted_trace}\n"
+    eventually(
+        lambda: listed(system, monkeypatch, "pausable").get("phase") == "Aborted",
+        "pausable listed Aborted",
+        system,
+    )
+    assert running_pods(system, monkeypatch, "default/pausable") == []
+
+    status, out, _ = run_cli(system, monkeypatch, "job", "resume", "-n", "default", "pausable")
+    assert status == 0
+    assert out.startswith("job default/pausable resume requested trace_id=")
+    eventually(
+        lambda: listed(system, monkeypatch, "pausable").get("phase") == "Running",
+        "pausable listed Running again",
+        system,
+    )
+    assert listed(system, monkeypatch, "pausable")["retryCount"] == 1
+    eventually(
+        lambda: (
+            running_pods(system, monkeypatch, "default/pausable")
+            == ["pausable-worker-0", "pausable-worker-1"]
+        ),
+        "pausable's pods running again",
+        system,
+    )
+
+    status, out, _ = run_cli(system, monkeypatch, "job", "view", "pausable")
+    assert status == 0
+    assert "Phase:            Running" in out
+    assert "Retry Count:      1" in out
+    events = out[out.index("\nEvents:\n") :].splitlines()[3:]
+    reasons = [line.split()[1] for line in events]
+    assert reasons[0] == "Admitted", events
+    for expected in ("Enqueued", "Bound", "Started", "CommandIssued", "Aborted", "Restarted"):
+        assert expected in reasons, "\n".join(events)
+    assert reasons.index("Aborted") < reasons.index("Restarted")
+    assert "Running" in reasons[reasons.index("Restarted") :], events
+
+
+def test_job_verbs_refuse_a_job_vcbus_does_not_know(system, monkeypatch):
+    for verb in ("suspend", "resume"):
+        assert run_cli(system, monkeypatch, "job", verb, "nosuch") == (
+            1,
+            "",
+            f'vcbus job {verb}: job "default/nosuch" not found\n',
+        )
+    assert run_cli(system, monkeypatch, "job", "view", "nosuch")[0] == 1
+
+
+def test_queue_delete_is_refused_while_the_queue_holds_a_job(system, monkeypatch, manifest):
+    assert run_cli(system, monkeypatch, "queue", "create", "team")[0] == 0
+    status, out, _ = run_cli(
+        system, monkeypatch, "submit", manifest("member", job("member", queue="team")), "--wait"
+    )
+    assert status == 0, out
+    submitted_trace = out.splitlines()[0].split("trace_id=")[1]
+
+    assert run_cli(system, monkeypatch, "queue", "delete", "team") == (
+        1,
+        "",
+        'vcbus queue delete: queue "team" holds 1 job(s) (default/member): delete them first\n',
+    )
+    assert run_cli(system, monkeypatch, "queue", "delete", "default") == (
+        1,
+        "",
+        'vcbus queue delete: queue "default" cannot be deleted\n',
+    )
+
+    assert run_cli(system, monkeypatch, "delete", "job", "member", "--wait")[0] == 0
+    status, out, _ = run_cli(system, monkeypatch, "describe", "job", "member")
+    assert "Phase:            Deleted" in out
+    assert f"Trace ID:         {submitted_trace}" in out  # the delete continued the job's trace
+    assert run_cli(system, monkeypatch, "queue", "delete", "team") == (
+        0,
+        "queue team deleted\n",
+        "",
+    )
+
+    def queues() -> list[str]:
+        _, text, _ = run_cli(system, monkeypatch, "get", "queues", "-o", "json")
+        return [str(q["name"]) for q in json.loads(text)["items"]]
+
+    eventually(lambda: "team" not in queues(), "queue team no longer listed", system)
+    assert run_cli(system, monkeypatch, "queue", "delete", "team")[2] == (
+        'vcbus queue delete: queue "team" not found\n'
+    )
+
+
+def test_a_job_that_can_never_run_is_inadmissible_and_describe_says_its_place(
+    system, monkeypatch, manifest
+):
+    text = job("giant").replace('cpu: "1"', 'cpu: "6"')  # the nodes offer 4 CPU each
+    assert run_cli(system, monkeypatch, "submit", manifest("giant", text))[0] == 0
+    described: dict[str, str] = {}
+
+    def marked() -> bool:
+        code, out, _ = run_cli(system, monkeypatch, "describe", "job", "giant")
+        described["text"] = out
+        return code == 0 and "Admission:        Inadmissible (Infeasible)" in out
+
+    eventually(marked, "giant described Inadmissible", system)
+    assert "Pending Reason:   Infeasible" in described["text"]
+    assert "Queue Position:   1 of 1 waiting in queue default" in described["text"]
+    assert listed(system, monkeypatch, "giant")["admission"] == "Inadmissible"
+
+
+def test_listings_keep_to_the_default_namespace_unless_all_are_asked_for(
+    system, monkeypatch, manifest
+):
+    text = job("elsewhere").replace("  name: elsewhere\n", "  name: elsewhere\n  namespace: team\n")
+    assert run_cli(system, monkeypatch, "submit", manifest("elsewhere", text))[0] == 0
+
+    def names(*flags: str) -> list[str]:
+        _, out, _ = run_cli(system, monkeypatch, "get", "jobs", *flags, "-o", "json")
+        return [f"{i['namespace']}/{i['name']}" for i in json.loads(out)["items"]] if out else []
+
+    eventually(lambda: "team/elsewhere" in names("-A"), "team/elsewhere listed with -A", system)
+    assert "team/elsewhere" not in names()
+    assert names("-n", "team") == ["team/elsewhere"]
+    status, out, _ = run_cli(system, monkeypatch, "job", "list", "--all-namespaces", "-o", "wide")
+    assert status == 0
+    header, *rows = out.splitlines()
+    assert header.split()[-4:] == ["AGE", "QUEUE", "PRIORITY", "NODES"]
+    assert any(r.split()[:2] == ["team", "elsewhere"] for r in rows)
