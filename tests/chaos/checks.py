@@ -19,7 +19,9 @@ the promise held:
   that came sooner, until the lock is released (the allocator's ``LocksLifted`` once the
   target is placed, or the ``NodesUnlocked``); bindings decided in between (the lock
   published, not yet read by the allocator, another process) are counted as figures
-  (``lock_races``), not violations;
+  (``lock_races``), not violations; a pod bound into the room its own job's will-bind
+  held on that node (``CapacityReserved``, before the binding) is no intrusion (SPEC A6:
+  a lock never refuses a job its own will-bind room);
 - each job's last status counts (in all and per task) equal the pods' last phases on
   ``pods.status``;
 - nothing on any dead-letter topic (every record of a chaos run is well formed);
@@ -38,6 +40,8 @@ from datetime import datetime, timedelta
 from contracts import (
     BindingCreated,
     BindingRefused,
+    CapacityReleased,
+    CapacityReserved,
     Event,
     JobAdmitted,
     JobRejected,
@@ -394,6 +398,7 @@ def lock_hits(
     locks: dict[str, list[Lock]] = defaultdict(list)
     for lock in lock_intervals(history):
         locks[lock.node].append(lock)
+    rooms = will_bind_rooms(history)
     violations: list[Violation] = []
     races: list[str] = []
     for event in history.bindings:
@@ -401,6 +406,8 @@ def lock_hits(
             continue
         for lock in locks.get(event.node, ()):
             if event.pod.job == lock.job or not _inside(event.occurred_at, lock.start, lock.end):
+                continue
+            if _in_own_room(rooms, event):
                 continue
             held = timing.read_by(lock.start)
             if lock.honoured is not None:
@@ -416,6 +423,36 @@ def lock_hits(
             else:
                 races.append(what)
     return violations, races
+
+
+Room = tuple[str, int, str]
+"""A will-bind reservation's pod: task, index, node."""
+
+
+def will_bind_rooms(history: History) -> dict[str, list[tuple[datetime, frozenset[Room]]]]:
+    """Job → what its will-bind held after each of its reservation events, in order."""
+    rooms: dict[str, list[tuple[datetime, frozenset[Room]]]] = defaultdict(list)
+    for event in history.capacity:
+        if isinstance(event, CapacityReserved | CapacityReleased):
+            held = frozenset((p.task, p.index, str(p.node)) for p in event.held)
+            rooms[event.job].append((event.occurred_at, held))
+    return rooms
+
+
+def _in_own_room(
+    rooms: Mapping[str, list[tuple[datetime, frozenset[Room]]]], event: BindingCreated
+) -> bool:
+    """Whether the job's will-bind held this pod's room on this node before the binding.
+
+    The release that a stage's binding causes is published in the same cycle, so only
+    what was held strictly before the binding counts.
+    """
+    held: frozenset[Room] = frozenset()
+    for when, now_held in rooms.get(event.pod.job, ()):
+        if when >= event.occurred_at:
+            break
+        held = now_held
+    return (event.pod.task, event.pod.index, str(event.node)) in held
 
 
 def check_locks(history: History, timing: LockTiming = LockTiming()) -> list[Violation]:

@@ -7,9 +7,13 @@ import signal
 from datetime import UTC, datetime, timedelta
 
 import msgspec
+import pytest
 
 from contracts import (
     BindingCreated,
+    CapacityReleased,
+    CapacityReserved,
+    Event,
     JobAdmitted,
     JobKey,
     JobStatusChanged,
@@ -26,6 +30,7 @@ from contracts import (
     SubmissionOrigin,
     TargetJobElected,
 )
+from contracts.events.capacity_reservations import ReservedPod
 from contracts.events.jobs_status import TaskCounts
 from contracts.objects.job import JobPhase
 from contracts.objects.node import Node
@@ -293,6 +298,54 @@ def lock_history(binding_at: float) -> History:
 
 def test_another_jobs_pod_on_a_node_the_allocator_holds_locked_is_a_violation() -> None:
     assert [v.check for v in check_locks(lock_history(3))] == ["locks"]
+
+
+def will_bind(reserved_at: float, node: str, *, released_at: float | None = None) -> list[Event]:
+    """OTHER's will-bind holds the room of its worker-0 on ``node`` from ``reserved_at``."""
+    room = ReservedPod(task="worker", index=0, node=NodeName(node))
+    events: list[Event] = [
+        CapacityReserved(
+            event_id="r",
+            occurred_at=at(reserved_at),
+            job=OTHER,
+            podgroup="b",
+            pods=(room,),
+            held=(room,),
+        )
+    ]
+    if released_at is not None:
+        events.append(
+            CapacityReleased(
+                event_id="x",
+                occurred_at=at(released_at),
+                job=OTHER,
+                podgroup="b",
+                pods=(room,),
+                held=(),
+                reason="WillBindTimeout",
+            )
+        )
+    return events
+
+
+def test_a_pod_bound_into_its_own_jobs_will_bind_room_on_a_locked_node_is_no_violation() -> None:
+    """SPEC A6: a lock never refuses a job the room its own will-bind holds."""
+    history = lock_history(3)
+    history.capacity.extend(will_bind(0.5, "n1"))
+
+    assert lock_hits(history) == ([], [])
+
+
+@pytest.mark.parametrize(
+    ("reserved_on", "released_at"), [("n2", None), ("n1", 2.5)], ids=["other-node", "released"]
+)
+def test_a_will_bind_room_elsewhere_or_given_back_does_not_excuse_a_binding(
+    reserved_on: str, released_at: float | None
+) -> None:
+    history = lock_history(3)
+    history.capacity.extend(will_bind(0.5, reserved_on, released_at=released_at))
+
+    assert [v.check for v in check_locks(history)] == ["locks"]
 
 
 def test_a_binding_decided_before_the_allocator_read_the_lock_is_a_race_not_a_violation() -> None:
