@@ -408,7 +408,8 @@ class StatusStore:
                     row.phase, row.task = str(event.phase), row.task or event.task
                     row.node = event.node or row.node
             case BindingRefused():
-                row = self._pod_row(event.pod, event.job, event.pod_uid)
+                key = event.pod
+                row = self._pod_row(key, event.job, event.pod_uid)
                 if row is not None and row.node == event.node:
                     row.node = ""
             case _:

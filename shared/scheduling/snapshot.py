@@ -314,9 +314,14 @@ class ClusterView:
                 if seen is None or seen[0] != pg.uid:
                     self._first_seen[pg.job] = (pg.uid, at)
             case PodGroupDeleted(job=job):
-                self._podgroups.pop(job, None)
+                deleted = self._podgroups.pop(job, None)
                 self._first_seen.pop(job, None)
-                self._phases.pop(job, None)
+                phase = self._phases.get(job)
+                # A restarted job's PodGroup comes back under the same name; the new one's
+                # phase (podgroups.status) can arrive before the old one's deletion
+                # (podgroups): keep a phase that belongs to another incarnation.
+                if phase is None or deleted is None or phase[2] in ("", deleted.uid):
+                    self._phases.pop(job, None)
                 self._conditions.pop(job, None)
                 held = self._will_bind.get(job)
                 if held is not None and not held.pods:

@@ -7,10 +7,13 @@ shares a key with: not a job from ``get`` or ``describe``, not a node, not the s
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 
-from contracts import Topic
+from contracts import BindingCreated, BindingRefused, NodeName, PodCreated, PodKey, Topic
 from contracts.objects import PodGroupPhase
+from contracts.objects.pod import PodPhase
 from services.cli.describe import describe
 from services.cli.get import KINDS, Query, get
 from services.cli.status import StatusStore
@@ -18,6 +21,7 @@ from services.cli.submit import outcome
 from shared.bus.memory import InMemoryBus
 from shared.bus.outbox import event_record
 from shared.bus.records import OutRecord, Record
+from tests.support.builders import build_pod
 from tests.unit.services.cli.builders import (
     PREFIX,
     SETTINGS,
@@ -26,6 +30,8 @@ from tests.unit.services.cli.builders import (
     build_status,
     publish,
 )
+
+AT = datetime(2026, 1, 1, tzinfo=UTC)
 
 GARBAGE = (
     b"not json",
@@ -106,3 +112,28 @@ def test_submit_wait_sees_the_status_when_garbage_came_after_it():
     assert result.done
     assert result.line == "default/a: Running, PodGroup Running, 2/2 started"
     assert store.skipped == {Topic.JOBS_STATUS: len(GARBAGE)}
+
+
+def test_a_refused_binding_takes_the_pod_off_the_node_it_was_refused_by():
+    pod = build_pod("default", "a-w-0", None, PodPhase.PENDING, {"cpu": "1"}, "a").pod
+    bound = BindingCreated(event_id="b", occurred_at=AT, pod=pod, node=NodeName("node-0"))
+    refused = BindingRefused(
+        event_id="r",
+        occurred_at=AT,
+        pod=PodKey("default/a-w-0"),
+        job=pod.job,
+        task=pod.task,
+        node=NodeName("node-0"),
+        reason="NodeOvercommitted",
+        pod_uid=pod.uid,
+    )
+
+    store = fold(
+        StatusStore(PREFIX),
+        event_record(PodCreated(event_id="c", occurred_at=AT, pod=pod), PREFIX),
+        event_record(bound, PREFIX),
+        event_record(refused, PREFIX),
+    )
+
+    assert store.pods["default/a-w-0"].node == ""
+    assert "default/a-w-0" in store.touched

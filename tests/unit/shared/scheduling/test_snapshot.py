@@ -150,6 +150,45 @@ def test_objects_leave_the_view_when_deleted() -> None:
     assert set(snapshot.queues) == {"default", "q"}
 
 
+@pytest.mark.parametrize("new_phase_first", [False, True], ids=["in-order", "phase-first"])
+def test_a_restarted_jobs_podgroup_keeps_its_new_phase_whatever_topic_comes_first(
+    new_phase_first: bool,
+) -> None:
+    """A restart deletes and re-creates the PodGroup under its name (``podgroups``); the new
+    incarnation's Inqueue (``podgroups.status``) may be read before the old one's deletion."""
+    old = build_podgroup("job", "ns", "q", 1, uid="old").podgroup
+    new = build_podgroup("job", "ns", "q", 1, uid="new").podgroup
+    inqueue = PodGroupPhaseChanged(
+        event_id="p-new",
+        occurred_at=AT,
+        job=JOB,
+        podgroup="job",
+        phase=PodGroupPhase.INQUEUE,
+        uid="new",
+    )
+    recreated: list[ClusterEvent] = [
+        PodGroupDeleted(event_id="d", occurred_at=AT, job=JOB, name="job"),
+        PodGroupCreated(event_id="c-new", occurred_at=AT, podgroup=new),
+    ]
+    view = ClusterView()
+    for event in [
+        PodGroupCreated(event_id="c-old", occurred_at=AT, podgroup=old),
+        PodGroupPhaseChanged(
+            event_id="p-old",
+            occurred_at=AT,
+            job=JOB,
+            podgroup="job",
+            phase=PodGroupPhase.RUNNING,
+            uid="old",
+        ),
+        *([inqueue, *recreated] if new_phase_first else [*recreated, inqueue]),
+    ]:
+        view.apply(event)
+
+    state = view.snapshot().podgroups[JOB]
+    assert (state.podgroup.uid, state.phase) == ("new", PodGroupPhase.INQUEUE)
+
+
 def test_target_and_every_lock_clear_when_nodes_are_unlocked() -> None:
     view = ClusterView()
     view.apply(TargetJobElected(event_id="t", occurred_at=AT, job=JOB))
