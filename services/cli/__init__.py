@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import importlib
 import importlib.metadata
 import logging
 import sys
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from services.cli import terminal
 from shared.bus.errors import BrokerUnavailableError, BusError
@@ -102,14 +103,26 @@ def require_broker(settings: Settings) -> None:
         raise BrokerUnavailableError(f"no broker answers at {servers} (waited {BROKER_WAIT:g} s)")
 
 
-def _quiet_clients() -> None:
+@contextlib.contextmanager
+def _quiet_clients(quiet: bool) -> Iterator[None]:
     """Keep the Kafka client's own log lines (one per failed connect) off the terminal.
 
-    They still reach the handlers a service configures; ``--debug`` leaves them be.
+    While a command runs, the client's records reach no handler, not even the root's a
+    logging setup of the same process added; ``--debug`` and the service commands (whose
+    output is a service's log) leave them be. The logger is restored afterwards.
     """
     client = logging.getLogger("aiokafka")
-    if not any(isinstance(handler, logging.NullHandler) for handler in client.handlers):
-        client.addHandler(logging.NullHandler())
+    if not quiet:
+        yield
+        return
+    propagate, client.propagate = client.propagate, False
+    handler = logging.NullHandler()
+    client.addHandler(handler)
+    try:
+        yield
+    finally:
+        client.removeHandler(handler)
+        client.propagate = propagate
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -123,13 +136,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
     debug = DEBUG_FLAG in words
     args = build_parser().parse_args([word for word in words if word != DEBUG_FLAG])
-    if not debug:
-        _quiet_clients()
     func: Callable[[argparse.Namespace], int] = args.func
     try:
-        if args.command in BROKER_COMMANDS:
-            require_broker(Settings.from_env())
-        return func(args)
+        with _quiet_clients(not debug and args.command not in SERVICE_COMMANDS):
+            if args.command in BROKER_COMMANDS:
+                require_broker(Settings.from_env())
+            return func(args)
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
     except Exception as exc:  # noqa: BLE001 - the one place every failure is reported

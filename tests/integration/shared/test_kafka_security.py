@@ -9,8 +9,9 @@ pair of tests/unit/shared/runtime) the client does not trust.
 from __future__ import annotations
 
 import asyncio
+import logging
 import ssl
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,7 @@ from services.cli import main
 from shared.bus.broker import free_port
 from shared.bus.errors import BrokerAuthenticationError, BrokerUnavailableError
 from shared.bus.kafka import AioKafkaBus, KafkaSettings
+from shared.logging import configure_logging
 
 pytestmark = pytest.mark.integration
 
@@ -45,6 +47,20 @@ async def test_a_refused_sasl_handshake_says_so_at_once(kafka_bootstrap: str) ->
     assert "not-a-real-password" not in message
 
 
+@pytest.fixture(params=["no logging set up", "logging set up in the process"])
+def process_logging(request: pytest.FixtureRequest) -> Iterator[None]:
+    """The CLI alone, or after a logging setup in the same process (as a test of a service
+    run in process leaves it): the client's log lines stay off the terminal either way."""
+    root = logging.getLogger()
+    before, level = list(root.handlers), root.level
+    if request.param == "logging set up in the process":
+        configure_logging("test", json=True)
+    yield
+    root.handlers[:] = before
+    root.setLevel(level)
+
+
+@pytest.mark.usefixtures("process_logging")
 def test_the_cli_names_the_sasl_refusal_in_one_line(kafka_bootstrap, monkeypatch, capsys):
     monkeypatch.setenv("KAFKA_BOOTSTRAP_SERVERS", kafka_bootstrap)
     monkeypatch.setenv("KAFKA_SECURITY_PROTOCOL", "SASL_PLAINTEXT")
