@@ -40,7 +40,6 @@ from shared.scheduling.framework.conf import (
     Configuration,
     Kind,
     PluginOption,
-    SchedulerConf,
     Tier,
 )
 from shared.scheduling.framework.extension_points import (
@@ -66,6 +65,7 @@ from shared.scheduling.framework.extension_points import (
     TaskOrderFn,
 )
 from shared.scheduling.framework.feasibility import Feasibility
+from shared.scheduling.framework.job_updater import status_updates, update_all
 from shared.scheduling.framework.placement import Placement, PlacementCache
 from shared.scheduling.framework.plugin import Plugin, PluginBuilder
 from shared.scheduling.framework.reservation import ReservationLimits
@@ -929,7 +929,7 @@ def open_session(
     Args:
         snapshot: the cluster state of this cycle.
         tiers: the plugin tiers of the configuration.
-        builders: plugin name → builder (``plugins.PLUGIN_BUILDERS`` in production).
+        builders: plugin name → builder (the catalogue of ``scheduler``, above the framework).
         now: the cycle's time (from ``ctx``).
         configurations: per-action arguments.
         arguments: global arguments every plugin sees under its own.
@@ -969,11 +969,6 @@ def close_session(ssn: Session) -> SessionResult:
     Returns:
         The decisions, PodGroup updates, explanations and will-bind changes of the session.
     """
-    from shared.scheduling.framework.job_updater import (  # noqa: PLC0415
-        status_updates,
-        update_all,
-    )
-
     for _, plugin in ssn.plugins:
         plugin.on_session_close(ssn)
     set_conditions(ssn)
@@ -991,41 +986,3 @@ def close_session(ssn: Session) -> SessionResult:
         will_bind_changes=tuple(ssn.will_bind.changes),
         enqueue_steps=tuple(ssn.enqueue_steps),
     )
-
-
-def run_session(
-    snapshot: ClusterSnapshot,
-    conf: SchedulerConf,
-    *,
-    now: datetime,
-    builders: Mapping[str, PluginBuilder] | None = None,
-    cache: SessionCache | None = None,
-) -> SessionResult:
-    """Open a session, run the configured actions in order, close it.
-
-    Args:
-        snapshot: the cluster state of this cycle.
-        conf: the scheduler configuration.
-        now: the cycle's time.
-        builders: plugin builders; ``plugins.PLUGIN_BUILDERS`` when omitted.
-        cache: the service's job recipes (``session_cache``); ``None`` derives every job.
-
-    Returns:
-        What the session decided.
-    """
-    from shared.scheduling.actions import ACTIONS  # noqa: PLC0415 - actions import the session
-    from shared.scheduling.plugins import PLUGIN_BUILDERS  # noqa: PLC0415 - same reason
-
-    ssn = open_session(
-        snapshot,
-        conf.tiers,
-        builders=builders if builders is not None else PLUGIN_BUILDERS,
-        now=now,
-        configurations=conf.configurations,
-        arguments=conf.arguments,
-        actions=conf.actions,
-        cache=cache,
-    )
-    for name in conf.actions:
-        ACTIONS[name]().execute(ssn)
-    return close_session(ssn)
