@@ -34,9 +34,9 @@ from contracts.objects.meta import Condition
 from shared.scheduling.events import will_bind_events
 from shared.scheduling.framework.conf import SchedulerConf
 from shared.scheduling.framework.results import BindDecision, PodGroupUpdate, SessionResult
-from shared.scheduling.framework.session import run_session
 from shared.scheduling.framework.session_cache import SessionCache
 from shared.scheduling.model import naive_utc
+from shared.scheduling.scheduler import run_session
 from shared.scheduling.snapshot import ClusterSnapshot, Reservation
 from shared.step import Ctx
 

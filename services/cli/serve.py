@@ -37,7 +37,8 @@ from shared.runtime.service import Runtime, Service, run_service
 from shared.runtime.settings import Settings, SettingsError
 from shared.runtime.table import Table
 from shared.runtime.topology import ensure_topics
-from shared.scheduling.framework.conf import SchedulerConf, parse_conf
+from shared.scheduling.framework.conf import SchedulerConf
+from shared.scheduling.scheduler import parse_conf
 from shared.telemetry import PendingPodGroups, ServiceMetrics
 from shared.tracing.setup import configure_tracing, shutdown_tracing
 

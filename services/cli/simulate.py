@@ -94,13 +94,9 @@ from shared.runtime.inprocess import (
 )
 from shared.runtime.service import Service
 from shared.runtime.settings import Settings
-from shared.scheduling.framework.conf import (
-    ENQUEUE_SIDE_ACTIONS,
-    ConfError,
-    SchedulerConf,
-    conf_from_mapping,
-)
+from shared.scheduling.framework.conf import ENQUEUE_SIDE_ACTIONS, ConfError, SchedulerConf
 from shared.scheduling.scenario import ScenarioError, run_snapshot_scenario
+from shared.scheduling.scheduler import conf_from_mapping
 
 DEFAULT_ACTIONS = "elect, enqueue, reserve, allocate, backfill"
 MEMORY_SETTINGS = Settings(kafka=KafkaSettings(bootstrap_servers="memory"), poll_timeout=1.0)

@@ -15,9 +15,10 @@ from shared.runtime.scheduler import scheduling_service
 from shared.runtime.service import Service
 from shared.runtime.settings import Settings
 from shared.scheduling import ClusterView
-from shared.scheduling.framework.conf import SchedulerConf, default_enqueue_conf
+from shared.scheduling.framework.conf import SchedulerConf
 from shared.scheduling.framework.results import CycleObserver
 from shared.scheduling.framework.session_cache import SessionCache
+from shared.scheduling.scheduler import default_enqueue_conf
 from shared.step import Ctx
 
 from .cycle import next_due, run_cycle

@@ -22,11 +22,11 @@ from datetime import datetime
 
 from contracts.events.podgroups_status import PodGroupPhaseChanged
 from shared.scheduling.events import ReservationEvent, phase_events, reservation_events
-from shared.scheduling.framework.conf import SchedulerConf, default_enqueue_conf
+from shared.scheduling.framework.conf import SchedulerConf
 from shared.scheduling.framework.results import SessionResult
-from shared.scheduling.framework.session import run_session
 from shared.scheduling.framework.session_cache import SessionCache
 from shared.scheduling.plugins.reservation import ReservationPlugin, reservation_arguments
+from shared.scheduling.scheduler import default_enqueue_conf, run_session
 from shared.scheduling.snapshot import ClusterSnapshot
 from shared.step import Ctx
 

@@ -2,25 +2,26 @@
 
 A port of Volcano's scheduler (session, actions, plugins, statements) with no I/O: feed a
 ``ClusterView`` from the state topics, take a ``snapshot()``, run a session on it
-(``run_session``), publish what it returns. See ``framework.session`` for the deviations.
+(``scheduler.run_session``), publish what it returns. ``scheduler`` holds the action and
+plugin catalogue above ``framework``; see ``framework.session`` for the deviations.
 """
 
-from shared.scheduling.framework.conf import (
-    ConfError,
-    SchedulerConf,
-    conf_from_mapping,
-    default_conf,
-    default_enqueue_conf,
-    parse_conf,
-)
+from shared.scheduling.framework.conf import ConfError, SchedulerConf
 from shared.scheduling.framework.results import (
     BindDecision,
     Explanation,
     PodGroupUpdate,
     SessionResult,
 )
-from shared.scheduling.framework.session import Session, close_session, open_session, run_session
+from shared.scheduling.framework.session import Session, close_session, open_session
 from shared.scheduling.scenario import Simulation, run_snapshot_scenario, simulation_of
+from shared.scheduling.scheduler import (
+    conf_from_mapping,
+    default_conf,
+    default_enqueue_conf,
+    parse_conf,
+    run_session,
+)
 from shared.scheduling.snapshot import (
     ClusterEvent,
     ClusterSnapshot,

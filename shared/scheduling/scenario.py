@@ -55,14 +55,9 @@ from shared.scheduling.events import (
     reservation_events,
     will_bind_events,
 )
-from shared.scheduling.framework.conf import (
-    ENQUEUE_SIDE_ACTIONS,
-    ConfError,
-    SchedulerConf,
-    conf_from_mapping,
-)
+from shared.scheduling.framework.conf import ENQUEUE_SIDE_ACTIONS, ConfError, SchedulerConf
 from shared.scheduling.framework.results import BindDecision, SessionResult
-from shared.scheduling.framework.session import run_session
+from shared.scheduling.scheduler import conf_from_mapping, run_session
 from shared.scheduling.snapshot import ClusterSnapshot, ClusterView, Reservation, ScenarioError
 
 DEFAULT_NOW = datetime(2026, 1, 1, tzinfo=UTC)

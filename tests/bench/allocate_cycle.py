@@ -16,9 +16,9 @@ from datetime import UTC, datetime
 from contracts.objects.pod import PodPhase
 from services.allocator.cycle import run_cycle
 from shared.scheduling.actions import ACTIONS
-from shared.scheduling.framework.conf import default_conf
 from shared.scheduling.framework.session import close_session, open_session
 from shared.scheduling.plugins import PLUGIN_BUILDERS
+from shared.scheduling.scheduler import default_conf
 from shared.scheduling.snapshot import ClusterSnapshot
 from shared.step import Ctx
 from tests.support.builders import build_node, build_pod, build_podgroup, build_queue

@@ -30,8 +30,8 @@ from contracts.objects.pod import PodPhase
 from contracts.objects.podgroup import PodGroupPhase
 from services.allocator.cycle import run_cycle as allocator_cycle
 from services.podgroup_enqueue.cycle import run_cycle as enqueue_cycle
-from shared.scheduling.framework.conf import default_conf, default_enqueue_conf
 from shared.scheduling.framework.session_cache import SessionCache
+from shared.scheduling.scheduler import default_conf, default_enqueue_conf
 from shared.scheduling.snapshot import ClusterEvent, ClusterSnapshot, ClusterView
 from shared.step import Ctx
 from tests.support.builders import build_node, build_pod, build_podgroup, build_queue

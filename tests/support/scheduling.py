@@ -12,18 +12,12 @@ from contracts.objects.node import Node
 from contracts.objects.podgroup import PodGroupPhase
 from contracts.objects.queue import Queue
 from shared.scheduling.actions import ACTIONS
-from shared.scheduling.framework.conf import (
-    Arguments,
-    Configuration,
-    Kind,
-    PluginOption,
-    Tier,
-    default_conf,
-)
+from shared.scheduling.framework.conf import Arguments, Configuration, Kind, PluginOption, Tier
 from shared.scheduling.framework.results import SessionResult
 from shared.scheduling.framework.session import Session, close_session, open_session
 from shared.scheduling.model import TaskStatus
 from shared.scheduling.plugins import PLUGIN_BUILDERS
+from shared.scheduling.scheduler import default_conf
 from shared.scheduling.snapshot import ClusterSnapshot, PodGroupState, PodState, Reservation
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)

@@ -19,6 +19,9 @@ Deliberate deviations:
 - Scalar top-level keys other than ``actions``/``tiers``/``configurations`` (for instance
   ``overcommit-factor``, as the DESIGN §9 scenario shorthand writes them) become global
   arguments every plugin sees under its own.
+- The known action and plugin names are parameters: the catalogue lives above the framework
+  (``shared.scheduling.scheduler``, which also builds each plugin once to check its
+  arguments), as Volcano's ``framework`` package never imports its actions or plugins.
 """
 
 from __future__ import annotations
@@ -194,15 +197,18 @@ ENQUEUE_SIDE_ACTIONS = frozenset({"elect", "enqueue", "reserve"})
 def parse_conf(
     text: str,
     *,
-    known_actions: Collection[str] | None = None,
-    known_plugins: Collection[str] | None = None,
+    known_actions: Collection[str],
+    known_plugins: Collection[str],
 ) -> SchedulerConf:
     """Parse a ``volcano-scheduler.conf`` (YAML or JSON) and check every name in it.
 
+    The names come from the scheduler's catalogue (``scheduler.parse_conf`` passes them and
+    also checks each plugin's arguments); the framework knows no action or plugin itself.
+
     Args:
         text: the configuration text.
-        known_actions: the action names allowed; defaults to ``actions.ACTIONS``.
-        known_plugins: the plugin names allowed; defaults to ``plugins.PLUGIN_BUILDERS``.
+        known_actions: the action names allowed.
+        known_plugins: the plugin names allowed.
 
     Returns:
         The configuration.
@@ -224,40 +230,38 @@ def parse_conf(
 def conf_from_mapping(
     document: Mapping[object, object],
     *,
-    known_actions: Collection[str] | None = None,
-    known_plugins: Collection[str] | None = None,
+    known_actions: Collection[str],
+    known_plugins: Collection[str],
     default_actions: str = "allocate, backfill",
 ) -> SchedulerConf:
     """Build a configuration from an already-decoded mapping (see ``parse_conf``).
 
     Missing ``tiers`` take the allocator's default tiers, or both services' plugins when an
     enqueue-side action (elect, enqueue, reserve) is configured; missing ``actions`` take
-    ``default_actions``. With the default plugin table, each plugin is built once with its
-    arguments, so a malformed argument fails here rather than in every cycle.
+    ``default_actions``.
     """
-    actions_known, plugins_known = _known(known_actions, known_plugins)
     raw_actions = document.get("actions", default_actions)
     if not isinstance(raw_actions, str):
         raise ConfError(f"'actions' must be a comma-separated string, got {raw_actions!r}")
     actions = tuple(a.strip() for a in raw_actions.split(",") if a.strip())
     for name in actions:
-        if name not in actions_known:
+        if name not in known_actions:
             lacking = " (a Volcano action vcbus does not run)" if name in VOLCANO_ACTIONS else ""
             raise ConfError(
-                f"unknown action {name!r}{lacking or _closest(name, actions_known)} in actions "
-                f"{raw_actions!r}; known actions: {', '.join(sorted(actions_known))}"
+                f"unknown action {name!r}{lacking or _closest(name, known_actions)} in actions "
+                f"{raw_actions!r}; known actions: {', '.join(sorted(known_actions))}"
             )
     skipped: list[str] = []
     if "tiers" in document:
-        tiers = _tiers(document["tiers"], plugins_known, skipped)
+        tiers = _tiers(document["tiers"], known_plugins, skipped)
     else:
         text = (
             DEFAULT_SCENARIO_TIERS
             if ENQUEUE_SIDE_ACTIONS & set(actions)
             else DEFAULT_ALLOCATOR_CONF
         )
-        tiers = _tiers(yaml.safe_load(text)["tiers"], plugins_known, skipped)
-    configurations = _configurations(document.get("configurations", []), actions_known, skipped)
+        tiers = _tiers(yaml.safe_load(text)["tiers"], known_plugins, skipped)
+    configurations = _configurations(document.get("configurations", []), known_actions, skipped)
     arguments: dict[str, ArgValue] = {}
     for key in sorted(str(k) for k in document):
         if key in ("actions", "tiers", "configurations"):
@@ -269,60 +273,13 @@ def conf_from_mapping(
                 "'tiers', 'configurations' or a scalar global argument"
             )
         arguments[key] = value
-    conf = SchedulerConf(
+    return SchedulerConf(
         actions=actions,
         tiers=tiers,
         configurations=configurations,
         arguments=arguments,
         skipped=tuple(dict.fromkeys(skipped)),
     )
-    if known_plugins is None:
-        _check_plugin_arguments(conf)
-    return conf
-
-
-def _check_plugin_arguments(conf: SchedulerConf) -> None:
-    from shared.scheduling.framework.will_bind import (  # noqa: PLC0415 - it imports conf
-        ACTION,
-        WillBindArgs,
-    )
-    from shared.scheduling.plugins import PLUGIN_BUILDERS  # noqa: PLC0415 - tables import us
-
-    for tier in conf.tiers:
-        for option in tier.plugins:
-            try:
-                PLUGIN_BUILDERS[option.name]({**conf.arguments, **option.arguments})
-            except ValueError as exc:
-                raise ConfError(f"plugin {option.name!r}: {exc}") from exc
-    try:
-        WillBindArgs.parse({**conf.arguments, **conf.action_arguments(ACTION)})
-    except ValueError as exc:
-        raise ConfError(f"action {ACTION!r}: {exc}") from exc
-
-
-def default_conf() -> SchedulerConf:
-    """Return the allocator's default configuration (``DEFAULT_ALLOCATOR_CONF``)."""
-    return parse_conf(DEFAULT_ALLOCATOR_CONF)
-
-
-def default_enqueue_conf() -> SchedulerConf:
-    """Return podgroup-enqueue's default configuration (``DEFAULT_ENQUEUE_CONF``)."""
-    return parse_conf(DEFAULT_ENQUEUE_CONF)
-
-
-def _known(
-    known_actions: Collection[str] | None, known_plugins: Collection[str] | None
-) -> tuple[Collection[str], Collection[str]]:
-    # The tables live above the framework; import them only when no names are given.
-    if known_actions is None:
-        from shared.scheduling.actions import ACTIONS  # noqa: PLC0415 - tables import the framework
-
-        known_actions = tuple(ACTIONS)
-    if known_plugins is None:
-        from shared.scheduling.plugins import PLUGIN_BUILDERS  # noqa: PLC0415 - same reason
-
-        known_plugins = tuple(PLUGIN_BUILDERS)
-    return known_actions, known_plugins
 
 
 def _arguments(raw: object, where: str) -> dict[str, ArgValue]:

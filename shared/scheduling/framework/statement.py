@@ -31,8 +31,7 @@ class Op(enum.Enum):
     PIPELINE = "pipeline"
     EVICT = "evict"
     TAKE = "take"
-    """A real pod took its will-bind phantom (``task`` is the phantom, ``reason`` the uid of
-    the real pod)."""
+    """A real pod took its will-bind phantom (``task`` is the phantom, ``taker`` the real pod)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,7 +42,11 @@ class Operation:
     task: TaskInfo
     node: str
     reason: str = ""
+    """Why a task is evicted (``Op.EVICT``)."""
     previous: TaskStatus = TaskStatus.PENDING
+    """The evicted task's status before (``Op.EVICT``)."""
+    taker: str = ""
+    """The uid of the real pod that took the phantom ``task`` (``Op.TAKE``)."""
 
 
 class Statement:
@@ -80,7 +83,9 @@ class Statement:
         phantom = self._ssn.will_bind.take(task)
         if phantom is None:
             return None
-        self._operations.append(Operation(Op.TAKE, phantom, phantom.node_name or "", task.uid))
+        self._operations.append(
+            Operation(Op.TAKE, phantom, phantom.node_name or "", taker=task.uid)
+        )
         return self._ssn.nodes.get(phantom.node_name or "")
 
     def discard(self) -> None:
@@ -116,11 +121,11 @@ class Statement:
                 evictions.append(self._ssn.record_eviction(operation.task, operation.reason))
             elif operation.op is Op.TAKE:
                 taken.append(operation)
-        bound = [op.task for op in taken if op.reason in allocated]
+        bound = [op.task for op in taken if op.taker in allocated]
         if bound:
             self._ssn.will_bind.consume(bound)
         for operation in taken:
-            if operation.reason not in allocated:
+            if operation.taker not in allocated:
                 self._ssn.will_bind.restore(operation.task)
         self._operations.clear()
         return tuple(binds), tuple(evictions)

@@ -26,7 +26,7 @@ from services.cli.serve import BUILDERS, add_service_options
 from shared.runtime.service import Service
 from shared.runtime.settings import Settings
 from shared.runtime.topology import service_topics, topic_configs
-from shared.scheduling.framework.conf import parse_conf
+from shared.scheduling.scheduler import parse_conf
 
 ROOT = Path(__file__).resolve().parents[3]
 DEPLOY = ROOT / "deploy"

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from shared.scheduling.framework.conf import ConfError, Kind, default_conf, parse_conf
+from shared.scheduling.framework.conf import ConfError, Kind
+from shared.scheduling.scheduler import default_conf, parse_conf
 
 VOLCANO_CONF = """
 actions: "allocate, backfill"

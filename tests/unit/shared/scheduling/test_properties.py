@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from contracts.objects.pod import PodPhase
-from shared.scheduling.framework.conf import default_conf
-from shared.scheduling.framework.session import open_session, run_session
+from shared.scheduling.framework.session import open_session
 from shared.scheduling.plugins import PLUGIN_BUILDERS
+from shared.scheduling.scheduler import default_conf, run_session
 from shared.scheduling.snapshot import ClusterSnapshot, PodGroupState, PodState
 from tests.support.builders import build_node, build_pod, build_podgroup, build_queue
 

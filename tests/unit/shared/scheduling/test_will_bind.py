@@ -12,7 +12,7 @@ from contracts.objects.node import Node
 from contracts.objects.pod import PodPhase
 from contracts.objects.podgroup import PodGroupPhase
 from shared.scheduling.actions import ACTIONS
-from shared.scheduling.framework.conf import ConfError, SchedulerConf, parse_conf
+from shared.scheduling.framework.conf import ConfError, SchedulerConf
 from shared.scheduling.framework.results import SessionResult, WillBindChangeKind
 from shared.scheduling.framework.session import Session, open_session
 from shared.scheduling.framework.will_bind import (
@@ -29,6 +29,7 @@ from shared.scheduling.framework.will_bind import (
 from shared.scheduling.plugins import PLUGIN_BUILDERS
 from shared.scheduling.plugins.overcommit import OvercommitPlugin
 from shared.scheduling.resource import Resource
+from shared.scheduling.scheduler import parse_conf
 from shared.scheduling.snapshot import PodGroupState, PodState
 from tests.support.builders import build_podgroup
 from tests.unit.shared.scheduling.will_bind_builders import (

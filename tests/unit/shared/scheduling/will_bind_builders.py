@@ -15,10 +15,11 @@ from contracts.objects.pod import PodPhase
 from contracts.objects.podgroup import PodGroupPhase, StageTask
 from contracts.objects.queue import Queue
 from shared.scheduling.actions import ACTIONS
-from shared.scheduling.framework.conf import Configuration, SchedulerConf, conf_from_mapping
+from shared.scheduling.framework.conf import Configuration, SchedulerConf
 from shared.scheduling.framework.results import SessionResult
 from shared.scheduling.framework.session import Session, close_session, open_session
 from shared.scheduling.plugins import PLUGIN_BUILDERS
+from shared.scheduling.scheduler import conf_from_mapping
 from shared.scheduling.snapshot import ClusterSnapshot, PodGroupState, PodState, WillBind
 from tests.support.builders import build_node, build_pod, build_podgroup, build_queue
 
