@@ -47,9 +47,9 @@ from shared.bus.codec import Poison, TopicCodec, Unknown
 from shared.bus.partitioner import partition_for
 from shared.bus.protocol import Bus, Consumer
 from shared.bus.records import Record, TopicPartition
+from shared.reasons import reason_rank
 from shared.runtime.settings import Settings
 from shared.runtime.topology import ensure_topics
-from shared.scheduling.framework.job_updater import reason_rank
 
 STATUS_TOPICS = (
     Topic.JOBS_ADMITTED,
