@@ -5,7 +5,7 @@ pending reason with its message (SPEC A8) and the other candidates, every condit
 where it was read, the nodes locked for the job (or the reservation it waits behind), its
 pods, its will-bind reservation (capacity held for its later dependsOn stages), and its
 trace id with a link to Jaeger (``VCBUS_JAEGER_URL``), and ends with the job's Events
-(:mod:`services.cli.events`: newest last, with ages); a waiting job's place in its queue,
+(:mod:`shared.views.events`: newest last, with ages); a waiting job's place in its queue,
 and ``Inadmissible`` when its reason says it cannot be enqueued as it is
 (:mod:`services.cli.admissible`). Only the job's own partition of the job-keyed topics is
 read, but for the PodGroups (read whole, for the place in the queue).
@@ -37,7 +37,6 @@ from contracts.objects import Condition, JobPhase, JobSpec
 from contracts.quantity import format_quantity
 from services.cli import terminal
 from services.cli.admissible import INADMISSIBLE, inadmissible, place_in_queue
-from services.cli.events import MAX_EVENTS, JobEvent, events_lines, job_events
 from services.cli.status import (
     StatusStore,
     add_verbose,
@@ -51,6 +50,7 @@ from shared.bus.protocol import Bus
 from shared.bus.records import Record
 from shared.runtime.clock import SystemClock
 from shared.runtime.settings import Settings
+from shared.views.events import MAX_EVENTS, JobEvent, events_lines, job_events
 from shared.views.table import render_table
 
 DEFAULT_JAEGER_URL = "http://localhost:16686"
@@ -109,7 +109,7 @@ def describe_job(
         store: the status read from the job's partition (and the reservation).
         key: the job key.
         jaeger_url: the Jaeger UI's base address.
-        events: the job's events, oldest first (:func:`services.cli.events.job_events`).
+        events: the job's events, oldest first (:func:`shared.views.events.job_events`).
         now: the time the events' ages are counted to.
 
     Returns:

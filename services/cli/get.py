@@ -39,7 +39,6 @@ from contracts.objects import DEFAULT_QUEUE, Queue, QueueState
 from contracts.quantity import format_quantity
 from services.cli import terminal
 from services.cli.admissible import INADMISSIBLE, inadmissible
-from services.cli.age import age
 from services.cli.status import (
     StatusReader,
     StatusStore,
@@ -54,6 +53,7 @@ from shared.bus.protocol import Bus
 from shared.runtime.clock import SystemClock
 from shared.runtime.settings import Settings
 from shared.runtime.topology import ensure_topics
+from shared.views.age import age
 from shared.views.table import format_row, widths_of
 
 Object = dict[str, object]

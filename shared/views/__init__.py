@@ -11,6 +11,8 @@
   ``vcbus up``'s live view, and its tables.
 - :mod:`shared.views.pods`: pods folded from ``pods``, ``bindings`` and ``pods.status``.
 - :mod:`shared.views.reservation`: the reservation folded from ``reservations``.
+- :mod:`shared.views.events`: a job's records folded into ``describe``'s Events rows.
+- :mod:`shared.views.age`: ages as kubectl prints them.
 - :mod:`shared.views.table`: the one renderer of the CLI's tables.
 
 Reading the bus (``StatusReader``, ``read_store``) stays in the CLI.

@@ -41,7 +41,7 @@ from contracts import (
     Topic,
 )
 from contracts.objects import Condition, PodPhase
-from services.cli.age import age
+from shared.views.age import age
 from shared.views.phases import FAILED_PHASES
 
 MAX_EVENTS = 40
