@@ -337,7 +337,7 @@ def add_verbose(parser: argparse.ArgumentParser) -> None:
     )
 
 
-# -- why a job waits ----------------------------------------------------------------------
+# -- the read model over the store: a PodGroup's phase, why a job waits -------------------
 
 
 def pending_reasons(store: StatusStore, key: str) -> list[Reason]:
