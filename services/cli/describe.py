@@ -5,7 +5,7 @@ pending reason with its message (SPEC A8) and the other candidates, every condit
 where it was read, the nodes locked for the job (or the reservation it waits behind), its
 pods, its will-bind reservation (capacity held for its later dependsOn stages), and its
 trace id with a link to Jaeger (``VCBUS_JAEGER_URL``), and ends with the job's Events
-(:mod:`services.cli.events`: newest last, with ages); a waiting job's place in its queue,
+(:mod:`shared.views.events`: newest last, with ages); a waiting job's place in its queue,
 and ``Inadmissible`` when its reason says it cannot be enqueued as it is
 (:mod:`services.cli.admissible`). Only the job's own partition of the job-keyed topics is
 read, but for the PodGroups (read whole, for the place in the queue).
@@ -33,18 +33,25 @@ from contracts import (
     Topic,
     split_key,
 )
-from contracts.objects import Condition, JobSpec
+from contracts.objects import Condition, JobPhase, JobSpec
 from contracts.quantity import format_quantity
 from services.cli import terminal
 from services.cli.admissible import INADMISSIBLE, inadmissible, place_in_queue
-from services.cli.events import MAX_EVENTS, JobEvent, events_lines, job_events
-from services.cli.get import format_row, widths_of
-from services.cli.status import StatusStore, add_verbose, pending_reasons, read_store
+from services.cli.status import (
+    StatusStore,
+    add_verbose,
+    pending_reasons,
+    podgroup_phase_of,
+    read_store,
+    reason_of,
+)
 from shared.bus.kafka import AioKafkaBus
 from shared.bus.protocol import Bus
 from shared.bus.records import Record
 from shared.runtime.clock import SystemClock
 from shared.runtime.settings import Settings
+from shared.views.events import MAX_EVENTS, JobEvent, events_lines, job_events
+from shared.views.table import render_table
 
 DEFAULT_JAEGER_URL = "http://localhost:16686"
 
@@ -64,6 +71,9 @@ TOPICS = (
 the reservation (the target may be another job) and the PodGroups (the job's place in its
 queue)."""
 
+_WAITING = frozenset({JobPhase.PENDING, JobPhase.RUNNING, JobPhase.RESTARTING})
+"""The phases in which a job may wait for something (and ``describe`` says what)."""
+
 WHOLE = frozenset({Topic.RESERVATIONS, Topic.PODGROUPS, Topic.PODGROUPS_STATUS})
 
 
@@ -78,8 +88,7 @@ def _field(label: str, value: object, indent: int = 0) -> str:
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]], indent: int = 2) -> list[str]:
-    widths = widths_of(header, rows)
-    return [" " * indent + format_row(row, widths) for row in (header, *rows)]
+    return [" " * indent + line for line in render_table(header, rows)]
 
 
 def _conditions(source: str, conditions: Sequence[Condition]) -> list[tuple[str, ...]]:
@@ -100,7 +109,7 @@ def describe_job(
         store: the status read from the job's partition (and the reservation).
         key: the job key.
         jaeger_url: the Jaeger UI's base address.
-        events: the job's events, oldest first (:func:`services.cli.events.job_events`).
+        events: the job's events, oldest first (:func:`shared.views.events.job_events`).
         now: the time the events' ages are counted to.
 
     Returns:
@@ -200,29 +209,26 @@ def _podgroup(store: StatusStore, key: str) -> list[str]:
                 f"{k}={format_quantity(k, v)}" for k, v in group.min_resources.items()
             )
             lines.append(_field("Min Resources", resources, 2))
-    phase = status.phase if isinstance(status, PodGroupPhaseChanged) else "Pending"
-    lines.append(_field("Phase", phase, 2))
+    lines.append(_field("Phase", podgroup_phase_of(store, key), 2))
     return lines
 
 
 def _reasons(store: StatusStore, key: str, status: object) -> list[str]:
-    phase = status.phase if isinstance(status, JobStatusChanged) else ""
-    reasons = pending_reasons(store, key)
-    if phase not in ("Pending", "Running", "Restarting") or not reasons:
-        if phase == "Pending" and isinstance(status, JobStatusChanged) and status.conditions:
-            condition = status.conditions[-1]
-            return [
-                _field("Pending Reason", condition.reason),
-                _field("Message", condition.message, 2),
-            ]
+    """Why the job waits (:func:`shared.views.reason.job_reason`), and the other candidates."""
+    if not isinstance(status, JobStatusChanged) or status.phase not in _WAITING:
         return []
-    first, *others = reasons
-    lines = [_field("Pending Reason", first.code), _field("Message", first.message, 2)]
+    why = reason_of(store, key, status)
+    reasons = pending_reasons(store, key)
+    if why is None or (status.phase != JobPhase.PENDING and not reasons):
+        return []
+    lines = [_field("Pending Reason", why.code), _field("Message", why.message, 2)]
+    if not reasons:
+        return lines
     never = inadmissible(reasons)
     if never is not None:
         lines.insert(0, _field("Admission", f"{INADMISSIBLE} ({never.code})"))
-    lines.append(_field("From", first.source, 2))
-    lines += [_field("Also", f"{r.code}: {r.message} ({r.source})", 2) for r in others]
+    lines.append(_field("From", why.source, 2))
+    lines += [_field("Also", f"{r.code}: {r.message} ({r.source})", 2) for r in reasons if r != why]
     return lines
 
 

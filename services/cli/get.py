@@ -30,7 +30,6 @@ from contracts import (
     NodeRegistered,
     PodGroupConditionsChanged,
     PodGroupCreated,
-    PodGroupPhaseChanged,
     PodGroupUpdated,
     QueueDeclared,
     Topic,
@@ -40,14 +39,22 @@ from contracts.objects import DEFAULT_QUEUE, Queue, QueueState
 from contracts.quantity import format_quantity
 from services.cli import terminal
 from services.cli.admissible import INADMISSIBLE, inadmissible
-from services.cli.age import age
-from services.cli.status import StatusReader, StatusStore, add_verbose, pending_reasons
+from services.cli.status import (
+    StatusReader,
+    StatusStore,
+    add_verbose,
+    pending_reasons,
+    podgroup_phase_of,
+    reason_of,
+)
 from services.cli.usage import resources_text, used_by_node, used_by_queue
 from shared.bus.kafka import AioKafkaBus
 from shared.bus.protocol import Bus
 from shared.runtime.clock import SystemClock
 from shared.runtime.settings import Settings
 from shared.runtime.topology import ensure_topics
+from shared.views.age import age
+from shared.views.table import format_row, widths_of
 
 Object = dict[str, object]
 
@@ -165,16 +172,8 @@ def job_object(store: StatusStore, key: str) -> Object | None:
     namespace, name = split_key(key)
     admitted = store.get(Topic.JOBS_ADMITTED, key)
     job = admitted.job if isinstance(admitted, JobAdmitted) else None
-    podgroup = store.get(Topic.PODGROUPS_STATUS, key)
     reasons = pending_reasons(store, key) if status.phase == "Pending" else []
-    condition = status.conditions[-1] if status.conditions else None
-    reason, message = (
-        (reasons[0].code, reasons[0].message)
-        if reasons
-        else (condition.reason, condition.message)
-        if condition
-        else ("", "")
-    )
+    why = reason_of(store, key, status)
     return {
         "namespace": namespace,
         "name": name,
@@ -182,7 +181,7 @@ def job_object(store: StatusStore, key: str) -> Object | None:
         "priorityClassName": job.spec.priority_class_name if job else "",
         "creationTimestamp": _timestamp(job.metadata.creation_timestamp if job else None),
         "phase": str(status.phase),
-        "podGroupPhase": str(podgroup.phase) if isinstance(podgroup, PodGroupPhaseChanged) else "",
+        "podGroupPhase": podgroup_phase_of(store, key),
         "minAvailable": status.min_available,
         "pending": status.pending,
         "running": status.running,
@@ -201,8 +200,8 @@ def job_object(store: StatusStore, key: str) -> Object | None:
             }
             for task, c in status.task_status_count.items()
         },
-        "reason": reason,
-        "message": message,
+        "reason": why.code if why else "",
+        "message": why.message if why else "",
         "admission": INADMISSIBLE if inadmissible(reasons) else "",
         "traceId": status.trace_id or store.trace_id(Topic.JOBS_STATUS, key),
     }
@@ -259,8 +258,7 @@ def podgroup_rows(store: StatusStore, query: Query) -> dict[str, Row]:
         if not isinstance(spec, PodGroupCreated | PodGroupUpdated) or not query.matches(key):
             continue
         group = spec.podgroup
-        status = store.get(Topic.PODGROUPS_STATUS, key)
-        phase = str(status.phase) if isinstance(status, PodGroupPhaseChanged) else "Pending"
+        phase = podgroup_phase_of(store, key)
         reasons = pending_reasons(store, key) if phase in ("Pending", "Inqueue") else []
         allocator = store.get(Topic.PODGROUPS_CONDITIONS, key)
         obj: Object = {
@@ -389,8 +387,7 @@ def queue_rows(store: StatusStore, query: Query) -> dict[str, Row]:
         spec = store.get(Topic.PODGROUPS, key)
         if not isinstance(spec, PodGroupCreated | PodGroupUpdated):
             continue
-        status = store.get(Topic.PODGROUPS_STATUS, key)
-        phase = str(status.phase) if isinstance(status, PodGroupPhaseChanged) else "Pending"
+        phase = podgroup_phase_of(store, key)
         counts = phases.setdefault(spec.podgroup.queue, {})
         counts[phase] = counts.get(phase, 0) + 1
     held = used_by_queue(store)
@@ -435,6 +432,7 @@ KINDS: dict[str, Kind] = {
             Topic.JOBS_ADMITTED,
             Topic.JOBS_STATUS,
             Topic.JOBS_REJECTED,
+            Topic.PODGROUPS,
             Topic.PODGROUPS_STATUS,
             Topic.PODGROUPS_CONDITIONS,
         ),
@@ -525,24 +523,9 @@ ALIASES = {
 # -- output -------------------------------------------------------------------------------
 
 
-def widths_of(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[int]:
-    """The width of each column: its longest cell, as printed (escaped)."""
-    widths = [len(text) for text in header]
-    for row in rows:
-        widths = [max(w, len(terminal.cell(text))) for w, text in zip(widths, row, strict=False)]
-    return widths
-
-
-def format_row(cells: Sequence[str], widths: Sequence[int], paint_at: int | None = None) -> str:
-    """Cells, escaped and padded to ``widths``, three spaces apart (kubectl's look).
-
-    With ``paint_at``, that cell is coloured by the state it names (on a terminal).
-    """
-    padded = [terminal.cell(text).ljust(width) for text, width in zip(cells, widths, strict=False)]
-    if paint_at is not None and paint_at < len(padded):
-        colour = terminal.colour_of(cells[paint_at])
-        padded[paint_at] = terminal.paint(padded[paint_at], colour)
-    return "   ".join(padded).rstrip()
+def _paint(padded: str, state: str) -> str:
+    """A state cell coloured by the state it names (on a terminal)."""
+    return terminal.paint(padded, terminal.colour_of(state))
 
 
 def _document(obj: object, output: str) -> str:
@@ -579,7 +562,7 @@ def render(
     widths = widths_of(header, cells)
     paint_at = header.index(kind.state) if colour and kind.state in header else None
     lines = [format_row(header, widths)]
-    lines.extend(format_row(c, widths, paint_at) for c in cells)
+    lines.extend(format_row(c, widths, paint=_paint, paint_at=paint_at) for c in cells)
     return "\n".join(lines) + "\n"
 
 
@@ -600,7 +583,7 @@ def render_change(
     header = kind.header_of(output)
     paint_at = header.index(kind.state) if colour and kind.state in header else None
     cells = kind.cells_of(row, output, now or SystemClock().now())
-    return format_row(cells, widths, paint_at) + "\n"
+    return format_row(cells, widths, paint=_paint, paint_at=paint_at) + "\n"
 
 
 def deleted_row(kind: Kind, previous: Row) -> Row:

@@ -97,6 +97,7 @@ from shared.runtime.settings import Settings
 from shared.scheduling.framework.conf import ENQUEUE_SIDE_ACTIONS, ConfError, SchedulerConf
 from shared.scheduling.scenario import ScenarioError, run_snapshot_scenario
 from shared.scheduling.scheduler import conf_from_mapping
+from shared.views.table import render_table
 
 DEFAULT_ACTIONS = "elect, enqueue, reserve, allocate, backfill"
 MEMORY_SETTINGS = Settings(kafka=KafkaSettings(bootstrap_servers="memory"), poll_timeout=1.0)
@@ -589,11 +590,8 @@ def describe(entry: Mapping[str, Any]) -> str:
 
 
 def _table(rows: Sequence[Sequence[str]]) -> list[str]:
-    widths = [max(len(str(row[i])) for row in rows) for i in range(len(rows[0]))]
-    return [
-        "  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
-        for row in rows
-    ]
+    header, *body = rows
+    return render_table(header, [tuple(map(str, row)) for row in body], gap=2)
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -1,10 +1,11 @@
 """What users see, folded from the status topics (latest per key).
 
-``StatusView`` folds decoded events (``vcbus up``'s live view). ``StatusStore`` is the
-compact store of the read commands (``get``, ``describe``, ``submit --wait``): the newest
-record per key as bytes, decoded only for the rows shown, so 10,000 jobs read quickly.
+``StatusStore`` is the compact store of the read commands (``get``, ``describe``,
+``submit --wait``): the newest record per key as bytes, decoded only for the rows shown,
+so 10,000 jobs read quickly.
 ``StatusReader`` reads topics from their beginning into it, on one job's partition when
-only one job is asked about.
+only one job is asked about. What a record means is the read model's (:mod:`shared.views`):
+pods, the reservation, a PodGroup's phase and why a job waits.
 """
 
 from __future__ import annotations
@@ -13,35 +14,21 @@ import argparse
 import asyncio
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Self
 
 from contracts import (
     TOPIC_SPECS,
-    BindingCreated,
-    BindingRefused,
     Event,
     JobAdmitted,
-    JobDeleted,
-    JobRejected,
     JobStatusChanged,
     KeyKind,
-    NodeChanged,
-    NodeRegistered,
-    NodeRemoved,
-    NodesLocked,
-    NodesUnlocked,
-    PodCreated,
-    PodDeleted,
     PodGroupConditionsChanged,
+    PodGroupCreated,
+    PodGroupDeleted,
     PodGroupPhaseChanged,
-    PodPhaseChanged,
-    TargetJobElected,
+    PodGroupUpdated,
     Topic,
 )
-from contracts.objects import Condition, JobPhase, Node
-from contracts.quantity import Resources, format_quantity
 from services.cli import terminal
 from shared.bus.codec import Poison, TopicCodec, Unknown
 from shared.bus.partitioner import partition_for
@@ -49,186 +36,28 @@ from shared.bus.protocol import Bus, Consumer
 from shared.bus.records import Record, TopicPartition
 from shared.runtime.settings import Settings
 from shared.runtime.topology import ensure_topics
-from shared.scheduling.framework.job_updater import reason_rank
+from shared.views.jobs import podgroup_phase
+from shared.views.pods import PodFold, PodRow
+from shared.views.reason import Reason, job_reason, reason_candidates
+from shared.views.reservation import ReservationView
 
-STATUS_TOPICS = (
-    Topic.JOBS_ADMITTED,
-    Topic.JOBS_REJECTED,
-    Topic.JOBS_STATUS,
-    Topic.PODGROUPS_STATUS,
-    Topic.PODGROUPS_CONDITIONS,
-    Topic.BINDINGS,
-    Topic.PODS_STATUS,
-    Topic.NODES,
-    Topic.RESERVATIONS,
-)
-
-FINAL_PHASES = frozenset(
-    {JobPhase.COMPLETED, JobPhase.FAILED, JobPhase.ABORTED, JobPhase.TERMINATED}
-)
-
-
-@dataclass
-class JobView:
-    """One job as users see it."""
-
-    key: str
-    phase: str = "Submitted"
-    podgroup_phase: str = ""
-    status: JobStatusChanged | None = None
-    podgroup_conditions: tuple[Condition, ...] = ()
-    allocator_conditions: tuple[Condition, ...] = ()
-    trace_id: str = ""
-    rejected: tuple[str, ...] = ()
-
-
-@dataclass
-class NodeView:
-    """One node: what it holds and who locked it."""
-
-    node: Node
-    pods: set[str] = field(default_factory=set)
-    locked_for: str = ""
-    locked_until: datetime | None = None
-
-
-@dataclass
-class StatusView:
-    """Latest state per job, PodGroup and node, folded from the status topics."""
-
-    jobs: dict[str, JobView] = field(default_factory=dict)
-    nodes: dict[str, NodeView] = field(default_factory=dict)
-    pod_nodes: dict[str, str] = field(default_factory=dict)
-    target: str = ""
-
-    def _job(self, key: str) -> JobView:
-        return self.jobs.setdefault(key, JobView(key))
-
-    def apply(self, event: Event, record: Record | None = None) -> None:
-        """Fold one event."""
-        match event:
-            case JobAdmitted():
-                job = self._job(event.job_key)
-                if job.status is None:
-                    job.phase = "Admitted"
-            case JobRejected():
-                job = self._job(
-                    event.job_key or f"(unnamed@{event.origin.offset if event.origin else '?'})"
-                )
-                job.phase = "Rejected"
-                job.rejected = tuple(f"{v.path}: {v.message}" for v in event.violations)
-                if event.violations_omitted:
-                    job.rejected += (f"… and {event.violations_omitted} more, not listed",)
-            case JobStatusChanged():
-                job = self._job(event.job_key)
-                job.phase, job.status = event.phase, event
-                job.trace_id = event.trace_id or job.trace_id
-            case JobDeleted():
-                self.jobs.pop(event.job_key, None)
-            case PodGroupPhaseChanged():
-                job = self._job(event.job)
-                job.podgroup_phase, job.podgroup_conditions = event.phase, event.conditions
-            case PodGroupConditionsChanged():
-                self._job(event.job).allocator_conditions = event.conditions
-            case BindingCreated():
-                self.pod_nodes[f"{event.pod.namespace}/{event.pod.name}"] = event.node
-                if event.node in self.nodes:
-                    self.nodes[event.node].pods.add(f"{event.pod.namespace}/{event.pod.name}")
-            case PodPhaseChanged():
-                if event.phase in ("Succeeded", "Failed") and event.node in self.nodes:
-                    self.nodes[event.node].pods.discard(event.pod)
-            case NodeRegistered() | NodeChanged():
-                current = self.nodes.get(event.node.name)
-                self.nodes[event.node.name] = NodeView(
-                    event.node,
-                    current.pods if current else set(),
-                    current.locked_for if current else "",
-                    current.locked_until if current else None,
-                )
-            case NodeRemoved():
-                self.nodes.pop(event.name, None)
-            case TargetJobElected():
-                self.target = event.job
-            case NodesLocked():
-                for name in event.nodes:
-                    if name in self.nodes:
-                        self.nodes[name].locked_for = event.job
-                        self.nodes[name].locked_until = event.until
-            case NodesUnlocked():
-                self.target = ""
-                for view in self.nodes.values():
-                    if view.locked_for == event.job:
-                        view.locked_for, view.locked_until = "", None
-
-    def reason(self, key: str) -> str:
-        """Why a job is where it is: its PodGroup's reason, else the allocator's, else its own."""
-        job = self.jobs.get(key)
-        if job is None:
-            return ""
-        for conditions in (job.podgroup_conditions, job.allocator_conditions):
-            for condition in conditions:
-                if condition.reason and condition.type != "Scheduled":
-                    return f"{condition.reason}: {condition.message}"
-        if job.rejected:
-            return "; ".join(job.rejected)
-        if job.status is not None and job.status.conditions:
-            condition = job.status.conditions[-1]
-            return f"{condition.reason}: {condition.message}"
-        return ""
-
-    def all_final(self, keys: Sequence[str]) -> bool:
-        """Whether every job in ``keys`` is finished (or rejected)."""
-        return all(
-            key in self.jobs
-            and (self.jobs[key].phase in FINAL_PHASES or self.jobs[key].phase == "Rejected")
-            for key in keys
-        )
-
-
-def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    """The rows under the header, columns aligned, every cell escaped (``terminal.cell``)."""
-    cells = [[terminal.cell(str(text)) for text in row] for row in (header, *rows)]
-    widths = [max(len(text) for text in column) for column in zip(*cells, strict=False)]
-    lines = [
-        "  ".join(text.ljust(width) for text, width in zip(row, widths, strict=False))
-        for row in cells
-    ]
-    return "\n".join(line.rstrip() for line in lines)
-
-
-def jobs_table(view: StatusView) -> str:
-    """``vcbus get jobs``: name, phase, podgroup phase, per-task counts, reason."""
-    rows = []
-    for key in sorted(view.jobs):
-        job = view.jobs[key]
-        tasks = ""
-        if job.status is not None:
-            tasks = " ".join(
-                f"{task}={counts.running}r/{counts.succeeded}s/{counts.failed}f/{counts.pending}p"
-                for task, counts in sorted(job.status.task_status_count.items())
-            )
-        rows.append((key, str(job.phase), str(job.podgroup_phase), tasks, view.reason(key)[:80]))
-    return _table(("JOB", "PHASE", "PODGROUP", "TASKS (run/succ/fail/pend)", "REASON"), rows)
-
-
-def nodes_table(view: StatusView) -> str:
-    """The nodes as ``vcbus up`` shows them: cpu, memory, pods bound, lock holder, its end."""
-    rows = []
-    for name in sorted(view.nodes):
-        node = view.nodes[name]
-        allocatable = node.node.allocatable
-        rows.append(
-            (
-                name,
-                format_quantity("cpu", allocatable.get("cpu", 0)),
-                format_quantity("memory", allocatable.get("memory", 0)),
-                str(len(node.pods)),
-                node.locked_for or "-",
-                node.locked_until.isoformat() if node.locked_until else "-",
-            )
-        )
-    return _table(("NODE", "CPU", "MEMORY", "PODS", "LOCKED FOR", "UNTIL"), rows)
-
+__all__ = [
+    "LATEST_TOPICS",
+    "POD_TOPICS",
+    "READ_BATCH",
+    "PodRow",
+    "Reason",
+    "ReservationView",
+    "StatusReader",
+    "StatusStore",
+    "add_verbose",
+    "is_job_keyed",
+    "pending_reasons",
+    "podgroup_phase_of",
+    "read_store",
+    "reason_of",
+    "trace_id_of",
+]
 
 # -- the compact store the read commands fold the status topics into ----------------------
 
@@ -255,62 +84,6 @@ _UNNAMED = "(unnamed)"
 _TOPIC_NAMES = frozenset(str(topic) for topic in Topic)
 
 
-@dataclass(slots=True)
-class PodRow:
-    """One pod: job, task, phase, node, the incarnation (uid) it is and what it requests."""
-
-    job: str
-    task: str = ""
-    phase: str = "Pending"
-    node: str = ""
-    uid: str = ""
-    requests: Resources = field(default_factory=dict)
-
-
-@dataclass(slots=True)
-class ReservationView:
-    """The reservation: target job and locked nodes, from the newest generation seen."""
-
-    generation: int = -1
-    target: str = ""
-    locks: dict[str, str] = field(default_factory=dict)
-    why: str = ""
-    """Why the target was elected."""
-    until: datetime | None = None
-    """When the locks end at the latest (``lock-max``)."""
-    lock_reasons: dict[str, str] = field(default_factory=dict)
-    """Node → why it was locked."""
-
-    def apply(self, event: Event) -> None:
-        """Fold one ``reservations`` event; events of an older generation are dropped."""
-        if not isinstance(event, TargetJobElected | NodesLocked | NodesUnlocked):
-            return
-        if event.generation < self.generation:
-            return
-        if event.generation > self.generation:
-            self.generation = event.generation
-            self._clear()
-        match event:
-            case TargetJobElected():
-                self.target, self.why = event.job, event.reason
-                self.until = event.until or self.until
-            case NodesLocked():
-                self.target = event.job
-                self.until = event.until or self.until
-                self.locks.update(dict.fromkeys(event.nodes, event.job))
-                self.lock_reasons.update(dict.fromkeys(event.nodes, event.reason))
-            case NodesUnlocked():
-                self._clear()
-
-    def _clear(self) -> None:
-        self.target, self.why, self.until = "", "", None
-        self.locks, self.lock_reasons = {}, {}
-
-    def locked_for(self, job: str) -> list[str]:
-        """The nodes locked for ``job``, sorted."""
-        return sorted(node for node, holder in self.locks.items() if holder == job)
-
-
 def trace_id_of(record: Record) -> str:
     """The trace id in a record's ``traceparent`` header, or ``""``."""
     raw = record.header("traceparent")
@@ -333,13 +106,13 @@ class StatusStore:
     def __init__(self, prefix: str) -> None:
         self.prefix = prefix
         self.latest: dict[Topic, dict[str, Record]] = {topic: {} for topic in LATEST_TOPICS}
-        self.pods: dict[str, PodRow] = {}
+        self._pods = PodFold()
+        self.pods: dict[str, PodRow] = self._pods.rows
         self.reservation = ReservationView()
         self.touched: set[str] = set()
         self.records = 0
         self.skipped: Counter[Topic] = Counter()
         """Records per topic that no contract decodes: skipped, so they hide nothing."""
-        self._gone_uids: set[str] = set()
         self._codecs: dict[Topic, TopicCodec[Event]] = {}
         self._topics: dict[str, Topic | None] = {}
 
@@ -375,57 +148,8 @@ class StatusStore:
             return
         if topic is Topic.RESERVATIONS:
             self.reservation.apply(event)
-        elif topic in POD_TOPICS:
-            self._fold_pod(event)
-
-    def _fold_pod(self, event: Event) -> None:
-        match event:
-            case PodCreated():
-                key, pod = f"{event.pod.namespace}/{event.pod.name}", event.pod
-                if pod.uid and pod.uid in self._gone_uids:
-                    return
-                row = self.pods.get(key)
-                if row is None or (row.uid and pod.uid and row.uid != pod.uid):
-                    row = self.pods[key] = PodRow(job=pod.job)
-                row.job, row.task, row.uid = pod.job, pod.task, pod.uid or row.uid
-                row.requests = pod.requests
-            case PodDeleted():
-                key = event.pod
-                row = self.pods.get(key)
-                if event.pod_uid:
-                    self._gone_uids.add(event.pod_uid)
-                if row is not None and (not event.pod_uid or row.uid in ("", event.pod_uid)):
-                    del self.pods[key]
-            case BindingCreated():
-                key, pod = f"{event.pod.namespace}/{event.pod.name}", event.pod
-                row = self._pod_row(key, pod.job, pod.uid)
-                if row is not None:
-                    row.node, row.task = event.node, row.task or pod.task
-            case PodPhaseChanged():
-                key = event.pod
-                row = self._pod_row(key, event.job, event.pod_uid)
-                if row is not None:
-                    row.phase, row.task = str(event.phase), row.task or event.task
-                    row.node = event.node or row.node
-            case BindingRefused():
-                key = event.pod
-                row = self._pod_row(key, event.job, event.pod_uid)
-                if row is not None and row.node == event.node:
-                    row.node = ""
-            case _:
-                return
-        self.touched.add(key)
-
-    def _pod_row(self, key: str, job: str, uid: str) -> PodRow | None:
-        if uid and uid in self._gone_uids:
-            return None
-        row = self.pods.get(key)
-        if row is None:
-            row = self.pods[key] = PodRow(job=job, uid=uid)
-        elif uid and row.uid and row.uid != uid:
-            return None
-        row.uid = row.uid or uid
-        return row
+        elif topic in POD_TOPICS and (pod := self._pods.apply(event)) is not None:
+            self.touched.add(pod)
 
     def get(self, topic: Topic, key: str) -> Event | None:
         """The newest event of ``key`` on ``topic`` (a latest-per-key topic), decoded."""
@@ -613,48 +337,44 @@ def add_verbose(parser: argparse.ArgumentParser) -> None:
     )
 
 
-# -- why a job waits ----------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Reason:
-    """A reason code and its message, and where it was read."""
-
-    code: str
-    message: str
-    source: str
+# -- the read model over the store: a PodGroup's phase, why a job waits -------------------
 
 
 def pending_reasons(store: StatusStore, key: str) -> list[Reason]:
-    """Every reason a job waits, highest-ranked first (SPEC A8).
-
-    Candidates: the PodGroup's ``Unschedulable`` condition (podgroup-enqueue's ranked
-    reason), the allocator's on ``podgroups.conditions``, and the job's own condition when
-    it waits for a dependency. Ties keep that order.
-    """
-    found: list[Reason] = []
+    """Every reason a job waits, highest-ranked first (SPEC A8, :func:`reason_candidates`)."""
     status = store.get(Topic.PODGROUPS_STATUS, key)
-    if isinstance(status, PodGroupPhaseChanged):
-        found += [
-            Reason(c.reason, c.message, "podgroups.status")
-            for c in status.conditions
-            if c.type == "Unschedulable" and c.status == "True" and c.reason
-        ]
     allocator = store.get(Topic.PODGROUPS_CONDITIONS, key)
-    if isinstance(allocator, PodGroupConditionsChanged):
-        found += [
-            Reason(c.reason, c.message, "podgroups.conditions")
-            for c in allocator.conditions
-            if c.type == "Unschedulable" and c.status == "True" and c.reason
-        ]
     job = store.get(Topic.JOBS_STATUS, key)
-    if isinstance(job, JobStatusChanged):
-        found += [
-            Reason(c.reason, c.message, "jobs.status")
-            for c in job.conditions
-            if c.reason == "WaitingForDependency"
-        ]
-    unique: dict[tuple[str, str], Reason] = {}
-    for reason in found:
-        unique.setdefault((reason.code, reason.message), reason)
-    return sorted(unique.values(), key=lambda r: reason_rank(r.code))
+    return reason_candidates(
+        podgroup=status.conditions if isinstance(status, PodGroupPhaseChanged) else (),
+        allocator=allocator.conditions if isinstance(allocator, PodGroupConditionsChanged) else (),
+        job=job.conditions if isinstance(job, JobStatusChanged) else (),
+    )
+
+
+def podgroup_phase_of(store: StatusStore, key: str) -> str:
+    """The phase of the job's PodGroup as shown (:func:`shared.views.jobs.podgroup_phase`)."""
+    status = store.get(Topic.PODGROUPS_STATUS, key)
+    spec = store.get(Topic.PODGROUPS, key)
+    return podgroup_phase(
+        status if isinstance(status, PodGroupPhaseChanged) else None,
+        spec if isinstance(spec, PodGroupCreated | PodGroupUpdated | PodGroupDeleted) else None,
+    )
+
+
+def reason_of(store: StatusStore, key: str, status: JobStatusChanged) -> Reason | None:
+    """Why the job is where it is (:func:`shared.views.reason.job_reason`)."""
+    podgroup = store.get(Topic.PODGROUPS_STATUS, key)
+    allocator = store.get(Topic.PODGROUPS_CONDITIONS, key)
+    phase = podgroup_phase_of(store, key)
+    return job_reason(
+        status.phase,
+        job=status.conditions,
+        podgroup_phase=phase,
+        podgroup=(
+            podgroup.conditions
+            if isinstance(podgroup, PodGroupPhaseChanged) and podgroup.phase == phase
+            else ()
+        ),
+        allocator=allocator.conditions if isinstance(allocator, PodGroupConditionsChanged) else (),
+    )

@@ -31,7 +31,6 @@ from contracts import (
     JobDeleted,
     JobRejected,
     JobStatusChanged,
-    PodGroupPhaseChanged,
     QueueDeclared,
     Topic,
     derive_event_id,
@@ -46,8 +45,9 @@ from services.cli.status import (
     StatusReader,
     StatusStore,
     add_verbose,
-    pending_reasons,
+    podgroup_phase_of,
     read_store,
+    reason_of,
     trace_id_of,
 )
 from shared.bus.envelope import HEADER_CONTENT_TYPE, HEADER_EVENT_TYPE
@@ -60,6 +60,8 @@ from shared.runtime.settings import Settings
 from shared.runtime.topology import ensure_topics
 from shared.tracing.setup import configure_tracing, shutdown_tracing
 from shared.tracing.spans import current_trace_id, send_span
+from shared.views.jobs import pod_counts
+from shared.views.phases import FAILED_PHASES
 
 MANIFEST_TYPE = "job.manifest"
 
@@ -293,12 +295,17 @@ async def publish(settings: Settings, records: list[OutRecord]) -> None:
 
 # -- --wait -------------------------------------------------------------------------------
 
-WAIT_TOPICS = (Topic.JOBS_ADMITTED, Topic.JOBS_REJECTED, Topic.JOBS_STATUS, Topic.PODGROUPS_STATUS)
+WAIT_TOPICS = (
+    Topic.JOBS_ADMITTED,
+    Topic.JOBS_REJECTED,
+    Topic.JOBS_STATUS,
+    Topic.PODGROUPS,
+    Topic.PODGROUPS_STATUS,
+    Topic.PODGROUPS_CONDITIONS,
+)
 
 DONE_PHASES = frozenset({JobPhase.RUNNING, JobPhase.COMPLETING, JobPhase.COMPLETED})
 """A job in one of these phases has what ``--wait`` waits for."""
-
-FAILED_PHASES = frozenset({JobPhase.FAILED, JobPhase.ABORTED, JobPhase.TERMINATED})
 
 UNCHANGED_GRACE = 5.0
 """Seconds after its admission a job waits for a status of its own before an unchanged
@@ -340,18 +347,12 @@ def outcome(ours: StatusStore, current: StatusStore, key: str, *, unchanged: boo
     if not isinstance(status, JobStatusChanged):
         admitted = key in ours.latest[Topic.JOBS_ADMITTED]
         return Outcome(f"{key}: {'Admitted' if admitted else 'Submitted'}")
-    podgroup = store.get(Topic.PODGROUPS_STATUS, key)
     parts = [f"{key}: {status.phase}"]
-    if isinstance(podgroup, PodGroupPhaseChanged):
-        parts.append(f"PodGroup {podgroup.phase}")
-    parts.append(f"{status.running + status.succeeded}/{status.min_available} started")
-    if status.phase == JobPhase.PENDING:
-        reasons = pending_reasons(store, key)
-        condition = status.conditions[-1] if status.conditions else None
-        if reasons:
-            parts.append(f"{reasons[0].code}: {reasons[0].message}")
-        elif condition is not None:
-            parts.append(f"{condition.reason}: {condition.message}")
+    if podgroup := podgroup_phase_of(store, key):
+        parts.append(f"PodGroup {podgroup}")
+    parts.append(pod_counts(status))
+    if status.phase == JobPhase.PENDING and (reason := reason_of(store, key, status)) is not None:
+        parts.append(reason.text())
     line = ", ".join(parts)
     if status.phase in DONE_PHASES:
         return Outcome(line, done=True)

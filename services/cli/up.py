@@ -29,7 +29,6 @@ from services.cli import EXIT_UNUSABLE, require_broker, terminal
 from services.cli.dashboard import DEFAULT_HOST, DEFAULT_PORT, jaeger_url
 from services.cli.dashboard.app import listen, serve, url_of
 from services.cli.serve import BUILDERS, add_service_options
-from services.cli.status import STATUS_TOPICS, StatusView, jobs_table, nodes_table
 from services.cli.submit import records_for
 from shared.bus.broker import start_broker
 from shared.bus.errors import BrokerStartError
@@ -39,6 +38,7 @@ from shared.runtime.service import Service
 from shared.runtime.settings import Settings
 from shared.runtime.table import Table
 from shared.runtime.topology import ensure_topics
+from shared.views.status import STATUS_TOPICS, StatusView, jobs_table, nodes_table
 
 DEMO_DIR = Path(__file__).resolve().parent / "demo"
 """The demo jobs, shipped as package data."""

@@ -17,10 +17,10 @@ minimum running) and finished; per pod its requests and the times it was bound, 
 and ended; and the cluster's capacity over time, for the ``summary``
 (:mod:`shared.runtime.summary`).
 
-The reason of a job is the first condition with a reason among, for a job in a final
-phase, its own status conditions, then its PodGroup's; for any other job, its PodGroup's
-phase conditions (podgroup-enqueue, SPEC A8), then the allocator's gang conditions, then
-its own.
+The reason of a job is the read model's (:func:`shared.views.reason.job_reason`), as
+``vcbus get`` and ``describe`` say it: for a job in a final phase, its own phase condition;
+for any other, the highest-ranked of its PodGroup's and the allocator's ``Unschedulable``
+conditions and its own ``WaitingForDependency`` (SPEC A8), else its own phase condition.
 """
 
 from __future__ import annotations
@@ -61,12 +61,9 @@ from contracts.objects.pod import PodPhase
 from contracts.objects.podgroup import PodGroupPhase
 from contracts.quantity import format_quantity
 from shared.runtime.summary import CapacityStep, Usage, summarise
+from shared.views.phases import DELETED, FINAL_PHASES
+from shared.views.reason import job_reason
 
-FINAL_JOB_PHASES = frozenset(
-    {JobPhase.COMPLETED, JobPhase.FAILED, JobPhase.ABORTED, JobPhase.TERMINATED}
-)
-DELETED = "Deleted"
-"""The phase shown for a job or PodGroup that was deleted."""
 BOUND_REASON = "Bound"
 """The cluster's reason on the Pending status that accepts a binding."""
 
@@ -91,15 +88,14 @@ class _Job:
         self.times.setdefault(name, t)
 
     def reason(self) -> tuple[str, str]:
-        if self.phase in FINAL_JOB_PHASES:
-            sources = (self.job_conditions, self.podgroup_conditions, self.gang_conditions)
-        else:
-            sources = (self.podgroup_conditions, self.gang_conditions, self.job_conditions)
-        for conditions in sources:
-            for condition in conditions:
-                if condition.reason:
-                    return condition.reason, condition.message
-        return "", ""
+        why = job_reason(
+            self.phase,
+            job=self.job_conditions,
+            podgroup_phase=self.podgroup,
+            podgroup=self.podgroup_conditions,
+            allocator=self.gang_conditions,
+        )
+        return (why.code, why.message) if why is not None else ("", "")
 
 
 @dataclass
@@ -151,7 +147,7 @@ class Outcome:
             if key in self.rejected:
                 continue
             job = self.jobs.get(key)
-            if job is None or (job.phase not in FINAL_JOB_PHASES and job.phase != DELETED):
+            if job is None or (job.phase not in FINAL_PHASES and job.phase != DELETED):
                 return False
         return True
 
@@ -230,7 +226,7 @@ class Outcome:
                     self.note(t, {"event": "job", "job": event.job_key, "phase": str(event.phase)})
                 if event.phase is JobPhase.RUNNING:
                     job.first("running", t)
-                if event.phase in FINAL_JOB_PHASES:
+                if event.phase in FINAL_PHASES:
                     job.first("finished", t)
                 job.phase = str(event.phase)
                 job.job_conditions = event.conditions
@@ -363,9 +359,7 @@ class Outcome:
         return sorted(
             key
             for key, job in self.jobs.items()
-            if key not in self.rejected
-            and job.phase not in FINAL_JOB_PHASES
-            and job.phase != DELETED
+            if key not in self.rejected and job.phase not in FINAL_PHASES and job.phase != DELETED
         )
 
     def _times(self, key: str, job: _Job) -> dict[str, float]:

@@ -31,7 +31,6 @@ import msgspec
 
 from contracts import TOPIC_SPECS, Event, Topic
 from contracts.topics import DLT_SUFFIX
-from services.cli.status import STATUS_TOPICS, StatusView
 from services.cli.submit import records_for
 from shared.bus.broker import EmbeddedBroker, start_broker
 from shared.bus.codec import Poison, TopicCodec, Unknown
@@ -40,6 +39,7 @@ from shared.bus.records import OutRecord, TopicPartition
 from shared.runtime.clock import SystemClock
 from shared.runtime.table import Table
 from shared.runtime.topology import ensure_topics
+from shared.views.status import STATUS_TOPICS, StatusView
 from tests.chaos.checks import (
     History,
     LockTiming,

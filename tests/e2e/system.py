@@ -21,7 +21,6 @@ import yaml
 
 from contracts import TOPIC_SPECS, Event, Topic
 from contracts.objects.pod import ANNOTATION_RUN_SECONDS
-from services.cli.status import STATUS_TOPICS, StatusView, jobs_table
 from services.cli.submit import Submitted, records_for
 from shared.bus.codec import Poison, TopicCodec, Unknown
 from shared.bus.kafka import AioKafkaBus, KafkaSettings
@@ -29,6 +28,7 @@ from shared.bus.records import Record, TopicPartition
 from shared.runtime.clock import SystemClock
 from shared.runtime.table import Table
 from shared.runtime.topology import ensure_topics
+from shared.views.status import STATUS_TOPICS, StatusView, jobs_table
 from tests.support.processes import (
     STOP_LIMIT,
     Processes,

@@ -22,7 +22,7 @@ import pytest
 
 from contracts import PodCreated, Topic
 from contracts.objects import JobPhase
-from services.cli.status import StatusView
+from shared.views.status import StatusView
 from tests.conftest import VOLCANO_EXAMPLES
 from tests.e2e.conftest import CLUSTER_ARGS
 from tests.e2e.system import (

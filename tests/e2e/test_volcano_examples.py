@@ -16,7 +16,7 @@ import pytest
 
 from contracts import PodCreated, PodPhaseChanged, Topic
 from contracts.objects import JobPhase, PodPhase
-from services.cli.status import StatusView
+from shared.views.status import StatusView
 from tests.conftest import VOLCANO_EXAMPLES
 from tests.e2e.system import (
     System,

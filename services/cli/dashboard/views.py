@@ -5,7 +5,8 @@ newest record per key, pods folded per pod with their requests, the reservation)
 only the dashboard needs: each job's recent records (for its events timeline). The
 functions below turn a store into plain frozen view models; the rows and the use come from
 the CLI's own folds (``job_object``, ``node_rows``, ``queue_rows``, ``pending_reasons``,
-:mod:`services.cli.usage`), so a page and ``vcbus get`` never disagree. No I/O here.
+:mod:`services.cli.usage`) and the read model's reason (:mod:`shared.views.reason`), so a
+page and ``vcbus get`` never disagree. No I/O here.
 """
 
 from __future__ import annotations
@@ -38,7 +39,14 @@ from contracts.objects import Condition
 from contracts.quantity import format_quantity
 from services.cli.describe import jaeger_link
 from services.cli.get import Query, job_object, node_rows, queue_rows
-from services.cli.status import StatusStore, is_job_keyed, pending_reasons
+from services.cli.status import (
+    Reason,
+    StatusStore,
+    is_job_keyed,
+    pending_reasons,
+    podgroup_phase_of,
+    reason_of,
+)
 from services.cli.usage import (
     add,
     allocatable,
@@ -343,7 +351,7 @@ def job_detail(store: DashboardStore, key: str, *, jaeger_url: str) -> JobDetail
         if row.phase == "Rejected" and isinstance(rejected, JobRejected)
         else ()
     )
-    reasons = pending_reasons(store, key) if row.phase in ("Pending", "Running") else []
+    reasons = _why(store, key, status) if row.phase in ("Pending", "Running") else []
     target = store.reservation.target
     reservation = (
         "this job is the target"
@@ -396,12 +404,23 @@ def _tasks(store: StatusStore, row: JobRow) -> tuple[TaskDetail, ...]:
     return tuple(out)
 
 
+def _why(store: StatusStore, key: str, status: object) -> list[Reason]:
+    """Why the job waits, as on its row (``job_reason``), then the other candidates.
+
+    Nothing when no candidate (SPEC A8) says it waits.
+    """
+    candidates = pending_reasons(store, key)
+    if not candidates or not isinstance(status, JobStatusChanged):
+        return []
+    why = reason_of(store, key, status)
+    return [*([why] if why else []), *(r for r in candidates if r != why)]
+
+
 def _podgroup(store: StatusStore, key: str) -> PodGroupView | None:
     spec = store.get(Topic.PODGROUPS, key)
     if not isinstance(spec, PodGroupCreated | PodGroupUpdated):
         return None
     group = spec.podgroup
-    status = store.get(Topic.PODGROUPS_STATUS, key)
     return PodGroupView(
         name=group.name,
         queue=group.queue,
@@ -410,7 +429,7 @@ def _podgroup(store: StatusStore, key: str) -> PodGroupView | None:
         min_resources=", ".join(
             f"{k}={format_quantity(k, v)}" for k, v in sorted(group.min_resources.items())
         ),
-        phase=str(status.phase) if isinstance(status, PodGroupPhaseChanged) else "Pending",
+        phase=podgroup_phase_of(store, key),
     )
 
 

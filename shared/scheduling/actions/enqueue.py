@@ -25,7 +25,7 @@ Deliberate deviations:
 from __future__ import annotations
 
 from contracts.objects.podgroup import PodGroupPhase
-from shared.scheduling.framework.job_updater import QUEUE_NOT_FOUND, reason_rank
+from shared.reasons import QUEUE_NOT_FOUND, reason_rank
 from shared.scheduling.framework.priority_queue import PriorityQueue
 from shared.scheduling.framework.results import EnqueueStep
 from shared.scheduling.framework.session import Session

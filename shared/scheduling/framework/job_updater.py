@@ -32,38 +32,43 @@ from typing import TYPE_CHECKING
 
 from contracts.objects.meta import Condition
 from contracts.objects.podgroup import PodGroupPhase
+from shared.reasons import (
+    CLUSTER_OVERUSED,
+    GANG_UNSCHEDULABLE,
+    INFEASIBLE,
+    QUEUE_CLOSED,
+    QUEUE_NOT_FOUND,
+    QUEUE_OVER_CAPABILITY,
+    REASON_RANK,
+    RESERVATION_EXPIRED,
+    UNSCHEDULABLE,
+    WAITING_FOR_DEPENDENCY,
+    WAITING_FOR_RESERVATION,
+    reason_rank,
+)
 from shared.scheduling.framework.conf import ENQUEUE_SIDE_ACTIONS
 from shared.scheduling.framework.results import PodGroupStatusUpdate, PodGroupUpdate
 from shared.scheduling.model import JobInfo, TaskStatus
 from shared.scheduling.snapshot import WILL_BIND_TIMEOUT
 
-UNSCHEDULABLE = "Unschedulable"
-QUEUE_NOT_FOUND = "QueueNotFound"
-QUEUE_CLOSED = "QueueClosed"
-INFEASIBLE = "Infeasible"
-"""No node could ever hold a minimum pod of the job (SPEC A6, A8), with the fit errors."""
-QUEUE_OVER_CAPABILITY = "QueueOverCapability"
-CLUSTER_OVERUSED = "ClusterOverused"
-GANG_UNSCHEDULABLE = "GangUnschedulable"
-WAITING_FOR_DEPENDENCY = "WaitingForDependency"
-WAITING_FOR_RESERVATION = "WaitingForReservation"
-RESERVATION_EXPIRED = "ReservationExpired"
-"""The job's reservation reached ``lock-max``; it is not elected again for ``lock-backoff``."""
-
-REASON_RANK: tuple[str, ...] = (
-    QUEUE_NOT_FOUND,
-    QUEUE_CLOSED,
-    INFEASIBLE,
-    QUEUE_OVER_CAPABILITY,
-    CLUSTER_OVERUSED,
-    GANG_UNSCHEDULABLE,
-    WILL_BIND_TIMEOUT,
-    WAITING_FOR_DEPENDENCY,
-    WAITING_FOR_RESERVATION,
-    RESERVATION_EXPIRED,
-)
-"""SPEC A8, highest first. Reasons not listed (other allocator codes) rank with
-``GangUnschedulable``."""
+__all__ = [  # the reason codes, as the scheduler's modules import them from here
+    "CLUSTER_OVERUSED",
+    "GANG_UNSCHEDULABLE",
+    "INFEASIBLE",
+    "QUEUE_CLOSED",
+    "QUEUE_NOT_FOUND",
+    "QUEUE_OVER_CAPABILITY",
+    "REASON_RANK",
+    "RESERVATION_EXPIRED",
+    "UNSCHEDULABLE",
+    "WAITING_FOR_DEPENDENCY",
+    "WAITING_FOR_RESERVATION",
+    "pod_group_phase",
+    "reason_conditions",
+    "reason_rank",
+    "status_updates",
+    "update_all",
+]
 
 if TYPE_CHECKING:
     from shared.scheduling.framework.session import Session
@@ -116,13 +121,6 @@ def update_all(ssn: Session) -> tuple[PodGroupUpdate, ...]:
             )
         )
     return tuple(updates)
-
-
-def reason_rank(reason: str) -> int:
-    """Return the rank of a reason code (smaller is more important)."""
-    if reason in REASON_RANK:
-        return REASON_RANK.index(reason)
-    return REASON_RANK.index(GANG_UNSCHEDULABLE)
 
 
 def reason_conditions(ssn: Session, job: JobInfo, phase: PodGroupPhase) -> tuple[Condition, ...]:

@@ -68,7 +68,7 @@ def test_submit_wait_shows_progress_until_running_when_the_gang_fits(system, mon
     lines = out.splitlines()
     assert lines[0].startswith("submitted default/fits trace_id=")
     assert lines[-1].startswith("default/fits: Running, PodGroup ")  # Inqueue or Running
-    assert lines[-1].endswith(", 2/2 started")
+    assert lines[-1].endswith(", 2 running (min available 2)")
 
     status, out, _ = run_cli(system, monkeypatch, "get", "pods", "-o", "json")
     pods = [p for p in json.loads(out)["items"] if p["job"] == "default/fits"]

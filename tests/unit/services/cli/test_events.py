@@ -9,10 +9,10 @@ import pytest
 
 from contracts import Event, JobDeleted, JobKey, Topic
 from contracts.objects import PodGroupPhase
-from services.cli.age import human_duration
 from services.cli.describe import describe
-from services.cli.events import MAX_EVENTS, job_events
 from shared.bus.memory import InMemoryBus
+from shared.views.age import human_duration
+from shared.views.events import MAX_EVENTS, job_events
 from tests.unit.services.cli.builders import (
     NOW,
     SETTINGS,

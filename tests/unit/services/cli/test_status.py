@@ -110,7 +110,7 @@ def test_submit_wait_sees_the_status_when_garbage_came_after_it():
     )
     result = outcome(store, StatusStore(PREFIX), "default/a", unchanged=False)
     assert result.done
-    assert result.line == "default/a: Running, PodGroup Running, 2/2 started"
+    assert result.line == "default/a: Running, PodGroup Running, 2 running (min available 2)"
     assert store.skipped == {Topic.JOBS_STATUS: len(GARBAGE)}
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from services.cli.status import StatusView, nodes_table
+from shared.views.status import StatusView, nodes_table
 from tests.unit.services.cli.builders import build_node, elected, locked
 
 UNTIL = datetime(2026, 1, 1, 0, 10, tzinfo=UTC)

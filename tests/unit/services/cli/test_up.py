@@ -7,8 +7,8 @@ from pathlib import Path
 
 import services.cli
 from services.cli.admit import admit, as_text
-from services.cli.status import JobView, StatusView
 from services.cli.up import DEMO_DIR, demo_texts, health_lines, phase_counts
+from shared.views.status import JobView, StatusView
 
 
 def test_the_demo_jobs_are_package_data_that_admission_allows():

@@ -41,7 +41,7 @@ def test_outcome_is_done_when_the_job_runs():
     )
     result = outcome(ours, StatusStore(PREFIX), "default/a", unchanged=False)
     assert (result.done, result.failed) == (True, False)
-    assert result.line == "default/a: Running, PodGroup Running, 2/2 started"
+    assert result.line == "default/a: Running, PodGroup Running, 2 running (min available 2)"
 
 
 def test_outcome_names_the_reason_when_the_job_waits():

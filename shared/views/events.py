@@ -41,12 +41,11 @@ from contracts import (
     Topic,
 )
 from contracts.objects import Condition, PodPhase
-from services.cli.age import age
+from shared.views.age import age
+from shared.views.phases import FAILED_PHASES
 
 MAX_EVENTS = 40
 """Rows shown at most (the newest); the older ones are counted."""
-
-FAILED_PHASES = frozenset({"Failed", "Aborted", "Terminated"})
 
 SOURCES: dict[Topic, str] = {
     Topic.JOBS_ADMITTED: "admission",

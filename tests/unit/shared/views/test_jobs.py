@@ -1,0 +1,63 @@
+"""A job's PodGroup phase as shown, and its pod counts in words."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import msgspec
+
+from contracts import (
+    JobKey,
+    JobStatusChanged,
+    PodGroupCreated,
+    PodGroupDeleted,
+    PodGroupPhaseChanged,
+)
+from contracts.objects import JobPhase, PodGroup, PodGroupPhase
+from shared.views.jobs import pod_counts, podgroup_phase
+
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
+JOB = JobKey("default/a")
+
+
+def created(name: str = "a-pg", uid: str = "") -> PodGroupCreated:
+    group = PodGroup(name=name, namespace="default", job=JOB, queue="q", min_member=1, uid=uid)
+    return PodGroupCreated(event_id=f"c-{name}", occurred_at=NOW, podgroup=group)
+
+
+def phase(value: PodGroupPhase, name: str = "a-pg", uid: str = "") -> PodGroupPhaseChanged:
+    return PodGroupPhaseChanged(
+        event_id=f"p-{name}", occurred_at=NOW, job=JOB, podgroup=name, phase=value, uid=uid
+    )
+
+
+def deleted(name: str = "a-pg") -> PodGroupDeleted:
+    return PodGroupDeleted(event_id=f"d-{name}", occurred_at=NOW, job=JOB, name=name)
+
+
+def test_a_deleted_podgroup_shows_deleted_not_its_last_phase():
+    assert podgroup_phase(phase(PodGroupPhase.RUNNING), deleted()) == "Deleted"
+    assert podgroup_phase(None, deleted()) == "Deleted"
+
+
+def test_a_replaced_podgroup_does_not_lend_its_phase_to_its_successor():
+    assert podgroup_phase(phase(PodGroupPhase.RUNNING), created("a-pg-2")) == "Pending"
+    old, new = phase(PodGroupPhase.RUNNING, uid="u1"), created(uid="u2")
+    assert podgroup_phase(old, new) == "Pending"
+    assert podgroup_phase(phase(PodGroupPhase.INQUEUE, uid="u2"), new) == "Inqueue"
+
+
+def test_the_phase_is_the_status_when_the_podgroup_is_current_or_not_read():
+    assert podgroup_phase(phase(PodGroupPhase.INQUEUE), created()) == "Inqueue"
+    assert podgroup_phase(phase(PodGroupPhase.INQUEUE)) == "Inqueue"
+    assert podgroup_phase(None, created()) == "Pending"
+    assert podgroup_phase(None) == ""
+
+
+def test_pod_counts_say_the_minimum_apart_from_the_counts():
+    status = JobStatusChanged(
+        event_id="s", occurred_at=NOW, job_key=JOB, phase=JobPhase.RUNNING, min_available=3
+    )
+    assert pod_counts(status) == "0 running (min available 3)"
+    busy = msgspec.structs.replace(status, running=6, succeeded=1, failed=2, pending=1)
+    assert pod_counts(busy) == "6 running, 1 succeeded, 2 failed, 1 pending (min available 3)"
