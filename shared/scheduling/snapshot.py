@@ -68,6 +68,7 @@ from contracts.objects.pod import Pod, PodPhase, Toleration
 from contracts.objects.podgroup import PodGroup, PodGroupPhase, StageTask
 from contracts.objects.queue import DEFAULT_QUEUE, Queue, QueueState
 from contracts.quantity import parse_resources
+from shared.reasons import WILL_BIND_TIMEOUT
 from shared.scheduling.model import naive_utc
 
 ClusterEvent = (
@@ -98,7 +99,6 @@ ClusterEvent = (
 
 T = TypeVar("T")
 
-WILL_BIND_TIMEOUT = "WillBindTimeout"
 """The release reason of a will-bind reservation that timed out (the job is re-queued)."""
 
 

@@ -21,7 +21,7 @@ Deliberate deviations (SPEC A6 revised):
 from __future__ import annotations
 
 from contracts.objects.podgroup import PodGroupPhase
-from shared.scheduling.framework.job_updater import RESERVATION_EXPIRED
+from shared.reasons import RESERVATION_EXPIRED
 from shared.scheduling.framework.reservation import (
     backoff_until,
     elect_target,

@@ -33,42 +33,15 @@ from typing import TYPE_CHECKING
 from contracts.objects.meta import Condition
 from contracts.objects.podgroup import PodGroupPhase
 from shared.reasons import (
-    CLUSTER_OVERUSED,
-    GANG_UNSCHEDULABLE,
     INFEASIBLE,
-    QUEUE_CLOSED,
-    QUEUE_NOT_FOUND,
-    QUEUE_OVER_CAPABILITY,
-    REASON_RANK,
-    RESERVATION_EXPIRED,
     UNSCHEDULABLE,
     WAITING_FOR_DEPENDENCY,
-    WAITING_FOR_RESERVATION,
+    WILL_BIND_TIMEOUT,
     reason_rank,
 )
 from shared.scheduling.framework.conf import ENQUEUE_SIDE_ACTIONS
 from shared.scheduling.framework.results import PodGroupStatusUpdate, PodGroupUpdate
 from shared.scheduling.model import JobInfo, TaskStatus
-from shared.scheduling.snapshot import WILL_BIND_TIMEOUT
-
-__all__ = [  # the reason codes, as the scheduler's modules import them from here
-    "CLUSTER_OVERUSED",
-    "GANG_UNSCHEDULABLE",
-    "INFEASIBLE",
-    "QUEUE_CLOSED",
-    "QUEUE_NOT_FOUND",
-    "QUEUE_OVER_CAPABILITY",
-    "REASON_RANK",
-    "RESERVATION_EXPIRED",
-    "UNSCHEDULABLE",
-    "WAITING_FOR_DEPENDENCY",
-    "WAITING_FOR_RESERVATION",
-    "pod_group_phase",
-    "reason_conditions",
-    "reason_rank",
-    "status_updates",
-    "update_all",
-]
 
 if TYPE_CHECKING:
     from shared.scheduling.framework.session import Session

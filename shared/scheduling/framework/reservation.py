@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
-from shared.scheduling.framework.job_updater import RESERVATION_EXPIRED
+from shared.reasons import RESERVATION_EXPIRED
 from shared.scheduling.framework.results import ReservationChange, ReservationChangeKind
 from shared.scheduling.model import JobInfo, naive_utc
 from shared.scheduling.snapshot import Reservation, with_backoff

@@ -56,12 +56,13 @@ from contracts.objects.job import ANNOTATION_WILL_BIND
 from contracts.objects.meta import Condition
 from contracts.objects.pod import Pod
 from contracts.objects.podgroup import PodGroupPhase, StageTask
+from shared.reasons import WILL_BIND_TIMEOUT
 from shared.scheduling.framework.conf import Arguments
 from shared.scheduling.framework.plugin import get_duration
 from shared.scheduling.framework.results import WillBindChange, WillBindChangeKind
 from shared.scheduling.model import JobInfo, NodeInfo, TaskInfo, TaskStatus, naive_utc
 from shared.scheduling.resource import Resource
-from shared.scheduling.snapshot import WILL_BIND_TIMEOUT, WillBind
+from shared.scheduling.snapshot import WillBind
 
 if TYPE_CHECKING:
     from shared.scheduling.framework.session import Session
@@ -91,7 +92,6 @@ __all__ = [
     "STAGE_BOUND",
     "WILL_BIND",
     "WILL_BIND_DISABLED",
-    "WILL_BIND_TIMEOUT",
     "WILL_BIND_TIMEOUT_ARGUMENT",
     "Held",
     "WillBindArgs",

@@ -30,8 +30,8 @@ Deliberate deviations:
 from __future__ import annotations
 
 from contracts.objects.podgroup import PodGroupPhase
+from shared.reasons import CLUSTER_OVERUSED
 from shared.scheduling.framework.conf import Arguments
-from shared.scheduling.framework.job_updater import CLUSTER_OVERUSED
 from shared.scheduling.framework.session import Session
 from shared.scheduling.framework.status import Vote
 from shared.scheduling.model import ALLOCATED_STATUSES, JobInfo

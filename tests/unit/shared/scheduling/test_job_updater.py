@@ -6,7 +6,8 @@ from contracts.keys import JobKey
 from contracts.objects.meta import Condition
 from contracts.objects.pod import PodPhase
 from contracts.objects.podgroup import PodGroupPhase
-from shared.scheduling.framework.job_updater import REASON_RANK, pod_group_phase, reason_rank
+from shared.reasons import REASON_RANK, reason_rank
+from shared.scheduling.framework.job_updater import pod_group_phase
 from shared.scheduling.framework.results import PodGroupStatusUpdate
 from shared.scheduling.framework.session import close_session, open_session
 from shared.scheduling.plugins import PLUGIN_BUILDERS

@@ -11,6 +11,7 @@ from contracts.objects.job import ANNOTATION_WILL_BIND
 from contracts.objects.node import Node
 from contracts.objects.pod import PodPhase
 from contracts.objects.podgroup import PodGroupPhase
+from shared.reasons import WILL_BIND_TIMEOUT
 from shared.scheduling.actions import ACTIONS
 from shared.scheduling.framework.conf import ConfError, SchedulerConf
 from shared.scheduling.framework.results import SessionResult, WillBindChangeKind
@@ -23,7 +24,6 @@ from shared.scheduling.framework.will_bind import (
     NOT_NEEDED,
     STAGE_BOUND,
     WILL_BIND_DISABLED,
-    WILL_BIND_TIMEOUT,
     WillBindArgs,
 )
 from shared.scheduling.plugins import PLUGIN_BUILDERS

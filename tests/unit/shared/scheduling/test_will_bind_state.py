@@ -11,8 +11,8 @@ from contracts.events.capacity_reservations import (
 )
 from contracts.events.podgroups import PodGroupCreated, PodGroupDeleted
 from contracts.keys import JobKey, NodeName
+from shared.reasons import WILL_BIND_TIMEOUT
 from shared.scheduling.snapshot import (
-    WILL_BIND_TIMEOUT,
     ClusterView,
     WillBind,
     fold_will_bind,
