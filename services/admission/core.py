@@ -45,7 +45,7 @@ from typing import assert_never
 
 import msgspec
 
-from contracts._base import Event, derive_event_id
+from contracts._base import Event, derive_event_id, tag_of
 from contracts.events.jobs_admitted import (
     JobAbortAccepted,
     JobAdmitted,
@@ -71,11 +71,11 @@ from services.admission.names import dns1123_label_errors, dns1123_subdomain_err
 from services.admission.rules import DEFAULT_MAX_REPLICAS, validate
 from shared.step import Ctx
 
-ADMITTED_TAG = "job.admitted.v1"
-REJECTED_TAG = "job.rejected.v1"
-DELETE_ACCEPTED_TAG = "job.delete_accepted.v1"
-ABORT_ACCEPTED_TAG = "job.abort_accepted.v1"
-RESUME_ACCEPTED_TAG = "job.resume_accepted.v1"
+ADMITTED_TAG = tag_of(JobAdmitted)
+REJECTED_TAG = tag_of(JobRejected)
+DELETE_ACCEPTED_TAG = tag_of(JobDeleteAccepted)
+ABORT_ACCEPTED_TAG = tag_of(JobAbortAccepted)
+RESUME_ACCEPTED_TAG = tag_of(JobResumeAccepted)
 
 QUEUE_API_VERSION = "scheduling.volcano.sh/v1beta1"
 QUEUE_KIND = "Queue"

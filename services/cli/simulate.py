@@ -55,6 +55,7 @@ from contracts import (
     QueueDeclared,
     derive_event_id,
     job_key,
+    tag_of,
 )
 from contracts.events.cluster_commands import (
     NodeAddRequested,
@@ -303,7 +304,7 @@ def _event_input(item: Mapping[str, object], index: int, start: datetime) -> Inp
             ) from None
         exit_code = item.get("exitCode")
         request = PodPhaseSetRequested(
-            event_id=_event_id("pod.phase_set_requested.v1", pod, index),
+            event_id=_event_id(tag_of(PodPhaseSetRequested), pod, index),
             occurred_at=start,
             pod=PodKey(pod),
             phase=parsed,
@@ -319,7 +320,7 @@ def _event_input(item: Mapping[str, object], index: int, start: datetime) -> Inp
         except NodesError as exc:
             raise ScenarioFileError(f"{where}.add-node: {exc}") from exc
         event = NodeAddRequested(
-            event_id=_event_id("node.add_requested.v1", node.name, index),
+            event_id=_event_id(tag_of(NodeAddRequested), node.name, index),
             occurred_at=start,
             node=node,
         )
@@ -357,7 +358,7 @@ def _event_input(item: Mapping[str, object], index: int, start: datetime) -> Inp
 def _queue_event(queue: Queue, now: datetime) -> QueueDeclared:
     content = msgspec.json.encode(queue).decode()
     return QueueDeclared(
-        event_id=derive_event_id("queue.declared.v1", queue.name, content),
+        event_id=derive_event_id(tag_of(QueueDeclared), queue.name, content),
         occurred_at=now,
         queue=queue,
     )

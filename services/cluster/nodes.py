@@ -16,7 +16,7 @@ from datetime import datetime
 import msgspec
 import yaml
 
-from contracts._base import derive_event_id
+from contracts._base import derive_event_id, tag_of
 from contracts.events.cluster_commands import NodeAddRequested
 from contracts.objects.node import Node, Taint
 from contracts.quantity import CPU, MEMORY, PODS, QuantityError, Resources, parse_resources
@@ -153,7 +153,7 @@ def add_commands(nodes: Iterable[Node], at: datetime) -> tuple[NodeAddRequested,
         One ``NodeAddRequested`` per node, in the order given; the same node gives the
         same id, so re-adding after a restart is dropped as a duplicate.
     """
-    kind = str(NodeAddRequested.__struct_config__.tag)
+    kind = tag_of(NodeAddRequested)
     return tuple(
         NodeAddRequested(
             event_id=derive_event_id(kind, node.name, msgspec.json.encode(node).decode()),
