@@ -65,6 +65,7 @@ from contracts.events.cluster_commands import (
     PodPhaseSetRequested,
 )
 from contracts.keys import JobKey, NodeName, PodKey
+from contracts.manifests import ManifestError, read_priority_class
 from contracts.objects.node import Node
 from contracts.objects.pod import PodPhase
 from contracts.objects.queue import Queue
@@ -220,14 +221,11 @@ def _priority_classes(raw: object) -> dict[str, int]:
     if isinstance(raw, list):
         out: dict[str, int] = {}
         for index, item in enumerate(raw):
-            metadata = item.get("metadata") if isinstance(item, Mapping) else None
-            value = item.get("value") if isinstance(item, Mapping) else None
-            if not isinstance(metadata, Mapping) or not isinstance(value, int):
-                raise ScenarioFileError(
-                    f"priorityClasses[{index}]: expected a PriorityClass with metadata.name "
-                    "and a whole-number value"
-                )
-            out[str(metadata.get("name"))] = value
+            try:
+                name, value = read_priority_class(item)
+            except ManifestError as exc:
+                raise ScenarioFileError(exc.at(f"priorityClasses[{index}]")) from None
+            out[name] = value
         return out
     if not isinstance(raw, Mapping) or not all(
         isinstance(v, int) and not isinstance(v, bool) for v in raw.values()
