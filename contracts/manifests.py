@@ -315,8 +315,21 @@ _WANTED = {
     "bool": "true or false",
     "int": "a whole number",
     "str": "text",
+    "float": "a number",
 }
 _STEP = re.compile(r"\.(?P<field>[^.\[]+)|\[(?P<index>\d+)\]")
+
+
+def read_as(raw: object, kind: type[T]) -> T:
+    """Read a decoded YAML or JSON value as ``kind`` with ``msgspec.convert``.
+
+    For the parts of a document that are not Kubernetes objects (a scenario's settings).
+    Strict: text is not read as a number.
+
+    Raises:
+        ManifestError: the JSON path of the first bad value, and the reason in words.
+    """
+    return _convert(raw, kind)
 
 
 def _convert(raw: object, kind: type[T]) -> T:
@@ -331,13 +344,21 @@ def _explained(message: str, raw: object) -> ManifestError:
     located = _AT.match(message)
     reason, path = (located["reason"], located["path"]) if located else (message, "$")
     expected = _EXPECTED.match(reason)
+    if "[...]" in path:  # a value in a mapping: msgspec does not say under which key
+        found_text = ""
+    else:
+        found = _value_at(raw, path)
+        found_text = (
+            f", got {type(found).__name__}"
+            if expected and expected["wanted"].startswith(("object", "array"))
+            else f", got {found!r}"
+        )
     if expected:
         wanted = expected["wanted"].removesuffix(" | null")
-        found = _value_at(raw, path)
-        if wanted in ("object", "array"):
-            reason = f"expected {_WANTED[wanted]}, got {type(found).__name__}"
-        elif wanted in _WANTED:
-            reason = f"expected {_WANTED[wanted]}, got {found!r}"
+        if wanted in _WANTED:
+            reason = f"expected {_WANTED[wanted]}{found_text}"
+    elif reason.startswith("Invalid RFC3339"):
+        reason = f"expected an RFC 3339 time{found_text}"
     return ManifestError(path, reason)
 
 
