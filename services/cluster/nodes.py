@@ -5,7 +5,8 @@ Kubernetes ``List``/``NodeList`` with ``items``. Each node is either the flat vc
 ``{name, allocatable, labels, taints, unschedulable}`` or a Kubernetes Node manifest
 (``metadata.name``, ``metadata.labels``, ``spec.taints``, ``spec.unschedulable``,
 ``status.allocatable`` falling back to ``status.capacity``). Quantities are written as
-Kubernetes writes them (``"32"``, ``"500m"``, ``"256Gi"``, ``110``).
+Kubernetes writes them (``"32"``, ``"500m"``, ``"256Gi"``, ``110``). Each node is read by
+:func:`contracts.manifests.read_node`.
 """
 
 from __future__ import annotations
