@@ -21,7 +21,8 @@ scenarios). Quantities are written as Kubernetes writes them (``"32"``, ``"500m"
 The structure is decoded by ``msgspec.convert``; a bad value raises :class:`ManifestError`
 with the JSON path of the value (``$.spec.taints[0]``) and the reason, in words a person
 writing YAML reads (``expected a mapping, got list``). Unknown fields are ignored, as the
-API server's clients do.
+API server's clients do. :func:`read_as` reads other parts of a document (a scenario's
+settings) the same way.
 """
 
 from __future__ import annotations
