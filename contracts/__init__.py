@@ -1,6 +1,6 @@
 """vcbus wire contracts: resources, one tagged union of events per topic, the topic table."""
 
-from contracts._base import Event, derive_event_id
+from contracts._base import Event, derive_event_id, tag_of
 from contracts.events.bindings import BindingCreated, BindingsEvent
 from contracts.events.capacity_reservations import (
     CapacityReleased,
@@ -130,6 +130,7 @@ __all__ = [
     "key_of",
     "pod_key",
     "split_key",
+    "tag_of",
     "topic_name",
     "topic_of",
 ]

@@ -23,6 +23,21 @@ class Event(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
     occurred_at: datetime
 
 
+def tag_of(kind: type[Event]) -> str:
+    """Return the wire tag of an event type (``tag_of(JobAdmitted) == "job.admitted.v1"``).
+
+    The one place that reads a tag off a type: code that needs a tag (an event id's kind,
+    a header, a table of tags) asks here instead of retyping the string.
+
+    Raises:
+        TypeError: ``kind``'s tag is not a string (every concrete event sets one).
+    """
+    tag = kind.__struct_config__.tag
+    if not isinstance(tag, str):
+        raise TypeError(f"{kind.__name__} has no wire tag")
+    return tag
+
+
 def derive_event_id(kind: str, entity_key: str, generation: int | str) -> str:
     """Derive the id of an event from what it is about.
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from contracts._base import Event
+from contracts._base import Event, tag_of
 from contracts.events.bindings import BindingCreated, BindingsEvent
 from contracts.events.capacity_reservations import (
     CapacityReleased,
@@ -144,10 +144,10 @@ def _tag_table() -> dict[str, TopicSpec]:
             spec.union,  # type: ignore[assignment]
         )
         for member in members:
-            tag = member.__struct_config__.tag
+            tag = tag_of(member)
             if tag in table:
                 raise ValueError(f"tag {tag} belongs to two topics")
-            table[str(tag)] = spec
+            table[tag] = spec
     return table
 
 
@@ -156,7 +156,7 @@ TOPIC_BY_TAG: dict[str, TopicSpec] = _tag_table()
 
 def topic_of(event: Event) -> TopicSpec:
     """Return the topic an event is published on (each type belongs to one topic)."""
-    return TOPIC_BY_TAG[str(type(event).__struct_config__.tag)]
+    return TOPIC_BY_TAG[tag_of(type(event))]
 
 
 def key_of(event: Event) -> str:

@@ -45,7 +45,7 @@ from typing import assert_never
 
 import msgspec
 
-from contracts._base import Event, derive_event_id
+from contracts._base import Event, derive_event_id, tag_of
 from contracts.events.jobs_admitted import (
     JobAbortAccepted,
     JobAdmitted,
@@ -61,9 +61,9 @@ from contracts.events.jobs_submitted import (
 from contracts.events.queues import QueueDeclared, QueueDeleted
 from contracts.keys import JobKey, job_key
 from contracts.limits import MAX_PAYLOAD_ECHO_BYTES, MAX_VIOLATION_TEXT_BYTES, MAX_VIOLATIONS
+from contracts.manifests import ManifestError, read_queue
 from contracts.objects.job import Job
-from contracts.objects.queue import Queue, QueueState
-from contracts.quantity import QuantityError, parse_resources
+from contracts.objects.queue import Queue
 from services.admission.decode import MAX_PAYLOAD_BYTES, decode
 from services.admission.fit import record_violations
 from services.admission.mutate import mutate
@@ -71,14 +71,11 @@ from services.admission.names import dns1123_label_errors, dns1123_subdomain_err
 from services.admission.rules import DEFAULT_MAX_REPLICAS, validate
 from shared.step import Ctx
 
-ADMITTED_TAG = "job.admitted.v1"
-REJECTED_TAG = "job.rejected.v1"
-DELETE_ACCEPTED_TAG = "job.delete_accepted.v1"
-ABORT_ACCEPTED_TAG = "job.abort_accepted.v1"
-RESUME_ACCEPTED_TAG = "job.resume_accepted.v1"
-
-QUEUE_API_VERSION = "scheduling.volcano.sh/v1beta1"
-QUEUE_KIND = "Queue"
+ADMITTED_TAG = tag_of(JobAdmitted)
+REJECTED_TAG = tag_of(JobRejected)
+DELETE_ACCEPTED_TAG = tag_of(JobDeleteAccepted)
+ABORT_ACCEPTED_TAG = tag_of(JobAbortAccepted)
+RESUME_ACCEPTED_TAG = tag_of(JobResumeAccepted)
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,14 +193,11 @@ def apply_queue_event(
 def queues_from_manifests(documents: Iterable[object]) -> dict[str, Queue]:
     """Read queues from Volcano Queue manifests or from vcbus' flat queue objects.
 
-    A Volcano ``scheduling.volcano.sh/v1beta1`` Queue maps ``metadata.name``,
-    ``spec.weight``, ``spec.capability``, ``spec.guarantee.resource``, ``spec.parent``,
-    ``spec.priority``, ``spec.reclaimable`` and ``status.state`` (default ``Open``). A
-    mapping without ``kind`` is read as a contracts ``Queue`` (``{name, weight, …}``,
-    as in simulation scenarios), its ``capability`` and ``guarantee`` Kubernetes
-    quantities as in a Queue manifest (``{cpu: 2}`` and ``{cpu: "2"}`` are two cpus).
-    ``None`` documents (empty YAML documents) are skipped. A queue name must be a
-    DNS-1123 subdomain, as the API server requires (SPEC A13).
+    Each document is read by :func:`contracts.manifests.read_queue` (a
+    ``scheduling.volcano.sh/v1beta1`` Queue, or a mapping without ``kind`` read as a
+    contracts ``Queue`` with Kubernetes quantities). ``None`` documents (empty YAML
+    documents) are skipped. A queue name must be a DNS-1123 subdomain, as the API server
+    requires (SPEC A13).
 
     Args:
         documents: decoded YAML or JSON documents.
@@ -219,68 +213,16 @@ def queues_from_manifests(documents: Iterable[object]) -> dict[str, Queue]:
         if document is None:
             continue
         try:
-            queue = _queue_from_document(document)
-            name_errors = dns1123_subdomain_errors(queue.name)
-            if name_errors:
-                raise ValueError(f"queue name {queue.name!r}: {'; '.join(name_errors)}")
-        except (ValueError, msgspec.ValidationError, QuantityError) as exc:
+            queue = read_queue(document)
+        except ManifestError as exc:
             raise ValueError(f"queue document {number}: {exc}") from None
+        name_errors = dns1123_subdomain_errors(queue.name)
+        if name_errors:
+            raise ValueError(
+                f"queue document {number}: queue name {queue.name!r}: {'; '.join(name_errors)}"
+            )
         queues[queue.name] = queue
     return queues
-
-
-def _queue_from_document(document: object) -> Queue:
-    if not isinstance(document, Mapping):
-        raise ValueError("expected a Queue object (a mapping)")
-    if "kind" not in document:
-        entry = dict(document)
-        for quantities in ("capability", "guarantee"):
-            if quantities in entry:
-                entry[quantities] = _resources(entry[quantities], quantities)
-        return msgspec.convert(entry, Queue)
-    if document.get("kind") != QUEUE_KIND or document.get("apiVersion") != QUEUE_API_VERSION:
-        raise ValueError(
-            f"expected a {QUEUE_API_VERSION} {QUEUE_KIND}, got kind {document.get('kind')!r} "
-            f"(apiVersion {document.get('apiVersion')!r})"
-        )
-    metadata = _mapping(document.get("metadata"), "metadata")
-    spec = _mapping(document.get("spec"), "spec")
-    status = _mapping(document.get("status"), "status")
-    name = metadata.get("name")
-    if not isinstance(name, str) or not name:
-        raise ValueError("metadata.name is required")
-    guarantee = _mapping(spec.get("guarantee"), "spec.guarantee")
-    flat = {
-        "name": name,
-        "weight": spec.get("weight", 1),
-        "capability": _resources(spec.get("capability"), "spec.capability"),
-        "guarantee": _resources(guarantee.get("resource"), "spec.guarantee.resource"),
-        "state": status.get("state", QueueState.OPEN.value),
-        "parent": spec.get("parent", ""),
-        "priority": spec.get("priority", 0),
-        "reclaimable": spec.get("reclaimable", True),
-    }
-    return msgspec.convert(flat, Queue)
-
-
-def _resources(value: object, where: str) -> dict[str, int]:
-    quantities: dict[str, str | int | float] = {}
-    for name, amount in _mapping(value, where).items():
-        if isinstance(amount, bool) or not isinstance(amount, str | int | float):
-            raise ValueError(f"{where}.{name} must be a quantity, got {amount!r}")
-        quantities[name] = amount
-    try:
-        return parse_resources(quantities)
-    except QuantityError as exc:
-        raise ValueError(f"{where}: {exc}") from None
-
-
-def _mapping(value: object, where: str) -> Mapping[str, object]:
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        raise ValueError(f"{where} must be a mapping")
-    return value
 
 
 def _admit(

@@ -28,6 +28,7 @@ from itertools import accumulate
 import msgspec
 import yaml
 
+from contracts._base import tag_of
 from contracts.events.jobs_rejected import Violation
 from contracts.events.jobs_submitted import (
     JobAbortRequested,
@@ -83,8 +84,7 @@ Command = JobDeleteRequested | JobAbortRequested | JobResumeRequested
 Submission = Job | Command
 
 COMMAND_TAGS: tuple[str, ...] = tuple(
-    str(command.__struct_config__.tag)
-    for command in (JobDeleteRequested, JobAbortRequested, JobResumeRequested)
+    tag_of(command) for command in (JobDeleteRequested, JobAbortRequested, JobResumeRequested)
 )
 """``type`` values that make a JSON object a command rather than a manifest."""
 

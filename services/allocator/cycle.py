@@ -20,7 +20,7 @@ from datetime import datetime
 
 import msgspec
 
-from contracts._base import Event, derive_event_id
+from contracts._base import Event, derive_event_id, tag_of
 from contracts.events.bindings import BindingCreated
 from contracts.events.capacity_reservations import (
     CapacityReleased,
@@ -40,10 +40,10 @@ from shared.scheduling.scheduler import run_session
 from shared.scheduling.snapshot import ClusterSnapshot, Reservation
 from shared.step import Ctx
 
-BINDING_KIND = "binding.created.v1"
-LOCKS_KIND = "capacity.locks_honoured.v1"
-LIFTED_KIND = "capacity.locks_lifted.v1"
-CONDITIONS_KIND = "podgroup.conditions_changed.v1"
+BINDING_KIND = tag_of(BindingCreated)
+LOCKS_KIND = tag_of(LocksHonoured)
+LIFTED_KIND = tag_of(LocksLifted)
+CONDITIONS_KIND = tag_of(PodGroupConditionsChanged)
 
 
 @dataclass(frozen=True, slots=True)

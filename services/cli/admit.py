@@ -22,6 +22,7 @@ from typing import Any
 import msgspec
 import yaml
 
+from contracts._base import tag_of
 from contracts.events.jobs_admitted import (
     JobAbortAccepted,
     JobAdmitted,
@@ -117,7 +118,7 @@ def admit(queues: dict[str, Queue], payload: bytes, index: int) -> Verdict:
             label = event.job_key or f"document {index + 1}"
             return Verdict(False, job, event.violations, label, event.violations_omitted)
         case JobDeleteAccepted() | JobAbortAccepted() | JobResumeAccepted():
-            return Verdict(True, None, (), f"{event.__struct_config__.tag} {event.job_key}")
+            return Verdict(True, None, (), f"{tag_of(type(event))} {event.job_key}")
         case _:
             return Verdict(False, None, (), f"document {index + 1}")
 

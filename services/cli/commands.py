@@ -22,6 +22,7 @@ from contracts import (
     JobStatusChanged,
     Topic,
     derive_event_id,
+    tag_of,
 )
 from services.cli.status import StatusStore, read_store
 from shared.bus.outbox import event_record
@@ -42,7 +43,7 @@ def command_record(
     later is a new command, a retry of the same publish is not. With ``parent`` the
     command continues that trace (its span is ``cli.delete``, ``cli.abort``, ...).
     """
-    tag = str(command.__struct_config__.tag)
+    tag = tag_of(command)
     event = command(
         event_id=derive_event_id(tag, key, now.isoformat()), occurred_at=now, job=JobKey(key)
     )

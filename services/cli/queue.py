@@ -21,7 +21,7 @@ from datetime import datetime
 
 import msgspec
 
-from contracts import JobAdmitted, QueueDeclared, QueueDeleted, Topic, derive_event_id
+from contracts import JobAdmitted, QueueDeclared, QueueDeleted, Topic, derive_event_id, tag_of
 from contracts.objects import DEFAULT_QUEUE, Queue, QueueState
 from contracts.quantity import QuantityError, Resources, to_base_units
 from services.cli import terminal
@@ -162,7 +162,7 @@ def run_delete(args: argparse.Namespace) -> int:
         return 1
     now = _now()
     event = QueueDeleted(
-        event_id=derive_event_id("queue.deleted.v1", args.name, now.isoformat()),
+        event_id=derive_event_id(tag_of(QueueDeleted), args.name, now.isoformat()),
         occurred_at=now,
         name=args.name,
     )

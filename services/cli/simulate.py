@@ -55,6 +55,7 @@ from contracts import (
     QueueDeclared,
     derive_event_id,
     job_key,
+    tag_of,
 )
 from contracts.events.cluster_commands import (
     NodeAddRequested,
@@ -64,6 +65,7 @@ from contracts.events.cluster_commands import (
     PodPhaseSetRequested,
 )
 from contracts.keys import JobKey, NodeName, PodKey
+from contracts.manifests import ManifestError, read_priority_class
 from contracts.objects.node import Node
 from contracts.objects.pod import PodPhase
 from contracts.objects.queue import Queue
@@ -216,14 +218,11 @@ def _priority_classes(raw: object) -> dict[str, int]:
     if isinstance(raw, list):
         out: dict[str, int] = {}
         for index, item in enumerate(raw):
-            metadata = item.get("metadata") if isinstance(item, Mapping) else None
-            value = item.get("value") if isinstance(item, Mapping) else None
-            if not isinstance(metadata, Mapping) or not isinstance(value, int):
-                raise ScenarioFileError(
-                    f"priorityClasses[{index}]: expected a PriorityClass with metadata.name "
-                    "and a whole-number value"
-                )
-            out[str(metadata.get("name"))] = value
+            try:
+                name, value = read_priority_class(item)
+            except ManifestError as exc:
+                raise ScenarioFileError(exc.at(f"priorityClasses[{index}]")) from None
+            out[name] = value
         return out
     if not isinstance(raw, Mapping) or not all(
         isinstance(v, int) and not isinstance(v, bool) for v in raw.values()
@@ -300,7 +299,7 @@ def _event_input(item: Mapping[str, object], index: int, start: datetime) -> Inp
             ) from None
         exit_code = item.get("exitCode")
         request = PodPhaseSetRequested(
-            event_id=_event_id("pod.phase_set_requested.v1", pod, index),
+            event_id=_event_id(tag_of(PodPhaseSetRequested), pod, index),
             occurred_at=start,
             pod=PodKey(pod),
             phase=parsed,
@@ -316,7 +315,7 @@ def _event_input(item: Mapping[str, object], index: int, start: datetime) -> Inp
         except NodesError as exc:
             raise ScenarioFileError(f"{where}.add-node: {exc}") from exc
         event = NodeAddRequested(
-            event_id=_event_id("node.add_requested.v1", node.name, index),
+            event_id=_event_id(tag_of(NodeAddRequested), node.name, index),
             occurred_at=start,
             node=node,
         )
@@ -354,7 +353,7 @@ def _event_input(item: Mapping[str, object], index: int, start: datetime) -> Inp
 def _queue_event(queue: Queue, now: datetime) -> QueueDeclared:
     content = msgspec.json.encode(queue).decode()
     return QueueDeclared(
-        event_id=derive_event_id("queue.declared.v1", queue.name, content),
+        event_id=derive_event_id(tag_of(QueueDeclared), queue.name, content),
         occurred_at=now,
         queue=queue,
     )

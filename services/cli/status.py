@@ -28,6 +28,7 @@ from contracts import (
     PodGroupPhaseChanged,
     PodGroupUpdated,
     Topic,
+    tag_of,
 )
 from services.cli import terminal
 from shared.bus.codec import Poison, TopicCodec, Unknown
@@ -79,7 +80,7 @@ LATEST_TOPICS = frozenset(
 POD_TOPICS = frozenset({Topic.PODS, Topic.PODS_STATUS, Topic.BINDINGS})
 """Topics folded per pod: they are keyed by job or node, with many pods per key."""
 
-_ADMITTED_TAG = str(JobAdmitted.__struct_config__.tag).encode()
+_ADMITTED_TAG = tag_of(JobAdmitted).encode()
 _UNNAMED = "(unnamed)"
 _TOPIC_NAMES = frozenset(str(topic) for topic in Topic)
 

@@ -35,6 +35,7 @@ from contracts import (
     Topic,
     derive_event_id,
     job_key,
+    tag_of,
 )
 from contracts.objects import JobPhase, Queue
 from services.admission.core import queues_from_manifests
@@ -147,7 +148,7 @@ def queue_record(queue: Queue, prefix: str, now: datetime) -> Submitted:
 def _queue_record(queue: Queue, prefix: str, now: datetime) -> Submitted:
     content = msgspec.json.encode(queue).decode()
     event = QueueDeclared(
-        event_id=derive_event_id("queue.declared.v1", queue.name, content),
+        event_id=derive_event_id(tag_of(QueueDeclared), queue.name, content),
         occurred_at=now,
         queue=queue,
     )

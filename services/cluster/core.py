@@ -44,7 +44,7 @@ from typing import assert_never
 
 import msgspec
 
-from contracts._base import Event, derive_event_id
+from contracts._base import Event, derive_event_id, tag_of
 from contracts.events.bindings import BindingCreated
 from contracts.events.cluster_commands import (
     ClusterCommand,
@@ -292,7 +292,7 @@ def _refuse(
     key = pod_key(pod.namespace, pod.name)
     refused = BindingRefused(
         event_id=derive_event_id(
-            _kind(BindingRefused), key, f"{binding.node}|{binding.event_id}|{reason}"
+            tag_of(BindingRefused), key, f"{binding.node}|{binding.event_id}|{reason}"
         ),
         occurred_at=ctx.now,
         pod=key,
@@ -550,12 +550,7 @@ def _remove_node(state: SimNode | None, name: NodeName, ctx: Ctx) -> Step[SimNod
 
 
 def _node_event_id(kind: type[Event], name: str, generation: int) -> str:
-    return derive_event_id(_kind(kind), name, generation)
+    return derive_event_id(tag_of(kind), name, generation)
 
 
-def _kind(kind: type[Event]) -> str:
-    """Return an event type's wire tag, the ``kind`` of its derived ids."""
-    return str(kind.__struct_config__.tag)
-
-
-_PHASE_KIND = _kind(PodPhaseChanged)
+_PHASE_KIND = tag_of(PodPhaseChanged)

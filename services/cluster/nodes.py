@@ -5,7 +5,8 @@ Kubernetes ``List``/``NodeList`` with ``items``. Each node is either the flat vc
 ``{name, allocatable, labels, taints, unschedulable}`` or a Kubernetes Node manifest
 (``metadata.name``, ``metadata.labels``, ``spec.taints``, ``spec.unschedulable``,
 ``status.allocatable`` falling back to ``status.capacity``). Quantities are written as
-Kubernetes writes them (``"32"``, ``"500m"``, ``"256Gi"``, ``110``).
+Kubernetes writes them (``"32"``, ``"500m"``, ``"256Gi"``, ``110``). Each node is read by
+:func:`contracts.manifests.read_node`.
 """
 
 from __future__ import annotations
@@ -16,9 +17,10 @@ from datetime import datetime
 import msgspec
 import yaml
 
-from contracts._base import derive_event_id
+from contracts._base import derive_event_id, tag_of
 from contracts.events.cluster_commands import NodeAddRequested
-from contracts.objects.node import Node, Taint
+from contracts.manifests import ManifestError, read_node
+from contracts.objects.node import Node
 from contracts.quantity import CPU, MEMORY, PODS, QuantityError, Resources, parse_resources
 
 DEFAULT_PREFIX = "node-"
@@ -153,7 +155,7 @@ def add_commands(nodes: Iterable[Node], at: datetime) -> tuple[NodeAddRequested,
         One ``NodeAddRequested`` per node, in the order given; the same node gives the
         same id, so re-adding after a restart is dropped as a duplicate.
     """
-    kind = str(NodeAddRequested.__struct_config__.tag)
+    kind = tag_of(NodeAddRequested)
     return tuple(
         NodeAddRequested(
             event_id=derive_event_id(kind, node.name, msgspec.json.encode(node).decode()),
@@ -165,54 +167,10 @@ def add_commands(nodes: Iterable[Node], at: datetime) -> tuple[NodeAddRequested,
 
 
 def _node(item: object, where: str) -> Node:
-    if not isinstance(item, Mapping):
-        msg = f"{where}: expected a mapping, got {type(item).__name__}"
-        raise NodesError(msg)
-    if "metadata" in item:
-        metadata = _mapping(item.get("metadata"), f"{where}.metadata")
-        spec = _mapping(item.get("spec"), f"{where}.spec")
-        status = _mapping(item.get("status"), f"{where}.status")
-        name = metadata.get("name")
-        labels, labels_at = metadata.get("labels"), f"{where}.metadata.labels"
-        taints, taints_at = spec.get("taints"), f"{where}.spec.taints"
-        unschedulable, unschedulable_at = spec.get("unschedulable"), f"{where}.spec.unschedulable"
-        resources, resources_at = _resources_field(status, f"{where}.status")
-        name_at = f"{where}.metadata.name"
-    else:
-        name, name_at = item.get("name"), f"{where}.name"
-        labels, labels_at = item.get("labels"), f"{where}.labels"
-        taints, taints_at = item.get("taints"), f"{where}.taints"
-        unschedulable, unschedulable_at = item.get("unschedulable"), f"{where}.unschedulable"
-        resources, resources_at = _resources_field(item, where)
-    if not isinstance(name, str) or not name:
-        msg = f"{name_at}: a node needs a non-empty name"
-        raise NodesError(msg)
-    if unschedulable is not None and not isinstance(unschedulable, bool):
-        msg = f"{unschedulable_at}: expected true or false, got {unschedulable!r}"
-        raise NodesError(msg)
-    return Node(
-        name=name,
-        allocatable=_allocatable(_mapping(resources, resources_at), resources_at),
-        labels=_labels(_mapping(labels, labels_at), labels_at),
-        taints=_taints(taints, taints_at),
-        unschedulable=bool(unschedulable),
-    )
-
-
-def _resources_field(holder: Mapping[str, object], where: str) -> tuple[object, str]:
-    for field in ("allocatable", "capacity"):
-        if field in holder:
-            return holder[field], f"{where}.{field}"
-    return None, f"{where}.allocatable"
-
-
-def _mapping(value: object, where: str) -> Mapping[str, object]:
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        msg = f"{where}: expected a mapping, got {type(value).__name__}"
-        raise NodesError(msg)
-    return value
+    try:
+        return read_node(item)
+    except ManifestError as exc:
+        raise NodesError(exc.at(where)) from None
 
 
 def _allocatable(values: Mapping[str, object], where: str) -> Resources:
@@ -243,13 +201,3 @@ def _labels(values: Mapping[str, object], where: str) -> dict[str, str]:
             raise NodesError(msg)
         labels[str(key)] = str(value)
     return labels
-
-
-def _taints(value: object, where: str) -> tuple[Taint, ...]:
-    if value is None:
-        return ()
-    try:
-        return msgspec.convert(value, tuple[Taint, ...])
-    except msgspec.ValidationError as exc:
-        msg = f"{where}: {exc}"
-        raise NodesError(msg) from exc

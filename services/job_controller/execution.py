@@ -19,7 +19,7 @@ from typing import assert_never
 
 import msgspec
 
-from contracts._base import Event, derive_event_id
+from contracts._base import Event, derive_event_id, tag_of
 from contracts.events.podgroups import PodGroupCreated, PodGroupDeleted, PodGroupUpdated
 from contracts.events.pods import PodCreated, PodDeleted
 from contracts.keys import pod_key, split_key
@@ -40,12 +40,6 @@ from shared.step import Ctx, Step
 
 FOLLOW_UPS = 8
 """At most this many follow-up syncs after an action changed the phase."""
-
-
-def _tag(kind: type[Event]) -> str:
-    tag = kind.__struct_config__.tag
-    assert isinstance(tag, str)
-    return tag
 
 
 class Execution:
@@ -82,7 +76,7 @@ class Execution:
     def job_event_id(self, kind: type[Event]) -> str:
         """Return the id of the next job-level event of this kind."""
         generation = self.next_generation()
-        return derive_event_id(_tag(kind), self.record.job_key, f"{self.record.uid}:{generation}")
+        return derive_event_id(tag_of(kind), self.record.job_key, f"{self.record.uid}:{generation}")
 
     def step(self) -> Step[JobRecord | None]:
         """Publish the held status and return the record and the events."""
@@ -216,7 +210,7 @@ class Execution:
         )
         self.emits.append(
             PodCreated(
-                event_id=derive_event_id(_tag(PodCreated), key, uid),
+                event_id=derive_event_id(tag_of(PodCreated), key, uid),
                 occurred_at=self.ctx.now,
                 pod=pod,
             )
@@ -254,7 +248,7 @@ class Execution:
             key = pod_key(namespace, pod.name)
             self.emits.append(
                 PodDeleted(
-                    event_id=derive_event_id(_tag(PodDeleted), key, pod.uid),
+                    event_id=derive_event_id(tag_of(PodDeleted), key, pod.uid),
                     occurred_at=self.ctx.now,
                     job=self.record.job_key,
                     pod=key,

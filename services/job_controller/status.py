@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from contracts._base import derive_event_id
+from contracts._base import derive_event_id, tag_of
 from contracts.events.jobs_status import JobStatusChanged, TaskCounts
 from contracts.keys import split_key
 from contracts.objects.job import JobPhase
@@ -186,10 +186,10 @@ def status_event(
         The event.
     """
     previous = record.last_status.phase if record.last_status else None
-    tag = JobStatusChanged.__struct_config__.tag
-    assert isinstance(tag, str)
     return JobStatusChanged(
-        event_id=derive_event_id(tag, record.job_key, f"{record.uid}:{generation}"),
+        event_id=derive_event_id(
+            tag_of(JobStatusChanged), record.job_key, f"{record.uid}:{generation}"
+        ),
         occurred_at=now,
         job_key=record.job_key,
         phase=view.phase,

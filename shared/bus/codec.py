@@ -11,7 +11,7 @@ from typing import Generic, TypeVar
 
 import msgspec
 
-from contracts._base import Event
+from contracts._base import Event, tag_of
 
 E = TypeVar("E", bound=Event)
 
@@ -46,8 +46,7 @@ def encode(event: Event) -> bytes:
 
 def event_tag(event: Event) -> str:
     """The wire tag of an event (``"job.admitted.v1"``)."""
-    tag = type(event).__struct_config__.tag
-    return str(tag)
+    return tag_of(type(event))
 
 
 class TopicCodec(Generic[E]):
@@ -84,9 +83,8 @@ class TopicCodec(Generic[E]):
 def _tags_of(union: object) -> list[str]:
     args = getattr(union, "__args__", None)
     members = list(args) if args else [union]
-    tags: list[str] = []
-    for member in members:
-        config = getattr(member, "__struct_config__", None)
-        if config is not None and config.tag is not None:
-            tags.append(str(config.tag))
-    return tags
+    return [
+        tag_of(member)
+        for member in members
+        if isinstance(member, type) and issubclass(member, Event)
+    ]

@@ -15,7 +15,7 @@ from typing import assert_never
 
 import msgspec
 
-from contracts._base import derive_event_id
+from contracts._base import derive_event_id, tag_of
 from contracts.events.capacity_reservations import CapacityReleased, CapacityReserved
 from contracts.events.podgroups_status import PodGroupPhaseChanged
 from contracts.events.reservations import NodesLocked, NodesUnlocked, TargetJobElected
@@ -30,12 +30,12 @@ from shared.scheduling.framework.results import (
 )
 from shared.scheduling.snapshot import ClusterSnapshot
 
-PHASE_KIND = "podgroup.phase_changed.v1"
-ELECTED_KIND = "reservation.target_elected.v1"
-LOCKED_KIND = "reservation.nodes_locked.v1"
-UNLOCKED_KIND = "reservation.nodes_unlocked.v1"
-CAPACITY_RESERVED_KIND = "capacity.reserved.v1"
-CAPACITY_RELEASED_KIND = "capacity.released.v1"
+PHASE_KIND = tag_of(PodGroupPhaseChanged)
+ELECTED_KIND = tag_of(TargetJobElected)
+LOCKED_KIND = tag_of(NodesLocked)
+UNLOCKED_KIND = tag_of(NodesUnlocked)
+CAPACITY_RESERVED_KIND = tag_of(CapacityReserved)
+CAPACITY_RELEASED_KIND = tag_of(CapacityReleased)
 
 ReservationEvent = TargetJobElected | NodesLocked | NodesUnlocked
 WillBindEvent = CapacityReserved | CapacityReleased

@@ -33,7 +33,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
-from typing import assert_never
+from typing import assert_never, cast
 
 import msgspec
 
@@ -46,6 +46,7 @@ from contracts.events.pods import PodDeleted
 from contracts.events.pods_status import PodPhaseChanged
 from contracts.events.reservations import NodesLocked, NodesUnlocked, TargetJobElected
 from contracts.keys import JobKey, NodeName, PodKey
+from contracts.manifests import ManifestError, read_as
 from contracts.objects.pod import ANNOTATION_EXIT_CODE, ANNOTATION_RUN_SECONDS, PodPhase
 from shared.scheduling.events import (
     ReservationEvent,
@@ -386,8 +387,8 @@ def run_snapshot_scenario(doc: Mapping[str, object]) -> dict[str, object]:
         ConfError: an unknown action or plugin, or a malformed configuration.
     """
     simulation = simulation_of(doc)
-    cycles = doc.get("cycles", 1)
-    if isinstance(cycles, bool) or not isinstance(cycles, int) or cycles < 0:
+    cycles = _settings(doc).cycles
+    if cycles < 0:
         raise ScenarioError(f"cycles must be a non-negative integer, got {cycles!r}")
     timeline = [simulation.run_cycle().timeline_entry() for _ in range(cycles)]
     final = simulation.view.snapshot()
@@ -423,24 +424,20 @@ def simulation_of(doc: Mapping[str, object]) -> Simulation:
         ScenarioError: a malformed entry.
         ConfError: an unknown action or plugin, or a malformed configuration.
     """
-    raw_config = doc.get("config") or {}
-    if not isinstance(raw_config, Mapping):
-        raise ScenarioError("config must be a mapping in volcano-scheduler.conf shape")
-    conf = conf_from_mapping(raw_config)
-    start = _now(doc.get("now"))
-    step = doc.get("step", 1)
-    if isinstance(step, bool) or not isinstance(step, int | float) or step < 0:
-        raise ScenarioError(f"step must be a non-negative number of seconds, got {step!r}")
-    classes = doc.get("priorityClasses") or {}
-    if not isinstance(classes, Mapping):
-        raise ScenarioError("priorityClasses must be a mapping")
+    settings = _settings(doc)
+    # read-only: a Mapping[str, object] is a Mapping[object, object]
+    conf = conf_from_mapping(cast("Mapping[object, object]", settings.config or {}))
+    if settings.step < 0:
+        raise ScenarioError(
+            f"step must be a non-negative number of seconds, got {doc.get('step')!r}"
+        )
     return Simulation(
         view=ClusterView.from_scenario(doc),
         conf=conf,
-        start=start,
-        step=timedelta(seconds=step),
+        start=settings.now or DEFAULT_NOW,
+        step=timedelta(seconds=settings.step),
         events=_timeline(doc.get("events")),
-        classes={str(k): v for k, v in classes.items()},
+        classes=dict(settings.priority_classes or {}),
     )
 
 
@@ -462,10 +459,24 @@ def _timeline(raw: object) -> list[TimelineEvent]:
     return out
 
 
-def _now(raw: object) -> datetime:
-    if raw is None:
-        return DEFAULT_NOW
+class ScenarioSettings(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
+    """The settings of a scenario document, besides its snapshot objects and timeline.
+
+    ``config`` is a volcano-scheduler.conf mapping, ``now`` the time of cycle 0, ``step``
+    the seconds between cycles, ``cycles`` how many to run, ``priorityClasses`` name →
+    value. Other keys are read elsewhere (the snapshot by ``ClusterView.from_scenario``,
+    ``events`` by ``_timeline``).
+    """
+
+    config: dict[str, object] | None = None
+    now: datetime | None = None
+    step: float = 1.0
+    cycles: int = 1
+    priority_classes: dict[str, int] | None = None
+
+
+def _settings(doc: Mapping[str, object]) -> ScenarioSettings:
     try:
-        return msgspec.convert(str(raw), datetime)
-    except msgspec.ValidationError as exc:
-        raise ScenarioError(f"now must be an RFC 3339 time, got {raw!r}") from exc
+        return read_as(doc, ScenarioSettings)
+    except ManifestError as exc:
+        raise ScenarioError(str(exc)) from None

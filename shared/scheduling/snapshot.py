@@ -37,7 +37,7 @@ Deliberate deviations:
 from __future__ import annotations
 
 import operator
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from types import MappingProxyType
@@ -62,11 +62,12 @@ from contracts.events.pods_status import BindingRefused, PodPhaseChanged
 from contracts.events.queues import QueueDeclared, QueueDeleted
 from contracts.events.reservations import NodesLocked, NodesUnlocked, TargetJobElected
 from contracts.keys import JobKey, NodeName, PodKey, job_key, pod_key
+from contracts.manifests import ManifestError, read_node, read_queue
 from contracts.objects.meta import Condition
-from contracts.objects.node import Node, Taint
+from contracts.objects.node import Node
 from contracts.objects.pod import Pod, PodPhase, Toleration
 from contracts.objects.podgroup import PodGroup, PodGroupPhase, StageTask
-from contracts.objects.queue import DEFAULT_QUEUE, Queue, QueueState
+from contracts.objects.queue import DEFAULT_QUEUE, Queue
 from contracts.quantity import parse_resources
 from shared.reasons import WILL_BIND_TIMEOUT
 from shared.scheduling.model import naive_utc
@@ -571,11 +572,11 @@ class ClusterView:
         Raises:
             ScenarioError: when an entry is malformed.
         """
-        for raw in _list(doc.get("nodes"), "nodes"):
-            node = _node(raw)
+        for index, raw in enumerate(_list(doc.get("nodes"), "nodes")):
+            node = _read(read_node, raw, f"nodes[{index}]")
             self._nodes[node.name] = node
-        for raw in _list(doc.get("queues"), "queues"):
-            queue = _queue(raw)
+        for index, raw in enumerate(_list(doc.get("queues"), "queues")):
+            queue = _read(read_queue, raw, f"queues[{index}]")
             self._queues[queue.name] = queue
         for raw in _list(doc.get("podgroups"), "podgroups"):
             pg, phase = _podgroup(raw, classes)
@@ -740,47 +741,12 @@ def _int(raw: object, where: str, default: int) -> int:
     return raw
 
 
-def _node(raw: object) -> Node:
-    entry = _mapping(raw, "nodes[]")
-    name = str(entry.get("name", ""))
-    if not name:
-        raise ScenarioError("every node needs a name")
-    taints = tuple(
-        Taint(
-            key=str(_mapping(t, "taint").get("key", "")),
-            value=str(_mapping(t, "taint").get("value", "")),
-            effect=str(_mapping(t, "taint").get("effect", "NoSchedule")),
-        )
-        for t in _list(entry.get("taints"), f"node {name} taints")
-    )
-    return Node(
-        name=name,
-        allocatable=_quantities(entry.get("allocatable"), f"node {name} allocatable"),
-        labels=_str_map(entry.get("labels"), f"node {name} labels"),
-        taints=taints,
-        unschedulable=bool(entry.get("unschedulable", False)),
-    )
-
-
-def _queue(raw: object) -> Queue:
-    entry = _mapping(raw, "queues[]")
-    name = str(entry.get("name", ""))
-    if not name:
-        raise ScenarioError("every queue needs a name")
-    state = str(entry.get("state", QueueState.OPEN.value))
+def _read(reader: Callable[[object], T], raw: object, where: str) -> T:
+    """Read a Kubernetes object with :mod:`contracts.manifests`, naming its place on error."""
     try:
-        queue_state = QueueState(state)
-    except ValueError as exc:
-        raise ScenarioError(f"queue {name}: unknown state {state!r}") from exc
-    return Queue(
-        name=name,
-        weight=_int(entry.get("weight"), f"queue {name} weight", 1),
-        capability=_quantities(entry.get("capability"), f"queue {name} capability"),
-        guarantee=_quantities(entry.get("guarantee"), f"queue {name} guarantee"),
-        state=queue_state,
-        priority=_int(entry.get("priority"), f"queue {name} priority", 0),
-        parent=str(entry.get("parent", "")),
-    )
+        return reader(raw)
+    except ManifestError as exc:
+        raise ScenarioError(exc.at(where)) from None
 
 
 def _priority(raw: Mapping[str, object], classes: Mapping[str, object], where: str) -> int:

@@ -43,6 +43,7 @@ from contracts import (
     PodGroupDeleted,
     PodGroupPhaseChanged,
     PodGroupUpdated,
+    tag_of,
 )
 from contracts.objects import PodGroupPhase
 from contracts.topics import DLT_SUFFIX
@@ -104,7 +105,7 @@ class _PhasePeek(msgspec.Struct):
 
 
 def _tag(event_type: type[Event]) -> bytes:
-    return str(event_type.__struct_config__.tag).encode()
+    return tag_of(event_type).encode()
 
 
 _ADMITTED = _tag(JobAdmitted)

@@ -34,6 +34,7 @@ from contracts import (
     TargetJobElected,
     Topic,
     split_key,
+    tag_of,
 )
 from contracts.objects import Condition
 from contracts.quantity import format_quantity
@@ -440,7 +441,7 @@ def timeline(store: DashboardStore, key: str) -> tuple[TimelineEntry, ...]:
         event = store.decode(topic, record.value or b"")
         if event is None:
             continue
-        tag = str(type(event).__struct_config__.tag)
+        tag = tag_of(type(event))
         at = event.occurred_at
         shown = at.isoformat(sep=" ", timespec="milliseconds")
         entries.append((at, TimelineEntry(shown, str(topic), tag, summary(event))))

@@ -14,7 +14,7 @@ import socket
 
 import pytest
 
-from contracts import PodGroupPhaseChanged, Topic
+from contracts import PodGroupPhaseChanged, Topic, tag_of
 from shared.bus.envelope import HEADER_EVENT_TYPE
 from shared.bus.kafka import AioKafkaBus, KafkaSettings
 from shared.bus.records import OutRecord
@@ -72,7 +72,7 @@ def families(system: ServedSystem, service: str) -> set[str]:
 
 async def publish_poison(system: ServedSystem) -> None:
     """A ``podgroups.status`` record of a known type that cannot be decoded."""
-    tag = str(PodGroupPhaseChanged.__struct_config__.tag).encode()
+    tag = tag_of(PodGroupPhaseChanged).encode()
     record = OutRecord(
         f"{system.prefix}{Topic.PODGROUPS_STATUS}",
         b"default/poison",

@@ -331,5 +331,5 @@ def test_queue_capability_is_in_kubernetes_quantities_when_given_in_full_mode(cp
 
 def test_scenario_is_refused_naming_the_field_when_a_queue_capability_is_not_a_quantity():
     document = {"nodes": [NODE], "queues": [{"name": "q", "capability": {"cpu": [2]}}], "jobs": []}
-    with pytest.raises(simulate.ScenarioFileError, match=r"capability\.cpu must be a quantity"):
+    with pytest.raises(simulate.ScenarioFileError, match=r"capability\.cpu: expected a quantity"):
         simulate.simulate_document(document)

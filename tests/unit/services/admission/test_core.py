@@ -300,7 +300,7 @@ def test_volcano_queue_manifests_become_queues_when_read() -> None:
         ),
         (
             {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue"},
-            "metadata.name is required",
+            "metadata.name: a queue needs a non-empty name",
         ),
         (
             {
@@ -312,9 +312,12 @@ def test_volcano_queue_manifests_become_queues_when_read() -> None:
             "quantities must match",
         ),
         ("text", "expected a Queue object"),
-        ({"name": "q", "capability": {"cpu": [2]}}, "capability.cpu must be a quantity"),
+        (
+            {"name": "q", "capability": {"cpu": [2]}},
+            "capability.cpu: expected a quantity such as 32, 500m or 256Gi",
+        ),
         ({"name": "q", "guarantee": {"cpu": "lots"}}, "guarantee: "),
-        ({"name": "q", "weight": "3"}, "Expected `int`, got `str` - at `$.weight`"),
+        ({"name": "q", "weight": "3"}, "weight: expected a whole number, got '3'"),
     ],
     ids=[
         "other-kind",

@@ -158,7 +158,10 @@ items:
         ([{"name": "n1", "allocatable": {"cpu": -2}}], "allocatable must not be negative"),
         ([{"name": "n1", "allocatable": ["cpu"]}], r"nodes\[0\].allocatable: expected a mapping"),
         ([{"name": "n1", "labels": {"a": None}}], r"nodes\[0\].labels.a: label values are text"),
-        ([{"name": "n1", "taints": [{"value": "v"}]}], r"nodes\[0\].taints: Object missing"),
+        (
+            [{"name": "n1", "taints": [{"value": "v"}]}],
+            r"nodes\[0\].taints\[0\]: Object missing required field `key`",
+        ),
         ([{"name": "n1", "unschedulable": "yes"}], r"nodes\[0\].unschedulable: expected true"),
         ([{"name": "n1"}, {"name": "n1"}], r"nodes\[1\].name: node 'n1' is listed twice"),
         ({"items": [{"metadata": {}}]}, r"items\[0\].metadata.name: a node needs"),
