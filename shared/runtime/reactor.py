@@ -19,7 +19,7 @@ import heapq
 import itertools
 from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeAlias, TypeVar
 
 import msgspec
 import structlog
@@ -39,6 +39,7 @@ from shared.step import Ctx, Step, Tick
 from shared.tracing.spans import current_trace_id
 
 S = TypeVar("S")
+E = TypeVar("E")
 
 log = structlog.get_logger("vcbus.reactor")
 
@@ -57,8 +58,10 @@ class Entry(msgspec.Struct, Generic[S], frozen=True, kw_only=True):
     deadline: datetime | None = None
 
 
-Decide = Callable[[Any, Any, Ctx], Step[Any]]
-Deadline = Callable[[Any], datetime | None]
+Decide: TypeAlias = Callable[[S | None, E | Tick, Ctx], Step[S | None]]
+"""A pure core: the key's state (``None`` when it has none), an input or a ``Tick``, ``ctx``."""
+Deadline: TypeAlias = Callable[[S], datetime | None]
+"""When a state wants its next ``Tick``, if ever."""
 
 
 def _check_fits(key: str, entry: Entry[Any], emitted: Sequence[Event], *, same: bool) -> None:
@@ -89,16 +92,20 @@ def _check_fits(key: str, entry: Entry[Any], emitted: Sequence[Event], *, same: 
 _ENTRY_ENCODER = msgspec.json.Encoder()
 
 
-class Reactor(Generic[S]):
-    """A keyed handler over a pure core, with per-key deadlines fired as ``Tick`` events."""
+class Reactor(Generic[S, E]):
+    """A keyed handler over a pure core, with per-key deadlines fired as ``Tick`` events.
+
+    ``S`` is the core's state per key, ``E`` the inputs its routes deliver (a ``Tick``
+    comes besides).
+    """
 
     def __init__(
         self,
-        decide: Decide,
+        decide: Decide[S, E],
         store: ChangelogStore[Entry[S]],
         clock: Clock,
         *,
-        next_deadline: Deadline | None = None,
+        next_deadline: Deadline[S] | None = None,
     ) -> None:
         self._decide = decide
         self._store = store
@@ -117,7 +124,7 @@ class Reactor(Generic[S]):
         heapq.heapify(self._timers)
 
     def apply(
-        self, partition: int, key: str, event: object, event_id: str | None
+        self, partition: int, key: str, event: E | Tick, event_id: str | None
     ) -> Sequence[Event]:
         """Apply one input to the state of ``key`` in ``partition``; return what to publish."""
         entry = self._store.get(partition, key) or Entry[S]()

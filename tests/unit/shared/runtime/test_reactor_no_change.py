@@ -31,7 +31,7 @@ def test_an_input_that_changed_nothing_is_applied_when_read_again_after_the_stat
 
     store = ChangelogStore[Entry[int]]("counts", Entry[int])
     store.bind("t.counts.changelog")
-    reactor = Reactor[int](core, store, VirtualClock())
+    reactor = Reactor[int, JobDeleteAccepted](core, store, VirtualClock())
     reactor.apply(0, "ns/a", event(0), "e0")  # creates nothing: state stays None
     store.put(0, "ns/a", Entry[int](state=5))
     assert reactor.apply(0, "ns/a", event(1), "e1") == ()
