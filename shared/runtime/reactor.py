@@ -5,7 +5,9 @@ For each record it takes the key, gets the state from the changelog store, calls
 events would be over the record limit is refused before anything is kept (SPEC A12: the
 input goes to its ``.DLT``, the key keeps its state). The store entry keeps
 the ids of the last events applied, so a redelivered event changes nothing and emits
-nothing; and the deadline the core asked for, so a ``Tick`` reaches it on time.
+nothing (the one duplicate check of vcbus: cores do not keep ids; an event is applied
+once it changed the state, emitted, or its step says ``taken``); and the deadline the
+core asked for, so a ``Tick`` reaches it on time.
 
 What a ``Tick`` emits continues the trace of the job each event is about: the reactor
 remembers, per job, the span that handled the job's last input (in memory: after a
@@ -140,7 +142,7 @@ class Reactor(Generic[S, E]):
         )
         if step.state is None and not step.emit and entry.state is None:
             return ()
-        if step.state is entry.state and not step.emit:
+        if step.state is entry.state and not step.emit and not step.taken:
             # Nothing changed: the id is not remembered, so the same event read again
             # later (a newer state may take it: a restarted job's new PodGroup) is applied.
             return ()
