@@ -39,7 +39,15 @@ class Tick:
 
 @dataclass(frozen=True, slots=True)
 class Step(Generic[S]):
-    """A core's answer: the new state and the events to publish (in order)."""
+    """A core's answer: the new state and the events to publish (in order).
+
+    ``taken`` says the core took the input though neither its state nor its events show
+    it (a fact the state already holds): the shell remembers the input's id all the same,
+    so a redelivery is skipped. A step that changed the state or emitted events took its
+    input anyway; one that did neither and is not ``taken`` did not, and the same input
+    read again later is applied (a newer state may take it).
+    """
 
     state: S
     emit: tuple[Event, ...] = ()
+    taken: bool = False

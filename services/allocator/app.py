@@ -15,12 +15,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from contracts import Event, LocksHonoured, LocksLifted
+from contracts import LocksHonoured, LocksLifted
 from shared.runtime.clock import Clock
-from shared.runtime.scheduler import scheduling_service
+from shared.runtime.scheduler import folds_cluster_event, scheduling_service
 from shared.runtime.service import Service
 from shared.runtime.settings import Settings
-from shared.scheduling import ClusterView
+from shared.scheduling import ClusterEvent, ClusterView
 from shared.scheduling.framework.conf import SchedulerConf
 from shared.scheduling.framework.results import CycleObserver
 from shared.scheduling.framework.session_cache import SessionCache
@@ -50,12 +50,12 @@ def build_service(
     honoured: list[LocksHonoured] = []
     lifted: list[LocksLifted] = []
 
-    def decide(ctx: Ctx) -> Sequence[Event]:
+    def decide(ctx: Ctx) -> Sequence[ClusterEvent]:
         snapshot = view.snapshot()
         result = run_cycle(snapshot, conf, ctx, cache=cache)
         if on_cycle is not None:
             on_cycle(ctx.now, result.session)
-        notes: list[Event] = []
+        notes: list[ClusterEvent] = []
         locks = locks_honoured(snapshot.reservation, honoured[-1] if honoured else None, ctx)
         if locks is not None:
             honoured[:] = [locks]
@@ -77,9 +77,10 @@ def build_service(
     return scheduling_service(
         NAME,
         clock,
-        apply=view.apply,  # type: ignore[arg-type]
+        folds=folds_cluster_event,
+        apply=view.apply,
         decide=decide,
-        assume=view.assume,  # type: ignore[arg-type]
+        assume=view.assume,
         next_due=due,
         cycle_span="allocator.cycle",
         action="allocate",

@@ -20,7 +20,7 @@ from datetime import datetime
 
 import msgspec
 
-from contracts._base import Event, derive_event_id, tag_of
+from contracts._base import derive_event_id, tag_of
 from contracts.events.bindings import BindingCreated
 from contracts.events.capacity_reservations import (
     CapacityReleased,
@@ -57,7 +57,11 @@ class CycleResult:
     """Will-bind reservations made and released, in order."""
 
     @property
-    def events(self) -> tuple[Event, ...]:
+    def events(
+        self,
+    ) -> tuple[
+        BindingCreated | CapacityReserved | CapacityReleased | PodGroupConditionsChanged, ...
+    ]:
         """Bindings, then will-bind changes, then conditions (the order to publish them in)."""
         return (*self.bindings, *self.reservations, *self.conditions)
 

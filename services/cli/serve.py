@@ -15,15 +15,17 @@ import gc
 import os
 import signal
 import socket
-from collections.abc import Callable, Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 
 import structlog
 import yaml
 
 from contracts import TOPIC_SPECS, Topic
-from services.admission import app as admission
+from contracts.manifests import ManifestError, read_priority_class
+from contracts.objects.node import Node
 from services.allocator import app as allocator
+from services.bootstrap import SERVICE_NAMES, SystemConf, bootstrap
 from services.cluster import app as cluster
 from services.cluster.core import ClusterConf
 from services.cluster.nodes import build_nodes, load_nodes
@@ -41,8 +43,6 @@ from shared.scheduling.framework.conf import SchedulerConf
 from shared.scheduling.scheduler import parse_conf
 from shared.telemetry import PendingPodGroups, ServiceMetrics
 from shared.tracing.setup import configure_tracing, shutdown_tracing
-
-Builder = Callable[[argparse.Namespace, Settings], Service]
 
 DEFAULT_HEALTH_PORT = 8080
 DEFAULT_HEALTH_HOST = "0.0.0.0"
@@ -120,44 +120,58 @@ def scheduler_conf(path: str | None) -> SchedulerConf | None:
 
 
 def priority_classes(path: str | None) -> dict[str, int]:
-    """A ``name: value`` map, or Kubernetes PriorityClass objects, from a YAML file."""
+    """A ``name: value`` map, or Kubernetes PriorityClass objects, from a YAML file.
+
+    Raises:
+        SettingsError: a PriorityClass object that does not read, or a value that is not
+            a whole number, named with the document it is in.
+    """
     if not path:
         return {}
     out: dict[str, int] = {}
-    for document in yaml.safe_load_all(Path(path).read_text()):
-        if isinstance(document, Mapping) and document.get("kind") == "PriorityClass":
-            out[str(document["metadata"]["name"])] = int(document["value"])
+    for index, document in enumerate(yaml.safe_load_all(Path(path).read_text())):
+        if isinstance(document, Mapping) and "kind" in document:
+            try:
+                name, value = read_priority_class(document)
+            except ManifestError as exc:
+                raise SettingsError(f"{path} (document {index + 1}): {exc.at('')}") from None
+            out[name] = value
         elif isinstance(document, Mapping):
-            out.update({str(k): int(v) for k, v in document.items()})
+            for key, number in document.items():
+                if not isinstance(number, int) or isinstance(number, bool):
+                    raise SettingsError(f"{path}: {key}: expected a whole number, got {number!r}")
+                out[str(key)] = number
     return out
 
 
-BUILDERS: dict[str, Builder] = {
-    "admission": lambda args, settings: admission.build_service(settings, SystemClock()),
-    "job-controller": lambda args, settings: job_controller.build_service(
-        settings, SystemClock(), priority_classes=priority_classes(args.priority_classes)
-    ),
-    "podgroup-enqueue": lambda args, settings: podgroup_enqueue.build_service(
-        settings, SystemClock(), conf=scheduler_conf(args.enqueue_conf)
-    ),
-    "allocator": lambda args, settings: allocator.build_service(
-        settings, SystemClock(), conf=scheduler_conf(args.scheduler_conf)
-    ),
-    "cluster": lambda args, settings: cluster.build_service(
-        settings,
-        SystemClock(),
-        nodes=load_nodes(Path(args.nodes_file).read_text())
-        if args.nodes_file
-        else build_nodes(
-            args.nodes,
-            cpu=args.node_cpu,
-            memory=args.node_memory,
-            pods=args.node_pods,
-            labels=_labels(args.node_label),
+def system_conf(args: argparse.Namespace, names: Collection[str]) -> SystemConf:
+    """The services' configuration from the command line, read for the services ``names``.
+
+    A file only another service takes is not read (``vcbus serve admission`` ignores
+    ``--scheduler-conf``).
+    """
+    nodes: tuple[Node, ...] = ()
+    if cluster.NAME in names:
+        nodes = tuple(
+            load_nodes(Path(args.nodes_file).read_text())
+            if args.nodes_file
+            else build_nodes(
+                args.nodes,
+                cpu=args.node_cpu,
+                memory=args.node_memory,
+                pods=args.node_pods,
+                labels=_labels(args.node_label),
+            )
+        )
+    return SystemConf(
+        priority_classes=(
+            priority_classes(args.priority_classes) if job_controller.NAME in names else {}
         ),
-        conf=ClusterConf(start_delay_seconds=args.start_delay),
-    ),
-}
+        enqueue_conf=scheduler_conf(args.enqueue_conf) if podgroup_enqueue.NAME in names else None,
+        allocator_conf=scheduler_conf(args.scheduler_conf) if allocator.NAME in names else None,
+        nodes=nodes,
+        cluster=ClusterConf(start_delay_seconds=args.start_delay),
+    )
 
 
 def add_service_options(parser: argparse.ArgumentParser) -> None:
@@ -190,7 +204,7 @@ def default_instance() -> str:
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``vcbus serve``."""
     parser = sub.add_parser("serve", help="run one service (as docker-compose and Kubernetes do)")
-    parser.add_argument("service", choices=sorted(BUILDERS))
+    parser.add_argument("service", choices=sorted(SERVICE_NAMES))
     parser.add_argument(
         "--instance",
         default=default_instance(),
@@ -223,7 +237,9 @@ def run(args: argparse.Namespace) -> int:
     for warning in kafka.warnings():
         log.warning("unsafe_kafka_settings_accepted", warning=warning)
     health = health_options(os.environ)
-    service = BUILDERS[args.service](args, settings)
+    (service,) = bootstrap(
+        system_conf(args, {args.service}), settings, SystemClock(), names=(args.service,)
+    )
     try:
         asyncio.run(serve(service, settings, instance=args.instance, health=health))
     finally:

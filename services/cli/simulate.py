@@ -69,16 +69,12 @@ from contracts.manifests import ManifestError, read_priority_class
 from contracts.objects.node import Node
 from contracts.objects.pod import PodPhase
 from contracts.objects.queue import Queue
-from services.admission import app as admission
 from services.admission.core import queues_from_manifests
-from services.allocator import app as allocator
+from services.bootstrap import SystemConf, bootstrap
 from services.cli import terminal
 from services.cli.submit import records_for
-from services.cluster import app as cluster
 from services.cluster.core import ClusterConf
 from services.cluster.nodes import NodesError, parse_nodes
-from services.job_controller import app as job_controller
-from services.podgroup_enqueue import app as podgroup_enqueue
 from shared.bus.kafka import AioKafkaBus, KafkaSettings
 from shared.bus.memory import InMemoryBus
 from shared.logging.setup import configure_logging
@@ -391,30 +387,15 @@ def build_services(
 ) -> list[Service]:
     """Every service of the system, configured by the scenario (cycles told to ``cycles``)."""
     enqueue_conf, allocator_conf = split_conf(scenario.conf)
-    return [
-        admission.build_service(settings, clock),
-        job_controller.build_service(settings, clock, priority_classes=scenario.priority_classes),
-        podgroup_enqueue.build_service(
-            settings,
-            clock,
-            conf=enqueue_conf,
-            on_cycle=(
-                cycles.observer(podgroup_enqueue.NAME, phases=True) if cycles is not None else None
-            ),
-        ),
-        allocator.build_service(
-            settings,
-            clock,
-            conf=allocator_conf,
-            on_cycle=cycles.observer(allocator.NAME) if cycles is not None else None,
-        ),
-        cluster.build_service(
-            settings,
-            clock,
-            nodes=scenario.nodes,
-            conf=ClusterConf(start_delay_seconds=scenario.start_delay),
-        ),
-    ]
+    conf = SystemConf(
+        priority_classes=scenario.priority_classes,
+        enqueue_conf=enqueue_conf,
+        allocator_conf=allocator_conf,
+        nodes=scenario.nodes,
+        cluster=ClusterConf(start_delay_seconds=scenario.start_delay),
+        cycles=cycles,
+    )
+    return bootstrap(conf, settings, clock)
 
 
 async def simulate_in_memory(scenario: Scenario, *, cycles: bool = False) -> dict[str, object]:

@@ -14,10 +14,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 
+from services.bootstrap import SERVICE_NAMES, bootstrap
 from services.cli import terminal
-from services.cli.serve import BUILDERS, add_service_options
+from services.cli.serve import add_service_options, system_conf
 from shared.bus.kafka import AioKafkaBus
 from shared.bus.records import TopicConfig
+from shared.runtime.clock import SystemClock
 from shared.runtime.settings import Settings
 from shared.runtime.topology import drift, topic_configs
 
@@ -38,7 +40,7 @@ def installation_topics(settings: Settings) -> list[TopicConfig]:
     parser = argparse.ArgumentParser()
     add_service_options(parser)
     defaults = parser.parse_args([])
-    services = [build(defaults, settings) for build in BUILDERS.values()]
+    services = bootstrap(system_conf(defaults, SERVICE_NAMES), settings, SystemClock())
     return topic_configs(services, settings.topic_prefix, settings.partitions, settings.topics)
 
 

@@ -25,10 +25,11 @@ from pathlib import Path
 
 from contracts import Topic
 from contracts.topics import DEFAULT_PREFIX
+from services.bootstrap import SERVICE_NAMES, bootstrap
 from services.cli import EXIT_UNUSABLE, require_broker, terminal
 from services.cli.dashboard import DEFAULT_HOST, DEFAULT_PORT, jaeger_url
 from services.cli.dashboard.app import listen, serve, url_of
-from services.cli.serve import BUILDERS, add_service_options
+from services.cli.serve import add_service_options, system_conf
 from services.cli.submit import records_for
 from shared.bus.broker import start_broker
 from shared.bus.errors import BrokerStartError
@@ -160,11 +161,11 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_UNUSABLE
     log_dir = Path(args.log_dir)
     log_dir.mkdir(parents=True, exist_ok=True)
-    with _bootstrap(args.port) as bootstrap:
-        env = dict(os.environ, KAFKA_BOOTSTRAP_SERVERS=bootstrap)
+    with _bootstrap(args.port) as servers:
+        env = dict(os.environ, KAFKA_BOOTSTRAP_SERVERS=servers)
         settings = Settings.from_env(env)
-        names = [name for name in SERVICE_ORDER if name in BUILDERS]
-        services = [BUILDERS[name](args, settings) for name in names]
+        names = [name for name in SERVICE_ORDER if name in SERVICE_NAMES]
+        services = bootstrap(system_conf(args, names), settings, SystemClock(), names)
         asyncio.run(_ensure(settings, services))
         processes: list[subprocess.Popen[bytes]] = []
         try:

@@ -85,7 +85,7 @@ def build_service(
             index.update(known.name, state, step.state)
         return step
 
-    reactor = Reactor[SimNode](core, store, clock, next_deadline=next_deadline)
+    reactor = Reactor[SimNode, ClusterInput](core, store, clock, next_deadline=next_deadline)
 
     def restored() -> None:
         index.nodes.clear()

@@ -14,7 +14,7 @@ from shared.runtime.settings import Settings
 from shared.state.changelog import ChangelogStore
 
 from .conf import ControllerConf
-from .core import decide, next_deadline
+from .core import ControllerInput, decide, next_deadline
 from .state import JobRecord
 
 NAME = "job-controller"
@@ -26,7 +26,7 @@ def build_service(
     """The job-controller: per-job state in the ``jobs`` changelog, policy timeouts as timers."""
     store = ChangelogStore[Entry[JobRecord]]("jobs", Entry[JobRecord])
     conf = ControllerConf(priority_classes=dict(priority_classes or {}))
-    reactor = Reactor[JobRecord](
+    reactor = Reactor[JobRecord, ControllerInput](
         functools.partial(decide, conf=conf), store, clock, next_deadline=next_deadline
     )
     return Service(

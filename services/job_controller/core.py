@@ -33,6 +33,7 @@ Deliberate deviations from Volcano:
 
 from __future__ import annotations
 
+import dataclasses
 from typing import assert_never
 
 import msgspec
@@ -56,7 +57,7 @@ from services.job_controller import machine, policies
 from services.job_controller.conf import ControllerConf
 from services.job_controller.execution import FOLLOW_UPS, Execution
 from services.job_controller.policies import Action, PolicyEvent, Request
-from services.job_controller.state import JobRecord, PodState, remember_event
+from services.job_controller.state import JobRecord, PodState
 from services.job_controller.status import status_view
 from services.job_controller.update import UPDATE_REJECTED, update_error
 from shared.step import Ctx, Step, Tick
@@ -88,6 +89,14 @@ next_deadline = policies.next_deadline
 # -- handlers ------------------------------------------------------------------------------
 
 
+def _taken(step: Step[JobRecord | None]) -> Step[JobRecord | None]:
+    """Mark ``step`` as having taken its input, changed record or not.
+
+    The shell then remembers the input's id, so a redelivery is skipped (idempotency by id).
+    """
+    return dataclasses.replace(step, taken=True)
+
+
 def _admit(event: JobAdmitted, ctx: Ctx, conf: ControllerConf) -> Step[JobRecord | None]:
     uid = event.job.metadata.uid or derive_event_id(
         "job.uid", event.job_key, f"{event.event_id}:{event.occurred_at.isoformat()}"
@@ -99,17 +108,16 @@ def _admit(event: JobAdmitted, ctx: Ctx, conf: ControllerConf) -> Step[JobRecord
         uid=uid,
         created_at=event.job.metadata.creation_timestamp or event.occurred_at,
     )
-    work = Execution(remember_event(record, event.event_id), ctx, conf)
+    work = Execution(record, ctx, conf)
     work.run(Action.SYNC_JOB, Request(event=PolicyEvent.OUT_OF_SYNC, source="job admitted"))
-    return work.step()
+    return _taken(work.step())
 
 
 def _readmit(
     record: JobRecord, event: JobAdmitted, ctx: Ctx, conf: ControllerConf
 ) -> Step[JobRecord | None]:
-    record = remember_event(record, event.event_id)
     if event.spec_digest in (record.spec_digest, record.rejected_digest):
-        return Step(record)
+        return _taken(Step(record))
     work = Execution(record, ctx, conf)
     error = update_error(record.job, event.job)
     if error is not None:
@@ -122,16 +130,16 @@ def _readmit(
                 ),
             )
         )
-        return work.step()
+        return _taken(work.step())
     work.update(job=event.job, spec_digest=event.spec_digest, rejected_digest="")
     work.run(Action.SYNC_JOB, Request(event=PolicyEvent.OUT_OF_SYNC, source="job updated"))
-    return work.step()
+    return _taken(work.step())
 
 
 def _delete(
     record: JobRecord, event: JobDeleteAccepted, ctx: Ctx, conf: ControllerConf
 ) -> Step[JobRecord | None]:
-    work = Execution(remember_event(record, event.event_id), ctx, conf)
+    work = Execution(record, ctx, conf)
     work.delete_pods(lambda pod: True)
     work.delete_podgroup()
     work.emits.append(
@@ -139,7 +147,7 @@ def _delete(
             event_id=work.job_event_id(JobDeleted), occurred_at=ctx.now, job_key=record.job_key
         )
     )
-    return Step(None, tuple(work.emits))
+    return _taken(Step(None, tuple(work.emits)))
 
 
 _COMMANDS: dict[type[JobAbortAccepted | JobResumeAccepted], tuple[Action, str]] = {
@@ -159,9 +167,9 @@ def _command(
     command's action (``vcctl job suspend`` issues ``AbortJob``, ``resume`` ``ResumeJob``).
     """
     action, source = _COMMANDS[type(event)]
-    work = Execution(remember_event(record, event.event_id), ctx, conf)
+    work = Execution(record, ctx, conf)
     work.run(action, Request(event=PolicyEvent.COMMAND_ISSUED, action=action, source=source))
-    return work.step()
+    return _taken(work.step())
 
 
 def _podgroup_phase(
@@ -177,13 +185,12 @@ def _podgroup_phase(
     for condition in event.conditions:
         if condition.reason:
             reason, message = condition.reason, condition.message
-    record = remember_event(record, event.event_id)
     if (event.phase, reason, message) == (
         record.podgroup_phase,
         record.podgroup_reason,
         record.podgroup_message,
     ):
-        return Step(record)
+        return _taken(Step(record))
     work = Execution(record, ctx, conf)
     work.update(podgroup_phase=event.phase, podgroup_reason=reason, podgroup_message=message)
     if event.phase is PodGroupPhase.UNKNOWN:
@@ -192,7 +199,7 @@ def _podgroup_phase(
     else:
         request = Request(source=f"PodGroup phase {event.phase}")
     work.dispatch(request)
-    return work.step()
+    return _taken(work.step())
 
 
 def _pod_event(old: PodState, new: PodState, record: JobRecord, reason: str) -> PolicyEvent | None:
@@ -259,9 +266,8 @@ def _pod_phase(
         exit_code=event.exit_code if event.exit_code is not None else old.exit_code,
         restarts=max(old.restarts, event.restart_count),
     )
-    record = remember_event(record, event.event_id)
     if new == old:
-        return Step(record)
+        return _taken(Step(record))
     work = Execution(record, ctx, conf)
     work.update(pods=tuple(new if pod.name == new.name else pod for pod in record.pods))
     bus_event = _pod_event(old, new, work.record, event.reason)
@@ -280,20 +286,21 @@ def _pod_phase(
     if timers != work.record.timers:
         work.update(timers=timers)
     work.dispatch(request)
-    return work.step()
+    return _taken(work.step())
 
 
 def _binding_refused(record: JobRecord, event: BindingRefused) -> Step[JobRecord | None]:
     old = record.pod(split_key(event.pod)[1])
     if old is None or (event.pod_uid and event.pod_uid != old.uid):
         return Step(record)
-    record = remember_event(record, event.event_id)
     if old.node is None:
-        return Step(record)
+        return _taken(Step(record))
     new = msgspec.structs.replace(old, node=None)
-    return Step(
-        msgspec.structs.replace(
-            record, pods=tuple(new if pod.name == new.name else pod for pod in record.pods)
+    return _taken(
+        Step(
+            msgspec.structs.replace(
+                record, pods=tuple(new if pod.name == new.name else pod for pod in record.pods)
+            )
         )
     )
 
@@ -321,8 +328,10 @@ def decide(
     """Decide what one input does to one job.
 
     Pure and deterministic: time comes from ``ctx``, ids are derived from the record. An
-    event whose id was applied already changes nothing and emits nothing; so does an
-    input that would not change the job (the same phase again, a stale pod status).
+    input that would not change the job (the same phase again, a stale pod status)
+    changes nothing and emits nothing. An event whose id was applied already never comes
+    here: the shell (``shared.runtime.reactor``) remembers the ids of the inputs a step
+    took (``Step.taken``, or a changed record or events) and skips a redelivery.
 
     Args:
         record: the job's record, ``None`` when the controller does not know the job.
@@ -334,8 +343,6 @@ def decide(
         The new record (``None`` once the job is deleted) and the events to publish, in
         order: PodGroup and pod events first, then the job status.
     """
-    if record is not None and not isinstance(event, Tick) and record.has_applied(event.event_id):
-        return Step(record)
     match event:
         case JobAdmitted():
             return (

@@ -6,8 +6,9 @@ a frozen msgspec Struct so that it encodes as it is; every change makes a new re
 It plays the part of Volcano's ``JobInfo`` (the job, its pods by task, ``status``) plus
 what Volcano keeps elsewhere: the pending delayed policy actions
 (``job_controller.go`` ``delayActionMap``), the PodGroup as last written, and what an
-event-sourced core needs for idempotency (the ids of the last events applied) and for
-deterministic event ids (a generation counter).
+event-sourced core needs for deterministic event ids (a generation counter). Idempotency
+by event id is the shell's (``shared.runtime.reactor``): records written before kept a
+bounded ``applied_ids`` too, which decoding ignores.
 """
 
 from __future__ import annotations
@@ -21,9 +22,6 @@ from contracts.keys import JobKey
 from contracts.objects.job import Job, JobPhase
 from contracts.objects.pod import PodPhase
 from contracts.objects.podgroup import PodGroup, PodGroupPhase
-
-APPLIED_IDS_LIMIT = 256
-"""How many applied event ids a record keeps for idempotency by id."""
 
 
 class PodState(msgspec.Struct, frozen=True, kw_only=True):
@@ -102,7 +100,6 @@ class JobRecord(msgspec.Struct, frozen=True, kw_only=True):
         phase_message: its message.
         rejected_digest: spec digest of the last refused update (resubmitting it is a no-op).
         last_status: the status last published, ``None`` before the first.
-        applied_ids: ids of the last events applied (idempotency by id).
         generation: counter that makes emitted event ids deterministic.
         incarnations: per pod name, how many times it was created; a pod's uid counts its
             own creations only, so replaying inputs in another interleaving after a crash
@@ -127,7 +124,6 @@ class JobRecord(msgspec.Struct, frozen=True, kw_only=True):
     phase_message: str = ""
     rejected_digest: str = ""
     last_status: StatusView | None = None
-    applied_ids: tuple[str, ...] = ()
     generation: int = 0
     incarnations: dict[str, int] = {}
 
@@ -141,13 +137,3 @@ class JobRecord(msgspec.Struct, frozen=True, kw_only=True):
     def task_pods(self, task: str) -> tuple[PodState, ...]:
         """Return the pods of one task, by index."""
         return tuple(pod for pod in self.pods if pod.task == task)
-
-    def has_applied(self, event_id: str) -> bool:
-        """Tell whether an event with this id was applied already."""
-        return event_id in self.applied_ids
-
-
-def remember_event(record: JobRecord, event_id: str) -> JobRecord:
-    """Return the record with ``event_id`` added to the bounded list of applied ids."""
-    ids = (*record.applied_ids, event_id)[-APPLIED_IDS_LIMIT:]
-    return msgspec.structs.replace(record, applied_ids=ids)

@@ -9,12 +9,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from contracts import Event
 from shared.runtime.clock import Clock
-from shared.runtime.scheduler import scheduling_service
+from shared.runtime.scheduler import folds_cluster_event, scheduling_service
 from shared.runtime.service import Service
 from shared.runtime.settings import Settings
-from shared.scheduling import ClusterView
+from shared.scheduling import ClusterEvent, ClusterView
 from shared.scheduling.framework.conf import SchedulerConf
 from shared.scheduling.framework.results import CycleObserver
 from shared.scheduling.framework.session_cache import SessionCache
@@ -41,7 +40,7 @@ def build_service(
     view = ClusterView()
     cache = SessionCache()
 
-    def decide(ctx: Ctx) -> Sequence[Event]:
+    def decide(ctx: Ctx) -> Sequence[ClusterEvent]:
         result = run_cycle(view.snapshot(), conf, ctx, cache=cache)
         if on_cycle is not None:
             on_cycle(ctx.now, result.session)
@@ -53,9 +52,10 @@ def build_service(
     return scheduling_service(
         NAME,
         clock,
-        apply=view.apply,  # type: ignore[arg-type]
+        folds=folds_cluster_event,
+        apply=view.apply,
         decide=decide,
-        assume=view.assume,  # type: ignore[arg-type]
+        assume=view.assume,
         next_due=due,
         cycle_span="enqueue.cycle",
         action="enqueue",

@@ -58,6 +58,5 @@ async def run_cycles(
         runtime.stats["cycles"] = runtime.stats.get("cycles", 0) + 1
         ended = runtime.clock.monotonic()
         last = ended - started
-        if runtime.metrics is not None:
-            runtime.metrics.observe_cycle(last)
+        runtime.metrics.observe_cycle(last)
         log.debug("cycle_finished", duration_ms=round(last * 1000, 3))

@@ -62,8 +62,8 @@ def readiness(service: Service, runtime: Runtime) -> Readiness:
         return Readiness(ready=False, detail="consumer starting")
     if service.routes and not runtime.polled.is_set():
         return Readiness(ready=False, detail="consumer joining its group")
-    if runtime.restoring:
-        partitions = sorted({tp.partition for tp in runtime.restoring})
+    if runtime.partitions.restoring:
+        partitions = sorted({tp.partition for tp in runtime.partitions.restoring})
         return Readiness(ready=False, detail=f"restoring partitions {partitions}")
     return Readiness(ready=True, detail="ready")
 

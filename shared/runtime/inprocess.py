@@ -344,7 +344,7 @@ def _is_ready(item: _Running) -> bool:
     runtime = item.runtime
     return (
         runtime.ready.is_set()
-        and (not item.service.routes or bool(runtime.assigned))
+        and (not item.service.routes or bool(runtime.partitions.assigned))
         and (runtime.lease is None or runtime.lease.is_active)
     )
 

@@ -5,7 +5,9 @@ For each record it takes the key, gets the state from the changelog store, calls
 events would be over the record limit is refused before anything is kept (SPEC A12: the
 input goes to its ``.DLT``, the key keeps its state). The store entry keeps
 the ids of the last events applied, so a redelivered event changes nothing and emits
-nothing; and the deadline the core asked for, so a ``Tick`` reaches it on time.
+nothing (the one duplicate check of vcbus: cores do not keep ids; an event is applied
+once it changed the state, emitted, or its step says ``taken``); and the deadline the
+core asked for, so a ``Tick`` reaches it on time.
 
 What a ``Tick`` emits continues the trace of the job each event is about: the reactor
 remembers, per job, the span that handled the job's last input (in memory: after a
@@ -19,7 +21,7 @@ import heapq
 import itertools
 from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeAlias, TypeVar
 
 import msgspec
 import structlog
@@ -39,6 +41,7 @@ from shared.step import Ctx, Step, Tick
 from shared.tracing.spans import current_trace_id
 
 S = TypeVar("S")
+E = TypeVar("E")
 
 log = structlog.get_logger("vcbus.reactor")
 
@@ -57,8 +60,10 @@ class Entry(msgspec.Struct, Generic[S], frozen=True, kw_only=True):
     deadline: datetime | None = None
 
 
-Decide = Callable[[Any, Any, Ctx], Step[Any]]
-Deadline = Callable[[Any], datetime | None]
+Decide: TypeAlias = Callable[[S | None, E | Tick, Ctx], Step[S | None]]
+"""A pure core: the key's state (``None`` when it has none), an input or a ``Tick``, ``ctx``."""
+Deadline: TypeAlias = Callable[[S], datetime | None]
+"""When a state wants its next ``Tick``, if ever."""
 
 
 def _check_fits(key: str, entry: Entry[Any], emitted: Sequence[Event], *, same: bool) -> None:
@@ -89,16 +94,20 @@ def _check_fits(key: str, entry: Entry[Any], emitted: Sequence[Event], *, same: 
 _ENTRY_ENCODER = msgspec.json.Encoder()
 
 
-class Reactor(Generic[S]):
-    """A keyed handler over a pure core, with per-key deadlines fired as ``Tick`` events."""
+class Reactor(Generic[S, E]):
+    """A keyed handler over a pure core, with per-key deadlines fired as ``Tick`` events.
+
+    ``S`` is the core's state per key, ``E`` the inputs its routes deliver (a ``Tick``
+    comes besides).
+    """
 
     def __init__(
         self,
-        decide: Decide,
+        decide: Decide[S, E],
         store: ChangelogStore[Entry[S]],
         clock: Clock,
         *,
-        next_deadline: Deadline | None = None,
+        next_deadline: Deadline[S] | None = None,
     ) -> None:
         self._decide = decide
         self._store = store
@@ -117,7 +126,7 @@ class Reactor(Generic[S]):
         heapq.heapify(self._timers)
 
     def apply(
-        self, partition: int, key: str, event: object, event_id: str | None
+        self, partition: int, key: str, event: E | Tick, event_id: str | None
     ) -> Sequence[Event]:
         """Apply one input to the state of ``key`` in ``partition``; return what to publish."""
         entry = self._store.get(partition, key) or Entry[S]()
@@ -133,7 +142,7 @@ class Reactor(Generic[S]):
         )
         if step.state is None and not step.emit and entry.state is None:
             return ()
-        if step.state is entry.state and not step.emit:
+        if step.state is entry.state and not step.emit and not step.taken:
             # Nothing changed: the id is not remembered, so the same event read again
             # later (a newer state may take it: a restarted job's new PodGroup) is applied.
             return ()

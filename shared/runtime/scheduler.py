@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import datetime
+from typing import TypeGuard, TypeVar
 
 import structlog
 
@@ -20,6 +21,7 @@ from shared.runtime.cycle import run_cycles
 from shared.runtime.service import Runtime, Service
 from shared.runtime.table import Table
 from shared.runtime.traces import JobTraces
+from shared.scheduling import ClusterEvent
 from shared.step import Ctx
 
 SCHEDULING_TOPICS = (
@@ -38,7 +40,10 @@ SCHEDULING_TOPICS = (
 
 log = structlog.get_logger("vcbus.cycle")
 
-Decide = Callable[[Ctx], Sequence[Event]]
+E = TypeVar("E", bound=Event)
+"""The events a scheduling service's view folds (``shared.scheduling.ClusterEvent``)."""
+
+Decide = Callable[[Ctx], Sequence[E]]
 """Runs one cycle on the current view and returns the events to publish."""
 
 
@@ -46,9 +51,10 @@ def scheduling_service(
     name: str,
     clock: Clock,
     *,
-    apply: Callable[[Event], None],
-    decide: Decide,
-    assume: Callable[[Sequence[Event]], None],
+    folds: Callable[[Event], TypeGuard[E]],
+    apply: Callable[[E], None],
+    decide: Decide[E],
+    assume: Callable[[Sequence[E]], None],
     next_due: Callable[[datetime], datetime | None] | None = None,
     cycle_span: str,
     action: str,
@@ -61,6 +67,8 @@ def scheduling_service(
     Args:
         name: the service name.
         clock: where time comes from.
+        folds: whether the view folds an event; every event of ``SCHEDULING_TOPICS`` is
+            one, and one that is not goes to the ``.DLT`` as a fold that raised would.
         apply: folds one event into the view.
         decide: one cycle on the view; returns the events to publish.
         assume: folds the cycle's own published events into the view at once.
@@ -82,6 +90,8 @@ def scheduling_service(
     traces = JobTraces()
 
     def follow(event: Event, record: Record) -> None:
+        if not folds(event):
+            raise TypeError(f"the {name} view does not fold {type(event).__name__}")
         apply(event)
         traces.observe(event, record)
 
@@ -110,3 +120,8 @@ def scheduling_service(
         )
 
     return Service(name=name, tables=[table], tasks=[cycles], singleton=True)
+
+
+def folds_cluster_event(event: Event) -> TypeGuard[ClusterEvent]:
+    """Whether a ``ClusterView`` folds ``event`` (every event of ``SCHEDULING_TOPICS`` does)."""
+    return isinstance(event, ClusterEvent)

@@ -32,7 +32,7 @@ from shared.runtime.settings import Settings
 from shared.runtime.table import Table
 from shared.runtime.timers import Timer
 from shared.state.changelog import ChangelogStore
-from shared.telemetry.metrics import ServiceMetrics
+from shared.telemetry.metrics import NO_METRICS, RuntimeMetrics
 
 log = structlog.get_logger("vcbus.service")
 
@@ -41,29 +41,14 @@ RESTORE_WAIT = 120.0
 
 
 @dataclass
-class Runtime:
-    """What a service's background tasks may use while it runs."""
+class Partitions:
+    """The partitions a service's consumer is assigned, and which have their state restored."""
 
-    name: str
-    bus: Bus
-    clock: Clock
-    settings: Settings
-    producer: Producer
-    lease: Lease | None = None
-    ready: asyncio.Event = field(default_factory=asyncio.Event)
-    stopping: asyncio.Event = field(default_factory=asyncio.Event)
     assigned: frozenset[TopicPartition] = frozenset()
-    restored: set[int] = field(default_factory=set)
-    restore_done: asyncio.Condition = field(default_factory=asyncio.Condition)
-    stats: dict[str, int] = field(default_factory=dict)
-    metrics: ServiceMetrics | None = None
-    """Fed with what the service consumes, publishes and cycles, when given."""
     restoring: frozenset[TopicPartition] = frozenset()
     """Partitions assigned whose state is being restored (not ready meanwhile)."""
-    polled: asyncio.Event = field(default_factory=asyncio.Event)
-    """Set once the consumer's first poll returned (it has joined or is joining its group)."""
-    dead_lettered: set[tuple[str, int, int]] = field(default_factory=set)
-    """Origins (topic, partition, offset) this process's tables sent to a ``.DLT``."""
+    restored: set[int] = field(default_factory=set)
+    restore_done: asyncio.Condition = field(default_factory=asyncio.Condition)
 
     async def wait_restored(self, partitions: set[int], timeout: float) -> bool:
         """Wait until the stores of ``partitions`` are restored; False if they never are."""
@@ -82,6 +67,41 @@ class Runtime:
             yield
         finally:
             self.restoring -= partitions
+
+    async def add(self, partitions: frozenset[TopicPartition]) -> None:
+        """Note ``partitions`` assigned with their state restored; wake who waits for them."""
+        self.assigned = self.assigned | partitions
+        async with self.restore_done:
+            self.restored.update(tp.partition for tp in partitions)
+            self.restore_done.notify_all()
+
+    async def remove(self, partitions: frozenset[TopicPartition]) -> None:
+        """Note ``partitions`` revoked."""
+        async with self.restore_done:
+            self.restored.difference_update(tp.partition for tp in partitions)
+        self.assigned = self.assigned - partitions
+
+
+@dataclass
+class Runtime:
+    """What a service's background tasks may use while it runs."""
+
+    name: str
+    bus: Bus
+    clock: Clock
+    settings: Settings
+    producer: Producer
+    lease: Lease | None = None
+    ready: asyncio.Event = field(default_factory=asyncio.Event)
+    stopping: asyncio.Event = field(default_factory=asyncio.Event)
+    polled: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set once the consumer's first poll returned (it has joined or is joining its group)."""
+    partitions: Partitions = field(default_factory=Partitions)
+    stats: dict[str, int] = field(default_factory=dict)
+    metrics: RuntimeMetrics = NO_METRICS
+    """Fed with what the service consumes, publishes and cycles (nothing kept by default)."""
+    dead_lettered: set[tuple[str, int, int]] = field(default_factory=set)
+    """Origins (topic, partition, offset) this process's tables sent to a ``.DLT``."""
 
     async def publish(self, events: Sequence[Event]) -> None:
         """Publish events now and wait for the acks (background tasks such as cycles)."""
@@ -172,25 +192,20 @@ async def run_service(
 
     async def assigned(partitions: frozenset[TopicPartition]) -> None:
         owned = sorted({tp.partition for tp in partitions})
-        with runtime.restoring_partitions(partitions):
+        with runtime.partitions.restoring_partitions(partitions):
             for store in service.stores:
                 read = await store.restore(bus, owned, client_id=f"{client_id}-restore")
                 log.info("store_restored", store=store.name, partitions=owned, records=read)
         if service.on_restored is not None:
             service.on_restored()
-        runtime.assigned = runtime.assigned | partitions
-        async with runtime.restore_done:
-            runtime.restored.update(owned)
-            runtime.restore_done.notify_all()
+        await runtime.partitions.add(partitions)
         log.info("partitions_assigned", partitions=owned)
 
     async def revoked(partitions: frozenset[TopicPartition]) -> None:
         gone = {tp.partition for tp in partitions}
-        async with runtime.restore_done:
-            runtime.restored.difference_update(gone)
+        await runtime.partitions.remove(partitions)
         for store in service.stores:
             store.drop(gone)
-        runtime.assigned = runtime.assigned - partitions
         log.info("partitions_revoked", partitions=sorted(gone))
 
     try:
@@ -253,8 +268,7 @@ class _TableDeadLetters:
         except Exception as exc:  # noqa: BLE001 - a table must go on; the record stays logged
             log.error("table_dead_letter_failed", topic=record.topic, error=repr(exc))
             return
-        if self._runtime.metrics is not None:
-            self._runtime.metrics.observe_published([letter])
+        self._runtime.metrics.observe_published([letter])
         log.warning(
             "record_dead_lettered",
             topic=record.topic,
@@ -285,8 +299,7 @@ async def _consume(
     outbox = Outbox(settings.topic_prefix)
     await consumer.start()
     runtime.ready.set()
-    if runtime.metrics is not None:
-        runtime.metrics.attach(consumer)
+    runtime.metrics.attach(consumer)
     try:
         while not runtime.stopping.is_set():
             records = await consumer.getmany(
@@ -295,14 +308,13 @@ async def _consume(
             )
             runtime.polled.set()
             offsets: dict[TopicPartition, int] = {}
-            if records and not await runtime.wait_restored(
+            if records and not await runtime.partitions.wait_restored(
                 {record.partition for record in records}, timeout=RESTORE_WAIT
             ):
                 # A partition moved away before its state was restored: its records are
                 # left uncommitted, for the member that owns it now.
-                records = [r for r in records if r.partition in runtime.restored]
-            if runtime.metrics is not None:
-                runtime.metrics.observe_polled(records, consumer.assignment())
+                records = [r for r in records if r.partition in runtime.partitions.restored]
+            runtime.metrics.observe_polled(records, consumer.assignment())
             for record in records:
                 await router.dispatch(record, outbox)
                 offsets[record.tp] = record.offset + 1
@@ -326,8 +338,7 @@ async def _consume(
                 log.warning("commit_failed", error=str(exc), records=len(records))
             runtime.stats["records"] = runtime.stats.get("records", 0) + len(records)
     finally:
-        if runtime.metrics is not None:
-            runtime.metrics.attach(None)
+        runtime.metrics.attach(None)
         await consumer.stop()
 
 
@@ -404,8 +415,7 @@ async def _publish_state(runtime: Runtime, records: Sequence[OutRecord]) -> None
 
 async def _send(runtime: Runtime, records: Sequence[OutRecord]) -> None:
     await runtime.producer.send(records)
-    if runtime.metrics is not None:
-        runtime.metrics.observe_published(records)
+    runtime.metrics.observe_published(records)
 
 
 def _poll_timeout(timers: Sequence[Timer], clock: Clock, default: float) -> float:

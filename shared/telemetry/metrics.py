@@ -28,6 +28,7 @@ import asyncio
 import contextlib
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
+from typing import Final, Protocol
 
 import msgspec
 from opentelemetry.metrics import CallbackOptions, Observation
@@ -145,6 +146,45 @@ class PendingPodGroups:
             if phase in PENDING_PHASES:
                 out[(phase, reason)] = out.get((phase, reason), 0) + 1
         return out
+
+
+class RuntimeMetrics(Protocol):
+    """What the runtime feeds while a service runs: :class:`ServiceMetrics` or ``NO_METRICS``."""
+
+    def observe_cycle(self, seconds: float) -> None:
+        """Record one scheduling cycle's duration."""
+
+    def observe_polled(
+        self, records: Sequence[Record], assignment: Iterable[TopicPartition] = ()
+    ) -> None:
+        """Note a poll's records (to be handled now)."""
+
+    def observe_published(self, records: Sequence[OutRecord]) -> None:
+        """Note records about to be published."""
+
+    def attach(self, consumer: Consumer | None) -> None:
+        """The group consumer whose lag a scrape measures (``None`` when it stopped)."""
+
+
+class NullMetrics:
+    """Metrics that keep nothing: a service run without a metrics endpoint (tests, simulate)."""
+
+    def observe_cycle(self, seconds: float) -> None:
+        """Keep nothing."""
+
+    def observe_polled(
+        self, records: Sequence[Record], assignment: Iterable[TopicPartition] = ()
+    ) -> None:
+        """Keep nothing."""
+
+    def observe_published(self, records: Sequence[OutRecord]) -> None:
+        """Keep nothing."""
+
+    def attach(self, consumer: Consumer | None) -> None:
+        """Keep nothing."""
+
+
+NO_METRICS: Final[RuntimeMetrics] = NullMetrics()
 
 
 class ServiceMetrics:

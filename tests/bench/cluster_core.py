@@ -208,7 +208,7 @@ def run_service(inputs: Inputs) -> tuple[float, int]:
     clock = _Clock()
     kafka = Settings.from_env({}, bootstrap="localhost:9092").kafka
     service = app.build_service(Settings(kafka=kafka, partitions=PARTITIONS), clock, conf=CONF)
-    reactor = cast(Reactor[SimNode], service.timers[0])
+    reactor = cast(Reactor[SimNode, ClusterInput], service.timers[0])
     store = service.stores[0]
     outbox = cast(Outbox, _Outbox())
     written = 0

@@ -141,8 +141,8 @@ def measure(
         start = time.process_time()
         allocated = allocator_cycle(snapshot, allocator_conf, ctx, cache=allocator_cache)
         times["allocator"].append(time.process_time() - start)
-        allocator_view.assume(allocated.events)  # type: ignore[arg-type]
-        enqueue_view.assume(allocated.events)  # type: ignore[arg-type]
+        allocator_view.assume(allocated.events)
+        enqueue_view.assume(allocated.events)
         published.extend((enqueued.events, allocated.events))
     return times, published
 

@@ -60,10 +60,10 @@ def build(role: str, clock: Clock) -> tuple[Service, ChangelogStore[Entry[int]]]
     """Build the toy service of ``role`` with its store."""
     store = ChangelogStore[Entry[int]]("counts", Entry[int])
     if role == "upstream":
-        reactor = Reactor[int](count_up, store, clock)
+        reactor = Reactor[int, object](count_up, store, clock)
         route = Route(Topic.JOBS_ADMITTED, reactor.handle, "toy.count")
     else:
-        reactor = Reactor[int](count, store, clock)
+        reactor = Reactor[int, object](count, store, clock)
         route = Route(Topic.JOBS_STATUS, reactor.handle, "toy.count")
     return Service(name=f"toy-{role}", routes=[route], stores=[store]), store
 

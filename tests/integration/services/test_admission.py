@@ -275,9 +275,9 @@ async def _publish(bus: AioKafkaBus, topic: str, cases: list[Case]) -> None:
 
 def _is_split(a: Runtime, b: Runtime) -> bool:
     return (
-        bool(a.assigned and b.assigned)
-        and not a.assigned & b.assigned
-        and (len(a.assigned | b.assigned) == PARTITIONS)
+        bool(a.partitions.assigned and b.partitions.assigned)
+        and not a.partitions.assigned & b.partitions.assigned
+        and (len(a.partitions.assigned | b.partitions.assigned) == PARTITIONS)
     )
 
 
@@ -327,7 +327,7 @@ async def test_each_submission_gets_exactly_one_answer_when_two_replicas_share_t
                     )
                 )
             everything = {TopicPartition(submitted, p) for p in range(PARTITIONS)}
-            assert await wait_until(lambda: a.assigned == everything)
+            assert await wait_until(lambda: a.partitions.assigned == everything)
             await _publish(bus, submitted, third)
             assert await tail.wait_for(lambda: answered(TOTAL))
 

@@ -19,10 +19,12 @@ from typing import Any
 import pytest
 import yaml
 
+from services.bootstrap import SERVICE_NAMES, bootstrap
 from services.cli import build_parser
 from services.cli import serve as serve_command
 from services.cli import topics as topics_command
-from services.cli.serve import BUILDERS, add_service_options
+from services.cli.serve import add_service_options, system_conf
+from shared.runtime.clock import SystemClock
 from shared.runtime.service import Service
 from shared.runtime.settings import Settings
 from shared.runtime.topology import service_topics, topic_configs
@@ -61,7 +63,7 @@ def services(settings: Settings) -> list[Service]:
     parser = argparse.ArgumentParser()
     add_service_options(parser)
     args = parser.parse_args([])
-    return [build(args, settings) for build in BUILDERS.values()]
+    return bootstrap(system_conf(args, SERVICE_NAMES), settings, SystemClock())
 
 
 def shipped_settings() -> Settings:
@@ -119,7 +121,7 @@ def test_kafka_is_kraft_and_jaeger_is_v2_with_otlp_when_compose_is_read(compose)
 
 
 def test_every_service_runs_a_real_cli_command_with_replicas_when_compose_is_read(vcbus_services):
-    assert set(vcbus_services) == set(BUILDERS)
+    assert set(vcbus_services) == set(SERVICE_NAMES)
     for name, service in vcbus_services.items():
         args = parsed(service["command"])
         assert args.func is serve_command.run
@@ -221,7 +223,7 @@ def test_every_manifest_parses_and_is_listed_when_kustomization_is_read():
     files = {path.name for path in K8S.glob("*.yaml")} - {"kustomization.yaml"}
     assert set(kustomization["resources"]) == files
     kinds = [document["kind"] for _, document in k8s_documents()]
-    assert kinds.count("Deployment") == len(BUILDERS)
+    assert kinds.count("Deployment") == len(SERVICE_NAMES)
 
 
 KAFKA_SETTINGS = (
@@ -270,7 +272,7 @@ def test_deployments_run_cli_commands_with_probes_and_resources_when_manifests_a
         env = {e["name"]: e.get("value") for e in container["env"]}
         assert env["OTEL_SERVICE_NAME"] == name
         seen.add(name)
-    assert seen == set(BUILDERS)
+    assert seen == set(SERVICE_NAMES)
 
 
 def test_scheduler_configmap_is_the_deploy_conf_and_mounted_when_manifests_are_read():

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 from structlog.testing import capture_logs
 
-from services.cli.serve import scheduler_conf
+from services.cli.serve import priority_classes, scheduler_conf
+from shared.runtime.settings import SettingsError
 from shared.scheduling.framework.conf import ConfError
 
 CONF = """
@@ -46,3 +47,39 @@ def test_service_refuses_a_misspelt_plugin_with_the_closest_name(tmp_path: Path)
 
     with pytest.raises(ConfError, match=r"unknown plugin 'gnag' \(did you mean 'gang'\?\)"):
         scheduler_conf(str(path))
+
+
+PRIORITY_CLASSES = """
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: high-priority}
+value: 1000
+---
+low: 10
+"""
+
+
+def test_priority_classes_read_kubernetes_objects_and_a_plain_map(tmp_path: Path) -> None:
+    path = tmp_path / "priority-classes.yaml"
+    path.write_text(PRIORITY_CLASSES)
+    assert priority_classes(str(path)) == {"high-priority": 1000, "low": 10}
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: x}\n",
+            "{path} (document 1): value: a PriorityClass needs a whole-number value",
+        ),
+        ("---\nlow: ten\n", "{path}: low: expected a whole number, got 'ten'"),
+    ],
+)
+def test_a_priority_class_that_does_not_read_is_a_settings_error_naming_it(
+    tmp_path: Path, text: str, message: str
+) -> None:
+    path = tmp_path / "priority-classes.yaml"
+    path.write_text(text)
+    with pytest.raises(SettingsError) as caught:
+        priority_classes(str(path))
+    assert str(caught.value) == message.format(path=path)

@@ -87,7 +87,7 @@ async def test_readiness_waits_for_tables_consumer_and_restore_when_starting():
     runtime.ready.set()
     assert readiness(service, runtime).detail == "consumer joining its group"
     runtime.polled.set()
-    with runtime.restoring_partitions(frozenset({TopicPartition("t.jobs.admitted", 2)})):
+    with runtime.partitions.restoring_partitions(frozenset({TopicPartition("t.jobs.admitted", 2)})):
         assert readiness(service, runtime) == Readiness(False, "restoring partitions [2]")
     assert readiness(service, runtime) == Readiness(True, "ready")
     runtime.stopping.set()

@@ -85,7 +85,7 @@ def test_reactor_refuses_a_state_over_the_limit_and_keeps_the_previous_one() -> 
     def grow(state: str | None, event: object, ctx: Ctx) -> Step[str | None]:
         return Step((state or "") + str(event))
 
-    reactor = Reactor[str](grow, store, VirtualClock(NOW))
+    reactor = Reactor[str, str](grow, store, VirtualClock(NOW))
     reactor.apply(0, "k", "small", "e1")
 
     with pytest.raises(RecordTooLargeError, match="the state of k would be"):

@@ -51,10 +51,12 @@ def _input(n: int) -> JobDeleteAccepted:
     )
 
 
-def _reactor(clock: VirtualClock) -> tuple[Reactor[int], ChangelogStore[Entry[int]]]:
+def _reactor(
+    clock: VirtualClock,
+) -> tuple[Reactor[int, JobDeleteAccepted], ChangelogStore[Entry[int]]]:
     store = ChangelogStore[Entry[int]]("t", Entry[int])
     store.bind("t.changelog")
-    return Reactor[int](_core, store, clock, next_deadline=_deadline), store
+    return Reactor[int, JobDeleteAccepted](_core, store, clock, next_deadline=_deadline), store
 
 
 def test_redelivered_event_changes_nothing_and_emits_nothing_when_applied_twice(

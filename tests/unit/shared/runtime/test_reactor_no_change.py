@@ -1,4 +1,4 @@
-"""The reactor remembers the ids of inputs that changed something, not of those that did not.
+"""The reactor remembers the ids of inputs that changed something or were taken, not others.
 
 An input a state cannot take yet (it changes nothing) may be read again later, when a
 newer state takes it; remembering its id would drop it then.
@@ -12,7 +12,7 @@ from contracts import JobDeleteAccepted, JobKey
 from shared.runtime.clock import VirtualClock
 from shared.runtime.reactor import Entry, Reactor
 from shared.state.changelog import ChangelogStore
-from shared.step import Ctx, Step
+from shared.step import Ctx, Step, Tick
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -31,7 +31,7 @@ def test_an_input_that_changed_nothing_is_applied_when_read_again_after_the_stat
 
     store = ChangelogStore[Entry[int]]("counts", Entry[int])
     store.bind("t.counts.changelog")
-    reactor = Reactor[int](core, store, VirtualClock())
+    reactor = Reactor[int, JobDeleteAccepted](core, store, VirtualClock())
     reactor.apply(0, "ns/a", event(0), "e0")  # creates nothing: state stays None
     store.put(0, "ns/a", Entry[int](state=5))
     assert reactor.apply(0, "ns/a", event(1), "e1") == ()
@@ -42,3 +42,21 @@ def test_an_input_that_changed_nothing_is_applied_when_read_again_after_the_stat
     assert store.get(0, "ns/a") == Entry[int](state=6, seen=("e1",))
     reactor.apply(0, "ns/a", event(1), "e1")  # now remembered: a duplicate is dropped
     assert store.get(0, "ns/a") == Entry[int](state=6, seen=("e1",))
+
+
+def test_an_input_taken_without_a_change_is_skipped_when_read_again_after_the_state_moved() -> None:
+    def core(state: int | None, event: JobDeleteAccepted | Tick, _ctx: Ctx) -> Step[int | None]:
+        assert isinstance(event, JobDeleteAccepted)
+        if event.event_id == "e0":
+            return Step(state, taken=True)  # a fact the state holds already
+        return Step((state or 0) + 1)
+
+    store = ChangelogStore[Entry[int]]("counts", Entry[int])
+    store.bind("t.counts.changelog")
+    reactor = Reactor[int, JobDeleteAccepted](core, store, VirtualClock())
+    store.put(0, "ns/a", Entry[int](state=5))
+    assert reactor.apply(0, "ns/a", event(0), "e0") == ()
+    assert store.get(0, "ns/a") == Entry[int](state=5, seen=("e0",))
+    reactor.apply(0, "ns/a", event(1), "e1")
+    reactor.apply(0, "ns/a", event(0), "e0")
+    assert store.get(0, "ns/a") == Entry[int](state=6, seen=("e0", "e1"))

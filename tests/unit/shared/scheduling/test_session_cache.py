@@ -300,8 +300,8 @@ def test_cycles_with_the_cache_decide_what_cycles_without_it_decide() -> None:
         allocated = allocator_cycle(view.snapshot(), CONF, ctx, cache=allocator_cache)
         plain_allocated = allocator_cycle(plain_view.snapshot(), CONF, ctx)
         assert allocated == plain_allocated, name
-        view.assume(allocated.events)  # type: ignore[arg-type]
-        plain_view.assume(plain_allocated.events)  # type: ignore[arg-type]
+        view.assume(allocated.events)
+        plain_view.assume(plain_allocated.events)
 
 
 def test_a_sessions_changes_do_not_reach_the_next_session() -> None:
