@@ -1,6 +1,7 @@
 """The admission service: reads ``jobs.submitted``; writes ``jobs.admitted`` and ``jobs.rejected``.
 
-Pure modules: :mod:`~services.admission.decode` (bytes → Job, command or violations),
+Pure modules: :mod:`~services.admission.bounded_parse` (bytes → a plain document, bounded),
+:mod:`~services.admission.decode` (bytes → Job, command or violations),
 :mod:`~services.admission.mutate` (Volcano's defaults with SPEC A1),
 :mod:`~services.admission.rules` (every violation at once) and
 :mod:`~services.admission.core` (``decide``: one submission → one event).

@@ -32,8 +32,9 @@ from contracts.events.jobs_admitted import (
 from contracts.events.jobs_rejected import JobRejected, SubmissionOrigin, Violation
 from contracts.objects.job import Job
 from contracts.objects.queue import Queue
+from services.admission.bounded_parse import load_yaml
 from services.admission.core import AdmissionLimits, Submission, decide, queues_from_manifests
-from services.admission.decode import decode, load_yaml
+from services.admission.decode import decode
 from services.admission.mutate import mutate
 from services.cli import terminal
 from shared.step import Ctx

@@ -38,8 +38,8 @@ from contracts import (
     tag_of,
 )
 from contracts.objects import JobPhase, Queue
+from services.admission.bounded_parse import load_yaml
 from services.admission.core import queues_from_manifests
-from services.admission.decode import load_yaml
 from services.cli import require_broker, terminal
 from services.cli.admit import Verdict, admit, as_text
 from services.cli.status import (

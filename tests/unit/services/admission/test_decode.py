@@ -15,7 +15,8 @@ from contracts.events.jobs_submitted import (
 )
 from contracts.keys import JobKey
 from contracts.objects.job import Job
-from services.admission.decode import MAX_DEPTH, decode, decode_submission
+from services.admission.bounded_parse import MAX_DEPTH
+from services.admission.decode import decode, decode_submission
 
 JOB_YAML = b"""\
 apiVersion: batch.volcano.sh/v1alpha1
