@@ -21,17 +21,14 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from shared.scheduling.framework.extension_points import NodeFilter, NodeScorer
+from shared.scheduling.framework.session_plugins import SessionPlugins
 from shared.scheduling.framework.status import FitErrors, insufficient
 from shared.scheduling.model import NodeInfo, TaskInfo
 from shared.scheduling.node_matrix import BoolArray, FloatArray, IntArray, NodeMatrix
-
-if TYPE_CHECKING:
-    from shared.scheduling.framework.session import Session
 
 _FULL_REFRESH_FRACTION = 4
 _ROW_BY_ROW = 8
@@ -83,9 +80,13 @@ class _Entry:
 
 
 class PlacementCache:
-    """Per-session cache of filter results and scores, by task signature."""
+    """Per-session cache of filter results and scores, by task signature.
 
-    def __init__(self, ssn: Session) -> None:
+    It reads the session's plugin side only (``SessionPlugins``: filters, scorers, node
+    accounting and nodes in row order), which ``Session`` inherits.
+    """
+
+    def __init__(self, ssn: SessionPlugins) -> None:
         self._ssn = ssn
         self._matrix: NodeMatrix = ssn.matrix
         self._filters: list[NodeFilter] = ssn.node_filters()
