@@ -31,9 +31,8 @@ from shared.scheduling.framework.conf import (
     ConfError,
     SchedulerConf,
 )
-from shared.scheduling.framework.plugin import PluginBuilder
 from shared.scheduling.framework.results import SessionResult
-from shared.scheduling.framework.session import close_session, open_session
+from shared.scheduling.framework.session import PluginBuilder, close_session, open_session
 from shared.scheduling.framework.session_cache import SessionCache
 from shared.scheduling.framework.will_bind import ACTION as WILL_BIND_ACTION
 from shared.scheduling.framework.will_bind import WillBindArgs

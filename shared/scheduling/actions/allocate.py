@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from contracts.keys import JobKey
 from contracts.objects.podgroup import PodGroupPhase
-from shared.scheduling.framework.plugin import get_bool
+from shared.scheduling.framework.arguments import get_bool
 from shared.scheduling.framework.priority_queue import PriorityQueue
 from shared.scheduling.framework.reservation import is_target_ready
 from shared.scheduling.framework.session import Session

@@ -1,44 +1,21 @@
-"""What a plugin is: a name and two hooks, built from its arguments by a ``PluginBuilder``.
+"""Reading plugin and action arguments, typed: numbers, booleans, text and durations.
 
-Port of volcano@v1.12.0 ``pkg/scheduler/framework/interface.go`` (``Plugin``) and
-``arguments.go`` (``Arguments.GetInt``/``GetFloat64``/``GetBool``).
+Port of volcano@v1.12.0 ``pkg/scheduler/framework/arguments.go``
+(``Arguments.GetInt``/``GetFloat64``/``GetBool``). What a plugin is (``Plugin``,
+``PluginBuilder``) is declared beside the session that opens and closes it
+(``framework.session``).
 
 Deliberate deviations:
-- No global registry: ``open_session`` takes a table of builders (``plugins.PLUGIN_BUILDERS``
-  in production, a test's own table in tests).
+- Durations are read here too (``parse_duration``, ``get_duration``): seconds as a number,
+  or Go's form.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from datetime import timedelta
-from typing import TYPE_CHECKING, Protocol
 
 from shared.scheduling.framework.conf import Arguments, ArgValue
-
-if TYPE_CHECKING:
-    from shared.scheduling.framework.session import Session
-
-
-class Plugin(Protocol):
-    """A scheduler plugin: registers callbacks at session open, reports at session close."""
-
-    @property
-    def name(self) -> str:
-        """The plugin's configuration name (``gang``, ``drf`` …)."""
-        ...
-
-    def on_session_open(self, ssn: Session) -> None:
-        """Register callbacks on the session."""
-        ...
-
-    def on_session_close(self, ssn: Session) -> None:
-        """Record what the plugin concludes (conditions, explanations)."""
-        ...
-
-
-PluginBuilder = Callable[[Arguments], Plugin]
 
 
 def get_int(arguments: Arguments, key: str, default: int) -> int:

@@ -8,7 +8,9 @@ working copy is built by ``framework.working_copy``.
 
 Deliberate deviations:
 - Plugins come from the ``builders`` table given to ``open_session`` (no global registry;
-  the catalogue lives above the framework, in ``shared.scheduling.scheduler``).
+  the catalogue lives above the framework, in ``shared.scheduling.scheduler``). What a
+  plugin is (``Plugin``, ``PluginBuilder``; Volcano's ``interface.go``) is declared here,
+  beside the session whose opening and closing call its two hooks.
 - Every decision is recorded and returned by ``close_session`` as a ``SessionResult``; the
   session performs no I/O and does not log.
 - Node accounting lives in a ``NodeMatrix``; nodes are chosen by a ``PlacementCache``
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
+from typing import Protocol
 
 from contracts.keys import JobKey, pod_key
 from contracts.objects.meta import Condition
@@ -38,7 +41,6 @@ from shared.scheduling.framework.conf import (
 from shared.scheduling.framework.feasibility import Feasibility
 from shared.scheduling.framework.job_updater import status_updates, update_all
 from shared.scheduling.framework.placement import Placement, PlacementCache
-from shared.scheduling.framework.plugin import Plugin, PluginBuilder
 from shared.scheduling.framework.reservation import ReservationLimits
 from shared.scheduling.framework.results import (
     BindDecision,
@@ -64,6 +66,27 @@ from shared.scheduling.snapshot import (
     ClusterSnapshot,
     Reservation,
 )
+
+
+class Plugin(Protocol):
+    """A scheduler plugin: registers callbacks at session open, reports at session close."""
+
+    @property
+    def name(self) -> str:
+        """The plugin's configuration name (``gang``, ``drf`` …)."""
+        ...
+
+    def on_session_open(self, ssn: Session) -> None:
+        """Register callbacks on the session."""
+        ...
+
+    def on_session_close(self, ssn: Session) -> None:
+        """Record what the plugin concludes (conditions, explanations)."""
+        ...
+
+
+PluginBuilder = Callable[[Arguments], Plugin]
+"""Builds a plugin from its arguments (``open_session`` takes a table of them)."""
 
 
 class Session(SessionPlugins):

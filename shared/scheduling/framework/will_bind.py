@@ -57,8 +57,8 @@ from contracts.objects.meta import Condition
 from contracts.objects.pod import Pod
 from contracts.objects.podgroup import PodGroupPhase, StageTask
 from shared.reasons import WILL_BIND_TIMEOUT
+from shared.scheduling.framework.arguments import get_duration
 from shared.scheduling.framework.conf import Arguments
-from shared.scheduling.framework.plugin import get_duration
 from shared.scheduling.framework.results import WillBindChange, WillBindChangeKind
 from shared.scheduling.model import JobInfo, NodeInfo, TaskInfo, TaskStatus, naive_utc
 from shared.scheduling.resource import Resource

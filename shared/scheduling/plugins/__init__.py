@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from shared.scheduling.framework.plugin import PluginBuilder
+from shared.scheduling.framework.session import PluginBuilder
 from shared.scheduling.plugins import (
     binpack,
     conformance,

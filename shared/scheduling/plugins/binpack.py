@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from shared.scheduling.framework.arguments import get_int, get_str
 from shared.scheduling.framework.conf import Arguments
-from shared.scheduling.framework.plugin import get_int, get_str
 from shared.scheduling.framework.session import Session
 from shared.scheduling.model import TaskInfo
 from shared.scheduling.node_matrix import FloatArray, IntArray, NodeMatrix

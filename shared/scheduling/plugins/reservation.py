@@ -64,8 +64,8 @@ import numpy as np
 from contracts.objects.podgroup import PodGroupPhase
 from contracts.quantity import QuantityError, parse_resources
 from shared.reasons import WAITING_FOR_RESERVATION
+from shared.scheduling.framework.arguments import get_duration, get_str
 from shared.scheduling.framework.conf import Arguments, SchedulerConf
-from shared.scheduling.framework.plugin import get_duration, get_str
 from shared.scheduling.framework.reservation import (
     DEFAULT_LOCK_BACKOFF,
     DEFAULT_LOCK_MAX,
