@@ -28,8 +28,11 @@ Deliberate deviations:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
+from typing import Protocol
 
+from contracts.keys import JobKey
 from contracts.objects.meta import Condition
 from contracts.objects.podgroup import PodGroupPhase
 from shared.reasons import (
@@ -42,9 +45,45 @@ from shared.reasons import (
 from shared.scheduling.framework.conf import ENQUEUE_SIDE_ACTIONS
 from shared.scheduling.framework.results import PodGroupStatusUpdate, PodGroupUpdate
 from shared.scheduling.model import JobInfo, TaskStatus
+from shared.scheduling.snapshot import ClusterSnapshot
 
-if TYPE_CHECKING:
-    from shared.scheduling.framework.session import Session
+
+class ClosingSession(Protocol):
+    """What the PodGroup updates read from a session at close (``Session`` has it all)."""
+
+    @property
+    def jobs(self) -> Mapping[JobKey, JobInfo]:
+        """The session's jobs."""
+        ...
+
+    @property
+    def snapshot(self) -> ClusterSnapshot:
+        """The cluster state the session opened on (the PodGroups' previous phases)."""
+        ...
+
+    @property
+    def unschedulable(self) -> AbstractSet[JobKey]:
+        """Jobs given an Unschedulable condition this session."""
+        ...
+
+    @property
+    def job_conditions(self) -> Mapping[JobKey, tuple[Condition, ...]]:
+        """Allocator conditions set this session."""
+        ...
+
+    @property
+    def enqueue_reasons(self) -> Mapping[JobKey, Mapping[str, str]]:
+        """Why enqueue left a job Pending: reason code → message."""
+        ...
+
+    @property
+    def actions(self) -> Sequence[str]:
+        """The actions the session ran."""
+        ...
+
+    def infeasibility(self, job: JobInfo) -> str | None:
+        """Why ``job`` could never run on this cluster, or ``None``."""
+        ...
 
 
 def pod_group_phase(job: JobInfo, *, unschedulable: bool) -> PodGroupPhase:
@@ -71,7 +110,7 @@ _ADMITTED = frozenset({PodGroupPhase.RUNNING, PodGroupPhase.UNKNOWN})
 _WAITING = frozenset({PodGroupPhase.PENDING, PodGroupPhase.INQUEUE})
 
 
-def update_all(ssn: Session) -> tuple[PodGroupUpdate, ...]:
+def update_all(ssn: ClosingSession) -> tuple[PodGroupUpdate, ...]:
     """Return the PodGroups whose phase or allocator conditions changed (``UpdateAll``)."""
     updates = []
     for key in sorted(ssn.jobs):
@@ -96,7 +135,9 @@ def update_all(ssn: Session) -> tuple[PodGroupUpdate, ...]:
     return tuple(updates)
 
 
-def reason_conditions(ssn: Session, job: JobInfo, phase: PodGroupPhase) -> tuple[Condition, ...]:
+def reason_conditions(
+    ssn: ClosingSession, job: JobInfo, phase: PodGroupPhase
+) -> tuple[Condition, ...]:
     """Return the one reason condition of a PodGroup in ``phase`` (SPEC A8), or none.
 
     Candidates: enqueue's rejections of this session, the allocator's ``Unschedulable``
@@ -143,7 +184,7 @@ def reason_conditions(ssn: Session, job: JobInfo, phase: PodGroupPhase) -> tuple
     return (min(candidates, key=lambda c: (reason_rank(c.reason), c.reason, c.message)),)
 
 
-def status_updates(ssn: Session) -> tuple[PodGroupStatusUpdate, ...]:
+def status_updates(ssn: ClosingSession) -> tuple[PodGroupStatusUpdate, ...]:
     """Return the PodGroups whose phase or reason condition changed (``podgroups.status``)."""
     updates = []
     for key in sorted(ssn.jobs):
