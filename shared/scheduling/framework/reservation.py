@@ -18,18 +18,16 @@ Deliberate deviations:
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, MutableSequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING
+from typing import Protocol
 
+from contracts.keys import JobKey
 from shared.reasons import RESERVATION_EXPIRED
 from shared.scheduling.framework.results import ReservationChange, ReservationChangeKind
 from shared.scheduling.model import JobInfo, naive_utc
 from shared.scheduling.snapshot import Reservation, with_backoff
-
-if TYPE_CHECKING:
-    from shared.scheduling.framework.session import Session
 
 TARGET_GONE = "target job is gone"
 TARGET_READY = "target job is ready"
@@ -58,7 +56,42 @@ class ReservationLimits:
         return reservation.elected_at + self.lock_max
 
 
-def backoff_until(ssn: Session, job: JobInfo) -> datetime | None:
+class ReservingSession(Protocol):
+    """What the reservation's changes read and write in a session (``Session`` has it all)."""
+
+    reservation: Reservation
+    """The current reservation; every change replaces it."""
+
+    @property
+    def now(self) -> datetime:
+        """The cycle's time."""
+        ...
+
+    @property
+    def jobs(self) -> Mapping[JobKey, JobInfo]:
+        """The session's jobs."""
+        ...
+
+    @property
+    def reservation_limits(self) -> ReservationLimits:
+        """How long a reservation may hold nodes."""
+        ...
+
+    @property
+    def reservation_changes(self) -> MutableSequence[ReservationChange]:
+        """Elections, locks and unlocks made this session, in order."""
+        ...
+
+    def job_ready(self, job: JobInfo) -> bool:
+        """Whether ``job``'s gang is ready (``JobReady``)."""
+        ...
+
+    def infeasibility(self, job: JobInfo) -> str | None:
+        """Why ``job`` could never run on this cluster, or ``None``."""
+        ...
+
+
+def backoff_until(ssn: ReservingSession, job: JobInfo) -> datetime | None:
     """Until when ``job`` may not be elected (its reservation expired), or ``None``."""
     for key, until in ssn.reservation.backoff:
         if key == job.key and naive_utc(until) > naive_utc(ssn.now):
@@ -66,12 +99,12 @@ def backoff_until(ssn: Session, job: JobInfo) -> datetime | None:
     return None
 
 
-def is_target_ready(ssn: Session, job: JobInfo) -> bool:
+def is_target_ready(ssn: ReservingSession, job: JobInfo) -> bool:
     """Whether the target's gang is placed (``JobInfo.Ready()`` and ``JobReady``)."""
     return job.is_ready() and ssn.job_ready(job)
 
 
-def release_reason(ssn: Session) -> tuple[str, datetime | None] | None:
+def release_reason(ssn: ReservingSession) -> tuple[str, datetime | None] | None:
     """Why the current target must be released, with the end of its backoff, or ``None``.
 
     Gone, ready, infeasible (nodes changed), or held ``lock-max`` without becoming ready:
@@ -104,7 +137,7 @@ def seconds_text(duration: timedelta) -> str:
     return f"{duration.total_seconds():g}s"
 
 
-def elect_target(ssn: Session, job: JobInfo, reason: str) -> None:
+def elect_target(ssn: ReservingSession, job: JobInfo, reason: str) -> None:
     """Make ``job`` the target, with no node locked yet, under a new generation."""
     generation = ssn.reservation.generation + 1
     ssn.reservation = Reservation(
@@ -124,7 +157,7 @@ def elect_target(ssn: Session, job: JobInfo, reason: str) -> None:
     )
 
 
-def lock_nodes(ssn: Session, nodes: Iterable[str], mode: str, reason: str) -> None:
+def lock_nodes(ssn: ReservingSession, nodes: Iterable[str], mode: str, reason: str) -> None:
     """Lock ``nodes`` for the target (those already locked are left out)."""
     current = ssn.reservation
     if current.target_job is None:
@@ -148,7 +181,7 @@ def lock_nodes(ssn: Session, nodes: Iterable[str], mode: str, reason: str) -> No
     )
 
 
-def release_target(ssn: Session, reason: str, backoff: datetime | None = None) -> None:
+def release_target(ssn: ReservingSession, reason: str, backoff: datetime | None = None) -> None:
     """Clear the target and unlock every node at once; ``backoff``: not electable until then."""
     current = ssn.reservation
     if current.target_job is None:
