@@ -37,12 +37,8 @@ from shared.scheduling.framework.reservation import is_target_ready
 from shared.scheduling.framework.session import Session
 from shared.scheduling.framework.statement import Statement
 from shared.scheduling.framework.status import FitErrors
-from shared.scheduling.framework.will_bind import (
-    WillBindArgs,
-    refresh,
-    reserve_stages,
-    will_bind_args,
-)
+from shared.scheduling.framework.will_bind import WillBindArgs
+from shared.scheduling.framework.will_bind_allocate import refresh, reserve_stages, will_bind_args
 from shared.scheduling.model import JobInfo, QueueInfo, TaskInfo
 
 NAME = "allocate"

@@ -37,6 +37,10 @@ Arguments, read from allocate's ``configurations`` entry (or global arguments):
 
 A job opts out with the annotation ``vcbus.io/will-bind: "false"``.
 
+This module holds the arguments, the session's ledger of phantoms and the conditions close
+reports; what allocate does (release what is no longer due, reserve stages) is
+``framework.will_bind_allocate``.
+
 Accounting: a phantom lives in the session's ``NodeMatrix`` (used, idle, pod count) and in
 this ledger, never in ``JobInfo.tasks`` or ``NodeInfo.tasks``, so job counters and gang checks
 see only real pods. A real pod takes its phantom out of the matrix before it is placed, so
@@ -45,14 +49,13 @@ the two are never counted together. Queue shares (proportion, drf) do not count 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from contracts.events.capacity_reservations import ReservedPod
 from contracts.keys import JobKey, NodeName, pod_key, split_key
-from contracts.objects.job import ANNOTATION_WILL_BIND
 from contracts.objects.meta import Condition
 from contracts.objects.pod import Pod
 from contracts.objects.podgroup import PodGroupPhase, StageTask
@@ -60,12 +63,10 @@ from shared.reasons import WILL_BIND_TIMEOUT
 from shared.scheduling.framework.arguments import get_duration
 from shared.scheduling.framework.conf import Arguments
 from shared.scheduling.framework.results import WillBindChange, WillBindChangeKind
-from shared.scheduling.model import JobInfo, NodeInfo, TaskInfo, TaskStatus, naive_utc
+from shared.scheduling.model import JobInfo, NodeInfo, TaskInfo, TaskStatus
+from shared.scheduling.node_matrix import NodeMatrix
 from shared.scheduling.resource import Resource
 from shared.scheduling.snapshot import WillBind
-
-if TYPE_CHECKING:
-    from shared.scheduling.framework.session import Session
 
 ACTION = "allocate"
 """The action whose ``configurations`` entry carries the arguments."""
@@ -96,17 +97,13 @@ __all__ = [
     "Held",
     "WillBindArgs",
     "WillBindLedger",
-    "is_opted_out",
-    "refresh",
-    "reserve_stages",
+    "WillBindSession",
+    "same_incarnation",
     "set_conditions",
-    "will_bind_args",
 ]
 
 PhantomKey = tuple[str, int]
 """(task, index) of the pod a phantom stands for."""
-
-_LIVE_PHASES = frozenset({PodGroupPhase.INQUEUE, PodGroupPhase.RUNNING, PodGroupPhase.UNKNOWN})
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,21 +137,37 @@ class WillBindArgs:
         return cls(enabled=raw, timeout=timeout)
 
 
-def will_bind_args(ssn: Session) -> WillBindArgs:
-    """The session's will-bind arguments: global ones, overridden by allocate's.
+class WillBindSession(Protocol):
+    """What the ledger and the close-time conditions read in a session (``Session`` has it)."""
 
-    Raises:
-        ValueError: on a malformed argument (``parse_conf`` reports it at start-up).
-    """
-    return WillBindArgs.parse({**ssn.arguments, **ssn.action_arguments(ACTION)})
+    @property
+    def jobs(self) -> Mapping[JobKey, JobInfo]:
+        """The session's jobs."""
+        ...
+
+    @property
+    def nodes(self) -> Mapping[str, NodeInfo]:
+        """The session's nodes by name."""
+        ...
+
+    @property
+    def matrix(self) -> NodeMatrix:
+        """The session's node accounting, where phantoms are counted."""
+        ...
+
+    @property
+    def job_conditions(self) -> MutableMapping[JobKey, tuple[Condition, ...]]:
+        """Allocator conditions set this session (``set_conditions`` adds ``WillBind``)."""
+        ...
+
+    @property
+    def will_bind(self) -> WillBindLedger:
+        """The session's ledger."""
+        ...
 
 
-def is_opted_out(job: JobInfo) -> bool:
-    """Whether the job carries ``vcbus.io/will-bind: "false"``."""
-    return job.podgroup.annotations.get(ANNOTATION_WILL_BIND, "").strip().lower() == "false"
-
-
-def _same_incarnation(job: JobInfo, uid: str) -> bool:
+def same_incarnation(job: JobInfo, uid: str) -> bool:
+    """Whether ``job`` is the PodGroup incarnation ``uid`` names (either uid unknown: yes)."""
     return not uid or not job.podgroup.uid or job.podgroup.uid == uid
 
 
@@ -201,7 +214,7 @@ def _reserved_pod(phantom: TaskInfo) -> ReservedPod:
 class WillBindLedger:
     """The session's will-bind reservations: phantoms on nodes, and what changed."""
 
-    def __init__(self, ssn: Session, states: Mapping[JobKey, WillBind]) -> None:
+    def __init__(self, ssn: WillBindSession, states: Mapping[JobKey, WillBind]) -> None:
         """Load the snapshot's reservations and count the live ones on their nodes."""
         self._ssn = ssn
         self.held: dict[JobKey, Held] = {}
@@ -213,7 +226,7 @@ class WillBindLedger:
 
     def _load(self, state: WillBind) -> None:
         job = self._ssn.jobs.get(state.job)
-        same = job is not None and _same_incarnation(job, state.uid)
+        same = job is not None and same_incarnation(job, state.uid)
         if state.timed_out and same:
             self.timed_out.add(state.job)
         if not state.pods:
@@ -447,127 +460,6 @@ class WillBindLedger:
         )
 
 
-# What allocate does ------------------------------------------------------------------------
-def refresh(ssn: Session, args: WillBindArgs) -> None:
-    """Release what is no longer due, then reserve for every eligible job (allocate's start).
-
-    Jobs are served highest priority first, then older, then by key.
-    """
-    ledger = ssn.will_bind
-    for key in sorted(ledger.held):
-        held = ledger.held[key]
-        verdict = _release_all(ssn, args, held)
-        if verdict is not None:
-            ledger.release(key, list(held.phantoms), *verdict)
-            continue
-        job = ssn.jobs[key]
-        stages = {s.name: s for s in job.podgroup.stages}
-        present = set(job.roles())
-        unneeded, bound = [], []
-        for task, index in sorted(held.phantoms):
-            stage = stages.get(task)
-            if stage is None or index >= stage.min_available:
-                unneeded.append((task, index))
-            elif task in present and not job.role_count(task, (TaskStatus.PENDING,)):
-                bound.append((task, index))
-        if unneeded:
-            ledger.release(key, unneeded, NOT_NEEDED, "the job no longer has these pods")
-        if bound:
-            tasks = ", ".join(sorted({t for t, _ in bound}))
-            ledger.release(key, bound, STAGE_BOUND, f"the pods of {tasks} are placed")
-    candidates = [j for j in ssn.jobs.values() if j.dependent and j.podgroup.stages]
-    candidates.sort(key=lambda j: (-j.priority, j.creation_key, str(j.key)))
-    for job in candidates:
-        reserve_stages(ssn, job, args)
-
-
-def _release_all(ssn: Session, args: WillBindArgs, held: Held) -> tuple[str, str] | None:
-    job = ssn.jobs.get(held.job)
-    if job is None:
-        return JOB_DELETED, f"PodGroup {held.podgroup} was deleted"
-    if not _same_incarnation(job, held.uid):
-        return JOB_DELETED, f"PodGroup {held.podgroup} was recreated"
-    if job.phase is PodGroupPhase.COMPLETED:
-        return JOB_ENDED, "the job completed"
-    if job.ready_task_num() == 0:
-        return JOB_ENDED, "no pod of the job is placed any more"
-    if not args.enabled:
-        return WILL_BIND_DISABLED, f"{WILL_BIND} is off in the scheduler configuration"
-    if is_opted_out(job):
-        return WILL_BIND_DISABLED, f'the job has {ANNOTATION_WILL_BIND}: "false"'
-    if held.expires_at is not None and naive_utc(ssn.now) >= naive_utc(held.expires_at):
-        return (
-            WILL_BIND_TIMEOUT,
-            f"its stages did not bind by {held.expires_at.isoformat()}: the job is re-queued "
-            "and its later stages are scheduled like other pods",
-        )
-    return None
-
-
-def _is_eligible(ssn: Session, job: JobInfo, args: WillBindArgs) -> bool:
-    return (
-        args.enabled
-        and job.dependent
-        and bool(job.podgroup.stages)
-        and not is_opted_out(job)
-        and job.key not in ssn.will_bind.timed_out
-        and job.phase in _LIVE_PHASES
-        and job.ready_task_num() > 0
-        and ssn.job_ready(job)
-    )
-
-
-def _wanted(job: JobInfo) -> list[tuple[StageTask, int]]:
-    """The minimum pods of the job's stages that have no pods yet (those that ask for room)."""
-    present = set(job.roles())
-    out: list[tuple[StageTask, int]] = []
-    for stage in job.podgroup.stages:
-        if stage.name in present or not any(v > 0 for v in stage.requests.values()):
-            continue
-        out.extend((stage, index) for index in range(stage.min_available))
-    return out
-
-
-def reserve_stages(ssn: Session, job: JobInfo, args: WillBindArgs) -> None:
-    """Reserve room for the minimum pods of ``job``'s stages that have no pods yet.
-
-    Phantoms are placed in task order (SPEC A3) with ``Session.place``; a stage is kept only
-    when all of its missing pods fit on idle resources, otherwise none of them is.
-    """
-    if not _is_eligible(ssn, job, args):
-        return
-    ledger = ssn.will_bind
-    held = ledger.held.get(job.key)
-    have = set(held.phantoms) if held is not None else set()
-    missing = [
-        ledger.phantom(job.key, stage.name, index, stage)
-        for stage, index in _wanted(job)
-        if (stage.name, index) not in have
-    ]
-    if not missing:
-        return
-    by_stage: dict[str, list[TaskInfo]] = {}
-    for phantom in ssn.sort_tasks(missing):
-        by_stage.setdefault(phantom.role, []).append(phantom)
-    kept: list[TaskInfo] = []
-    for group in by_stage.values():
-        placed: list[TaskInfo] = []
-        for phantom in group:
-            placement = ssn.place(phantom)
-            if placement.node is None or placement.pipelined:
-                break
-            ledger.place(phantom, placement.node)
-            placed.append(phantom)
-        if len(placed) == len(group):
-            kept.extend(placed)
-            continue
-        for phantom in reversed(placed):
-            ledger.unplace(phantom)
-    if kept:
-        expires_at = held.expires_at if held is not None and held.expires_at else None
-        ledger.hold(job, kept, expires_at or ssn.now + args.timeout)
-
-
 # What close reports ---------------------------------------------------------------------------
 def _has_waiting_stages(job: JobInfo) -> bool:
     present = set(job.roles())
@@ -577,7 +469,7 @@ def _has_waiting_stages(job: JobInfo) -> bool:
     )
 
 
-def _condition(ssn: Session, job: JobInfo) -> Condition | None:
+def _condition(ssn: WillBindSession, job: JobInfo) -> Condition | None:
     ledger = ssn.will_bind
     held = ledger.held.get(job.key)
     if held is not None and held.live and held.phantoms:
@@ -603,7 +495,7 @@ def _condition(ssn: Session, job: JobInfo) -> Condition | None:
     return None
 
 
-def set_conditions(ssn: Session) -> None:
+def set_conditions(ssn: WillBindSession) -> None:
     """Give each job its ``WillBind`` condition (or none), beside the other conditions."""
     for key in sorted(ssn.jobs):
         job = ssn.jobs[key]
