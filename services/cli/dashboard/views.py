@@ -39,7 +39,8 @@ from contracts import (
 from contracts.objects import Condition
 from contracts.quantity import format_quantity
 from services.cli.describe import jaeger_link
-from services.cli.get import Query, job_object, node_rows, queue_rows
+from services.cli.kinds import job_object, node_rows, queue_rows
+from services.cli.listing import Query
 from services.cli.status import (
     Reason,
     StatusStore,
