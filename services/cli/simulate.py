@@ -11,24 +11,8 @@ nodes tie and the timeline's times are approximate.
 A scenario without ``jobs`` but with ``podgroups`` or ``pods`` is a snapshot scenario and
 runs the scheduling cycles alone (``shared.scheduling.scenario``).
 
-The scenario file (YAML or JSON), beyond DESIGN §9:
-
-- ``jobs``: ``{at, job}`` with a Volcano Job, or ``{at, file}`` naming a Job manifest
-  relative to the scenario file.
-- ``events``: ``{at, pod: ns/name, phase, exitCode?, reason?, message?}`` (handed to the
-  cluster for the node holding the pod), ``{at, add-node: {...}}``, ``{at, cordon: node}``,
-  ``{at, uncordon: node}``, ``{at, remove-node: node}``, ``{at, delete-job: ns/name}``,
-  ``{at, abort-job: ns/name}``, ``{at, resume-job: ns/name}``, ``{at, queue: {...}}``.
-- ``until``: ``settled`` (default) or a time in seconds; ``quiet`` (seconds without any
-  published event after which an unfinished system has settled, default 10) and ``limit``
-  (the latest time, default 3600).
-- ``cluster``: ``{startDelay: seconds}`` from binding to Running (default 0).
-- ``config``: volcano-scheduler.conf shape for both scheduling services; the enqueue-side
-  actions (elect, enqueue, reserve) go to podgroup-enqueue, the others to the allocator.
-
-Pods run for their task template's ``vcbus.io/run-seconds`` and end Succeeded, or Failed
-when ``vcbus.io/exit-code`` is not 0 (SPEC A9); without run-seconds they run until their
-job ends or an event sets their phase.
+The scenario file and what it feeds the system are :mod:`services.cli.scenario`; how an
+outcome prints, :mod:`services.cli.outcome`.
 """
 
 from __future__ import annotations
@@ -36,350 +20,43 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
-import json
 import sys
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from datetime import datetime
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
-import msgspec
-import yaml
-
-from contracts import (
-    Event,
-    JobAbortRequested,
-    JobDeleteRequested,
-    JobResumeRequested,
-    QueueDeclared,
-    derive_event_id,
-    job_key,
-    tag_of,
-)
-from contracts.events.cluster_commands import (
-    NodeAddRequested,
-    NodeCordonRequested,
-    NodeRemoveRequested,
-    NodeUncordonRequested,
-    PodPhaseSetRequested,
-)
-from contracts.keys import JobKey, NodeName, PodKey
-from contracts.manifests import ManifestError, read_priority_class
-from contracts.objects.node import Node
-from contracts.objects.pod import PodPhase
-from contracts.objects.queue import Queue
-from services.admission.core import queues_from_manifests
 from services.bootstrap import SystemConf, bootstrap
 from services.cli import terminal
-from services.cli.submit import records_for
+from services.cli.outcome import render_json, render_text
+from services.cli.scenario import (
+    Scenario,
+    ScenarioFileError,
+    conf_warnings,
+    is_snapshot,
+    load_document,
+    parse_scenario,
+    queue_event,
+    scenario_inputs,
+    split_conf,
+)
 from services.cluster.core import ClusterConf
-from services.cluster.nodes import NodesError, parse_nodes
 from shared.bus.kafka import AioKafkaBus, KafkaSettings
 from shared.bus.memory import InMemoryBus
 from shared.logging.setup import configure_logging
 from shared.runtime.clock import EPOCH, Clock, SystemClock, VirtualClock
 from shared.runtime.cycles import CycleLog
-from shared.runtime.inprocess import (
-    Input,
-    Publish,
-    RealPacer,
-    ScaledClock,
-    SetPodPhase,
-    Until,
-    VirtualPacer,
-    run_system,
-)
+from shared.runtime.inprocess import RealPacer, ScaledClock, VirtualPacer, run_system
 from shared.runtime.service import Service
 from shared.runtime.settings import Settings
-from shared.scheduling.framework.conf import ENQUEUE_SIDE_ACTIONS, ConfError, SchedulerConf
+from shared.scheduling.framework.conf import ConfError
 from shared.scheduling.scenario import ScenarioError, run_snapshot_scenario
-from shared.scheduling.scheduler import conf_from_mapping
-from shared.views.table import render_table
 
-DEFAULT_ACTIONS = "elect, enqueue, reserve, allocate, backfill"
 MEMORY_SETTINGS = Settings(kafka=KafkaSettings(bootstrap_servers="memory"), poll_timeout=1.0)
 """In-memory settings; poll timeouts are virtual, so a longer one only saves wake-ups."""
-JOB_COMMANDS = (
-    ("delete-job", JobDeleteRequested),
-    ("abort-job", JobAbortRequested),
-    ("resume-job", JobResumeRequested),
-)
-"""Scenario events that are a user's command on a job, and the command each sends."""
 
 KAFKA_QUIET = 5.0
 KAFKA_GRACE = 2.0
 """Real seconds without a published event after which a run on a broker has settled
 (unfinished, finished): a consumer can stall for seconds while its group rebalances."""
-
-
-class ScenarioFileError(ValueError):
-    """A scenario that cannot be run; the message names the entry and says why."""
-
-
-@dataclass(frozen=True, slots=True)
-class Scenario:
-    """A full-mode scenario, decoded: what to build and what to feed it."""
-
-    nodes: tuple[Node, ...]
-    queues: tuple[Queue, ...]
-    priority_classes: Mapping[str, int]
-    conf: Mapping[object, object] | None
-    start_delay: float
-    jobs: tuple[tuple[float, JobKey, str], ...]
-    events: tuple[Mapping[str, object], ...]
-    until: Until
-
-
-def load_document(text: str) -> Mapping[str, object]:
-    """Decode a scenario file's text (YAML or JSON).
-
-    Raises:
-        ScenarioFileError: when it is not a mapping.
-    """
-    try:
-        document = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ScenarioFileError(f"scenario is not YAML or JSON: {exc}") from exc
-    if not isinstance(document, Mapping):
-        raise ScenarioFileError("a scenario is a mapping with nodes, jobs, events ...")
-    return document
-
-
-def is_snapshot(document: Mapping[str, object]) -> bool:
-    """Whether a scenario gives a scheduler snapshot (podgroups, pods) rather than jobs."""
-    return "jobs" not in document and ("podgroups" in document or "pods" in document)
-
-
-def _number(value: object, where: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-        raise ScenarioFileError(f"{where}: expected seconds (a number >= 0), got {value!r}")
-    return float(value)
-
-
-def _list(document: Mapping[str, object], name: str) -> list[object]:
-    value = document.get(name) or []
-    if not isinstance(value, list):
-        raise ScenarioFileError(f"{name}: expected a list, got {type(value).__name__}")
-    return value
-
-
-def parse_scenario(document: Mapping[str, object], base: Path | None = None) -> Scenario:
-    """Read a full-mode scenario.
-
-    Args:
-        document: the decoded scenario.
-        base: the folder ``file`` entries are relative to.
-
-    Returns:
-        The scenario.
-
-    Raises:
-        ScenarioFileError: naming the first bad entry.
-    """
-    try:
-        nodes = parse_nodes({"nodes": _list(document, "nodes")})
-        queues = tuple(queues_from_manifests(_list(document, "queues")).values())
-    except (NodesError, ValueError) as exc:
-        raise ScenarioFileError(str(exc)) from exc
-    classes = _priority_classes(document.get("priorityClasses") or {})
-    conf = document.get("config")
-    if conf is not None and not isinstance(conf, Mapping):
-        raise ScenarioFileError("config: expected a mapping in volcano-scheduler.conf shape")
-    cluster_options = document.get("cluster") or {}
-    if not isinstance(cluster_options, Mapping):
-        raise ScenarioFileError("cluster: expected a mapping such as {startDelay: 1}")
-    jobs = tuple(
-        _job(item, f"jobs[{index}]", base) for index, item in enumerate(_list(document, "jobs"))
-    )
-    events = []
-    for index, item in enumerate(_list(document, "events")):
-        if not isinstance(item, Mapping):
-            raise ScenarioFileError(f"events[{index}]: expected a mapping with 'at'")
-        events.append(item)
-    return Scenario(
-        nodes=nodes,
-        queues=queues,
-        priority_classes=classes,
-        conf=conf,
-        start_delay=_number(cluster_options.get("startDelay", 0), "cluster.startDelay"),
-        jobs=jobs,
-        events=tuple(events),
-        until=_until(document),
-    )
-
-
-def _priority_classes(raw: object) -> dict[str, int]:
-    """``{name: value}``, or a list of Kubernetes PriorityClass objects."""
-    if isinstance(raw, list):
-        out: dict[str, int] = {}
-        for index, item in enumerate(raw):
-            try:
-                name, value = read_priority_class(item)
-            except ManifestError as exc:
-                raise ScenarioFileError(exc.at(f"priorityClasses[{index}]")) from None
-            out[name] = value
-        return out
-    if not isinstance(raw, Mapping) or not all(
-        isinstance(v, int) and not isinstance(v, bool) for v in raw.values()
-    ):
-        raise ScenarioFileError("priorityClasses: expected a mapping of name to whole number")
-    return {str(k): int(v) for k, v in raw.items()}
-
-
-def _until(document: Mapping[str, object]) -> Until:
-    raw = document.get("until", "settled")
-    defaults = Until()
-    quiet = _number(document.get("quiet", defaults.quiet), "quiet")
-    limit = _number(document.get("limit", defaults.limit), "limit")
-    if raw == "settled":
-        return Until(quiet=quiet, limit=limit)
-    return Until(seconds=_number(raw, "until"), quiet=quiet, limit=limit)
-
-
-def _job(item: object, where: str, base: Path | None) -> tuple[float, JobKey, str]:
-    if not isinstance(item, Mapping):
-        raise ScenarioFileError(f"{where}: expected {{at, job}} or {{at, file}}")
-    at = _number(item.get("at", 0), f"{where}.at")
-    if "file" in item:
-        path = (base or Path()) / str(item["file"])
-        try:
-            manifest: object = yaml.safe_load(path.read_text())
-        except (OSError, yaml.YAMLError) as exc:
-            raise ScenarioFileError(f"{where}.file: {exc}") from exc
-    elif "job" in item:
-        manifest = item["job"]
-    else:
-        raise ScenarioFileError(f"{where}: give the Job under 'job' or a manifest under 'file'")
-    key = JobKey("")
-    if isinstance(manifest, Mapping) and isinstance(manifest.get("metadata"), Mapping):
-        metadata = manifest["metadata"]
-        if isinstance(metadata.get("name"), str):
-            namespace = metadata.get("namespace")
-            key = job_key(namespace if isinstance(namespace, str) else None, metadata["name"])
-    return at, key, json.dumps(manifest)
-
-
-def _event_id(kind: str, entity: str, index: int) -> str:
-    return derive_event_id(kind, entity, f"scenario-event-{index}")
-
-
-def scenario_inputs(scenario: Scenario, settings: Settings, start: datetime) -> list[Input]:
-    """The timed inputs of a scenario: job submissions and timeline events.
-
-    Raises:
-        ScenarioFileError: naming the first bad event.
-    """
-    prefix = settings.topic_prefix
-    inputs: list[Input] = []
-    for at, key, text in scenario.jobs:
-        records = tuple(item.record for item in records_for(text, prefix, start))
-        inputs.append(
-            Publish(at=at, label=f"submit {key or '(unnamed)'}", records=records, job=key)
-        )
-    for index, item in enumerate(scenario.events):
-        inputs.append(_event_input(item, index, start))
-    return inputs
-
-
-def _event_input(item: Mapping[str, object], index: int, start: datetime) -> Input:
-    where = f"events[{index}]"
-    at = _number(item.get("at", 0), f"{where}.at")
-    if "pod" in item:
-        pod, phase = str(item["pod"]), item.get("phase")
-        try:
-            parsed = PodPhase(str(phase))
-        except ValueError:
-            raise ScenarioFileError(
-                f"{where}.phase: expected Running, Succeeded or Failed"
-            ) from None
-        exit_code = item.get("exitCode")
-        request = PodPhaseSetRequested(
-            event_id=_event_id(tag_of(PodPhaseSetRequested), pod, index),
-            occurred_at=start,
-            pod=PodKey(pod),
-            phase=parsed,
-            exit_code=exit_code if isinstance(exit_code, int) else None,
-            reason=str(item.get("reason", "")),
-            message=str(item.get("message", "")),
-        )
-        return SetPodPhase(at=at, label=f"pod {pod} {parsed}", request=request)
-    event: Event
-    if "add-node" in item:
-        try:
-            (node,) = parse_nodes([item["add-node"]])
-        except NodesError as exc:
-            raise ScenarioFileError(f"{where}.add-node: {exc}") from exc
-        event = NodeAddRequested(
-            event_id=_event_id(tag_of(NodeAddRequested), node.name, index),
-            occurred_at=start,
-            node=node,
-        )
-        return Publish(at=at, label=f"add-node {node.name}", events=(event,))
-    for name, command_type in (
-        ("cordon", NodeCordonRequested),
-        ("uncordon", NodeUncordonRequested),
-        ("remove-node", NodeRemoveRequested),
-    ):
-        if name in item:
-            node_name = str(item[name])
-            event = command_type(
-                event_id=_event_id(name, node_name, index),
-                occurred_at=start,
-                name=NodeName(node_name),
-            )
-            return Publish(at=at, label=f"{name} {node_name}", events=(event,))
-    for name, job_command in JOB_COMMANDS:
-        if name in item:
-            job = JobKey(str(item[name]))
-            event = job_command(event_id=_event_id(name, job, index), occurred_at=start, job=job)
-            return Publish(at=at, label=f"{name} {job}", events=(event,))
-    if "queue" in item:
-        try:
-            (queue,) = queues_from_manifests([item["queue"]]).values()
-        except ValueError as exc:
-            raise ScenarioFileError(f"{where}.queue: {exc}") from exc
-        return Publish(at=at, label=f"queue {queue.name}", events=(_queue_event(queue, start),))
-    raise ScenarioFileError(
-        f"{where}: expected one of pod, add-node, cordon, uncordon, remove-node, delete-job, "
-        "abort-job, resume-job, queue"
-    )
-
-
-def _queue_event(queue: Queue, now: datetime) -> QueueDeclared:
-    content = msgspec.json.encode(queue).decode()
-    return QueueDeclared(
-        event_id=derive_event_id(tag_of(QueueDeclared), queue.name, content),
-        occurred_at=now,
-        queue=queue,
-    )
-
-
-def split_conf(
-    raw: Mapping[object, object] | None,
-) -> tuple[SchedulerConf | None, SchedulerConf | None]:
-    """The podgroup-enqueue and allocator configurations of a scenario's ``config``.
-
-    Returns:
-        ``(enqueue, allocator)``; None for a service's default when there is no ``config``.
-    """
-    if raw is None:
-        return None, None
-    conf = conf_from_mapping(raw, default_actions=DEFAULT_ACTIONS)
-    enqueue = tuple(a for a in conf.actions if a in ENQUEUE_SIDE_ACTIONS)
-    allocate = tuple(a for a in conf.actions if a not in ENQUEUE_SIDE_ACTIONS)
-    return (
-        dataclasses.replace(conf, actions=enqueue),
-        dataclasses.replace(conf, actions=allocate),
-    )
-
-
-def conf_warnings(document: Mapping[str, object]) -> tuple[str, ...]:
-    """What a scenario's ``config`` names that vcbus lacks and leaves out, one line each."""
-    raw = document.get("config")
-    if not isinstance(raw, Mapping):
-        return ()
-    return conf_from_mapping(raw, default_actions=DEFAULT_ACTIONS).skipped
 
 
 def build_services(
@@ -415,7 +92,7 @@ async def simulate_in_memory(scenario: Scenario, *, cycles: bool = False) -> dic
         settings=MEMORY_SETTINGS,
         jobs=[key for _, key, _ in scenario.jobs if key],
         until=scenario.until,
-        before_start=[_queue_event(queue, clock.now()) for queue in scenario.queues],
+        before_start=[queue_event(queue, clock.now()) for queue in scenario.queues],
         cycles=log,
     )
 
@@ -440,7 +117,7 @@ async def simulate_on_kafka(
         settings=settings,
         jobs=[key for _, key, _ in scenario.jobs if key],
         until=until,
-        before_start=[_queue_event(queue, clock.now()) for queue in scenario.queues],
+        before_start=[queue_event(queue, clock.now()) for queue in scenario.queues],
     )
 
 
@@ -454,124 +131,6 @@ def simulate_document(
     if is_snapshot(document):
         return run_snapshot_scenario(document)
     return asyncio.run(simulate_in_memory(parse_scenario(document, base), cycles=cycles))
-
-
-def render_json(outcome: Mapping[str, object]) -> str:
-    """The outcome as JSON: keys sorted, two-space indent, one trailing newline.
-
-    An object or list that holds only scalars (or lists or objects of scalars) is written
-    on one line, so a timeline entry, a pod or a violation is one line of the output (and
-    of a diff).
-    """
-    return _json(outcome, "") + "\n"
-
-
-def _is_scalar(value: object) -> bool:
-    return value is None or isinstance(value, str | int | float | bool)
-
-
-def _is_flat(value: object) -> bool:
-    if isinstance(value, list | tuple):
-        return all(_is_scalar(item) for item in value)
-    if isinstance(value, Mapping):
-        return all(_is_scalar(item) for item in value.values())
-    return _is_scalar(value)
-
-
-def _json(value: object, pad: str) -> str:
-    inner = pad + "  "
-    if isinstance(value, Mapping) and value:
-        if all(_is_flat(item) for item in value.values()):
-            return json.dumps(value, sort_keys=True, ensure_ascii=False)
-        items = (
-            f"{inner}{json.dumps(str(key), ensure_ascii=False)}: {_json(value[key], inner)}"
-            for key in sorted(value)
-        )
-        return "{\n" + ",\n".join(items) + f"\n{pad}}}"
-    if isinstance(value, list | tuple) and value and not _is_flat(value):
-        return "[\n" + ",\n".join(f"{inner}{_json(item, inner)}" for item in value) + f"\n{pad}]"
-    return json.dumps(value, sort_keys=True, ensure_ascii=False)
-
-
-def render_text(outcome: Mapping[str, Any]) -> str:
-    """A full-mode outcome as tables and a timeline, for people."""
-    lines: list[str] = []
-    jobs = outcome.get("jobs")
-    if isinstance(jobs, Mapping) and jobs:
-        rows: list[tuple[str, ...]] = [("JOB", "PHASE", "PODGROUP", "TASKS", "REASON")]
-        for key, job in jobs.items():
-            tasks = ", ".join(
-                f"{task} "
-                + "/".join(str(counts[k]) for k in ("pending", "running", "succeeded", "failed"))
-                for task, counts in job["tasks"].items()
-            )
-            rows.append((key, job["phase"], job["podgroup"], tasks, job["reason"]))
-        lines += _table(rows)
-        lines.append("  (tasks: pending/running/succeeded/failed)")
-    pods = outcome.get("pods")
-    if isinstance(pods, Mapping) and pods:
-        lines.append("")
-        rows = [("POD", "NODE", "PHASE")]
-        for key, pod in pods.items():
-            phase = pod["phase"] + (" (deleted)" if pod["deleted"] else "")
-            rows.append((key, pod["node"] or "-", phase))
-        lines += _table(rows)
-    rejected = outcome.get("rejected")
-    if isinstance(rejected, Mapping) and rejected:
-        lines.append("")
-        for key, violations in rejected.items():
-            lines.append(f"rejected {key or '(unnamed)'}:")
-            lines += [f"  {v['path']}: {v['reason']}: {v['message']}" for v in violations]
-    if outcome.get("targetJob") or outcome.get("lockedNodes"):
-        locked = ", ".join(outcome.get("lockedNodes") or []) or "-"
-        lines.append(f"\ntarget job: {outcome.get('targetJob') or '-'}; locked nodes: {locked}")
-    dead = outcome.get("deadLetters")
-    if isinstance(dead, list) and dead:
-        lines.append("\ndead letters (records a service could not handle):")
-        lines += [f"  {d['topic']}: {d['count']} from {d['service']}" for d in dead]
-    timeline = outcome.get("timeline")
-    if isinstance(timeline, list):
-        lines.append("\ntimeline:")
-        lines += [f"  {entry['t']:>9.3f}s  {describe(entry)}" for entry in timeline]
-    lines.append(f"\nstopped: {outcome.get('stoppedBy')}")
-    return "\n".join(lines) + "\n"
-
-
-def describe(entry: Mapping[str, Any]) -> str:
-    """One timeline entry as a sentence fragment."""
-    get = entry.get
-    extra = f" ({get('reason')})" if get("reason") else ""
-    match get("event"):
-        case "input" | "ignored":
-            return f"{get('event')}: {get('input')}{extra}"
-        case "node":
-            return f"node {get('node')} {get('change')}"
-        case "admitted":
-            return f"admitted {get('job')}"
-        case "rejected":
-            return f"rejected {get('job') or '(unnamed)'}: {', '.join(get('reasons') or [])}"
-        case "job" | "podgroup":
-            return f"{get('event')} {get('job')} -> {get('phase')}{extra}"
-        case "bind":
-            return f"bind {get('pod')} -> {get('node')}"
-        case "refused":
-            return f"refused {get('pod')} on {get('node')}{extra}"
-        case "pod":
-            code = f", exit {get('exitCode')}" if get("exitCode") is not None else ""
-            return f"pod {get('pod')} -> {get('phase')}{code}"
-        case "elected":
-            return f"target job {get('job')} elected"
-        case "locked":
-            return f"locked {', '.join(get('nodes') or [])} for {get('job')}"
-        case "unlocked":
-            return f"unlocked every node of {get('job')}"
-        case _:
-            return " ".join(f"{k}={v}" for k, v in sorted(entry.items()) if k != "t")
-
-
-def _table(rows: Sequence[Sequence[str]]) -> list[str]:
-    header, *body = rows
-    return render_table(header, [tuple(map(str, row)) for row in body], gap=2)
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -4,8 +4,8 @@ Overview, Jobs (filters), Job (the describe view with its events and a Jaeger li
 (locked nodes marked with their target) and Queues, server-rendered from the same store
 ``vcbus get`` reads, updated live over server-sent events. It listens on 127.0.0.1 unless
 told otherwise; ``--actions`` adds buttons that delete jobs and close or open queues,
-sending what the CLI sends. ``views`` holds the pure view models, ``pages`` the HTML,
-``app`` the I/O.
+sending what the CLI sends. ``store`` holds the store, ``views`` and ``job_detail`` the pure
+view models, ``pages`` the HTML, ``app`` the I/O.
 """
 
 from __future__ import annotations

@@ -35,10 +35,10 @@ from contracts.objects import QueueState
 from services.cli.commands import existing
 from services.cli.dashboard import pages
 from services.cli.dashboard.assets import CSS, LIVE_JS
+from services.cli.dashboard.job_detail import job_detail
+from services.cli.dashboard.store import DashboardStore
 from services.cli.dashboard.views import (
-    DashboardStore,
     JobFilter,
-    job_detail,
     job_list,
     node_cells,
     overview,

@@ -13,9 +13,9 @@ from collections.abc import Iterable, Sequence
 from html import escape
 from urllib.parse import quote, urlencode
 
+from services.cli.dashboard.job_detail import JobDetail
 from services.cli.dashboard.views import (
     Bar,
-    JobDetail,
     JobList,
     JobRow,
     NodeCell,

@@ -12,7 +12,8 @@ import copy
 from dataclasses import dataclass
 
 from contracts import TOPIC_SPECS, Event, Topic
-from services.cli.simulate import MEMORY_SETTINGS, build_services, parse_scenario, scenario_inputs
+from services.cli.scenario import parse_scenario, scenario_inputs
+from services.cli.simulate import MEMORY_SETTINGS, build_services
 from shared.bus.codec import TopicCodec
 from shared.bus.memory import InMemoryBus
 from shared.runtime.clock import EPOCH, VirtualClock

@@ -8,7 +8,8 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from services.cli.simulate import load_document, simulate_document
+from services.cli.scenario import load_document
+from services.cli.simulate import simulate_document
 from shared.runtime.outcome_format import SCHEMA_PATH, FullOutcome, render_schema
 
 GOLDEN = sorted((Path(__file__).resolve().parent / "golden").glob("full-*.json"))

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from services.cli.simulate import load_document, simulate_document
+from services.cli.scenario import load_document
+from services.cli.simulate import simulate_document
 from tests.bench.quality import CASES, RESERVATION, SCENARIOS, Case, Figures, run_case
 
 ON, OFF = RESERVATION

@@ -12,7 +12,9 @@ from contracts import Topic
 from contracts.objects import PodGroupPhase
 from services.cli.admissible import Place, place_in_queue
 from services.cli.describe import describe
-from services.cli.get import KINDS, Query, get
+from services.cli.get import get
+from services.cli.kinds import KINDS
+from services.cli.listing import Query
 from services.cli.status import StatusStore, read_store
 from shared.bus.memory import InMemoryBus
 from tests.unit.services.cli.builders import (

@@ -8,16 +8,15 @@ import msgspec
 
 from contracts import Event, PodGroupCreated
 from contracts.objects import PodGroupPhase
+from services.cli.dashboard.job_detail import job_detail, timeline
 from services.cli.dashboard.pages import job_page, jobs_page, nodes_page, overview_page
+from services.cli.dashboard.store import DashboardStore
 from services.cli.dashboard.views import (
-    DashboardStore,
     JobFilter,
-    job_detail,
     job_list,
     node_cells,
     overview,
     queue_views,
-    timeline,
 )
 from shared.bus.outbox import event_record
 from shared.bus.records import Record

@@ -11,7 +11,9 @@ import pytest
 import yaml
 
 from contracts.objects import Pod, PodGroupPhase, QueueState
-from services.cli.get import KINDS, Query, get
+from services.cli.get import get
+from services.cli.kinds import KINDS
+from services.cli.listing import Query
 from shared.bus.memory import InMemoryBus
 from tests.support.bus_contract import wait_until
 from tests.unit.services.cli.builders import (

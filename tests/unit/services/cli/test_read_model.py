@@ -7,7 +7,8 @@ import msgspec
 from contracts import JobKey, PodGroupDeleted, Topic
 from contracts.objects import PodGroupPhase
 from services.cli.describe import describe_job
-from services.cli.get import KINDS, Query, job_object
+from services.cli.kinds import KINDS, job_object
+from services.cli.listing import Query
 from services.cli.status import StatusStore
 from services.cli.submit import outcome
 from shared.bus.outbox import event_record

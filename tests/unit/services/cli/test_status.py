@@ -15,7 +15,9 @@ from contracts import BindingCreated, BindingRefused, NodeName, PodCreated, PodK
 from contracts.objects import PodGroupPhase
 from contracts.objects.pod import PodPhase
 from services.cli.describe import describe
-from services.cli.get import KINDS, Query, get
+from services.cli.get import get
+from services.cli.kinds import KINDS
+from services.cli.listing import Query
 from services.cli.status import StatusStore
 from services.cli.submit import outcome
 from shared.bus.memory import InMemoryBus

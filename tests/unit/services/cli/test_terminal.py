@@ -15,7 +15,9 @@ import pytest
 from contracts import JobRejected
 from services.cli import terminal
 from services.cli.describe import describe
-from services.cli.get import KINDS, Query, get
+from services.cli.get import get
+from services.cli.kinds import KINDS
+from services.cli.listing import Query
 from services.cli.status import StatusStore
 from services.cli.submit import Progress, outcome
 from shared.bus.memory import InMemoryBus
