@@ -39,6 +39,7 @@ from services.cli.scenario import (
     split_conf,
 )
 from services.cluster.core import ClusterConf
+from shared.bus.broker import start_broker
 from shared.bus.kafka import AioKafkaBus, KafkaSettings
 from shared.bus.memory import InMemoryBus
 from shared.logging.setup import configure_logging
@@ -182,8 +183,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _kafka(scenario: Scenario, args: argparse.Namespace) -> dict[str, object]:
-    from shared.bus.broker import start_broker  # noqa: PLC0415 - only without a broker given
-
     prefix = args.prefix or f"sim-{int(SystemClock().now().timestamp() * 1000)}."
     try:
         settings = Settings.from_env()

