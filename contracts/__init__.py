@@ -1,7 +1,7 @@
 """vcbus wire contracts: resources, one tagged union of events per topic, the topic table."""
 
 from contracts._base import Event, derive_event_id
-from contracts.events.bindings import BindingCreated, BindingsEvent
+from contracts.events.bindings import BindingCreated, BindingsEvent, PodEvictionRequested
 from contracts.events.capacity_reservations import (
     CapacityReleased,
     CapacityReservationsEvent,
@@ -102,6 +102,7 @@ __all__ = [
     "NodesUnlocked",
     "PodCreated",
     "PodDeleted",
+    "PodEvictionRequested",
     "PodGroupConditionsChanged",
     "PodGroupCreated",
     "PodGroupDeleted",

@@ -6,7 +6,7 @@ import enum
 from dataclasses import dataclass
 
 from contracts._base import Event
-from contracts.events.bindings import BindingCreated, BindingsEvent
+from contracts.events.bindings import BindingCreated, BindingsEvent, PodEvictionRequested
 from contracts.events.capacity_reservations import (
     CapacityReleased,
     CapacityReservationsEvent,
@@ -195,7 +195,7 @@ def key_of(event: Event) -> str:
             | LocksLifted()
         ):
             return event.job
-        case BindingCreated():
+        case BindingCreated() | PodEvictionRequested():
             return event.node
         case NodeRegistered() | NodeChanged() | NodeAddRequested():
             return event.node.name

@@ -24,6 +24,8 @@ ANNOTATION_RUN_SECONDS = "vcbus.io/run-seconds"
 ANNOTATION_EXIT_CODE = "vcbus.io/exit-code"
 """Exit code of a simulated pod when its run time ends: 0 → Succeeded, else Failed."""
 ANNOTATION_START_SECONDS = "vcbus.io/start-seconds"
+DEFAULT_GRACE_SECONDS = 30
+"""Kubernetes' default ``terminationGracePeriodSeconds``."""
 """Delay between binding and Running for a simulated pod (default: the cluster's)."""
 
 TEMPLATE_ANNOTATIONS_CARRIED = frozenset(
@@ -78,3 +80,6 @@ class Pod(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_defaul
     annotations: dict[str, str] = {}
     scheduler_name: str = "volcano"
     creation_timestamp: datetime | None = None
+    termination_grace_period_seconds: int | None = None
+    """The template's ``terminationGracePeriodSeconds``: how long an evicted pod keeps
+    running (and holding its node's resources) before it ends; unset means 30 s."""
