@@ -8,6 +8,9 @@ from contracts.events.capacity_reservations import (
     CapacityReserved,
     LocksHonoured,
     LocksLifted,
+    NominatedPod,
+    NominationEnded,
+    PodsNominated,
     ReservedPod,
 )
 from contracts.events.jobs_admitted import (
@@ -100,6 +103,8 @@ __all__ = [
     "NodesEvent",
     "NodesLocked",
     "NodesUnlocked",
+    "NominatedPod",
+    "NominationEnded",
     "PodCreated",
     "PodDeleted",
     "PodEvictionRequested",
@@ -114,6 +119,7 @@ __all__ = [
     "PodKey",
     "PodPhaseChanged",
     "PodsEvent",
+    "PodsNominated",
     "PodsStatusEvent",
     "QueueDeclared",
     "QueueDeleted",

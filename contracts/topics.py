@@ -13,6 +13,8 @@ from contracts.events.capacity_reservations import (
     CapacityReserved,
     LocksHonoured,
     LocksLifted,
+    NominationEnded,
+    PodsNominated,
 )
 from contracts.events.cluster_commands import (
     NodeAddRequested,
@@ -193,6 +195,8 @@ def key_of(event: Event) -> str:
             | CapacityReleased()
             | LocksHonoured()
             | LocksLifted()
+            | PodsNominated()
+            | NominationEnded()
         ):
             return event.job
         case BindingCreated() | PodEvictionRequested():

@@ -47,6 +47,8 @@ CLUSTER_OVERUSED = "ClusterOverused"
 GANG_UNSCHEDULABLE = "GangUnschedulable"
 WAITING_FOR_DEPENDENCY = "WaitingForDependency"
 WAITING_FOR_RESERVATION = "WaitingForReservation"
+WAITING_FOR_EVICTION = "WaitingForEviction"
+"""A preemptor's pods wait for their victims to end (``framework.nomination``)."""
 RESERVATION_EXPIRED = "ReservationExpired"
 """The job's reservation reached ``lock-max``; it is not elected again for ``lock-backoff``."""
 
@@ -60,6 +62,7 @@ REASON_RANK: tuple[str, ...] = (
     WILL_BIND_TIMEOUT,
     WAITING_FOR_DEPENDENCY,
     WAITING_FOR_RESERVATION,
+    WAITING_FOR_EVICTION,
     RESERVATION_EXPIRED,
 )
 """SPEC A8, highest first. Reasons not listed (other allocator codes) rank with

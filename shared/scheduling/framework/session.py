@@ -37,6 +37,7 @@ from shared.scheduling.framework.conf import (
 )
 from shared.scheduling.framework.feasibility import Feasibility
 from shared.scheduling.framework.job_updater import status_updates, update_all
+from shared.scheduling.framework.nomination import open_nominations
 from shared.scheduling.framework.placement import Placement, PlacementCache
 from shared.scheduling.framework.plugin import Plugin, PluginBuilder
 from shared.scheduling.framework.reservation import ReservationLimits
@@ -44,7 +45,9 @@ from shared.scheduling.framework.results import (
     BindDecision,
     EnqueueStep,
     EvictDecision,
+    EvictNote,
     Explanation,
+    NominationChange,
     ReservationChange,
     SessionResult,
 )
@@ -62,6 +65,7 @@ from shared.scheduling.model import (
 from shared.scheduling.resource import Resource
 from shared.scheduling.snapshot import (
     ClusterSnapshot,
+    Nomination,
     Reservation,
 )
 
@@ -115,6 +119,12 @@ class Session(SessionPlugins):
         """What enqueue tried this session, in order."""
         self.queue_share: Callable[[QueueInfo], float] | None = None
         """A queue's share now, told by the plugin that keeps shares (proportion)."""
+        self.queue_preemptive: Callable[[QueueInfo, TaskInfo], bool] | None = None
+        """Whether a queue may reclaim for a task (``Preemptive``; set by proportion)."""
+        self.nominated: dict[JobKey, Nomination] = {}
+        """Nominations still waiting this session (``framework.nomination``)."""
+        self.nomination_changes: list[NominationChange] = []
+        """Nominations made and ended this session, in order."""
 
         copy = build_working_copy(snapshot, cache)
         self.matrix = copy.matrix
@@ -252,7 +262,9 @@ class Session(SessionPlugins):
         self.decisions.append(decision)
         return decision
 
-    def record_eviction(self, task: TaskInfo, reason: str) -> EvictDecision:
+    def record_eviction(
+        self, task: TaskInfo, reason: str, note: EvictNote | None = None
+    ) -> EvictDecision:
         """Record an eviction decision for a Releasing task."""
         decision = EvictDecision(
             pod=task.pod,
@@ -260,6 +272,7 @@ class Session(SessionPlugins):
             job=task.job,
             node=task.node_name or "",
             reason=reason,
+            note=note,
         )
         self.evictions.append(decision)
         return decision
@@ -364,6 +377,7 @@ def open_session(
     for _, plugin in ssn.plugins:
         plugin.on_session_open(ssn)
     ssn.freeze_dispatch()
+    open_nominations(ssn)
     return ssn
 
 
@@ -389,4 +403,5 @@ def close_session(ssn: Session) -> SessionResult:
         status_updates=status_updates(ssn),
         will_bind_changes=tuple(ssn.will_bind.changes),
         enqueue_steps=tuple(ssn.enqueue_steps),
+        nomination_changes=tuple(ssn.nomination_changes),
     )

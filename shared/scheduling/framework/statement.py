@@ -17,7 +17,7 @@ import enum
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from shared.scheduling.framework.results import BindDecision, EvictDecision
+from shared.scheduling.framework.results import BindDecision, EvictDecision, EvictNote
 from shared.scheduling.model import NodeInfo, TaskInfo, TaskStatus
 
 if TYPE_CHECKING:
@@ -47,6 +47,8 @@ class Operation:
     """The evicted task's status before (``Op.EVICT``)."""
     taker: str = ""
     """The uid of the real pod that took the phantom ``task`` (``Op.TAKE``)."""
+    note: EvictNote | None = None
+    """For whom a task is evicted (``Op.EVICT``)."""
 
 
 class Statement:
@@ -71,12 +73,12 @@ class Statement:
         self._ssn.pipeline_task(task, node)
         self._operations.append(Operation(Op.PIPELINE, task, node.name))
 
-    def evict(self, task: TaskInfo, reason: str) -> None:
-        """Mark a placed ``task`` for eviction (status Releasing)."""
+    def evict(self, task: TaskInfo, reason: str, note: EvictNote | None = None) -> None:
+        """Mark a placed ``task`` for eviction (status Releasing), for ``note``'s taker."""
         previous = task.status
         node = task.node_name or ""
         self._ssn.evict_task(task)
-        self._operations.append(Operation(Op.EVICT, task, node, reason, previous))
+        self._operations.append(Operation(Op.EVICT, task, node, reason, previous, note=note))
 
     def take_will_bind(self, task: TaskInfo) -> NodeInfo | None:
         """Give ``task`` the capacity reserved for it, if any; return the reserved node."""
@@ -118,7 +120,9 @@ class Statement:
                 binds.append(self._ssn.dispatch(operation.task))
                 allocated.add(operation.task.uid)
             elif operation.op is Op.EVICT:
-                evictions.append(self._ssn.record_eviction(operation.task, operation.reason))
+                evictions.append(
+                    self._ssn.record_eviction(operation.task, operation.reason, operation.note)
+                )
             elif operation.op is Op.TAKE:
                 taken.append(operation)
         bound = [op.task for op in taken if op.taker in allocated]

@@ -2,7 +2,8 @@
 
 Port of volcano@v1.12.0 ``pkg/scheduler/plugins/proportion/proportion.go`` (queue attributes,
 the ``deserved`` water-filling loop, ``QueueOrderFn``, ``OverusedFn``, ``AllocatableFn``,
-``JobEnqueueableFn``, ``JobEnqueuedFn``, event handlers) as SPEC B3.5, B3.6 and B3.9 describe.
+``JobEnqueueableFn``, ``JobEnqueuedFn``, ``ReclaimableFn``, ``PreemptiveFn``, event
+handlers) as SPEC B3.5, B3.6 and B3.9 describe.
 
 Deliberate deviations:
 - Queues are visited in name order (Volcano iterates a map), so floating-point sums are the
@@ -25,6 +26,7 @@ Deliberate deviations:
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from contracts.objects.podgroup import PodGroupPhase
@@ -33,6 +35,7 @@ from shared.scheduling.framework.conf import Arguments
 from shared.scheduling.framework.extension_points import (
     AllocatableFn,
     EventHandler,
+    EvictableFn,
     JobVoteFn,
     QueueOrderFn,
     TaskFn,
@@ -164,6 +167,16 @@ class _QueueSums:
         attr.elastic = attr.elastic + Resource(self.elastic)
 
 
+def _partly_at_least(deserved: Resource, left: Resource) -> bool:
+    """Volcano ``deserved.LessEqualPartly(left)``: some dimension of ``deserved`` ≤ ``left``."""
+    tolerance = 0.1
+    return any(
+        deserved.amount(name) < left.amount(name)
+        or abs(deserved.amount(name) - left.amount(name)) < tolerance
+        for name in deserved
+    )
+
+
 def _min_resources(job: JobInfo) -> Resource:
     return Resource({k: float(v) for k, v in job.podgroup.min_resources.items()})
 
@@ -212,6 +225,8 @@ class ProportionPlugin:
         ssn.add_allocatable_fn(NAME, self._allocatable(ssn))
         ssn.add_job_enqueueable_fn(NAME, self._enqueueable(ssn))
         ssn.add_job_enqueued_fn(NAME, self._enqueued)
+        ssn.add_reclaimable_fn(NAME, self._reclaimable(ssn))
+        ssn.queue_preemptive = self._preemptive
         ssn.add_event_handler(
             EventHandler(
                 allocate_func=self._on_allocate(ssn), deallocate_func=self._on_deallocate(ssn)
@@ -315,6 +330,49 @@ class ProportionPlugin:
             return False
 
         return allocatable
+
+    def _preemptive(self, queue: QueueInfo, task: TaskInfo) -> bool:
+        """``preemptiveFn``: the queue may reclaim for ``task`` while at most its deserved.
+
+        volcano@v1.12.0 ``proportion.go``: ``allocated + request ≤ deserved`` on the
+        task's requested dimensions.
+        """
+        attr = self.queue_opts.get(queue.name)
+        if attr is None:
+            return True
+        future = attr.allocated + task.resreq
+        return future.less_equal_on(attr.deserved, task.resreq.requested_names())
+
+    def _reclaimable(self, ssn: Session) -> EvictableFn:
+        """``reclaimableFn`` (volcano@v1.12.0 ``proportion.go``): victims of queues above share.
+
+        A reclaimee's queue must be above its deserved share, and stay at it on some
+        dimension (cpu, memory, or a scalar it deserves) once the reclaimee is gone.
+        """
+
+        def reclaimable(
+            reclaimer: TaskInfo, reclaimees: Sequence[TaskInfo]
+        ) -> tuple[list[TaskInfo], Vote]:
+            victims = []
+            allocations: dict[str, Resource] = {}
+            for task in reclaimees:
+                queue = ssn.jobs[task.job].queue
+                attr = self.queue_opts.get(queue)
+                if attr is None:
+                    continue
+                allocated = allocations.setdefault(queue, attr.allocated)
+                if not reclaimer.resreq.less_equal(allocated, Missing.ZERO):
+                    continue
+                if allocated.less_equal(attr.deserved, Missing.INFINITY):
+                    continue
+                left = allocated - task.resreq
+                if not _partly_at_least(attr.deserved, left):
+                    continue
+                allocations[queue] = left
+                victims.append(task)
+            return victims, Vote.PERMIT
+
+        return reclaimable
 
     def _enqueueable(self, ssn: Session) -> JobVoteFn:
         def enqueueable(job: JobInfo) -> Vote:
