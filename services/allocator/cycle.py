@@ -10,6 +10,9 @@ Deliberate deviations from Volcano:
   ``podgroups.status`` has one writer, podgroup-enqueue.
 - Will-bind reservations (vcbus, ``shared.scheduling.framework.will_bind``) are published on
   ``capacity.reservations``; ``next_due`` gives the moment the earliest one times out.
+- Evictions (preempt, reclaim) are ``PodEvictionRequested`` commands on ``bindings``, the
+  nominations of their preemptors ``PodsNominated``/``NominationEnded`` on
+  ``capacity.reservations``; ``next_due`` also gives the moment a nomination expires.
 """
 
 from __future__ import annotations
@@ -21,19 +24,28 @@ from datetime import datetime
 import msgspec
 
 from contracts._base import Event, derive_event_id
-from contracts.events.bindings import BindingCreated
+from contracts.events.bindings import BindingCreated, PodEvictionRequested
 from contracts.events.capacity_reservations import (
     CapacityReleased,
     CapacityReserved,
     LocksHonoured,
     LocksLifted,
+    NominationEnded,
+    PodsNominated,
 )
 from contracts.events.podgroups_conditions import PodGroupConditionsChanged
 from contracts.keys import NodeName
 from contracts.objects.meta import Condition
 from shared.scheduling.events import will_bind_events
 from shared.scheduling.framework.conf import SchedulerConf
-from shared.scheduling.framework.results import BindDecision, PodGroupUpdate, SessionResult
+from shared.scheduling.framework.results import (
+    BindDecision,
+    EvictDecision,
+    NominationChange,
+    NominationChangeKind,
+    PodGroupUpdate,
+    SessionResult,
+)
 from shared.scheduling.framework.session_cache import SessionCache
 from shared.scheduling.model import naive_utc
 from shared.scheduling.scheduler import run_session
@@ -44,6 +56,9 @@ BINDING_KIND = "binding.created.v1"
 LOCKS_KIND = "capacity.locks_honoured.v1"
 LIFTED_KIND = "capacity.locks_lifted.v1"
 CONDITIONS_KIND = "podgroup.conditions_changed.v1"
+EVICTION_KIND = "pod.eviction_requested.v1"
+NOMINATED_KIND = "capacity.pods_nominated.v1"
+NOMINATION_ENDED_KIND = "capacity.nomination_ended.v1"
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,11 +70,75 @@ class CycleResult:
     session: SessionResult
     reservations: tuple[CapacityReserved | CapacityReleased, ...] = ()
     """Will-bind reservations made and released, in order."""
+    evictions: tuple[PodEvictionRequested, ...] = ()
+    """Pods to end for a preemptor (preempt, reclaim)."""
+    nominations: tuple[PodsNominated | NominationEnded, ...] = ()
+    """Nominations made and ended, in order."""
 
     @property
     def events(self) -> tuple[Event, ...]:
-        """Bindings, then will-bind changes, then conditions (the order to publish them in)."""
-        return (*self.bindings, *self.reservations, *self.conditions)
+        """Nominations, evictions, bindings, will-bind changes, then conditions.
+
+        Nominations go first: a view that reads the evictions already knows whom the
+        released capacity waits for.
+        """
+        return (
+            *self.nominations,
+            *self.evictions,
+            *self.bindings,
+            *self.reservations,
+            *self.conditions,
+        )
+
+
+def eviction_event(decision: EvictDecision, ctx: Ctx) -> PodEvictionRequested:
+    """The ``PodEvictionRequested`` of a decision; its id derives from the pod incarnation."""
+    note = decision.note
+    preemptor = note.preemptor if note is not None else decision.job
+    return PodEvictionRequested(
+        event_id=derive_event_id(EVICTION_KIND, decision.key, f"{decision.pod.uid}|{preemptor}"),
+        occurred_at=ctx.now,
+        pod=decision.key,
+        pod_uid=decision.pod.uid,
+        job=decision.job,
+        task=decision.pod.task,
+        node=NodeName(decision.node),
+        reason=decision.reason,
+        taker=note.taker if note is not None else "",
+        preemptor=preemptor,
+        message=note.message if note is not None else decision.reason,
+    )
+
+
+def nomination_event(change: NominationChange, ctx: Ctx) -> PodsNominated | NominationEnded:
+    """The event of a nomination change; ids derive from the job, its PodGroup and the change."""
+    if change.kind is NominationChangeKind.NOMINATED:
+        assert change.until is not None
+        pods = ",".join(f"{p.uid}@{p.node}" for p in change.pods) + f"|{change.until.isoformat()}"
+        digest = hashlib.sha256(pods.encode()).hexdigest()[:16]
+        return PodsNominated(
+            event_id=derive_event_id(NOMINATED_KIND, change.job, f"{change.uid}|{digest}"),
+            occurred_at=ctx.now,
+            job=change.job,
+            podgroup=change.podgroup,
+            uid=change.uid,
+            pods=change.pods,
+            victims=change.victims,
+            until=change.until,
+            reason=change.reason,
+            message=change.message,
+        )
+    return NominationEnded(
+        event_id=derive_event_id(
+            NOMINATION_ENDED_KIND, change.job, f"{change.uid}|{change.reason}|{ctx.now.isoformat()}"
+        ),
+        occurred_at=ctx.now,
+        job=change.job,
+        podgroup=change.podgroup,
+        uid=change.uid,
+        reason=change.reason,
+        message=change.message,
+    )
 
 
 def binding_event(decision: BindDecision, ctx: Ctx) -> BindingCreated:
@@ -188,11 +267,15 @@ def run_cycle(
         conditions=tuple(conditions),
         session=result,
         reservations=will_bind_events(result, ctx.now),
+        evictions=tuple(eviction_event(d, ctx) for d in result.evictions),
+        nominations=tuple(nomination_event(c, ctx) for c in result.nomination_changes),
     )
 
 
 def next_due(snapshot: ClusterSnapshot, now: datetime | None = None) -> datetime | None:
-    """The next moment a cycle may change something with no new input: a will-bind timeout.
+    """The next moment a cycle may change something with no new input.
+
+    A will-bind timeout, or the end of a nomination.
 
     Args:
         snapshot: the view after the last cycle's own events were folded in.
@@ -206,5 +289,6 @@ def next_due(snapshot: ClusterSnapshot, now: datetime | None = None) -> datetime
         for held in snapshot.will_bind.values()
         if held.pods and held.expires_at is not None
     ]
+    moments += [nomination.until for nomination in snapshot.nominations.values()]
     later = [m for m in moments if now is None or naive_utc(m) > naive_utc(now)]
     return min(later, key=naive_utc) if later else None

@@ -94,6 +94,7 @@ from shared.runtime.inprocess import (
 )
 from shared.runtime.service import Service
 from shared.runtime.settings import Settings
+from shared.scheduling.actions.enqueue import TAKE_BACK
 from shared.scheduling.framework.conf import ENQUEUE_SIDE_ACTIONS, ConfError, SchedulerConf
 from shared.scheduling.scenario import ScenarioError, run_snapshot_scenario
 from shared.scheduling.scheduler import conf_from_mapping
@@ -372,10 +373,17 @@ def split_conf(
     conf = conf_from_mapping(raw, default_actions=DEFAULT_ACTIONS)
     enqueue = tuple(a for a in conf.actions if a in ENQUEUE_SIDE_ACTIONS)
     allocate = tuple(a for a in conf.actions if a not in ENQUEUE_SIDE_ACTIONS)
+    enqueue_arguments = dict(conf.arguments)
+    if TAKE_BACK_ACTIONS & set(allocate):
+        # The allocator takes capacity back: enqueue admits jobs that could take it back.
+        enqueue_arguments.setdefault(TAKE_BACK, True)
     return (
-        dataclasses.replace(conf, actions=enqueue),
+        dataclasses.replace(conf, actions=enqueue, arguments=enqueue_arguments),
         dataclasses.replace(conf, actions=allocate),
     )
+
+
+TAKE_BACK_ACTIONS = frozenset({"preempt", "reclaim"})
 
 
 def conf_warnings(document: Mapping[str, object]) -> tuple[str, ...]:
@@ -578,6 +586,12 @@ def describe(entry: Mapping[str, Any]) -> str:
         case "pod":
             code = f", exit {get('exitCode')}" if get("exitCode") is not None else ""
             return f"pod {get('pod')} -> {get('phase')}{code}"
+        case "evict":
+            return f"evict {get('pod')} on {get('node')} ({get('reason')} by {get('taker')})"
+        case "nominated":
+            return f"nominated {', '.join(get('pods') or [])} for {get('job')}"
+        case "nomination":
+            return f"nomination of {get('job')} ended{extra}"
         case "elected":
             return f"target job {get('job')} elected"
         case "locked":

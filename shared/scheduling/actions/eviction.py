@@ -6,7 +6,9 @@ loop of ``pkg/scheduler/actions/preempt/preempt.go`` (``PredicateForPreemptActio
 ``PrioritizeNodes``/``SortNodes``).
 
 Deliberate deviations:
-- Nodes are tried by score, ties to the node name that sorts first (SPEC A7).
+- Nodes whose future idle capacity holds the preemptor already are tried first (no victim
+  there); then by score, ties to the node name that sorts first (SPEC A7). Volcano tries
+  nodes by score alone and may evict on a node while another has room released already.
 - Gang, all or nothing (issue 23): a victim whose eviction leaves its job below its minimum
   (job-level, or a task's minimum, SPEC A4) takes the rest of its job's running pods with
   it, on every node, in the same statement (:func:`evict_gang_safe`), so no gang is left
@@ -60,14 +62,18 @@ def is_starving(ssn: Session, job: JobInfo) -> bool:
 
 
 def candidate_nodes(ssn: Session, task: TaskInfo) -> list[NodeInfo]:
-    """Nodes passing the predicates (not resource fit) for ``task``, best score first."""
+    """Nodes passing the predicates (not resource fit) for ``task``, best first.
+
+    Nodes whose future idle capacity holds ``task`` already (no victim needed) come first;
+    then by score, ties to the smaller name.
+    """
     scored = []
     for node in ssn.node_list:
         if ssn.predicate_fn(task, node) is not None:
             continue
-        scored.append((-ssn.node_order_fn(task, node), node.name, node))
-    scored.sort(key=lambda item: (item[0], item[1]))
-    return [node for _, _, node in scored]
+        scored.append((not fits_future(task, node), -ssn.node_order_fn(task, node), node.name))
+    scored.sort()
+    return [ssn.nodes[name] for _, _, name in scored]
 
 
 def validate_victims(task: TaskInfo, node: NodeInfo, victims: Sequence[TaskInfo]) -> bool:
@@ -165,3 +171,23 @@ def evict_gang_safe(
 def fits_future(task: TaskInfo, node: NodeInfo) -> bool:
     """Whether ``task`` fits ``node``'s future idle resources."""
     return task.init_resreq.less_equal(node.future_idle(), Missing.ZERO)
+
+
+def take_back_room(ssn: Session, job: JobInfo) -> Resource:
+    """What ``job`` could get by preempt and reclaim now: the enqueue side's estimate.
+
+    The cluster's idle capacity, plus the requests of the running, preemptable pods of
+    lower-priority jobs of its queue, plus what proportion says its queue may reclaim.
+    """
+    room = Resource()
+    for node in ssn.node_list:
+        room = room + node.idle
+    for other in ssn.jobs.values():
+        if other.queue != job.queue or other.priority >= job.priority:
+            continue
+        for task in other.tasks.values():
+            if task.status in PREEMPTABLE_STATUSES and is_preemptable(task):
+                room = room + task.resreq
+    if ssn.reclaim_room is not None:
+        room = room + ssn.reclaim_room(job)
+    return room

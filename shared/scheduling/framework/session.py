@@ -119,6 +119,8 @@ class Session(SessionPlugins):
         """What enqueue tried this session, in order."""
         self.queue_share: Callable[[QueueInfo], float] | None = None
         """A queue's share now, told by the plugin that keeps shares (proportion)."""
+        self.reclaim_room: Callable[[JobInfo], Resource] | None = None
+        """What a job's queue may take back from queues above their shares (proportion)."""
         self.queue_preemptive: Callable[[QueueInfo, TaskInfo], bool] | None = None
         """Whether a queue may reclaim for a task (``Preemptive``; set by proportion)."""
         self.nominated: dict[JobKey, Nomination] = {}

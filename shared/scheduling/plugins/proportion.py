@@ -26,7 +26,7 @@ Deliberate deviations:
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from contracts.objects.podgroup import PodGroupPhase
@@ -227,6 +227,7 @@ class ProportionPlugin:
         ssn.add_job_enqueued_fn(NAME, self._enqueued)
         ssn.add_reclaimable_fn(NAME, self._reclaimable(ssn))
         ssn.queue_preemptive = self._preemptive
+        ssn.reclaim_room = self._reclaim_room(ssn)
         ssn.add_event_handler(
             EventHandler(
                 allocate_func=self._on_allocate(ssn), deallocate_func=self._on_deallocate(ssn)
@@ -342,6 +343,28 @@ class ProportionPlugin:
             return True
         future = attr.allocated + task.resreq
         return future.less_equal_on(attr.deserved, task.resreq.requested_names())
+
+    def _reclaim_room(self, ssn: Session) -> Callable[[JobInfo], Resource]:
+        """What ``job``'s queue may reclaim: others' excess over deserved, up to its own gap."""
+
+        def room(job: JobInfo) -> Resource:
+            own = self.queue_opts.get(job.queue)
+            if own is None:
+                return Resource()
+            gap = own.deserved - own.allocated - own.inqueue
+            excess = Resource()
+            for name in sorted(self.queue_opts):
+                attr = self.queue_opts[name]
+                queue = ssn.queues.get(name)
+                if name == job.queue or queue is None or not queue.queue.reclaimable:
+                    continue
+                above = attr.allocated - attr.deserved
+                excess = excess + Resource({n: max(above.amount(n), 0.0) for n in above})
+            return Resource(
+                {n: max(min(gap.amount(n), excess.amount(n)), 0.0) for n in gap.names()}
+            )
+
+        return room
 
     def _reclaimable(self, ssn: Session) -> EvictableFn:
         """``reclaimableFn`` (volcano@v1.12.0 ``proportion.go``): victims of queues above share.
