@@ -134,6 +134,9 @@ def preempt(
         return len(ssn.preemptable(preemptor, rest)) == len(rest)
 
     for node in candidate_nodes(ssn, preemptor):
+        if ssn.allocatable(queue, preemptor) and fits_future(preemptor, node):
+            stmt.pipeline(preemptor, node)  # room released already: no victim needed
+            return True
         preemptees = sorted((t for t in node.tasks.values() if keep(t)), key=lambda t: t.key)
         victims = ssn.preemptable(preemptor, preemptees)
         if not validate_victims(preemptor, node, victims):

@@ -16,7 +16,11 @@ Deliberate deviations:
   (its whole gang has a place), so no job reclaims for pods that cannot run.
 - Evictions are commands on ``bindings`` carried out after the victims' grace period; the
   reclaimer's pods are nominated until they bind (``framework.nomination``).
-- Gang, all or nothing (``actions.eviction``); nodes by score, ties to the smaller name.
+- Victims are evicted until the task fits the node's future idle resources (what is idle,
+  plus what is released already, less what is pipelined), as preempt does; Volcano counts
+  only what the victims free, so a node with released room gets more victims than needed.
+- Gang, all or nothing (``actions.eviction``); nodes with room released already first,
+  then by score, ties to the smaller name.
 - ``preemptionPolicy: Never`` is not modelled (vcbus pods carry none).
 """
 
@@ -25,6 +29,7 @@ from __future__ import annotations
 from shared.scheduling.actions.eviction import (
     candidate_nodes,
     evict_gang_safe,
+    fits_future,
     is_preemptable,
     is_starving,
     order_victims,
@@ -36,7 +41,6 @@ from shared.scheduling.framework.results import EvictNote
 from shared.scheduling.framework.session import Session
 from shared.scheduling.framework.statement import Statement
 from shared.scheduling.model import JobInfo, QueueInfo, TaskInfo, TaskStatus
-from shared.scheduling.resource import Missing, Resource
 
 NAME = "reclaim"
 
@@ -115,6 +119,9 @@ def reclaim(ssn: Session, stmt: Statement, job: JobInfo, task: TaskInfo) -> bool
         return len(ssn.reclaimable(task, rest)) == len(rest)
 
     for node in candidate_nodes(ssn, task):
+        if fits_future(task, node):  # room released already: no victim needed
+            stmt.pipeline(task, node)
+            return True
         reclaimees = []
         for other in sorted(node.tasks.values(), key=lambda t: t.key):
             if other.status is not TaskStatus.RUNNING or not is_preemptable(other):
@@ -131,11 +138,12 @@ def reclaim(ssn: Session, stmt: Statement, job: JobInfo, task: TaskInfo) -> bool
         victims = ssn.reclaimable(task, reclaimees)
         if not validate_victims(task, node, victims):
             continue
-        reclaimed = Resource()
         for victim in order_victims(ssn, victims):
+            if fits_future(task, node):
+                break
             if victim.status is not TaskStatus.RUNNING:
                 continue  # taken with its gang already
-            reclaimed = reclaimed + evict_gang_safe(
+            evict_gang_safe(
                 ssn,
                 stmt,
                 victim,
@@ -147,9 +155,7 @@ def reclaim(ssn: Session, stmt: Statement, job: JobInfo, task: TaskInfo) -> bool
                 ),
                 allowed=allowed,
             )
-            if task.init_resreq.less_equal(reclaimed + node.idle, Missing.ZERO):
-                break
-        if task.init_resreq.less_equal(node.future_idle(), Missing.ZERO):
+        if fits_future(task, node):
             stmt.pipeline(task, node)
             return True
     return False
