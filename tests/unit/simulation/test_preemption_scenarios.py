@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from services.cli.simulate import load_document, simulate_document
-from tests.bench.quality import PREEMPTION, RECLAIM, SCENARIOS, Figures, run_case
 from tests.bench.quality import CASES as QUALITY_CASES
+from tests.bench.quality import PREEMPTION, RECLAIM, SCENARIOS, Figures, run_case
 
 GRACE = 30.0
 CYCLE = 1.0
@@ -33,7 +33,7 @@ def _outcome(scenario: str, **queue_changes: object) -> Mapping[str, Any]:
     if queue_changes:
         document["queues"] = [
             {**q, **queue_changes} if q["name"] == "heavy" else q
-            for q in document["queues"]  # type: ignore[union-attr]
+            for q in document["queues"]  # type: ignore[attr-defined]
         ]
     return simulate_document(document, path.parent)
 
