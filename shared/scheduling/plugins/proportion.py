@@ -167,16 +167,6 @@ class _QueueSums:
         attr.elastic = attr.elastic + Resource(self.elastic)
 
 
-def _partly_at_least(deserved: Resource, left: Resource) -> bool:
-    """Volcano ``deserved.LessEqualPartly(left)``: some dimension of ``deserved`` ≤ ``left``."""
-    tolerance = 0.1
-    return any(
-        deserved.amount(name) < left.amount(name)
-        or abs(deserved.amount(name) - left.amount(name)) < tolerance
-        for name in deserved
-    )
-
-
 def _min_resources(job: JobInfo) -> Resource:
     return Resource({k: float(v) for k, v in job.podgroup.min_resources.items()})
 
@@ -333,11 +323,14 @@ class ProportionPlugin:
         return allocatable
 
     def _preemptive(self, queue: QueueInfo, task: TaskInfo) -> bool:
-        """``preemptiveFn``: the queue may reclaim for ``task`` while at most its deserved.
+        """``preemptiveFn``: an open queue may reclaim for ``task`` up to its deserved share.
 
         volcano@v1.12.0 ``proportion.go``: ``allocated + request ≤ deserved`` on the
-        task's requested dimensions.
+        task's requested dimensions; vcbus also refuses a queue that is not Open (Volcano's
+        reclaim test "can not reclaim resources when queue is not open").
         """
+        if not queue.is_open():
+            return False
         attr = self.queue_opts.get(queue.name)
         if attr is None:
             return True
@@ -369,13 +362,14 @@ class ProportionPlugin:
     def _reclaimable(self, ssn: Session) -> EvictableFn:
         """``reclaimableFn`` (volcano@v1.12.0 ``proportion.go``): victims of queues above share.
 
-        A reclaimee's queue must be above its deserved share, and stay at it on some
-        dimension (cpu, memory, or a scalar it deserves) once the reclaimee is gone.
+        A reclaimee is a victim while its queue's allocation (less the victims already
+        chosen) is above its deserved share on some dimension.
         """
 
         def reclaimable(
             reclaimer: TaskInfo, reclaimees: Sequence[TaskInfo]
         ) -> tuple[list[TaskInfo], Vote]:
+            del reclaimer
             victims = []
             allocations: dict[str, Resource] = {}
             for task in reclaimees:
@@ -384,15 +378,9 @@ class ProportionPlugin:
                 if attr is None:
                     continue
                 allocated = allocations.setdefault(queue, attr.allocated)
-                if not reclaimer.resreq.less_equal(allocated, Missing.ZERO):
-                    continue
-                if allocated.less_equal(attr.deserved, Missing.INFINITY):
-                    continue
-                left = allocated - task.resreq
-                if not _partly_at_least(attr.deserved, left):
-                    continue
-                allocations[queue] = left
-                victims.append(task)
+                if not allocated.less_equal(attr.deserved, Missing.ZERO):
+                    allocations[queue] = allocated - task.resreq
+                    victims.append(task)
             return victims, Vote.PERMIT
 
         return reclaimable
