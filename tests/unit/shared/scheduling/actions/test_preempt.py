@@ -9,6 +9,7 @@ import pytest
 
 from contracts.events.capacity_reservations import NominatedPod
 from contracts.keys import JobKey, NodeName, PodKey
+from contracts.objects.node import Node
 from contracts.objects.pod import PodPhase
 from contracts.objects.podgroup import PodGroupPhase
 from shared.scheduling.framework.conf import Kind
@@ -52,7 +53,7 @@ FULL_TIERS = (
 )
 
 
-def _node(name: str, cpu: str, pods: int = 10) -> object:
+def _node(name: str, cpu: str, pods: int = 10) -> Node:
     return build_node(name, {"cpu": cpu, "memory": f"{cpu}G", "pods": pods})
 
 

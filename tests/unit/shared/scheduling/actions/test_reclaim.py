@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from contracts.objects.node import Node
 from contracts.objects.pod import PodPhase
 from contracts.objects.podgroup import PodGroupPhase
 from contracts.objects.queue import QueueState
@@ -32,7 +33,7 @@ RECLAIM_TIERS = (
 )
 
 
-def _node(cpu: str) -> object:
+def _node(cpu: str) -> Node:
     return build_node("n1", {"cpu": cpu, "memory": f"{cpu}Gi", "pods": 10})
 
 
