@@ -26,10 +26,12 @@ from contracts import (
     JobDeleted,
     JobRejected,
     JobStatusChanged,
+    NominationEnded,
     PodGroupConditionsChanged,
     PodGroupCreated,
     PodGroupPhaseChanged,
     PodGroupUpdated,
+    PodsNominated,
     Topic,
     split_key,
 )
@@ -148,6 +150,7 @@ def describe_job(
     lines += _all_conditions(store, key, status)
     lines += _reservation(store, key)
     lines += _will_bind(store, key)
+    lines += _preemption(store, key, status)
     lines += _pods(store, key)
     trace = status.trace_id if isinstance(status, JobStatusChanged) else ""
     lines += _trace(trace or store.trace_id(Topic.JOBS_STATUS, key), jaeger_url)
@@ -209,8 +212,13 @@ def _reasons(store: StatusStore, key: str, status: object) -> list[str]:
     phase = status.phase if isinstance(status, JobStatusChanged) else ""
     reasons = pending_reasons(store, key)
     if phase not in ("Pending", "Running", "Restarting") or not reasons:
-        if phase == "Pending" and isinstance(status, JobStatusChanged) and status.conditions:
-            condition = status.conditions[-1]
+        found = [
+            c
+            for c in (status.conditions if isinstance(status, JobStatusChanged) else ())
+            if c.type not in EVICTION_CONDITIONS
+        ]
+        if phase == "Pending" and found:
+            condition = found[-1]
             return [
                 _field("Pending Reason", condition.reason),
                 _field("Message", condition.message, 2),
@@ -275,6 +283,30 @@ def _will_bind(store: StatusStore, key: str) -> list[str]:
     if isinstance(event, CapacityReleased):
         return [_field("Will-Bind", f"released: {event.reason}: {event.message}")]
     return []
+
+
+EVICTION_CONDITIONS = frozenset({"Preempted", "Reclaimed"})
+"""Conditions the job-controller adds to a job whose pod was evicted (issue 23)."""
+
+
+def _preemption(store: StatusStore, key: str, status: object) -> list[str]:
+    """Both sides of preempt and reclaim: who took this job's pods, and what it waits for."""
+    lines = []
+    if isinstance(status, JobStatusChanged):
+        lines += [
+            _field(c.type, c.message) for c in status.conditions if c.type in EVICTION_CONDITIONS
+        ]
+    event = store.get(Topic.CAPACITY_RESERVATIONS, key)
+    if isinstance(event, PodsNominated):
+        pods = ", ".join(f"{p.pod} on {p.node}" for p in event.pods)
+        victims = ", ".join(event.victims) or "-"
+        lines.append(
+            _field("Nominated", f"{pods} ({event.reason}; until {event.until.isoformat()})")
+        )
+        lines.append(_field("Victims", victims, 2))
+    elif isinstance(event, NominationEnded):
+        lines.append(_field("Nominated", f"ended: {event.reason}: {event.message}"))
+    return lines
 
 
 def _pods(store: StatusStore, key: str) -> list[str]:
