@@ -36,16 +36,9 @@ from contracts.events.capacity_reservations import (
 from contracts.events.podgroups_conditions import PodGroupConditionsChanged
 from contracts.keys import NodeName
 from contracts.objects.meta import Condition
-from shared.scheduling.events import will_bind_events
+from shared.scheduling.events import eviction_events, nomination_events, will_bind_events
 from shared.scheduling.framework.conf import SchedulerConf
-from shared.scheduling.framework.results import (
-    BindDecision,
-    EvictDecision,
-    NominationChange,
-    NominationChangeKind,
-    PodGroupUpdate,
-    SessionResult,
-)
+from shared.scheduling.framework.results import BindDecision, PodGroupUpdate, SessionResult
 from shared.scheduling.framework.session_cache import SessionCache
 from shared.scheduling.model import naive_utc
 from shared.scheduling.scheduler import run_session
@@ -56,9 +49,6 @@ BINDING_KIND = "binding.created.v1"
 LOCKS_KIND = "capacity.locks_honoured.v1"
 LIFTED_KIND = "capacity.locks_lifted.v1"
 CONDITIONS_KIND = "podgroup.conditions_changed.v1"
-EVICTION_KIND = "pod.eviction_requested.v1"
-NOMINATED_KIND = "capacity.pods_nominated.v1"
-NOMINATION_ENDED_KIND = "capacity.nomination_ended.v1"
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,56 +79,6 @@ class CycleResult:
             *self.reservations,
             *self.conditions,
         )
-
-
-def eviction_event(decision: EvictDecision, ctx: Ctx) -> PodEvictionRequested:
-    """The ``PodEvictionRequested`` of a decision; its id derives from the pod incarnation."""
-    note = decision.note
-    preemptor = note.preemptor if note is not None else decision.job
-    return PodEvictionRequested(
-        event_id=derive_event_id(EVICTION_KIND, decision.key, f"{decision.pod.uid}|{preemptor}"),
-        occurred_at=ctx.now,
-        pod=decision.key,
-        pod_uid=decision.pod.uid,
-        job=decision.job,
-        task=decision.pod.task,
-        node=NodeName(decision.node),
-        reason=decision.reason,
-        taker=note.taker if note is not None else "",
-        preemptor=preemptor,
-        message=note.message if note is not None else decision.reason,
-    )
-
-
-def nomination_event(change: NominationChange, ctx: Ctx) -> PodsNominated | NominationEnded:
-    """The event of a nomination change; ids derive from the job, its PodGroup and the change."""
-    if change.kind is NominationChangeKind.NOMINATED:
-        assert change.until is not None
-        pods = ",".join(f"{p.uid}@{p.node}" for p in change.pods) + f"|{change.until.isoformat()}"
-        digest = hashlib.sha256(pods.encode()).hexdigest()[:16]
-        return PodsNominated(
-            event_id=derive_event_id(NOMINATED_KIND, change.job, f"{change.uid}|{digest}"),
-            occurred_at=ctx.now,
-            job=change.job,
-            podgroup=change.podgroup,
-            uid=change.uid,
-            pods=change.pods,
-            victims=change.victims,
-            until=change.until,
-            reason=change.reason,
-            message=change.message,
-        )
-    return NominationEnded(
-        event_id=derive_event_id(
-            NOMINATION_ENDED_KIND, change.job, f"{change.uid}|{change.reason}|{ctx.now.isoformat()}"
-        ),
-        occurred_at=ctx.now,
-        job=change.job,
-        podgroup=change.podgroup,
-        uid=change.uid,
-        reason=change.reason,
-        message=change.message,
-    )
 
 
 def binding_event(decision: BindDecision, ctx: Ctx) -> BindingCreated:
@@ -267,8 +207,8 @@ def run_cycle(
         conditions=tuple(conditions),
         session=result,
         reservations=will_bind_events(result, ctx.now),
-        evictions=tuple(eviction_event(d, ctx) for d in result.evictions),
-        nominations=tuple(nomination_event(c, ctx) for c in result.nomination_changes),
+        evictions=eviction_events(result, ctx.now),
+        nominations=nomination_events(result, ctx.now),
     )
 
 
