@@ -422,3 +422,41 @@ def test_locked_nodes_victims_are_chosen_for_the_reservation_target_only() -> No
 
 def _with(case: SchedulingCase, **changes: object) -> SchedulingCase:
     return replace(case, **changes)  # type: ignore[arg-type]
+
+
+DRF_TIERS = (
+    tier(
+        go_plugin("drf", Kind.PREEMPTABLE, Kind.JOB_ORDER),
+        go_plugin("gang", Kind.JOB_STARVING, Kind.JOB_PIPELINED, Kind.JOB_READY),
+        go_plugin("proportion", Kind.QUEUE_ORDER, Kind.ALLOCATABLE),
+    ),
+)
+
+
+@pytest.mark.parametrize(
+    ("victim_pods", "evicted"),
+    [
+        (3, ["c1/big-w-1"]),
+        (1, []),
+    ],
+    ids=["a job with a larger share gives a pod", "a job that would fall below gives none"],
+)
+def test_drf_lets_go_only_pods_of_jobs_whose_share_stays_at_least_the_preemptors(
+    victim_pods: int, evicted: list[str]
+) -> None:
+    """volcano@v1.12.0 drf ``preemptableFn``: the victim job's dominant share without the
+    pod must stay at least the preemptor's with it."""
+    pods = [build_pod("c1", f"big-w-{i}", "n1", RUNNING, R1, "big") for i in range(victim_pods)]
+    run_case(
+        SchedulingCase(
+            name="drf",
+            origin="vcbus issue 23 (drf preemptableFn)",
+            podgroups=[build_podgroup("big", "c1", "q1", 1), build_podgroup("new", "c1", "q1", 1)],
+            pods=[*pods, build_pod("c1", "new-w-0", None, PENDING, R1, "new")],
+            nodes=[build_node("n1", {"cpu": str(victim_pods), "memory": "8G", "pods": 10})],
+            queues=[build_queue("q1")],
+            tiers=DRF_TIERS,
+            actions=("preempt",),
+            expect_evicted=evicted,
+        )
+    )
