@@ -10,8 +10,9 @@ except the pod's ``status.nominatedNodeName`` that kube-scheduler keeps):
    published (``PodsNominated`` on ``capacity.reservations``) with a bound: the victims'
    longest grace period plus :data:`NOMINATION_MARGIN`.
 2. Every session (:func:`open_nominations`), a nomination whose pods still wait pipelines
-   them again on their nodes: the job is not starving (no second preemption for it), and
-   the releasing capacity is theirs (``futureIdle`` counts them).
+   them again on their nodes, holding their whole requests (``Session.hold_task``): the
+   job is not starving (no second preemption for it), and neither the releasing capacity
+   nor the idle part of the node they need goes to another task.
 3. ``allocate`` first (:func:`place_nominated`) places each waiting pod on its node's idle
    capacity once its victims are gone, before any other job; the job's pods bind together
    when its gang is ready. Until then its PodGroup says ``WaitingForEviction`` with the
@@ -83,7 +84,7 @@ def open_nominations(ssn: Session) -> None:
         for task, node_name in waiting:
             node = ssn.nodes.get(node_name)
             if node is not None:
-                ssn.pipeline_task(task, node)
+                ssn.hold_task(task, node)
         ssn.nominated[key] = nomination
 
 
@@ -101,10 +102,13 @@ def place_nominated(ssn: Session) -> None:
         stmt = Statement(ssn)
         for task in _pipelined(job, nomination):
             node = ssn.nodes.get(task.node_name or "")
-            if node is None or not task.init_resreq.less_equal(node.idle, Missing.ZERO):
+            if node is None:
                 continue
-            ssn.unallocate_task(task)
-            stmt.allocate(task, node)
+            ssn.unhold_task(task)
+            if task.init_resreq.less_equal(node.idle, Missing.ZERO):
+                stmt.allocate(task, node)
+            else:
+                ssn.hold_task(task, node)
         if ssn.job_ready(job):
             stmt.commit()
             del ssn.nominated[key]

@@ -208,6 +208,28 @@ class Session(SessionPlugins):
         self._add_to_node(task, node, pipelined=True)
         self._on_allocate(task)
 
+    def hold_task(self, task: TaskInfo, node: NodeInfo) -> None:
+        """Pipeline ``task`` on ``node`` holding its whole request, idle part included.
+
+        A nominated pod (``framework.nomination``) waits for capacity its victims release;
+        unlike ``pipeline_task`` the request counts as used at once, so no other task is
+        placed on the node's idle part it will need, nor pipelined onto the same release.
+        """
+        job = self.jobs[task.job]
+        task.node_name = node.name
+        job.update_task_status(task, TaskStatus.PIPELINED)
+        self._add_to_node(task, node, pipelined=False)
+        self._on_allocate(task)
+
+    def unhold_task(self, task: TaskInfo) -> None:
+        """Undo ``hold_task``: the task is Pending again."""
+        node = self.nodes.get(task.node_name or "")
+        if node is not None:
+            self._remove_from_node(task, node, pipelined=False)
+        task.node_name = None
+        self.jobs[task.job].update_task_status(task, TaskStatus.PENDING)
+        self._on_deallocate(task)
+
     def unallocate_task(self, task: TaskInfo) -> None:
         """Undo ``allocate_task`` or ``pipeline_task``: the task is Pending again."""
         node = self.nodes.get(task.node_name or "")

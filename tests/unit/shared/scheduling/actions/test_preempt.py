@@ -460,3 +460,39 @@ def test_drf_lets_go_only_pods_of_jobs_whose_share_stays_at_least_the_preemptors
             expect_evicted=evicted,
         )
     )
+
+
+def test_a_nominated_pod_holds_the_idle_part_of_its_node_it_will_need() -> None:
+    """Node n1: 4 cpu, a releasing victim of 2, 2 idle; the nominated pod needs 3. Another
+    job's 1-cpu pod must not take the idle part the nominated pod will need."""
+    run_case(
+        _full(
+            "hold idle part",
+            podgroups=[
+                build_podgroup("low", "c1", "q1", 1, priority=LOW),
+                build_podgroup("high", "c1", "q1", 1, priority=HIGH),
+                build_podgroup("small", "c1", "q1", 1, priority=HIGH),
+            ],
+            pods=[
+                build_pod("c1", "low-w-0", "n1", RUNNING, {"cpu": "2"}, "low", releasing=True),
+                build_pod("c1", "high-w-0", None, PENDING, {"cpu": "3"}, "high"),
+                build_pod("c1", "small-w-0", None, PENDING, {"cpu": "1"}, "small"),
+            ],
+            nodes=[_node("n1", "4")],
+            nominations=[
+                Nomination(
+                    job=JobKey("c1/high"),
+                    podgroup="high",
+                    uid="c1-high",
+                    pods=(
+                        NominatedPod(
+                            pod=PodKey("c1/high-w-0"), uid="c1-high-w-0", node=NodeName("n1")
+                        ),
+                    ),
+                    until=NOW + timedelta(seconds=60),
+                )
+            ],
+            expect_binds={},
+            expect_evicted=[],
+        )
+    )
