@@ -25,7 +25,8 @@ Deliberate deviations:
   reclaimable queues hold above their deserved shares, up to its queue's own deserved
   share (reclaim, told by proportion) — less what earlier take-back enqueues of the pass
   counted. Without it a high-priority job on a full cluster never reaches Inqueue, so
-  preempt never sees it.
+  preempt never sees it. It never admits an infeasible job, nor another job while a
+  reservation's target is Pending (SPEC A6).
 - ``ScheduleStartTimestamp`` is not stamped here: the time a PodGroup was first seen comes
   with the snapshot (``PodGroupState.first_seen``), so it survives a restart.
 """
@@ -47,6 +48,13 @@ TAKE_BACK = "take-back"
 
 
 def _takes_back(ssn: Session, job: JobInfo, taken: dict[str, Resource]) -> bool:
+    target = ssn.reservation.target_job
+    if target is not None and target != job.key:
+        held = ssn.jobs.get(target)
+        if held is not None and held.is_pending():
+            return False  # SPEC A6: no other job is enqueued while the target is Pending
+    if ssn.infeasibility(job) is not None:
+        return False  # SPEC A6: an infeasible job holds no admission budget
     minimum = Resource(dict(job.podgroup.min_resources))
     room = take_back_room(ssn, job) - taken.get(job.queue, Resource())
     if not minimum.less_equal_on(room, minimum.requested_names()):
