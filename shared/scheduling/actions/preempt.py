@@ -20,6 +20,8 @@ Deliberate deviations:
   job's own pods never evict each other.
 - Gang, all or nothing: a victim that would leave its job below its minimum takes the rest
   of its job with it (``actions.eviction``).
+- The evictions on a node that could not hold the preemptor after all are undone
+  (``Statement.rollback``); Volcano keeps them and may evict more pods than it needs.
 - Nodes are tried by score, ties to the smaller name (SPEC A7).
 """
 
@@ -141,6 +143,7 @@ def preempt(
         victims = ssn.preemptable(preemptor, preemptees)
         if not validate_victims(preemptor, node, victims):
             continue
+        mark = stmt.savepoint()
         for victim in order_victims(ssn, victims):
             if ssn.allocatable(queue, preemptor) and fits_future(preemptor, node):
                 break
@@ -161,6 +164,7 @@ def preempt(
         if ssn.allocatable(queue, preemptor) and fits_future(preemptor, node):
             stmt.pipeline(preemptor, node)
             return True
+        stmt.rollback(mark)  # this node could not hold it: its victims stay
     return False
 
 

@@ -138,6 +138,7 @@ def reclaim(ssn: Session, stmt: Statement, job: JobInfo, task: TaskInfo) -> bool
         victims = ssn.reclaimable(task, reclaimees)
         if not validate_victims(task, node, victims):
             continue
+        mark = stmt.savepoint()
         for victim in order_victims(ssn, victims):
             if fits_future(task, node):
                 break
@@ -158,6 +159,7 @@ def reclaim(ssn: Session, stmt: Statement, job: JobInfo, task: TaskInfo) -> bool
         if fits_future(task, node):
             stmt.pipeline(task, node)
             return True
+        stmt.rollback(mark)  # this node could not hold it: its victims stay
     return False
 
 

@@ -12,7 +12,9 @@ except the pod's ``status.nominatedNodeName`` that kube-scheduler keeps):
 2. Every session (:func:`open_nominations`), a nomination whose pods still wait pipelines
    them again on their nodes, holding their whole requests (``Session.hold_task``): the
    job is not starving (no second preemption for it), and neither the releasing capacity
-   nor the idle part of the node they need goes to another task.
+   nor the idle part of the node they need goes to another task. A pod whose node no
+   longer passes its predicates (locked since for a reservation's target, SPEC A6;
+   cordoned; tainted) is not held there: it waits Pending like any other pod.
 3. ``allocate`` first (:func:`place_nominated`) places each waiting pod on its node's idle
    capacity once its victims are gone, before any other job; the job's pods bind together
    when its gang is ready. Until then its PodGroup says ``WaitingForEviction`` with the
@@ -83,7 +85,7 @@ def open_nominations(ssn: Session) -> None:
             continue
         for task, node_name in waiting:
             node = ssn.nodes.get(node_name)
-            if node is not None:
+            if node is not None and ssn.predicate_fn(task, node) is None:
                 ssn.hold_task(task, node)
         ssn.nominated[key] = nomination
 

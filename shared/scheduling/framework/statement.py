@@ -7,6 +7,9 @@ nothing: a job's tentative placements are kept only if the job becomes ready.
 Deliberate deviations:
 - ``commit`` returns the decisions (bindings, evictions) and performs no I/O; the shell
   publishes them. Volcano's ``Commit`` calls the binder and swallows its errors.
+- ``savepoint``/``rollback`` (vcbus): undo the operations after a mark, so preempt and
+  reclaim take back the evictions on a node that could not hold the preemptor after all
+  (Volcano keeps them in the statement).
 - ``take_will_bind`` (vcbus): a real pod takes the capacity reserved for it (a will-bind
   phantom, ``framework.will_bind``); ``discard`` holds it again, ``commit`` releases it.
 """
@@ -90,9 +93,24 @@ class Statement:
         )
         return self._ssn.nodes.get(phantom.node_name or "")
 
+    def savepoint(self) -> int:
+        """A mark to :meth:`rollback` to (vcbus: preempt undoes a node's useless evictions)."""
+        return len(self._operations)
+
+    def rollback(self, mark: int) -> None:
+        """Undo the operations recorded after ``mark``, last first."""
+        later = self._operations[mark:]
+        del self._operations[mark:]
+        self._undo(later)
+
     def discard(self) -> None:
         """Undo every operation, last first."""
-        for operation in reversed(self._operations):
+        operations = list(self._operations)
+        self._operations.clear()
+        self._undo(operations)
+
+    def _undo(self, operations: list[Operation]) -> None:
+        for operation in reversed(operations):
             task = operation.task
             if operation.op is Op.TAKE:
                 self._ssn.will_bind.restore(task)
@@ -102,7 +120,6 @@ class Statement:
                 self._ssn.unevict_task(operation.task, operation.previous)
             else:
                 self._ssn.unallocate_task(operation.task)
-        self._operations.clear()
 
     def commit(self) -> tuple[tuple[BindDecision, ...], tuple[EvictDecision, ...]]:
         """Make the operations real: Allocated tasks become Binding; return the decisions.

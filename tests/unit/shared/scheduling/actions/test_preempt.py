@@ -496,3 +496,44 @@ def test_a_nominated_pod_holds_the_idle_part_of_its_node_it_will_need() -> None:
             expect_evicted=[],
         )
     )
+
+
+def test_evictions_on_a_node_that_cannot_hold_the_preemptor_after_all_are_undone() -> None:
+    """n1 looks enough (1 + 2 cpu of victims for 3), but low-a-0 would take low-a's other,
+    unpreemptable pod with it, so n1 cannot hold the preemptor: low-b-0 stays; n3 serves."""
+    keep = {"volcano.sh/preemptable": "false"}
+    cpu = {"cpu": "1"}
+    run_case(
+        _full(
+            "rollback",
+            podgroups=[
+                build_podgroup("low-a", "c1", "q1", 2, priority=LOW),
+                build_podgroup("low-b", "c1", "q1", 1, priority=LOW),
+                build_podgroup("low-c", "c1", "q1", 1, priority=LOW),
+                build_podgroup("low-d", "c1", "q1", 1, priority=LOW),
+                build_podgroup("peer", "c1", "q1", 1, priority=HIGH),
+                build_podgroup("high", "c1", "q1", 1, priority=HIGH),
+            ],
+            pods=[
+                build_pod("c1", "low-a-w-0", "n1", RUNNING, cpu, "low-a"),
+                build_pod("c1", "low-b-w-0", "n1", RUNNING, {"cpu": "2"}, "low-b"),
+                build_pod("c1", "peer-w-0", "n1", RUNNING, cpu, "peer"),
+                build_pod(
+                    "c1", "low-a-w-1", "n2", RUNNING, {"cpu": "2"}, "low-a", annotations=keep
+                ),
+                build_pod("c1", "low-c-w-0", "n2", RUNNING, {"cpu": "2"}, "low-c"),
+                build_pod("c1", "low-d-w-0", "n3", RUNNING, {"cpu": "3"}, "low-d"),
+                build_pod("c1", "high-w-0", None, PENDING, {"cpu": "3"}, "high"),
+            ],
+            nodes=[_node("n1", "4"), _node("n2", "4"), _node("n3", "4")],
+            actions=("preempt",),
+            expect_evicted=["c1/low-d-w-0"],
+        )
+    )
+
+
+def test_a_nominated_pod_does_not_bind_on_a_node_locked_since_for_another_target() -> None:
+    """SPEC A6: a lock holds against a nomination too (the chaos check found the binding)."""
+    locked = Reservation(target_job=JobKey("c1/target"), locked_nodes=frozenset({"n1"}))
+    case = _with(_nominated(PodPhase.FAILED, releasing=False), reservation=locked)
+    run_case(_with(case, expect_binds={}, actions=("allocate",)))
