@@ -1,13 +1,16 @@
 """vcbus wire contracts: resources, one tagged union of events per topic, the topic table."""
 
 from contracts._base import Event, derive_event_id, tag_of
-from contracts.events.bindings import BindingCreated, BindingsEvent
+from contracts.events.bindings import BindingCreated, BindingsEvent, PodEvictionRequested
 from contracts.events.capacity_reservations import (
     CapacityReleased,
     CapacityReservationsEvent,
     CapacityReserved,
     LocksHonoured,
     LocksLifted,
+    NominatedPod,
+    NominationEnded,
+    PodsNominated,
     ReservedPod,
 )
 from contracts.events.jobs_admitted import (
@@ -100,8 +103,11 @@ __all__ = [
     "NodesEvent",
     "NodesLocked",
     "NodesUnlocked",
+    "NominatedPod",
+    "NominationEnded",
     "PodCreated",
     "PodDeleted",
+    "PodEvictionRequested",
     "PodGroupConditionsChanged",
     "PodGroupCreated",
     "PodGroupDeleted",
@@ -113,6 +119,7 @@ __all__ = [
     "PodKey",
     "PodPhaseChanged",
     "PodsEvent",
+    "PodsNominated",
     "PodsStatusEvent",
     "QueueDeclared",
     "QueueDeleted",

@@ -6,13 +6,15 @@ import enum
 from dataclasses import dataclass
 
 from contracts._base import Event, tag_of
-from contracts.events.bindings import BindingCreated, BindingsEvent
+from contracts.events.bindings import BindingCreated, BindingsEvent, PodEvictionRequested
 from contracts.events.capacity_reservations import (
     CapacityReleased,
     CapacityReservationsEvent,
     CapacityReserved,
     LocksHonoured,
     LocksLifted,
+    NominationEnded,
+    PodsNominated,
 )
 from contracts.events.cluster_commands import (
     NodeAddRequested,
@@ -193,9 +195,11 @@ def key_of(event: Event) -> str:
             | CapacityReleased()
             | LocksHonoured()
             | LocksLifted()
+            | PodsNominated()
+            | NominationEnded()
         ):
             return event.job
-        case BindingCreated():
+        case BindingCreated() | PodEvictionRequested():
             return event.node
         case NodeRegistered() | NodeChanged() | NodeAddRequested():
             return event.node.name

@@ -4,9 +4,10 @@ A pending PodGroup carries one reason code, the highest ranked among its candida
 ``QueueNotFound`` > ``QueueClosed`` > ``Infeasible`` > ``QueueOverCapability`` >
 ``ClusterOverused`` > ``GangUnschedulable`` (and other allocator reasons) >
 ``WillBindTimeout`` > ``WaitingForDependency`` > ``WaitingForReservation`` >
-``ReservationExpired``. The scheduler ranks with it when it publishes a PodGroup's reason
-(``podgroups.status``); the read model (:mod:`shared.views`) ranks with it when it says why
-a job waits. Pure: it imports nothing but the standard library.
+``WaitingForEviction`` > ``ReservationExpired``. The scheduler ranks with it when it
+publishes a PodGroup's reason (``podgroups.status``); the read model (:mod:`shared.views`)
+ranks with it when it says why a job waits. Pure: it imports nothing but the standard
+library.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ WILL_BIND_TIMEOUT = "WillBindTimeout"
 """A dependent job's will-bind reservation for its later stages timed out (vcbus)."""
 WAITING_FOR_DEPENDENCY = "WaitingForDependency"
 WAITING_FOR_RESERVATION = "WaitingForReservation"
+WAITING_FOR_EVICTION = "WaitingForEviction"
+"""A preemptor's pods wait for their victims to end (``framework.nomination``)."""
 RESERVATION_EXPIRED = "ReservationExpired"
 """The job's reservation reached ``lock-max``; it is not elected again for ``lock-backoff``."""
 
@@ -38,10 +41,18 @@ REASON_RANK: tuple[str, ...] = (
     WILL_BIND_TIMEOUT,
     WAITING_FOR_DEPENDENCY,
     WAITING_FOR_RESERVATION,
+    WAITING_FOR_EVICTION,
     RESERVATION_EXPIRED,
 )
 """SPEC A8, highest first. Reasons not listed (other allocator codes) rank with
 ``GangUnschedulable``."""
+
+PREEMPTED = "Preempted"
+RECLAIMED = "Reclaimed"
+EVICTION_CONDITIONS = frozenset({PREEMPTED, RECLAIMED})
+"""The condition types (and reasons) a job-controller gives a job whose pod was evicted for
+a preemptor of its queue (``Preempted``) or of another queue (``Reclaimed``). They tell
+what happened to the job, never why it waits now."""
 
 
 def reason_rank(reason: str) -> int:

@@ -1,5 +1,8 @@
 """``capacity.reservations``: will-bind reservations of dependent jobs, from the allocator.
 
+It also carries the nominations of preempt and reclaim (``PodsNominated``,
+``NominationEnded``): the nodes whose releasing capacity waits for a preemptor's pods.
+
 It also carries ``LocksHonoured``: the moment the allocator has a reservation's node locks
 (SPEC A6) in its view, from which it places no other job's pod on them.
 
@@ -18,7 +21,7 @@ from datetime import datetime
 import msgspec
 
 from contracts._base import Event
-from contracts.keys import JobKey, NodeName
+from contracts.keys import JobKey, NodeName, PodKey
 from contracts.quantity import Resources
 
 
@@ -102,4 +105,63 @@ class LocksLifted(Event, tag="capacity.locks_lifted.v1", frozen=True, kw_only=Tr
     """The nodes that were locked for ``job`` in the allocator's view, sorted."""
 
 
-CapacityReservationsEvent = CapacityReserved | CapacityReleased | LocksHonoured | LocksLifted
+class NominatedPod(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_defaults=True):
+    """A preemptor's pod and the node whose releasing capacity waits for it."""
+
+    pod: PodKey
+    uid: str
+    node: NodeName
+    requests: Resources = {}
+
+
+MAX_NOMINATED = 1000
+"""The most pods and victims a nomination lists (SPEC A12); a preemptor takes at most
+this many pods' worth of capacity in one cycle."""
+
+
+class PodsNominated(Event, tag="capacity.pods_nominated.v1", frozen=True, kw_only=True):
+    """Preempt or reclaim evicted ``victims`` for ``job``: its ``pods`` wait on their nodes.
+
+    Until the pods bind, or ``until`` passes, no other job is placed on the capacity they
+    wait for (Volcano pipelines the preemptor onto the releasing node within one session;
+    vcbus keeps the nomination across cycles). The newest event of a job replaces its
+    nomination.
+    """
+
+    job: JobKey
+    podgroup: str
+    uid: str = ""
+    """The PodGroup's uid: a nomination belongs to one incarnation."""
+    pods: tuple[NominatedPod, ...]
+    victims: tuple[PodKey, ...] = ()
+    until: datetime
+    """When the nomination ends if the pods have not bound (the victims' longest grace
+    period plus a margin)."""
+    reason: str = ""
+    """``Preempted`` or ``Reclaimed``: how the capacity was taken."""
+    message: str = ""
+
+
+class NominationEnded(Event, tag="capacity.nomination_ended.v1", frozen=True, kw_only=True):
+    """A nomination ended, and why.
+
+    Reasons: ``Bound`` (its pods bound, or none of them waits any more),
+    ``NominationExpired`` (its bound passed), ``JobDeleted`` (its PodGroup is gone or was
+    recreated).
+    """
+
+    job: JobKey
+    podgroup: str
+    uid: str = ""
+    reason: str
+    message: str = ""
+
+
+CapacityReservationsEvent = (
+    CapacityReserved
+    | CapacityReleased
+    | LocksHonoured
+    | LocksLifted
+    | PodsNominated
+    | NominationEnded
+)

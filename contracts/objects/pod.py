@@ -24,6 +24,11 @@ ANNOTATION_RUN_SECONDS = "vcbus.io/run-seconds"
 ANNOTATION_EXIT_CODE = "vcbus.io/exit-code"
 """Exit code of a simulated pod when its run time ends: 0 → Succeeded, else Failed."""
 ANNOTATION_START_SECONDS = "vcbus.io/start-seconds"
+ANNOTATION_PREEMPTABLE = "volcano.sh/preemptable"
+"""``"false"`` keeps a pod from being a preempt or reclaim victim (Volcano
+``PodPreemptable``; a label of that name counts too; absent: preemptable)."""
+DEFAULT_GRACE_SECONDS = 30
+"""Kubernetes' default ``terminationGracePeriodSeconds``."""
 """Delay between binding and Running for a simulated pod (default: the cluster's)."""
 
 TEMPLATE_ANNOTATIONS_CARRIED = frozenset(
@@ -32,6 +37,7 @@ TEMPLATE_ANNOTATIONS_CARRIED = frozenset(
         ANNOTATION_EXIT_CODE,
         ANNOTATION_START_SECONDS,
         ANNOTATION_TASK_PRIORITY,
+        ANNOTATION_PREEMPTABLE,
     }
 )
 """The task-template annotations a pod carries: the ones the cluster and the scheduler
@@ -78,3 +84,6 @@ class Pod(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_defaul
     annotations: dict[str, str] = {}
     scheduler_name: str = "volcano"
     creation_timestamp: datetime | None = None
+    termination_grace_period_seconds: int | None = None
+    """The template's ``terminationGracePeriodSeconds``: how long an evicted pod keeps
+    running (and holding its node's resources) before it ends; unset means 30 s."""

@@ -10,6 +10,9 @@ Deliberate deviations from Volcano:
   ``podgroups.status`` has one writer, podgroup-enqueue.
 - Will-bind reservations (vcbus, ``shared.scheduling.framework.will_bind``) are published on
   ``capacity.reservations``; ``next_due`` gives the moment the earliest one times out.
+- Evictions (preempt, reclaim) are ``PodEvictionRequested`` commands on ``bindings``, the
+  nominations of their preemptors ``PodsNominated``/``NominationEnded`` on
+  ``capacity.reservations``; ``next_due`` also gives the moment a nomination expires.
 """
 
 from __future__ import annotations
@@ -21,17 +24,19 @@ from datetime import datetime
 import msgspec
 
 from contracts._base import derive_event_id, tag_of
-from contracts.events.bindings import BindingCreated
+from contracts.events.bindings import BindingCreated, PodEvictionRequested
 from contracts.events.capacity_reservations import (
     CapacityReleased,
     CapacityReserved,
     LocksHonoured,
     LocksLifted,
+    NominationEnded,
+    PodsNominated,
 )
 from contracts.events.podgroups_conditions import PodGroupConditionsChanged
 from contracts.keys import NodeName
 from contracts.objects.meta import Condition
-from shared.scheduling.events import will_bind_events
+from shared.scheduling.events import eviction_events, nomination_events, will_bind_events
 from shared.scheduling.framework.conf import SchedulerConf
 from shared.scheduling.framework.results import BindDecision, PodGroupUpdate, SessionResult
 from shared.scheduling.framework.session_cache import SessionCache
@@ -55,15 +60,36 @@ class CycleResult:
     session: SessionResult
     reservations: tuple[CapacityReserved | CapacityReleased, ...] = ()
     """Will-bind reservations made and released, in order."""
+    evictions: tuple[PodEvictionRequested, ...] = ()
+    """Pods to end for a preemptor (preempt, reclaim)."""
+    nominations: tuple[PodsNominated | NominationEnded, ...] = ()
+    """Nominations made and ended, in order."""
 
     @property
     def events(
         self,
     ) -> tuple[
-        BindingCreated | CapacityReserved | CapacityReleased | PodGroupConditionsChanged, ...
+        PodsNominated
+        | NominationEnded
+        | PodEvictionRequested
+        | BindingCreated
+        | CapacityReserved
+        | CapacityReleased
+        | PodGroupConditionsChanged,
+        ...,
     ]:
-        """Bindings, then will-bind changes, then conditions (the order to publish them in)."""
-        return (*self.bindings, *self.reservations, *self.conditions)
+        """Nominations, evictions, bindings, will-bind changes, then conditions.
+
+        Nominations go first: a view that reads the evictions already knows whom the
+        released capacity waits for.
+        """
+        return (
+            *self.nominations,
+            *self.evictions,
+            *self.bindings,
+            *self.reservations,
+            *self.conditions,
+        )
 
 
 def binding_event(decision: BindDecision, ctx: Ctx) -> BindingCreated:
@@ -192,11 +218,15 @@ def run_cycle(
         conditions=tuple(conditions),
         session=result,
         reservations=will_bind_events(result, ctx.now),
+        evictions=eviction_events(result, ctx.now),
+        nominations=nomination_events(result, ctx.now),
     )
 
 
 def next_due(snapshot: ClusterSnapshot, now: datetime | None = None) -> datetime | None:
-    """The next moment a cycle may change something with no new input: a will-bind timeout.
+    """The next moment a cycle may change something with no new input.
+
+    A will-bind timeout, or the end of a nomination.
 
     Args:
         snapshot: the view after the last cycle's own events were folded in.
@@ -210,5 +240,6 @@ def next_due(snapshot: ClusterSnapshot, now: datetime | None = None) -> datetime
         for held in snapshot.will_bind.values()
         if held.pods and held.expires_at is not None
     ]
+    moments += [nomination.until for nomination in snapshot.nominations.values()]
     later = [m for m in moments if now is None or naive_utc(m) > naive_utc(now)]
     return min(later, key=naive_utc) if later else None

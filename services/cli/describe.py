@@ -26,10 +26,12 @@ from contracts import (
     JobDeleted,
     JobRejected,
     JobStatusChanged,
+    NominationEnded,
     PodGroupConditionsChanged,
     PodGroupCreated,
     PodGroupPhaseChanged,
     PodGroupUpdated,
+    PodsNominated,
     Topic,
     split_key,
 )
@@ -48,6 +50,7 @@ from services.cli.status import (
 from shared.bus.kafka import AioKafkaBus
 from shared.bus.protocol import Bus
 from shared.bus.records import Record
+from shared.reasons import EVICTION_CONDITIONS
 from shared.runtime.clock import SystemClock
 from shared.runtime.settings import Settings
 from shared.views.events import MAX_EVENTS, JobEvent, events_lines, job_events
@@ -157,6 +160,7 @@ def describe_job(
     lines += _all_conditions(store, key, status)
     lines += _reservation(store, key)
     lines += _will_bind(store, key)
+    lines += _preemption(store, key, status)
     lines += _pods(store, key)
     trace = status.trace_id if isinstance(status, JobStatusChanged) else ""
     lines += _trace(trace or store.trace_id(Topic.JOBS_STATUS, key), jaeger_url)
@@ -281,6 +285,26 @@ def _will_bind(store: StatusStore, key: str) -> list[str]:
     if isinstance(event, CapacityReleased):
         return [_field("Will-Bind", f"released: {event.reason}: {event.message}")]
     return []
+
+
+def _preemption(store: StatusStore, key: str, status: object) -> list[str]:
+    """Both sides of preempt and reclaim: who took this job's pods, and what it waits for."""
+    lines = []
+    if isinstance(status, JobStatusChanged):
+        lines += [
+            _field(c.type, c.message) for c in status.conditions if c.type in EVICTION_CONDITIONS
+        ]
+    event = store.get(Topic.CAPACITY_RESERVATIONS, key)
+    if isinstance(event, PodsNominated):
+        pods = ", ".join(f"{p.pod} on {p.node}" for p in event.pods)
+        victims = ", ".join(event.victims) or "-"
+        lines.append(
+            _field("Nominated", f"{pods} ({event.reason}; until {event.until.isoformat()})")
+        )
+        lines.append(_field("Victims", victims, 2))
+    elif isinstance(event, NominationEnded):
+        lines.append(_field("Nominated", f"ended: {event.reason}: {event.message}"))
+    return lines
 
 
 def _pods(store: StatusStore, key: str) -> list[str]:

@@ -116,6 +116,12 @@ def describe(entry: Mapping[str, Any]) -> str:
         case "pod":
             code = f", exit {get('exitCode')}" if get("exitCode") is not None else ""
             return f"pod {get('pod')} -> {get('phase')}{code}"
+        case "evict":
+            return f"evict {get('pod')} on {get('node')} ({get('reason')} by {get('taker')})"
+        case "nominated":
+            return f"nominated {', '.join(get('pods') or [])} for {get('job')}"
+        case "nomination":
+            return f"nomination of {get('job')} ended{extra}"
         case "elected":
             return f"target job {get('job')} elected"
         case "locked":

@@ -63,6 +63,7 @@ from services.cli.submit import records_for
 from services.cluster.nodes import NodesError, parse_nodes
 from shared.runtime.inprocess import Input, Publish, SetPodPhase, Until
 from shared.runtime.settings import Settings
+from shared.scheduling.actions.enqueue import TAKE_BACK
 from shared.scheduling.framework.conf import ENQUEUE_SIDE_ACTIONS, SchedulerConf
 from shared.scheduling.scheduler import conf_from_mapping
 
@@ -332,10 +333,17 @@ def split_conf(
     conf = conf_from_mapping(raw, default_actions=DEFAULT_ACTIONS)
     enqueue = tuple(a for a in conf.actions if a in ENQUEUE_SIDE_ACTIONS)
     allocate = tuple(a for a in conf.actions if a not in ENQUEUE_SIDE_ACTIONS)
+    enqueue_arguments = dict(conf.arguments)
+    if TAKE_BACK_ACTIONS & set(allocate):
+        # The allocator takes capacity back: enqueue admits jobs that could take it back.
+        enqueue_arguments.setdefault(TAKE_BACK, True)
     return (
-        dataclasses.replace(conf, actions=enqueue),
+        dataclasses.replace(conf, actions=enqueue, arguments=enqueue_arguments),
         dataclasses.replace(conf, actions=allocate),
     )
+
+
+TAKE_BACK_ACTIONS = frozenset({"preempt", "reclaim"})
 
 
 def conf_warnings(document: Mapping[str, object]) -> tuple[str, ...]:

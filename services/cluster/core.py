@@ -14,6 +14,12 @@ One state per node (the ``bindings`` topic is keyed by node). What the core does
   ``vcbus.io/run-seconds`` have passed: Succeeded when ``vcbus.io/exit-code`` is 0 or
   absent, Failed otherwise. Without run-seconds it runs until deleted. An unreadable
   annotation fails the pod when it would start (reason ``InvalidAnnotation``).
+- ``PodEvictionRequested``: the pod (that incarnation, Pending or Running) runs out its
+  grace period (``terminationGracePeriodSeconds`` of its template, default 30 s), holding
+  its resources until then, and then ends ``Failed`` with reason ``Evicted`` and a message
+  naming who takes the capacity; a pod that ends by itself first ends as it would have. A
+  second request changes nothing (the first grace period stands); a request for a pod that
+  is not there, another incarnation, or an ended pod is ignored.
 - ``PodDeleted``: the pod goes and frees its capacity; with ``pod_uid`` set, only that
   incarnation (a late delete never removes a pod that reused the name). Nothing is
   emitted: the pod no longer exists, and a terminal phase would read as a pod failure to
@@ -45,7 +51,7 @@ from typing import assert_never
 import msgspec
 
 from contracts._base import Event, derive_event_id, tag_of
-from contracts.events.bindings import BindingCreated
+from contracts.events.bindings import BindingCreated, PodEvictionRequested
 from contracts.events.cluster_commands import (
     ClusterCommand,
     NodeAddRequested,
@@ -63,6 +69,7 @@ from contracts.objects.pod import (
     ANNOTATION_EXIT_CODE,
     ANNOTATION_RUN_SECONDS,
     ANNOTATION_START_SECONDS,
+    DEFAULT_GRACE_SECONDS,
     PodPhase,
 )
 from contracts.quantity import PODS, Resources, format_quantity
@@ -77,7 +84,7 @@ from services.cluster.model import (
 )
 from shared.step import Ctx, Step, Tick
 
-ClusterInput = BindingCreated | PodDeleted | Tick | ClusterCommand
+ClusterInput = BindingCreated | PodEvictionRequested | PodDeleted | Tick | ClusterCommand
 """Everything the cluster core handles."""
 
 REASON_BOUND = "Bound"
@@ -90,6 +97,7 @@ REASON_NODE_NOT_FOUND = "NodeNotFound"
 REASON_ALREADY_BOUND = "AlreadyBound"
 REASON_NODE_UNSCHEDULABLE = "NodeUnschedulable"
 REASON_NODE_OVERCOMMITTED = "NodeOvercommitted"
+REASON_EVICTED = "Evicted"
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,6 +150,8 @@ def decide(
     match event:
         case BindingCreated():
             return _bind(state, event, ctx, conf, bound_elsewhere)
+        case PodEvictionRequested():
+            return _evict(state, event, ctx)
         case PodDeleted():
             return _delete(state, event.pod, event.pod_uid)
         case Tick():
@@ -254,6 +264,7 @@ def _bind(
         run_seconds=settings.run_seconds,
         exit_code=settings.exit_code,
         invalid=settings.invalid,
+        grace_seconds=_grace(pod.termination_grace_period_seconds),
     )
     bound = with_pod_added(node, sim)
     event = _phase_event(
@@ -360,7 +371,33 @@ def _not_seconds(annotation: str, text: str) -> str:
     return f"annotation {annotation}={text!r} is not a number of seconds from 0 to {MAX_SECONDS:g}"
 
 
+def _grace(seconds: int | None) -> float:
+    """A pod's grace period in seconds: its template's, else Kubernetes' 30 s (bounded)."""
+    if seconds is None or seconds < 0:
+        return float(DEFAULT_GRACE_SECONDS)
+    return float(min(seconds, MAX_SECONDS))
+
+
 # --- pods -------------------------------------------------------------------------------
+
+
+def _evict(state: SimNode | None, request: PodEvictionRequested, ctx: Ctx) -> Step[SimNode | None]:
+    """Start a pod's grace period; it ends ``Evicted`` when the period is over."""
+    node = _live(state, request.node)
+    at = node.index(request.pod) if node is not None else None
+    if node is None or at is None:
+        return Step(state)
+    pod = node.pods[at]
+    if (request.pod_uid and pod.uid != request.pod_uid) or not pod.is_active or pod.evict_at:
+        return Step(state)
+    message = request.message or f"{request.reason} by {request.taker}"
+    evicting = msgspec.structs.replace(
+        pod, evict_at=ctx.now + timedelta(seconds=pod.grace_seconds), evict_message=message
+    )
+    moved = with_pods_moved(node, {at: evicting})
+    if pod.grace_seconds <= 0:
+        return _advance(moved, ctx.now)
+    return Step(moved)
 
 
 def _delete(state: SimNode | None, key: PodKey, uid: str) -> Step[SimNode | None]:
@@ -398,6 +435,11 @@ def _advance(state: SimNode | None, now: datetime) -> Step[SimNode | None]:
 
 
 def _timed_transition(pod: SimPod, node: NodeName, at: datetime) -> tuple[SimPod, PodPhaseChanged]:
+    if pod.evict_at is not None and pod.evict_at <= at:
+        event = _phase_event(
+            pod, node, PodPhase.FAILED, at=at, reason=REASON_EVICTED, message=pod.evict_message
+        )
+        return msgspec.structs.replace(pod, phase=PodPhase.FAILED, finished_at=at), event
     if pod.phase is PodPhase.PENDING and pod.invalid:
         event = _phase_event(
             pod, node, PodPhase.FAILED, at=at, reason=REASON_INVALID_ANNOTATION, message=pod.invalid

@@ -41,6 +41,12 @@ class SimPod(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     invalid: str = ""
     started_at: datetime | None = None
     finished_at: datetime | None = None
+    grace_seconds: float = 30.0
+    """How long the pod runs on once asked to be evicted (``terminationGracePeriodSeconds``)."""
+    evict_at: datetime | None = None
+    """When an eviction requested for the pod ends it (its grace period over)."""
+    evict_message: str = ""
+    """The message of the ``Evicted`` status, naming who takes the capacity."""
 
     @property
     def is_active(self) -> bool:
@@ -58,13 +64,24 @@ class SimPod(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     def due_at(self) -> datetime | None:
         """When the pod's next timed transition is due, or None when there is none."""
         phase = self.phase
+        due: datetime | None = None
         if phase == PodPhase.PENDING:
-            return self.starts_at
-        if phase == PodPhase.RUNNING and self.started_at is not None:
-            return (
+            due = self.starts_at
+        elif phase == PodPhase.RUNNING and self.started_at is not None:
+            due = (
                 None if self.run_seconds is None else self.started_at + _run_time(self.run_seconds)
             )
-        return None
+        elif phase not in ACTIVE_PHASES:
+            return None
+        evict_at = self.evict_at
+        if evict_at is not None and (due is None or evict_at <= due):
+            return evict_at
+        return due
+
+    @property
+    def is_evicting(self) -> bool:
+        """Whether an eviction was requested and the pod still runs out its grace period."""
+        return self.evict_at is not None and self.phase in ACTIVE_PHASES
 
 
 class SimNode(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, dict=True):

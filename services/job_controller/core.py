@@ -23,7 +23,11 @@ Deliberate deviations from Volcano:
 - A refused binding only clears the pod's node: it raises no request.
 - A pod status Failed with reason ``Evicted`` raises ``PodEvicted`` (Volcano raises it
   when the pod object is deleted by someone else; in vcbus only the job-controller deletes
-  pods, and the simulated cluster reports evictions as a failed status).
+  pods, and the simulated cluster reports evictions as a failed status). When the status
+  message says the capacity was ``Preempted`` or ``Reclaimed`` (``Preempted by job …``),
+  the job gets a condition of that type and reason with the message, published with the
+  status (at once, even when the policies change nothing) and kept on later statuses until
+  another eviction replaces it.
 - A status of a pod whose uid is not the current pod's (``pod_uid`` on the event) is stale
   and changes nothing; so is a phase change of a PodGroup that is not the job's current one.
 - Job uids and pod uids are derived, not random: a pod uid changes with the job version
@@ -45,7 +49,7 @@ from contracts.events.jobs_admitted import (
     JobDeleteAccepted,
     JobResumeAccepted,
 )
-from contracts.events.jobs_status import JobDeleted
+from contracts.events.jobs_status import JobDeleted, JobStatusChanged
 from contracts.events.podgroups_status import PodGroupPhaseChanged
 from contracts.events.pods_status import BindingRefused, PodPhaseChanged
 from contracts.keys import JobKey, split_key
@@ -60,6 +64,7 @@ from services.job_controller.policies import Action, PolicyEvent, Request
 from services.job_controller.state import JobRecord, PodState
 from services.job_controller.status import status_view
 from services.job_controller.update import UPDATE_REJECTED, update_error
+from shared.reasons import EVICTION_CONDITIONS
 from shared.step import Ctx, Step, Tick
 
 __all__ = [
@@ -285,8 +290,25 @@ def _pod_phase(
     timers = policies.cancel_for_pod_event(work.record.timers, request)
     if timers != work.record.timers:
         work.update(timers=timers)
+    eviction = _eviction_condition(event) if bus_event is PolicyEvent.POD_EVICTED else None
+    if eviction is not None:
+        work.update(eviction=eviction)
+    emitted = len(work.emits)
     work.dispatch(request)
+    if eviction is not None:
+        work.flush()
+        if not any(isinstance(e, JobStatusChanged) for e in work.emits[emitted:]):
+            work.held = work.record.last_status or status_view(work.record)
+            work.flush(force=True)
     return _taken(work.step())
+
+
+def _eviction_condition(event: PodPhaseChanged) -> Condition | None:
+    """The victim's condition for an ``Evicted`` status whose message names its cause."""
+    cause = event.message.split(" ", 1)[0]
+    if cause not in EVICTION_CONDITIONS:  # the scheduler names the cause first
+        return None
+    return Condition(type=cause, status="True", reason=cause, message=event.message[:1024])
 
 
 def _binding_refused(record: JobRecord, event: BindingRefused) -> Step[JobRecord | None]:

@@ -95,11 +95,14 @@ class Execution:
             self.flush()
         self.held = view
 
-    def flush(self, extra: tuple[Condition, ...] = ()) -> None:
-        """Publish the held status if it differs from the last one (or carries ``extra``)."""
+    def flush(self, extra: tuple[Condition, ...] = (), *, force: bool = False) -> None:
+        """Publish the held status if it differs from the last one (or carries ``extra``).
+
+        ``force`` publishes it even when unchanged (a new eviction condition to show).
+        """
         view = self.held
         self.held = None
-        if view is None or (view == self.record.last_status and not extra):
+        if view is None or (view == self.record.last_status and not extra and not force):
             return
         event = status_event(
             self.record,

@@ -108,6 +108,8 @@ class PodTemplateFacts:
     node_selector: dict[str, str]
     tolerations: tuple[Toleration, ...]
     scheduler_name: str
+    grace_seconds: int | None = None
+    """The template's ``terminationGracePeriodSeconds`` (``None``: unset, 30 s)."""
 
 
 def template_facts(
@@ -124,7 +126,14 @@ def template_facts(
         scheduler_name=string_field(spec, "schedulerName")
         or job.spec.scheduler_name
         or default_scheduler,
+        grace_seconds=_grace_seconds(spec),
     )
+
+
+def _grace_seconds(spec: Mapping[str, object]) -> int | None:
+    """The template's ``terminationGracePeriodSeconds`` when it is an integer ≥ 0."""
+    value = int_field(spec, "terminationGracePeriodSeconds")
+    return value if value is not None and value >= 0 else None
 
 
 def build_pod(
@@ -200,6 +209,7 @@ def build_pod(
         annotations=dict(sorted(annotations.items())),
         scheduler_name=facts.scheduler_name,
         creation_timestamp=now,
+        termination_grace_period_seconds=facts.grace_seconds,
     )
 
 

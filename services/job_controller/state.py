@@ -20,6 +20,7 @@ import msgspec
 from contracts.events.jobs_status import TaskCounts
 from contracts.keys import JobKey
 from contracts.objects.job import Job, JobPhase
+from contracts.objects.meta import Condition
 from contracts.objects.pod import PodPhase
 from contracts.objects.podgroup import PodGroup, PodGroupPhase
 
@@ -104,6 +105,8 @@ class JobRecord(msgspec.Struct, frozen=True, kw_only=True):
         incarnations: per pod name, how many times it was created; a pod's uid counts its
             own creations only, so replaying inputs in another interleaving after a crash
             re-creates a pod under the same uid.
+        eviction: the condition of the job's latest evicted pod (``Preempted`` or
+            ``Reclaimed``, naming who took the capacity), published with every status after.
     """
 
     job_key: JobKey
@@ -126,6 +129,7 @@ class JobRecord(msgspec.Struct, frozen=True, kw_only=True):
     last_status: StatusView | None = None
     generation: int = 0
     incarnations: dict[str, int] = {}
+    eviction: Condition | None = None
 
     def pod(self, name: str) -> PodState | None:
         """Return the pod called ``name``, or ``None``."""

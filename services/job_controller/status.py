@@ -208,6 +208,7 @@ def status_event(
             Condition(
                 type=view.phase.value, status="True", reason=view.reason, message=view.message
             ),
+            *((record.eviction,) if record.eviction is not None else ()),
             *extra,
         ),
         trace_id=trace_id,

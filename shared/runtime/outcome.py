@@ -44,14 +44,17 @@ from contracts import (
     NodeRemoved,
     NodesLocked,
     NodesUnlocked,
+    NominationEnded,
     PodCreated,
     PodDeleted,
+    PodEvictionRequested,
     PodGroupConditionsChanged,
     PodGroupCreated,
     PodGroupDeleted,
     PodGroupPhaseChanged,
     PodGroupUpdated,
     PodPhaseChanged,
+    PodsNominated,
     TargetJobElected,
     pod_key,
 )
@@ -182,6 +185,22 @@ class Outcome:
                 self._reservation_event(t, event)
             case CapacityReserved() | CapacityReleased():
                 self._will_bind_event(t, event)
+            case PodEvictionRequested():
+                self.note(
+                    t,
+                    {
+                        "event": "evict",
+                        "pod": event.pod,
+                        "node": str(event.node),
+                        "reason": event.reason,
+                        "taker": event.taker,
+                    },
+                )
+            case PodsNominated():
+                pods = [f"{p.pod} on {p.node}" for p in event.pods]
+                self.note(t, {"event": "nominated", "job": event.job, "pods": pods})
+            case NominationEnded():
+                self.note(t, {"event": "nomination", "job": event.job, "reason": event.reason})
             case NodeRegistered() | NodeChanged():
                 change = "registered" if isinstance(event, NodeRegistered) else "changed"
                 self.note(t, {"event": "node", "node": event.node.name, "change": change})

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 
 from opentelemetry.trace import SpanContext
 
-from contracts import BindingCreated, Event, KeyKind, key_of, topic_of
+from contracts import BindingCreated, Event, KeyKind, PodEvictionRequested, key_of, topic_of
 from shared.bus.outbox import Outbox
 from shared.bus.records import Headers, Record
 from shared.runtime.service import Runtime
@@ -18,9 +18,14 @@ from shared.tracing.spans import context_of, cycle_span, job_span, span_context_
 
 
 def job_of(event: Event) -> str | None:
-    """The job an event is about: its record key on job-keyed topics; a binding's pod's job."""
+    """The job an event is about: its record key on job-keyed topics; a binding's pod's job.
+
+    An eviction is about its preemptor: it is published in the preemptor's trace.
+    """
     if isinstance(event, BindingCreated):
         return event.pod.job
+    if isinstance(event, PodEvictionRequested):
+        return event.preemptor  # the eviction belongs to the preemptor's trace
     if topic_of(event).key is KeyKind.JOB:
         return key_of(event) or None
     return None

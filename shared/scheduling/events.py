@@ -16,11 +16,20 @@ from typing import assert_never
 import msgspec
 
 from contracts._base import derive_event_id, tag_of
-from contracts.events.capacity_reservations import CapacityReleased, CapacityReserved
+from contracts.events.bindings import PodEvictionRequested
+from contracts.events.capacity_reservations import (
+    CapacityReleased,
+    CapacityReserved,
+    NominationEnded,
+    PodsNominated,
+)
 from contracts.events.podgroups_status import PodGroupPhaseChanged
 from contracts.events.reservations import NodesLocked, NodesUnlocked, TargetJobElected
 from contracts.keys import JobKey, NodeName
 from shared.scheduling.framework.results import (
+    EvictDecision,
+    NominationChange,
+    NominationChangeKind,
     PodGroupStatusUpdate,
     ReservationChange,
     ReservationChangeKind,
@@ -36,6 +45,9 @@ LOCKED_KIND = tag_of(NodesLocked)
 UNLOCKED_KIND = tag_of(NodesUnlocked)
 CAPACITY_RESERVED_KIND = tag_of(CapacityReserved)
 CAPACITY_RELEASED_KIND = tag_of(CapacityReleased)
+EVICTION_KIND = tag_of(PodEvictionRequested)
+NOMINATED_KIND = tag_of(PodsNominated)
+NOMINATION_ENDED_KIND = tag_of(NominationEnded)
 
 ReservationEvent = TargetJobElected | NodesLocked | NodesUnlocked
 WillBindEvent = CapacityReserved | CapacityReleased
@@ -193,3 +205,65 @@ def describe_will_bind(event: WillBindEvent) -> str:
             return f"released {pods} of {job} ({reason})"
         case _:
             assert_never(event)
+
+
+def eviction_event(decision: EvictDecision, now: datetime) -> PodEvictionRequested:
+    """The ``PodEvictionRequested`` of a decision; its id derives from the pod incarnation."""
+    note = decision.note
+    preemptor = note.preemptor if note is not None else decision.job
+    return PodEvictionRequested(
+        event_id=derive_event_id(EVICTION_KIND, decision.key, f"{decision.pod.uid}|{preemptor}"),
+        occurred_at=now,
+        pod=decision.key,
+        pod_uid=decision.pod.uid,
+        job=decision.job,
+        task=decision.pod.task,
+        node=NodeName(decision.node),
+        reason=decision.reason,
+        taker=note.taker if note is not None else "",
+        preemptor=preemptor,
+        message=note.message if note is not None else decision.reason,
+    )
+
+
+def nomination_event(change: NominationChange, now: datetime) -> PodsNominated | NominationEnded:
+    """The event of a nomination change; ids derive from the job, its PodGroup and the change."""
+    if change.kind is NominationChangeKind.NOMINATED:
+        assert change.until is not None
+        pods = ",".join(f"{p.uid}@{p.node}" for p in change.pods) + f"|{change.until.isoformat()}"
+        digest = hashlib.sha256(pods.encode()).hexdigest()[:16]
+        return PodsNominated(
+            event_id=derive_event_id(NOMINATED_KIND, change.job, f"{change.uid}|{digest}"),
+            occurred_at=now,
+            job=change.job,
+            podgroup=change.podgroup,
+            uid=change.uid,
+            pods=change.pods,
+            victims=change.victims,
+            until=change.until,
+            reason=change.reason,
+            message=change.message,
+        )
+    return NominationEnded(
+        event_id=derive_event_id(
+            NOMINATION_ENDED_KIND, change.job, f"{change.uid}|{change.reason}|{now.isoformat()}"
+        ),
+        occurred_at=now,
+        job=change.job,
+        podgroup=change.podgroup,
+        uid=change.uid,
+        reason=change.reason,
+        message=change.message,
+    )
+
+
+def eviction_events(result: SessionResult, now: datetime) -> tuple[PodEvictionRequested, ...]:
+    """The evictions of a session (preempt, reclaim), in the order they were decided."""
+    return tuple(eviction_event(d, now) for d in result.evictions)
+
+
+def nomination_events(
+    result: SessionResult, now: datetime
+) -> tuple[PodsNominated | NominationEnded, ...]:
+    """The nominations made and ended in a session, in order."""
+    return tuple(nomination_event(c, now) for c in result.nomination_changes)

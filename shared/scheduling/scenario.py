@@ -52,12 +52,14 @@ from shared.scheduling.events import (
     ReservationEvent,
     WillBindEvent,
     describe_will_bind,
+    eviction_events,
+    nomination_events,
     phase_events,
     reservation_events,
     will_bind_events,
 )
 from shared.scheduling.framework.conf import ENQUEUE_SIDE_ACTIONS, ConfError, SchedulerConf
-from shared.scheduling.framework.results import BindDecision, SessionResult
+from shared.scheduling.framework.results import BindDecision, EvictDecision, SessionResult
 from shared.scheduling.scheduler import conf_from_mapping, run_session
 from shared.scheduling.snapshot import ClusterSnapshot, ClusterView, Reservation, ScenarioError
 
@@ -114,10 +116,19 @@ class CycleRecord:
     enqueue_snapshot: ClusterSnapshot | None = None
     will_bind: tuple[WillBindEvent, ...] = ()
     locks_lifted: bool = False
+    evictions: tuple[EvictDecision, ...] = ()
+    """Pods preempt and reclaim evicted (issue 23)."""
 
     def timeline_entry(self) -> dict[str, object]:
-        """The cycle as the scenario output's ``timeline`` shows it (keys sorted)."""
+        """The cycle as the scenario output's ``timeline`` shows it (keys sorted).
+
+        ``evictions`` (``ns/pod`` → reason) appears only in cycles that evicted.
+        """
+        extra: dict[str, object] = {}
+        if self.evictions:
+            extra["evictions"] = {str(e.key): e.reason for e in self.evictions}
         return {
+            **extra,
             "bindings": {str(d.key): d.node for d in self.decisions},
             "cycle": self.cycle,
             "finished": dict(self.finished),
@@ -314,10 +325,12 @@ class Simulation:
         snapshot = self.view.snapshot()
         decisions: tuple[BindDecision, ...] = ()
         will_bind: tuple[WillBindEvent, ...] = ()
+        evictions: tuple[EvictDecision, ...] = ()
         lifted = False
         if self.allocate_conf.actions:
             result = run_session(snapshot, self.allocate_conf, now=now)
             decisions = result.decisions
+            evictions = result.evictions
             lifted = result.locks_lifted and bool(snapshot.reservation.locked_nodes)
             will_bind = will_bind_events(result, now)
             self._assume_allocation(result, now)
@@ -339,11 +352,14 @@ class Simulation:
             enqueue_snapshot=enqueue_snapshot,
             will_bind=will_bind,
             locks_lifted=lifted,
+            evictions=evictions,
         )
         self.cycle += 1
         return record
 
     def _assume_allocation(self, result: SessionResult, now: datetime) -> None:
+        for event in (*nomination_events(result, now), *eviction_events(result, now)):
+            self.view.apply(event)
         for decision in result.decisions:
             self.view.apply(
                 BindingCreated(

@@ -12,6 +12,9 @@ Deliberate deviations:
   its node until ``pods.status`` confirms it, as Volcano's cache does after ``Bind``.
 - A refused binding (``BindingRefused``) puts the pod back to Pending and raises its
   ``attempt``; bindings of older attempts that arrive late are ignored.
+- An eviction the allocator requested (``PodEvictionRequested`` on ``bindings``) makes the pod
+  *releasing* (Volcano's ``Releasing``: a pod with a deletion timestamp) until the cluster
+  reports it ended: its resources count as future idle, never as idle.
 - A deleted pod (``PodDeleted``) leaves the view at once: the cluster refuses any binding that
   would overcommit a node whose pod is still stopping, so no capacity is double-booked.
 - The reservation state (target job, locked nodes, SPEC A6) is part of the snapshot, fed from
@@ -45,12 +48,15 @@ from typing import TypeVar, assert_never
 
 import msgspec
 
-from contracts.events.bindings import BindingCreated
+from contracts.events.bindings import BindingCreated, PodEvictionRequested
 from contracts.events.capacity_reservations import (
     CapacityReleased,
     CapacityReserved,
     LocksHonoured,
     LocksLifted,
+    NominatedPod,
+    NominationEnded,
+    PodsNominated,
     ReservedPod,
 )
 from contracts.events.nodes import NodeChanged, NodeRegistered, NodeRemoved
@@ -83,6 +89,7 @@ ClusterEvent = (
     | PodPhaseChanged
     | BindingRefused
     | BindingCreated
+    | PodEvictionRequested
     | NodeRegistered
     | NodeChanged
     | NodeRemoved
@@ -95,12 +102,14 @@ ClusterEvent = (
     | CapacityReleased
     | LocksHonoured
     | LocksLifted
+    | PodsNominated
+    | NominationEnded
 )
 """Every event a ``ClusterView`` folds."""
 
 T = TypeVar("T")
 
-"""The release reason of a will-bind reservation that timed out (the job is re-queued)."""
+_LIVE = frozenset({PodPhase.PENDING, PodPhase.RUNNING})
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +122,8 @@ class PodState:
     binding: bool = False
     attempt: int = 0
     """How many bindings of this pod the cluster refused (the next binding's attempt)."""
+    releasing: bool = False
+    """An eviction was requested and the pod still runs out its grace period."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,6 +203,31 @@ class WillBind:
     timed_out: bool = False
 
 
+@dataclass(frozen=True, slots=True)
+class Nomination:
+    """A preemptor's pods waiting on nodes whose capacity preempt or reclaim freed.
+
+    Attributes:
+        job: the preemptor.
+        podgroup: its PodGroup's name.
+        uid: its PodGroup's uid (the nomination belongs to that incarnation).
+        pods: each waiting pod and its node.
+        victims: the pods evicted for it.
+        until: when the nomination ends if the pods have not bound.
+        reason: ``Preempted`` or ``Reclaimed``.
+        message: what was taken from whom, in words.
+    """
+
+    job: JobKey
+    podgroup: str
+    uid: str
+    pods: tuple[NominatedPod, ...]
+    until: datetime
+    victims: tuple[PodKey, ...] = ()
+    reason: str = ""
+    message: str = ""
+
+
 JobPods = tuple[tuple[PodKey, PodState], ...]
 """A job's pods as ``(pod key, state)`` pairs, by pod key."""
 
@@ -222,6 +258,8 @@ class ClusterSnapshot:
     pods: Mapping[PodKey, PodState] = field(default_factory=lambda: MappingProxyType({}))
     reservation: Reservation = Reservation()
     will_bind: Mapping[JobKey, WillBind] = field(default_factory=lambda: MappingProxyType({}))
+    nominations: Mapping[JobKey, Nomination] = field(default_factory=lambda: MappingProxyType({}))
+    """Preemptors' pods waiting for the capacity their victims release (preempt, reclaim)."""
     pods_by_job: PodsByJob | None = field(default=None, compare=False, repr=False)
     """``pods`` grouped by job, when the snapshot comes from a ``ClusterView``."""
 
@@ -246,6 +284,7 @@ class ClusterSnapshot:
         pods: Iterable[PodState] = (),
         reservation: Reservation | None = None,
         will_bind: Iterable[WillBind] = (),
+        nominations: Iterable[Nomination] = (),
     ) -> ClusterSnapshot:
         """Build a snapshot from lists (tests, scenarios)."""
         by_key = MappingProxyType({pod_key(p.pod.namespace, p.pod.name): p for p in pods})
@@ -256,6 +295,7 @@ class ClusterSnapshot:
             pods=by_key,
             reservation=reservation or Reservation(),
             will_bind=MappingProxyType({w.job: w for w in will_bind}),
+            nominations=MappingProxyType({n.job: n for n in nominations}),
             pods_by_job=PodsByJob(pods=by_key, groups=MappingProxyType(group_pods(by_key))),
         )
 
@@ -292,6 +332,8 @@ class ClusterView:
         self._bindings: dict[PodKey, dict[str, tuple[str, int]]] = {}
         self._refusals: dict[PodKey, dict[str, int]] = {}
         self._refusal_ids: set[str] = set()
+        self._evicting: dict[PodKey, dict[str, str]] = {}
+        """Pod → uid → node of the evictions requested (the pod is Releasing)."""
         self._state: dict[PodKey, PodState] = {}
         self._by_job: dict[JobKey, dict[PodKey, PodState]] = {}
         """``_state`` grouped by the pods' jobs (kept by ``_set_state``)."""
@@ -301,6 +343,7 @@ class ClusterView:
         """Each job's last ``PodGroupState`` and the objects it was made from."""
         self._reservation = Reservation()
         self._will_bind: dict[JobKey, WillBind] = {}
+        self._nominations: dict[JobKey, Nomination] = {}
 
     # Folding ---------------------------------------------------------------------------
     def apply(self, event: ClusterEvent) -> None:  # noqa: PLR0915 - one case per event type
@@ -340,7 +383,7 @@ class ClusterView:
                 if not uid or current is None or current.uid == uid:
                     self._pods.pop(key, None)
                     self._set_state(key, None)
-                for table in (self._status, self._bindings, self._refusals):
+                for table in (self._status, self._bindings, self._refusals, self._evicting):
                     if uid:
                         table.get(key, {}).pop(uid, None)
                         if not table.get(key, True):
@@ -368,6 +411,9 @@ class ClusterView:
                 if previous is None or attempt >= previous[1]:
                     self._bindings.setdefault(key, {})[pod.uid] = (node, attempt)
                 self._compose(key)
+            case PodEvictionRequested(pod=key, pod_uid=uid, node=node):
+                self._evicting.setdefault(key, {})[uid] = node
+                self._compose(key)
             case NodeRegistered(node=node) | NodeChanged(node=node):
                 self._nodes[node.name] = node
             case NodeRemoved(name=name):
@@ -386,6 +432,21 @@ class ClusterView:
                     self._will_bind[event.job] = folded
             case LocksHonoured() | LocksLifted():
                 pass  # the allocator's note that it has the locks; the locks are folded above
+            case PodsNominated():
+                self._nominations[event.job] = Nomination(
+                    job=event.job,
+                    podgroup=event.podgroup,
+                    uid=event.uid,
+                    pods=event.pods,
+                    until=event.until,
+                    victims=event.victims,
+                    reason=event.reason,
+                    message=event.message,
+                )
+            case NominationEnded(job=job, uid=uid):
+                nominated = self._nominations.get(job)
+                if nominated is not None and (not uid or nominated.uid == uid):
+                    del self._nominations[job]
             case _:
                 assert_never(event)
 
@@ -407,8 +468,16 @@ class ClusterView:
         refusals = _of(self._refusals, key, pod.uid) or 0
         status = _of(self._status, key, pod.uid)
         if status is not None and (status[0] is not PodPhase.PENDING or status[1]):
+            releasing = status[0] in _LIVE and _of(self._evicting, key, pod.uid) is not None
             self._set_state(
-                key, PodState(pod=pod, phase=status[0], node=status[1], attempt=refusals)
+                key,
+                PodState(
+                    pod=pod,
+                    phase=status[0],
+                    node=status[1],
+                    attempt=refusals,
+                    releasing=releasing,
+                ),
             )
             return
         bound = _of(self._bindings, key, pod.uid)
@@ -479,6 +548,9 @@ class ClusterView:
             pods=pods,
             reservation=self._reservation,
             will_bind=MappingProxyType({k: self._will_bind[k] for k in sorted(self._will_bind)}),
+            nominations=MappingProxyType(
+                {k: self._nominations[k] for k in sorted(self._nominations)}
+            ),
             pods_by_job=PodsByJob(pods=pods, groups=MappingProxyType(dict(groups))),
         )
 
@@ -504,9 +576,12 @@ class ClusterView:
                 view._bindings[key] = {uid: (pod_state.node, pod_state.attempt)}
             elif pod_state.node or pod_state.phase is not PodPhase.PENDING:
                 view._status[key] = {uid: (pod_state.phase, pod_state.node)}
+            if pod_state.releasing and pod_state.node:
+                view._evicting[key] = {uid: pod_state.node}
             view._compose(key)
         view._reservation = snapshot.reservation
         view._will_bind = dict(snapshot.will_bind)
+        view._nominations = dict(snapshot.nominations)
         return view
 
     def set_phase(self, job: JobKey, phase: PodGroupPhase) -> None:

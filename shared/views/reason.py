@@ -20,7 +20,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from contracts.objects import Condition, PodGroupPhase
-from shared.reasons import UNSCHEDULABLE, WAITING_FOR_DEPENDENCY, reason_rank
+from shared.reasons import (
+    EVICTION_CONDITIONS,
+    UNSCHEDULABLE,
+    WAITING_FOR_DEPENDENCY,
+    reason_rank,
+)
 from shared.views.phases import FINAL_PHASES
 
 PODGROUP_PENDING = "PodGroupPending"
@@ -83,11 +88,18 @@ def reason_candidates(
 
 
 def own_condition(phase: str, conditions: Sequence[Condition]) -> Condition | None:
-    """The job's own condition for its phase (else its last one with a reason)."""
+    """The job's own condition for its phase, else its last one with a reason.
+
+    A past eviction is never that last one: ``Preempted`` and ``Reclaimed`` say what
+    happened to the job, not why it waits.
+    """
     for condition in conditions:
         if condition.type == phase and condition.reason:
             return condition
-    return next((c for c in reversed(conditions) if c.reason), None)
+    return next(
+        (c for c in reversed(conditions) if c.reason and c.type not in EVICTION_CONDITIONS),
+        None,
+    )
 
 
 def job_reason(

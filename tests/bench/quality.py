@@ -7,6 +7,7 @@ configuration, and prints from each outcome:
 - makespan: when the last job finished (seconds from the start);
 - occupancy: the watched resource's pod-seconds over (cluster capacity x makespan);
 - elections: how many reservation targets were elected;
+- evictions: how many pods preempt and reclaim evicted (issue 23);
 - watched job or pod: when it (its first pod) ran;
 - per-round starts: for jobs named ``r<round>-...``, when each round's first and last job
   started (a round is a set of jobs meant to run together).
@@ -52,6 +53,18 @@ RESERVATION = (
 )
 """SPEC A6: the reservation actions (elect, reserve) with their defaults, and none."""
 
+PREEMPTION = (
+    Variant("preempt on", {"actions": "enqueue, allocate, preempt, backfill"}),
+    Variant("preempt off", {"actions": "enqueue, allocate, backfill"}),
+)
+"""Issue 23: the preempt action, and none."""
+
+RECLAIM = (
+    Variant("reclaim on", {"actions": "enqueue, allocate, reclaim, backfill"}),
+    Variant("reclaim off", {"actions": "enqueue, allocate, backfill"}),
+)
+"""Issue 23: the reclaim action, and none."""
+
 
 @dataclass(frozen=True)
 class Case:
@@ -75,6 +88,9 @@ CASES: list[Case] = [
     Case("reservation-infeasible.yaml", watch="default/small-2"),
     Case("reservation-will-bind.yaml", watch="default/mpi-master-0"),
     Case("weighted-queues.yaml", shares=True),
+    Case("preempt-high-priority.yaml", variants=PREEMPTION, watch="default/high"),
+    Case("preempt-gang-all-or-nothing.yaml", variants=PREEMPTION, watch="default/high-b"),
+    Case("reclaim-light-queue.yaml", variants=RECLAIM, watch="default/light-3", shares=True),
 ]
 
 
@@ -96,6 +112,8 @@ class Figures:
     """Pod key → when it first ran."""
     reasons: dict[str, str | None] = field(default_factory=dict)
     """Job key → the reason of its PodGroup at the end (unfinished jobs only)."""
+    evictions: int = 0
+    """Pods evicted by preempt and reclaim."""
 
 
 def run_case(case: Case, variant: Variant) -> Figures:
@@ -152,6 +170,7 @@ def figures(case: Case, variant: Variant, outcome: Mapping[str, Any]) -> Figures
         shares=_minute_shares(summary, case.resource) if case.shares else {},
         pod_starts=dict(sorted(starts.items())),
         reasons={key: jobs[key].get("reason") for key in unfinished},
+        evictions=sum(1 for e in outcome["timeline"] if e.get("event") == "evict"),
     )
 
 
@@ -187,6 +206,9 @@ def render(case: Case, results: Sequence[Figures]) -> str:
         if case.watch:
             row += f"  {_num(r.watched_start):>24}"
         lines.append(row + f"  {', '.join(r.unfinished) or '-'}")
+    for r in results:
+        if r.evictions:
+            lines.append(f"  pods evicted, {r.variant}: {r.evictions}")
     for r in results:
         if r.rounds:
             starts = "  ".join(f"{k} {a:.0f}-{b:.0f}" for k, (a, b) in r.rounds.items())

@@ -22,6 +22,11 @@ the promise held:
   (``lock_races``), not violations; a pod bound into the room its own job's will-bind
   held on that node (``CapacityReserved``, before the binding) is no intrusion (SPEC A6:
   a lock never refuses a job its own will-bind room);
+- evictions keep gangs whole (issue 23): when the allocator asks to evict pods of a job
+  (``PodEvictionRequested`` on ``bindings``), the job's pods still live after the
+  evictions asked at that moment number none or at least its ``minAvailable`` (and each
+  task's ``minAvailable``); and a pod incarnation is evicted by one request only (a
+  redelivery of the same event aside), never twice for the same or another preemptor;
 - each job's last status counts (in all and per task) equal the pods' last phases on
   ``pods.status``;
 - nothing on any dead-letter topic (every record of a chaos run is well formed);
@@ -54,6 +59,7 @@ from contracts import (
     NodesUnlocked,
     PodCreated,
     PodDeleted,
+    PodEvictionRequested,
     PodPhaseChanged,
     TargetJobElected,
 )
@@ -130,6 +136,7 @@ def check_all(
         *check_bound_once(history),
         *check_capacity(history),
         *check_locks(history, timing),
+        *check_evictions(history),
         *check_counts(history, planned),
         *check_clean_topics(history),
     ]
@@ -460,6 +467,97 @@ def check_locks(history: History, timing: LockTiming = LockTiming()) -> list[Vio
     return lock_hits(history, timing)[0]
 
 
+def _minimums(history: History) -> dict[str, tuple[int, dict[str, int]]]:
+    """Job → (its ``minAvailable``, each task's ``minAvailable``) as admitted."""
+    out: dict[str, tuple[int, dict[str, int]]] = {}
+    for event in history.admitted:
+        if isinstance(event, JobAdmitted):
+            spec = event.job.spec
+            tasks = {t.name: t.min_available for t in spec.tasks if t.min_available}
+            out[event.job_key] = (spec.min_available or 0, tasks)
+    return out
+
+
+def _live_pods(history: History, at: datetime) -> dict[str, dict[str, str]]:
+    """Job → uid → task of its pods bound by ``at`` that had not ended nor been deleted."""
+    task_of: dict[str, tuple[str, str]] = {}
+    for event in history.pods:
+        if isinstance(event, PodCreated) and event.pod.uid:
+            task_of[event.pod.uid] = (event.pod.job, event.pod.task)
+    live: dict[str, datetime] = {}
+    gone: set[str] = set()
+    for event in history.pods_status:
+        if not isinstance(event, PodPhaseChanged) or event.occurred_at > at:
+            continue
+        uid = event.pod_uid or event.pod
+        if event.reason == BOUND:
+            live.setdefault(uid, event.occurred_at)
+        elif event.phase in TERMINAL:
+            gone.add(uid)
+    for event in history.pods:
+        if isinstance(event, PodDeleted) and event.occurred_at <= at and event.pod_uid:
+            gone.add(event.pod_uid)
+    out: dict[str, dict[str, str]] = defaultdict(dict)
+    for uid in live:
+        if uid not in gone and uid in task_of:
+            job, task = task_of[uid]
+            out[job][uid] = task
+    return out
+
+
+def check_evictions(history: History) -> list[Violation]:
+    """Evictions leave each gang whole or gone, and evict a pod incarnation once.
+
+    Judged at each moment the allocator asked for evictions of a job: of its pods live
+    then (bound, not ended, not deleted, not asked to go before), those left after this
+    moment's evictions number none, or at least the job's minimum when it had that many
+    before (pods that ended by themselves are no eviction's doing); the same per task.
+    """
+    requests = [e for e in history.bindings if isinstance(e, PodEvictionRequested)]
+    out: list[Violation] = []
+    by_pod: dict[str, set[str]] = defaultdict(set)
+    for event in requests:
+        by_pod[event.pod_uid or event.pod].add(event.event_id)
+    out.extend(
+        Violation("evictions", f"pod uid {uid} evicted by {len(ids)} different requests")
+        for uid, ids in sorted(by_pod.items())
+        if len(ids) > 1
+    )
+    minimums = _minimums(history)
+    asked: dict[tuple[str, datetime], set[str]] = defaultdict(set)
+    for event in requests:
+        asked[(event.job, event.occurred_at)].add(event.pod_uid)
+    evicting: dict[str, set[str]] = defaultdict(set)
+    for (job, at), uids in sorted(asked.items(), key=lambda item: (item[0][1], item[0][0])):
+        live = _live_pods(history, at).get(job, {})
+        before = {uid: task for uid, task in live.items() if uid not in evicting[job]}
+        evicting[job] |= uids
+        left = {uid: task for uid, task in before.items() if uid not in uids}
+        minimum, tasks = minimums.get(job, (0, {}))
+        if not left:
+            continue
+        if len(left) < minimum <= len(before):
+            out.append(
+                Violation(
+                    "evictions",
+                    f"{job} left with {len(left)} of its {minimum} minimum pods by the "
+                    f"evictions at {at} ({sorted(uids)})",
+                )
+            )
+            continue
+        per_task, had = Counter(left.values()), Counter(before.values())
+        for task, task_minimum in sorted(tasks.items()):
+            if per_task[task] < task_minimum <= had[task]:
+                out.append(
+                    Violation(
+                        "evictions",
+                        f"{job} task {task} left with {per_task[task]} of its {task_minimum} "
+                        f"minimum pods by the evictions at {at}",
+                    )
+                )
+    return out
+
+
 def _counts(phases: Mapping[str, PodPhase | None]) -> TaskCounts:
     tally = Counter(phases.values())
     return TaskCounts(
@@ -608,6 +706,9 @@ def figures(history: History, timing: LockTiming = LockTiming()) -> dict[str, ob
         "node_locks": len(locks),
         "lock_honoured_after_ms": _spread(delays),
         "lock_races": len(lock_hits(history, timing)[1]),
+        "pods_evicted": len(
+            {e.pod_uid for e in history.bindings if isinstance(e, PodEvictionRequested)}
+        ),
         "status_records": len(history.status),
     }
 

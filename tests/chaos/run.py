@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+import yaml
 
 from contracts import TOPIC_SPECS, Event, Topic
 from contracts.topics import DLT_SUFFIX
@@ -49,7 +50,7 @@ from tests.chaos.checks import (
     figures,
 )
 from tests.chaos.fleet import Fleet, Incarnation, Replica
-from tests.chaos.workload import generate
+from tests.chaos.workload import PRIORITY_CLASSES, generate
 from tests.support.processes import ROOT, service_env
 
 SERVICES = ("cluster", "admission", "job-controller", "podgroup-enqueue", "allocator")
@@ -319,6 +320,36 @@ def dump_history(history: History, folder: Path) -> None:
             out.writelines(msgspec.json.encode(event) + b"\n" for event in events)
 
 
+CHAOS_ALLOCATOR_ACTIONS = "allocate, preempt, backfill"
+"""The allocator's actions in a chaos run: the default ones and preempt (issue 23)."""
+
+
+def preemption_args(directory: Path) -> dict[str, tuple[str, ...]]:
+    """The files that switch preempt on, written under ``directory``; arguments per service.
+
+    The deploy configurations with the allocator's actions and ``take-back: true`` for
+    podgroup-enqueue, and the run's priority classes for the job-controller.
+    """
+    deploy = ROOT / "deploy" / "scheduler"
+    allocator = yaml.safe_load((deploy / "allocator.yaml").read_text())
+    allocator["actions"] = CHAOS_ALLOCATOR_ACTIONS
+    enqueue = yaml.safe_load((deploy / "podgroup-enqueue.yaml").read_text())
+    enqueue["take-back"] = True
+    files = {
+        "allocator.yaml": allocator,
+        "podgroup-enqueue.yaml": enqueue,
+        "priority-classes.yaml": dict(PRIORITY_CLASSES),
+    }
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, document in files.items():
+        (directory / name).write_text(yaml.safe_dump(document, sort_keys=False))
+    return {
+        "allocator": ("--scheduler-conf", str(directory / "allocator.yaml")),
+        "podgroup-enqueue": ("--enqueue-conf", str(directory / "podgroup-enqueue.yaml")),
+        "job-controller": ("--priority-classes", str(directory / "priority-classes.yaml")),
+    }
+
+
 class Run:
     """One chaos run (use :func:`run_chaos`)."""
 
@@ -366,9 +397,10 @@ class Run:
             "--node-memory",
             self.config.node_memory,
         )
+        extra = {"cluster": cluster, **preemption_args(self.fleet.log_dir)}
         for service in SERVICES:
             for instance in ("a", "b"):
-                self.fleet.add(service, instance, env, cluster if service == "cluster" else ())
+                self.fleet.add(service, instance, env, extra.get(service, ()))
 
     async def start_fleet(self) -> None:
         """Start every replica and wait until each consumes, holds or awaits its lease."""

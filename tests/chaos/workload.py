@@ -11,6 +11,11 @@ Shapes (each a real ``batch.volcano.sh/v1alpha1`` Job with ``vcbus.io/run-second
   the retries run out, and ends ``Failed``.
 - ``big``: the starving job, annotated ``volcano.sh/target-job``, needing most of the cluster
   at once: it only runs when podgroup-enqueue reserves (locks) nodes for it.
+- ``evictable``: a low-priority gang (priority class ``chaos-low``, below every other job)
+  that restarts on ``PodEvicted`` (``RestartJob``, ``maxRetry: 10``) and runs out a grace
+  period of 1 s: preempt may take its pods, and it still ends ``Completed``.
+- ``preemptor``: a gang of default priority, above ``evictable`` only: when the cluster is
+  full, preempt evicts evictable gangs (all their pods or none) for it (issue 23).
 
 The generator draws from ``random.Random(seed)``: the same seed gives the same jobs.
 """
@@ -26,8 +31,21 @@ from contracts.objects.pod import ANNOTATION_EXIT_CODE, ANNOTATION_RUN_SECONDS
 from tests.support.manifests import task_manifest
 
 NAMESPACE = "chaos"
-SHAPES = ("gang", "task-minimums", "depends-on", "failing", "restart")
+SHAPES = (
+    "gang",
+    "task-minimums",
+    "depends-on",
+    "failing",
+    "restart",
+    "evictable",
+    "preemptor",
+)
 """The shapes drawn for ordinary jobs (the big job is placed on purpose)."""
+
+LOW_PRIORITY_CLASS = "chaos-low"
+PRIORITY_CLASSES = {LOW_PRIORITY_CLASS: -100}
+"""The run's priority classes: ``evictable`` jobs below every other job (default 0)."""
+EVICTABLE_MAX_RETRY = 10
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +142,20 @@ def _ordinary(rng: random.Random, index: int) -> PlannedJob:
             _task("mpimaster", 1, "500m", "1Gi", _seconds(rng), depends_on="mpiworker"),
         ]
         return PlannedJob(f"{NAMESPACE}/{name}", shape, _job(name, tasks), "Completed")
+    if shape == "evictable":
+        replicas = rng.randint(2, 3)
+        tasks = [_task("worker", replicas, "1", "1Gi", _seconds(rng) + 2.0)]
+        tasks[0]["template"]["spec"]["terminationGracePeriodSeconds"] = 1
+        job = _job(name, tasks, min_available=replicas)
+        job["spec"]["priorityClassName"] = LOW_PRIORITY_CLASS
+        job["spec"]["maxRetry"] = EVICTABLE_MAX_RETRY
+        job["spec"]["policies"] = [{"event": "PodEvicted", "action": "RestartJob"}]
+        return PlannedJob(f"{NAMESPACE}/{name}", shape, job, "Completed")
+    if shape == "preemptor":
+        tasks = [_task("worker", 2, "2", "1Gi", _seconds(rng))]
+        return PlannedJob(
+            f"{NAMESPACE}/{name}", shape, _job(name, tasks, min_available=2), "Completed"
+        )
     if shape == "restart":
         tasks = [_task("worker", rng.randint(1, 2), "500m", "1Gi", 1.0, exit_code=1)]
         job = _job(name, tasks)

@@ -55,6 +55,9 @@ def build_pod(  # noqa: PLR0917 - positional like util.BuildPod, for side-by-sid
     priority_class_name: str = "",
     binding: bool = False,
     attempt: int = 0,
+    releasing: bool = False,
+    grace: int | None = None,
+    labels: Mapping[str, str] | None = None,
 ) -> PodState:
     """A pod and its state (``util.BuildPod``); uid ``<ns>-<name>`` as Volcano's builder."""
     pod = Pod(
@@ -71,9 +74,13 @@ def build_pod(  # noqa: PLR0917 - positional like util.BuildPod, for side-by-sid
         node_selector=dict(selector or {}),
         tolerations=tuple(tolerations),
         annotations=dict(annotations or {}),
+        labels=dict(labels or {}),
         creation_timestamp=creation,
+        termination_grace_period_seconds=grace,
     )
-    return PodState(pod=pod, phase=phase, node=node, binding=binding, attempt=attempt)
+    return PodState(
+        pod=pod, phase=phase, node=node, binding=binding, attempt=attempt, releasing=releasing
+    )
 
 
 def build_podgroup(  # noqa: PLR0917 - positional like util.BuildPodGroup
@@ -126,6 +133,7 @@ def build_queue(
     state: QueueState = QueueState.OPEN,
     priority: int = 0,
     guarantee: Quantities | None = None,
+    reclaimable: bool = True,
 ) -> Queue:
     """A queue (``util.BuildQueue``)."""
     return Queue(
@@ -135,4 +143,5 @@ def build_queue(
         guarantee=parse_resources(guarantee or {}),
         state=state,
         priority=priority,
+        reclaimable=reclaimable,
     )

@@ -18,7 +18,13 @@ from shared.scheduling.framework.session import Session, close_session, open_ses
 from shared.scheduling.model import TaskStatus
 from shared.scheduling.plugins import PLUGIN_BUILDERS
 from shared.scheduling.scheduler import default_conf
-from shared.scheduling.snapshot import ClusterSnapshot, PodGroupState, PodState, Reservation
+from shared.scheduling.snapshot import (
+    ClusterSnapshot,
+    Nomination,
+    PodGroupState,
+    PodState,
+    Reservation,
+)
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -63,6 +69,10 @@ class SchedulingCase:
     expect_binds: Mapping[str, str] | None = None
     """Exactly these bindings (``ns/pod`` → node)."""
     expect_bind_count: int | None = None
+    expect_evicted: Collection[str] | None = None
+    """Exactly these pods evicted (``ns/pod``, any order; Volcano ``ExpectEvicted`` +
+    ``ExpectEvictNum``)."""
+    nominations: Sequence[Nomination] = ()
     expect_pipelined: Mapping[str, Sequence[str]] | None = None
     """Job → the nodes its Pipelined tasks may be on (``ExpectPipeLined``)."""
     expect_phase: Mapping[str, PodGroupPhase] | None = None
@@ -101,6 +111,7 @@ def snapshot_of(case: SchedulingCase) -> ClusterSnapshot:
         podgroups=case.podgroups,
         pods=case.pods,
         reservation=case.reservation,
+        nominations=case.nominations,
     )
 
 
@@ -127,6 +138,9 @@ def check(case: SchedulingCase, run: CaseRun) -> None:
     binds = run.binds
     if case.expect_binds is not None:
         assert binds == dict(case.expect_binds), f"{case.name}: binds {binds}"
+    if case.expect_evicted is not None:
+        evicted = sorted(str(e.key) for e in run.result.evictions)
+        assert evicted == sorted(case.expect_evicted), f"{case.name}: evicted {evicted}"
     if case.expect_bind_count is not None:
         assert len(binds) == case.expect_bind_count, f"{case.name}: binds {binds}"
     if case.bind_order is not None:

@@ -1,14 +1,14 @@
 """The action table: configuration name → builder (explicit, no import-time registration).
 
 podgroup-enqueue runs ``elect, enqueue, reserve``; the allocator runs ``allocate, backfill``
-(SPEC A6).
+(SPEC A6), and ``preempt``, ``reclaim`` when configured (issue 23).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from shared.scheduling.actions import allocate, backfill, elect, enqueue, reserve
+from shared.scheduling.actions import allocate, backfill, elect, enqueue, preempt, reclaim, reserve
 from shared.scheduling.framework.action import Action
 
 ACTIONS: Mapping[str, Callable[[], Action]] = {
@@ -16,6 +16,8 @@ ACTIONS: Mapping[str, Callable[[], Action]] = {
     backfill.NAME: backfill.new,
     elect.NAME: elect.new,
     enqueue.NAME: enqueue.new,
+    preempt.NAME: preempt.new,
+    reclaim.NAME: reclaim.new,
     reserve.NAME: reserve.new,
 }
 

@@ -21,6 +21,9 @@ Deliberate deviations:
   pod takes the capacity reserved for it and goes to the reserved node when it fits there;
   when a dependent job's statement commits, its stages without pods yet are reserved at once.
   Arguments ``will-bind`` and ``will-bind-timeout``.
+- Nominations (issue 23, ``framework.nomination``): first of all, the pods a preempt or
+  reclaim nominated on nodes take those nodes' idle capacity, so the capacity their
+  victims released goes to no other job; their job binds once its gang is ready.
 - Reservation (SPEC A6, no harm): the target of a reservation with locked nodes has the
   first turn; once its gang is placed (in this session or before), the locks are lifted
   for the rest of the session (``Session.lift_locks``), so the other jobs of the same cycle
@@ -32,6 +35,7 @@ from __future__ import annotations
 from contracts.keys import JobKey
 from contracts.objects.podgroup import PodGroupPhase
 from shared.scheduling.framework.arguments import get_bool
+from shared.scheduling.framework.nomination import place_nominated
 from shared.scheduling.framework.priority_queue import PriorityQueue
 from shared.scheduling.framework.reservation import is_target_ready
 from shared.scheduling.framework.session import Session
@@ -55,8 +59,7 @@ class AllocateAction:
     def execute(self, ssn: Session) -> None:
         """Run allocate over the session."""
         promote = get_bool(ssn.action_arguments(NAME), PROMOTE_PENDING, default=False)
-        will_bind = will_bind_args(ssn)
-        refresh(ssn, will_bind)
+        will_bind = _before_jobs(ssn)
         queues: PriorityQueue[QueueInfo] = PriorityQueue(ssn.queue_order_fn)
         jobs_by_queue: dict[str, PriorityQueue[JobInfo]] = {}
         pending: dict[str, list[TaskInfo]] = {}
@@ -107,6 +110,14 @@ class AllocateAction:
                 if tasks and not job.dependent:
                     jobs.push(job)
             queues.push(queue)
+
+
+def _before_jobs(ssn: Session) -> WillBindArgs:
+    """Will-bind's refresh, then the nominated pods' turn; return will-bind's arguments."""
+    will_bind = will_bind_args(ssn)
+    refresh(ssn, will_bind)
+    place_nominated(ssn)
+    return will_bind
 
 
 def _target_first(

@@ -18,6 +18,15 @@ Deliberate deviations:
 - The reservation's target job (SPEC A6), when Pending, is tried before every other job.
 - Every job tried is recorded with its queue's share at the pick and the verdict
   (``SessionResult.enqueue_steps``), for ``vcbus simulate --cycles``.
+- Take-back enqueue (issue 23), with the argument ``take-back: true`` (given to
+  podgroup-enqueue when the allocator runs ``preempt`` or ``reclaim``): a job the votes
+  reject is enqueued anyway when its minResources fit what it could take back — the idle
+  capacity, plus the running pods of lower-priority jobs of its queue (preempt), plus what
+  reclaimable queues hold above their deserved shares, up to its queue's own deserved
+  share (reclaim, told by proportion) — less what earlier take-back enqueues of the pass
+  counted. Without it a high-priority job on a full cluster never reaches Inqueue, so
+  preempt never sees it. It never admits an infeasible job, nor another job while a
+  reservation's target is Pending (SPEC A6).
 - ``ScheduleStartTimestamp`` is not stamped here: the time a PodGroup was first seen comes
   with the snapshot (``PodGroupState.first_seen``), so it survives a restart.
 """
@@ -26,18 +35,47 @@ from __future__ import annotations
 
 from contracts.objects.podgroup import PodGroupPhase
 from shared.reasons import QUEUE_NOT_FOUND, reason_rank
+from shared.scheduling.actions.eviction import take_back_room
+from shared.scheduling.framework.arguments import get_bool
 from shared.scheduling.framework.priority_queue import PriorityQueue
 from shared.scheduling.framework.results import EnqueueStep
 from shared.scheduling.framework.session import Session
 from shared.scheduling.model import JobInfo, QueueInfo
+from shared.scheduling.resource import Resource
 
 NAME = "enqueue"
+TAKE_BACK = "take-back"
 
 
-def try_enqueue(ssn: Session, job: JobInfo, queue: QueueInfo) -> bool:
-    """Enqueue ``job`` if it may be, else record why not; return whether it was enqueued."""
+def _takes_back(ssn: Session, job: JobInfo, taken: dict[str, Resource]) -> bool:
+    target = ssn.reservation.target_job
+    if target is not None and target != job.key:
+        held = ssn.jobs.get(target)
+        if held is not None and held.is_pending():
+            return False  # SPEC A6: no other job is enqueued while the target is Pending
+    if ssn.infeasibility(job) is not None:
+        return False  # SPEC A6: an infeasible job holds no admission budget
+    minimum = Resource(dict(job.podgroup.min_resources))
+    room = take_back_room(ssn, job) - taken.get(job.queue, Resource())
+    if not minimum.less_equal_on(room, minimum.requested_names()):
+        return False
+    taken[job.queue] = taken.get(job.queue, Resource()) + minimum
+    return True
+
+
+def try_enqueue(
+    ssn: Session, job: JobInfo, queue: QueueInfo, taken: dict[str, Resource] | None = None
+) -> bool:
+    """Enqueue ``job`` if it may be, else record why not; return whether it was enqueued.
+
+    ``taken``: with take-back enqueue, what earlier take-back enqueues counted, per queue.
+    """
     share = ssn.queue_share(queue) if ssn.queue_share is not None else None
-    if not job.podgroup.min_resources or ssn.job_enqueueable(job):
+    if (
+        not job.podgroup.min_resources
+        or ssn.job_enqueueable(job)
+        or (taken is not None and _takes_back(ssn, job, taken))
+    ):
         ssn.job_enqueued(job)
         job.phase = PodGroupPhase.INQUEUE
         ssn.enqueue_steps.append(EnqueueStep(queue.name, share, job.key, admitted=True))
@@ -60,6 +98,8 @@ class EnqueueAction:
         queued: set[str] = set()
         jobs_map: dict[str, PriorityQueue[JobInfo]] = {}
         target = ssn.jobs.get(ssn.reservation.target_job) if ssn.reservation.target_job else None
+        arguments = {**ssn.arguments, **ssn.action_arguments(NAME)}
+        taken: dict[str, Resource] | None = {} if get_bool(arguments, TAKE_BACK, False) else None
         for key in sorted(ssn.jobs):
             job = ssn.jobs[key]
             queue = ssn.queues.get(job.queue)
@@ -76,14 +116,14 @@ class EnqueueAction:
                 jobs_map.setdefault(queue.name, PriorityQueue(ssn.job_order_fn)).push(job)
 
         if target is not None and target.is_pending() and target.queue in queued:
-            try_enqueue(ssn, target, ssn.queues[target.queue])
+            try_enqueue(ssn, target, ssn.queues[target.queue], taken)
 
         while not queues.empty():
             queue = queues.pop()
             jobs = jobs_map.get(queue.name)
             if jobs is None or jobs.empty():
                 continue
-            try_enqueue(ssn, jobs.pop(), queue)
+            try_enqueue(ssn, jobs.pop(), queue, taken)
             queues.push(queue)
 
 

@@ -10,7 +10,7 @@ Deliberate deviations:
 - A plugin Volcano has and vcbus does not (``VOLCANO_PLUGINS``: ``sla``, ``tdm``,
   ``numa-aware``, ``task-topology``, ``capacity``, ``extender``, ``deviceshare``,
   ``network-topology-aware``, …), and the arguments of an action Volcano has and vcbus does
-  not (``configurations`` for ``preempt``, ``reclaim``, ``shuffle``), are left out with one
+  not (``configurations`` for ``shuffle``), are left out with one
   warning per name (``SchedulerConf.skipped``), as Volcano runs without a plugin it cannot
   find. Any other unknown plugin, action, plugin-option key or non-scalar argument is an
   error that says how to fix it and suggests the closest known name (Volcano skips a

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-from contracts.events.capacity_reservations import ReservedPod
+from contracts.events.capacity_reservations import NominatedPod, ReservedPod
 from contracts.keys import JobKey, PodKey
 from contracts.objects.meta import Condition
 from contracts.objects.pod import Pod
@@ -32,14 +32,60 @@ class BindDecision:
 
 
 @dataclass(frozen=True, slots=True)
+class EvictNote:
+    """Who an eviction is for: what ``vcbus describe`` and the victim's condition say."""
+
+    taker: str
+    """The preemptor's job key (preempt), or the reclaiming queue's name (reclaim)."""
+    preemptor: JobKey
+    message: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class EvictDecision:
-    """Evict ``pod`` from ``node`` (no action of the allocator emits one yet)."""
+    """Evict ``pod`` from ``node`` (preempt, reclaim), ``reason`` ``Preempted``/``Reclaimed``."""
 
     pod: Pod
     key: PodKey
     job: JobKey
     node: str
     reason: str
+    note: EvictNote | None = None
+
+
+class NominationChangeKind(enum.StrEnum):
+    """What happened to a nomination (one ``capacity.reservations`` event each)."""
+
+    NOMINATED = "nominated"
+    ENDED = "ended"
+
+
+@dataclass(frozen=True, slots=True)
+class NominationChange:
+    """A preemptor's pods nominated on the nodes its victims release, or the end of that.
+
+    Attributes:
+        kind: nominated or ended.
+        job: the preemptor.
+        podgroup: its PodGroup's name.
+        uid: its PodGroup's uid.
+        pods: the waiting pods and their nodes (``nominated``).
+        victims: the pods evicted for it (``nominated``).
+        until: when the nomination ends if the pods have not bound.
+        reason: ``Preempted``/``Reclaimed`` (nominated); ``Bound``, ``NominationExpired``,
+            ``JobDeleted`` (ended).
+        message: in words.
+    """
+
+    kind: NominationChangeKind
+    job: JobKey
+    podgroup: str
+    uid: str
+    reason: str
+    pods: tuple[NominatedPod, ...] = ()
+    victims: tuple[PodKey, ...] = ()
+    until: datetime | None = None
+    message: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,6 +239,8 @@ class SessionResult:
     """Will-bind reservations made and released, in order (``capacity.reservations``)."""
     enqueue_steps: tuple[EnqueueStep, ...] = ()
     """What enqueue tried, in order (``vcbus simulate --cycles`` shows it)."""
+    nomination_changes: tuple[NominationChange, ...] = ()
+    """Nominations made (preempt, reclaim) and ended, in order (``capacity.reservations``)."""
 
 
 CycleObserver = Callable[[datetime, SessionResult], None]

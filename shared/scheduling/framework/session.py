@@ -40,13 +40,16 @@ from shared.scheduling.framework.conf import (
 )
 from shared.scheduling.framework.feasibility import Feasibility
 from shared.scheduling.framework.job_updater import status_updates, update_all
+from shared.scheduling.framework.nomination import open_nominations
 from shared.scheduling.framework.placement import Placement, PlacementCache
 from shared.scheduling.framework.reservation import ReservationLimits
 from shared.scheduling.framework.results import (
     BindDecision,
     EnqueueStep,
     EvictDecision,
+    EvictNote,
     Explanation,
+    NominationChange,
     ReservationChange,
     SessionResult,
 )
@@ -64,6 +67,7 @@ from shared.scheduling.model import (
 from shared.scheduling.resource import Resource
 from shared.scheduling.snapshot import (
     ClusterSnapshot,
+    Nomination,
     Reservation,
 )
 
@@ -138,6 +142,14 @@ class Session(SessionPlugins):
         """What enqueue tried this session, in order."""
         self.queue_share: Callable[[QueueInfo], float] | None = None
         """A queue's share now, told by the plugin that keeps shares (proportion)."""
+        self.reclaim_room: Callable[[JobInfo], Resource] | None = None
+        """What a job's queue may take back from queues above their shares (proportion)."""
+        self.queue_preemptive: Callable[[QueueInfo, TaskInfo], bool] | None = None
+        """Whether a queue may reclaim for a task (``Preemptive``; set by proportion)."""
+        self.nominated: dict[JobKey, Nomination] = {}
+        """Nominations still waiting this session (``framework.nomination``)."""
+        self.nomination_changes: list[NominationChange] = []
+        """Nominations made and ended this session, in order."""
 
         copy = build_working_copy(snapshot, cache)
         self.matrix = copy.matrix
@@ -219,6 +231,28 @@ class Session(SessionPlugins):
         self._add_to_node(task, node, pipelined=True)
         self._on_allocate(task)
 
+    def hold_task(self, task: TaskInfo, node: NodeInfo) -> None:
+        """Pipeline ``task`` on ``node`` holding its whole request, idle part included.
+
+        A nominated pod (``framework.nomination``) waits for capacity its victims release;
+        unlike ``pipeline_task`` the request counts as used at once, so no other task is
+        placed on the node's idle part it will need, nor pipelined onto the same release.
+        """
+        job = self.jobs[task.job]
+        task.node_name = node.name
+        job.update_task_status(task, TaskStatus.PIPELINED)
+        self._add_to_node(task, node, pipelined=False)
+        self._on_allocate(task)
+
+    def unhold_task(self, task: TaskInfo) -> None:
+        """Undo ``hold_task``: the task is Pending again."""
+        node = self.nodes.get(task.node_name or "")
+        if node is not None:
+            self._remove_from_node(task, node, pipelined=False)
+        task.node_name = None
+        self.jobs[task.job].update_task_status(task, TaskStatus.PENDING)
+        self._on_deallocate(task)
+
     def unallocate_task(self, task: TaskInfo) -> None:
         """Undo ``allocate_task`` or ``pipeline_task``: the task is Pending again."""
         node = self.nodes.get(task.node_name or "")
@@ -275,7 +309,9 @@ class Session(SessionPlugins):
         self.decisions.append(decision)
         return decision
 
-    def record_eviction(self, task: TaskInfo, reason: str) -> EvictDecision:
+    def record_eviction(
+        self, task: TaskInfo, reason: str, note: EvictNote | None = None
+    ) -> EvictDecision:
         """Record an eviction decision for a Releasing task."""
         decision = EvictDecision(
             pod=task.pod,
@@ -283,6 +319,7 @@ class Session(SessionPlugins):
             job=task.job,
             node=task.node_name or "",
             reason=reason,
+            note=note,
         )
         self.evictions.append(decision)
         return decision
@@ -387,6 +424,7 @@ def open_session(
     for _, plugin in ssn.plugins:
         plugin.on_session_open(ssn)
     ssn.freeze_dispatch()
+    open_nominations(ssn)
     return ssn
 
 
@@ -412,4 +450,5 @@ def close_session(ssn: Session) -> SessionResult:
         status_updates=status_updates(ssn),
         will_bind_changes=tuple(ssn.will_bind.changes),
         enqueue_steps=tuple(ssn.enqueue_steps),
+        nomination_changes=tuple(ssn.nomination_changes),
     )

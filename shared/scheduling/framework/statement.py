@@ -7,6 +7,9 @@ nothing: a job's tentative placements are kept only if the job becomes ready.
 Deliberate deviations:
 - ``commit`` returns the decisions (bindings, evictions) and performs no I/O; the shell
   publishes them. Volcano's ``Commit`` calls the binder and swallows its errors.
+- ``savepoint``/``rollback`` (vcbus): undo the operations after a mark, so preempt and
+  reclaim take back the evictions on a node that could not hold the preemptor after all
+  (Volcano keeps them in the statement).
 - ``take_will_bind`` (vcbus): a real pod takes the capacity reserved for it (a will-bind
   phantom, ``framework.will_bind``); ``discard`` holds it again, ``commit`` releases it.
 """
@@ -17,7 +20,7 @@ import enum
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from shared.scheduling.framework.results import BindDecision, EvictDecision
+from shared.scheduling.framework.results import BindDecision, EvictDecision, EvictNote
 from shared.scheduling.model import NodeInfo, TaskInfo, TaskStatus
 
 if TYPE_CHECKING:
@@ -47,6 +50,8 @@ class Operation:
     """The evicted task's status before (``Op.EVICT``)."""
     taker: str = ""
     """The uid of the real pod that took the phantom ``task`` (``Op.TAKE``)."""
+    note: EvictNote | None = None
+    """For whom a task is evicted (``Op.EVICT``)."""
 
 
 class Statement:
@@ -71,12 +76,12 @@ class Statement:
         self._ssn.pipeline_task(task, node)
         self._operations.append(Operation(Op.PIPELINE, task, node.name))
 
-    def evict(self, task: TaskInfo, reason: str) -> None:
-        """Mark a placed ``task`` for eviction (status Releasing)."""
+    def evict(self, task: TaskInfo, reason: str, note: EvictNote | None = None) -> None:
+        """Mark a placed ``task`` for eviction (status Releasing), for ``note``'s taker."""
         previous = task.status
         node = task.node_name or ""
         self._ssn.evict_task(task)
-        self._operations.append(Operation(Op.EVICT, task, node, reason, previous))
+        self._operations.append(Operation(Op.EVICT, task, node, reason, previous, note=note))
 
     def take_will_bind(self, task: TaskInfo) -> NodeInfo | None:
         """Give ``task`` the capacity reserved for it, if any; return the reserved node."""
@@ -88,9 +93,24 @@ class Statement:
         )
         return self._ssn.nodes.get(phantom.node_name or "")
 
+    def savepoint(self) -> int:
+        """A mark to :meth:`rollback` to (vcbus: preempt undoes a node's useless evictions)."""
+        return len(self._operations)
+
+    def rollback(self, mark: int) -> None:
+        """Undo the operations recorded after ``mark``, last first."""
+        later = self._operations[mark:]
+        del self._operations[mark:]
+        self._undo(later)
+
     def discard(self) -> None:
         """Undo every operation, last first."""
-        for operation in reversed(self._operations):
+        operations = list(self._operations)
+        self._operations.clear()
+        self._undo(operations)
+
+    def _undo(self, operations: list[Operation]) -> None:
+        for operation in reversed(operations):
             task = operation.task
             if operation.op is Op.TAKE:
                 self._ssn.will_bind.restore(task)
@@ -100,7 +120,6 @@ class Statement:
                 self._ssn.unevict_task(operation.task, operation.previous)
             else:
                 self._ssn.unallocate_task(operation.task)
-        self._operations.clear()
 
     def commit(self) -> tuple[tuple[BindDecision, ...], tuple[EvictDecision, ...]]:
         """Make the operations real: Allocated tasks become Binding; return the decisions.
@@ -118,7 +137,9 @@ class Statement:
                 binds.append(self._ssn.dispatch(operation.task))
                 allocated.add(operation.task.uid)
             elif operation.op is Op.EVICT:
-                evictions.append(self._ssn.record_eviction(operation.task, operation.reason))
+                evictions.append(
+                    self._ssn.record_eviction(operation.task, operation.reason, operation.note)
+                )
             elif operation.op is Op.TAKE:
                 taken.append(operation)
         bound = [op.task for op in taken if op.taker in allocated]

@@ -44,6 +44,8 @@ def task_status(state: PodState) -> TaskStatus:
     """Task status from a pod's state (volcano ``api/helpers.go`` ``getTaskStatus``)."""
     if state.binding:
         return TaskStatus.BINDING
+    if state.releasing:
+        return TaskStatus.RELEASING
     phase = state.phase
     if phase == PodPhase.PENDING:
         return TaskStatus.BOUND if state.node else TaskStatus.PENDING

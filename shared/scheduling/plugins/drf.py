@@ -1,22 +1,26 @@
 """Dominant resource fairness: the job with the smaller dominant share goes first.
 
 Port of volcano@v1.12.0 ``pkg/scheduler/plugins/drf/drf.go`` (``jobOrderFn``,
-``calculateShare``, the allocate/deallocate event handlers).
+``calculateShare``, ``preemptableFn``, the allocate/deallocate event handlers).
 
 Deliberate deviations:
-- Hierarchical DRF, namespace order and DRF preemption are not ported (no action of vcbus
-  uses them).
+- Hierarchical DRF (and its ``reclaimFn``) and namespace order are not ported.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from shared.scheduling.framework.conf import Arguments
 from shared.scheduling.framework.extension_points import EventHandler
 from shared.scheduling.framework.session import Session
+from shared.scheduling.framework.status import Vote
 from shared.scheduling.model import JobInfo, TaskInfo
 from shared.scheduling.resource import Resource, share
 
 NAME = "drf"
+SHARE_DELTA = 0.000001
+"""Volcano's ``shareDelta``: shares this close are equal."""
 
 
 def dominant_share(allocated: Resource, total: Resource) -> float:
@@ -57,7 +61,23 @@ class DrfPlugin:
             self.allocated[task.job] = allocated
             self.shares[task.job] = dominant_share(allocated, total)
 
+        def preemptable(
+            preemptor: TaskInfo, preemptees: Sequence[TaskInfo]
+        ) -> tuple[list[TaskInfo], Vote]:
+            """Victims whose job keeps a dominant share at least the preemptor's would be."""
+            mine = dominant_share(self.allocated[preemptor.job] + preemptor.resreq, total)
+            allocations: dict[str, Resource] = {}
+            victims = []
+            for task in preemptees:
+                left = allocations.get(task.job, self.allocated[task.job]) - task.resreq
+                allocations[task.job] = left
+                theirs = dominant_share(left, total)
+                if mine < theirs or abs(mine - theirs) <= SHARE_DELTA:
+                    victims.append(task)
+            return victims, Vote.PERMIT
+
         ssn.add_job_order_fn(NAME, job_order)
+        ssn.add_preemptable_fn(NAME, preemptable)
         ssn.add_event_handler(
             EventHandler(allocate_func=on_allocate, deallocate_func=on_deallocate)
         )

@@ -11,6 +11,11 @@ Deliberate deviations:
   (``gang 2/4 ready; 3 nodes Insufficient cpu``): ``GangUnschedulable``,
   ``WaitingForReservation`` (only locked nodes stood in the way), ``QueueClosed`` /
   ``QueueOverCapability`` (set by allocate); a ready job gets ``Scheduled``.
+- Victims (``preemptableFn``/``reclaimableFn``, issue 23): a job loses pods only while its
+  ready count, and each task's, stays at its minimum, or loses all of them: a victim past
+  the minimum is let through, and preempt/reclaim evict the rest of its job with it
+  (``actions.eviction``), victims that keep their gang first. Volcano lets a job lose
+  pods only while ``ready > minAvailable``, ignoring task minimums.
 - PodGroups still Pending get no condition from gang: their reasons belong to the enqueue
   stage (A8 ranks ``QueueClosed``, ``QueueOverCapability``, ``ClusterOverused`` first).
 """
@@ -79,15 +84,13 @@ class GangPlugin:
         ssn.add_job_starving_fns(NAME, lambda job: job.is_starving())
 
         def victims(_: TaskInfo, candidates: Sequence[TaskInfo]) -> tuple[list[TaskInfo], Vote]:
-            out = []
-            remaining: dict[str, int] = {}
-            for task in candidates:
-                job = ssn.jobs[task.job]
-                occupied = remaining.setdefault(job.key, job.ready_task_num())
-                if job.gang_min <= occupied - 1 or job.gang_min == 1:
-                    out.append(task)
-                    remaining[job.key] = occupied - 1
-            return out, Vote.PERMIT
+            """Victims that keep their job at its minimum, or whose whole job may go.
+
+            A job loses pods only while its ready count stays at its minimum, and each
+            task's ready count at the task's minimum (SPEC A4); past that, its victims
+            take the rest of the job with them (``actions.eviction.evict_gang_safe``).
+            """
+            return list(candidates), Vote.PERMIT
 
         ssn.add_preemptable_fn(NAME, victims)
         ssn.add_reclaimable_fn(NAME, victims)

@@ -1,7 +1,7 @@
 """Priority: higher-priority jobs first; inside a job, the minimum pods first (SPEC A3).
 
 Port of volcano@v1.12.0 ``pkg/scheduler/plugins/priority/priority.go`` (``jobOrderFn``,
-``taskOrderFn``) and ``pkg/scheduler/api/helpers/helpers.go`` (``CompareTask``).
+``taskOrderFn``, ``preemptableFn``) and ``pkg/scheduler/api/helpers/helpers.go`` (``CompareTask``).
 
 Deliberate deviations (SPEC A3, exact sort key, first difference wins):
 1. pods whose index is below their task's minAvailable before pods beyond it (a task without
@@ -13,8 +13,11 @@ then the session's fallback: (4) older creation, (5) smaller uid.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from shared.scheduling.framework.conf import Arguments
 from shared.scheduling.framework.session import Session
+from shared.scheduling.framework.status import Vote
 from shared.scheduling.model import JobInfo, TaskInfo
 
 NAME = "priority"
@@ -61,6 +64,22 @@ class PriorityPlugin:
             return 0
 
         ssn.add_task_order_fn(NAME, task_order)
+
+        def preemptable(
+            preemptor: TaskInfo, preemptees: Sequence[TaskInfo]
+        ) -> tuple[list[TaskInfo], Vote]:
+            """Only strictly lower priority: a job's, or a task's within the same job."""
+            job = ssn.jobs[preemptor.job]
+            victims = []
+            for task in preemptees:
+                if task.job != preemptor.job:
+                    if ssn.jobs[task.job].priority < job.priority:
+                        victims.append(task)
+                elif task.priority < preemptor.priority:
+                    victims.append(task)
+            return victims, Vote.PERMIT
+
+        ssn.add_preemptable_fn(NAME, preemptable)
 
     def on_session_close(self, ssn: Session) -> None:
         """Nothing to report."""

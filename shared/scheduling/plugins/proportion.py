@@ -2,7 +2,8 @@
 
 Port of volcano@v1.12.0 ``pkg/scheduler/plugins/proportion/proportion.go`` (queue attributes,
 the ``deserved`` water-filling loop, ``QueueOrderFn``, ``OverusedFn``, ``AllocatableFn``,
-``JobEnqueueableFn``, ``JobEnqueuedFn``, event handlers) as SPEC B3.5, B3.6 and B3.9 describe.
+``JobEnqueueableFn``, ``JobEnqueuedFn``, ``ReclaimableFn``, ``PreemptiveFn``, event
+handlers) as SPEC B3.5, B3.6 and B3.9 describe.
 
 Deliberate deviations:
 - Queues are visited in name order (Volcano iterates a map), so floating-point sums are the
@@ -25,6 +26,7 @@ Deliberate deviations:
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from contracts.objects.podgroup import PodGroupPhase
@@ -33,6 +35,7 @@ from shared.scheduling.framework.conf import Arguments
 from shared.scheduling.framework.extension_points import (
     AllocatableFn,
     EventHandler,
+    EvictableFn,
     JobVoteFn,
     QueueOrderFn,
     TaskFn,
@@ -212,6 +215,9 @@ class ProportionPlugin:
         ssn.add_allocatable_fn(NAME, self._allocatable(ssn))
         ssn.add_job_enqueueable_fn(NAME, self._enqueueable(ssn))
         ssn.add_job_enqueued_fn(NAME, self._enqueued)
+        ssn.add_reclaimable_fn(NAME, self._reclaimable(ssn))
+        ssn.queue_preemptive = self._preemptive
+        ssn.reclaim_room = self._reclaim_room(ssn)
         ssn.add_event_handler(
             EventHandler(
                 allocate_func=self._on_allocate(ssn), deallocate_func=self._on_deallocate(ssn)
@@ -315,6 +321,69 @@ class ProportionPlugin:
             return False
 
         return allocatable
+
+    def _preemptive(self, queue: QueueInfo, task: TaskInfo) -> bool:
+        """``preemptiveFn``: an open queue may reclaim for ``task`` up to its deserved share.
+
+        volcano@v1.12.0 ``proportion.go``: ``allocated + request ≤ deserved`` on the
+        task's requested dimensions; vcbus also refuses a queue that is not Open (Volcano's
+        reclaim test "can not reclaim resources when queue is not open").
+        """
+        if not queue.is_open():
+            return False
+        attr = self.queue_opts.get(queue.name)
+        if attr is None:
+            return True
+        future = attr.allocated + task.resreq
+        return future.less_equal_on(attr.deserved, task.resreq.requested_names())
+
+    def _reclaim_room(self, ssn: Session) -> Callable[[JobInfo], Resource]:
+        """What ``job``'s queue may reclaim: others' excess over deserved, up to its own gap."""
+
+        def room(job: JobInfo) -> Resource:
+            own = self.queue_opts.get(job.queue)
+            if own is None:
+                return Resource()
+            gap = own.deserved - own.allocated - own.inqueue
+            excess = Resource()
+            for name in sorted(self.queue_opts):
+                attr = self.queue_opts[name]
+                queue = ssn.queues.get(name)
+                if name == job.queue or queue is None or not queue.queue.reclaimable:
+                    continue
+                above = attr.allocated - attr.deserved
+                excess = excess + Resource({n: max(above.amount(n), 0.0) for n in above})
+            return Resource(
+                {n: max(min(gap.amount(n), excess.amount(n)), 0.0) for n in gap.names()}
+            )
+
+        return room
+
+    def _reclaimable(self, ssn: Session) -> EvictableFn:
+        """``reclaimableFn`` (volcano@v1.12.0 ``proportion.go``): victims of queues above share.
+
+        A reclaimee is a victim while its queue's allocation (less the victims already
+        chosen) is above its deserved share on some dimension.
+        """
+
+        def reclaimable(
+            reclaimer: TaskInfo, reclaimees: Sequence[TaskInfo]
+        ) -> tuple[list[TaskInfo], Vote]:
+            del reclaimer
+            victims = []
+            allocations: dict[str, Resource] = {}
+            for task in reclaimees:
+                queue = ssn.jobs[task.job].queue
+                attr = self.queue_opts.get(queue)
+                if attr is None:
+                    continue
+                allocated = allocations.setdefault(queue, attr.allocated)
+                if not allocated.less_equal(attr.deserved, Missing.ZERO):
+                    allocations[queue] = allocated - task.resreq
+                    victims.append(task)
+            return victims, Vote.PERMIT
+
+        return reclaimable
 
     def _enqueueable(self, ssn: Session) -> JobVoteFn:
         def enqueueable(job: JobInfo) -> Vote:

@@ -12,14 +12,14 @@ import copy
 from dataclasses import dataclass
 
 from contracts import TOPIC_SPECS, Event, Topic
-from services.cli.scenario import parse_scenario, scenario_inputs
+from services.cli.scenario import DEFAULT_ACTIONS, parse_scenario, scenario_inputs
 from services.cli.simulate import MEMORY_SETTINGS, build_services
 from shared.bus.codec import TopicCodec
 from shared.bus.memory import InMemoryBus
 from shared.runtime.clock import EPOCH, VirtualClock
 from shared.runtime.inprocess import VirtualPacer, run_system
 from tests.chaos.checks import History
-from tests.chaos.workload import PlannedJob, generate
+from tests.chaos.workload import PRIORITY_CLASSES, PlannedJob, generate
 
 TOPICS = {
     Topic.JOBS_ADMITTED: "admitted",
@@ -49,10 +49,13 @@ class RealRun:
 
 def real_run(jobs: int = 24, seed: int = 3, nodes: int = 4) -> RealRun:
     """Run ``jobs`` chaos jobs (every shape, a big target job among them) on ``nodes``
-    nodes of 8 CPU, submitted half a second apart, until everything settles."""
+    nodes of 8 CPU, submitted half a second apart, until everything settles; the
+    allocator runs preempt, as in a chaos run."""
     planned = generate(jobs, seed, big_pods=nodes, big_cpu="6")
     scenario = parse_scenario(
         {
+            "config": {"actions": DEFAULT_ACTIONS.replace("backfill", "preempt, backfill")},
+            "priorityClasses": dict(PRIORITY_CLASSES),
             "nodes": [
                 {"name": f"node-{i}", "allocatable": {"cpu": "8", "memory": "32Gi", "pods": 110}}
                 for i in range(nodes)

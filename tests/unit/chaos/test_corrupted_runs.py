@@ -13,12 +13,20 @@ from datetime import timedelta
 import msgspec
 import pytest
 
-from contracts import BindingCreated, LocksHonoured, NodeName, PodCreated
+from contracts import (
+    BindingCreated,
+    JobKey,
+    LocksHonoured,
+    NodeName,
+    PodCreated,
+    PodEvictionRequested,
+)
 from contracts.objects.pod import LABEL_JOB_RETRY_COUNT, LABEL_JOB_VERSION, Pod
 from tests.chaos.checks import (
     History,
     LockTiming,
     check_all,
+    check_evictions,
     check_locks,
     check_pods_run_once,
     lock_hits,
@@ -118,3 +126,42 @@ def test_foreign_bindings_on_locked_nodes_are_caught_without_locks_honoured(run:
     assert len(violations) == len(injected)
     assert races == run_races
     assert {v.check for v in check_all(history, run.planned, timing)} == {"locks"}
+
+
+def _evictions(history: History) -> list[PodEvictionRequested]:
+    return [e for e in history.bindings if isinstance(e, PodEvictionRequested)]
+
+
+def test_the_real_run_preempts_a_whole_gang_and_passes_the_eviction_check(run: RealRun) -> None:
+    """The run's allocator runs preempt: an evictable gang loses all its pods at once."""
+    evictions = _evictions(run.history)
+    assert evictions, "the real run has a preemption to judge"
+    assert {e.reason for e in evictions} == {"Preempted"}
+    assert all(e.job.split("/")[1].startswith("evictable-") for e in evictions)
+    assert check_evictions(run.history) == []
+
+
+def test_an_eviction_that_leaves_a_gang_below_its_minimum_is_caught(run: RealRun) -> None:
+    """Drop one of a gang's evictions: the gang would run on below its minimum."""
+    history = run.copy()
+    first = _evictions(history)[0]
+    history.bindings = [e for e in history.bindings if e is not first]
+    found = check_evictions(history)
+    assert [v.check for v in found] == ["evictions"]
+    assert f"{first.job} left with" in found[0].detail
+
+
+def test_a_pod_evicted_twice_is_caught(run: RealRun) -> None:
+    """The same pod incarnation asked to go again, for another preemptor."""
+    history = run.copy()
+    first = _evictions(history)[0]
+    history.bindings.append(
+        msgspec.structs.replace(
+            first,
+            event_id=f"{first.event_id}-again",
+            preemptor=JobKey("chaos/someone-else"),
+            occurred_at=first.occurred_at + timedelta(seconds=1),
+        )
+    )
+    found = check_evictions(history)
+    assert any("evicted by 2 different requests" in v.detail for v in found)

@@ -10,8 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from services.cli.serve import priority_classes
+from shared.scheduling.scheduler import parse_conf
 from tests.chaos.checks import check_exits
 from tests.chaos.fleet import Fleet, Incarnation, Replica
+from tests.chaos.run import preemption_args
+from tests.chaos.workload import PRIORITY_CLASSES
 
 KILLED_AT = datetime(2026, 1, 1, tzinfo=UTC)
 PIPES: list[subprocess.Popen[bytes]] = []
@@ -74,3 +78,13 @@ def test_every_incarnation_that_ran_to_a_clean_stop_passes(tmp_path: Path) -> No
     assert stoppable.popen.stdout.readline() == b"ready\n"
     assert fleet.stop() == {"admission-b.0": 0}
     assert check_exits(fleet.ends()) == []
+
+
+def test_a_chaos_run_serves_preempt_with_valid_configurations(tmp_path: Path) -> None:
+    """Issue 23: the allocator runs preempt, podgroup-enqueue takes back, classes known."""
+    args = preemption_args(tmp_path)
+    allocator = parse_conf(Path(args["allocator"][1]).read_text())
+    assert allocator.actions == ("allocate", "preempt", "backfill")
+    enqueue = parse_conf(Path(args["podgroup-enqueue"][1]).read_text())
+    assert enqueue.arguments["take-back"] is True
+    assert priority_classes(args["job-controller"][1]) == PRIORITY_CLASSES

@@ -4,10 +4,20 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import msgspec
 import pytest
 
-from contracts import CapacityReleased, CapacityReserved, JobKey, NodeName, ReservedPod
-from contracts.objects import PodGroupPhase
+from contracts import (
+    CapacityReleased,
+    CapacityReserved,
+    JobKey,
+    NodeName,
+    NominatedPod,
+    PodKey,
+    PodsNominated,
+    ReservedPod,
+)
+from contracts.objects import Condition, PodGroupPhase
 from services.cli.describe import describe
 from shared.bus.memory import InMemoryBus
 from tests.unit.services.cli.builders import (
@@ -134,3 +144,47 @@ async def test_will_bind_line_says_why_when_the_reservation_was_released(bus):
     assert field(text, "Will-Bind") == (
         "released: WillBindTimeout: its stages did not bind in time"
     )
+
+
+async def test_describe_shows_who_took_a_victims_pods(bus):
+    """Issue 23: the victim's ``Preempted`` condition names the preemptor."""
+    key = "default/low"
+    status = build_status(key, "Running", running=1)
+    message = "Preempted by job default/high (priority 1000) of queue default on node n1"
+    evicted = msgspec.structs.replace(
+        status,
+        conditions=(
+            *status.conditions,
+            Condition(type="Preempted", reason="Preempted", message=message),
+        ),
+    )
+    await publish(bus, build_admitted(key), evicted)
+    text = await describe(bus, SETTINGS, key)
+    assert text is not None
+    assert field(text, "Preempted") == message
+
+
+async def test_describe_shows_what_a_preemptor_waits_for(bus):
+    """Issue 23: the preemptor's nominated pods, its victims and the nomination's bound."""
+    key = JobKey("default/high")
+    await publish(
+        bus,
+        build_admitted(key),
+        build_status(key, "Pending"),
+        PodsNominated(
+            event_id="n1",
+            occurred_at=NOW,
+            job=key,
+            podgroup="high",
+            pods=(NominatedPod(pod=PodKey("default/high-w-0"), uid="u0", node=NodeName("n1")),),
+            victims=(PodKey("default/low-w-0"),),
+            until=UNTIL,
+            reason="Preempted",
+        ),
+    )
+    text = await describe(bus, SETTINGS, key)
+    assert text is not None
+    assert field(text, "Nominated") == (
+        "default/high-w-0 on n1 (Preempted; until 2026-01-01T00:10:00+00:00)"
+    )
+    assert field(text, "  Victims") == "default/low-w-0"

@@ -212,6 +212,7 @@ class Driver:
         reason: str = "",
         uid: str | None = None,
         restarts: int = 0,
+        message: str = "",
     ) -> tuple[Event, ...]:
         state = self.current.pod(name)
         return self.feed(
@@ -224,6 +225,7 @@ class Driver:
                 uid=uid,
                 restarts=restarts,
                 task=state.task if state else "",
+                message=message,
             )
         )
 
@@ -238,6 +240,7 @@ class Driver:
         uid: str | None = None,
         restarts: int = 0,
         task: str = "",
+        message: str = "",
     ) -> PodPhaseChanged:
         state = self.record.pod(name) if self.record else None
         return PodPhaseChanged(
@@ -250,6 +253,7 @@ class Driver:
             phase=phase,
             exit_code=exit_code,
             reason=reason,
+            message=message,
             pod_uid=uid if uid is not None else (state.uid if state else ""),
             restart_count=restarts,
         )

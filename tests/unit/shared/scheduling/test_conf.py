@@ -53,7 +53,7 @@ def test_actions_are_allocate_then_backfill_when_using_the_default_conf() -> Non
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ('actions: "allocate, preempt"', "unknown action 'preempt' \\(a Volcano action vcbus"),
+        ('actions: "allocate, shuffle"', "unknown action 'shuffle' \\(a Volcano action vcbus"),
         ('actions: "alocate"', "unknown action 'alocate' \\(did you mean 'allocate'\\?\\)"),
         (
             "actions: allocate\ntiers:\n- plugins:\n  - name: proportoin",
@@ -80,9 +80,9 @@ def test_parse_fails_with_a_helpful_message_when_conf_is_wrong(text: str, messag
 
 def test_message_lists_the_known_actions_when_an_action_is_unknown() -> None:
     with pytest.raises(
-        ConfError, match="known actions: allocate, backfill, elect, enqueue, reserve"
+        ConfError, match="known actions: allocate, backfill, elect, enqueue, preempt, reclaim"
     ):
-        parse_conf('actions: "preempt, allocate"')
+        parse_conf('actions: "shuffle, allocate"')
 
 
 def test_scalar_top_level_keys_become_global_arguments_when_parsed() -> None:
@@ -107,7 +107,7 @@ tiers:
   - name: task-topology
   - name: sla
 configurations:
-- name: preempt
+- name: shuffle
   arguments:
     preemptable: true
 - name: allocate
@@ -127,7 +127,7 @@ def test_volcano_plugins_vcbus_lacks_are_left_out_with_one_warning_each_when_par
         "plugin 'sla' is a Volcano plugin vcbus does not implement; running without it",
         "plugin 'numa-aware' is a Volcano plugin vcbus does not implement; running without it",
         "plugin 'task-topology' is a Volcano plugin vcbus does not implement; running without it",
-        "arguments of action 'preempt': a Volcano action vcbus does not run; ignored",
+        "arguments of action 'shuffle': a Volcano action vcbus does not run; ignored",
     )
 
 

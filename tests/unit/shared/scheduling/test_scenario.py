@@ -70,8 +70,8 @@ def test_scenario_binds_nothing_when_the_only_fitting_node_is_locked() -> None:
 
 def test_scenario_fails_when_an_action_is_unknown() -> None:
     doc = yaml.safe_load(SCENARIO)
-    doc["config"] = {"actions": "reclaim, allocate"}
-    with pytest.raises(ConfError, match="unknown action 'reclaim'"):
+    doc["config"] = {"actions": "shuffle, allocate"}
+    with pytest.raises(ConfError, match="unknown action 'shuffle'"):
         run_snapshot_scenario(doc)
 
 
@@ -153,3 +153,29 @@ def test_scenario_fails_when_the_step_is_negative() -> None:
     doc["step"] = -1
     with pytest.raises(ScenarioError, match="step must be"):
         run_snapshot_scenario(doc)
+
+
+PREEMPT_SCENARIO = """
+config: {actions: "allocate, preempt"}
+nodes:
+  - {name: n1, allocatable: {cpu: "4", memory: 8Gi, pods: 110}}
+queues: [{name: default, weight: 1}]
+podgroups:
+  - {name: low, namespace: default, queue: default, minMember: 1, phase: Running, priority: 10}
+  - {name: high, namespace: default, queue: default, minMember: 1, phase: Inqueue, priority: 1000}
+pods:
+  - {name: low-w-0, namespace: default, podgroup: low, requests: {cpu: "3"}, phase: Running,
+     node: n1}
+  - {name: high-w-0, namespace: default, podgroup: high, requests: {cpu: "3"}, phase: Pending}
+cycles: 2
+"""
+
+
+def test_snapshot_scenario_lists_evictions_and_holds_the_nomination_next_cycle() -> None:
+    """Issue 23: the victim is Releasing in the next cycle, nobody binds on its room."""
+    out = run_snapshot_scenario(yaml.safe_load(PREEMPT_SCENARIO))
+    timeline = out["timeline"]
+    assert isinstance(timeline, list)
+    assert timeline[0]["evictions"] == {"default/low-w-0": "Preempted"}
+    assert "evictions" not in timeline[1], "not evicted twice"
+    assert out["bindings"] == {}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import pytest
@@ -10,7 +11,7 @@ from contracts.keys import JobKey
 from contracts.objects.pod import PodPhase
 from contracts.objects.podgroup import PodGroupPhase
 from contracts.objects.queue import Queue, QueueState
-from shared.scheduling.framework.conf import Kind, SchedulerConf
+from shared.scheduling.framework.conf import Configuration, Kind, SchedulerConf
 from shared.scheduling.framework.results import SessionResult
 from shared.scheduling.scheduler import run_session
 from shared.scheduling.snapshot import ClusterSnapshot, PodGroupState, Reservation
@@ -433,3 +434,49 @@ def test_each_pick_is_recorded_with_the_queue_share_when_enqueue_runs() -> None:
     refused = [s for s in steps if not s.admitted]
     assert refused
     assert {s.reason for s in refused} == {"ClusterOverused"}
+
+
+def _full_cluster(*, take_back: bool, reservation: Reservation | None = None) -> SchedulingCase:
+    """A 10-cpu cluster held by a running low-priority job; a high-priority job of 4 cpu."""
+    high = build_podgroup(
+        "high", "ns", "default", 1, None, PG_PENDING, priority=1000, min_resources={"cpu": "4"}
+    )
+    return SchedulingCase(
+        name="take-back",
+        origin="vcbus issue 23 (take-back enqueue)",
+        podgroups=[
+            build_podgroup("low", "ns", "default", 1, None, PG_RUNNING, priority=10),
+            high,
+        ],
+        pods=[build_pod("ns", "low-w-0", "n1", RUNNING, {"cpu": "10"}, "low")],
+        nodes=[NODE_10],
+        queues=[build_queue("default")],
+        tiers=ENQUEUE_DEFAULT,
+        actions=("enqueue",),
+        configurations=(
+            (Configuration(name="enqueue", arguments={"take-back": True}),) if take_back else ()
+        ),
+        reservation=reservation,
+    )
+
+
+def test_take_back_enqueues_a_job_its_preempt_could_place_on_a_full_cluster() -> None:
+    run_case(replace(_full_cluster(take_back=True), expect_phase={"ns/high": PG_INQUEUE}))
+
+
+def test_without_take_back_the_job_stays_pending_on_a_full_cluster() -> None:
+    run_case(replace(_full_cluster(take_back=False), expect_phase={"ns/high": PG_PENDING}))
+
+
+def test_take_back_admits_no_other_job_while_a_reservation_target_is_pending() -> None:
+    """SPEC A6: the target's gate holds for take-back too."""
+    target = build_podgroup(
+        "target", "ns", "default", 1, None, PG_PENDING, min_resources={"cpu": "20"}
+    )
+    base = _full_cluster(
+        take_back=True,
+        reservation=Reservation(target_job=JobKey("ns/target"), locked_nodes=frozenset({"n1"})),
+    )
+    run_case(
+        replace(base, podgroups=[*base.podgroups, target], expect_phase={"ns/high": PG_PENDING})
+    )
