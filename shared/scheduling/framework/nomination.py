@@ -9,12 +9,13 @@ except the pod's ``status.nominatedNodeName`` that kube-scheduler keeps):
 1. When preempt or reclaim commits, the preemptor's pipelined pods and their nodes are
    published (``PodsNominated`` on ``capacity.reservations``) with a bound: the victims'
    longest grace period plus :data:`NOMINATION_MARGIN`.
-2. Every session (:func:`open_nominations`), a nomination whose pods still wait pipelines
-   them again on their nodes, holding their whole requests (``Session.hold_task``): the
-   job is not starving (no second preemption for it), and neither the releasing capacity
-   nor the idle part of the node they need goes to another task. A pod whose node no
-   longer passes its predicates (locked since for a reservation's target, SPEC A6;
-   cordoned; tainted) is not held there: it waits Pending like any other pod.
+2. Every session (``nomination_open.open_nominations``), a nomination whose pods still
+   wait pipelines them again on their nodes, holding their whole requests
+   (``Session.hold_task``): the job is not starving (no second preemption for it), and
+   neither the releasing capacity nor the idle part of the node they need goes to another
+   task. A pod whose node no longer passes its predicates (locked since for a
+   reservation's target, SPEC A6; cordoned; tainted) is not held there: it waits Pending
+   like any other pod.
 3. ``allocate`` first (:func:`place_nominated`) places each waiting pod on its node's idle
    capacity once its victims are gone, before any other job; the job's pods bind together
    when its gang is ready. Until then its PodGroup says ``WaitingForEviction`` with the
@@ -28,24 +29,18 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import timedelta
-from typing import TYPE_CHECKING
 
 from contracts.events.capacity_reservations import MAX_NOMINATED, NominatedPod
 from contracts.keys import JobKey, NodeName, PodKey
 from contracts.objects.pod import DEFAULT_GRACE_SECONDS
 from shared.reasons import WAITING_FOR_EVICTION
+from shared.scheduling.framework.nomination_open import BOUND, end_nomination
 from shared.scheduling.framework.results import NominationChange, NominationChangeKind
+from shared.scheduling.framework.session import Session
 from shared.scheduling.framework.statement import Op, Operation, Statement
-from shared.scheduling.model import JobInfo, TaskInfo, TaskStatus, naive_utc
+from shared.scheduling.model import JobInfo, TaskInfo, TaskStatus
 from shared.scheduling.resource import Missing
 from shared.scheduling.snapshot import Nomination
-
-if TYPE_CHECKING:
-    from shared.scheduling.framework.session import Session
-
-BOUND = "Bound"
-NOMINATION_EXPIRED = "NominationExpired"
-JOB_DELETED = "JobDeleted"
 
 NOMINATION_MARGIN = timedelta(seconds=60)
 """How long past the victims' longest grace period a nomination waits for its pods."""
@@ -55,36 +50,6 @@ def grace_of(task: TaskInfo) -> timedelta:
     """The grace period the cluster gives an evicted pod (its template's, else 30 s)."""
     seconds = task.pod.termination_grace_period_seconds
     return timedelta(seconds=DEFAULT_GRACE_SECONDS if seconds is None else max(seconds, 0))
-
-
-def open_nominations(ssn: Session) -> None:
-    """Pipeline every waiting nominated pod on its node again; end the nominations done.
-
-    Called once the plugins are open, so queue shares count the pipelined pods.
-    """
-    for key in sorted(ssn.snapshot.nominations):
-        nomination = ssn.snapshot.nominations[key]
-        job = ssn.jobs.get(key)
-        if job is None or (nomination.uid and job.uid != nomination.uid):
-            _end(ssn, nomination, JOB_DELETED, "the PodGroup is gone or was recreated")
-            continue
-        if naive_utc(ssn.now) >= naive_utc(nomination.until):
-            _end(
-                ssn,
-                nomination,
-                NOMINATION_EXPIRED,
-                f"pods not bound by {nomination.until.isoformat()}",
-            )
-            continue
-        waiting = _waiting(job, nomination)
-        if not waiting:
-            _end(ssn, nomination, BOUND, "no nominated pod waits any more")
-            continue
-        for task, node_name in waiting:
-            node = ssn.nodes.get(node_name)
-            if node is not None and ssn.predicate_fn(task, node) is None:
-                ssn.hold_task(task, node)
-        ssn.nominated[key] = nomination
 
 
 def place_nominated(ssn: Session) -> None:
@@ -111,7 +76,7 @@ def place_nominated(ssn: Session) -> None:
         if ssn.job_ready(job):
             stmt.commit()
             del ssn.nominated[key]
-            _end(ssn, nomination, BOUND, "the nominated pods are bound")
+            end_nomination(ssn, nomination, BOUND, "the nominated pods are bound")
             continue
         job.blocked = (WAITING_FOR_EVICTION, waiting_message(nomination))
 
@@ -187,15 +152,6 @@ def nominate(
     job.blocked = (WAITING_FOR_EVICTION, waiting_message(ssn.nominated[job.key]))
 
 
-def _waiting(job: JobInfo, nomination: Nomination) -> list[tuple[TaskInfo, NodeName]]:
-    out = []
-    for pod in nomination.pods:
-        task = job.tasks.get(pod.uid)
-        if task is not None and task.status is TaskStatus.PENDING:
-            out.append((task, pod.node))
-    return out
-
-
 def _pipelined(job: JobInfo, nomination: Nomination) -> list[TaskInfo]:
     out = []
     for pod in nomination.pods:
@@ -203,19 +159,6 @@ def _pipelined(job: JobInfo, nomination: Nomination) -> list[TaskInfo]:
         if task is not None and task.status is TaskStatus.PIPELINED:
             out.append(task)
     return out
-
-
-def _end(ssn: Session, nomination: Nomination, reason: str, message: str) -> None:
-    ssn.nomination_changes.append(
-        NominationChange(
-            kind=NominationChangeKind.ENDED,
-            job=nomination.job,
-            podgroup=nomination.podgroup,
-            uid=nomination.uid,
-            reason=reason,
-            message=message,
-        )
-    )
 
 
 def nominated_jobs(ssn: Session) -> tuple[JobKey, ...]:

@@ -40,7 +40,7 @@ from shared.scheduling.framework.conf import (
 )
 from shared.scheduling.framework.feasibility import Feasibility
 from shared.scheduling.framework.job_updater import status_updates, update_all
-from shared.scheduling.framework.nomination import open_nominations
+from shared.scheduling.framework.nomination_open import open_nominations
 from shared.scheduling.framework.placement import Placement, PlacementCache
 from shared.scheduling.framework.reservation import ReservationLimits
 from shared.scheduling.framework.results import (
