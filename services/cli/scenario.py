@@ -26,7 +26,6 @@ A scenario without ``jobs`` but with ``podgroups`` or ``pods`` is a snapshot sce
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -63,8 +62,8 @@ from services.cli.submit import records_for
 from services.cluster.nodes import NodesError, parse_nodes
 from shared.runtime.inprocess import Input, Publish, SetPodPhase, Until
 from shared.runtime.settings import Settings
-from shared.scheduling.actions.enqueue import TAKE_BACK
-from shared.scheduling.framework.conf import ENQUEUE_SIDE_ACTIONS, SchedulerConf
+from shared.scheduling import scheduler
+from shared.scheduling.framework.conf import SchedulerConf
 from shared.scheduling.scheduler import conf_from_mapping
 
 DEFAULT_ACTIONS = "elect, enqueue, reserve, allocate, backfill"
@@ -330,20 +329,7 @@ def split_conf(
     """
     if raw is None:
         return None, None
-    conf = conf_from_mapping(raw, default_actions=DEFAULT_ACTIONS)
-    enqueue = tuple(a for a in conf.actions if a in ENQUEUE_SIDE_ACTIONS)
-    allocate = tuple(a for a in conf.actions if a not in ENQUEUE_SIDE_ACTIONS)
-    enqueue_arguments = dict(conf.arguments)
-    if TAKE_BACK_ACTIONS & set(allocate):
-        # The allocator takes capacity back: enqueue admits jobs that could take it back.
-        enqueue_arguments.setdefault(TAKE_BACK, True)
-    return (
-        dataclasses.replace(conf, actions=enqueue, arguments=enqueue_arguments),
-        dataclasses.replace(conf, actions=allocate),
-    )
-
-
-TAKE_BACK_ACTIONS = frozenset({"preempt", "reclaim"})
+    return scheduler.split_conf(conf_from_mapping(raw, default_actions=DEFAULT_ACTIONS))
 
 
 def conf_warnings(document: Mapping[str, object]) -> tuple[str, ...]:

@@ -40,7 +40,7 @@ from shared.runtime.settings import Settings, SettingsError
 from shared.runtime.table import Table
 from shared.runtime.topology import ensure_topics
 from shared.scheduling.framework.conf import SchedulerConf
-from shared.scheduling.scheduler import parse_conf
+from shared.scheduling.scheduler import is_combined, parse_conf, split_conf
 from shared.telemetry import PendingPodGroups, ServiceMetrics
 from shared.tracing.setup import configure_tracing, shutdown_tracing
 
@@ -105,18 +105,25 @@ def _labels(pairs: list[str]) -> dict[str, str]:
     return out
 
 
-def scheduler_conf(path: str | None) -> SchedulerConf | None:
+ENQUEUE_SIDE, ALLOCATOR_SIDE = 0, 1
+"""The halves of :func:`shared.scheduling.scheduler.split_conf`."""
+
+
+def scheduler_conf(path: str | None, side: int = ALLOCATOR_SIDE) -> SchedulerConf | None:
     """A volcano-scheduler.conf-shaped file, validated now (None: the service's default).
 
     Each Volcano plugin (or action's arguments) the file names and vcbus lacks is logged
-    once, as a warning, and the service runs without it.
+    once, as a warning, and the service runs without it. A whole Volcano configuration,
+    naming actions of both scheduling services (``enqueue, allocate, preempt, ...``), is
+    split (``scheduler.split_conf``): the service given it runs its ``side``'s actions, so
+    the same file serves podgroup-enqueue and the allocator.
     """
     if not path:
         return None
     conf = parse_conf(Path(path).read_text())
     for warning in conf.skipped:
         log.warning("scheduler_conf_skipped", path=path, detail=warning)
-    return conf
+    return split_conf(conf)[side] if is_combined(conf) else conf
 
 
 def priority_classes(path: str | None) -> dict[str, int]:
@@ -167,7 +174,11 @@ def system_conf(args: argparse.Namespace, names: Collection[str]) -> SystemConf:
         priority_classes=(
             priority_classes(args.priority_classes) if job_controller.NAME in names else {}
         ),
-        enqueue_conf=scheduler_conf(args.enqueue_conf) if podgroup_enqueue.NAME in names else None,
+        enqueue_conf=(
+            scheduler_conf(args.enqueue_conf, ENQUEUE_SIDE)
+            if podgroup_enqueue.NAME in names
+            else None
+        ),
         allocator_conf=scheduler_conf(args.scheduler_conf) if allocator.NAME in names else None,
         nodes=nodes,
         cluster=ClusterConf(start_delay_seconds=args.start_delay),

@@ -31,7 +31,7 @@ Deliberate deviations:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import assert_never, cast
 
@@ -58,9 +58,9 @@ from shared.scheduling.events import (
     reservation_events,
     will_bind_events,
 )
-from shared.scheduling.framework.conf import ENQUEUE_SIDE_ACTIONS, ConfError, SchedulerConf
+from shared.scheduling.framework.conf import ConfError, SchedulerConf
 from shared.scheduling.framework.results import BindDecision, EvictDecision, SessionResult
-from shared.scheduling.scheduler import conf_from_mapping, run_session
+from shared.scheduling.scheduler import conf_from_mapping, run_session, split_conf
 from shared.scheduling.snapshot import ClusterSnapshot, ClusterView, Reservation, ScenarioError
 
 DEFAULT_NOW = datetime(2026, 1, 1, tzinfo=UTC)
@@ -182,13 +182,7 @@ class Simulation:
         for key, state in self.view.snapshot().pods.items():
             if state.node and state.phase not in _TERMINAL:
                 self.started.setdefault(key, self.start)
-        self.enqueue_conf = replace(
-            self.conf, actions=tuple(a for a in self.conf.actions if a in ENQUEUE_SIDE_ACTIONS)
-        )
-        self.allocate_conf = replace(
-            self.conf,
-            actions=tuple(a for a in self.conf.actions if a not in ENQUEUE_SIDE_ACTIONS),
-        )
+        self.enqueue_conf, self.allocate_conf = split_conf(self.conf)
 
     @property
     def now(self) -> datetime:

@@ -20,14 +20,17 @@ Deliberate deviations:
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from datetime import datetime
 
 from shared.scheduling.actions import ACTIONS
+from shared.scheduling.actions.enqueue import TAKE_BACK
 from shared.scheduling.framework import conf as framework_conf
 from shared.scheduling.framework.conf import (
     DEFAULT_ALLOCATOR_CONF,
     DEFAULT_ENQUEUE_CONF,
+    ENQUEUE_SIDE_ACTIONS,
     ConfError,
     SchedulerConf,
 )
@@ -98,6 +101,35 @@ def default_conf() -> SchedulerConf:
 def default_enqueue_conf() -> SchedulerConf:
     """Return podgroup-enqueue's default configuration (``DEFAULT_ENQUEUE_CONF``)."""
     return parse_conf(DEFAULT_ENQUEUE_CONF)
+
+
+TAKE_BACK_ACTIONS = frozenset({"preempt", "reclaim"})
+"""Allocator actions that take capacity back; enqueue then admits the jobs they could place."""
+
+
+def split_conf(conf: SchedulerConf) -> tuple[SchedulerConf, SchedulerConf]:
+    """The podgroup-enqueue side and the allocator side of one volcano-scheduler.conf.
+
+    Enqueue takes the enqueue-side actions (``elect``, ``enqueue``, ``reserve``), the
+    allocator the others, both with the same tiers, configurations and arguments; when the
+    allocator side preempts or reclaims, enqueue also gets ``take-back`` (unless the file
+    sets it), so a job those actions could place is admitted on a full cluster.
+    """
+    enqueue = tuple(a for a in conf.actions if a in ENQUEUE_SIDE_ACTIONS)
+    allocate = tuple(a for a in conf.actions if a not in ENQUEUE_SIDE_ACTIONS)
+    enqueue_arguments = dict(conf.arguments)
+    if TAKE_BACK_ACTIONS & set(allocate):
+        enqueue_arguments.setdefault(TAKE_BACK, True)
+    return (
+        dataclasses.replace(conf, actions=enqueue, arguments=enqueue_arguments),
+        dataclasses.replace(conf, actions=allocate),
+    )
+
+
+def is_combined(conf: SchedulerConf) -> bool:
+    """Whether ``conf`` names actions of both services (a whole volcano-scheduler.conf)."""
+    enqueue, allocate = split_conf(conf)
+    return bool(enqueue.actions) and bool(allocate.actions)
 
 
 def _check_arguments(conf: SchedulerConf) -> None:

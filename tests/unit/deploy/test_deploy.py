@@ -23,7 +23,6 @@ from services.bootstrap import SERVICE_NAMES, bootstrap
 from services.cli import build_parser
 from services.cli import serve as serve_command
 from services.cli import topics as topics_command
-from services.cli.scenario import split_conf
 from services.cli.serve import add_service_options, system_conf
 from shared.runtime.clock import SystemClock
 from shared.runtime.service import Service
@@ -353,15 +352,3 @@ def test_each_compose_replica_is_its_own_instance_when_started_in_its_container(
     assert len(instances) == 2 * len(vcbus_services)
     monkeypatch.setenv("VCBUS_INSTANCE", "blue")
     assert parsed(["serve", "admission"]).instance == "blue"
-
-
-def test_preempt_reclaim_example_splits_into_both_services_with_take_back() -> None:
-    """Issue 23's example configuration: the allocator gets preempt and reclaim, and
-    podgroup-enqueue admits what they could place."""
-    document = yaml.safe_load((DEPLOY / "scheduler" / "preempt-reclaim.yaml").read_text())
-    enqueue, allocator = split_conf(document)
-    assert enqueue is not None
-    assert allocator is not None
-    assert enqueue.actions == ("enqueue",)
-    assert enqueue.arguments["take-back"] is True
-    assert allocator.actions == ("allocate", "preempt", "reclaim", "backfill")

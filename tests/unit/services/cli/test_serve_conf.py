@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from structlog.testing import capture_logs
 
-from services.cli.serve import priority_classes, scheduler_conf
+from services.cli.serve import ALLOCATOR_SIDE, ENQUEUE_SIDE, priority_classes, scheduler_conf
 from shared.runtime.settings import SettingsError
 from shared.scheduling.framework.conf import ConfError
 
@@ -83,3 +83,23 @@ def test_a_priority_class_that_does_not_read_is_a_settings_error_naming_it(
     with pytest.raises(SettingsError) as caught:
         priority_classes(str(path))
     assert str(caught.value) == message.format(path=path)
+
+
+def test_one_whole_volcano_conf_serves_both_scheduling_services_each_its_side() -> None:
+    path = Path(__file__).resolve().parents[4] / "deploy" / "scheduler" / "preempt-reclaim.yaml"
+    enqueue = scheduler_conf(str(path), ENQUEUE_SIDE)
+    allocator = scheduler_conf(str(path), ALLOCATOR_SIDE)
+    assert enqueue is not None
+    assert allocator is not None
+    assert enqueue.actions == ("enqueue",)
+    assert enqueue.arguments["take-back"] is True
+    assert allocator.actions == ("allocate", "preempt", "reclaim", "backfill")
+    assert "take-back" not in allocator.arguments
+
+
+def test_a_conf_of_one_service_is_taken_as_it_is(tmp_path: Path) -> None:
+    path = tmp_path / "allocator.yaml"
+    path.write_text('actions: "allocate, backfill"\n')
+    conf = scheduler_conf(str(path), ENQUEUE_SIDE)
+    assert conf is not None
+    assert conf.actions == ("allocate", "backfill")
