@@ -14,7 +14,7 @@ Deliberate deviations:
 from __future__ import annotations
 
 from shared.scheduling.framework.priority_queue import PriorityQueue
-from shared.scheduling.framework.session import Session
+from shared.scheduling.framework.session import Session, admitted_valid_jobs
 from shared.scheduling.framework.status import FitErrors
 from shared.scheduling.model import JobInfo, QueueInfo, TaskInfo
 
@@ -42,16 +42,8 @@ def pick_up_pending_tasks(ssn: Session) -> list[TaskInfo]:
     queues: PriorityQueue[QueueInfo] = PriorityQueue(ssn.queue_order_fn)
     jobs: dict[str, PriorityQueue[JobInfo]] = {}
     tasks: dict[str, list[TaskInfo]] = {}
-    for key in sorted(ssn.jobs):
-        job = ssn.jobs[key]
-        if job.is_pending():
-            continue
-        result = ssn.job_valid(job)
-        if result is not None and not result.passed:
-            continue
-        queue = ssn.queues.get(job.queue)
-        if queue is None:
-            continue
+    for job, queue in admitted_valid_jobs(ssn):
+        key = job.key
         best_effort = [t for t in job.pending_tasks() if t.best_effort]
         if not best_effort:
             continue

@@ -43,7 +43,7 @@ from shared.scheduling.actions.eviction import (
 from shared.scheduling.framework.nomination import nominate
 from shared.scheduling.framework.priority_queue import PriorityQueue
 from shared.scheduling.framework.results import EvictNote
-from shared.scheduling.framework.session import Session
+from shared.scheduling.framework.session import Session, admitted_valid_jobs
 from shared.scheduling.framework.statement import Statement
 from shared.scheduling.model import JobInfo, QueueInfo, TaskInfo
 
@@ -60,16 +60,8 @@ class PreemptAction:
         preemptors: dict[str, PriorityQueue[JobInfo]] = {}
         tasks: dict[str, list[TaskInfo]] = {}
         queues: dict[str, QueueInfo] = {}
-        for key in sorted(ssn.jobs):
-            job = ssn.jobs[key]
-            if job.is_pending():
-                continue
-            result = ssn.job_valid(job)
-            if result is not None and not result.passed:
-                continue
-            queue = ssn.queues.get(job.queue)
-            if queue is None:
-                continue
+        for job, queue in admitted_valid_jobs(ssn):
+            key = job.key
             queues[queue.name] = queue
             if is_starving(ssn, job):
                 preemptors.setdefault(job.queue, PriorityQueue(ssn.job_order_fn)).push(job)

@@ -39,7 +39,7 @@ from shared.scheduling.actions.eviction import (
 from shared.scheduling.framework.nomination import nominate
 from shared.scheduling.framework.priority_queue import PriorityQueue
 from shared.scheduling.framework.results import EvictNote
-from shared.scheduling.framework.session import Session
+from shared.scheduling.framework.session import Session, admitted_valid_jobs
 from shared.scheduling.framework.statement import Statement
 from shared.scheduling.model import JobInfo, QueueInfo, TaskInfo, TaskStatus
 
@@ -57,16 +57,8 @@ class ReclaimAction:
         seen: set[str] = set()
         preemptors: dict[str, PriorityQueue[JobInfo]] = {}
         tasks: dict[str, list[TaskInfo]] = {}
-        for key in sorted(ssn.jobs):
-            job = ssn.jobs[key]
-            if job.is_pending():
-                continue
-            result = ssn.job_valid(job)
-            if result is not None and not result.passed:
-                continue
-            queue = ssn.queues.get(job.queue)
-            if queue is None:
-                continue
+        for job, queue in admitted_valid_jobs(ssn):
+            key = job.key
             if queue.name not in seen:
                 seen.add(queue.name)
                 queues.push(queue)

@@ -25,7 +25,7 @@ Deliberate deviations:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Protocol
 
@@ -375,6 +375,24 @@ class Session(SessionPlugins):
             if configuration.name == name:
                 return configuration.arguments
         return {}
+
+
+def admitted_valid_jobs(ssn: Session) -> Iterator[tuple[JobInfo, QueueInfo]]:
+    """Jobs past enqueue whose gang is valid, with their queue, in key order.
+
+    What backfill, preempt and reclaim walk (each of Volcano's three loops skips a pending
+    job, an invalid one and one whose queue is unknown alike).
+    """
+    for key in sorted(ssn.jobs):
+        job = ssn.jobs[key]
+        if job.is_pending():
+            continue
+        result = ssn.job_valid(job)
+        if result is not None and not result.passed:
+            continue
+        queue = ssn.queues.get(job.queue)
+        if queue is not None:
+            yield job, queue
 
 
 def open_session(
