@@ -24,7 +24,7 @@ Deliberate deviations:
   change of a deleted PodGroup) does not set the phase of its successor.
 - What the cluster holds for particular jobs (the reservation of ``reservations``, the
   will-bind reservations of ``capacity.reservations``, nominations) is part of the snapshot,
-  folded by ``holds`` (``fold_reservation``, ``fold_will_bind``).
+  folded by ``holds`` (``fold_reservation``, ``fold_will_bind``, ``fold_nomination``).
 - For the session cache (``framework.session_cache``), a view's snapshots keep the objects of
   what did not change: a ``PodGroupState`` is the same object from one snapshot to the next
   until something of its PodGroup changes, a ``PodState`` until its pod changes, and
@@ -68,17 +68,18 @@ from shared.scheduling.holds import (
     Nomination,
     Reservation,
     WillBind,
+    fold_nomination,
     fold_reservation,
     fold_will_bind,
 )
 from shared.scheduling.scenario_objects import (
-    as_int,
     as_list,
     as_mapping,
     as_timestamp,
     read_manifest,
     read_pod,
     read_podgroup,
+    read_reservation,
     read_will_bind,
 )
 from shared.scheduling.snapshot import (
@@ -242,21 +243,12 @@ class ClusterView:
                     self._will_bind[event.job] = folded
             case LocksHonoured() | LocksLifted():
                 pass  # the allocator's note that it has the locks; the locks are folded above
-            case PodsNominated():
-                self._nominations[event.job] = Nomination(
-                    job=event.job,
-                    podgroup=event.podgroup,
-                    uid=event.uid,
-                    pods=event.pods,
-                    until=event.until,
-                    victims=event.victims,
-                    reason=event.reason,
-                    message=event.message,
-                )
-            case NominationEnded(job=job, uid=uid):
-                nominated = self._nominations.get(job)
-                if nominated is not None and (not uid or nominated.uid == uid):
-                    del self._nominations[job]
+            case PodsNominated() | NominationEnded():
+                nominated = fold_nomination(self._nominations.get(event.job), event)
+                if nominated is None:
+                    self._nominations.pop(event.job, None)
+                else:
+                    self._nominations[event.job] = nominated
             case _:
                 assert_never(event)
 
@@ -409,14 +401,7 @@ class ClusterView:
     # Scenario documents (DESIGN §9) ------------------------------------------------------
     @classmethod
     def from_scenario(cls, doc: Mapping[str, object]) -> ClusterView:
-        """Build a view from a DESIGN §9 snapshot scenario document.
-
-        It reads ``nodes``, ``queues``, ``podgroups`` (optional ``firstSeen`` and, for a
-        dependent one, ``stages``: ``[{name, replicas, minAvailable, requests,
-        nodeSelector, tolerations, priority}]``), ``pods``, the optional ``reservation``
-        (``{target, locked, electedAt, generation}``), ``willBind`` (``[{job, pods: [{task,
-        index, node, requests}], reservedAt, expiresAt, timedOut}]``) and
-        ``priorityClasses``.
+        """Build a view from a DESIGN §9 snapshot scenario document (see ``scenario_objects``).
 
         Raises:
             ScenarioError: when an entry is malformed.
@@ -424,17 +409,9 @@ class ClusterView:
         view = cls(with_default_queue=True)
         classes = as_mapping(doc.get("priorityClasses"), "priorityClasses")
         view.add_scenario_objects(doc, classes)
-        reservation = as_mapping(doc.get("reservation"), "reservation")
-        if reservation:
-            target = reservation.get("target")
-            locked = as_list(reservation.get("locked"), "reservation.locked")
-            generation = as_int(reservation.get("generation"), "reservation.generation", 1)
-            view._reservation = Reservation(
-                target_job=JobKey(str(target)) if target else None,
-                locked_nodes=frozenset(str(n) for n in locked),
-                elected_at=as_timestamp(reservation.get("electedAt"), "reservation.electedAt"),
-                generation=generation if target else 0,
-            )
+        reservation = read_reservation(doc.get("reservation"))
+        if reservation is not None:
+            view._reservation = reservation
         for raw in as_list(doc.get("willBind"), "willBind"):
             held = read_will_bind(raw, view._podgroups)
             view._will_bind[held.job] = held

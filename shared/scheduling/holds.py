@@ -10,7 +10,9 @@ Three kinds of hold, each part of the ``ClusterSnapshot``:
   replaces its entry (events carry everything held). An entry outlives its PodGroup until
   the allocator publishes its release; sessions account only entries whose PodGroup (same
   uid) still exists.
-- Nominations: a preemptor's pods waiting for the capacity that preempt or reclaim freed.
+- Nominations: a preemptor's pods waiting for the capacity that preempt or reclaim freed;
+  the newest ``PodsNominated`` of a job replaces its entry, ``NominationEnded`` of the same
+  PodGroup uid removes it.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from contracts.events.capacity_reservations import (
     CapacityReleased,
     CapacityReserved,
     NominatedPod,
+    NominationEnded,
+    PodsNominated,
     ReservedPod,
 )
 from contracts.events.reservations import NodesLocked, NodesUnlocked, TargetJobElected
@@ -207,5 +211,33 @@ def fold_will_bind(
             if not held and not timed_out:
                 return None
             return replace(current, pods=held, timed_out=timed_out)
+        case _:
+            assert_never(event)
+
+
+def fold_nomination(
+    current: Nomination | None, event: PodsNominated | NominationEnded
+) -> Nomination | None:
+    """Return a job's nomination after one ``capacity.reservations`` event (idempotent).
+
+    ``PodsNominated`` replaces the nomination; ``NominationEnded`` ends it, unless it names
+    another PodGroup incarnation than the one nominated.
+    """
+    match event:
+        case PodsNominated():
+            return Nomination(
+                job=event.job,
+                podgroup=event.podgroup,
+                uid=event.uid,
+                pods=event.pods,
+                until=event.until,
+                victims=event.victims,
+                reason=event.reason,
+                message=event.message,
+            )
+        case NominationEnded(uid=uid):
+            if current is not None and (not uid or current.uid == uid):
+                return None
+            return current
         case _:
             assert_never(event)

@@ -3,6 +3,12 @@
 Each reader takes one entry of the document (a node, queue, PodGroup, pod or will-bind
 reservation, as plain data) and returns the object it describes, or raises
 ``ScenarioError`` naming the entry. ``ClusterView.from_scenario`` puts them together.
+
+A document holds ``nodes``, ``queues``, ``podgroups`` (optional ``firstSeen`` and, for a
+dependent one, ``stages``: ``[{name, replicas, minAvailable, requests, nodeSelector,
+tolerations, priority}]``), ``pods``, the optional ``reservation`` (``{target, locked,
+electedAt, generation}``), ``willBind`` (``[{job, pods: [{task, index, node, requests}],
+reservedAt, expiresAt, timedOut}]``) and ``priorityClasses``.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ from contracts.objects.pod import Pod, PodPhase, Toleration
 from contracts.objects.podgroup import PodGroup, PodGroupPhase, StageTask
 from contracts.objects.queue import DEFAULT_QUEUE
 from contracts.quantity import parse_resources
-from shared.scheduling.holds import WillBind
+from shared.scheduling.holds import Reservation, WillBind
 
 T = TypeVar("T")
 
@@ -207,6 +213,22 @@ def read_will_bind(raw: object, podgroups: Mapping[JobKey, PodGroup]) -> WillBin
         reserved_at=as_timestamp(entry.get("reservedAt"), f"{where} reservedAt"),
         expires_at=as_timestamp(entry.get("expiresAt"), f"{where} expiresAt"),
         timed_out=bool(entry.get("timedOut", False)),
+    )
+
+
+def read_reservation(raw: object) -> Reservation | None:
+    """The ``reservation`` entry, or ``None`` when the document has none."""
+    reservation = as_mapping(raw, "reservation")
+    if not reservation:
+        return None
+    target = reservation.get("target")
+    locked = as_list(reservation.get("locked"), "reservation.locked")
+    generation = as_int(reservation.get("generation"), "reservation.generation", 1)
+    return Reservation(
+        target_job=JobKey(str(target)) if target else None,
+        locked_nodes=frozenset(str(n) for n in locked),
+        elected_at=as_timestamp(reservation.get("electedAt"), "reservation.electedAt"),
+        generation=generation if target else 0,
     )
 
 
