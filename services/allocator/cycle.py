@@ -40,9 +40,10 @@ from shared.scheduling.events import eviction_events, nomination_events, will_bi
 from shared.scheduling.framework.conf import SchedulerConf
 from shared.scheduling.framework.results import BindDecision, PodGroupUpdate, SessionResult
 from shared.scheduling.framework.session_cache import SessionCache
+from shared.scheduling.holds import Reservation
 from shared.scheduling.model import naive_utc
 from shared.scheduling.scheduler import run_session
-from shared.scheduling.snapshot import ClusterSnapshot, Reservation
+from shared.scheduling.snapshot import ClusterSnapshot
 from shared.step import Ctx
 
 BINDING_KIND = tag_of(BindingCreated)

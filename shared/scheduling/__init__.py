@@ -6,6 +6,7 @@ A port of Volcano's scheduler (session, actions, plugins, statements) with no I/
 plugin catalogue above ``framework``; see ``framework.session`` for the deviations.
 """
 
+from shared.scheduling.cluster_view import ClusterEvent, ClusterView
 from shared.scheduling.framework.conf import ConfError, SchedulerConf
 from shared.scheduling.framework.results import (
     BindDecision,
@@ -14,7 +15,9 @@ from shared.scheduling.framework.results import (
     SessionResult,
 )
 from shared.scheduling.framework.session import Session, close_session, open_session
+from shared.scheduling.holds import Reservation, WillBind
 from shared.scheduling.scenario import Simulation, run_snapshot_scenario, simulation_of
+from shared.scheduling.scenario_objects import ScenarioError
 from shared.scheduling.scheduler import (
     conf_from_mapping,
     default_conf,
@@ -22,16 +25,7 @@ from shared.scheduling.scheduler import (
     parse_conf,
     run_session,
 )
-from shared.scheduling.snapshot import (
-    ClusterEvent,
-    ClusterSnapshot,
-    ClusterView,
-    PodGroupState,
-    PodState,
-    Reservation,
-    ScenarioError,
-    WillBind,
-)
+from shared.scheduling.snapshot import ClusterSnapshot, PodGroupState, PodState
 
 __all__ = [
     "BindDecision",

@@ -48,6 +48,7 @@ from contracts.events.reservations import NodesLocked, NodesUnlocked, TargetJobE
 from contracts.keys import JobKey, NodeName, PodKey
 from contracts.manifests import ManifestError, read_as
 from contracts.objects.pod import ANNOTATION_EXIT_CODE, ANNOTATION_RUN_SECONDS, PodPhase
+from shared.scheduling.cluster_view import ClusterView
 from shared.scheduling.events import (
     ReservationEvent,
     WillBindEvent,
@@ -60,8 +61,10 @@ from shared.scheduling.events import (
 )
 from shared.scheduling.framework.conf import ConfError, SchedulerConf
 from shared.scheduling.framework.results import BindDecision, EvictDecision, SessionResult
+from shared.scheduling.holds import Reservation
+from shared.scheduling.scenario_objects import ScenarioError
 from shared.scheduling.scheduler import conf_from_mapping, run_session, split_conf
-from shared.scheduling.snapshot import ClusterSnapshot, ClusterView, Reservation, ScenarioError
+from shared.scheduling.snapshot import ClusterSnapshot
 
 DEFAULT_NOW = datetime(2026, 1, 1, tzinfo=UTC)
 

@@ -30,9 +30,10 @@ from contracts.objects.pod import PodPhase
 from contracts.objects.podgroup import PodGroupPhase
 from services.allocator.cycle import run_cycle as allocator_cycle
 from services.podgroup_enqueue.cycle import run_cycle as enqueue_cycle
+from shared.scheduling.cluster_view import ClusterEvent, ClusterView
 from shared.scheduling.framework.session_cache import SessionCache
 from shared.scheduling.scheduler import default_conf, default_enqueue_conf
-from shared.scheduling.snapshot import ClusterEvent, ClusterSnapshot, ClusterView
+from shared.scheduling.snapshot import ClusterSnapshot
 from shared.step import Ctx
 from tests.support.builders import build_node, build_pod, build_podgroup, build_queue
 

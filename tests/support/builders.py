@@ -13,7 +13,8 @@ from contracts.objects.pod import Pod, PodPhase, Toleration
 from contracts.objects.podgroup import PodGroup, PodGroupPhase
 from contracts.objects.queue import Queue, QueueState
 from contracts.quantity import parse_resources
-from shared.scheduling.snapshot import PodGroupState, PodState, pod_index
+from shared.scheduling.scenario_objects import pod_index
+from shared.scheduling.snapshot import PodGroupState, PodState
 
 Quantities = Mapping[str, str | int | float]
 

@@ -15,16 +15,11 @@ from shared.scheduling.actions import ACTIONS
 from shared.scheduling.framework.conf import Arguments, Configuration, Kind, PluginOption, Tier
 from shared.scheduling.framework.results import SessionResult
 from shared.scheduling.framework.session import Session, close_session, open_session
+from shared.scheduling.holds import Nomination, Reservation
 from shared.scheduling.model import TaskStatus
 from shared.scheduling.plugins import PLUGIN_BUILDERS
 from shared.scheduling.scheduler import default_conf
-from shared.scheduling.snapshot import (
-    ClusterSnapshot,
-    Nomination,
-    PodGroupState,
-    PodState,
-    Reservation,
-)
+from shared.scheduling.snapshot import ClusterSnapshot, PodGroupState, PodState
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 

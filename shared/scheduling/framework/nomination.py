@@ -38,9 +38,9 @@ from shared.scheduling.framework.nomination_open import BOUND, end_nomination
 from shared.scheduling.framework.results import NominationChange, NominationChangeKind
 from shared.scheduling.framework.session import Session
 from shared.scheduling.framework.statement import Op, Operation, Statement
+from shared.scheduling.holds import Nomination
 from shared.scheduling.model import JobInfo, TaskInfo, TaskStatus
 from shared.scheduling.resource import Missing
-from shared.scheduling.snapshot import Nomination
 
 NOMINATION_MARGIN = timedelta(seconds=60)
 """How long past the victims' longest grace period a nomination waits for its pods."""

@@ -14,8 +14,9 @@ from typing import Protocol
 from contracts.keys import JobKey, NodeName
 from shared.scheduling.framework.results import NominationChange, NominationChangeKind
 from shared.scheduling.framework.status import Status
+from shared.scheduling.holds import Nomination
 from shared.scheduling.model import JobInfo, NodeInfo, TaskInfo, TaskStatus, naive_utc
-from shared.scheduling.snapshot import ClusterSnapshot, Nomination
+from shared.scheduling.snapshot import ClusterSnapshot
 
 BOUND = "Bound"
 NOMINATION_EXPIRED = "NominationExpired"

@@ -26,8 +26,8 @@ from typing import Protocol
 from contracts.keys import JobKey
 from shared.reasons import RESERVATION_EXPIRED
 from shared.scheduling.framework.results import ReservationChange, ReservationChangeKind
+from shared.scheduling.holds import Reservation, with_backoff
 from shared.scheduling.model import JobInfo, naive_utc
-from shared.scheduling.snapshot import Reservation, with_backoff
 
 TARGET_GONE = "target job is gone"
 TARGET_READY = "target job is ready"

@@ -17,7 +17,7 @@ from contracts.keys import JobKey, PodKey
 from contracts.objects.meta import Condition
 from contracts.objects.pod import Pod
 from contracts.objects.podgroup import PodGroupPhase
-from shared.scheduling.snapshot import Reservation
+from shared.scheduling.holds import Reservation
 
 
 @dataclass(frozen=True, slots=True)

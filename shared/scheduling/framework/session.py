@@ -57,6 +57,7 @@ from shared.scheduling.framework.session_cache import SessionCache
 from shared.scheduling.framework.session_plugins import SessionPlugins
 from shared.scheduling.framework.will_bind import WillBindLedger, set_conditions
 from shared.scheduling.framework.working_copy import build_working_copy
+from shared.scheduling.holds import Nomination, Reservation
 from shared.scheduling.model import (
     JobInfo,
     NodeInfo,
@@ -65,11 +66,7 @@ from shared.scheduling.model import (
     TaskStatus,
 )
 from shared.scheduling.resource import Resource
-from shared.scheduling.snapshot import (
-    ClusterSnapshot,
-    Nomination,
-    Reservation,
-)
+from shared.scheduling.snapshot import ClusterSnapshot
 
 
 class Plugin(Protocol):

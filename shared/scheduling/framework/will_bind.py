@@ -63,10 +63,10 @@ from shared.reasons import WILL_BIND_TIMEOUT
 from shared.scheduling.framework.arguments import get_duration
 from shared.scheduling.framework.conf import Arguments
 from shared.scheduling.framework.results import WillBindChange, WillBindChangeKind
+from shared.scheduling.holds import WillBind
 from shared.scheduling.model import JobInfo, NodeInfo, TaskInfo, TaskStatus
 from shared.scheduling.node_matrix import NodeMatrix
 from shared.scheduling.resource import Resource
-from shared.scheduling.snapshot import WillBind
 
 ACTION = "allocate"
 """The action whose ``configurations`` entry carries the arguments."""

@@ -8,8 +8,9 @@ from contracts.events.pods_status import BindingRefused
 from contracts.keys import JobKey, NodeName, PodKey
 from contracts.objects.pod import PodPhase
 from services.allocator.cycle import run_cycle
+from shared.scheduling.cluster_view import ClusterView
 from shared.scheduling.scheduler import default_conf
-from shared.scheduling.snapshot import ClusterSnapshot, ClusterView
+from shared.scheduling.snapshot import ClusterSnapshot
 from shared.step import Ctx
 from tests.support.builders import build_node, build_pod, build_podgroup, build_queue
 

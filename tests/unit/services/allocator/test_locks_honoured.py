@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 from contracts import JobKey
 from services.allocator.cycle import locks_honoured
-from shared.scheduling.snapshot import Reservation
+from shared.scheduling.holds import Reservation
 from shared.step import Ctx
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)

@@ -13,8 +13,8 @@ from contracts.objects.podgroup import PodGroupPhase
 from contracts.topics import Topic, key_of, topic_of
 from services.allocator.cycle import CycleResult, next_due, run_cycle
 from services.podgroup_enqueue.cycle import run_cycle as enqueue
+from shared.scheduling.cluster_view import ClusterView
 from shared.scheduling.scheduler import default_conf, parse_conf
-from shared.scheduling.snapshot import ClusterView
 from shared.step import Ctx
 from tests.unit.shared.scheduling.will_bind_builders import (
     MPI,

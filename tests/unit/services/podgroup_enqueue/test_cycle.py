@@ -16,8 +16,10 @@ from contracts.objects.pod import PodPhase
 from contracts.objects.podgroup import PodGroupPhase
 from services.allocator.cycle import run_cycle as allocate
 from services.podgroup_enqueue.cycle import CycleResult, next_due, run_cycle
+from shared.scheduling.cluster_view import ClusterView
+from shared.scheduling.holds import Reservation
 from shared.scheduling.scheduler import default_conf, default_enqueue_conf, parse_conf
-from shared.scheduling.snapshot import ClusterSnapshot, ClusterView, Reservation
+from shared.scheduling.snapshot import ClusterSnapshot
 from shared.step import Ctx
 from tests.support.builders import build_node, build_pod, build_podgroup, build_queue
 

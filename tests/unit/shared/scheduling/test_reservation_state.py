@@ -12,7 +12,8 @@ from contracts.events.podgroups_status import PodGroupPhaseChanged
 from contracts.events.reservations import NodesLocked, NodesUnlocked, TargetJobElected
 from contracts.keys import JobKey, NodeName
 from contracts.objects.podgroup import PodGroup, PodGroupPhase
-from shared.scheduling.snapshot import ClusterView, Reservation, fold_reservation
+from shared.scheduling.cluster_view import ClusterView
+from shared.scheduling.holds import Reservation, fold_reservation
 from tests.support.builders import build_podgroup
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)

@@ -8,8 +8,8 @@ from datetime import timedelta
 import msgspec
 
 from contracts.keys import JobKey
+from shared.scheduling.holds import Reservation
 from shared.scheduling.scheduler import conf_from_mapping
-from shared.scheduling.snapshot import Reservation
 from tests.unit.shared.scheduling.will_bind_builders import (
     NOW,
     RUNNING,

@@ -11,7 +11,7 @@ from contracts.keys import PodKey
 from contracts.objects.pod import PodPhase
 from shared.scheduling.framework.conf import ConfError
 from shared.scheduling.scenario import run_snapshot_scenario, simulation_of
-from shared.scheduling.snapshot import ScenarioError
+from shared.scheduling.scenario_objects import ScenarioError
 
 SCENARIO = """
 config:

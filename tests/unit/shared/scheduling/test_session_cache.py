@@ -39,12 +39,13 @@ from contracts.objects.podgroup import PodGroupPhase
 from services.allocator.cycle import run_cycle as allocator_cycle
 from services.podgroup_enqueue.cycle import run_cycle as enqueue_cycle
 from shared.scheduling.actions import ACTIONS
+from shared.scheduling.cluster_view import ClusterEvent, ClusterView
 from shared.scheduling.framework.session import Session, open_session
 from shared.scheduling.framework.session_cache import SessionCache
 from shared.scheduling.model import JobInfo, TaskInfo, TaskStatus
 from shared.scheduling.plugins import PLUGIN_BUILDERS
 from shared.scheduling.scheduler import default_conf, default_enqueue_conf
-from shared.scheduling.snapshot import ClusterEvent, ClusterSnapshot, ClusterView
+from shared.scheduling.snapshot import ClusterSnapshot
 from shared.step import Ctx
 from tests.support.builders import build_node, build_pod, build_podgroup, build_queue
 from tests.unit.shared.scheduling.will_bind_builders import build_mpi_podgroup

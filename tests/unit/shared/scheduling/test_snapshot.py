@@ -18,7 +18,7 @@ from contracts.events.reservations import NodesLocked, NodesUnlocked, TargetJobE
 from contracts.keys import JobKey, NodeName, PodKey
 from contracts.objects.pod import PodPhase
 from contracts.objects.podgroup import PodGroupPhase
-from shared.scheduling.snapshot import ClusterEvent, ClusterView
+from shared.scheduling.cluster_view import ClusterEvent, ClusterView
 from tests.support.builders import build_node, build_pod, build_podgroup, build_queue
 
 AT = datetime(2026, 1, 1, tzinfo=UTC)

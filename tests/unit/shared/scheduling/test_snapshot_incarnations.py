@@ -21,7 +21,7 @@ from contracts import (
 )
 from contracts.keys import JobKey
 from contracts.objects.pod import Pod, PodPhase
-from shared.scheduling.snapshot import ClusterView
+from shared.scheduling.cluster_view import ClusterView
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 KEY = PodKey("ns/job-w-0")

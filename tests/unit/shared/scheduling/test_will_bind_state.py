@@ -12,11 +12,8 @@ from contracts.events.capacity_reservations import (
 from contracts.events.podgroups import PodGroupCreated, PodGroupDeleted
 from contracts.keys import JobKey, NodeName
 from shared.reasons import WILL_BIND_TIMEOUT
-from shared.scheduling.snapshot import (
-    ClusterView,
-    WillBind,
-    fold_will_bind,
-)
+from shared.scheduling.cluster_view import ClusterView
+from shared.scheduling.holds import WillBind, fold_will_bind
 from tests.support.builders import build_podgroup
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)

@@ -18,9 +18,10 @@ from shared.scheduling.actions import ACTIONS
 from shared.scheduling.framework.conf import Configuration, SchedulerConf
 from shared.scheduling.framework.results import SessionResult
 from shared.scheduling.framework.session import Session, close_session, open_session
+from shared.scheduling.holds import WillBind
 from shared.scheduling.plugins import PLUGIN_BUILDERS
 from shared.scheduling.scheduler import conf_from_mapping
-from shared.scheduling.snapshot import ClusterSnapshot, PodGroupState, PodState, WillBind
+from shared.scheduling.snapshot import ClusterSnapshot, PodGroupState, PodState
 from tests.support.builders import build_node, build_pod, build_podgroup, build_queue
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)

@@ -13,9 +13,10 @@ from shared.scheduling.actions import ACTIONS
 from shared.scheduling.framework.conf import Configuration, Kind
 from shared.scheduling.framework.session import close_session, open_session
 from shared.scheduling.framework.statement import Statement
+from shared.scheduling.holds import Reservation
 from shared.scheduling.model import TaskStatus
 from shared.scheduling.plugins import PLUGIN_BUILDERS
-from shared.scheduling.snapshot import PodGroupState, PodState, Reservation
+from shared.scheduling.snapshot import PodGroupState, PodState
 from tests.support.builders import build_node, build_pod, build_podgroup, build_queue
 from tests.support.scheduling import (
     NOW,

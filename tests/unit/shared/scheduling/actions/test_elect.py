@@ -12,8 +12,9 @@ from contracts.objects.podgroup import PodGroupPhase
 from contracts.objects.queue import Queue, QueueState
 from shared.scheduling.framework.conf import Arguments
 from shared.scheduling.framework.results import ReservationChangeKind
+from shared.scheduling.holds import Reservation
 from shared.scheduling.plugins.reservation import ReservationArgs
-from shared.scheduling.snapshot import PodGroupState, PodState, Reservation
+from shared.scheduling.snapshot import PodGroupState, PodState
 from tests.support.builders import build_node, build_pod, build_podgroup, build_queue
 from tests.support.scheduling import NOW, CaseRun, SchedulingCase, plugin, run_case, tier
 

@@ -13,8 +13,9 @@ from contracts.objects.podgroup import PodGroupPhase
 from contracts.objects.queue import Queue, QueueState
 from shared.scheduling.framework.conf import Configuration, Kind, SchedulerConf
 from shared.scheduling.framework.results import SessionResult
+from shared.scheduling.holds import Reservation
 from shared.scheduling.scheduler import run_session
-from shared.scheduling.snapshot import ClusterSnapshot, PodGroupState, Reservation
+from shared.scheduling.snapshot import ClusterSnapshot, PodGroupState
 from tests.support.builders import build_node, build_pod, build_podgroup, build_queue
 from tests.support.scheduling import NOW, SchedulingCase, go_plugin, plugin, run_case, tier
 

@@ -14,8 +14,8 @@ from contracts.objects.pod import PodPhase
 from contracts.objects.podgroup import PodGroupPhase
 from shared.scheduling.framework.conf import Kind
 from shared.scheduling.framework.results import NominationChangeKind
+from shared.scheduling.holds import Nomination, Reservation
 from shared.scheduling.model import TaskStatus
-from shared.scheduling.snapshot import Nomination, Reservation
 from tests.support.builders import build_node, build_pod, build_podgroup, build_queue
 from tests.support.scheduling import NOW, SchedulingCase, go_plugin, plugin, run_case, tier
 

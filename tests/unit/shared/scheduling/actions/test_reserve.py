@@ -11,7 +11,8 @@ from contracts.objects.pod import PodPhase
 from contracts.objects.podgroup import PodGroupPhase
 from shared.scheduling.framework.conf import Arguments
 from shared.scheduling.framework.results import ReservationChange, ReservationChangeKind
-from shared.scheduling.snapshot import PodGroupState, PodState, Reservation
+from shared.scheduling.holds import Reservation
+from shared.scheduling.snapshot import PodGroupState, PodState
 from tests.support.builders import build_node, build_pod, build_podgroup, build_queue
 from tests.support.scheduling import NOW, CaseRun, SchedulingCase, plugin, run_case, tier
 

@@ -8,8 +8,9 @@ from contracts.keys import JobKey
 from contracts.objects.node import Node, Taint
 from contracts.objects.pod import PodPhase, Toleration
 from shared.scheduling.framework.session import Session, open_session
+from shared.scheduling.holds import Reservation
 from shared.scheduling.plugins import PLUGIN_BUILDERS
-from shared.scheduling.snapshot import ClusterSnapshot, PodState, Reservation
+from shared.scheduling.snapshot import ClusterSnapshot, PodState
 from shared.scheduling.taints import tolerates
 from tests.support.builders import build_node, build_pod, build_podgroup, build_queue
 from tests.support.scheduling import DEFAULT_TIERS, NOW

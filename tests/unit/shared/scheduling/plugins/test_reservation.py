@@ -9,9 +9,10 @@ import pytest
 from contracts.keys import JobKey
 from contracts.objects.podgroup import PodGroupPhase
 from shared.scheduling.framework.conf import ConfError
+from shared.scheduling.holds import Reservation
 from shared.scheduling.plugins.reservation import LockMode, ReservationArgs, ReservationPlugin
 from shared.scheduling.scheduler import parse_conf
-from shared.scheduling.snapshot import ClusterSnapshot, Reservation
+from shared.scheduling.snapshot import ClusterSnapshot
 from tests.support.builders import build_node, build_podgroup
 from tests.support.scheduling import NOW
 
