@@ -31,7 +31,7 @@ from collections.abc import Iterable
 from datetime import timedelta
 
 from contracts.events.capacity_reservations import MAX_NOMINATED, NominatedPod
-from contracts.keys import JobKey, NodeName, PodKey
+from contracts.keys import NodeName, PodKey
 from contracts.objects.pod import DEFAULT_GRACE_SECONDS
 from shared.reasons import WAITING_FOR_EVICTION
 from shared.scheduling.framework.nomination_open import BOUND, end_nomination
@@ -159,8 +159,3 @@ def _pipelined(job: JobInfo, nomination: Nomination) -> list[TaskInfo]:
         if task is not None and task.status is TaskStatus.PIPELINED:
             out.append(task)
     return out
-
-
-def nominated_jobs(ssn: Session) -> tuple[JobKey, ...]:
-    """The jobs whose nominations wait this session, sorted."""
-    return tuple(sorted(ssn.nominated))
