@@ -2,10 +2,11 @@
 
 The middleware stack, outermost first: the ``process <topic>`` span, the log context, the
 error policy (retries, then the dead-letter topic), timing, and the handler (with its
-business span). A record never stops the consumer: undecodable records, records whose
-handler keeps failing, and records whose answer could never be written (over the 1 MiB
-record limit, SPEC A12; no retry) go to ``<topic>.DLT``; records of unknown types are
-skipped.
+business span). Each handled record is logged as ``record_handled`` at debug level (the
+delivery loop logs each batch at info); retries and dead letters at warning and error.
+A record never stops the consumer: undecodable records, records whose handler keeps
+failing, and records whose answer could never be written (over the 1 MiB record limit,
+SPEC A12; no retry) go to ``<topic>.DLT``; records of unknown types are skipped.
 """
 
 from __future__ import annotations
@@ -131,7 +132,9 @@ class Router:
                     reason = "".join(traceback.format_exception(exc))
                     self._dead_letter(record, reason, exc, outbox, span, attempts=attempt)
                     return
-                log.info(
+                # the canonical line per record is at debug; the delivery loop writes one
+                # per batch at info (``batch_handled``)
+                log.debug(
                     "record_handled",
                     emitted=len(emitted),
                     duration_ms=round((time.perf_counter() - started) * 1000, 3),

@@ -2,7 +2,10 @@
 
 The delivery loop (DESIGN §4): poll a batch, handle each record in order, publish the
 outputs and dead letters and wait for the acks, then publish the changelog records and
-wait for the acks, then commit the offsets. A crash anywhere before the commit means the
+wait for the acks, then commit the offsets. Each batch is one ``batch_handled`` line at
+info level (records, outputs, state records, handling and publishing time); each record's
+``record_handled`` line is at debug (a line per record cost about 14 µs of a record's
+~100 µs in the shell). A crash anywhere before the commit means the
 batch is read again; handlers are idempotent and event ids deterministic, so nothing is
 lost and nothing is done twice.
 """
@@ -12,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import time
 from collections.abc import Awaitable, Callable, Coroutine, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -315,6 +319,7 @@ async def _consume(
                 # left uncommitted, for the member that owns it now.
                 records = [r for r in records if r.partition in runtime.partitions.restored]
             runtime.metrics.observe_polled(records, consumer.assignment())
+            started = time.perf_counter()
             for record in records:
                 await router.dispatch(record, outbox)
                 offsets[record.tp] = record.offset + 1
@@ -329,7 +334,9 @@ async def _consume(
                 and not any(store.has_writes() for store in service.stores)
             ):
                 continue
-            await _publish_outputs(runtime, outbox.take_with_sources())
+            handled = time.perf_counter()
+            outputs = outbox.take_with_sources()
+            await _publish_outputs(runtime, outputs)
             state_records = [record for store in service.stores for record in store.take_writes()]
             await _publish_state(runtime, state_records)
             try:
@@ -337,6 +344,14 @@ async def _consume(
             except CommitError as exc:
                 log.warning("commit_failed", error=str(exc), records=len(records))
             runtime.stats["records"] = runtime.stats.get("records", 0) + len(records)
+            log.info(
+                "batch_handled",
+                records=len(records),
+                outputs=len(outputs),
+                state_records=len(state_records),
+                handle_ms=round((handled - started) * 1000, 3),
+                publish_ms=round((time.perf_counter() - handled) * 1000, 3),
+            )
     finally:
         runtime.metrics.attach(None)
         await consumer.stop()

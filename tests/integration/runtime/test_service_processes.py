@@ -59,12 +59,15 @@ def bus(kafka_bootstrap: str) -> AioKafkaBus:
 
 
 def toy_env(bootstrap: str, prefix: str, **extra: str) -> dict[str, str]:
-    """A toy's environment: quick polls, and the shortest session Apache Kafka accepts by
-    default (``group.min.session.timeout.ms``), so a killed member leaves the group soon."""
+    """A toy's environment: quick polls, the shortest session Apache Kafka accepts by
+    default (``group.min.session.timeout.ms``), so a killed member leaves the group soon,
+    and debug lines (one ``record_handled`` per record)."""
     settings = {
         "VCBUS_PARTITIONS": str(PARTITIONS),
         "VCBUS_POLL_TIMEOUT": "0.1",
         "VCBUS_SESSION_TIMEOUT_MS": "6000",
+        # the tests follow each record's ``record_handled`` line, written at debug
+        "VCBUS_LOG_LEVEL": "debug",
     }
     return service_env(bootstrap, prefix, **(settings | extra))
 
