@@ -1,9 +1,12 @@
 """Router: decode a record, run its handler inside the standard middleware, collect outputs.
 
-The middleware stack, outermost first: the ``process <topic>`` span, the log context, the
-error policy (retries, then the dead-letter topic), timing, and the handler (with its
-business span). Each handled record is logged as ``record_handled`` at debug level (the
-delivery loop logs each batch at info); retries and dead letters at warning and error.
+The middleware stack, outermost first: the ``process <topic>`` span (named after the
+messaging conventions, with the route's business name as ``vcbus.handler``), the log
+context, the error policy (retries, each failed attempt an ``exception`` event of the span;
+then the dead-letter topic), timing, and the handler, which runs in the ``process`` span:
+the handler's outputs are sent from it. Each handled record is logged as
+``record_handled`` at debug level (the delivery loop logs each batch at info); retries and
+dead letters at warning and error.
 A record never stops the consumer: undecodable records, records whose handler keeps
 failing, and records whose answer could never be written (over the 1 MiB record limit,
 SPEC A12; no retry) go to ``<topic>.DLT``; records of unknown types are skipped.
@@ -28,7 +31,7 @@ from shared.bus.envelope import HEADER_EVENT_ID, HEADER_EVENT_TYPE, Envelope
 from shared.bus.errors import RecordRefusedError
 from shared.bus.outbox import Outbox
 from shared.bus.records import Record
-from shared.tracing.spans import business_span, process_span
+from shared.tracing.spans import process_span
 
 Handler = Callable[[Envelope[Any]], Awaitable[Sequence[Event]]]
 
@@ -37,7 +40,7 @@ log = structlog.get_logger("vcbus.bus")
 
 @dataclass(frozen=True, slots=True)
 class Route:
-    """Records of ``topic`` go to ``handler`` inside a business span named ``span``.
+    """Records of ``topic`` go to ``handler``, in a ``process`` span naming it ``span``.
 
     With ``raw``, the handler gets the record's bytes as the event (for ``jobs.submitted``,
     whose values are Job manifests as users wrote them).
@@ -85,6 +88,7 @@ class Router:
                 event_id=event_id,
                 headers=record.headers,
                 group=self.group,
+                handler=route.span,
             ) as span,
             structlog.contextvars.bound_contextvars(
                 service=self.service,
@@ -118,8 +122,7 @@ class Router:
             started = time.perf_counter()
             for attempt in range(1, self.attempts + 1):
                 try:
-                    with business_span(route.span):
-                        emitted = await route.handler(envelope)
+                    emitted = await route.handler(envelope)
                     outbox.add_events(emitted, source=record)
                 except RecordRefusedError as exc:
                     # An answer that can never be written: the same input gives it again.
@@ -127,6 +130,7 @@ class Router:
                     return
                 except Exception as exc:  # noqa: BLE001 - the error policy: retry, then dead-letter
                     if attempt < self.attempts:
+                        span.record_exception(exc, attributes={"vcbus.attempt": attempt})
                         log.warning("handler_retried", attempt=attempt, error=repr(exc))
                         continue
                     reason = "".join(traceback.format_exception(exc))
