@@ -31,6 +31,7 @@ from shared.bus.envelope import HEADER_EVENT_ID, HEADER_EVENT_TYPE, Envelope
 from shared.bus.errors import RecordRefusedError
 from shared.bus.outbox import Outbox
 from shared.bus.records import Record
+from shared.logging.processors import record_context
 from shared.tracing.spans import process_span
 
 Handler = Callable[[Envelope[Any]], Awaitable[Sequence[Event]]]
@@ -90,7 +91,7 @@ class Router:
                 group=self.group,
                 handler=route.span,
             ) as span,
-            structlog.contextvars.bound_contextvars(
+            record_context(
                 service=self.service,
                 topic=str(route.topic),
                 partition=record.partition,

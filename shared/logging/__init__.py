@@ -3,10 +3,12 @@
 from shared.logging.processors import (
     REDACTED,
     SECRET_KEY_PARTS,
+    add_record_context,
     add_service,
     add_trace_context,
     escape_controls,
     is_secret_key,
+    record_context,
     redact_secrets,
 )
 from shared.logging.setup import LEVEL_ENV, LEVELS, configure_logging
@@ -16,10 +18,12 @@ __all__ = [
     "LEVEL_ENV",
     "REDACTED",
     "SECRET_KEY_PARTS",
+    "add_record_context",
     "add_service",
     "add_trace_context",
     "configure_logging",
     "escape_controls",
     "is_secret_key",
+    "record_context",
     "redact_secrets",
 ]

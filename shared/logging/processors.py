@@ -1,9 +1,11 @@
-"""structlog processors that put the service, the current span and no secrets on each line."""
+"""structlog processors that put the service, the record, the span and no secrets on lines."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextvars import ContextVar
 from typing import Final
 
 from opentelemetry import trace
@@ -50,6 +52,51 @@ def add_trace_context(
     if span_context.is_valid:
         event_dict.setdefault("trace_id", trace.format_trace_id(span_context.trace_id))
         event_dict.setdefault("span_id", trace.format_span_id(span_context.span_id))
+    return event_dict
+
+
+_RECORD: ContextVar[Mapping[str, object] | None] = ContextVar("vcbus_log_record", default=None)
+"""The fields of the record being handled, for every line written meanwhile."""
+
+
+@contextlib.contextmanager
+def record_context(**fields: object) -> Iterator[None]:
+    """Put ``fields`` on every line written in the block (by :func:`add_record_context`).
+
+    The same as ``structlog.contextvars.bound_contextvars(**fields)`` for the lines, with one
+    context variable set instead of one per field: a record's handler binds its topic,
+    partition, offset, ids and key for each record, and most records write no line at info.
+
+    Args:
+        **fields: Set on each line that has no value of its own for them.
+
+    Yields:
+        Nothing; the fields are dropped on exit (those of an enclosing block come back).
+    """
+    token = _RECORD.set(fields)
+    try:
+        yield
+    finally:
+        _RECORD.reset(token)
+
+
+def add_record_context(
+    _logger: WrappedLogger, _method_name: str, event_dict: EventDict
+) -> EventDict:
+    """Add the fields of the enclosing :func:`record_context`; values on the line are kept.
+
+    Args:
+        _logger: The wrapped logger (unused).
+        _method_name: The log method's name (unused).
+        event_dict: The line so far.
+
+    Returns:
+        The line, with the record's fields when a record is being handled.
+    """
+    fields = _RECORD.get()
+    if fields:
+        for key, value in fields.items():
+            event_dict.setdefault(key, value)
     return event_dict
 
 

@@ -30,6 +30,7 @@ from structlog.tracebacks import ExceptionDictTransformer
 from structlog.typing import EventDict, Processor, WrappedLogger
 
 from shared.logging.processors import (
+    add_record_context,
     add_service,
     add_trace_context,
     escape_controls,
@@ -102,6 +103,7 @@ def configure_logging(service: str, *, json: bool | None = None, level: str = "i
 
     shared: list[Processor] = [
         structlog.contextvars.merge_contextvars,
+        add_record_context,
         add_log_level,
         TimeStamper(fmt="iso", utc=True),
         add_service(service),

@@ -2,7 +2,14 @@ import structlog
 from opentelemetry import trace
 from structlog.testing import capture_logs
 
-from shared.logging import REDACTED, add_service, add_trace_context, redact_secrets
+from shared.logging import (
+    REDACTED,
+    add_record_context,
+    add_service,
+    add_trace_context,
+    record_context,
+    redact_secrets,
+)
 
 log = structlog.get_logger()
 
@@ -81,3 +88,32 @@ def test_unset_secret_stays_visible_as_none_when_logged():
         log.info("settings_loaded", sasl_plain_password=None)
 
     assert lines[0]["sasl_plain_password"] is None
+
+
+def test_lines_carry_the_record_being_handled_and_keep_their_own_values():
+    with capture_logs(processors=[add_record_context]) as lines:
+        with record_context(topic="vcbus.pods", offset=7, job="ns/a"):
+            log.warning("handler_retried", job="ns/b")
+            with record_context(topic="vcbus.bindings"):
+                log.info("inner")
+            log.info("outer_again")
+        log.info("after")
+
+    assert lines == [
+        {
+            "event": "handler_retried",
+            "log_level": "warning",
+            "job": "ns/b",
+            "topic": "vcbus.pods",
+            "offset": 7,
+        },
+        {"event": "inner", "log_level": "info", "topic": "vcbus.bindings"},
+        {
+            "event": "outer_again",
+            "log_level": "info",
+            "topic": "vcbus.pods",
+            "offset": 7,
+            "job": "ns/a",
+        },
+        {"event": "after", "log_level": "info"},
+    ]
