@@ -13,6 +13,7 @@ from shared.tracing.propagation import (
 from shared.tracing.setup import configure_tracing, shutdown_tracing
 from shared.tracing.spans import (
     ATTR_EVENT_TYPE,
+    ATTR_HANDLER,
     ATTR_JOB,
     MESSAGING_SYSTEM,
     business_span,
@@ -28,6 +29,7 @@ from shared.tracing.spans import (
 
 __all__ = [
     "ATTR_EVENT_TYPE",
+    "ATTR_HANDLER",
     "ATTR_JOB",
     "HEADERS_GETTER",
     "HEADERS_SETTER",
