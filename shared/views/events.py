@@ -18,6 +18,7 @@ from datetime import datetime
 from typing import Protocol
 
 from contracts import (
+    TOPIC_SPECS,
     BindingRefused,
     CapacityReleased,
     CapacityReserved,
@@ -29,6 +30,7 @@ from contracts import (
     JobRejected,
     JobResumeAccepted,
     JobStatusChanged,
+    KeyKind,
     NodesLocked,
     NodesUnlocked,
     PodCreated,
@@ -39,6 +41,7 @@ from contracts import (
     PodPhaseChanged,
     TargetJobElected,
     Topic,
+    key_of,
 )
 from contracts.objects import Condition, PodPhase
 from shared.views.age import age
@@ -114,7 +117,7 @@ def job_events(key: str, records: Iterable[tuple[Topic, Event]]) -> list[JobEven
     seen = _Seen()
     rows: list[JobEvent] = []
     for topic, event in records:
-        if _job_of(event) == key:
+        if TOPIC_SPECS[topic].key is KeyKind.JOB and key_of(event) == key:
             rows += _rows(topic, event, seen)
     rows.sort(key=lambda row: row.at)
     deleted = [i for i, row in enumerate(rows) if row.reason == "Deleted"]
@@ -139,40 +142,6 @@ def events_lines(events: Sequence[JobEvent], now: datetime) -> list[tuple[str, .
             when = f"{when} (x{event.count} over {age(event.first, now)})"
         out.append((event.type, event.reason, when, event.source, event.message))
     return out
-
-
-def _job_of(event: Event) -> str:
-    match event:
-        case (
-            JobAdmitted()
-            | JobDeleteAccepted()
-            | JobAbortAccepted()
-            | JobResumeAccepted()
-            | JobStatusChanged()
-            | JobDeleted()
-        ):
-            return event.job_key
-        case JobRejected():
-            return event.job_key or ""
-        case PodCreated():
-            return event.pod.job
-        case PodGroupCreated():
-            return event.podgroup.job
-        case (
-            PodDeleted()
-            | PodPhaseChanged()
-            | BindingRefused()
-            | PodGroupPhaseChanged()
-            | PodGroupConditionsChanged()
-            | NodesLocked()
-            | NodesUnlocked()
-            | TargetJobElected()
-            | CapacityReserved()
-            | CapacityReleased()
-        ):
-            return event.job
-        case _:
-            return ""
 
 
 def _rows(topic: Topic, event: Event, seen: _Seen) -> list[JobEvent]:
