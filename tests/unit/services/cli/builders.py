@@ -38,9 +38,11 @@ from contracts.objects import (
     Queue,
 )
 from contracts.objects.job import JobSpec, TaskSpec
+from services.cli.status import StatusStore
 from shared.bus.kafka import KafkaSettings
 from shared.bus.memory import InMemoryBus
 from shared.bus.outbox import event_record
+from shared.bus.records import Record
 from shared.runtime.settings import Settings
 
 PREFIX = "t."
@@ -215,3 +217,12 @@ def locked(
         reason=reason,
         until=until,
     )
+
+
+def store_of(*events: Event) -> StatusStore:
+    """A status store that folded ``events``, in order, as records of partition 0."""
+    store = StatusStore(PREFIX)
+    for offset, event in enumerate(events):
+        out = event_record(event, PREFIX)
+        store.fold(Record(out.topic, 0, offset, out.key, out.value, out.headers))
+    return store

@@ -11,8 +11,6 @@ from services.cli.kinds import KINDS, job_object
 from services.cli.listing import Query
 from services.cli.status import StatusStore
 from services.cli.submit import outcome
-from shared.bus.outbox import event_record
-from shared.bus.records import Record
 from tests.unit.services.cli.builders import (
     NOW,
     PREFIX,
@@ -20,15 +18,8 @@ from tests.unit.services.cli.builders import (
     build_phase,
     build_podgroup,
     build_status,
+    store_of,
 )
-
-
-def store_of(*events) -> StatusStore:
-    store = StatusStore(PREFIX)
-    for offset, event in enumerate(events):
-        out = event_record(event, PREFIX)
-        store.fold(Record(out.topic, 0, offset, out.key, out.value, out.headers))
-    return store
 
 
 def podgroup_deleted(key: str) -> PodGroupDeleted:

@@ -15,7 +15,6 @@ from services.cli.delete import delete_record
 from services.cli.queue import resources
 from services.cli.status import StatusStore, trace_id_of
 from services.cli.submit import Progress, outcome
-from shared.bus.outbox import event_record
 from shared.bus.records import Record
 from tests.unit.services.cli.builders import (
     PREFIX,
@@ -23,15 +22,8 @@ from tests.unit.services.cli.builders import (
     build_phase,
     build_rejected,
     build_status,
+    store_of,
 )
-
-
-def store_of(*events) -> StatusStore:
-    store = StatusStore(PREFIX)
-    for offset, event in enumerate(events):
-        out = event_record(event, PREFIX)
-        store.fold(Record(out.topic, 0, offset, out.key, out.value, out.headers))
-    return store
 
 
 def test_outcome_is_done_when_the_job_runs():
