@@ -40,7 +40,7 @@ from shared.runtime.settings import Settings, SettingsError
 from shared.runtime.table import Table
 from shared.runtime.topology import ensure_topics
 from shared.scheduling.framework.conf import SchedulerConf
-from shared.scheduling.scheduler import is_combined, parse_conf, split_conf
+from shared.scheduling.scheduler import parse_conf, split_conf
 from shared.telemetry import PendingPodGroups, ServiceMetrics
 from shared.tracing.setup import configure_tracing, shutdown_tracing
 
@@ -123,7 +123,8 @@ def scheduler_conf(path: str | None, side: int = ALLOCATOR_SIDE) -> SchedulerCon
     conf = parse_conf(Path(path).read_text())
     for warning in conf.skipped:
         log.warning("scheduler_conf_skipped", path=path, detail=warning)
-    return split_conf(conf)[side] if is_combined(conf) else conf
+    sides = split_conf(conf)
+    return sides[side] if all(half.actions for half in sides) else conf
 
 
 def priority_classes(path: str | None) -> dict[str, int]:

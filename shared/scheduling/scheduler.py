@@ -126,12 +126,6 @@ def split_conf(conf: SchedulerConf) -> tuple[SchedulerConf, SchedulerConf]:
     )
 
 
-def is_combined(conf: SchedulerConf) -> bool:
-    """Whether ``conf`` names actions of both services (a whole volcano-scheduler.conf)."""
-    enqueue, allocate = split_conf(conf)
-    return bool(enqueue.actions) and bool(allocate.actions)
-
-
 def _check_arguments(conf: SchedulerConf) -> None:
     """Build each configured plugin once, and read will-bind's arguments, to fail early."""
     for tier in conf.tiers:
