@@ -1,8 +1,9 @@
 """Outbox: events a handler emitted, turned into records with headers and send spans.
 
-The ``send <topic>`` span is made when the event is emitted, as a child of the handler's
-span, so the trace continues; the records are published later, in one batch, before the
-input offsets are committed.
+A record's ``send <topic>`` span is made when its event is emitted, as a child of the
+handler's span, so the trace continues; records of one batch emitted under the same span
+to the same topic share it (``SendSpans``). The records are published later, in one
+batch, before the input offsets are committed.
 """
 
 from __future__ import annotations
@@ -17,24 +18,33 @@ from shared.bus.codec import encode, event_tag
 from shared.bus.envelope import HEADER_CONTENT_TYPE, HEADER_EVENT_ID, HEADER_EVENT_TYPE
 from shared.bus.errors import RecordTooLargeError
 from shared.bus.records import OutRecord, Record, oversized
-from shared.tracing.spans import record_send_span
+from shared.tracing.spans import SendSpans
 
 log = structlog.get_logger("vcbus.bus")
 
 
-def event_record(event: Event, prefix: str) -> OutRecord:
-    """Encode one event as a record on its topic, with a ``send`` span and trace headers."""
+def event_record(event: Event, prefix: str, sends: SendSpans | None = None) -> OutRecord:
+    """Encode one event as a record on its topic, with a ``send`` span and trace headers.
+
+    With ``sends``, the record joins the batch's ``send`` span of its topic and current
+    span (ended by ``sends.close()``); without, it has a ``send`` span of its own.
+    """
     spec = topic_of(event)
     key = key_of(event)
     tag = event_tag(event)
-    headers: list[tuple[str, bytes]] = [
+    topic = f"{prefix}{spec.topic}"
+    own = sends is None
+    spans = SendSpans() if sends is None else sends
+    trace_headers = spans.headers(topic, key=key, event_type=tag, event_id=event.event_id)
+    if own:
+        spans.close()
+    headers = (
         (HEADER_EVENT_TYPE, tag.encode()),
         (HEADER_EVENT_ID, event.event_id.encode()),
         (HEADER_CONTENT_TYPE, b"application/json"),
-    ]
-    topic = f"{prefix}{spec.topic}"
-    record_send_span(topic, key=key, event_type=tag, event_id=event.event_id, headers=headers)
-    return OutRecord(topic, key.encode() if key else None, encode(event), tuple(headers))
+        *trace_headers,
+    )
+    return OutRecord(topic, key.encode() if key else None, encode(event), headers)
 
 
 class Outbox:
@@ -44,6 +54,7 @@ class Outbox:
         self.prefix = prefix
         self._records: list[OutRecord] = []
         self._sources: list[Record | None] = []
+        self._sends = SendSpans()
 
     def add_events(self, events: Iterable[Event], *, source: Record | None = None) -> None:
         """Queue events for publishing, as answers to ``source`` when given.
@@ -57,7 +68,7 @@ class Outbox:
             RecordTooLargeError: an answer to ``source`` is over the limit; none of
                 ``events`` is queued.
         """
-        records = [event_record(event, self.prefix) for event in events]
+        records = [event_record(event, self.prefix, self._sends) for event in events]
         fitting = []
         for record in records:
             reason = oversized(record)
@@ -81,6 +92,7 @@ class Outbox:
 
     def take_with_sources(self) -> list[tuple[OutRecord, Record | None]]:
         """Every queued record with the input it answers (``None``: a timer's), emptying it."""
+        self._sends.close()
         queued = list(zip(self._records, self._sources, strict=True))
         self._records, self._sources = [], []
         return queued

@@ -1,7 +1,10 @@
 """Router: decode a record, run its handler inside the standard middleware, collect outputs.
 
 The middleware stack, outermost first: the ``process <topic>`` span (named after the
-messaging conventions, with the route's business name as ``vcbus.handler``), the log
+messaging conventions, with the route's business name as ``vcbus.handler``; one span per
+topic and key in a batch, current while each of its records is handled, counting them in
+``messaging.batch.message_count`` and linking the traces of those that came from another
+span than the first), the log
 context, the error policy (retries, each failed attempt an ``exception`` event of the span;
 then the dead-letter topic), timing, and the handler, which runs in the ``process`` span:
 the handler's outputs are sent from it. Each handled record is logged as
@@ -21,6 +24,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import structlog
+from opentelemetry import trace
+from opentelemetry.semconv._incubating.attributes.messaging_attributes import (
+    MESSAGING_BATCH_MESSAGE_COUNT,
+)
 from opentelemetry.trace import Span, Status, StatusCode
 
 from contracts._base import Event
@@ -32,7 +39,8 @@ from shared.bus.errors import RecordRefusedError
 from shared.bus.outbox import Outbox
 from shared.bus.records import Record
 from shared.logging.processors import record_context
-from shared.tracing.spans import process_span
+from shared.tracing.propagation import TRACEPARENT
+from shared.tracing.spans import span_context_of, start_process_span
 
 Handler = Callable[[Envelope[Any]], Awaitable[Sequence[Event]]]
 
@@ -75,12 +83,31 @@ class Router:
 
     async def dispatch(self, record: Record, outbox: Outbox) -> None:
         """Handle one record; its outputs (or its dead letter) go to ``outbox``."""
+        await self.dispatch_batch([record], outbox)
+
+    async def dispatch_batch(self, records: Sequence[Record], outbox: Outbox) -> None:
+        """Handle a batch's records in order; one ``process`` span per topic and key."""
+        spans: dict[tuple[str, bytes | None], _Processing] = {}
+        try:
+            for record in records:
+                await self._dispatch(record, outbox, spans)
+        finally:
+            for processing in spans.values():
+                processing.end()
+
+    async def _dispatch(
+        self,
+        record: Record,
+        outbox: Outbox,
+        spans: dict[tuple[str, bytes | None], _Processing],
+    ) -> None:
         route = self._routes[record.topic]
         key = record.key.decode("utf-8", "replace") if record.key is not None else None
         event_type = (record.header(HEADER_EVENT_TYPE) or b"").decode("utf-8", "replace")
         event_id = (record.header(HEADER_EVENT_ID) or b"").decode("utf-8", "replace")
-        with (
-            process_span(
+        processing = spans.get((record.topic, record.key))
+        if processing is None:
+            span = start_process_span(
                 record.topic,
                 partition=record.partition,
                 offset=record.offset,
@@ -90,7 +117,13 @@ class Router:
                 headers=record.headers,
                 group=self.group,
                 handler=route.span,
-            ) as span,
+            )
+            processing = spans[(record.topic, record.key)] = _Processing(span, record)
+        else:
+            processing.add(record)
+        span = processing.span
+        with (
+            trace.use_span(span, end_on_exit=False),
             record_context(
                 service=self.service,
                 topic=str(route.topic),
@@ -161,3 +194,29 @@ class Router:
         span.set_status(Status(StatusCode.ERROR, repr(exc)))
         span.record_exception(exc)
         log.error("record_dead_lettered", error=repr(exc), attempts=attempts)
+
+
+class _Processing:
+    """The ``process`` span of one topic and key in a batch, and how many records it took."""
+
+    __slots__ = ("count", "parent", "span")
+
+    def __init__(self, span: Span, first: Record) -> None:
+        self.span = span
+        self.parent = first.header(TRACEPARENT)
+        self.count = 1
+
+    def add(self, record: Record) -> None:
+        """Count a later record; link its trace when it came from another span."""
+        self.count += 1
+        parent = record.header(TRACEPARENT)
+        if parent is not None and parent != self.parent:
+            context = span_context_of(record.headers)
+            if context is not None:
+                self.span.add_link(context)
+
+    def end(self) -> None:
+        """End the span, with the batch's count when it took more than one record."""
+        if self.count > 1:
+            self.span.set_attribute(MESSAGING_BATCH_MESSAGE_COUNT, self.count)
+        self.span.end()

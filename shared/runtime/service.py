@@ -320,8 +320,8 @@ async def _consume(
                 records = [r for r in records if r.partition in runtime.partitions.restored]
             runtime.metrics.observe_polled(records, consumer.assignment())
             started = time.perf_counter()
+            await router.dispatch_batch(records, outbox)
             for record in records:
-                await router.dispatch(record, outbox)
                 offsets[record.tp] = record.offset + 1
             now = runtime.clock.now()
             for timer in service.timers:

@@ -16,15 +16,16 @@ from shared.tracing.spans import (
     ATTR_HANDLER,
     ATTR_JOB,
     MESSAGING_SYSTEM,
+    SendSpans,
     business_span,
     context_of,
     current_trace_id,
     cycle_span,
     job_span,
     process_span,
-    record_send_span,
     send_span,
     span_context_of,
+    start_process_span,
 )
 
 __all__ = [
@@ -38,6 +39,7 @@ __all__ = [
     "TRACESTATE",
     "KafkaHeadersGetter",
     "KafkaHeadersSetter",
+    "SendSpans",
     "business_span",
     "configure_tracing",
     "context_of",
@@ -47,8 +49,8 @@ __all__ = [
     "inject",
     "job_span",
     "process_span",
-    "record_send_span",
     "send_span",
     "shutdown_tracing",
     "span_context_of",
+    "start_process_span",
 ]

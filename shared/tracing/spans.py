@@ -60,32 +60,125 @@ def send_span(
         yield span
 
 
-def record_send_span(
+class SendSpans:
+    """``send <topic>`` PRODUCER spans shared by the records a batch sends, until closed.
+
+    Records made under the same span (a ``process`` span, a cycle's job span, a timer's
+    remembered job context) for the same topic share one ``send`` span: its context goes
+    into each record's headers, and the span says how many it sent
+    (``messaging.batch.message_count``), or, for a single record, its key, id and type.
+    A span per record cost about 30 µs, most of a record's shell. Records made under no
+    span share one only when they have the same key, so traces of different jobs never
+    merge.
+    """
+
+    __slots__ = ("_open",)
+
+    def __init__(self) -> None:
+        self._open: dict[tuple[str, int | str | None], _Send] = {}
+
+    def headers(
+        self, topic: str, *, key: str | None, event_type: str, event_id: str
+    ) -> tuple[tuple[str, bytes], ...]:
+        """The trace headers for a record to ``topic``, under the current span.
+
+        Args:
+            topic: The destination topic, with its prefix.
+            key: The record key, or None for a keyless record.
+            event_type: The event's tag, e.g. ``job.admitted.v1``.
+            event_id: The event's deterministic id.
+
+        Returns:
+            ``traceparent`` (and ``tracestate``) of the ``send`` span the record goes in.
+        """
+        parent = trace.get_current_span().get_span_context()
+        group = (topic, parent.span_id if parent.is_valid else key)
+        held = self._open.get(group)
+        if held is None:
+            span = _tracer.start_span(
+                f"send {topic}",
+                kind=SpanKind.PRODUCER,
+                attributes=_SEND_ATTRIBUTES | {messaging.MESSAGING_DESTINATION_NAME: topic},
+            )
+            headers: list[tuple[str, bytes]] = []
+            inject(headers, trace.set_span_in_context(span))
+            held = self._open[group] = _Send(span, tuple(headers), (key, event_type, event_id))
+        held.count += 1
+        return held.headers
+
+    def close(self) -> None:
+        """End every open span (once the batch's records are made)."""
+        for held in self._open.values():
+            if held.count == 1:
+                key, event_type, event_id = held.first
+                held.span.set_attributes(_single_attributes(key, event_type, event_id))
+            else:
+                held.span.set_attribute(messaging.MESSAGING_BATCH_MESSAGE_COUNT, held.count)
+            held.span.end()
+        self._open.clear()
+
+
+class _Send:
+    __slots__ = ("count", "first", "headers", "span")
+
+    def __init__(
+        self,
+        span: Span,
+        headers: tuple[tuple[str, bytes], ...],
+        first: tuple[str | None, str, str],
+    ) -> None:
+        self.span = span
+        self.headers = headers
+        self.first = first
+        self.count = 0
+
+
+_SEND_ATTRIBUTES: dict[str, AttributeValue] = {
+    messaging.MESSAGING_SYSTEM: MESSAGING_SYSTEM,
+    messaging.MESSAGING_OPERATION_TYPE: "send",
+    messaging.MESSAGING_OPERATION_NAME: "send",
+}
+
+
+def _single_attributes(
+    key: str | None, event_type: str, event_id: str
+) -> dict[str, AttributeValue]:
+    attributes: dict[str, AttributeValue] = {
+        messaging.MESSAGING_MESSAGE_ID: event_id,
+        ATTR_EVENT_TYPE: event_type,
+    }
+    if key is not None:
+        attributes[messaging.MESSAGING_KAFKA_MESSAGE_KEY] = key
+    return attributes
+
+
+def start_process_span(
     topic: str,
     *,
+    partition: int,
+    offset: int,
     key: str | None,
     event_type: str,
     event_id: str,
-    headers: list[tuple[str, bytes]],
-) -> None:
-    """Record the PRODUCER span ``send <topic>`` now and put its context into ``headers``.
+    headers: Sequence[tuple[str, bytes]],
+    group: str | None,
+    handler: str | None = None,
+) -> Span:
+    """Start the CONSUMER span ``process <topic>`` as a child of the producer's context.
 
-    The same span as :func:`send_span`, for a record made now and sent later in a batch:
-    it is never made current, which saves the context switch on every record.
-
-    Args:
-        topic: The destination topic, with its prefix.
-        key: The record key, or None for a keyless record.
-        event_type: The event's tag, e.g. ``job.admitted.v1``.
-        event_id: The event's deterministic id.
-        headers: The record's headers; ``traceparent``/``tracestate`` are written.
+    The span is not made current; the caller ends it (the router: once per key and batch).
+    Arguments as :func:`process_span`.
     """
-    attributes = _message_attributes(topic, "send", key, event_type, event_id)
-    span = _tracer.start_span(f"send {topic}", kind=SpanKind.PRODUCER, attributes=attributes)
-    try:
-        inject(headers, trace.set_span_in_context(span))
-    finally:
-        span.end()
+    attributes = _message_attributes(topic, "process", key, event_type, event_id)
+    attributes[messaging.MESSAGING_DESTINATION_PARTITION_ID] = str(partition)
+    attributes[messaging.MESSAGING_KAFKA_OFFSET] = offset
+    if group is not None:
+        attributes[messaging.MESSAGING_CONSUMER_GROUP_NAME] = group
+    if handler is not None:
+        attributes[ATTR_HANDLER] = handler
+    return _tracer.start_span(
+        f"process {topic}", context=extract(headers), kind=SpanKind.CONSUMER, attributes=attributes
+    )
 
 
 @contextmanager
@@ -125,16 +218,18 @@ def process_span(
     Raises:
         Exception: Whatever the body raised, after it is recorded.
     """
-    attributes = _message_attributes(topic, "process", key, event_type, event_id)
-    attributes[messaging.MESSAGING_DESTINATION_PARTITION_ID] = str(partition)
-    attributes[messaging.MESSAGING_KAFKA_OFFSET] = offset
-    if group is not None:
-        attributes[messaging.MESSAGING_CONSUMER_GROUP_NAME] = group
-    if handler is not None:
-        attributes[ATTR_HANDLER] = handler
-    with _tracer.start_as_current_span(
-        f"process {topic}", context=extract(headers), kind=SpanKind.CONSUMER, attributes=attributes
-    ) as span:
+    span = start_process_span(
+        topic,
+        partition=partition,
+        offset=offset,
+        key=key,
+        event_type=event_type,
+        event_id=event_id,
+        headers=headers,
+        group=group,
+        handler=handler,
+    )
+    with trace.use_span(span, end_on_exit=True, record_exception=True):
         try:
             yield span
         except Exception as exc:

@@ -114,6 +114,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--no-cycle", action="store_true", help="skip the in-process cycle")
     parser.add_argument("--profile", action="store_true", help="py-spy the main run's burst")
     parser.add_argument(
+        "--cprofile",
+        type=Path,
+        metavar="FOLDER",
+        help="run each service under cProfile; its <service>-<n>.prof written here on stop",
+    )
+    parser.add_argument(
         "--set",
         action="append",
         default=[],
@@ -132,6 +138,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         run_seconds=args.run_seconds,
         probe_jobs=args.probe_jobs if args.probe_jobs is not None else (5 if quick else 20),
         profile=args.profile,
+        cprofile=args.cprofile,
         env=dict(item.split("=", 1) for item in args.set),
     )
     stamp = SystemClock().now().strftime("%Y%m%dT%H%M%SZ")

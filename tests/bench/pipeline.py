@@ -76,6 +76,8 @@ class PipelineConfig:
     raw_messages: int = 20_000
     payload_bytes: int = 600
     profile: bool = False
+    cprofile: Path | None = None
+    """Run every service under cProfile, its whole life; a ``<label>.prof`` file each here."""
     log_level: str = "info"
     env: dict[str, str] = field(default_factory=dict)
 
@@ -190,6 +192,9 @@ def machine_busy_seconds() -> float:
 
 def _service_command(name: str, instance: str, config: PipelineConfig) -> list[str]:
     command = [sys.executable, "-m", "services.cli", "serve", name, "--instance", instance]
+    if config.cprofile is not None:
+        output = config.cprofile / f"{name}-{instance}.prof"
+        command[1:1] = ["-m", "cProfile", "-o", str(output)]
     if name == "cluster":
         shape = node_shape(config.nodes, config.jobs * 10)
         command += [

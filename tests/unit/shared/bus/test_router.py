@@ -35,7 +35,9 @@ async def test_handler_outputs_are_sent_from_the_process_span_naming_the_handler
 ) -> None:
     router = _router(Route(Topic.JOBS_SUBMITTED, _answer, "echo.answer", raw=True))
 
-    await router.dispatch(_record(), Outbox(PREFIX))
+    outbox = Outbox(PREFIX)
+    await router.dispatch(_record(), outbox)
+    outbox.take()
 
     finished = {span.name: span for span in spans.get_finished_spans()}
     process = finished[f"process {PREFIX}{Topic.JOBS_SUBMITTED}"]
@@ -70,3 +72,66 @@ async def test_failed_attempt_is_an_exception_event_of_the_process_span_when_ret
     assert event.attributes is not None
     assert event.attributes["vcbus.attempt"] == 1
     assert len(outbox) == 1
+
+
+async def _answer_per_record(envelope: Envelope[bytes]) -> Sequence[Event]:
+    key = envelope.key or ""
+    return [
+        JobDeleteAccepted(
+            event_id=f"id-{key}-{envelope.offset}", occurred_at=NOW, job_key=job_key("ns", key)
+        )
+    ]
+
+
+def _keyed(offset: int, key: bytes, traceparent: bytes | None = None) -> Record:
+    headers = () if traceparent is None else (("traceparent", traceparent),)
+    return Record(f"{PREFIX}{Topic.JOBS_SUBMITTED}", 0, offset, key, b"a", headers)
+
+
+TRACE_A = b"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+TRACE_B = b"00-1bf7651916cd43dd8448eb211c80319c-c7ad6b7169203331-01"
+
+
+async def test_a_batch_has_one_process_span_per_key_and_one_send_span_per_topic_and_span(
+    spans: InMemorySpanExporter,
+) -> None:
+    router = _router(Route(Topic.JOBS_SUBMITTED, _answer_per_record, "echo.answer", raw=True))
+    outbox = Outbox(PREFIX)
+
+    await router.dispatch_batch(
+        [_keyed(0, b"a", TRACE_A), _keyed(1, b"b", TRACE_B), _keyed(2, b"a", TRACE_A)], outbox
+    )
+    records = outbox.take()
+
+    finished = spans.get_finished_spans()
+    processes = {
+        s.attributes["messaging.kafka.message.key"]: s
+        for s in finished
+        if s.name.startswith("process ")
+    }  # type: ignore[index]
+    sends = [s for s in finished if s.name.startswith("send ")]
+    assert sorted(processes) == ["a", "b"]
+    assert processes["a"].attributes["messaging.batch.message_count"] == 2  # type: ignore[index]
+    assert "messaging.batch.message_count" not in processes["b"].attributes  # type: ignore[operator]
+    assert processes["a"].context.trace_id == int(TRACE_A.split(b"-")[1], 16)
+    by_parent = {s.parent.span_id: s for s in sends}  # type: ignore[union-attr]
+    assert set(by_parent) == {p.context.span_id for p in processes.values()}
+    batched = by_parent[processes["a"].context.span_id]
+    assert batched.attributes["messaging.batch.message_count"] == 2  # type: ignore[index]
+    # every record carries the context of the send span it went in
+    carried = {dict(r.headers)["traceparent"].split(b"-")[2] for r in records}
+    assert carried == {f"{s.context.span_id:016x}".encode() for s in sends}
+
+
+async def test_a_later_record_of_another_trace_is_linked_to_its_keys_process_span(
+    spans: InMemorySpanExporter,
+) -> None:
+    router = _router(Route(Topic.JOBS_SUBMITTED, _answer_per_record, "echo.answer", raw=True))
+
+    await router.dispatch_batch(
+        [_keyed(0, b"a", TRACE_A), _keyed(1, b"a", TRACE_B)], Outbox(PREFIX)
+    )
+
+    (process,) = [s for s in spans.get_finished_spans() if s.name.startswith("process ")]
+    assert process.context.trace_id == int(TRACE_A.split(b"-")[1], 16)
+    assert [link.context.trace_id for link in process.links] == [int(TRACE_B.split(b"-")[1], 16)]

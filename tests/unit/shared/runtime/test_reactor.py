@@ -109,6 +109,7 @@ async def test_tick_output_continues_the_trace_of_the_jobs_last_input(
     outbox = Outbox("p.")
 
     await reactor.fire(clock.now(), outbox)
+    outbox.take()
 
     sends = [span for span in spans.get_finished_spans() if span.name.startswith("send ")]
     assert len(sends) == 1
