@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping
 
-from contracts import Topic
+from contracts import Event, JobStatusChanged, Topic
 from shared.bus.router import Route
 from shared.runtime.clock import Clock
 from shared.runtime.reactor import Entry, Reactor
@@ -18,6 +18,18 @@ from .core import ControllerInput, decide, next_deadline
 from .state import JobRecord
 
 NAME = "job-controller"
+
+
+def counts_superseded(event: Event) -> tuple[str, bool] | None:
+    """A job's status is published once per batch, besides every phase change.
+
+    A ``JobStatusChanged`` that changes no phase (new counts) is replaced by a later status
+    of the same job in the same batch; one that changes the phase is always published, so
+    a reader still sees every ``previous_phase`` → ``phase`` step.
+    """
+    if not isinstance(event, JobStatusChanged):
+        return None
+    return event.job_key, event.phase == event.previous_phase
 
 
 def build_service(
@@ -39,4 +51,5 @@ def build_service(
         stores=[store],
         timers=[reactor],
         on_restored=reactor.rebuild_timers,
+        supersedes=counts_superseded,
     )

@@ -8,7 +8,7 @@ batch, before the input offsets are committed.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import structlog
 
@@ -47,13 +47,25 @@ def event_record(event: Event, prefix: str, sends: SendSpans | None = None) -> O
     return OutRecord(topic, key.encode() if key else None, encode(event), headers)
 
 
-class Outbox:
-    """Records waiting to be published, each with the input record it answers, if any."""
+Supersedes = Callable[[Event], tuple[str, bool] | None]
+"""Which outputs of a batch a later one replaces: an event's group and whether a later
+event of its group replaces it (``None``: never replaced, replaces nothing)."""
 
-    def __init__(self, prefix: str) -> None:
+
+class Outbox:
+    """Records waiting to be published, each with the input record it answers, if any.
+
+    With ``supersedes``, an output that a later output of the same batch replaces is left
+    out when the batch is taken (Volcano's work queue, which keeps one update per key):
+    the job-controller publishes a job's counts once per batch, and every phase change.
+    """
+
+    def __init__(self, prefix: str, supersedes: Supersedes | None = None) -> None:
         self.prefix = prefix
         self._records: list[OutRecord] = []
         self._sources: list[Record | None] = []
+        self._groups: list[tuple[str, bool] | None] = []
+        self._supersedes = supersedes
         self._sends = SendSpans()
 
     def add_events(self, events: Iterable[Event], *, source: Record | None = None) -> None:
@@ -68,23 +80,28 @@ class Outbox:
             RecordTooLargeError: an answer to ``source`` is over the limit; none of
                 ``events`` is queued.
         """
+        events = list(events)
         records = [event_record(event, self.prefix, self._sends) for event in events]
         fitting = []
-        for record in records:
+        groups = []
+        for event, record in zip(events, records, strict=True):
             reason = oversized(record)
             if reason is None:
                 fitting.append(record)
+                groups.append(self._supersedes(event) if self._supersedes else None)
             elif source is not None:
                 raise RecordTooLargeError(reason, record=record)
             else:
                 log.error("output_dropped", topic=record.topic, error=reason)
         self._records.extend(fitting)
         self._sources.extend([source] * len(fitting))
+        self._groups.extend(groups)
 
     def add_record(self, record: OutRecord, *, source: Record | None = None) -> None:
         """Queue a raw record (a dead letter of ``source``)."""
         self._records.append(record)
         self._sources.append(source)
+        self._groups.append(None)
 
     def take(self) -> list[OutRecord]:
         """Every queued record, emptying the outbox."""
@@ -94,8 +111,21 @@ class Outbox:
         """Every queued record with the input it answers (``None``: a timer's), emptying it."""
         self._sends.close()
         queued = list(zip(self._records, self._sources, strict=True))
-        self._records, self._sources = [], []
-        return queued
+        groups = self._groups
+        self._records, self._sources, self._groups = [], [], []
+        if not any(groups):
+            return queued
+        later: set[str] = set()
+        kept = []
+        for item, group in zip(reversed(queued), reversed(groups), strict=True):
+            if group is not None:
+                name, replaceable = group
+                if replaceable and name in later:
+                    continue
+                later.add(name)
+            kept.append(item)
+        kept.reverse()
+        return kept
 
     def __len__(self) -> int:
         return len(self._records)

@@ -2,9 +2,9 @@
 
 The middleware stack, outermost first: the ``process <topic>`` span (named after the
 messaging conventions, with the route's business name as ``vcbus.handler``; one span per
-topic and key in a batch, current while each of its records is handled, counting them in
-``messaging.batch.message_count`` and linking the traces of those that came from another
-span than the first), the log
+topic and trace in a batch, that is per job, current while each of its records is
+handled, counting them in ``messaging.batch.message_count``; records without a trace
+context get one per key), the log
 context, the error policy (retries, each failed attempt an ``exception`` event of the span;
 then the dead-letter topic), timing, and the handler, which runs in the ``process`` span:
 the handler's outputs are sent from it. Each handled record is logged as
@@ -40,7 +40,7 @@ from shared.bus.outbox import Outbox
 from shared.bus.records import Record
 from shared.logging.processors import record_context
 from shared.tracing.propagation import TRACEPARENT
-from shared.tracing.spans import span_context_of, start_process_span
+from shared.tracing.spans import describe_record, start_process_span
 
 Handler = Callable[[Envelope[Any]], Awaitable[Sequence[Event]]]
 
@@ -86,7 +86,7 @@ class Router:
         await self.dispatch_batch([record], outbox)
 
     async def dispatch_batch(self, records: Sequence[Record], outbox: Outbox) -> None:
-        """Handle a batch's records in order; one ``process`` span per topic and key."""
+        """Handle a batch's records in order; one ``process`` span per topic and trace."""
         spans: dict[tuple[str, bytes | None], _Processing] = {}
         try:
             for record in records:
@@ -105,22 +105,21 @@ class Router:
         key = record.key.decode("utf-8", "replace") if record.key is not None else None
         event_type = (record.header(HEADER_EVENT_TYPE) or b"").decode("utf-8", "replace")
         event_id = (record.header(HEADER_EVENT_ID) or b"").decode("utf-8", "replace")
-        processing = spans.get((record.topic, record.key))
+        parent = record.header(TRACEPARENT)
+        group = (
+            record.topic,
+            parent[3:35] if parent is not None else b"key:" + (record.key or b""),
+        )
+        processing = spans.get(group)
         if processing is None:
             span = start_process_span(
-                record.topic,
-                partition=record.partition,
-                offset=record.offset,
-                key=key,
-                event_type=event_type,
-                event_id=event_id,
-                headers=record.headers,
-                group=self.group,
-                handler=route.span,
+                record.topic, headers=record.headers, group=self.group, handler=route.span
             )
-            processing = spans[(record.topic, record.key)] = _Processing(span, record)
+            processing = spans[group] = _Processing(
+                span, (record.partition, record.offset, key, event_type, event_id)
+            )
         else:
-            processing.add(record)
+            processing.count += 1
         span = processing.span
         with (
             trace.use_span(span, end_on_exit=False),
@@ -197,26 +196,27 @@ class Router:
 
 
 class _Processing:
-    """The ``process`` span of one topic and key in a batch, and how many records it took."""
+    """The ``process`` span of one topic and trace in a batch, and how many records it took."""
 
-    __slots__ = ("count", "parent", "span")
+    __slots__ = ("count", "first", "span")
 
-    def __init__(self, span: Span, first: Record) -> None:
+    def __init__(self, span: Span, first: tuple[int, int, str | None, str, str]) -> None:
         self.span = span
-        self.parent = first.header(TRACEPARENT)
+        self.first = first
         self.count = 1
 
-    def add(self, record: Record) -> None:
-        """Count a later record; link its trace when it came from another span."""
-        self.count += 1
-        parent = record.header(TRACEPARENT)
-        if parent is not None and parent != self.parent:
-            context = span_context_of(record.headers)
-            if context is not None:
-                self.span.add_link(context)
-
     def end(self) -> None:
-        """End the span, with the batch's count when it took more than one record."""
-        if self.count > 1:
+        """End the span: the record's attributes if it took one, else how many it took."""
+        if self.count == 1:
+            partition, offset, key, event_type, event_id = self.first
+            describe_record(
+                self.span,
+                partition=partition,
+                offset=offset,
+                key=key,
+                event_type=event_type,
+                event_id=event_id,
+            )
+        else:
             self.span.set_attribute(MESSAGING_BATCH_MESSAGE_COUNT, self.count)
         self.span.end()

@@ -26,7 +26,7 @@ import structlog
 from contracts._base import Event
 from shared.bus.dead_letter import dead_letter
 from shared.bus.errors import CommitError, RecordRefusedError
-from shared.bus.outbox import Outbox
+from shared.bus.outbox import Outbox, Supersedes
 from shared.bus.protocol import Bus, Producer
 from shared.bus.records import OutRecord, Record, TopicPartition
 from shared.bus.router import Route, Router
@@ -143,6 +143,8 @@ class Service:
     tasks: Sequence[Task] = ()
     singleton: bool = False
     on_restored: Callable[[], None] | None = None
+    supersedes: Supersedes | None = None
+    """Which of a batch's outputs a later one replaces (``shared.bus.outbox.Supersedes``)."""
 
 
 def group_id(prefix: str, service: str) -> str:
@@ -300,7 +302,7 @@ async def _consume(
         on_assigned=assigned,
         on_revoked=revoked,
     )
-    outbox = Outbox(settings.topic_prefix)
+    outbox = Outbox(settings.topic_prefix, service.supersedes)
     await consumer.start()
     runtime.ready.set()
     runtime.metrics.attach(consumer)

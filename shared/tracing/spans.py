@@ -153,25 +153,29 @@ def _single_attributes(
 
 
 def start_process_span(
-    topic: str,
-    *,
-    partition: int,
-    offset: int,
-    key: str | None,
-    event_type: str,
-    event_id: str,
-    headers: Sequence[tuple[str, bytes]],
-    group: str | None,
-    handler: str | None = None,
+    topic: str, *, headers: Sequence[tuple[str, bytes]], group: str | None, handler: str | None
 ) -> Span:
     """Start the CONSUMER span ``process <topic>`` as a child of the producer's context.
 
-    The span is not made current; the caller ends it (the router: once per key and batch).
-    Arguments as :func:`process_span`.
+    The span is not made current, and its record's attributes are set by
+    :func:`describe_record` (one record) or the batch's count (several); the caller ends it.
+
+    Args:
+        topic: The topic the record came from.
+        headers: The (first) record's headers, read for ``traceparent``/``tracestate``.
+        group: The consumer group, or None when consuming without one.
+        handler: What handles the record (``controller.reconcile``), set as
+            ``vcbus.handler``.
+
+    Returns:
+        The started span.
     """
-    attributes = _message_attributes(topic, "process", key, event_type, event_id)
-    attributes[messaging.MESSAGING_DESTINATION_PARTITION_ID] = str(partition)
-    attributes[messaging.MESSAGING_KAFKA_OFFSET] = offset
+    attributes: dict[str, AttributeValue] = {
+        messaging.MESSAGING_SYSTEM: MESSAGING_SYSTEM,
+        messaging.MESSAGING_DESTINATION_NAME: topic,
+        messaging.MESSAGING_OPERATION_TYPE: "process",
+        messaging.MESSAGING_OPERATION_NAME: "process",
+    }
     if group is not None:
         attributes[messaging.MESSAGING_CONSUMER_GROUP_NAME] = group
     if handler is not None:
@@ -179,6 +183,16 @@ def start_process_span(
     return _tracer.start_span(
         f"process {topic}", context=extract(headers), kind=SpanKind.CONSUMER, attributes=attributes
     )
+
+
+def describe_record(
+    span: Span, *, partition: int, offset: int, key: str | None, event_type: str, event_id: str
+) -> None:
+    """Set the attributes of the one record a ``process`` span handled."""
+    attributes = _single_attributes(key, event_type, event_id)
+    attributes[messaging.MESSAGING_DESTINATION_PARTITION_ID] = str(partition)
+    attributes[messaging.MESSAGING_KAFKA_OFFSET] = offset
+    span.set_attributes(attributes)
 
 
 @contextmanager
@@ -218,16 +232,9 @@ def process_span(
     Raises:
         Exception: Whatever the body raised, after it is recorded.
     """
-    span = start_process_span(
-        topic,
-        partition=partition,
-        offset=offset,
-        key=key,
-        event_type=event_type,
-        event_id=event_id,
-        headers=headers,
-        group=group,
-        handler=handler,
+    span = start_process_span(topic, headers=headers, group=group, handler=handler)
+    describe_record(
+        span, partition=partition, offset=offset, key=key, event_type=event_type, event_id=event_id
     )
     with trace.use_span(span, end_on_exit=True, record_exception=True):
         try:
