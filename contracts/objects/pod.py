@@ -27,6 +27,9 @@ ANNOTATION_START_SECONDS = "vcbus.io/start-seconds"
 ANNOTATION_PREEMPTABLE = "volcano.sh/preemptable"
 """``"false"`` keeps a pod from being a preempt or reclaim victim (Volcano
 ``PodPreemptable``; a label of that name counts too; absent: preemptable)."""
+POD_BOUND = "Bound"
+"""The reason of the pod status that accepts a binding: ``Pending`` on its node, or
+``Running`` when the pod starts as it is bound (no start delay)."""
 DEFAULT_GRACE_SECONDS = 30
 """Kubernetes' default ``terminationGracePeriodSeconds``."""
 """Delay between binding and Running for a simulated pod (default: the cluster's)."""

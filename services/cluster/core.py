@@ -5,8 +5,9 @@ One state per node (the ``bindings`` topic is keyed by node). What the core does
 - ``BindingCreated``: accepted when the node exists, is not cordoned, does not hold the
   pod already, and the pod's requests fit its free allocatable on every dimension (one
   ``pods`` slot too when the node has a ``pods`` allocatable). Acceptance emits
-  ``PodPhaseChanged`` (Pending, node set, reason ``Bound``); otherwise ``BindingRefused``
-  with reason ``NodeNotFound``, ``AlreadyBound``, ``NodeUnschedulable`` or
+  ``PodPhaseChanged`` (Pending, node set, reason ``Bound``), or, when the pod has no start
+  delay, ``Running`` at once (reason ``Bound`` too: one status instead of two); otherwise
+  ``BindingRefused`` with reason ``NodeNotFound``, ``AlreadyBound``, ``NodeUnschedulable`` or
   ``NodeOvercommitted`` (each dimension short, with the amounts). Like a kubelet's
   admission, this is the last check: two allocators can never overcommit a node.
 - ``Tick(now)``: a pod starts (Running) once its start delay has passed
@@ -70,6 +71,7 @@ from contracts.objects.pod import (
     ANNOTATION_RUN_SECONDS,
     ANNOTATION_START_SECONDS,
     DEFAULT_GRACE_SECONDS,
+    POD_BOUND,
     PodPhase,
 )
 from contracts.quantity import PODS, Resources, format_quantity
@@ -87,7 +89,7 @@ from shared.step import Ctx, Step, Tick
 ClusterInput = BindingCreated | PodEvictionRequested | PodDeleted | Tick | ClusterCommand
 """Everything the cluster core handles."""
 
-REASON_BOUND = "Bound"
+REASON_BOUND = POD_BOUND
 REASON_STARTED = "Started"
 REASON_COMPLETED = "Completed"
 REASON_ERROR = "Error"
@@ -266,7 +268,20 @@ def _bind(
         invalid=settings.invalid,
         grace_seconds=_grace(pod.termination_grace_period_seconds),
     )
-    bound = with_pod_added(node, sim)
+    if sim.starts_at <= ctx.now and not sim.invalid:
+        # no start delay: the pod is Running as it is bound, one status instead of two
+        # (Pending on the node, then Running at the same instant); its reason is still
+        # the binding's
+        sim = msgspec.structs.replace(sim, phase=PodPhase.RUNNING, started_at=ctx.now)
+        event = _phase_event(
+            sim,
+            node.name,
+            PodPhase.RUNNING,
+            at=ctx.now,
+            reason=REASON_BOUND,
+            message=f"bound to node {node.name} and started",
+        )
+        return Step(with_pod_added(node, sim), (event,))
     event = _phase_event(
         sim,
         node.name,
@@ -275,7 +290,7 @@ def _bind(
         reason=REASON_BOUND,
         message=f"bound to node {node.name}",
     )
-    return Step(bound, (event,))
+    return Step(with_pod_added(node, sim), (event,))
 
 
 def _shortfalls(node: SimNode, requests: Resources) -> list[str]:

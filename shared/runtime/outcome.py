@@ -60,15 +60,12 @@ from contracts import (
 )
 from contracts.objects.job import JobPhase
 from contracts.objects.meta import Condition
-from contracts.objects.pod import PodPhase
+from contracts.objects.pod import POD_BOUND, PodPhase
 from contracts.objects.podgroup import PodGroupPhase
 from contracts.quantity import format_quantity
 from shared.runtime.summary import CapacityStep, Usage, summarise
 from shared.views.phases import DELETED, FINAL_PHASES
 from shared.views.reason import job_reason
-
-BOUND_REASON = "Bound"
-"""The cluster's reason on the Pending status that accepts a binding."""
 
 
 @dataclass
@@ -337,7 +334,7 @@ class Outcome:
             pod.running = t
         elif event.phase in (PodPhase.SUCCEEDED, PodPhase.FAILED) and pod.finished is None:
             pod.finished = t
-        if event.reason == BOUND_REASON and event.phase is PodPhase.PENDING:
+        if event.reason == POD_BOUND and event.phase is PodPhase.PENDING:
             return
         entry: dict[str, object] = {"event": "pod", "pod": event.pod, "phase": str(event.phase)}
         if event.exit_code is not None:

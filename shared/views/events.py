@@ -44,6 +44,7 @@ from contracts import (
     key_of,
 )
 from contracts.objects import Condition, PodPhase
+from contracts.objects.pod import POD_BOUND
 from shared.views.age import age
 from shared.views.phases import FAILED_PHASES
 
@@ -189,7 +190,10 @@ def _rows(topic: Topic, event: Event, seen: _Seen) -> list[JobEvent]:
         case PodPhaseChanged() if event.phase is PodPhase.PENDING and event.node:
             return row("Bound", f"pods of task {event.task} bound to {event.node}")
         case PodPhaseChanged() if event.phase is PodPhase.RUNNING:
-            return row("Started", f"pods of task {event.task} started on {event.node or '-'}")
+            started = row("Started", f"pods of task {event.task} started on {event.node or '-'}")
+            if event.reason == POD_BOUND:  # bound and started at once (no start delay)
+                return row("Bound", f"pods of task {event.task} bound to {event.node}") + started
+            return started
         case PodPhaseChanged() if event.phase is PodPhase.FAILED:
             detail = event.reason or f"exit code {event.exit_code}"
             return row("PodFailed", f"pod of task {event.task} failed: {detail}", "Warning")

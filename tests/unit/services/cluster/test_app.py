@@ -48,13 +48,11 @@ async def _run(bindings_in_turn: list[tuple[BindingCreated, int]]) -> list[objec
 async def test_a_binding_of_a_pod_running_on_another_node_is_refused_as_already_bound():
     pod = build_pod()
 
-    statuses = await _run([(build_binding(pod, "n1"), 0), (build_binding(pod, "n2"), 2)])
+    statuses = await _run([(build_binding(pod, "n1"), 0), (build_binding(pod, "n2"), 1)])
 
-    bound, running_, refused = statuses[:3]
-    assert isinstance(bound, PodPhaseChanged)
-    assert (bound.node, bound.phase) == ("n1", PodPhase.PENDING)
+    running_, refused = statuses[:2]
     assert isinstance(running_, PodPhaseChanged)
-    assert running_.phase is PodPhase.RUNNING
+    assert (running_.node, running_.phase, running_.reason) == ("n1", PodPhase.RUNNING, "Bound")
     assert isinstance(refused, BindingRefused)
     assert (refused.node, refused.reason) == ("n2", REASON_ALREADY_BOUND)
     assert "n1" in refused.message
@@ -64,11 +62,11 @@ async def test_a_pod_whose_earlier_incarnation_ended_on_another_node_is_bound():
     first = build_pod(uid="uid-1", annotations={ANNOTATION_RUN_SECONDS: "0"})
     second = build_pod(uid="uid-2")
 
-    statuses = await _run([(build_binding(first, "n1"), 0), (build_binding(second, "n2"), 3)])
+    statuses = await _run([(build_binding(first, "n1"), 0), (build_binding(second, "n2"), 2)])
 
-    ended = statuses[2]
+    ended = statuses[1]
     assert isinstance(ended, PodPhaseChanged)
     assert ended.phase is PodPhase.SUCCEEDED
-    bound = statuses[3]
+    bound = statuses[2]
     assert isinstance(bound, PodPhaseChanged)
-    assert (bound.node, bound.phase, bound.pod_uid) == ("n2", PodPhase.PENDING, "uid-2")
+    assert (bound.node, bound.phase, bound.pod_uid) == ("n2", PodPhase.RUNNING, "uid-2")

@@ -37,6 +37,11 @@ from tests.unit.services.cluster.builders import (
 RUN_10S = {ANNOTATION_START_SECONDS: "2", ANNOTATION_RUN_SECONDS: "10"}
 
 
+DELAYED = ClusterConf(start_delay_seconds=1.0)
+"""Pods start a second after their binding: Pending on the node meanwhile."""
+RUN_10S_AT_ONCE = {ANNOTATION_RUN_SECONDS: "10"}
+
+
 def only_refusal(emit: tuple[object, ...]) -> BindingRefused:
     assert len(emit) == 1
     refused = emit[0]
@@ -57,7 +62,7 @@ def phases(emit: tuple[object, ...]) -> list[tuple[str, PodPhase]]:
 
 def test_pod_is_bound_pending_and_holds_capacity_when_it_fits_the_node():
     pod = build_pod(cpu="1500m", memory="2Gi")
-    step = decide(build_sim_node(), build_binding(pod), build_ctx(3), CONF)
+    step = decide(build_sim_node(), build_binding(pod), build_ctx(3), DELAYED)
 
     (bound,) = step.emit
     assert isinstance(bound, PodPhaseChanged)
@@ -75,6 +80,26 @@ def test_pod_is_bound_pending_and_holds_capacity_when_it_fits_the_node():
     )
     assert step.state is not None
     assert step.state.used == {"cpu": 1500, "memory": 2 * 2**30, "pods": 1}
+
+
+def test_pod_without_a_start_delay_is_running_as_it_is_bound_in_one_status():
+    pod = build_pod(cpu="1500m", memory="2Gi", annotations=RUN_10S_AT_ONCE)
+    step = decide(build_sim_node(), build_binding(pod), build_ctx(3), CONF)
+
+    (bound,) = step.emit
+    assert isinstance(bound, PodPhaseChanged)
+    assert (bound.node, bound.phase, bound.reason, bound.occurred_at) == (
+        "n1",
+        PodPhase.RUNNING,
+        "Bound",
+        at(3),
+    )
+    assert step.state is not None
+    assert step.state.used == {"cpu": 1500, "memory": 2 * 2**30, "pods": 1}
+    assert next_deadline(step.state) == at(13)
+    # the same id as the Running status a tick would have given
+    later = decide(step.state, Tick(at(13)), build_ctx(13), CONF)
+    assert phases(later.emit) == [("default/j1-worker-0", PodPhase.SUCCEEDED)]
 
 
 def test_binding_is_refused_node_not_found_when_the_node_was_never_added():
@@ -202,7 +227,7 @@ def test_binding_is_accepted_when_bound_elsewhere_names_this_node():
         bound_elsewhere=NodeName("n1"),
     )
 
-    assert phases(step.emit) == [("default/j1-worker-0", PodPhase.PENDING)]
+    assert phases(step.emit) == [("default/j1-worker-0", PodPhase.RUNNING)]
 
 
 def test_binding_is_refused_already_bound_when_an_older_incarnation_holds_the_name():
@@ -249,7 +274,7 @@ def test_pod_events_have_new_ids_when_a_pod_name_is_bound_again_after_deletion()
 
     second = decide(deleted, build_binding(pod, attempt=1), build_ctx(2), CONF)
 
-    assert phases(second.emit) == [("default/j1-worker-0", PodPhase.PENDING)]
+    assert phases(second.emit) == [("default/j1-worker-0", PodPhase.RUNNING)]
     assert second.emit[0].event_id != first.emit[0].event_id
 
 
@@ -329,11 +354,10 @@ def test_late_tick_emits_every_due_transition_in_time_order():
     step = decide(state, Tick(at(9)), build_ctx(9), CONF)
 
     assert phases(step.emit) == [
-        ("default/a", PodPhase.RUNNING),
         ("default/b", PodPhase.RUNNING),
         ("default/a", PodPhase.SUCCEEDED),
     ]
-    assert [event.occurred_at for event in step.emit] == [at(0), at(3), at(5)]
+    assert [event.occurred_at for event in step.emit] == [at(3), at(5)]
 
 
 def test_pod_starts_after_the_configured_delay_when_it_has_no_start_annotation():
@@ -405,7 +429,7 @@ def test_terminal_pod_frees_its_capacity_when_it_succeeds():
 
     step = decide(done, build_binding(build_pod("b", cpu="4", memory="1Gi")), build_ctx(2), CONF)
 
-    assert phases(step.emit) == [("default/b", PodPhase.PENDING)]
+    assert phases(step.emit) == [("default/b", PodPhase.RUNNING)]
 
 
 def test_tick_is_a_no_op_when_the_node_does_not_exist():
@@ -636,7 +660,7 @@ def test_next_deadline_is_none_when_the_node_does_not_exist():
 
 
 def test_pods_start_after_their_own_delay_when_bound_at_different_times():
-    state = bind(build_sim_node(), build_pod("a"), seconds=1)
+    state = bind(build_sim_node(), build_pod("a", annotations={ANNOTATION_START_SECONDS: "1"}))
     state = bind(state, build_pod("b", annotations={ANNOTATION_START_SECONDS: "0.25"}), seconds=2)
 
     step = decide(state, Tick(at(2.25)), build_ctx(2.25), CONF)
