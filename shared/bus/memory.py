@@ -119,8 +119,12 @@ class InMemoryBus:
         on_assigned: RebalanceCallback | None = None,
         on_revoked: RebalanceCallback | None = None,
         partitions: Sequence[TopicPartition] | None = None,
+        membership_only: bool = False,
     ) -> MemoryConsumer:
-        """A consumer of ``topics`` in ``group`` (every partition when ``group`` is None)."""
+        """A consumer of ``topics`` in ``group`` (every partition when ``group`` is None).
+
+        ``membership_only`` changes nothing here: reading memory costs no broker.
+        """
         return MemoryConsumer(
             self,
             tuple(topics),

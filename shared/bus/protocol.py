@@ -74,9 +74,12 @@ class Bus(Protocol):
         on_assigned: RebalanceCallback | None = None,
         on_revoked: RebalanceCallback | None = None,
         partitions: Sequence[TopicPartition] | None = None,
+        membership_only: bool = False,
     ) -> Consumer:
         """A consumer of ``topics`` in ``group``; without group it reads every partition.
 
         ``partitions`` (without group) restricts it to those partitions, read from the start.
+        ``membership_only``: the consumer holds its group membership and never reads (a
+        lease); on Kafka its partitions are paused, so it sends heartbeats and no fetches.
         """
         ...

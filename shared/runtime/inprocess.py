@@ -189,6 +189,7 @@ class RecordingBus:
         on_assigned: RebalanceCallback | None = None,
         on_revoked: RebalanceCallback | None = None,
         partitions: Sequence[TopicPartition] | None = None,
+        membership_only: bool = False,
     ) -> Consumer:
         """A consumer of the inner bus."""
         return self._inner.consumer(
@@ -198,6 +199,7 @@ class RecordingBus:
             on_assigned=on_assigned,
             on_revoked=on_revoked,
             partitions=partitions,
+            membership_only=membership_only,
         )
 
 

@@ -45,13 +45,17 @@ class Lease:
         return self.active.is_set()
 
     async def hold(self) -> None:
-        """Stay in the lease group until cancelled (polling keeps the membership alive)."""
+        """Stay in the lease group until cancelled (polling keeps the membership alive).
+
+        The lease topic is never read: its consumer only holds the membership.
+        """
         consumer = self._bus.consumer(
             [self.topic],
             group=self.group,
             client_id=self.client_id,
             on_assigned=self._assigned,
             on_revoked=self._revoked,
+            membership_only=True,
         )
         await consumer.start()
         try:
