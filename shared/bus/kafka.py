@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import heapq
 import ssl
+import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -78,6 +79,12 @@ class KafkaSettings:
     """How long the broker may hold a fetch that finds nothing. Tansu answers such a fetch
     only when the wait ends, so this bounds a hop's latency; shorter waits cost the broker
     idle polling (``make bench`` measures both)."""
+    idle_fetch_max_wait_ms: int = 250
+    """The fetch wait of a consumer that has read nothing for ``idle_after_ms``: an idle
+    system costs the broker a tenth of the empty fetches; the first record after the quiet
+    waits up to this long per hop, and its consumer is back to ``fetch_max_wait_ms`` at
+    once. Not above ``fetch_max_wait_ms``: consumers never slow down."""
+    idle_after_ms: int = 5000
     session_timeout_ms: int = 6000
     heartbeat_interval_ms: int = 1000
     request_timeout_ms: int = 15000
@@ -483,6 +490,8 @@ class KafkaConsumer:
         self._on_revoked = on_revoked
         self._fixed = fixed
         self._consumer: AIOKafkaConsumer | None = None
+        self._quiet_since = time.monotonic()
+        self._slowed = False
 
     async def _revoked(self, revoked: Any) -> None:
         if self._on_revoked is not None and revoked:
@@ -552,9 +561,9 @@ class KafkaConsumer:
         would be handled before the pod failure that caused its recreation. Merging by
         timestamp, as Kafka Streams does, restores that order.
         """
-        batches = await self._started().getmany(
-            timeout_ms=int(timeout * 1000), max_records=max_records
-        )
+        consumer = self._started()
+        batches = await consumer.getmany(timeout_ms=int(timeout * 1000), max_records=max_records)
+        self._pace(consumer, bool(batches))
         runs = [
             [
                 (
@@ -576,6 +585,34 @@ class KafkaConsumer:
         ]
         # heapq.merge keeps each partition's own order, whatever its timestamps
         return [item[3] for item in heapq.merge(*runs, key=lambda item: item[:3])]
+
+    @property
+    def fetch_wait_ms(self) -> int | None:
+        """How long the broker may hold this consumer's next fetch (None before start)."""
+        fetcher = getattr(self._consumer, "_fetcher", None)
+        wait = getattr(fetcher, "_fetch_max_wait_ms", None)
+        return wait if isinstance(wait, int) else None
+
+    def _pace(self, consumer: AIOKafkaConsumer, read: bool) -> None:
+        """Wait longer per fetch once quiet for ``idle_after_ms``; back at once on a record.
+
+        aiokafka reads its fetch wait from the fetcher each time it builds a request; a
+        client without that attribute keeps its wait.
+        """
+        settings = self._settings
+        if read:
+            self._quiet_since = time.monotonic()
+            if self._slowed:
+                self._slowed = False
+                _set_fetch_wait(consumer, settings.fetch_max_wait_ms)
+            return
+        if (
+            not self._slowed
+            and settings.idle_fetch_max_wait_ms > settings.fetch_max_wait_ms
+            and (time.monotonic() - self._quiet_since) * 1000 >= settings.idle_after_ms
+        ):
+            self._slowed = True
+            _set_fetch_wait(consumer, settings.idle_fetch_max_wait_ms)
 
     async def commit(self, offsets: Mapping[TopicPartition, int]) -> None:
         """Commit the next offsets to read."""
@@ -606,3 +643,9 @@ class KafkaConsumer:
         if self._consumer is not None:
             consumer, self._consumer = self._consumer, None
             await consumer.stop()
+
+
+def _set_fetch_wait(consumer: AIOKafkaConsumer, wait_ms: int) -> None:
+    fetcher = getattr(consumer, "_fetcher", None)
+    if fetcher is not None and hasattr(fetcher, "_fetch_max_wait_ms"):
+        fetcher._fetch_max_wait_ms = wait_ms

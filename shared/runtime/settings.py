@@ -135,6 +135,8 @@ class Settings:
     ``VCBUS_TOPIC_PREFIX`` [vcbus.], ``VCBUS_PARTITIONS`` [4],
     ``VCBUS_MAX_POLL_RECORDS`` [500], ``VCBUS_POLL_TIMEOUT`` [0.5 s],
     ``VCBUS_HANDLER_ATTEMPTS`` [3], ``VCBUS_LINGER_MS`` [2], ``VCBUS_FETCH_MAX_WAIT_MS`` [25],
+    ``VCBUS_IDLE_FETCH_MAX_WAIT_MS`` [250: a consumer quiet for ``VCBUS_IDLE_AFTER_MS``
+    [5000] waits this long per fetch until its next record],
     ``VCBUS_SESSION_TIMEOUT_MS`` [6000], ``VCBUS_MAX_PAYLOAD_BYTES`` [1048576],
     ``VCBUS_CYCLE_REST`` [2.0: under a stream of changes a scheduling service rests this
     many times its last cycle's duration between cycles], ``VCBUS_TOPICS_FILE``
@@ -183,6 +185,8 @@ class Settings:
             ssl_key_password=env.get("KAFKA_SSL_KEY_PASSWORD") or None,
             linger_ms=_int(env, "VCBUS_LINGER_MS", 2),
             fetch_max_wait_ms=_int(env, "VCBUS_FETCH_MAX_WAIT_MS", 25),
+            idle_fetch_max_wait_ms=_int(env, "VCBUS_IDLE_FETCH_MAX_WAIT_MS", 250),
+            idle_after_ms=_int(env, "VCBUS_IDLE_AFTER_MS", 5000),
             session_timeout_ms=_int(env, "VCBUS_SESSION_TIMEOUT_MS", 6000, minimum=1000),
         )
         _check_security(kafka)

@@ -77,7 +77,7 @@ def report(result: dict[str, Any]) -> str:
         f"  cpu seconds in the burst: {burst['cpu_s']}; machine busy {burst['machine_busy_s']} s "
         f"of which other processes (not this benchmark) {burst['other_processes_cpu_s']} s; "
         f"load average {burst['loadavg_1m']}",
-        f"  idle (nothing submitted), cores used: {result['idle_cores']}",
+        f"  idle (nothing submitted, consumers quiet): cores used {result['idle_cores']}",
     ]
     for name, profile in result.get("profile", {}).items():
         top = ", ".join(f"{frame} {share}%" for frame, share in profile["self"][:6])

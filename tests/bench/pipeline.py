@@ -432,8 +432,13 @@ class Pipeline:
         out["machine"] = machine_busy_seconds()
         return out
 
-    async def _idle_cpu(self, seconds: float = 3.0) -> dict[str, float]:
-        """Cores used by each process while nothing is submitted (polling, heartbeats)."""
+    async def _idle_cpu(self, settings: Settings, seconds: float = 5.0) -> dict[str, float]:
+        """Cores used by each process while nothing is submitted (polling, heartbeats).
+
+        Measured once the consumers have been quiet for their ``idle_after_ms`` (and a
+        second more), so they hold their fetches for ``idle_fetch_max_wait_ms``.
+        """
+        await asyncio.sleep(settings.kafka.idle_after_ms / 1000 + 1.0)
         before = self._cpu()
         await asyncio.sleep(seconds)
         after = self._cpu()
@@ -452,7 +457,7 @@ class Pipeline:
         config = self.config
         ready_s = await self._wait_ready(bootstrap)
         startup_s = time.perf_counter() - started_services
-        idle = await self._idle_cpu()
+        idle = await self._idle_cpu(settings)
 
         # probe: one job at a time, unloaded
         probe_latency: list[float] = []
