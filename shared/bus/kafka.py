@@ -576,7 +576,7 @@ class KafkaConsumer:
                         message.offset,
                         message.key,
                         message.value,
-                        tuple((k, bytes(v)) for k, v in (message.headers or ())),
+                        tuple((k, b"" if v is None else v) for k, v in message.headers),
                     ),
                 )
                 for message in batches[kafka_tp]
