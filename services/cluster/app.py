@@ -119,7 +119,7 @@ def build_service(
         ],
         stores=[store],
         timers=[reactor],
-        tables=[Table("pods", [Topic.PODS], on_pods)],
+        tables=[Table("pods", [Topic.PODS], on_pods, only=[PodDeleted])],
         tasks=[register_nodes] if nodes else [],
         on_restored=restored,
     )

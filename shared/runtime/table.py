@@ -15,9 +15,10 @@ from collections.abc import Awaitable, Callable, Sequence
 
 import structlog
 
-from contracts._base import Event
+from contracts._base import Event, tag_of
 from contracts.topics import TOPIC_SPECS, Topic
 from shared.bus.codec import Poison, TopicCodec, Unknown
+from shared.bus.envelope import HEADER_EVENT_TYPE
 from shared.bus.protocol import Bus
 from shared.bus.records import Record, TopicPartition
 
@@ -31,9 +32,23 @@ DeadLetter = Callable[[Record, str], Awaitable[None]]
 class Table:
     """Applies every event of ``topics`` to a view through ``apply``."""
 
-    def __init__(self, name: str, topics: Sequence[Topic], apply: Apply) -> None:
+    def __init__(
+        self,
+        name: str,
+        topics: Sequence[Topic],
+        apply: Apply,
+        *,
+        only: Sequence[type[Event]] | None = None,
+    ) -> None:
+        """A table of ``topics`` folded by ``apply``.
+
+        ``only``: the event types the view folds; a record whose ``event-type`` header
+        names another is passed over undecoded (the cluster reads ``pods`` for deletions
+        and skips every ``PodCreated``, the bulk of the topic).
+        """
         self.name = name
         self.topics = tuple(topics)
+        self._only = None if only is None else frozenset(tag_of(kind).encode() for kind in only)
         self._applies: list[Apply] = [apply]
         self.caught_up = asyncio.Event()
         self.changed = asyncio.Event()
@@ -72,6 +87,10 @@ class Table:
                 records = await consumer.getmany(timeout=0.5, max_records=max_records)
                 for record in records:
                     positions[record.tp] = record.offset + 1
+                    if self._only is not None:
+                        named = record.header(HEADER_EVENT_TYPE)
+                        if named is not None and named not in self._only:
+                            continue
                     decoded = codecs[record.topic].decode(record.value)
                     if isinstance(decoded, Unknown | Poison):
                         log.info(
