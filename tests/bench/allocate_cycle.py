@@ -124,7 +124,7 @@ def measure(pods: int, nodes: int, repeat: int) -> None:
     print(line(measure_cycle(pods, nodes, repeat)))
 
 
-SIZES = ((1_000, 1_000), (1_000, 5_000), (10_000, 1_000), (10_000, 5_000))
+SIZES = ((1_000, 1_000), (1_000, 5_000), (10_000, 1_000), (10_000, 5_000), (10_000, 50_000))
 """(pending pods, nodes) measured by default."""
 
 

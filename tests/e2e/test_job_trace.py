@@ -41,6 +41,7 @@ pytestmark = pytest.mark.timeout(240)
 
 JOB = "default/traced-nginx"
 MESSAGE_ID = "messaging.message.id"
+BATCH_COUNT = "messaging.batch.message_count"
 DESTINATION = "messaging.destination.name"
 
 
@@ -52,7 +53,8 @@ class JobTrace:
     spans: list[ReceivedSpan]
     view: StatusView
     exit_codes: dict[str, int]
-    later_stage_pod_events: set[str]
+    later_stage_pod_sends: set[str]
+    """The ``send`` span ids the later stages' ``PodCreated`` records carry."""
     prefix: str
     logs: str
 
@@ -105,13 +107,13 @@ def _submit_with_cli(system: System, path: Path, otel: dict[str, str]) -> str:
 
 
 async def _finish(system: System) -> tuple[StatusView, set[str]]:
-    """Wait for the job to finish; the event ids of the pods of its later stages."""
+    """Wait for the job to finish; the send spans of the pods of its later stages."""
     view = await wait_for_jobs(system, [JOB])
     assert str(view.jobs[JOB].phase) == str(JobPhase.COMPLETED), describe(view, system)
     pods = await read_topic(system, Topic.PODS)
     later = {
-        event.event_id
-        for _, event in pods
+        (record.header("traceparent") or b"").decode().split("-")[2]
+        for record, event in pods
         if isinstance(event, PodCreated) and event.pod.task in ("job-nginx2", "job-nginx3")
     }
     return view, later
@@ -150,7 +152,11 @@ def test_trace_has_one_root_and_no_orphans_when_services_flush_on_stop(
 def test_messaging_spans_follow_conventions_when_records_cross_services(
     job_trace: JobTrace,
 ) -> None:
-    """``send <topic>`` is a PRODUCER; ``process <topic>`` a CONSUMER whose parent sent it."""
+    """``send <topic>`` is a PRODUCER; ``process <topic>`` a CONSUMER whose parent sent it.
+
+    A span of one record names it (``messaging.message.id``); a span of several records of
+    one batch counts them (``messaging.batch.message_count``) instead.
+    """
     by_id = job_trace.by_id()
     sends = [span for span in job_trace.trace if span.name.startswith("send ")]
     processes = [span for span in job_trace.trace if span.name.startswith("process ")]
@@ -159,10 +165,15 @@ def test_messaging_spans_follow_conventions_when_records_cross_services(
     assert {span.kind for span in processes} == {"CONSUMER"}
     for span in (*sends, *processes):
         assert span.name.split(" ", 1)[1] == span.attributes[DESTINATION]
+        count = span.attributes.get(BATCH_COUNT)
+        assert (MESSAGE_ID in span.attributes) == (count is None), span.attributes
+        assert count is None or int(str(count)) >= 2
     for span in processes:
         parent = by_id[span.parent_span_id]
         assert (parent.kind, parent.name) == ("PRODUCER", f"send {span.attributes[DESTINATION]}")
-        assert parent.attributes[MESSAGE_ID] == span.attributes[MESSAGE_ID]
+        if MESSAGE_ID in parent.attributes and MESSAGE_ID in span.attributes:
+            assert parent.attributes[MESSAGE_ID] == span.attributes[MESSAGE_ID]
+    assert any(BATCH_COUNT in span.attributes for span in sends), "the pods of a stage"
     consumed = {span.attributes[DESTINATION] for span in processes}
     expected = {
         Topic.JOBS_SUBMITTED,
@@ -180,15 +191,15 @@ def test_later_stage_pods_are_created_in_the_job_trace_when_their_dependency_is_
     """nginx2's and nginx3's PodCreated are sent while processing a pod status."""
     by_id = job_trace.by_id()
     sent = {
-        span.attributes[MESSAGE_ID]: span
+        span.span_id: span
         for span in job_trace.trace
         if span.name == f"send {job_trace.prefix}{Topic.PODS}"
     }
 
-    assert job_trace.later_stage_pod_events
-    assert job_trace.later_stage_pod_events <= set(sent)
-    for event_id in job_trace.later_stage_pod_events:
-        triggers = _ancestors(sent[event_id], by_id)
+    assert job_trace.later_stage_pod_sends
+    assert job_trace.later_stage_pod_sends <= set(sent)
+    for span_id in job_trace.later_stage_pod_sends:
+        triggers = _ancestors(sent[span_id], by_id)
         assert f"process {job_trace.prefix}{Topic.PODS_STATUS}" in triggers
 
 
