@@ -268,27 +268,15 @@ def _bind(
         invalid=settings.invalid,
         grace_seconds=_grace(pod.termination_grace_period_seconds),
     )
+    message = f"bound to node {node.name}"
     if sim.starts_at <= ctx.now and not sim.invalid:
         # no start delay: the pod is Running as it is bound, one status instead of two
         # (Pending on the node, then Running at the same instant); its reason is still
         # the binding's
         sim = msgspec.structs.replace(sim, phase=PodPhase.RUNNING, started_at=ctx.now)
-        event = _phase_event(
-            sim,
-            node.name,
-            PodPhase.RUNNING,
-            at=ctx.now,
-            reason=REASON_BOUND,
-            message=f"bound to node {node.name} and started",
-        )
-        return Step(with_pod_added(node, sim), (event,))
+        message += " and started"
     event = _phase_event(
-        sim,
-        node.name,
-        PodPhase.PENDING,
-        at=ctx.now,
-        reason=REASON_BOUND,
-        message=f"bound to node {node.name}",
+        sim, node.name, sim.phase, at=ctx.now, reason=REASON_BOUND, message=message
     )
     return Step(with_pod_added(node, sim), (event,))
 

@@ -8,8 +8,10 @@ the broker a fetch every ``fetch_max_wait_ms``; once quiet for ``idle_after_ms``
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import AsyncIterator
 
-from shared.bus.kafka import AioKafkaBus, KafkaConsumer, KafkaSettings
+from shared.bus.kafka import AioKafkaBus, KafkaConsumer, KafkaProducer, KafkaSettings
 from shared.bus.records import OutRecord, Record, TopicConfig, TopicPartition
 
 
@@ -21,24 +23,40 @@ async def _read(consumer: KafkaConsumer, want: int) -> list[Record]:
     return got
 
 
-async def test_a_quiet_consumer_waits_longer_per_fetch_until_its_next_record(
-    kafka_bootstrap: str, topic_prefix: str
-) -> None:
-    settings = KafkaSettings(
-        bootstrap_servers=kafka_bootstrap,
-        fetch_max_wait_ms=25,
-        idle_fetch_max_wait_ms=300,
-        idle_after_ms=200,
+@contextlib.asynccontextmanager
+async def _consumer(
+    bootstrap: str, topic: str, *, idle_wait_ms: int, idle_after_ms: int
+) -> AsyncIterator[tuple[KafkaConsumer, KafkaProducer]]:
+    """A started consumer of ``topic`` (fetch wait 25 ms) and a producer to it."""
+    bus = AioKafkaBus(
+        KafkaSettings(
+            bootstrap_servers=bootstrap,
+            fetch_max_wait_ms=25,
+            idle_fetch_max_wait_ms=idle_wait_ms,
+            idle_after_ms=idle_after_ms,
+        )
     )
-    bus = AioKafkaBus(settings)
-    topic = f"{topic_prefix}idle"
     await bus.ensure_topics([TopicConfig(topic, 1)])
-    producer = bus.producer(client_id="idle")
+    producer = bus.producer(client_id=topic)
     consumer = bus.consumer(
-        [topic], group=None, client_id="idle", partitions=[TopicPartition(topic, 0)]
+        [topic], group=None, client_id=topic, partitions=[TopicPartition(topic, 0)]
     )
     await consumer.start()
     try:
+        yield consumer, producer
+    finally:
+        await consumer.stop()
+        await producer.stop()
+
+
+async def test_a_quiet_consumer_waits_longer_per_fetch_until_its_next_record(
+    kafka_bootstrap: str, topic_prefix: str
+) -> None:
+    topic = f"{topic_prefix}idle"
+    async with _consumer(kafka_bootstrap, topic, idle_wait_ms=300, idle_after_ms=200) as (
+        consumer,
+        producer,
+    ):
         await producer.send([OutRecord(topic, b"k", b"1")])
         assert [r.value for r in await _read(consumer, 1)] == [b"1"]
         assert consumer.fetch_wait_ms == 25
@@ -52,30 +70,16 @@ async def test_a_quiet_consumer_waits_longer_per_fetch_until_its_next_record(
         await producer.send([OutRecord(topic, b"k", b"2")])
         assert [r.value for r in await _read(consumer, 1)] == [b"2"]
         assert consumer.fetch_wait_ms == 25
-    finally:
-        await consumer.stop()
-        await producer.stop()
 
 
 async def test_a_consumer_never_slows_when_the_idle_wait_is_not_longer(
     kafka_bootstrap: str, topic_prefix: str
 ) -> None:
-    settings = KafkaSettings(
-        bootstrap_servers=kafka_bootstrap,
-        fetch_max_wait_ms=25,
-        idle_fetch_max_wait_ms=0,
-        idle_after_ms=0,
-    )
-    bus = AioKafkaBus(settings)
     topic = f"{topic_prefix}busy"
-    await bus.ensure_topics([TopicConfig(topic, 1)])
-    consumer = bus.consumer(
-        [topic], group=None, client_id="busy", partitions=[TopicPartition(topic, 0)]
-    )
-    await consumer.start()
-    try:
+    async with _consumer(kafka_bootstrap, topic, idle_wait_ms=0, idle_after_ms=0) as (
+        consumer,
+        _,
+    ):
         for _ in range(3):
             assert await consumer.getmany(timeout=0.1, max_records=100) == []
         assert consumer.fetch_wait_ms == 25
-    finally:
-        await consumer.stop()

@@ -1,9 +1,20 @@
-"""A table (a whole-topic view) dead-letters what it cannot read or fold, and goes on."""
+"""A table (a whole-topic view) dead-letters what it cannot read or fold, and goes on.
+
+Told which event types it folds, it passes over the others by their type header, unread.
+"""
 
 from __future__ import annotations
 
-from contracts import Event, JobDeleteAccepted, Topic
-from shared.bus.envelope import HEADER_DLT_ERROR, HEADER_DLT_SERVICE, HEADER_DLT_TOPIC
+from collections.abc import Callable
+
+from contracts import Event, JobAdmitted, JobDeleteAccepted, Topic, tag_of
+from shared.bus.envelope import (
+    HEADER_DLT_ERROR,
+    HEADER_DLT_OFFSET,
+    HEADER_DLT_SERVICE,
+    HEADER_DLT_TOPIC,
+    HEADER_EVENT_TYPE,
+)
 from shared.bus.kafka import KafkaSettings
 from shared.bus.memory import InMemoryBus
 from shared.bus.outbox import event_record
@@ -19,9 +30,25 @@ PREFIX = "unit."
 TOPIC = f"{PREFIX}{Topic.JOBS_ADMITTED}"
 
 
-async def test_undecodable_and_unfoldable_records_are_dead_lettered_and_the_view_goes_on() -> None:
+SETTINGS = Settings(kafka=KafkaSettings(bootstrap_servers="memory"), topic_prefix=PREFIX)
+
+
+async def _follow(
+    table: Table, records: list[OutRecord], done: Callable[[], bool], dead_letters: int
+) -> list[Record]:
+    """Run a service following ``table`` over ``records`` until ``done``; its dead letters."""
     bus = InMemoryBus()
-    settings = Settings(kafka=KafkaSettings(bootstrap_servers="memory"), topic_prefix=PREFIX)
+    service = Service(name="viewer", tables=[table])
+    await ensure_topics(bus, [service], PREFIX, SETTINGS.partitions)
+    producer = bus.producer(client_id="test")
+    await producer.send(records)
+    await producer.stop()
+    async with running(service, bus, SETTINGS):
+        assert await wait_until(done)
+        return await read_topic(bus, f"{TOPIC}.DLT", want=dead_letters)
+
+
+async def test_undecodable_and_unfoldable_records_are_dead_lettered_and_the_view_goes_on() -> None:
     seen: list[str] = []
 
     def fold(event: Event, record: Record) -> None:
@@ -30,11 +57,9 @@ async def test_undecodable_and_unfoldable_records_are_dead_lettered_and_the_view
         if isinstance(event, JobDeleteAccepted):
             seen.append(event.job_key)
 
-    service = Service(name="viewer", tables=[Table("view", [Topic.JOBS_ADMITTED], fold)])
-    await ensure_topics(bus, [service], PREFIX, settings.partitions)
     nested = b'{"type":' * 50_000
-    producer = bus.producer(client_id="test")
-    await producer.send(
+    dead = await _follow(
+        Table("view", [Topic.JOBS_ADMITTED], fold),
         [
             OutRecord(TOPIC, b"ns/a", b"\x00\xff not json"),
             OutRecord(TOPIC, b"ns/a", nested),
@@ -42,13 +67,10 @@ async def test_undecodable_and_unfoldable_records_are_dead_lettered_and_the_view
             OutRecord(TOPIC, b"ns/a", b'{"type": "job.teleported.v9", "event_id": "x"}'),
             event_record(delete_event("ns/explodes", 1), PREFIX),
             event_record(delete_event("ns/fine", 1), PREFIX),
-        ]
+        ],
+        lambda: seen == ["ns/fine"],
+        4,
     )
-    await producer.stop()
-
-    async with running(service, bus, settings):
-        assert await wait_until(lambda: seen == ["ns/fine"])
-        dead = await read_topic(bus, f"{TOPIC}.DLT", want=4)
 
     assert len(dead) == 4  # the unknown type is skipped, not dead-lettered
     errors = [(record.header(HEADER_DLT_ERROR) or b"").decode() for record in dead]
@@ -57,3 +79,32 @@ async def test_undecodable_and_unfoldable_records_are_dead_lettered_and_the_view
     for record in dead:
         assert record.header(HEADER_DLT_TOPIC) == TOPIC.encode()
         assert record.header(HEADER_DLT_SERVICE) == b"viewer"
+
+
+async def test_records_of_other_types_are_passed_over_unread_and_the_rest_folded() -> None:
+    """A table told which event types it folds passes over the others without decoding them."""
+    seen: list[str] = []
+
+    def fold(event: Event, record: Record) -> None:
+        assert isinstance(event, JobDeleteAccepted)
+        seen.append(event.job_key)
+
+    table = Table("deletes", [Topic.JOBS_ADMITTED], fold, only=[JobDeleteAccepted])
+    named_admitted = ((HEADER_EVENT_TYPE, tag_of(JobAdmitted).encode()),)
+    dead = await _follow(
+        table,
+        [
+            # named as another type: never decoded, so its garbage is no dead letter
+            OutRecord(TOPIC, b"ns/a", b"\x00\xff not json", named_admitted),
+            event_record(delete_event("ns/first", 1), PREFIX),
+            # no type header: decoded as before, and dead-lettered when it cannot be
+            OutRecord(TOPIC, b"ns/a", b"\x00\xff not json"),
+            event_record(delete_event("ns/second", 1), PREFIX),
+        ],
+        lambda: seen == ["ns/first", "ns/second"],
+        1,
+    )
+
+    # both garbage records are ns/a's (offsets 0 and 1 of its partition): only the second
+    assert [record.header(HEADER_DLT_OFFSET) for record in dead] == [b"1"]
+    assert table.records_read == 2
