@@ -33,11 +33,10 @@ def event_record(event: Event, prefix: str, sends: SendSpans | None = None) -> O
     key = key_of(event)
     tag = event_tag(event)
     topic = f"{prefix}{spec.topic}"
-    own = sends is None
     spans = SendSpans() if sends is None else sends
     trace_headers = spans.headers(topic, key=key, event_type=tag, event_id=event.event_id)
-    if own:
-        spans.close()
+    if sends is None:
+        spans.close()  # a span of its own: ended at once
     headers = (
         (HEADER_EVENT_TYPE, tag.encode()),
         (HEADER_EVENT_ID, event.event_id.encode()),

@@ -87,7 +87,7 @@ class Router:
 
     async def dispatch_batch(self, records: Sequence[Record], outbox: Outbox) -> None:
         """Handle a batch's records in order; one ``process`` span per topic and trace."""
-        spans: dict[tuple[str, bytes | None], _Processing] = {}
+        spans: dict[tuple[str, bytes], _Processing] = {}
         try:
             for record in records:
                 await self._dispatch(record, outbox, spans)
@@ -99,23 +99,24 @@ class Router:
         self,
         record: Record,
         outbox: Outbox,
-        spans: dict[tuple[str, bytes | None], _Processing],
+        spans: dict[tuple[str, bytes], _Processing],
     ) -> None:
         route = self._routes[record.topic]
         key = record.key.decode("utf-8", "replace") if record.key is not None else None
         event_type = (record.header(HEADER_EVENT_TYPE) or b"").decode("utf-8", "replace")
         event_id = (record.header(HEADER_EVENT_ID) or b"").decode("utf-8", "replace")
         parent = record.header(TRACEPARENT)
-        group = (
+        # one span per topic and trace (the trace id of ``00-<trace id>-<span id>-<flags>``)
+        shared_by = (
             record.topic,
             parent[3:35] if parent is not None else b"key:" + (record.key or b""),
         )
-        processing = spans.get(group)
+        processing = spans.get(shared_by)
         if processing is None:
             span = start_process_span(
                 record.topic, headers=record.headers, group=self.group, handler=route.span
             )
-            processing = spans[group] = _Processing(
+            processing = spans[shared_by] = _Processing(
                 span, (record.partition, record.offset, key, event_type, event_id)
             )
         else:
