@@ -230,7 +230,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run the chosen service until SIGTERM or SIGINT; 0 on a clean stop."""
     gc.set_threshold(*GC_THRESHOLDS)
-    configure_logging(args.service)
+    configure_logging(args.service, cache=True)
     configure_tracing(args.service)
     settings = Settings.from_env()
     kafka = settings.kafka

@@ -78,7 +78,9 @@ class _StderrHandler(logging.Handler):
             self.handleError(record)
 
 
-def configure_logging(service: str, *, json: bool | None = None, level: str = "info") -> None:
+def configure_logging(
+    service: str, *, json: bool | None = None, level: str = "info", cache: bool = False
+) -> None:
     """Configure structlog and the standard ``logging`` module for this process.
 
     Call it once, at start-up; calling it again replaces the configuration.
@@ -88,6 +90,10 @@ def configure_logging(service: str, *, json: bool | None = None, level: str = "i
         json: JSON lines when True, coloured text when False, and when None JSON unless
             stderr is a terminal.
         level: The lowest level written; ``VCBUS_LOG_LEVEL`` overrides it.
+        cache: Each logger keeps the configuration it first used (``vcbus serve``, which
+            configures once before any line: a logger no longer rebinds on every call,
+            which a record's debug line paid at info level); a later call does not reach
+            loggers already used.
 
     Raises:
         ValueError: The level is not one of debug, info, warning, error, critical.
@@ -122,7 +128,7 @@ def configure_logging(service: str, *, json: bool | None = None, level: str = "i
         processors=[*shared, *renderers],
         wrapper_class=structlog.make_filtering_bound_logger(number),
         logger_factory=_stderr_logger,
-        cache_logger_on_first_use=False,
+        cache_logger_on_first_use=cache,
     )
     _route_stdlib(shared, renderers, number)
 

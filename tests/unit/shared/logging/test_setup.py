@@ -101,6 +101,23 @@ def test_debug_lines_are_written_when_level_is_debug(capsys):
     assert json_lines(capsys.readouterr().err)[0]["level"] == "debug"
 
 
+def test_a_logger_keeps_its_first_configuration_when_loggers_are_cached(capsys):
+    """``vcbus serve`` configures once and caches: a logger stops rebinding on every call."""
+    used = structlog.get_logger()
+    configure_logging("job-controller", json=True, level="info", cache=True)
+    used.info("batch_handled")
+    used.debug("record_handled")
+
+    configure_logging("job-controller", json=True, level="debug", cache=True)
+    used.debug("record_handled")  # still the first configuration's level: dropped
+    structlog.get_logger().debug("fresh")  # a logger not used yet takes the new one
+
+    assert [line["event"] for line in json_lines(capsys.readouterr().err)] == [
+        "batch_handled",
+        "fresh",
+    ]
+
+
 def test_start_up_fails_with_the_known_levels_when_level_is_unknown(monkeypatch):
     monkeypatch.setenv("VCBUS_LOG_LEVEL", "loud")
 
