@@ -53,7 +53,8 @@ def report(result: dict[str, Any]) -> str:
         f"  probe (unloaded, one job at a time): gang-ready p50 "
         f"{probe['gang_ready']['p50_ms']} ms, p99 {probe['gang_ready']['p99_ms']} ms; "
         f"ratio p50 / ({probe['hops']} hops x raw hop p50) = {probe['ratio_p50']} "
-        f"(x best raw hop: {probe['ratio_p50_best']})",
+        f"(x best raw hop: {probe['ratio_p50_best']}); the first, after the quiet spell: "
+        f"{probe['first_after_quiet_ms']} ms",
         f"  burst: {burst['pods_running']} pods Running in {burst['span_s']} s = "
         f"{burst['pods_per_s']} pods/s (submit took {burst['submit_s']} s)"
         + ("" if result["finished"] else "  [TIMED OUT]"),

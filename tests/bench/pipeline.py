@@ -459,8 +459,9 @@ class Pipeline:
         startup_s = time.perf_counter() - started_services
         idle = await self._idle_cpu(settings)
 
-        # probe: one job at a time, unloaded
+        # probe: one job at a time, unloaded; the first comes after the quiet spell
         probe_latency: list[float] = []
+        after_quiet: float | None = None
         for index, job in enumerate(
             build_jobs(config.probe_jobs + WARMUP_PROBES, config.run_seconds, prefix="probe")
         ):
@@ -470,6 +471,8 @@ class Pipeline:
             if not await observer.wait_for(lambda job=job: job.key in observer.job_ready, 60):
                 self._check_alive()
                 raise RuntimeError(f"probe job {job.key} not gang-ready within 60 s")
+            if after_quiet is None:
+                after_quiet = observer.job_ready[job.key] - sent
             if index >= WARMUP_PROBES:
                 probe_latency.append(observer.job_ready[job.key] - sent)
             await asyncio.sleep(0.05)
@@ -574,6 +577,7 @@ class Pipeline:
             "idle_cores": idle,
             "probe": {
                 "gang_ready": summary_ms(probe_latency),
+                "first_after_quiet_ms": round((after_quiet or 0.0) * 1000, 2),
                 "hops": HOPS["gang"],
                 "ratio_p50": round(probe_p50 / (HOPS["gang"] * raw_hop), 2)
                 if probe_p50 is not None
