@@ -81,12 +81,11 @@ class Router:
         """Broker-side names of the routed topics."""
         return sorted(self._routes)
 
-    async def dispatch(self, record: Record, outbox: Outbox) -> None:
-        """Handle one record; its outputs (or its dead letter) go to ``outbox``."""
-        await self.dispatch_batch([record], outbox)
-
     async def dispatch_batch(self, records: Sequence[Record], outbox: Outbox) -> None:
-        """Handle a batch's records in order; one ``process`` span per topic and trace."""
+        """Handle a batch's records in order; their outputs (or dead letters) go to ``outbox``.
+
+        One ``process`` span per topic and trace serves the batch's records of one job.
+        """
         spans: dict[tuple[str, bytes], _Processing] = {}
         try:
             for record in records:

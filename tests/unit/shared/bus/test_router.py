@@ -37,7 +37,7 @@ async def test_handler_outputs_are_sent_from_the_process_span_naming_the_handler
     router = _router(Route(Topic.JOBS_SUBMITTED, _answer, "echo.answer", raw=True))
 
     outbox = Outbox(PREFIX)
-    await router.dispatch(_record(), outbox)
+    await router.dispatch_batch([_record()], outbox)
     outbox.take()
 
     finished = {span.name: span for span in spans.get_finished_spans()}
@@ -65,7 +65,7 @@ async def test_failed_attempt_is_an_exception_event_of_the_process_span_when_ret
     router = _router(Route(Topic.JOBS_SUBMITTED, flaky, "echo.answer", raw=True))
     outbox = Outbox(PREFIX)
 
-    await router.dispatch(_record(), outbox)
+    await router.dispatch_batch([_record()], outbox)
 
     (process,) = [s for s in spans.get_finished_spans() if s.name.startswith("process ")]
     (event,) = process.events
