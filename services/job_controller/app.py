@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping
 
-from contracts import Event, JobStatusChanged, Topic
+from contracts import Topic
 from shared.bus.router import Route
 from shared.runtime.clock import Clock
 from shared.runtime.reactor import Entry, Reactor
@@ -16,20 +16,9 @@ from shared.state.changelog import ChangelogStore
 from .conf import ControllerConf
 from .core import ControllerInput, decide, next_deadline
 from .state import JobRecord
+from .status import counts_superseded
 
 NAME = "job-controller"
-
-
-def counts_superseded(event: Event) -> tuple[str, bool] | None:
-    """A job's status is published once per batch, besides every phase change.
-
-    A ``JobStatusChanged`` that changes no phase (new counts) is replaced by a later status
-    of the same job in the same batch; one that changes the phase is always published, so
-    a reader still sees every ``previous_phase`` → ``phase`` step.
-    """
-    if not isinstance(event, JobStatusChanged):
-        return None
-    return event.job_key, event.phase == event.previous_phase
 
 
 def build_service(

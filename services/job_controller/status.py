@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from contracts._base import derive_event_id, tag_of
+from contracts._base import Event, derive_event_id, tag_of
 from contracts.events.jobs_status import JobStatusChanged, TaskCounts
 from contracts.keys import split_key
 from contracts.objects.job import JobPhase
@@ -213,3 +213,15 @@ def status_event(
         ),
         trace_id=trace_id,
     )
+
+
+def counts_superseded(event: Event) -> tuple[str, bool] | None:
+    """A job's status is published once per batch, besides every phase change.
+
+    A ``JobStatusChanged`` that changes no phase (new counts) is replaced by a later status
+    of the same job in the same batch; one that changes the phase is always published, so
+    a reader still sees every ``previous_phase`` → ``phase`` step.
+    """
+    if not isinstance(event, JobStatusChanged):
+        return None
+    return event.job_key, event.phase == event.previous_phase

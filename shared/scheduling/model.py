@@ -85,18 +85,19 @@ SCHEDULED_STATUSES = frozenset(
 )
 """Volcano ``ScheduledStatus``."""
 
-_READY = (
+READY_STATUSES = (
     TaskStatus.BOUND,
     TaskStatus.BINDING,
     TaskStatus.RUNNING,
     TaskStatus.ALLOCATED,
     TaskStatus.SUCCEEDED,
 )
-_VALID = (*_READY, TaskStatus.PIPELINED, TaskStatus.PENDING)
-_READY_SET = frozenset(_READY)
+"""Statuses a gang counts as ready (Volcano ``ReadyTaskNum``)."""
+_VALID = (*READY_STATUSES, TaskStatus.PIPELINED, TaskStatus.PENDING)
+_READY_SET = frozenset(READY_STATUSES)
 _VALID_SET = frozenset(_VALID)
-_OCCUPIED = (*_READY,)
-_PIPELINED = (*_READY, TaskStatus.PIPELINED)
+_OCCUPIED = (*READY_STATUSES,)
+_PIPELINED = (*READY_STATUSES, TaskStatus.PIPELINED)
 _EPOCH = datetime.min
 
 

@@ -25,19 +25,11 @@ from contracts.objects.pod import ANNOTATION_PREEMPTABLE
 from shared.scheduling.framework.results import EvictNote
 from shared.scheduling.framework.session import Session
 from shared.scheduling.framework.statement import Statement
-from shared.scheduling.model import JobInfo, NodeInfo, TaskInfo, TaskStatus
+from shared.scheduling.model import READY_STATUSES, JobInfo, NodeInfo, TaskInfo, TaskStatus
 from shared.scheduling.resource import Missing, Resource
 
 PREEMPTABLE_STATUSES = frozenset({TaskStatus.BOUND, TaskStatus.RUNNING})
 """Volcano ``PreemptableStatus``: only Bound and Running tasks are victims."""
-
-_READY = (
-    TaskStatus.BOUND,
-    TaskStatus.BINDING,
-    TaskStatus.RUNNING,
-    TaskStatus.ALLOCATED,
-    TaskStatus.SUCCEEDED,
-)
 
 
 def is_preemptable(task: TaskInfo) -> bool:
@@ -93,7 +85,7 @@ def keeps_gang(job: JobInfo, task: TaskInfo, gone: int = 0, gone_role: int = 0) 
     minimum = job.task_min_available.get(task.role, 0)
     if minimum <= 0:
         return True
-    return job.role_count(task.role, _READY) - gone_role - 1 >= minimum
+    return job.role_count(task.role, READY_STATUSES) - gone_role - 1 >= minimum
 
 
 def order_victims(ssn: Session, victims: Sequence[TaskInfo]) -> list[TaskInfo]:

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 from contracts import JobDeleteAccepted, JobStatusChanged, job_key
 from contracts.objects import JobPhase
-from services.job_controller.app import counts_superseded
+from services.job_controller.status import counts_superseded
 from shared.bus.outbox import Outbox
 
 PREFIX = "unit."
