@@ -22,6 +22,7 @@ from shared.step import Ctx
 from shared.tracing.spans import current_trace_id
 
 from .core import AdmissionLimits, Submission, apply_queue_event, decide
+from .fields import FIELD_VALIDATION_HEADER, field_validation_of
 
 NAME = "admission"
 
@@ -50,7 +51,9 @@ def build_service(settings: Settings, clock: Clock) -> Service:
             offset=envelope.offset,
         )
         ctx = Ctx(now=stamps.next(), trace_id=current_trace_id())
-        return decide(view.queues, Submission(payload=envelope.event, origin=origin), ctx, limits)
+        header = dict(envelope.headers).get(FIELD_VALIDATION_HEADER)
+        submission = Submission(envelope.event, origin, field_validation_of(header))
+        return decide(view.queues, submission, ctx, limits)
 
     return Service(
         name=NAME,

@@ -65,6 +65,7 @@ from contracts.manifests import ManifestError, read_queue
 from contracts.objects.job import Job
 from contracts.objects.queue import Queue
 from services.admission.decode import MAX_PAYLOAD_BYTES, decode
+from services.admission.fields import FieldValidation
 from services.admission.fit import record_violations
 from services.admission.mutate import mutate
 from services.admission.names import dns1123_label_errors, dns1123_subdomain_errors
@@ -95,10 +96,14 @@ class AdmissionLimits:
 
 @dataclass(frozen=True, slots=True)
 class Submission:
-    """One ``jobs.submitted`` record: its value and where it was read."""
+    """One ``jobs.submitted`` record: its value, where it was read, and its field validation.
+
+    ``fields`` comes from the record's ``field-validation`` header (``Strict`` without one).
+    """
 
     payload: bytes
     origin: SubmissionOrigin
+    fields: FieldValidation = FieldValidation.STRICT
 
 
 def decide(
@@ -119,7 +124,9 @@ def decide(
         Exactly one event: ``JobAdmitted``, ``JobRejected``, ``JobDeleteAccepted``,
         ``JobAbortAccepted`` or ``JobResumeAccepted``.
     """
-    decoded = decode(submission.payload, max_bytes=limits.max_payload_bytes)
+    decoded = decode(
+        submission.payload, max_bytes=limits.max_payload_bytes, fields=submission.fields
+    )
     command = decoded.submission
     if command is None:
         return (_rejected(decoded.violations, submission, ctx, limits, decoded.job_key),)

@@ -10,7 +10,8 @@ decoder's reason"):
 ``MalformedYaml``, ``NestingTooDeep``, ``PayloadTooComplex`` (YAML aliases that expand to
 too many values or too much text), ``RecursiveAlias`` (an alias inside its own anchor),
 ``MultipleDocuments``, ``NotAMapping``, ``UnknownCommand``, ``InvalidCommand``,
-``NotAJob``, ``InvalidKey``, ``InvalidType``, ``MissingName``, ``Unencodable``.
+``NotAJob``, ``InvalidKey``, ``UnknownField`` (strict field validation,
+:mod:`services.admission.fields`), ``InvalidType``, ``MissingName``, ``Unencodable``.
 
 The size limit runs before any parsing; parsing itself, bounded in time and memory
 whatever the bytes (SPEC A12), is :mod:`services.admission.bounded_parse`, which gives the
@@ -35,6 +36,7 @@ from contracts.events.jobs_submitted import (
 from contracts.keys import JobKey, job_key
 from contracts.objects.job import JOB_API_VERSION, JOB_KIND, Job
 from services.admission.bounded_parse import RefusedError, parse_payload
+from services.admission.fields import FieldValidation, known_only, unknown_fields
 
 MAX_PAYLOAD_BYTES = 1024 * 1024
 """Default size limit of one submission (1 MiB)."""
@@ -64,29 +66,40 @@ class Decoded:
 
 
 def decode_submission(
-    payload: bytes, *, max_bytes: int = MAX_PAYLOAD_BYTES
+    payload: bytes,
+    *,
+    max_bytes: int = MAX_PAYLOAD_BYTES,
+    fields: FieldValidation = FieldValidation.STRICT,
 ) -> Job | Command | tuple[Violation, ...]:
     """Decode one submission.
 
     Args:
         payload: the record value as published on ``jobs.submitted``.
         max_bytes: payloads longer than this are refused without being parsed.
+        fields: whether a field no schema knows refuses the job (``Strict``).
 
     Returns:
         The Job or the command, or the violations that make the payload unusable.
     """
-    decoded = decode(payload, max_bytes=max_bytes)
+    decoded = decode(payload, max_bytes=max_bytes, fields=fields)
     if decoded.submission is not None:
         return decoded.submission
     return decoded.violations
 
 
-def decode(payload: bytes, *, max_bytes: int = MAX_PAYLOAD_BYTES) -> Decoded:
+def decode(
+    payload: bytes,
+    *,
+    max_bytes: int = MAX_PAYLOAD_BYTES,
+    fields: FieldValidation = FieldValidation.STRICT,
+) -> Decoded:
     """Decode one submission and report the job key it names even when it is refused.
 
     Args:
         payload: the record value as published on ``jobs.submitted``.
         max_bytes: payloads longer than this are refused without being parsed.
+        fields: ``Strict`` refuses a job with a field no schema knows, one violation
+            ``UnknownField`` per field; ``Warn`` and ``Ignore`` drop such fields.
 
     Returns:
         A :class:`Decoded` with the submission, or with the violations and, when the
@@ -109,7 +122,7 @@ def decode(payload: bytes, *, max_bytes: int = MAX_PAYLOAD_BYTES) -> Decoded:
         return Decoded(None, refused.violations)
     key = _peek_job_key(document)
     try:
-        return Decoded(_interpret(document), (), key)
+        return Decoded(_interpret(document, fields), (), key)
     except RefusedError as refused:
         return Decoded(None, refused.violations, key)
 
@@ -136,7 +149,7 @@ def _peek_job_key(document: object) -> JobKey | None:
     return job_key(namespace, name)
 
 
-def _interpret(document: object) -> Submission:
+def _interpret(document: object, fields: FieldValidation) -> Submission:
     if not isinstance(document, Mapping):
         raise RefusedError(
             Violation(
@@ -154,6 +167,14 @@ def _interpret(document: object) -> Submission:
     bad_keys = list(_non_string_keys(document))
     if bad_keys:
         raise RefusedError(*bad_keys)
+    if fields is FieldValidation.STRICT:
+        unknown = unknown_fields(document)
+        if unknown:
+            raise RefusedError(
+                *(Violation(path=f.path, reason="UnknownField", message=f.message) for f in unknown)
+            )
+    else:
+        document = known_only(document)
     try:
         job = msgspec.convert(document, Job)
     except msgspec.ValidationError as exc:

@@ -161,6 +161,14 @@ def _job_numbers(spec: JobSpec) -> Iterator[Violation]:
         yield Violation(
             path="spec.tasks", reason="NoTasks", message="No task specified in job spec"
         )
+    elif all(task.replicas == 0 for task in spec.tasks):
+        # vcbus: Volcano admits it, and the job shows Running with no pod forever (a
+        # misspelt ``replicas`` gives exactly that), so it is refused.
+        yield Violation(
+            path="spec.tasks",
+            reason="NoPods",
+            message="the job has no pods: every task has 0 replicas",
+        )
 
 
 def _mpi_tasks(spec: JobSpec) -> Iterator[Violation]:

@@ -1,13 +1,18 @@
 """``vcbus admit FILE``: run admission alone on Jobs in a file and print the verdicts.
 
-DESIGN §9: ``vcbus admit FILE [--queues FILE] [--json]``. FILE (``-`` = stdin) holds one
-Job, several YAML documents, or a JSON list; each document goes through the admission
-core (:func:`services.admission.core.decide`) exactly as a ``jobs.submitted`` record
-would, so what ``admit`` says is what the service does. With ``--json`` it prints per
-document ``{"allowed", "job", "violations"}`` (a list when the file holds several);
+DESIGN §9: ``vcbus admit FILE [--queues FILE] [--json] [--validate strict|warn|ignore]``.
+FILE (``-`` = stdin) holds one Job, several YAML documents, or a JSON list; each document
+goes through the admission core (:func:`services.admission.core.decide`) exactly as a
+``jobs.submitted`` record would, so what ``admit`` says is what the service does. With
+``--json`` it prints per document ``{"allowed", "job", "violations"}`` (a list when the
+file holds several);
 ``job`` is the mutated job as it travels on ``jobs.admitted`` (also shown for a rejected
 Job that could be decoded, ``null`` otherwise). The exit status is 0 when every document
 is allowed, 1 otherwise, 2 when a file cannot be read.
+
+``--validate`` is kubectl's: ``strict`` (the default, also ``true``) refuses a job with a
+field no schema knows; ``warn`` admits it without the field and warns (``warnings`` in
+``--json``); ``ignore`` (also ``false``) admits it silently.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ from contracts.objects.queue import Queue
 from services.admission.bounded_parse import load_yaml
 from services.admission.core import AdmissionLimits, Submission, decide, queues_from_manifests
 from services.admission.decode import decode
+from services.admission.fields import FieldValidation, unknown_fields
 from services.admission.mutate import mutate
 from services.cli import terminal
 from shared.step import Ctx
@@ -57,6 +63,8 @@ class Verdict:
     violations: tuple[Violation, ...]
     label: str
     violations_omitted: int = 0
+    warnings: tuple[str, ...] = ()
+    """Unknown fields admitted under ``--validate=warn``, in kubectl's words."""
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -80,7 +88,31 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="queues vcbus knows (Volcano Queue manifests or {name, weight, ...}); repeatable",
     )
     parser.add_argument("--json", action="store_true", help="print JSON")
+    add_validate(parser)
     parser.set_defaults(func=run)
+
+
+VALIDATE_CHOICES: dict[str, FieldValidation] = {
+    "strict": FieldValidation.STRICT,
+    "true": FieldValidation.STRICT,
+    "warn": FieldValidation.WARN,
+    "ignore": FieldValidation.IGNORE,
+    "false": FieldValidation.IGNORE,
+}
+"""kubectl's ``--validate`` values and the field validation each asks admission for."""
+
+
+def add_validate(parser: argparse.ArgumentParser) -> None:
+    """Add kubectl's ``--validate`` (strict, warn, ignore) to ``parser``."""
+    parser.add_argument(
+        "--validate",
+        choices=sorted(VALIDATE_CHOICES),
+        default="strict",
+        help=(
+            "fields no schema knows: strict (default) refuses the job, warn admits it "
+            "without them and warns, ignore admits it silently (kubectl's --validate)"
+        ),
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -94,7 +126,8 @@ def run(args: argparse.Namespace) -> int:
         terminal.error(f"vcbus admit: {exc}\n")
         return EXIT_UNREADABLE
     payloads, several = split_documents(payload)
-    verdicts = [admit(queues, part, index) for index, part in enumerate(payloads)]
+    fields = VALIDATE_CHOICES[args.validate]
+    verdicts = [admit(queues, part, index, fields) for index, part in enumerate(payloads)]
     if args.json:
         rendered = [_as_json(verdict) for verdict in verdicts]
         out: object = rendered if several else rendered[0]
@@ -104,15 +137,19 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_ALLOWED if all(verdict.allowed for verdict in verdicts) else EXIT_REJECTED
 
 
-def admit(queues: dict[str, Queue], payload: bytes, index: int) -> Verdict:
+def admit(
+    queues: dict[str, Queue],
+    payload: bytes,
+    index: int,
+    fields: FieldValidation = FieldValidation.STRICT,
+) -> Verdict:
     """Run the admission core on one document and describe its answer."""
     origin = SubmissionOrigin(topic="file", partition=0, offset=index)
-    (event,) = decide(
-        queues, Submission(payload=payload, origin=origin), Ctx(now=_EPOCH), AdmissionLimits()
-    )
+    submission = Submission(payload, origin, fields)
+    (event,) = decide(queues, submission, Ctx(now=_EPOCH), AdmissionLimits())
     match event:
         case JobAdmitted():
-            return Verdict(True, event.job, (), event.job_key)
+            return Verdict(True, event.job, (), event.job_key, warnings=_warnings(payload, fields))
         case JobRejected():
             decoded = decode(payload).submission
             job = mutate(decoded) if isinstance(decoded, Job) else None
@@ -122,6 +159,17 @@ def admit(queues: dict[str, Queue], payload: bytes, index: int) -> Verdict:
             return Verdict(True, None, (), f"{tag_of(type(event))} {event.job_key}")
         case _:
             return Verdict(False, None, (), f"document {index + 1}")
+
+
+def _warnings(payload: bytes, fields: FieldValidation) -> tuple[str, ...]:
+    """Kubectl's ``Warning: unknown field ...`` lines for a job admitted under ``warn``."""
+    if fields is not FieldValidation.WARN:
+        return ()
+    try:
+        (document,) = load_yaml(payload.decode("utf-8-sig"), max_chars=len(payload))
+    except ValueError:
+        return ()
+    return tuple(field.message for field in unknown_fields(document))
 
 
 def split_documents(payload: bytes) -> tuple[list[bytes], bool]:
@@ -214,11 +262,13 @@ def _as_json(verdict: Verdict) -> dict[str, Any]:
             for violation in verdict.violations
         ],
         "violationsOmitted": verdict.violations_omitted,
+        "warnings": list(verdict.warnings),
     }
 
 
 def as_text(verdict: Verdict) -> str:
-    """The verdict as ``vcbus admit`` prints it: one line, and one per violation."""
+    """The verdict as ``vcbus admit`` prints it: one line, and one per violation or warning."""
+    warnings = "".join(f"  Warning: {warning}\n" for warning in verdict.warnings)
     if verdict.allowed:
         job = verdict.job
         if job is None:
@@ -232,7 +282,7 @@ def as_text(verdict: Verdict) -> str:
         )
         return (
             f"ALLOWED  {verdict.label}: queue {spec.queue}, minAvailable {spec.min_available} "
-            f"of {pods} pods (tasks {minimums})\n"
+            f"of {pods} pods (tasks {minimums})\n{warnings}"
         )
     total = len(verdict.violations) + verdict.violations_omitted
     lines = [f"REJECTED {verdict.label}: {total} violation(s)\n"]

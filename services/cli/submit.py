@@ -40,8 +40,9 @@ from contracts import (
 from contracts.objects import JobPhase, Queue
 from services.admission.bounded_parse import load_yaml
 from services.admission.core import queues_from_manifests
+from services.admission.fields import FIELD_VALIDATION_HEADER, FieldValidation
 from services.cli import require_broker, terminal
-from services.cli.admit import Verdict, admit, as_text
+from services.cli.admit import VALIDATE_CHOICES, Verdict, add_validate, admit, as_text
 from services.cli.status import (
     StatusReader,
     StatusStore,
@@ -106,11 +107,16 @@ def _is_queue(document: object) -> bool:
 
 
 def _manifest_record(
-    payload: bytes, key: str, topic: str, content_type: bytes = b"application/json"
+    payload: bytes,
+    key: str,
+    topic: str,
+    fields: FieldValidation,
+    content_type: bytes = b"application/json",
 ) -> Submitted:
     headers: list[tuple[str, bytes]] = [
         (HEADER_EVENT_TYPE, MANIFEST_TYPE.encode()),
         (HEADER_CONTENT_TYPE, content_type),
+        (FIELD_VALIDATION_HEADER, fields.value.encode()),
     ]
     with send_span(topic, key=key, event_type=MANIFEST_TYPE, event_id="", headers=headers) as span:
         span.set_attribute("vcbus.job", key)
@@ -118,12 +124,17 @@ def _manifest_record(
     return Submitted(OutRecord(topic, key.encode() or None, payload, tuple(headers)), key, trace_id)
 
 
-def records_for(text: str, prefix: str, now: datetime) -> list[Submitted]:
-    """The records ``vcbus submit`` publishes for a file's text."""
+def records_for(
+    text: str, prefix: str, now: datetime, fields: FieldValidation = FieldValidation.STRICT
+) -> list[Submitted]:
+    """The records ``vcbus submit`` publishes for a file's text.
+
+    Each job record carries ``fields`` in its ``field-validation`` header, for admission.
+    """
     topic = f"{prefix}{Topic.JOBS_SUBMITTED}"
     documents = _documents(text)
     if documents is None:
-        return [_manifest_record(text.encode(), "", topic, b"text/plain; charset=utf-8")]
+        return [_manifest_record(text.encode(), "", topic, fields, b"text/plain; charset=utf-8")]
     out: list[Submitted] = []
     for document in documents:
         if _is_queue(document):
@@ -136,7 +147,7 @@ def records_for(text: str, prefix: str, now: datetime) -> list[Submitted]:
             if isinstance(metadata.get("name"), str):
                 namespace = metadata.get("namespace")
                 key = job_key(namespace if isinstance(namespace, str) else None, metadata["name"])
-        out.append(_manifest_record(json.dumps(document).encode(), key, topic))
+        out.append(_manifest_record(json.dumps(document).encode(), key, topic, fields))
     return out
 
 
@@ -166,6 +177,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--timeout", type=float, default=300.0, help="--wait: give up after this many seconds"
     )
     add_verbose(parser)
+    add_validate(parser)
     parser.set_defaults(func=run)
 
 
@@ -196,13 +208,23 @@ def run(args: argparse.Namespace) -> int:
     """
     name, text = args.file
     settings = Settings.from_env()
+    fields = VALIDATE_CHOICES[args.validate]
     configure_tracing("vcbus-cli")
     try:
-        submitted = records_for(text, settings.topic_prefix, SystemClock().now())
+        submitted = records_for(text, settings.topic_prefix, SystemClock().now(), fields)
         refusal = _unsendable(name, submitted, settings)
         if not refusal:
             require_broker(settings)
-            refusal = _refused(name, check(submitted, settings))
+            verdicts = check(submitted, settings, fields)
+            refusal = _refused(name, verdicts)
+            if not refusal:
+                terminal.error(
+                    "".join(
+                        f"Warning: {verdict.label}: {warning}\n"
+                        for verdict in verdicts
+                        for warning in verdict.warnings
+                    )
+                )
         if refusal:
             # nothing is published: admission or the broker would refuse these (SPEC A12)
             terminal.error(refusal)
@@ -261,7 +283,11 @@ def _refused(name: str, verdicts: list[Verdict]) -> str:
     )
 
 
-def check(submitted: list[Submitted], settings: Settings) -> list[Verdict]:
+def check(
+    submitted: list[Submitted],
+    settings: Settings,
+    fields: FieldValidation = FieldValidation.STRICT,
+) -> list[Verdict]:
     """Admission's verdict on each document ``submitted`` publishes to ``jobs.submitted``.
 
     The queues are those the ``queues`` topic declares, and those of the file.
@@ -270,7 +296,7 @@ def check(submitted: list[Submitted], settings: Settings) -> list[Verdict]:
     queues.update((item.queue.name, item.queue) for item in submitted if item.queue is not None)
     jobs_topic = f"{settings.topic_prefix}{Topic.JOBS_SUBMITTED}"
     return [
-        admit(queues, item.record.value or b"", index)
+        admit(queues, item.record.value or b"", index, fields)
         for index, item in enumerate(submitted)
         if item.record.topic == jobs_topic
     ]

@@ -59,8 +59,9 @@ def alias_flood() -> bytes:
     lines = ["apiVersion: batch.volcano.sh/v1alpha1", "kind: Job", "metadata: {name: flood}"]
     lines += ["spec:", "  tasks:", "  - name: w", "    replicas: 1", "    template:", "      spec:"]
     lines.append("        containers: [{name: c, image: i}]")
-    lines.append(f"        l0: &l0 [{', '.join(['{}'] * 31)}]")
-    lines += [f"        l{n}: &l{n} [{', '.join([f'*l{n - 1}'] * 31)}]" for n in range(1, 4)]
+    lines.append("        affinity:")  # a field admission keeps as written
+    lines.append(f"          l0: &l0 [{', '.join(['{}'] * 31)}]")
+    lines += [f"          l{n}: &l{n} [{', '.join([f'*l{n - 1}'] * 31)}]" for n in range(1, 4)]
     return "\n".join(lines).encode()
 
 
@@ -90,7 +91,7 @@ def poison_cases() -> list[PoisonCase]:
                         template={
                             "spec": {
                                 "containers": [{"name": "c", "image": "i"}],
-                                "x": [0] * 500_000,
+                                "affinity": {"x": [0] * 500_000},
                             }
                         },
                     ),

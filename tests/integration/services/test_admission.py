@@ -30,7 +30,7 @@ from shared.runtime.clock import SystemClock
 from shared.runtime.service import Runtime
 from shared.runtime.settings import Settings
 from shared.runtime.topology import ensure_topics
-from tests.conftest import ROOT, VOLCANO_EXAMPLES
+from tests.conftest import ROOT, VOLCANO_EXAMPLES, VOLCANO_TYPOS
 from tests.support.bus_contract import running, wait_until
 
 from .conftest import PARTITIONS
@@ -133,6 +133,10 @@ def _volcano_cases() -> Iterator[Case]:
             if "invalid_jobs" in path.parts:
                 reasons = INVALID_VOLCANO_REASONS[path.name]
                 yield _job_case(label, job, REJECTED, *reasons, as_json=as_json)
+            elif str(path.relative_to(VOLCANO_EXAMPLES)) in VOLCANO_TYPOS:
+                typos = VOLCANO_TYPOS[str(path.relative_to(VOLCANO_EXAMPLES))]
+                unknown = ("UnknownField",) * len(typos)
+                yield _job_case(label, job, REJECTED, *unknown, as_json=as_json)
             elif "hierarchical-jobs" in path.parts:
                 yield _job_case(label, job, REJECTED, "QueueNotFound", as_json=as_json)
             else:

@@ -17,6 +17,7 @@ from contracts.keys import JobKey
 from contracts.objects.job import Job
 from services.admission.bounded_parse import MAX_DEPTH
 from services.admission.decode import decode, decode_submission
+from services.admission.fields import FieldValidation
 
 JOB_YAML = b"""\
 apiVersion: batch.volcano.sh/v1alpha1
@@ -65,10 +66,31 @@ def test_json_job_equals_yaml_job_when_they_say_the_same() -> None:
     assert decode_submission(msgspec.json.encode(job)) == job
 
 
-def test_unknown_fields_are_ignored_when_real_manifests_carry_them() -> None:
+def test_unknown_fields_are_refused_with_path_and_closest_name_when_strict() -> None:
     payload = JOB_YAML.replace(
-        b"spec:\n  minAvailable", b"status: {}\nspec:\n  foo: 1\n  minAvailable"
+        b"spec:\n  minAvailable", b"status: {}\nspec:\n  queu: q\n  minAvailable"
     )
+
+    assert decode_submission(payload) == (
+        Violation(
+            path="spec.queu",
+            reason="UnknownField",
+            message='unknown field "spec.queu"; did you mean "queue"?',
+        ),
+    )
+
+
+@pytest.mark.parametrize("fields", [FieldValidation.WARN, FieldValidation.IGNORE])
+def test_unknown_fields_are_dropped_when_validation_warns_or_ignores(
+    fields: FieldValidation,
+) -> None:
+    payload = JOB_YAML.replace(b"spec:\n  minAvailable", b"spec:\n  foo: 1\n  minAvailable")
+
+    assert decode_submission(payload, fields=fields) == decode_submission(JOB_YAML)
+
+
+def test_a_jobs_status_is_known_when_a_manifest_was_read_back_from_a_cluster() -> None:
+    payload = JOB_YAML.replace(b"spec:\n  minAvailable", b"status: {x: 1}\nspec:\n  minAvailable")
 
     assert isinstance(decode_submission(payload), Job)
 

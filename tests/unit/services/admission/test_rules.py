@@ -48,6 +48,16 @@ def test_every_early_return_is_reported_when_several_apply() -> None:
     ]
 
 
+def test_a_job_without_pods_is_refused_when_every_task_has_zero_replicas() -> None:
+    """vcbus: such a job would show Running with no pod forever (a misspelt ``replicas``)."""
+    job = build_job(build_task("a", 0), build_task("b", 0))
+
+    assert [(v.path, v.reason, v.message) for v in validate(job, {})] == [
+        ("spec.tasks", "NoPods", "the job has no pods: every task has 0 replicas"),
+    ]
+    assert validate(build_job(build_task("a", 0), build_task("b", 1)), {}) == ()
+
+
 @pytest.mark.parametrize(
     ("args", "tasks", "expected"),
     [

@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from services.cli import main
+from tests.conftest import VOLCANO_TYPOS
 
 EXAMPLES = (Path(__file__).parents[4] / ".." / "shared" / "volcano-examples").resolve()
 JOB_API_VERSION = "batch.volcano.sh/v1alpha1"
@@ -32,7 +33,11 @@ QUEUE_FILES = [
     for path in EXAMPLE_FILES
     if any(is_kind(d, QUEUE_API_VERSION, "Queue") for d in documents(path))
 ]
-VALID_FILES = [path for path in EXAMPLE_FILES if "invalid_jobs" not in path.parts]
+VALID_FILES = [
+    path
+    for path in EXAMPLE_FILES
+    if "invalid_jobs" not in path.parts and str(path.relative_to(EXAMPLES)) not in VOLCANO_TYPOS
+]
 
 
 def admit(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, Any]:
@@ -78,6 +83,23 @@ def test_volcano_example_is_admitted_unchanged_when_a_job_and_refused_as_not_a_j
             assert verdict["job"] is None
     all_jobs = all(is_kind(d, JOB_API_VERSION, "Job") for d in submitted)
     assert status == (0 if all_jobs else 1)
+
+
+@pytest.mark.parametrize("name", sorted(VOLCANO_TYPOS))
+def test_volcano_example_with_a_typo_is_refused_when_strict_and_admitted_with_warnings(
+    name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status, strict = admit(capsys, str(EXAMPLES / name))
+    warn_status, warned = admit(capsys, str(EXAMPLES / name), "--validate=warn")
+    ignore_status, ignored = admit(capsys, str(EXAMPLES / name), "--validate=false")
+
+    assert status == 1
+    assert [v["message"] for v in strict["violations"]] == VOLCANO_TYPOS[name]
+    assert {v["reason"] for v in strict["violations"]} == {"UnknownField"}
+    assert (warn_status, warned["allowed"], warned["warnings"]) == (0, True, VOLCANO_TYPOS[name])
+    assert (ignore_status, ignored["allowed"], ignored["warnings"]) == (0, True, [])
+    assert "priorityClass" not in warned["job"]["spec"]["tasks"][0]["template"]["spec"]
+    assert warned["job"] == ignored["job"]
 
 
 def assert_unchanged(submitted: dict[str, Any], admitted: dict[str, Any]) -> None:
