@@ -16,12 +16,16 @@ import logging
 import sys
 import traceback
 from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING
 
 from services.cli import terminal
+from shared.bus.address import probe
 from shared.bus.errors import BrokerUnavailableError, BusError
-from shared.bus.kafka import reachable
 from shared.runtime.settings import Settings, SettingsError
 from shared.runtime.topic_table import TopicTableError
+
+if TYPE_CHECKING:
+    from types import ModuleType
 
 COMMANDS: tuple[str, ...] = (
     "up",
@@ -39,14 +43,23 @@ COMMANDS: tuple[str, ...] = (
     "topics",
     "completion",
 )
-"""Sub-command modules of this package, in help order."""
+"""Sub-command modules of this package, in help order.
+
+Only the module of the command on the line is imported (a command's imports are its own
+cost, not every command's); ``vcbus --help`` and a line without a command import them all.
+"""
 
 
 DEBUG_FLAG = "--debug"
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """Return the parser of every sub-command."""
+def build_parser(words: Sequence[str] = ()) -> argparse.ArgumentParser:
+    """Return the parser of the command ``words`` name, or of every command when none.
+
+    Args:
+        words: the command line (without the program name); the first word that names a
+            command picks the one module to import.
+    """
     parser = argparse.ArgumentParser(
         prog="vcbus",
         description="Volcano's batch job lifecycle as services over Kafka.",
@@ -58,10 +71,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="on failure, show the traceback and the Kafka client's logs (anywhere on the line)",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name in COMMANDS:
-        module = importlib.import_module(f"services.cli.{name}")
+    for module in _command_modules(words):
         module.register(sub)
     return parser
+
+
+def _command_modules(words: Sequence[str]) -> list[ModuleType]:
+    named = [word for word in words if not word.startswith("-")][:1]
+    chosen = named if named and named[0] in COMMANDS else COMMANDS
+    return [importlib.import_module(f"services.cli.{name}") for name in chosen]
 
 
 def _version() -> str:
@@ -96,11 +114,15 @@ def require_broker(settings: Settings) -> None:
     """Return once a bootstrap server answers; wait :data:`BROKER_WAIT` seconds at most.
 
     Raises:
-        BrokerUnavailableError: none answered, naming the address tried.
+        BrokerUnavailableError: none answered, naming each address and why (it does not
+            resolve, nothing listens there, or no answer in time).
     """
     servers = settings.kafka.bootstrap_servers
-    if not asyncio.run(reachable(servers, BROKER_WAIT)):
-        raise BrokerUnavailableError(f"no broker answers at {servers} (waited {BROKER_WAIT:g} s)")
+    why = asyncio.run(probe(servers, BROKER_WAIT))
+    if why is not None:
+        raise BrokerUnavailableError(
+            f"no broker answers at {servers} (waited up to {BROKER_WAIT:g} s): {why}"
+        )
 
 
 @contextlib.contextmanager
@@ -133,9 +155,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     no broker answering within :data:`BROKER_WAIT` seconds (status 3), anything else
     (status 1). ``--debug``, anywhere on the line, shows the traceback and the client's logs.
     """
-    words = list(sys.argv[1:] if argv is None else argv)
-    debug = DEBUG_FLAG in words
-    args = build_parser().parse_args([word for word in words if word != DEBUG_FLAG])
+    given = list(sys.argv[1:] if argv is None else argv)
+    debug = DEBUG_FLAG in given
+    words = [word for word in given if word != DEBUG_FLAG]
+    if words == ["--version"]:
+        terminal.write(f"vcbus {_version()}\n")
+        return 0
+    args = build_parser(words).parse_args(words)
     func: Callable[[argparse.Namespace], int] = args.func
     try:
         with _quiet_clients(not debug and args.command not in SERVICE_COMMANDS):

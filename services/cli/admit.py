@@ -108,9 +108,10 @@ def add_validate(parser: argparse.ArgumentParser) -> None:
         "--validate",
         choices=sorted(VALIDATE_CHOICES),
         default="strict",
+        metavar="MODE",
         help=(
-            "fields no schema knows: strict (default) refuses the job, warn admits it "
-            "without them and warns, ignore admits it silently (kubectl's --validate)"
+            "fields no schema knows: strict (default, or true) refuses the job, warn admits "
+            "it without them and warns, ignore (or false) admits it silently (kubectl's)"
         ),
     )
 

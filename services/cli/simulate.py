@@ -40,7 +40,8 @@ from services.cli.scenario import (
 )
 from services.cluster.core import ClusterConf
 from shared.bus.broker import start_broker
-from shared.bus.kafka import AioKafkaBus, KafkaSettings
+from shared.bus.kafka import AioKafkaBus
+from shared.bus.kafka_settings import KafkaSettings
 from shared.bus.memory import InMemoryBus
 from shared.logging.setup import configure_logging
 from shared.runtime.clock import EPOCH, Clock, SystemClock, VirtualClock

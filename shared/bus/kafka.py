@@ -12,7 +12,6 @@ import heapq
 import ssl
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListener
@@ -32,7 +31,6 @@ from aiokafka.errors import (
     for_code,
 )
 
-from contracts.limits import MAX_RECORD_BYTES
 from shared.bus.assignor import CopartitionedAssignor
 from shared.bus.errors import (
     BrokerAuthenticationError,
@@ -43,100 +41,9 @@ from shared.bus.errors import (
     RecordRefusedError,
     TopicCreationError,
 )
+from shared.bus.kafka_settings import KafkaSettings
 from shared.bus.protocol import RebalanceCallback
 from shared.bus.records import OutRecord, Record, TopicConfig, TopicPartition
-
-TLS_PROTOCOLS = frozenset({"SSL", "SASL_SSL"})
-"""Security protocols that carry TLS."""
-SASL_PROTOCOLS = frozenset({"SASL_PLAINTEXT", "SASL_SSL"})
-"""Security protocols that carry SASL."""
-SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
-"""The SASL mechanisms vcbus configures (user name and password)."""
-
-
-@dataclass(frozen=True, slots=True)
-class KafkaSettings:
-    """How to reach the broker: bootstrap servers, security and client tuning.
-
-    Security settings pass to aiokafka (``security_protocol`` PLAINTEXT, SSL,
-    SASL_PLAINTEXT or SASL_SSL; ``sasl_mechanism`` PLAIN, SCRAM-SHA-256/512); the TLS
-    context is built here (``ssl_context``), with the key's password when it is encrypted.
-    ``shared.runtime.settings`` checks that they fit together before anything connects.
-    """
-
-    bootstrap_servers: str
-    security_protocol: str = "PLAINTEXT"
-    sasl_mechanism: str | None = None
-    sasl_username: str | None = None
-    sasl_password: str | None = field(default=None, repr=False)
-    ssl_cafile: str | None = None
-    ssl_certfile: str | None = None
-    ssl_keyfile: str | None = None
-    ssl_key_password: str | None = field(default=None, repr=False)
-    linger_ms: int = 2
-    max_batch_size: int = 1 << 20
-    fetch_max_wait_ms: int = 25
-    """How long the broker may hold a fetch that finds nothing. Tansu answers such a fetch
-    only when the wait ends, so this bounds a hop's latency; shorter waits cost the broker
-    idle polling (``make bench`` measures both)."""
-    idle_fetch_max_wait_ms: int = 250
-    """The fetch wait of a consumer that has read nothing for ``idle_after_ms``: an idle
-    system costs the broker a tenth of the empty fetches; the first record after the quiet
-    waits up to this long per hop, and its consumer is back to ``fetch_max_wait_ms`` at
-    once. Not above ``fetch_max_wait_ms``: consumers never slow down."""
-    idle_after_ms: int = 5000
-    session_timeout_ms: int = 6000
-    heartbeat_interval_ms: int = 1000
-    request_timeout_ms: int = 15000
-    max_record_bytes: int = MAX_RECORD_BYTES
-    """Largest record a producer sends (aiokafka's ``max_request_size``); a larger one is
-    refused before it is sent, as Kafka's default ``message.max.bytes`` would refuse it
-    (SPEC A12). Tests that play an outside client sending more set it higher."""
-    publish_attempts: int = 8
-    backoff_initial: float = 0.1
-    backoff_max: float = 5.0
-
-    def client_options(self) -> dict[str, Any]:
-        """Options common to aiokafka producers, consumers and the admin client."""
-        options: dict[str, Any] = {
-            "bootstrap_servers": self.bootstrap_servers,
-            "security_protocol": self.security_protocol,
-            "request_timeout_ms": self.request_timeout_ms,
-        }
-        if self.security_protocol in TLS_PROTOCOLS:
-            options["ssl_context"] = self.ssl_context()
-        if self.security_protocol in SASL_PROTOCOLS:
-            options["sasl_mechanism"] = self.sasl_mechanism
-            options["sasl_plain_username"] = self.sasl_username
-            options["sasl_plain_password"] = self.sasl_password
-        return options
-
-    def ssl_context(self) -> ssl.SSLContext:
-        """The TLS context: the broker checked, the client's certificate presented.
-
-        The broker's certificate is checked against ``ssl_cafile`` (the system's CAs when
-        unset); the client's certificate and key are presented when given.
-        An encrypted key is opened with ``ssl_key_password``; without one it fails here
-        (``ssl.SSLError``) rather than asking for a passphrase on the terminal.
-
-        Raises:
-            OSError: a file cannot be read, or (``ssl.SSLError``) does not hold what it should.
-        """
-        context = ssl.create_default_context(cafile=self.ssl_cafile)
-        if self.ssl_certfile:
-            context.load_cert_chain(
-                self.ssl_certfile, self.ssl_keyfile, password=self.ssl_key_password or ""
-            )
-        return context
-
-    def warnings(self) -> list[str]:
-        """What is allowed but unsafe in these settings, for the service's log at start."""
-        if self.security_protocol == "SASL_PLAINTEXT" and self.sasl_mechanism == "PLAIN":
-            return [
-                "KAFKA_SASL_MECHANISM=PLAIN over KAFKA_SECURITY_PROTOCOL=SASL_PLAINTEXT: the "
-                "password travels in clear; use SASL_SSL, or a SCRAM mechanism"
-            ]
-        return []
 
 
 def refusals(response: Any) -> list[str]:
@@ -180,30 +87,6 @@ async def _connect(
     raise BrokerUnavailableError(
         f"{what} could not connect: no broker answers at {settings.bootstrap_servers}"
     )
-
-
-async def reachable(bootstrap_servers: str, timeout: float) -> bool:
-    """Whether one of the bootstrap servers accepts a TCP connection within ``timeout`` s.
-
-    Tried every quarter second until the time is up (a broker that is still starting
-    counts). Something listening is enough: TLS and SASL are the clients' to check.
-    """
-    servers = [server.strip().rpartition(":") for server in bootstrap_servers.split(",")]
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while True:
-        for host, _, port in servers:
-            remaining = deadline - loop.time()
-            try:
-                async with asyncio.timeout(max(remaining, 0.05)):
-                    _, writer = await asyncio.open_connection(host.strip("[]"), int(port))
-            except (TimeoutError, OSError, ValueError):
-                continue
-            writer.close()
-            return True
-        if loop.time() + 0.25 > deadline:
-            return False
-        await asyncio.sleep(0.25)
 
 
 _SASL_ERRORS = (SaslAuthenticationFailed, UnsupportedSaslMechanismError, IllegalSaslStateError)

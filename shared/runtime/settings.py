@@ -9,7 +9,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from contracts.topics import DEFAULT_PREFIX
-from shared.bus.kafka import SASL_MECHANISMS, SASL_PROTOCOLS, TLS_PROTOCOLS, KafkaSettings
+from shared.bus.address import AddressError, normalized
+from shared.bus.kafka_settings import (
+    SASL_MECHANISMS,
+    SASL_PROTOCOLS,
+    TLS_PROTOCOLS,
+    KafkaSettings,
+)
 from shared.runtime.topic_table import BUILT_IN, TopicTable, topic_table
 
 
@@ -176,6 +182,10 @@ class Settings:
                 "KAFKA_BOOTSTRAP_SERVERS is not set; set it to host:port of a Kafka broker "
                 "(or use `vcbus up`, which starts one)"
             )
+        try:
+            servers = normalized(servers)
+        except AddressError as exc:
+            raise SettingsError(f"KAFKA_BOOTSTRAP_SERVERS: {exc}") from None
         kafka = KafkaSettings(
             bootstrap_servers=servers,
             security_protocol=env.get("KAFKA_SECURITY_PROTOCOL", "PLAINTEXT"),

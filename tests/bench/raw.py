@@ -23,7 +23,7 @@ from typing import Any
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
-from shared.bus.kafka import KafkaSettings
+from shared.bus.kafka_settings import KafkaSettings
 from tests.bench.stats import summary_ms
 
 HEADERS_LIKE_PIPELINE: Sequence[tuple[str, bytes]] = (

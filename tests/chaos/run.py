@@ -35,7 +35,8 @@ from contracts.topics import DLT_SUFFIX
 from services.cli.submit import records_for
 from shared.bus.broker import EmbeddedBroker, start_broker
 from shared.bus.codec import Poison, TopicCodec, Unknown
-from shared.bus.kafka import AioKafkaBus, KafkaSettings
+from shared.bus.kafka import AioKafkaBus
+from shared.bus.kafka_settings import KafkaSettings
 from shared.bus.records import OutRecord, TopicPartition
 from shared.runtime.clock import SystemClock
 from shared.runtime.table import Table

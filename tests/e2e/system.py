@@ -23,7 +23,8 @@ from contracts import TOPIC_SPECS, Event, Topic
 from contracts.objects.pod import ANNOTATION_RUN_SECONDS
 from services.cli.submit import Submitted, records_for
 from shared.bus.codec import Poison, TopicCodec, Unknown
-from shared.bus.kafka import AioKafkaBus, KafkaSettings
+from shared.bus.kafka import AioKafkaBus
+from shared.bus.kafka_settings import KafkaSettings
 from shared.bus.records import Record, TopicPartition
 from shared.runtime.clock import SystemClock
 from shared.runtime.table import Table

@@ -46,7 +46,8 @@ from shared.bus.envelope import (
     HEADER_DLT_PARTITION,
     HEADER_DLT_TOPIC,
 )
-from shared.bus.kafka import AioKafkaBus, KafkaSettings
+from shared.bus.kafka import AioKafkaBus
+from shared.bus.kafka_settings import KafkaSettings
 from shared.bus.records import OutRecord, Record, TopicPartition, record_bytes
 from shared.runtime.clock import SystemClock
 from tests.e2e.bad_inputs import BadInput, bad_submissions, garbage_records

@@ -23,7 +23,8 @@ from dataclasses import dataclass
 import pytest
 
 from services.cli import main
-from shared.bus.kafka import AioKafkaBus, KafkaSettings
+from shared.bus.kafka import AioKafkaBus
+from shared.bus.kafka_settings import KafkaSettings
 from shared.runtime.topology import ensure_topics
 from tests.support.processes import Processes, ServiceProcess, service_env
 

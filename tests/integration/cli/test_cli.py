@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from services.cli.submit import publish, records_for
-from shared.bus.kafka import AioKafkaBus, KafkaSettings
+from shared.bus.kafka import AioKafkaBus
+from shared.bus.kafka_settings import KafkaSettings
 from shared.bus.records import OutRecord
 from shared.runtime.clock import SystemClock
 from shared.runtime.settings import Settings

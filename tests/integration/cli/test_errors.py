@@ -86,7 +86,9 @@ def test_a_file_that_does_not_exist_is_named_with_exit_2(on_broker, monkeypatch,
     assert (status, out) == (2, "")
     assert "Traceback" not in err
     assert err.splitlines()[-1].endswith("nosuch.yaml: No such file or directory")
-    assert len(err.splitlines()) == 2  # argparse's usage line, and the error
+    usage, _, error = err.rpartition("vcbus submit: error: ")
+    assert usage.startswith("usage: vcbus submit ")  # argparse's usage, and the one error
+    assert error.count("\n") == 1
 
 
 def test_a_refused_file_publishes_nothing_and_prints_the_violations(
@@ -162,10 +164,44 @@ def test_no_broker_answering_ends_within_seconds_with_exit_3_and_the_address(mon
         status, out, err = cli(monkeypatch, "get", "jobs")
     assert (status, out) == (3, "")
     assert err.splitlines() == [
-        f"vcbus get: no broker answers at {address} (waited 5 s)",
+        f"vcbus get: no broker answers at {address} (waited up to 5 s): "
+        f"connection refused at {address} (nothing listens there)",
         "  start one with `vcbus up` (it prints the KAFKA_BOOTSTRAP_SERVERS to export), "
         "or point KAFKA_BOOTSTRAP_SERVERS at yours",
     ]
+
+
+@pytest.mark.parametrize(
+    ("servers", "message"),
+    [
+        (
+            "http://127.0.0.1:9092",
+            "'http://127.0.0.1:9092' is not a Kafka address: http:// is not Kafka's protocol; "
+            "give host:port; did you mean '127.0.0.1:9092'?",
+        ),
+        (
+            "127.0.0.1:90x",
+            "'127.0.0.1:90x' is not a Kafka address: port '90x' is not a number 1-65535",
+        ),
+        ("a:1:2", "'a:1:2' is not a Kafka address: give host:port (an IPv6 host as [host]:port)"),
+    ],
+)
+def test_a_malformed_broker_address_is_named_at_once_with_exit_2(monkeypatch, servers, message):
+    monkeypatch.setenv("KAFKA_BOOTSTRAP_SERVERS", servers)
+    status, out, err = cli(monkeypatch, "get", "jobs")
+    assert (status, out) == (2, "")
+    assert err.splitlines() == [f"vcbus get: KAFKA_BOOTSTRAP_SERVERS: {message}"]
+
+
+def test_an_unknown_host_is_told_apart_from_a_refused_connection(monkeypatch):
+    monkeypatch.setenv("KAFKA_BOOTSTRAP_SERVERS", "no-such-host.invalid")
+    status, out, err = cli(monkeypatch, "get", "jobs")
+    assert (status, out) == (3, "")
+    first = err.splitlines()[0]
+    assert first.startswith(
+        "vcbus get: no broker answers at no-such-host.invalid:9092 (waited up to 5 s): "
+        "host 'no-such-host.invalid' does not resolve ("
+    )
 
 
 def test_no_broker_set_is_one_line_and_debug_shows_the_traceback(monkeypatch):
@@ -214,4 +250,7 @@ def test_up_names_a_taken_port_and_an_absent_broker(monkeypatch, tmp_path):
         monkeypatch.setenv("KAFKA_BOOTSTRAP_SERVERS", address)
         status, out, err = cli(monkeypatch, "up", "--log-dir", log_dir)
     assert (status, out) == (3, "")
-    assert err.splitlines()[0] == f"vcbus up: no broker answers at {address} (waited 5 s)"
+    assert err.splitlines()[0] == (
+        f"vcbus up: no broker answers at {address} (waited up to 5 s): "
+        f"connection refused at {address} (nothing listens there)"
+    )

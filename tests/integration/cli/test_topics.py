@@ -10,7 +10,8 @@ from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 
 from services.cli import main
 from shared.bus.broker import start_broker
-from shared.bus.kafka import AioKafkaBus, KafkaSettings
+from shared.bus.kafka import AioKafkaBus
+from shared.bus.kafka_settings import KafkaSettings
 from shared.bus.records import TopicConfig
 
 pytestmark = pytest.mark.integration

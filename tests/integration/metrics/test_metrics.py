@@ -16,7 +16,8 @@ import pytest
 
 from contracts import PodGroupPhaseChanged, Topic, tag_of
 from shared.bus.envelope import HEADER_EVENT_TYPE
-from shared.bus.kafka import AioKafkaBus, KafkaSettings
+from shared.bus.kafka import AioKafkaBus
+from shared.bus.kafka_settings import KafkaSettings
 from shared.bus.records import OutRecord
 from tests.support.served import SERVICES, ServedSystem, eventually, run_cli
 

@@ -24,7 +24,8 @@ from shared.bus.envelope import (
     HEADER_DLT_TOPIC,
     HEADER_EVENT_ID,
 )
-from shared.bus.kafka import AioKafkaBus, KafkaSettings
+from shared.bus.kafka import AioKafkaBus
+from shared.bus.kafka_settings import KafkaSettings
 from shared.bus.outbox import event_record
 from shared.bus.partitioner import partition_for
 from shared.bus.records import OutRecord, Record, TopicPartition

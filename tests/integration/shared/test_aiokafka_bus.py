@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from shared.bus.kafka import AioKafkaBus, KafkaSettings
+from shared.bus.kafka import AioKafkaBus
+from shared.bus.kafka_settings import KafkaSettings
 from shared.runtime.settings import Settings
 from tests.support.bus_contract import BusContract
 

@@ -10,7 +10,8 @@ import asyncio
 
 from aiokafka import AIOKafkaProducer
 
-from shared.bus.kafka import AioKafkaBus, KafkaSettings
+from shared.bus.kafka import AioKafkaBus
+from shared.bus.kafka_settings import KafkaSettings
 from shared.bus.records import Record, TopicConfig, TopicPartition
 
 

@@ -11,7 +11,8 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 
-from shared.bus.kafka import AioKafkaBus, KafkaConsumer, KafkaProducer, KafkaSettings
+from shared.bus.kafka import AioKafkaBus, KafkaConsumer, KafkaProducer
+from shared.bus.kafka_settings import KafkaSettings
 from shared.bus.records import OutRecord, Record, TopicConfig, TopicPartition
 
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import asyncio
 
-from shared.bus.kafka import AioKafkaBus, KafkaSettings
+from shared.bus.kafka import AioKafkaBus
+from shared.bus.kafka_settings import KafkaSettings
 from shared.bus.records import OutRecord, Record, TopicConfig, TopicPartition
 
 

@@ -19,7 +19,8 @@ import pytest
 from services.cli import main
 from shared.bus.broker import free_port
 from shared.bus.errors import BrokerAuthenticationError, BrokerUnavailableError
-from shared.bus.kafka import AioKafkaBus, KafkaSettings
+from shared.bus.kafka import AioKafkaBus
+from shared.bus.kafka_settings import KafkaSettings
 from shared.logging import configure_logging
 
 pytestmark = pytest.mark.integration

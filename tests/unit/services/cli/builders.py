@@ -39,7 +39,7 @@ from contracts.objects import (
 )
 from contracts.objects.job import JobSpec, TaskSpec
 from services.cli.status import StatusStore
-from shared.bus.kafka import KafkaSettings
+from shared.bus.kafka_settings import KafkaSettings
 from shared.bus.memory import InMemoryBus
 from shared.bus.outbox import event_record
 from shared.bus.records import Record

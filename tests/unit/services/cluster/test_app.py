@@ -9,7 +9,7 @@ from contracts.objects.pod import ANNOTATION_RUN_SECONDS, PodPhase
 from services.cluster.app import build_service
 from services.cluster.core import REASON_ALREADY_BOUND
 from shared.bus.codec import TopicCodec
-from shared.bus.kafka import KafkaSettings
+from shared.bus.kafka_settings import KafkaSettings
 from shared.bus.memory import InMemoryBus
 from shared.bus.outbox import event_record
 from shared.runtime.clock import SystemClock

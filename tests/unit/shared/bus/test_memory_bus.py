@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from shared.bus.kafka import KafkaSettings
+from shared.bus.kafka_settings import KafkaSettings
 from shared.bus.memory import InMemoryBus
 from shared.runtime.settings import Settings
 from tests.support.bus_contract import BusContract

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from shared.bus.kafka import KafkaSettings
+from shared.bus.kafka_settings import KafkaSettings
 from shared.bus.memory import InMemoryBus
 from shared.runtime.clock import VirtualClock
 from shared.runtime.cycle import run_cycles

@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from contracts import Topic
-from shared.bus.kafka import KafkaSettings
+from shared.bus.kafka_settings import KafkaSettings
 from shared.bus.memory import InMemoryBus
 from shared.bus.records import TopicPartition
 from shared.bus.router import Route

@@ -11,7 +11,7 @@ from contracts import Event, JobDeleteAccepted, Topic, job_key
 from contracts.limits import MAX_RECORD_BYTES
 from shared.bus.envelope import HEADER_DLT_ERROR, HEADER_DLT_OFFSET, Envelope
 from shared.bus.errors import RecordTooLargeError
-from shared.bus.kafka import KafkaSettings
+from shared.bus.kafka_settings import KafkaSettings
 from shared.bus.memory import InMemoryBus
 from shared.bus.outbox import Outbox
 from shared.bus.records import OutRecord, Record

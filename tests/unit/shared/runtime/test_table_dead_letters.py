@@ -15,7 +15,7 @@ from shared.bus.envelope import (
     HEADER_DLT_TOPIC,
     HEADER_EVENT_TYPE,
 )
-from shared.bus.kafka import KafkaSettings
+from shared.bus.kafka_settings import KafkaSettings
 from shared.bus.memory import InMemoryBus
 from shared.bus.outbox import event_record
 from shared.bus.records import OutRecord, Record
