@@ -194,11 +194,15 @@ def add_service_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--priority-classes", help="YAML: name → value, or PriorityClass objects")
     parser.add_argument(
-        "--nodes", type=int, default=10, help="cluster: number of simulated nodes [10]"
+        "--nodes", type=int, default=10, help="cluster: number of simulated nodes [%(default)s]"
     )
-    parser.add_argument("--node-cpu", default="8", help="cluster: cpu per node [8]")
-    parser.add_argument("--node-memory", default="32Gi", help="cluster: memory per node [32Gi]")
-    parser.add_argument("--node-pods", type=int, default=110, help="cluster: pods per node [110]")
+    parser.add_argument("--node-cpu", default="8", help="cluster: cpu per node [%(default)s]")
+    parser.add_argument(
+        "--node-memory", default="32Gi", help="cluster: memory per node [%(default)s]"
+    )
+    parser.add_argument(
+        "--node-pods", type=int, default=110, help="cluster: pods per node [%(default)s]"
+    )
     parser.add_argument(
         "--node-label", action="append", default=[], help="cluster: key=value label"
     )

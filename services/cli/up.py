@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import fcntl
 import os
 import signal
 import socket
@@ -161,6 +162,40 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_UNUSABLE
     log_dir = Path(args.log_dir)
     log_dir.mkdir(parents=True, exist_ok=True)
+    with log_dir_lock(log_dir) as holder:
+        if holder is not None:
+            terminal.error(
+                f"vcbus up: another vcbus up (pid {holder}) writes its logs in {log_dir}; "
+                "stop it first, or give this one another --log-dir\n"
+            )
+            return EXIT_UNUSABLE
+        return _run(args, log_dir, demo)
+
+
+@contextlib.contextmanager
+def log_dir_lock(log_dir: Path) -> Iterator[str | None]:
+    """Hold ``log_dir`` for this ``up``: None when held, else the pid that holds it.
+
+    A second ``up`` with the same folder would truncate the first one's logs. The lock
+    (``flock`` on ``.lock``) goes with the process, however it ends.
+    """
+    with (log_dir / ".lock").open("a+") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            lock.seek(0)
+            yield lock.read().strip() or "unknown"
+            return
+        lock.truncate(0)
+        lock.write(str(os.getpid()))
+        lock.flush()
+        try:
+            yield None
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _run(args: argparse.Namespace, log_dir: Path, demo: list[str]) -> int:
     with _bootstrap(args.port) as servers:
         env = dict(os.environ, KAFKA_BOOTSTRAP_SERVERS=servers)
         settings = Settings.from_env(env)

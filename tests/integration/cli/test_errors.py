@@ -10,12 +10,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import io
+import os
 import socket
 
 import pytest
 
 from contracts import Topic
 from services.cli import main
+from services.cli.up import log_dir_lock
 from shared.bus.kafka import AioKafkaBus
 from shared.bus.records import TopicPartition
 from shared.runtime.settings import Settings
@@ -254,3 +256,19 @@ def test_up_names_a_taken_port_and_an_absent_broker(monkeypatch, tmp_path):
         f"vcbus up: no broker answers at {address} (waited up to 5 s): "
         f"connection refused at {address} (nothing listens there)"
     )
+
+
+def test_a_second_up_with_the_same_log_dir_is_refused_and_leaves_the_logs(monkeypatch, tmp_path):
+    monkeypatch.delenv("KAFKA_BOOTSTRAP_SERVERS", raising=False)
+    log_dir = tmp_path / "logs"
+    log_dir.mkdir()
+    (log_dir / "allocator.log").write_text("the first up's log\n")
+    with log_dir_lock(log_dir) as holder:  # what the first `vcbus up` holds while it runs
+        assert holder is None
+        status, out, err = cli(monkeypatch, "up", "--log-dir", str(log_dir))
+    assert (status, out) == (2, "")
+    assert err == (
+        f"vcbus up: another vcbus up (pid {os.getpid()}) writes its logs in {log_dir}; "
+        "stop it first, or give this one another --log-dir\n"
+    )
+    assert (log_dir / "allocator.log").read_text() == "the first up's log\n"
