@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
+import time
 
 from shared.bus.broker import start_broker
 
@@ -18,13 +19,24 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Start the broker, print its address, and wait for SIGTERM or SIGINT."""
-    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGINT})
+    """Start the broker, print its address, and stop it at SIGTERM or SIGINT.
+
+    The signals are caught by handlers, not blocked: a blocked signal would stay blocked
+    in the broker's process, which then ignores the SIGTERM that stops it.
+    """
+    stopping: list[int] = []
+
+    def stop(signum: int, _frame: object) -> None:
+        stopping.append(signum)
+
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, stop)
     broker = start_broker(args.host, args.port)
-    sys.stdout.write(f"KAFKA_BOOTSTRAP_SERVERS={broker.bootstrap_servers}\n")
-    sys.stdout.flush()
     try:
-        signal.sigwait({signal.SIGTERM, signal.SIGINT})
+        sys.stdout.write(f"KAFKA_BOOTSTRAP_SERVERS={broker.bootstrap_servers}\n")
+        sys.stdout.flush()
+        while not stopping:
+            time.sleep(0.2)  # signal.pause() could miss a signal caught just before it
     finally:
         broker.stop()
     return 0
