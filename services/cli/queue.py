@@ -1,9 +1,11 @@
-"""``vcbus queue create|close|open|delete NAME``: declare a queue, change its state, remove it.
+"""``vcbus queue create|update|close|open|delete NAME``: declare, change, remove a queue.
 
 Queues travel on the ``queues`` topic (a ``QueueDeclared`` carries the whole queue, a
-``QueueDeleted`` removes it). Closing or opening reads the queue's current definition from
-that topic and declares it again with the new state, so weight, capability and parent are
-kept. ``default`` exists from the start (DESIGN §2).
+``QueueDeleted`` removes it). ``create`` refuses a queue that exists, as ``kubectl create``
+does (``AlreadyExists``): declaring it again would drop what the flags do not repeat.
+``update``, closing and opening read the queue's current definition from that topic and
+declare it again with only what they change, so weight, capability and parent are kept.
+``default`` exists from the start (DESIGN §2).
 
 Deleting follows volcano@v1.10 ``pkg/webhooks/admission/queues/validate/validate_queue.go``
 ``validateQueueDeleting``: ``default`` is never deleted, and a queue is deleted only once
@@ -57,16 +59,14 @@ def resources(text: str | None) -> Resources:
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``vcbus queue``."""
-    parser = sub.add_parser("queue", help="create, close or open a queue")
+    parser = sub.add_parser("queue", help="create, update, close, open or delete a queue")
     actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
-    create = actions.add_parser("create", help="declare a queue (or change it)")
-    create.add_argument("name")
-    create.add_argument("--weight", type=int, default=1)
-    create.add_argument("--capability", type=resources, help="e.g. cpu=8,memory=16Gi")
-    create.add_argument("--guarantee", type=resources, help="e.g. cpu=2")
-    create.add_argument("--parent", default="", help="parent queue (hierarchical queues)")
-    create.add_argument("--priority", type=int, default=0)
+    create = actions.add_parser("create", help="declare a new queue")
+    _queue_options(create, weight=1, priority=0, parent="")
     create.set_defaults(func=run_create)
+    update = actions.add_parser("update", help="change a queue; what is not given is kept")
+    _queue_options(update, weight=None, priority=None, parent=None)
+    update.set_defaults(func=run_update)
     for action, state in (("close", QueueState.CLOSED), ("open", QueueState.OPEN)):
         change = actions.add_parser(action, help=f"{action} a queue")
         change.add_argument("name")
@@ -78,8 +78,28 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     delete.set_defaults(func=run_delete)
 
 
+def _queue_options(
+    parser: argparse.ArgumentParser, *, weight: int | None, priority: int | None, parent: str | None
+) -> None:
+    parser.add_argument("name")
+    parser.add_argument("--weight", type=int, default=weight)
+    parser.add_argument("--capability", type=resources, help="e.g. cpu=8,memory=16Gi")
+    parser.add_argument("--guarantee", type=resources, help="e.g. cpu=2")
+    parser.add_argument("--parent", default=parent, help="parent queue (hierarchical queues)")
+    parser.add_argument("--priority", type=int, default=priority)
+    add_verbose(parser)
+
+
 def run_create(args: argparse.Namespace) -> int:
-    """Declare the queue; 0 once published."""
+    """Declare a new queue; 1 when one of that name exists."""
+    settings = Settings.from_env()
+    bus = AioKafkaBus(settings.kafka)
+    if asyncio.run(current_queue(bus, settings, args.name, verbose=args.verbose)) is not None:
+        terminal.error(
+            f'queue "{args.name}" already exists; change it with `vcbus queue update '
+            f"{args.name} ...` (what is not given is kept)\n"
+        )
+        return 1
     queue = Queue(
         name=args.name,
         weight=args.weight,
@@ -88,9 +108,41 @@ def run_create(args: argparse.Namespace) -> int:
         parent=args.parent,
         priority=args.priority,
     )
-    settings = Settings.from_env()
     asyncio.run(publish(settings, [queue_record(queue, settings.topic_prefix, _now()).record]))
     terminal.write(f"queue {queue.name} created\n")
+    return 0
+
+
+def updated(queue: Queue, args: argparse.Namespace) -> Queue:
+    """``queue`` with what ``args`` gives (``None``: not given, kept)."""
+    changes = {
+        field: value
+        for field, value in (
+            ("weight", args.weight),
+            ("capability", args.capability),
+            ("guarantee", args.guarantee),
+            ("parent", args.parent),
+            ("priority", args.priority),
+        )
+        if value is not None
+    }
+    return msgspec.structs.replace(queue, **changes)
+
+
+def run_update(args: argparse.Namespace) -> int:
+    """Declare the queue again with what the flags change; 1 when no such queue is known."""
+    settings = Settings.from_env()
+    bus = AioKafkaBus(settings.kafka)
+    queue = asyncio.run(current_queue(bus, settings, args.name, verbose=args.verbose))
+    if queue is None:
+        terminal.error(f'queue "{args.name}" not found; create it with `vcbus queue create`\n')
+        return 1
+    changed = updated(queue, args)
+    if changed == queue:
+        terminal.write(f"queue {args.name} unchanged\n")
+        return 0
+    asyncio.run(publish(settings, [queue_record(changed, settings.topic_prefix, _now()).record]))
+    terminal.write(f"queue {args.name} updated\n")
     return 0
 
 

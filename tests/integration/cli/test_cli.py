@@ -160,6 +160,37 @@ def test_get_queues_shows_the_state_when_a_queue_is_created_and_closed(system, m
     assert run_cli(system, monkeypatch, "queue", "close", "nosuch")[0] == 1
 
 
+def test_create_refuses_an_existing_queue_and_update_keeps_what_it_does_not_change(
+    system, monkeypatch
+):
+    created = run_cli(system, monkeypatch, "queue", "create", "team", "--capability", "cpu=2")
+    assert created == (0, "queue team created\n", "")
+
+    def team() -> dict[str, object]:
+        _, text, _ = run_cli(system, monkeypatch, "get", "queues", "team", "-o", "json")
+        items = json.loads(text)["items"]
+        return items[0] if items else {}
+
+    eventually(lambda: team().get("capability") == {"cpu": "2"}, "queue team listed", system)
+    assert run_cli(system, monkeypatch, "queue", "create", "team", "--weight", "5") == (
+        1,
+        "",
+        'queue "team" already exists; change it with `vcbus queue update team ...` '
+        "(what is not given is kept)\n",
+    )
+    assert run_cli(system, monkeypatch, "queue", "update", "team", "--weight", "5") == (
+        0,
+        "queue team updated\n",
+        "",
+    )
+    eventually(lambda: team().get("weight") == 5, "queue team weight 5", system)
+    assert team()["capability"] == {"cpu": "2"}
+    assert run_cli(system, monkeypatch, "queue", "update", "team", "--weight", "5")[1] == (
+        "queue team unchanged\n"
+    )
+    assert run_cli(system, monkeypatch, "queue", "update", "nosuch", "--weight", "2")[0] == 1
+
+
 GARBAGE = (b"not json", b'{"type": "job.status_changed.v1", "job_key": 7}', b'{"type": "x.v9"}')
 
 
