@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -128,7 +129,10 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_UNREADABLE
     payloads, several = split_documents(payload)
     fields = VALIDATE_CHOICES[args.validate]
-    verdicts = [admit(queues, part, index, fields) for index, part in enumerate(payloads)]
+    verdicts = [
+        admit_queue(part, index) or admit(queues, part, index, fields)
+        for index, part in enumerate(payloads)
+    ]
     if args.json:
         rendered = [_as_json(verdict) for verdict in verdicts]
         out: object = rendered if several else rendered[0]
@@ -160,6 +164,31 @@ def admit(
             return Verdict(True, None, (), f"{tag_of(type(event))} {event.job_key}")
         case _:
             return Verdict(False, None, (), f"document {index + 1}")
+
+
+def is_queue(document: object) -> bool:
+    """Whether ``document`` is a Volcano Queue manifest (``submit`` sends it to ``queues``)."""
+    return (
+        isinstance(document, Mapping)
+        and document.get("kind") == "Queue"
+        and str(document.get("apiVersion", "")).startswith("scheduling.volcano.sh/")
+    )
+
+
+def admit_queue(payload: bytes, index: int) -> Verdict | None:
+    """The verdict on a Queue document, as ``submit`` reads it; None for any other document."""
+    try:
+        (document,) = load_yaml(payload.decode("utf-8-sig"), max_chars=len(payload))
+    except ValueError:
+        return None
+    if not is_queue(document):
+        return None
+    try:
+        (name,) = queues_from_manifests([document])
+    except ValueError as exc:
+        refused = Violation(path="", reason="InvalidQueue", message=str(exc))
+        return Verdict(False, None, (refused,), f"document {index + 1}")
+    return Verdict(True, None, (), f"queue {name}")
 
 
 def _warnings(payload: bytes, fields: FieldValidation) -> tuple[str, ...]:

@@ -42,7 +42,14 @@ from services.admission.bounded_parse import load_yaml
 from services.admission.core import queues_from_manifests
 from services.admission.fields import FIELD_VALIDATION_HEADER, FieldValidation
 from services.cli import require_broker, terminal
-from services.cli.admit import VALIDATE_CHOICES, Verdict, add_validate, admit, as_text
+from services.cli.admit import (
+    VALIDATE_CHOICES,
+    Verdict,
+    add_validate,
+    admit,
+    as_text,
+    is_queue,
+)
 from services.cli.status import (
     StatusReader,
     StatusStore,
@@ -98,14 +105,6 @@ def _documents(text: str) -> list[object] | None:
     return loaded if isinstance(loaded, list) else [loaded]
 
 
-def _is_queue(document: object) -> bool:
-    return (
-        isinstance(document, Mapping)
-        and document.get("kind") == "Queue"
-        and str(document.get("apiVersion", "")).startswith("scheduling.volcano.sh/")
-    )
-
-
 def _manifest_record(
     payload: bytes,
     key: str,
@@ -137,7 +136,7 @@ def records_for(
         return [_manifest_record(text.encode(), "", topic, fields, b"text/plain; charset=utf-8")]
     out: list[Submitted] = []
     for document in documents:
-        if _is_queue(document):
+        if is_queue(document):
             for queue in queues_from_manifests([document]).values():
                 out.append(_queue_record(queue, prefix, now))
             continue
@@ -169,7 +168,12 @@ def _queue_record(queue: Queue, prefix: str, now: datetime) -> Submitted:
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``vcbus submit``."""
     parser = sub.add_parser("submit", help="publish Volcano Jobs (and Queues) from a file or stdin")
-    parser.add_argument("file", type=read_input, help="YAML (multi-document), JSON, or - for stdin")
+    parser.add_argument(
+        "file",
+        nargs="+",
+        type=read_input,
+        help="YAML (multi-document), JSON, or - for stdin; several files: all or none is sent",
+    )
     parser.add_argument(
         "--wait", action="store_true", help="show progress until every job runs or finishes"
     )
@@ -206,17 +210,21 @@ def run(args: argparse.Namespace) -> int:
     With ``--wait``: 0 when every job runs or completed, 1 when one was rejected or
     failed, 2 when the time ran out first.
     """
-    name, text = args.file
     settings = Settings.from_env()
     fields = VALIDATE_CHOICES[args.validate]
     configure_tracing("vcbus-cli")
     try:
-        submitted = records_for(text, settings.topic_prefix, SystemClock().now(), fields)
-        refusal = _unsendable(name, submitted, settings)
+        now = SystemClock().now()
+        files = [
+            (name, records_for(text, settings.topic_prefix, now, fields))
+            for name, text in args.file
+        ]
+        submitted = [item for _, items in files for item in items]
+        refusal = "".join(_unsendable(name, items, settings) for name, items in files)
         if not refusal:
             require_broker(settings)
             verdicts = check(submitted, settings, fields)
-            refusal = _refused(name, verdicts)
+            refusal = _refused(", ".join(_where(name) for name, _ in files), verdicts)
             if not refusal:
                 terminal.error(
                     "".join(
@@ -271,7 +279,7 @@ def _unsendable(name: str, submitted: list[Submitted], settings: Settings) -> st
     return "".join(too_large)
 
 
-def _refused(name: str, verdicts: list[Verdict]) -> str:
+def _refused(where: str, verdicts: list[Verdict]) -> str:
     """The violations of the documents admission would refuse (empty: none)."""
     refused = [verdict for verdict in verdicts if not verdict.allowed]
     if not refused:
@@ -279,7 +287,7 @@ def _refused(name: str, verdicts: list[Verdict]) -> str:
     return (
         "".join(as_text(verdict) for verdict in refused)
         + f"vcbus submit: admission would refuse {len(refused)} of {len(verdicts)} "
-        f"document(s) of {_where(name)}; nothing submitted (`vcbus admit FILE` checks a file)\n"
+        f"document(s) of {where}; nothing submitted (`vcbus admit FILE` checks a file)\n"
     )
 
 

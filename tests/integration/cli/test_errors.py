@@ -272,3 +272,26 @@ def test_a_second_up_with_the_same_log_dir_is_refused_and_leaves_the_logs(monkey
         "stop it first, or give this one another --log-dir\n"
     )
     assert (log_dir / "allocator.log").read_text() == "the first up's log\n"
+
+
+def test_several_files_are_submitted_together_or_not_at_all(on_broker, monkeypatch, tmp_path):
+    first, second, bad = tmp_path / "a.yaml", tmp_path / "b.yaml", tmp_path / "bad.yaml"
+    first.write_text(GOOD)
+    second.write_text(GOOD.replace("name: good", "name: second", 1))
+    bad.write_text(GOOD.replace("name: good", "name: bad", 1).replace("replicas:", "replica:"))
+
+    status, out, err = cli(monkeypatch, "submit", str(first), str(bad))
+    assert (status, out) == (1, "")
+    assert err.splitlines()[-1] == (
+        f"vcbus submit: admission would refuse 1 of 2 document(s) of {first}, {bad}; "
+        "nothing submitted (`vcbus admit FILE` checks a file)"
+    )
+    assert submitted_count() == 0
+
+    status, out, err = cli(monkeypatch, "submit", str(first), str(second))
+    assert (status, err) == (0, "")
+    assert [line.split(" trace_id=")[0] for line in out.splitlines()] == [
+        "submitted default/good",
+        "submitted default/second",
+    ]
+    assert submitted_count() == 2

@@ -77,12 +77,17 @@ def test_volcano_example_is_admitted_unchanged_when_a_job_and_refused_as_not_a_j
         if is_kind(document, JOB_API_VERSION, "Job"):
             assert verdict["allowed"], verdict["violations"]
             assert_unchanged(document, verdict["job"])
+        elif is_kind(document, QUEUE_API_VERSION, "Queue"):  # what `submit` sends to queues
+            assert (verdict["allowed"], verdict["job"], verdict["violations"]) == (True, None, [])
         else:
             assert not verdict["allowed"]
             assert [v["reason"] for v in verdict["violations"]] == ["NotAJob"]
             assert verdict["job"] is None
-    all_jobs = all(is_kind(d, JOB_API_VERSION, "Job") for d in submitted)
-    assert status == (0 if all_jobs else 1)
+    admissible = all(
+        is_kind(d, JOB_API_VERSION, "Job") or is_kind(d, QUEUE_API_VERSION, "Queue")
+        for d in submitted
+    )
+    assert status == (0 if admissible else 1)
 
 
 @pytest.mark.parametrize("name", sorted(VOLCANO_TYPOS))
@@ -303,3 +308,22 @@ def test_examples_folder_of_this_repo_is_admitted_as_documented(
         "mpi-depends-on.yaml": (0, []),
         "tensorflow-task-minimums.yaml": (0, []),
     }
+
+
+def test_queue_documents_are_read_as_submit_reads_them_and_a_bad_one_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "queues.yaml"
+    path.write_text(
+        "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: team}\n"
+        "spec: {weight: 2}\n---\n"
+        "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: Bad_Name}\n"
+    )
+
+    status = main(["admit", str(path)])
+
+    lines = capsys.readouterr().out.splitlines()
+    assert status == 1
+    assert lines[0] == "ALLOWED  queue team"
+    assert lines[1] == "REJECTED document 2: 1 violation(s)"
+    assert lines[2].startswith("  (payload): InvalidQueue: queue document 1: ")
