@@ -64,6 +64,7 @@ from shared.bus.kafka import AioKafkaBus
 from shared.bus.outbox import event_record
 from shared.bus.protocol import Bus
 from shared.bus.records import OutRecord, Record, oversized
+from shared.reasons import INFEASIBLE, QUEUE_CLOSED, QUEUE_NOT_FOUND
 from shared.runtime.clock import SystemClock
 from shared.runtime.settings import Settings
 from shared.runtime.topology import ensure_topics
@@ -342,6 +343,10 @@ WAIT_TOPICS = (
 DONE_PHASES = frozenset({JobPhase.RUNNING, JobPhase.COMPLETING, JobPhase.COMPLETED})
 """A job in one of these phases has what ``--wait`` waits for."""
 
+STUCK_REASONS = frozenset({QUEUE_NOT_FOUND, QUEUE_CLOSED, INFEASIBLE})
+"""Reasons a pending job keeps until someone changes the cluster or its queue: waiting for
+them to pass by themselves would only run out the time, so ``--wait`` stops (exit 1)."""
+
 UNCHANGED_GRACE = 5.0
 """Seconds after its admission a job waits for a status of its own before an unchanged
 resubmission is assumed and the job's current status is taken."""
@@ -386,13 +391,16 @@ def outcome(ours: StatusStore, current: StatusStore, key: str, *, unchanged: boo
     if podgroup := podgroup_phase_of(store, key):
         parts.append(f"PodGroup {podgroup}")
     parts.append(pod_counts(status))
-    if status.phase == JobPhase.PENDING and (reason := reason_of(store, key, status)) is not None:
+    reason = reason_of(store, key, status) if status.phase == JobPhase.PENDING else None
+    if reason is not None:
         parts.append(reason.text())
     line = ", ".join(parts)
     if status.phase in DONE_PHASES:
         return Outcome(line, done=True)
     if status.phase in FAILED_PHASES:
         return Outcome(line, done=True, failed=True)
+    if reason is not None and reason.code in STUCK_REASONS:
+        return Outcome(f"{line} (it cannot start until that changes)", done=True, failed=True)
     return Outcome(line)
 
 
@@ -489,6 +497,11 @@ async def wait_for_jobs(
                 status = 1 if any(o.failed for o in outcomes.values()) else 0
                 break
             if now > deadline:
+                waiting = sorted(key for key, o in outcomes.items() if not o.done)
+                terminal.error(
+                    f"vcbus submit: --wait: {len(waiting)} job(s) not running after "
+                    f"{timeout:g} s: {', '.join(waiting)} (`vcbus describe job NAME` says why)\n"
+                )
                 status = 2
                 break
     current.report_skipped(verbose)

@@ -36,16 +36,27 @@ def test_outcome_is_done_when_the_job_runs():
     assert result.line == "default/a: Running, PodGroup Running, 2 running (min available 2)"
 
 
-def test_outcome_names_the_reason_when_the_job_waits():
+def test_outcome_names_the_reason_and_waits_on_while_the_reason_can_pass():
     ours = store_of(
         build_status("default/a", "Pending"),
         build_phase(
-            "default/a", PodGroupPhase.PENDING, reason="QueueClosed", message="queue q is closed"
+            "default/a", PodGroupPhase.PENDING, reason="ClusterOverused", message="no room"
         ),
     )
     result = outcome(ours, StatusStore(PREFIX), "default/a", unchanged=False)
     assert not result.done
-    assert result.line.endswith("QueueClosed: queue q is closed")
+    assert result.line.endswith("ClusterOverused: no room")
+
+
+@pytest.mark.parametrize("reason", ["QueueClosed", "QueueNotFound", "Infeasible"])
+def test_outcome_stops_failed_when_the_job_waits_for_what_cannot_pass_by_itself(reason):
+    ours = store_of(
+        build_status("default/a", "Pending"),
+        build_phase("default/a", PodGroupPhase.PENDING, reason=reason, message="why"),
+    )
+    result = outcome(ours, StatusStore(PREFIX), "default/a", unchanged=False)
+    assert (result.done, result.failed) == (True, True)
+    assert result.line.endswith(f"{reason}: why (it cannot start until that changes)")
 
 
 def test_outcome_fails_when_the_job_was_rejected():
