@@ -209,3 +209,52 @@ def test_listings_keep_to_the_default_namespace_unless_all_are_asked_for(
     header, *rows = out.splitlines()
     assert header.split()[-4:] == ["AGE", "QUEUE", "PRIORITY", "NODES"]
     assert any(r.split()[:2] == ["team", "elsewhere"] for r in rows)
+
+
+def test_delete_all_with_a_field_selector_and_from_a_file_as_kubectl_does(
+    system, monkeypatch, manifest
+):
+    def sweep_job(name: str, run_seconds: str | None) -> str:
+        text = job(name).replace(f"  name: {name}\n", f"  name: {name}\n  namespace: sweep\n")
+        text = text.replace('cpu: "1", memory: 1Gi', "cpu: 100m, memory: 64Mi")
+        if run_seconds is not None:
+            text = text.replace(
+                "        spec:\n",
+                "        metadata:\n"
+                f'          annotations: {{vcbus.io/run-seconds: "{run_seconds}"}}\n'
+                "        spec:\n",
+            )
+        return text
+
+    done, busy = (
+        manifest("done", sweep_job("done", "0.1")),
+        manifest("busy", sweep_job("busy", None)),
+    )
+    assert run_cli(system, monkeypatch, "submit", done, busy)[0] == 0
+
+    def phases() -> dict[str, str]:
+        _, out, _ = run_cli(system, monkeypatch, "get", "jobs", "-n", "sweep", "-o", "json")
+        return {i["name"]: i["phase"] for i in json.loads(out)["items"]} if out else {}
+
+    eventually(
+        lambda: phases() == {"done": "Completed", "busy": "Running"}, "done and busy", system
+    )
+    selector = ["--field-selector", "status.phase=Completed"]
+    assert run_cli(
+        system, monkeypatch, "delete", "job", "--all", "-n", "sweep", *selector, "--wait"
+    ) == (0, "job sweep/done delete requested\njob sweep/done deleted\n", "")
+    assert phases() == {"busy": "Running"}
+
+    assert run_cli(system, monkeypatch, "delete", "-f", busy, "--wait")[:2] == (
+        0,
+        "job sweep/busy delete requested\njob sweep/busy deleted\n",
+    )
+    assert run_cli(system, monkeypatch, "delete", "job", "--all", "-n", "sweep") == (
+        0,
+        "",
+        "No resources found\n",
+    )
+    assert run_cli(system, monkeypatch, "delete", "job", "x", "--all")[0] == 2
+    with pytest.raises(SystemExit) as refused:  # argparse refuses the selector itself
+        run_cli(system, monkeypatch, "delete", "job", "--all", "--field-selector", "spec.x=1")
+    assert refused.value.code == 2

@@ -11,7 +11,7 @@ import pytest
 
 from contracts import JobDeleteRequested, Topic
 from contracts.objects import PodGroupPhase
-from services.cli.delete import delete_record
+from services.cli.delete import Requirement, delete_record, field_selector
 from services.cli.queue import resources
 from services.cli.status import StatusStore, trace_id_of
 from services.cli.submit import Progress, outcome
@@ -106,3 +106,21 @@ def test_resources_are_parsed_in_base_units_when_written_like_kubernetes():
     assert resources("cpu=4, memory=1Gi") == {"cpu": 4000, "memory": 1 << 30}
     with pytest.raises(argparse.ArgumentTypeError, match="cpu=4,memory=8Gi"):
         resources("cpu")
+
+
+def test_field_selectors_are_read_as_kubectls_and_unknown_fields_refused():
+    assert field_selector("status.phase=Completed, metadata.name!=keep") == (
+        Requirement("status.phase", "Completed"),
+        Requirement("metadata.name", "keep", equal=False),
+    )
+    assert field_selector("status.phase==Failed") == (Requirement("status.phase", "Failed"),)
+    for bad in ("status.phase", "spec.queue=x"):
+        with pytest.raises(argparse.ArgumentTypeError):
+            field_selector(bad)
+    fields = {"status.phase": "Completed", "metadata.name": "keep"}
+    assert [
+        r.holds(fields) for r in field_selector("status.phase=Completed,metadata.name!=keep")
+    ] == [
+        True,
+        False,
+    ]
