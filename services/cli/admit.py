@@ -7,7 +7,8 @@ goes through the admission core (:func:`services.admission.core.decide`) exactly
 ``--json`` it prints per document ``{"allowed", "job", "violations"}`` (a list when the
 file holds several);
 ``job`` is the mutated job as it travels on ``jobs.admitted`` (also shown for a rejected
-Job that could be decoded, ``null`` otherwise). The exit status is 0 when every document
+Job that could be decoded and is at most 64 KiB, SPEC A12: ``null`` otherwise, with
+``jobOmitted`` saying why). The exit status is 0 when every document
 is allowed, 1 otherwise, 2 when a file cannot be read.
 
 ``--validate`` is kubectl's: ``strict`` (the default, also ``true``) refuses a job with a
@@ -36,6 +37,7 @@ from contracts.events.jobs_admitted import (
     JobResumeAccepted,
 )
 from contracts.events.jobs_rejected import JobRejected, SubmissionOrigin, Violation
+from contracts.limits import MAX_PAYLOAD_ECHO_BYTES
 from contracts.objects.job import Job
 from contracts.objects.queue import Queue
 from services.admission.bounded_parse import load_yaml
@@ -284,9 +286,20 @@ def as_manifest(job: Job) -> dict[str, Any]:
 
 
 def _as_json(verdict: Verdict) -> dict[str, Any]:
+    job = None if verdict.job is None else as_manifest(verdict.job)
+    omitted = {}
+    if job is not None and not verdict.allowed:
+        size = len(msgspec.json.encode(job))
+        if size > MAX_PAYLOAD_ECHO_BYTES:  # an answer echoes no more than a rejection does
+            job = None
+            omitted = {
+                "jobOmitted": f"the job is {size} bytes; answers echo at most "
+                f"{MAX_PAYLOAD_ECHO_BYTES} (SPEC A12)"
+            }
     return {
         "allowed": verdict.allowed,
-        "job": None if verdict.job is None else as_manifest(verdict.job),
+        "job": job,
+        **omitted,
         "violations": [
             {"path": violation.path, "reason": violation.reason, "message": violation.message}
             for violation in verdict.violations

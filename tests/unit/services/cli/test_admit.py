@@ -327,3 +327,27 @@ def test_queue_documents_are_read_as_submit_reads_them_and_a_bad_one_is_refused(
     assert lines[0] == "ALLOWED  queue team"
     assert lines[1] == "REJECTED document 2: 1 violation(s)"
     assert lines[2].startswith("  (payload): InvalidQueue: queue document 1: ")
+
+
+def test_a_large_rejected_job_is_not_echoed_whole_when_printed_as_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    annotations = {f"note-{i}": "x" * 100 for i in range(1_000)}  # about 110 KB of metadata
+    job = {
+        "apiVersion": JOB_API_VERSION,
+        "kind": "Job",
+        "metadata": {"name": "big", "annotations": annotations},
+        "spec": {
+            "queue": "nosuch",
+            "tasks": [{"name": "w", "replicas": 1, "template": {"spec": {"containers": []}}}],
+        },
+    }
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps(job))
+
+    status, output = admit(capsys, str(path))
+
+    assert (status, output["allowed"], output["job"]) == (1, False, None)
+    assert output["jobOmitted"].endswith("bytes; answers echo at most 65536 (SPEC A12)")
+    assert "QueueNotFound" in [v["reason"] for v in output["violations"]]
+    assert len(json.dumps(output)) < 64 * 1024
