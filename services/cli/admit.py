@@ -177,6 +177,24 @@ def is_queue(document: object) -> bool:
     )
 
 
+HIERARCHY_ANNOTATIONS = ("volcano.sh/hierarchy", "volcano.sh/hierarchy-weights")
+"""Volcano's annotations of hierarchical queues (the drf plugin's ``enableHierarchy``)."""
+
+
+def queue_warnings(document: object) -> tuple[str, ...]:
+    """What a Queue manifest asks for that vcbus does not do, one warning each."""
+    metadata = document.get("metadata") if isinstance(document, Mapping) else None
+    annotations = metadata.get("annotations") if isinstance(metadata, Mapping) else None
+    if not isinstance(annotations, Mapping):
+        return ()
+    return tuple(
+        f"annotation {name} is ignored: vcbus does not share resources by queue hierarchy "
+        "(the queue is scheduled as a flat queue)"
+        for name in HIERARCHY_ANNOTATIONS
+        if name in annotations
+    )
+
+
 def admit_queue(payload: bytes, index: int) -> Verdict | None:
     """The verdict on a Queue document, as ``submit`` reads it; None for any other document."""
     try:
@@ -190,7 +208,7 @@ def admit_queue(payload: bytes, index: int) -> Verdict | None:
     except ValueError as exc:
         refused = Violation(path="", reason="InvalidQueue", message=str(exc))
         return Verdict(False, None, (refused,), f"document {index + 1}")
-    return Verdict(True, None, (), f"queue {name}")
+    return Verdict(True, None, (), f"queue {name}", warnings=queue_warnings(document))
 
 
 def _warnings(payload: bytes, fields: FieldValidation) -> tuple[str, ...]:
@@ -315,7 +333,7 @@ def as_text(verdict: Verdict) -> str:
     if verdict.allowed:
         job = verdict.job
         if job is None:
-            return f"ALLOWED  {verdict.label}\n"
+            return f"ALLOWED  {verdict.label}\n{warnings}"
         spec = job.spec
         pods = sum(task.replicas for task in spec.tasks)
         minimums = ", ".join(

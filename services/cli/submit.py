@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
 import sys
 from collections.abc import Mapping
@@ -49,6 +50,7 @@ from services.cli.admit import (
     admit,
     as_text,
     is_queue,
+    queue_warnings,
 )
 from services.cli.status import (
     StatusReader,
@@ -85,6 +87,8 @@ class Submitted:
     trace_id: str
     queue: Queue | None = None
     """The queue a ``queues`` record declares."""
+    warnings: tuple[str, ...] = ()
+    """What the document asks for that vcbus does not do."""
 
 
 def _documents(text: str) -> list[object] | None:
@@ -139,7 +143,8 @@ def records_for(
     for document in documents:
         if is_queue(document):
             for queue in queues_from_manifests([document]).values():
-                out.append(_queue_record(queue, prefix, now))
+                record = _queue_record(queue, prefix, now)
+                out.append(dataclasses.replace(record, warnings=queue_warnings(document)))
             continue
         key = ""
         if isinstance(document, Mapping) and isinstance(document.get("metadata"), Mapping):
@@ -227,11 +232,12 @@ def run(args: argparse.Namespace) -> int:
             verdicts = check(submitted, settings, fields)
             refusal = _refused(", ".join(_where(name) for name, _ in files), verdicts)
             if not refusal:
+                warned: list[Verdict | Submitted] = [*verdicts, *submitted]
                 terminal.error(
                     "".join(
-                        f"Warning: {verdict.label}: {warning}\n"
-                        for verdict in verdicts
-                        for warning in verdict.warnings
+                        f"Warning: {item.label}: {warning}\n"
+                        for item in warned
+                        for warning in item.warnings
                     )
                 )
         if refusal:

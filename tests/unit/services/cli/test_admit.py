@@ -315,7 +315,8 @@ def test_queue_documents_are_read_as_submit_reads_them_and_a_bad_one_is_refused(
 ) -> None:
     path = tmp_path / "queues.yaml"
     path.write_text(
-        "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: team}\n"
+        "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\n"
+        "metadata: {name: team, annotations: {volcano.sh/hierarchy: root/eng}}\n"
         "spec: {weight: 2}\n---\n"
         "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: Bad_Name}\n"
     )
@@ -325,8 +326,12 @@ def test_queue_documents_are_read_as_submit_reads_them_and_a_bad_one_is_refused(
     lines = capsys.readouterr().out.splitlines()
     assert status == 1
     assert lines[0] == "ALLOWED  queue team"
-    assert lines[1] == "REJECTED document 2: 1 violation(s)"
-    assert lines[2].startswith("  (payload): InvalidQueue: queue document 1: ")
+    assert lines[1] == (
+        "  Warning: annotation volcano.sh/hierarchy is ignored: vcbus does not share "
+        "resources by queue hierarchy (the queue is scheduled as a flat queue)"
+    )
+    assert lines[2] == "REJECTED document 2: 1 violation(s)"
+    assert lines[3].startswith("  (payload): InvalidQueue: queue document 1: ")
 
 
 def test_a_large_rejected_job_is_not_echoed_whole_when_printed_as_json(
