@@ -199,6 +199,12 @@ async def test_dependent_tasks_get_pods_stage_by_stage_when_their_dependencies_r
         wanted = {f"job-{task}": counts for task, counts in tasks.items()}
         return bool(found) and found[-1].task_status_count == wanted
 
+    def counted_and_seen(names: list[str], **tasks: TaskCounts) -> bool:
+        """As :func:`counts_are`, and every pod of ``names`` read from the pods topic too:
+        the status and the pods are on different topics, which the tail may read in any
+        order, and the next step publishes phases for these pods."""
+        return counts_are(**tasks) and len(pods_named(names)) == len(names)
+
     async with tailing(bus, prefix, OUTPUTS) as tail, running(service, bus, settings):
         await publish(bus, prefix, [job])
         assert await tail.wait_for(lambda: _has_podgroup(tail, job))
@@ -207,11 +213,13 @@ async def test_dependent_tasks_get_pods_stage_by_stage_when_their_dependencies_r
         assert group.min_member == 1
 
         await publish(bus, prefix, [enqueued(_podgroup(tail, job))])
-        assert await tail.wait_for(lambda: counts_are(nginx1=TaskCounts(pending=1)))
+        assert await tail.wait_for(lambda: counted_and_seen(nginx1, nginx1=TaskCounts(pending=1)))
 
         await publish(bus, prefix, [pod_phase(c, R) for c in pods_named(nginx1)])
         assert await tail.wait_for(
-            lambda: counts_are(nginx1=TaskCounts(running=1), nginx2=TaskCounts(pending=5))
+            lambda: counted_and_seen(
+                nginx2, nginx1=TaskCounts(running=1), nginx2=TaskCounts(pending=5)
+            )
         )
         await publish(bus, prefix, [pod_phase(c, R) for c in pods_named(nginx2[:4])])
         assert await tail.wait_for(
@@ -222,7 +230,8 @@ async def test_dependent_tasks_get_pods_stage_by_stage_when_their_dependencies_r
 
         await publish(bus, prefix, [pod_phase(c, R) for c in pods_named(nginx2[4:])])
         assert await tail.wait_for(
-            lambda: counts_are(
+            lambda: counted_and_seen(
+                nginx3,
                 nginx1=TaskCounts(running=1),
                 nginx2=TaskCounts(running=5),
                 nginx3=TaskCounts(pending=5),
