@@ -34,6 +34,7 @@ from contracts.events.jobs_status import TaskCounts
 from contracts.objects.job import Job, JobPhase
 from contracts.objects.pod import PodPhase
 from services.job_controller.policies import Action
+from shared.reasons import PODS_PENDING
 
 DEFAULT_MAX_RETRY = 3
 
@@ -275,7 +276,7 @@ def evaluate_running(job: Job, counts: Counts) -> Verdict | None:
     if counts.pending > replicas - minimum:
         return Verdict(
             JobPhase.PENDING,
-            "PodsPending",
+            PODS_PENDING,
             f"{counts.pending} pods pending, "
             f"more than replicas {replicas} − minAvailable {minimum}",
         )

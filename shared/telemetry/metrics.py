@@ -51,6 +51,7 @@ from contracts.topics import DLT_SUFFIX
 from shared.bus.envelope import HEADER_DLT_TOPIC, HEADER_EVENT_TYPE
 from shared.bus.protocol import Consumer
 from shared.bus.records import OutRecord, Record, TopicPartition
+from shared.reasons import UNSCHEDULABLE
 from shared.telemetry.exposition import Family, render
 
 CYCLE_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
@@ -134,7 +135,7 @@ class PendingPodGroups:
                 self._state.pop(event.job, None)
             case PodGroupPhaseChanged():
                 reason = next(
-                    (c.reason for c in event.conditions if c.type == "Unschedulable" and c.reason),
+                    (c.reason for c in event.conditions if c.type == UNSCHEDULABLE and c.reason),
                     "none",
                 )
                 self._state[event.job] = (event.phase, reason)

@@ -45,6 +45,7 @@ from contracts import (
 )
 from contracts.objects import Condition, PodPhase
 from contracts.objects.pod import POD_BOUND
+from shared.reasons import UNSCHEDULABLE
 from shared.views.age import age
 from shared.views.phases import FAILED_PHASES
 
@@ -244,7 +245,7 @@ def _reason_rows(
         for c in conditions
         if c.reason
         and c.status == "True"
-        and (c.reason != c.type if job else c.type == "Unschedulable")
+        and (c.reason != c.type if job else c.type == UNSCHEDULABLE)
     }
     before = seen.reasons.get(topic, frozenset())
     seen.reasons[topic] = frozenset(now)

@@ -31,6 +31,7 @@ from typing import Protocol
 
 from contracts.keys import JobKey, pod_key
 from contracts.objects.meta import Condition
+from shared.reasons import UNSCHEDULABLE
 from shared.scheduling.framework.conf import (
     Arguments,
     ArgValue,
@@ -349,7 +350,7 @@ class Session(SessionPlugins):
     def update_pod_group_condition(self, job: JobInfo, conditions: tuple[Condition, ...]) -> None:
         """Set the allocator conditions of a job (``UpdatePodGroupCondition``)."""
         self.job_conditions[job.key] = conditions
-        if any(c.type == "Unschedulable" and c.status == "True" for c in conditions):
+        if any(c.type == UNSCHEDULABLE and c.status == "True" for c in conditions):
             self.unschedulable.add(job.key)
 
     def explain(

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 
 from contracts.objects.podgroup import PodGroupPhase
 from contracts.quantity import format_quantity
+from shared.reasons import GANG_UNSCHEDULABLE, QUEUE_CLOSED, QUEUE_NOT_FOUND, QUEUE_OVER_CAPABILITY
 from shared.scheduling.framework.conf import Arguments
 from shared.scheduling.framework.extension_points import (
     AllocatableFn,
@@ -46,11 +47,6 @@ from shared.scheduling.model import ALLOCATED_STATUSES, JobInfo, QueueInfo, Task
 from shared.scheduling.resource import Missing, Resource, brief, share
 
 NAME = "proportion"
-
-QUEUE_NOT_FOUND = "QueueNotFound"
-QUEUE_CLOSED = "QueueClosed"
-QUEUE_OVER_CAPABILITY = "QueueOverCapability"
-GANG_UNSCHEDULABLE = "GangUnschedulable"
 
 
 @dataclass(slots=True)
