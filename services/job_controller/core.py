@@ -52,7 +52,7 @@ from contracts.events.jobs_admitted import (
 from contracts.events.jobs_status import JobDeleted, JobStatusChanged
 from contracts.events.podgroups_status import PodGroupPhaseChanged
 from contracts.events.pods_status import BindingRefused, PodPhaseChanged
-from contracts.keys import JobKey, split_key
+from contracts.keys import split_key
 from contracts.objects.job import TaskSpec
 from contracts.objects.meta import Condition
 from contracts.objects.pod import PodPhase
@@ -72,7 +72,6 @@ __all__ = [
     "ControllerConf",
     "ControllerInput",
     "decide",
-    "job_key_of",
     "next_deadline",
 ]
 
@@ -382,18 +381,5 @@ def decide(
             return Step(None) if record is None else _binding_refused(record, event)
         case Tick():
             return Step(None) if record is None else _tick(record, event, ctx, conf)
-        case _:
-            assert_never(event)
-
-
-def job_key_of(event: ControllerInput) -> JobKey | None:
-    """Return the job an input is about (``None`` for a ``Tick``, which the shell addresses)."""
-    match event:
-        case JobAdmitted() | JobDeleteAccepted() | JobAbortAccepted() | JobResumeAccepted():
-            return event.job_key
-        case PodGroupPhaseChanged() | PodPhaseChanged() | BindingRefused():
-            return event.job
-        case Tick():
-            return None
         case _:
             assert_never(event)

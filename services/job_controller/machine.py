@@ -194,13 +194,6 @@ def _total_replicas(job: Job) -> int:
     return sum(task.replicas for task in job.spec.tasks)
 
 
-def _total_task_minimum(job: Job) -> int:
-    return sum(
-        task.replicas if task.min_available is None else task.min_available
-        for task in job.spec.tasks
-    )
-
-
 def evaluate_pending(job: Job, counts: Counts) -> Verdict | None:
     """Pending + sync (``pending.go``, with SPEC A4/A5): Running when enough pods started.
 
