@@ -206,14 +206,14 @@ class ProportionPlugin:
         self._water_fill(total)
 
         ssn.add_queue_order_fn(NAME, self._queue_order(ssn))
-        ssn.queue_share = self._share
+        ssn.add_queue_share_fn(NAME, self._share)
         ssn.add_overused_fn(NAME, self._overused)
         ssn.add_allocatable_fn(NAME, self._allocatable(ssn))
         ssn.add_job_enqueueable_fn(NAME, self._enqueueable(ssn))
         ssn.add_job_enqueued_fn(NAME, self._enqueued)
         ssn.add_reclaimable_fn(NAME, self._reclaimable(ssn))
-        ssn.queue_preemptive = self._preemptive
-        ssn.reclaim_room = self._reclaim_room(ssn)
+        ssn.add_preemptive_fn(NAME, self._preemptive)
+        ssn.add_reclaim_room_fn(NAME, self._reclaim_room(ssn))
         ssn.add_event_handler(
             EventHandler(
                 allocate_func=self._on_allocate(ssn), deallocate_func=self._on_deallocate(ssn)
