@@ -8,6 +8,12 @@ and a timeline of notable events (will-bind reservations made and released among
 :meth:`Outcome.report` returns all of it as plain data in a stable order, so equal runs
 give equal JSON.
 
+Pods and the reservation are the read model's folds, as ``vcbus up`` and ``get`` see them
+(:class:`shared.views.pods.PodFold`, :class:`shared.views.reservation.ReservationView`):
+a pod's node, phase and exit code are its latest incarnation's (by uid; a late event of a
+deleted incarnation never brings it back or changes its successor), a refused binding
+takes the pod off the node, and a deleted pod is reported with ``deleted``.
+
 A PodGroup's phase change published after its deletion (podgroup-enqueue had not seen the
 deletion yet) is ignored, so the final phase does not depend on that race.
 
@@ -65,7 +71,9 @@ from contracts.objects.podgroup import PodGroupPhase
 from contracts.quantity import format_quantity
 from shared.runtime.summary import CapacityStep, Usage, summarise
 from shared.views.phases import DELETED, FINAL_PHASES
+from shared.views.pods import PodFold
 from shared.views.reason import job_reason
+from shared.views.reservation import ReservationView
 
 
 @dataclass
@@ -99,14 +107,9 @@ class _Job:
 
 
 @dataclass
-class _Pod:
-    task: str
-    node: str | None = None
-    phase: str = str(PodPhase.PENDING)
-    exit_code: int | None = None
-    deleted: bool = False
-    queue: str = ""
-    requests: dict[str, int] = field(default_factory=dict)
+class _PodTimes:
+    """When a pod's latest incarnation was bound, Running and ended."""
+
     bound: float | None = None
     running: float | None = None
     finished: float | None = None
@@ -122,10 +125,10 @@ class Outcome:
     def __init__(self, jobs: Iterable[str] = ()) -> None:
         self.submitted = frozenset(jobs)
         self.jobs: dict[str, _Job] = {}
-        self.pods: dict[str, _Pod] = {}
+        self.pods = PodFold()
+        self.pod_times: dict[str, _PodTimes] = {}
         self.rejected: dict[str, list[dict[str, str]]] = {}
-        self.target: str | None = None
-        self.locked: set[str] = set()
+        self.reservation = ReservationView()
         self.timeline: list[dict[str, object]] = []
         self.dead_letters: collections.Counter[tuple[str, str]] = collections.Counter()
         self.nodes: dict[str, dict[str, int]] = {}
@@ -138,8 +141,8 @@ class Outcome:
 
     def node_of(self, pod: str) -> str | None:
         """The node a pod is bound to, if it is and still exists."""
-        known = self.pods.get(pod)
-        return known.node if known is not None and not known.deleted else None
+        known = self.pods.rows.get(pod)
+        return known.node or None if known is not None else None
 
     def is_done(self) -> bool:
         """Whether every submitted job is rejected, deleted or in a final phase."""
@@ -301,21 +304,19 @@ class Outcome:
             job.first("inqueue", t)
 
     def _pod_event(self, t: float, event: Event) -> None:
+        key = self.pods.apply(event)
+        times = self.pod_times.setdefault(key, _PodTimes()) if key is not None else None
         match event:
             case PodCreated():
-                key = pod_key(event.pod.namespace, event.pod.name)
-                self.pods[key] = _Pod(
-                    task=event.pod.task, queue=event.pod.queue, requests=dict(event.pod.requests)
-                )
+                if key is not None:
+                    self.pod_times[key] = _PodTimes()
             case PodDeleted():
-                if (pod := self.pods.get(event.pod)) is not None:
-                    pod.deleted = True
-                    if pod.running is not None and pod.finished is None:
-                        pod.finished = t
+                if times is not None and times.running is not None and times.finished is None:
+                    times.finished = t
             case BindingCreated():
                 key = pod_key(event.pod.namespace, event.pod.name)
-                if (bound := self.pods.get(key)) is not None and bound.bound is None:
-                    bound.bound = t
+                if times is not None and times.bound is None:
+                    times.bound = t
                 self.jobs.setdefault(event.pod.job, _Job()).first("firstBound", t)
                 self.note(t, {"event": "bind", "pod": key, "node": str(event.node)})
             case BindingRefused():
@@ -326,14 +327,12 @@ class Outcome:
                 pass
 
     def _pod_phase(self, t: float, event: PodPhaseChanged) -> None:
-        pod = self.pods.setdefault(event.pod, _Pod(task=event.task))
-        pod.node = str(event.node) if event.node is not None else pod.node
-        pod.phase = str(event.phase)
-        pod.exit_code = event.exit_code
-        if event.phase is PodPhase.RUNNING and pod.running is None:
-            pod.running = t
-        elif event.phase in (PodPhase.SUCCEEDED, PodPhase.FAILED) and pod.finished is None:
-            pod.finished = t
+        if (key := self.pods.apply(event)) is not None:
+            times = self.pod_times.setdefault(key, _PodTimes())
+            if event.phase is PodPhase.RUNNING and times.running is None:
+                times.running = t
+            elif event.phase in (PodPhase.SUCCEEDED, PodPhase.FAILED) and times.finished is None:
+                times.finished = t
         if event.reason == POD_BOUND and event.phase is PodPhase.PENDING:
             return
         entry: dict[str, object] = {"event": "pod", "pod": event.pod, "phase": str(event.phase)}
@@ -344,17 +343,13 @@ class Outcome:
         self.note(t, entry)
 
     def _reservation_event(self, t: float, event: Event) -> None:
+        self.reservation.apply(event)
         match event:
             case TargetJobElected():
-                self.target = event.job
                 self.note(t, {"event": "elected", "job": event.job})
             case NodesLocked():
-                self.target = event.job
-                self.locked.update(event.nodes)
                 self.note(t, {"event": "locked", "job": event.job, "nodes": sorted(event.nodes)})
             case NodesUnlocked():
-                self.target = None
-                self.locked.clear()
                 self.note(t, {"event": "unlocked", "job": event.job, "reason": event.reason})
             case _:
                 pass
@@ -409,30 +404,27 @@ class Outcome:
                 "tasks": job.tasks,
                 "times": dict(sorted(self._times(key, job).items())),
             }
-        pods = {
-            key: {
-                "node": pod.node,
+        pods: dict[str, dict[str, object]] = {}
+        usages: list[Usage] = []
+        for key in sorted(self.pods.rows.keys() | self.pods.gone.keys()):
+            pod, times = self.pods.row(key), self.pod_times.get(key, _PodTimes())
+            assert pod is not None
+            pods[key] = {
+                "node": pod.node or None,
                 "phase": pod.phase,
                 "exitCode": pod.exit_code,
                 "deleted": pod.deleted,
                 "task": pod.task,
                 "requests": {n: format_quantity(n, a) for n, a in sorted(pod.requests.items())},
-                "bound": pod.bound,
-                "running": pod.running,
-                "finished": pod.finished,
+                "bound": times.bound,
+                "running": times.running,
+                "finished": times.finished,
             }
-            for key, pod in sorted(self.pods.items())
-        }
-        usages = [
-            Usage(
-                queue=pod.queue,
-                requests=pod.requests,
-                start=pod.running,
-                end=pod.finished if pod.finished is not None else at,
-            )
-            for _, pod in sorted(self.pods.items())
-            if pod.running is not None
-        ]
+            if times.running is not None:
+                end = times.finished if times.finished is not None else at
+                usages.append(
+                    Usage(queue=pod.queue, requests=pod.requests, start=times.running, end=end)
+                )
         finished = [j.times["finished"] for j in self.jobs.values() if "finished" in j.times]
         return {
             "deadLetters": [
@@ -440,7 +432,7 @@ class Outcome:
                 for (topic, service), count in sorted(self.dead_letters.items())
             ],
             "jobs": jobs,
-            "lockedNodes": sorted(self.locked),
+            "lockedNodes": sorted(self.reservation.locks),
             "pods": pods,
             "rejected": dict(sorted(self.rejected.items())),
             "stoppedBy": stopped_by,
@@ -451,6 +443,6 @@ class Outcome:
                 end=at,
                 unfinished=self.unfinished(),
             ),
-            "targetJob": self.target,
+            "targetJob": self.reservation.target or None,
             "timeline": self.timeline,
         }
