@@ -51,7 +51,7 @@ def queue_of(store: StatusStore, job: str) -> str:
         return spec.podgroup.queue
     admitted = store.get(Topic.JOBS_ADMITTED, job)
     if isinstance(admitted, JobAdmitted):
-        return admitted.job.spec.queue or DEFAULT_QUEUE
+        return admitted.manifest.spec.queue or DEFAULT_QUEUE
     return ""
 
 

@@ -192,7 +192,7 @@ def status_event(
             tag_of(JobStatusChanged), record.job_key, f"{record.uid}:{generation}"
         ),
         occurred_at=now,
-        job_key=record.job_key,
+        job=record.job_key,
         phase=view.phase,
         previous_phase=previous,
         min_available=view.min_available,
@@ -225,4 +225,4 @@ def counts_superseded(event: Event) -> tuple[str, bool] | None:
     """
     if not isinstance(event, JobStatusChanged):
         return None
-    return event.job_key, event.phase == event.previous_phase
+    return event.job, event.phase == event.previous_phase

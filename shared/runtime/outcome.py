@@ -227,12 +227,12 @@ class Outcome:
     def _job_event(self, t: float, event: Event) -> None:
         match event:
             case JobAdmitted():
-                job = self.jobs.setdefault(event.job_key, _Job())
-                job.queue = event.job.spec.queue
+                job = self.jobs.setdefault(event.job, _Job())
+                job.queue = event.manifest.spec.queue
                 job.first("admitted", t)
-                self.note(t, {"event": "admitted", "job": event.job_key})
+                self.note(t, {"event": "admitted", "job": event.job})
             case JobRejected():
-                key = event.job_key or ""
+                key = event.job or ""
                 self.rejected[key] = [
                     {"path": v.path, "reason": v.reason, "message": v.message}
                     for v in event.violations
@@ -240,9 +240,9 @@ class Outcome:
                 reasons = sorted({v.reason for v in event.violations})
                 self.note(t, {"event": "rejected", "job": key, "reasons": reasons})
             case JobStatusChanged():
-                job = self.jobs.setdefault(event.job_key, _Job())
+                job = self.jobs.setdefault(event.job, _Job())
                 if job.phase != event.phase:
-                    self.note(t, {"event": "job", "job": event.job_key, "phase": str(event.phase)})
+                    self.note(t, {"event": "job", "job": event.job, "phase": str(event.phase)})
                 if event.phase is JobPhase.RUNNING:
                     job.first("running", t)
                 if event.phase in FINAL_PHASES:
@@ -260,10 +260,10 @@ class Outcome:
                     for task, counts in sorted(event.task_status_count.items())
                 }
             case JobDeleted():
-                deleted = self.jobs.setdefault(event.job_key, _Job())
+                deleted = self.jobs.setdefault(event.job, _Job())
                 deleted.phase = DELETED
                 deleted.first("finished", t)
-                self.note(t, {"event": "job", "job": event.job_key, "phase": DELETED})
+                self.note(t, {"event": "job", "job": event.job, "phase": DELETED})
             case PodGroupCreated() | PodGroupUpdated():
                 job = self.jobs.setdefault(event.podgroup.job, _Job())
                 job.podgroup_name = event.podgroup.name

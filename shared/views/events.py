@@ -155,7 +155,7 @@ def _rows(topic: Topic, event: Event, seen: _Seen) -> list[JobEvent]:
 
     match event:
         case JobAdmitted():
-            return row("Admitted", f"admitted to queue {event.job.spec.queue or 'default'}")
+            return row("Admitted", f"admitted to queue {event.manifest.spec.queue or 'default'}")
         case JobRejected():
             first = event.violations[0] if event.violations else None
             text = f"{first.reason}: {first.message}" if first else "rejected"

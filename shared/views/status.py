@@ -105,23 +105,23 @@ class StatusView:
         """Fold one event (``record``, the record it was read from, is not needed)."""
         match event:
             case JobAdmitted():
-                job = self._job(event.job_key)
+                job = self._job(event.job)
                 if job.status is None:
                     job.phase = "Admitted"
             case JobRejected():
                 job = self._job(
-                    event.job_key or f"(unnamed@{event.origin.offset if event.origin else '?'})"
+                    event.job or f"(unnamed@{event.origin.offset if event.origin else '?'})"
                 )
                 job.phase = REJECTED
                 job.rejected = tuple(f"{v.path}: {v.message}" for v in event.violations)
                 if event.violations_omitted:
                     job.rejected += (f"… and {event.violations_omitted} more, not listed",)
             case JobStatusChanged():
-                job = self._job(event.job_key)
+                job = self._job(event.job)
                 job.phase, job.status = event.phase, event
                 job.trace_id = event.trace_id or job.trace_id
             case JobDeleted():
-                self.jobs.pop(event.job_key, None)
+                self.jobs.pop(event.job, None)
             case PodGroupCreated() | PodGroupUpdated():
                 job = self._job(event.podgroup.job)
                 job.podgroup_spec = event

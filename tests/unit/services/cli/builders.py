@@ -61,7 +61,7 @@ def build_status(
     return JobStatusChanged(
         event_id=f"{key}-{phase}-{at}",
         occurred_at=NOW + timedelta(seconds=at),
-        job_key=JobKey(key),
+        job=JobKey(key),
         phase=JobPhase(phase),
         min_available=2,
         pending=2 - running,
@@ -77,8 +77,8 @@ def build_admitted(key: str) -> JobAdmitted:
     return JobAdmitted(
         event_id=f"{key}-a",
         occurred_at=NOW,
-        job_key=JobKey(key),
-        job=Job(spec=spec),
+        job=JobKey(key),
+        manifest=Job(spec=spec),
         spec_digest="d",
     )
 
@@ -87,7 +87,7 @@ def build_rejected(key: str, *, at: int = 0) -> JobRejected:
     return JobRejected(
         event_id=f"{key}-r{at}",
         occurred_at=NOW + timedelta(seconds=at),
-        job_key=JobKey(key),
+        job=JobKey(key),
         violations=(
             Violation(
                 path="spec.tasks[0].replicas",

@@ -56,7 +56,7 @@ def test_the_phase_is_the_status_when_the_podgroup_is_current_or_not_read():
 
 def test_pod_counts_say_the_minimum_apart_from_the_counts():
     status = JobStatusChanged(
-        event_id="s", occurred_at=NOW, job_key=JOB, phase=JobPhase.RUNNING, min_available=3
+        event_id="s", occurred_at=NOW, job=JOB, phase=JobPhase.RUNNING, min_available=3
     )
     assert pod_counts(status) == "0 running (min available 3)"
     busy = msgspec.structs.replace(status, running=6, succeeded=1, failed=2, pending=1)
