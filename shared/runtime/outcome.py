@@ -70,22 +70,16 @@ from contracts.objects.pod import POD_BOUND, PodPhase
 from contracts.objects.podgroup import PodGroupPhase
 from contracts.quantity import format_quantity
 from shared.runtime.summary import CapacityStep, Usage, summarise
+from shared.views.jobs import JobFold, JobView
 from shared.views.phases import DELETED, FINAL_PHASES
 from shared.views.pods import PodFold
-from shared.views.reason import job_reason
 from shared.views.reservation import ReservationView
 
 
 @dataclass
 class _Job:
-    phase: str = ""
-    podgroup: str = ""
-    podgroup_name: str = ""
-    podgroups_deleted: set[str] = field(default_factory=set)
-    tasks: dict[str, dict[str, int]] = field(default_factory=dict)
-    job_conditions: tuple[Condition, ...] = ()
-    podgroup_conditions: tuple[Condition, ...] = ()
-    gang_conditions: tuple[Condition, ...] = ()
+    """What the outcome adds to a job's view: its queue, priority and when things happened."""
+
     queue: str = ""
     priority: int | None = None
     times: dict[str, float] = field(default_factory=dict)
@@ -95,15 +89,18 @@ class _Job:
         """Keep the first time ``name`` happened."""
         self.times.setdefault(name, t)
 
-    def reason(self) -> tuple[str, str]:
-        why = job_reason(
-            self.phase,
-            job=self.job_conditions,
-            podgroup_phase=self.podgroup,
-            podgroup=self.podgroup_conditions,
-            allocator=self.gang_conditions,
-        )
-        return (why.code, why.message) if why is not None else ("", "")
+
+def _phase(view: JobView | None) -> str:
+    """A job's phase as the outcome says it: the job controller's, ``Deleted`` once gone."""
+    if view is None:
+        return ""
+    if view.deleted:
+        return DELETED
+    return str(view.status.phase) if view.status is not None else ""
+
+
+def _podgroup_shown(view: JobView | None) -> tuple[str, tuple[Condition, ...]]:
+    return ("", ()) if view is None else (view.podgroup_phase, view.podgroup_conditions)
 
 
 @dataclass
@@ -119,12 +116,32 @@ def _first_reason(conditions: Iterable[Condition]) -> str:
     return next((c.reason for c in conditions if c.reason), "")
 
 
+def _tasks(status: JobStatusChanged | None) -> dict[str, dict[str, int]]:
+    """Per task, its pods by phase (the newest ``jobs.status``)."""
+    if status is None:
+        return {}
+    return {
+        task: {
+            "failed": counts.failed,
+            "pending": counts.pending,
+            "running": counts.running,
+            "succeeded": counts.succeeded,
+            "unknown": counts.unknown,
+        }
+        for task, counts in sorted(status.task_status_count.items())
+    }
+
+
+_PODGROUP = (PodGroupDeleted, PodGroupPhaseChanged)
+
+
 class Outcome:
     """Folds published events into jobs, pods, rejections, reservation and a timeline."""
 
     def __init__(self, jobs: Iterable[str] = ()) -> None:
         self.submitted = frozenset(jobs)
         self.jobs: dict[str, _Job] = {}
+        self.job_views = JobFold()
         self.pods = PodFold()
         self.pod_times: dict[str, _PodTimes] = {}
         self.rejected: dict[str, list[dict[str, str]]] = {}
@@ -149,8 +166,8 @@ class Outcome:
         for key in self.submitted:
             if key in self.rejected:
                 continue
-            job = self.jobs.get(key)
-            if job is None or (job.phase not in FINAL_PHASES and job.phase != DELETED):
+            phase = _phase(self.job_views.jobs.get(key)) if key in self.jobs else ""
+            if phase not in FINAL_PHASES and phase != DELETED:
                 return False
         return True
 
@@ -225,6 +242,11 @@ class Outcome:
         self.capacity.append(CapacityStep(at=max(t, 0.0), allocatable=total))
 
     def _job_event(self, t: float, event: Event) -> None:
+        views = self.job_views.jobs
+        key = event.job if isinstance(event, JobStatusChanged) else None
+        phase = _phase(views.get(key)) if key is not None else ""
+        shown = _podgroup_shown(views.get(event.job)) if isinstance(event, _PODGROUP) else None
+        self.job_views.apply(event)
         match event:
             case JobAdmitted():
                 job = self.jobs.setdefault(event.job, _Job())
@@ -232,76 +254,49 @@ class Outcome:
                 job.first("admitted", t)
                 self.note(t, {"event": "admitted", "job": event.job})
             case JobRejected():
-                key = event.job or ""
-                self.rejected[key] = [
+                rejected = event.job or ""
+                self.rejected[rejected] = [
                     {"path": v.path, "reason": v.reason, "message": v.message}
                     for v in event.violations
                 ]
                 reasons = sorted({v.reason for v in event.violations})
-                self.note(t, {"event": "rejected", "job": key, "reasons": reasons})
+                self.note(t, {"event": "rejected", "job": rejected, "reasons": reasons})
             case JobStatusChanged():
                 job = self.jobs.setdefault(event.job, _Job())
-                if job.phase != event.phase:
+                if phase != event.phase:
                     self.note(t, {"event": "job", "job": event.job, "phase": str(event.phase)})
                 if event.phase is JobPhase.RUNNING:
                     job.first("running", t)
                 if event.phase in FINAL_PHASES:
                     job.first("finished", t)
-                job.phase = str(event.phase)
-                job.job_conditions = event.conditions
-                job.tasks = {
-                    task: {
-                        "failed": counts.failed,
-                        "pending": counts.pending,
-                        "running": counts.running,
-                        "succeeded": counts.succeeded,
-                        "unknown": counts.unknown,
-                    }
-                    for task, counts in sorted(event.task_status_count.items())
-                }
             case JobDeleted():
-                deleted = self.jobs.setdefault(event.job, _Job())
-                deleted.phase = DELETED
-                deleted.first("finished", t)
+                self.jobs.setdefault(event.job, _Job()).first("finished", t)
                 self.note(t, {"event": "job", "job": event.job, "phase": DELETED})
             case PodGroupCreated() | PodGroupUpdated():
                 job = self.jobs.setdefault(event.podgroup.job, _Job())
-                job.podgroup_name = event.podgroup.name
                 job.priority = event.podgroup.priority
                 job.queue = event.podgroup.queue
-                job.podgroups_deleted.discard(event.podgroup.name)
-            case PodGroupDeleted():
-                job = self.jobs.setdefault(event.job, _Job())
-                job.podgroups_deleted.add(event.name)
-                if job.podgroup_name in ("", event.name):
-                    job.podgroup = DELETED
-                    self.note(t, {"event": "podgroup", "job": event.job, "phase": DELETED})
-            case PodGroupPhaseChanged():
-                self._podgroup_phase(t, event)
+            case PodGroupDeleted() | PodGroupPhaseChanged():
+                self.jobs.setdefault(event.job, _Job())
+                self._podgroup_noted(t, event.job, shown)
             case PodGroupConditionsChanged():
-                self.jobs.setdefault(event.job, _Job()).gang_conditions = event.conditions
+                self.jobs.setdefault(event.job, _Job())
             case _:
                 pass
 
-    def _podgroup_phase(self, t: float, event: PodGroupPhaseChanged) -> None:
-        job = self.jobs.setdefault(event.job, _Job())
-        if event.podgroup in job.podgroups_deleted or (
-            job.podgroup_name and event.podgroup != job.podgroup_name
-        ):
+    def _podgroup_noted(
+        self, t: float, key: str, before: tuple[str, tuple[Condition, ...]] | None
+    ) -> None:
+        """Note the PodGroup's phase when what the job's view shows of it changed."""
+        phase, conditions = _podgroup_shown(self.job_views.jobs.get(key))
+        if not phase or (phase, conditions) == before:
             return
-        if job.podgroup != event.phase or job.podgroup_conditions != event.conditions:
-            entry: dict[str, object] = {
-                "event": "podgroup",
-                "job": event.job,
-                "phase": str(event.phase),
-            }
-            if reason := _first_reason(event.conditions):
-                entry["reason"] = reason
-            self.note(t, entry)
-        job.podgroup = str(event.phase)
-        job.podgroup_conditions = event.conditions
-        if event.phase is PodGroupPhase.INQUEUE:
-            job.first("inqueue", t)
+        entry: dict[str, object] = {"event": "podgroup", "job": key, "phase": phase}
+        if reason := _first_reason(conditions):
+            entry["reason"] = reason
+        self.note(t, entry)
+        if phase == PodGroupPhase.INQUEUE:
+            self.jobs[key].first("inqueue", t)
 
     def _pod_event(self, t: float, event: Event) -> None:
         key = self.pods.apply(event)
@@ -367,10 +362,13 @@ class Outcome:
 
     def unfinished(self) -> list[str]:
         """Keys of the known jobs, not rejected, that are in no final phase."""
+        views = self.job_views.jobs
         return sorted(
             key
-            for key, job in self.jobs.items()
-            if key not in self.rejected and job.phase not in FINAL_PHASES and job.phase != DELETED
+            for key in self.jobs
+            if key not in self.rejected
+            and (phase := _phase(views.get(key))) not in FINAL_PHASES
+            and phase != DELETED
         )
 
     def _times(self, key: str, job: _Job) -> dict[str, float]:
@@ -392,16 +390,17 @@ class Outcome:
         """
         jobs: dict[str, object] = {}
         for key in sorted(self.jobs):
-            job = self.jobs[key]
-            reason, message = job.reason()
+            job, view = self.jobs[key], self.job_views.jobs.get(key)
+            why = view.reason() if view is not None else None
+            status = view.status if view is not None else None
             jobs[key] = {
-                "phase": job.phase,
-                "podgroup": job.podgroup,
+                "phase": _phase(view),
+                "podgroup": view.podgroup_phase if view is not None else "",
                 "priority": job.priority,
                 "queue": job.queue,
-                "reason": reason,
-                "message": message,
-                "tasks": job.tasks,
+                "reason": why.code if why is not None else "",
+                "message": why.message if why is not None else "",
+                "tasks": _tasks(status),
                 "times": dict(sorted(self._times(key, job).items())),
             }
         pods: dict[str, dict[str, object]] = {}

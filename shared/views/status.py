@@ -17,10 +17,6 @@ from contracts import (
     BindingCreated,
     BindingRefused,
     Event,
-    JobAdmitted,
-    JobDeleted,
-    JobRejected,
-    JobStatusChanged,
     NodeChanged,
     NodeRegistered,
     NodeRemoved,
@@ -28,21 +24,15 @@ from contracts import (
     NodesUnlocked,
     PodCreated,
     PodDeleted,
-    PodGroupConditionsChanged,
-    PodGroupCreated,
-    PodGroupDeleted,
-    PodGroupPhaseChanged,
-    PodGroupUpdated,
     PodPhaseChanged,
     TargetJobElected,
     Topic,
 )
-from contracts.objects import Condition, Node
+from contracts.objects import Node
 from contracts.quantity import format_quantity
-from shared.views.jobs import PodGroupSpec, podgroup_phase
+from shared.views.jobs import JobFold, JobView
 from shared.views.phases import FINAL_PHASES, REJECTED
 from shared.views.pods import PodFold, active_by_node
-from shared.views.reason import job_reason
 from shared.views.reservation import ReservationView
 from shared.views.table import render_table
 
@@ -66,78 +56,23 @@ TABLE_GAP = 2
 
 
 @dataclass
-class JobView:
-    """One job as users see it."""
-
-    key: str
-    phase: str = "Submitted"
-    podgroup_phase: str = ""
-    status: JobStatusChanged | None = None
-    podgroup_conditions: tuple[Condition, ...] = ()
-    allocator_conditions: tuple[Condition, ...] = ()
-    trace_id: str = ""
-    rejected: tuple[str, ...] = ()
-    podgroup_status: PodGroupPhaseChanged | None = None
-    podgroup_spec: PodGroupSpec | None = None
-
-    def podgroup_changed(self) -> None:
-        """Recompute the PodGroup's phase and conditions after one of its events."""
-        self.podgroup_phase = podgroup_phase(self.podgroup_status, self.podgroup_spec)
-        shown = self.podgroup_status
-        self.podgroup_conditions = (
-            shown.conditions if shown is not None and self.podgroup_phase == shown.phase else ()
-        )
-
-
-@dataclass
 class StatusView:
     """Latest state per job, PodGroup, pod and node, folded from the status topics."""
 
-    jobs: dict[str, JobView] = field(default_factory=dict)
+    job_fold: JobFold = field(default_factory=JobFold)
     nodes: dict[str, Node] = field(default_factory=dict)
     pods: PodFold = field(default_factory=PodFold)
     reservation: ReservationView = field(default_factory=ReservationView)
 
-    def _job(self, key: str) -> JobView:
-        return self.jobs.setdefault(key, JobView(key))
+    @property
+    def jobs(self) -> dict[str, JobView]:
+        """The jobs (:class:`~shared.views.jobs.JobFold`'s), deleted ones included."""
+        return self.job_fold.jobs
 
     def apply(self, event: Event, record: object = None) -> None:
         """Fold one event (``record``, the record it was read from, is not needed)."""
-        match event:
-            case JobAdmitted():
-                job = self._job(event.job)
-                if job.status is None:
-                    job.phase = "Admitted"
-            case JobRejected():
-                job = self._job(
-                    event.job or f"(unnamed@{event.origin.offset if event.origin else '?'})"
-                )
-                job.phase = REJECTED
-                job.rejected = tuple(f"{v.path}: {v.message}" for v in event.violations)
-                if event.violations_omitted:
-                    job.rejected += (f"… and {event.violations_omitted} more, not listed",)
-            case JobStatusChanged():
-                job = self._job(event.job)
-                job.phase, job.status = event.phase, event
-                job.trace_id = event.trace_id or job.trace_id
-            case JobDeleted():
-                self.jobs.pop(event.job, None)
-            case PodGroupCreated() | PodGroupUpdated():
-                job = self._job(event.podgroup.job)
-                job.podgroup_spec = event
-                job.podgroup_changed()
-            case PodGroupDeleted():
-                job = self._job(event.job)
-                job.podgroup_spec = event
-                job.podgroup_changed()
-            case PodGroupPhaseChanged():
-                job = self._job(event.job)
-                job.podgroup_status = event
-                job.podgroup_changed()
-            case PodGroupConditionsChanged():
-                self._job(event.job).allocator_conditions = event.conditions
-            case _:
-                self._apply_node(event)
+        if self.job_fold.apply(event) is None:
+            self._apply_node(event)
 
     def _apply_node(self, event: Event) -> None:
         match event:
@@ -170,13 +105,7 @@ class StatusView:
             return ""
         if job.rejected:
             return "; ".join(job.rejected)
-        reason = job_reason(
-            job.phase,
-            job=job.status.conditions if job.status is not None else (),
-            podgroup_phase=job.podgroup_phase,
-            podgroup=job.podgroup_conditions,
-            allocator=job.allocator_conditions,
-        )
+        reason = job.reason()
         return "" if reason is None else reason.text()
 
     def all_final(self, keys: Sequence[str]) -> bool:
@@ -193,6 +122,8 @@ def jobs_table(view: StatusView) -> str:
     rows = []
     for key in sorted(view.jobs):
         job = view.jobs[key]
+        if job.deleted:
+            continue
         tasks = ""
         if job.status is not None:
             tasks = " ".join(
