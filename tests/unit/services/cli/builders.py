@@ -6,6 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 from contracts import (
     BindingCreated,
+    BindingRefused,
     Event,
     JobAdmitted,
     JobKey,
@@ -163,6 +164,19 @@ def pod_phase(pod: Pod, phase: str, node: str = "") -> PodPhaseChanged:
         task=pod.task,
         node=NodeName(node) if node else None,
         phase=PodPhase(phase),
+        pod_uid=pod.uid,
+    )
+
+
+def pod_refused(pod: Pod, node: str) -> BindingRefused:
+    return BindingRefused(
+        event_id=f"{pod.uid}-r",
+        occurred_at=NOW,
+        pod=PodKey(f"{pod.namespace}/{pod.name}"),
+        job=pod.job,
+        task=pod.task,
+        node=NodeName(node),
+        reason="NodeOvercommitted",
         pod_uid=pod.uid,
     )
 

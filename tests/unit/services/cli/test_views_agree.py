@@ -9,37 +9,23 @@ every pod.
 
 from __future__ import annotations
 
-from contracts import BindingRefused, Event, NodeName, PodKey
-from contracts.objects import Pod
+from contracts import Event
 from services.cli.kinds import node_rows, pod_rows
 from services.cli.listing import Query
 from shared.runtime.outcome import Outcome
 from shared.views.status import StatusView, nodes_table
 from tests.unit.services.cli.builders import (
-    NOW,
     build_node,
     build_pod,
     pod_bound,
     pod_created,
     pod_deleted,
     pod_phase,
+    pod_refused,
     store_of,
 )
 
 JOB = "default/a"
-
-
-def refused(pod: Pod, node: str) -> BindingRefused:
-    return BindingRefused(
-        event_id=f"{pod.uid}-r",
-        occurred_at=NOW,
-        pod=PodKey(f"{pod.namespace}/{pod.name}"),
-        job=pod.job,
-        task=pod.task,
-        node=NodeName(node),
-        reason="NodeOvercommitted",
-        pod_uid=pod.uid,
-    )
 
 
 def scenario() -> list[Event]:
@@ -54,7 +40,7 @@ def scenario() -> list[Event]:
         build_node("n3"),
         pod_created(refused_pod),
         pod_bound(refused_pod, "n1"),
-        refused(refused_pod, "n1"),
+        pod_refused(refused_pod, "n1"),
         pod_created(deleted_pod),
         pod_bound(deleted_pod, "n2"),
         pod_phase(deleted_pod, "Running", "n2"),
