@@ -2,7 +2,7 @@
 
 Every event names its job in a field ``job``. The jobs' own topics (``jobs.admitted``'s
 commands, ``jobs.status``, ``jobs.rejected``) first wrote it as ``job_key``; a record of
-that time still decodes: the old name is read into :attr:`JobEvent.old_job_key`, moved to
+that time still decodes: the old name is read into :attr:`JobKeyedEvent.old_job_key`, moved to
 ``job`` as the event is built, and never written again (schema evolution, STYLE §3: a
 field renamed is read under both names).
 
@@ -22,7 +22,7 @@ OLD_JOB_FIELD = "job_key"
 """The field name records written before the rename carry."""
 
 
-def adopt_old_job_key(event: JobEvent | OptionalJobEvent) -> None:
+def adopt_old_job_key(event: JobKeyedEvent | OptionalJobKeyedEvent) -> None:
     """Move a record's old ``job_key`` into ``job`` (when ``job`` is unset), then drop it."""
     if event.old_job_key is None:
         return
@@ -31,7 +31,7 @@ def adopt_old_job_key(event: JobEvent | OptionalJobEvent) -> None:
     msgspec.structs.force_setattr(event, "old_job_key", None)
 
 
-class JobEvent(Event, frozen=True, kw_only=True, omit_defaults=True):
+class JobKeyedEvent(Event, frozen=True, kw_only=True, omit_defaults=True):
     """An event about the job ``job`` (``namespace/name``)."""
 
     job: JobKey = JobKey("")
@@ -42,7 +42,7 @@ class JobEvent(Event, frozen=True, kw_only=True, omit_defaults=True):
         adopt_old_job_key(self)
 
 
-class OptionalJobEvent(Event, frozen=True, kw_only=True, omit_defaults=True):
+class OptionalJobKeyedEvent(Event, frozen=True, kw_only=True, omit_defaults=True):
     """An event that may name no job (``job`` is ``None``: no name could be read)."""
 
     job: JobKey | None = None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import msgspec
 
 from contracts._base import Event
-from contracts.events._job import JobEvent
+from contracts.events._job import JobKeyedEvent
 from contracts.keys import JobKey
 from contracts.objects.job import Job
 
@@ -23,15 +23,15 @@ class JobAdmitted(Event, tag="job.admitted.v1", frozen=True, kw_only=True):
     spec_digest: str
 
 
-class JobDeleteAccepted(JobEvent, tag="job.delete_accepted.v1", frozen=True, kw_only=True):
+class JobDeleteAccepted(JobKeyedEvent, tag="job.delete_accepted.v1", frozen=True, kw_only=True):
     """A delete request for a job, checked by admission."""
 
 
-class JobAbortAccepted(JobEvent, tag="job.abort_accepted.v1", frozen=True, kw_only=True):
+class JobAbortAccepted(JobKeyedEvent, tag="job.abort_accepted.v1", frozen=True, kw_only=True):
     """An abort request for a job, checked by admission."""
 
 
-class JobResumeAccepted(JobEvent, tag="job.resume_accepted.v1", frozen=True, kw_only=True):
+class JobResumeAccepted(JobKeyedEvent, tag="job.resume_accepted.v1", frozen=True, kw_only=True):
     """A resume request for a job, checked by admission."""
 
 

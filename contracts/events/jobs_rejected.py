@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import msgspec
 
-from contracts.events._job import OptionalJobEvent
+from contracts.events._job import OptionalJobKeyedEvent
 
 
 class Violation(msgspec.Struct, frozen=True, kw_only=True):
@@ -28,7 +28,7 @@ class SubmissionOrigin(msgspec.Struct, frozen=True, kw_only=True):
     offset: int
 
 
-class JobRejected(OptionalJobEvent, tag="job.rejected.v1", frozen=True, kw_only=True):
+class JobRejected(OptionalJobKeyedEvent, tag="job.rejected.v1", frozen=True, kw_only=True):
     """A submission was refused. ``job`` is ``None`` when no name could be read.
 
     ``payload`` is the original text (bytes that are not UTF-8 are replaced); when it is

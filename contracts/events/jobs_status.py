@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import msgspec
 
-from contracts.events._job import JobEvent
+from contracts.events._job import JobKeyedEvent
 from contracts.objects.job import JobPhase
 from contracts.objects.meta import Condition
 
@@ -19,7 +19,7 @@ class TaskCounts(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     unknown: int = 0
 
 
-class JobStatusChanged(JobEvent, tag="job.status_changed.v1", frozen=True, kw_only=True):
+class JobStatusChanged(JobKeyedEvent, tag="job.status_changed.v1", frozen=True, kw_only=True):
     """The job's status after a change (Volcano ``JobStatus``)."""
 
     phase: JobPhase
@@ -38,7 +38,7 @@ class JobStatusChanged(JobEvent, tag="job.status_changed.v1", frozen=True, kw_on
     trace_id: str = ""
 
 
-class JobDeleted(JobEvent, tag="job.deleted.v1", frozen=True, kw_only=True):
+class JobDeleted(JobKeyedEvent, tag="job.deleted.v1", frozen=True, kw_only=True):
     """The job and all its pods are gone."""
 
 
