@@ -1,32 +1,28 @@
 """Outcome: what a simulated run did, folded from the events the services published.
 
 The fold sees events in the order they were published, each with the time it was
-published (seconds from the start of the run). It keeps, per job, its phase, its
-PodGroup's phase, per-task pod counts and a reason; per pod its node and phase; the
-rejected submissions with every violation; the reservation (target job, locked nodes);
-and a timeline of notable events (will-bind reservations made and released among them).
+published (seconds from the start of the run). What a job, a pod and the reservation are
+is the read model's, as ``vcbus up``, ``get`` and ``describe`` say it, fed from the
+in-memory bus (:mod:`shared.views`):
+
+- jobs: :class:`~shared.views.jobs.JobFold` (phase, PodGroup phase, per-task pod counts,
+  and the reason of :func:`~shared.views.reason.job_reason`); a PodGroup's phase change
+  published after its deletion does not bring it back, so the final phase does not
+  depend on that race;
+- pods: :class:`~shared.views.pods.PodFold` (node, phase and exit code of a pod's latest
+  incarnation, by uid: a late event of a deleted incarnation never brings it back or
+  changes its successor; a refused binding takes the pod off the node; a deleted pod is
+  reported with ``deleted``);
+- the reservation: :class:`~shared.views.reservation.ReservationView`.
+
+The outcome adds what only a run can say: the rejected submissions with every violation;
+a timeline of notable events (will-bind reservations made and released among them); and
+when things happened, so a schedule can be judged: per job its queue, priority, and the
+times it was submitted, admitted, Inqueue, first bound, Running (its minimum running) and
+finished; per pod its requests and the times it was bound, Running and ended; and the
+cluster's capacity over time, for the ``summary`` (:mod:`shared.runtime.summary`).
 :meth:`Outcome.report` returns all of it as plain data in a stable order, so equal runs
 give equal JSON.
-
-Pods and the reservation are the read model's folds, as ``vcbus up`` and ``get`` see them
-(:class:`shared.views.pods.PodFold`, :class:`shared.views.reservation.ReservationView`):
-a pod's node, phase and exit code are its latest incarnation's (by uid; a late event of a
-deleted incarnation never brings it back or changes its successor), a refused binding
-takes the pod off the node, and a deleted pod is reported with ``deleted``.
-
-A PodGroup's phase change published after its deletion (podgroup-enqueue had not seen the
-deletion yet) is ignored, so the final phase does not depend on that race.
-
-It also keeps when things happened, so a schedule can be judged: per job its queue,
-priority, and the times it was submitted, admitted, Inqueue, first bound, Running (its
-minimum running) and finished; per pod its requests and the times it was bound, Running
-and ended; and the cluster's capacity over time, for the ``summary``
-(:mod:`shared.runtime.summary`).
-
-The reason of a job is the read model's (:func:`shared.views.reason.job_reason`), as
-``vcbus get`` and ``describe`` say it: for a job in a final phase, its own phase condition;
-for any other, the highest-ranked of its PodGroup's and the allocator's ``Unschedulable``
-conditions and its own ``WaitingForDependency`` (SPEC A8), else its own phase condition.
 """
 
 from __future__ import annotations
