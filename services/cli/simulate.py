@@ -2,17 +2,17 @@
 
 Full mode (a scenario with ``jobs``, DESIGN §9): admission, job-controller,
 podgroup-enqueue, allocator and the simulated cluster run in this process on one
-``InMemoryBus`` and a ``VirtualClock`` (``shared.runtime.inprocess``), so the same file
+``InMemoryBus`` and a ``VirtualClock`` (``services.simulation.inprocess``), so the same file
 gives the same output, byte for byte. ``--bus kafka`` runs the same services on a real
 broker (``KAFKA_BOOTSTRAP_SERVERS``, else an embedded one) in real time, ``--speed`` times
 faster; final phases and counts match the in-memory run, while bindings may differ where
 nodes tie and the timeline's times are approximate.
 
 A scenario without ``jobs`` but with ``podgroups`` or ``pods`` is a snapshot scenario and
-runs the scheduling cycles alone (``shared.scheduling.scenario``).
+runs the scheduling cycles alone (``services.simulation.snapshot``).
 
-The scenario file and what it feeds the system are :mod:`services.cli.scenario`; how an
-outcome prints, :mod:`services.cli.outcome`.
+The scenario file and what it feeds the system are :mod:`services.simulation.scenario`; how an
+outcome prints, :mod:`services.simulation.report`.
 """
 
 from __future__ import annotations
@@ -26,8 +26,11 @@ from pathlib import Path
 
 from services.bootstrap import SystemConf, bootstrap
 from services.cli import terminal
-from services.cli.outcome import render_json, render_text
-from services.cli.scenario import (
+from services.cluster.core import ClusterConf
+from services.simulation.cycles import CycleLog
+from services.simulation.inprocess import RealPacer, ScaledClock, VirtualPacer, run_system
+from services.simulation.report import render_json, render_text
+from services.simulation.scenario import (
     Scenario,
     ScenarioFileError,
     conf_warnings,
@@ -38,18 +41,15 @@ from services.cli.scenario import (
     scenario_inputs,
     split_conf,
 )
-from services.cluster.core import ClusterConf
+from services.simulation.snapshot import ScenarioError, run_snapshot_scenario
 from shared.bus.broker import start_broker
 from shared.bus.kafka import AioKafkaBus, KafkaSettings
 from shared.bus.memory import InMemoryBus
 from shared.logging.setup import configure_logging
 from shared.runtime.clock import EPOCH, Clock, SystemClock, VirtualClock
-from shared.runtime.cycles import CycleLog
-from shared.runtime.inprocess import RealPacer, ScaledClock, VirtualPacer, run_system
 from shared.runtime.service import Service
 from shared.runtime.settings import Settings
 from shared.scheduling.framework.conf import ConfError
-from shared.scheduling.scenario import ScenarioError, run_snapshot_scenario
 
 MEMORY_SETTINGS = Settings(kafka=KafkaSettings(bootstrap_servers="memory"), poll_timeout=1.0)
 """In-memory settings; poll timeouts are virtual, so a longer one only saves wake-ups."""

@@ -11,10 +11,11 @@ from typing import Any
 
 import pytest
 
-from services.cli import scenario, simulate
-from services.cli.outcome import render_json
+from services.cli import simulate
+from services.simulation import scenario
+from services.simulation.inprocess import ScaledClock
+from services.simulation.report import render_json
 from shared.runtime.clock import EPOCH
-from shared.runtime.inprocess import ScaledClock
 
 
 def job(name: str, *, replicas: int = 1, cpu: str = "1", annotations: dict[str, str] | None = None):

@@ -12,7 +12,7 @@ from __future__ import annotations
 from contracts import Event
 from services.cli.kinds import node_rows, pod_rows
 from services.cli.listing import Query
-from shared.runtime.outcome import Outcome
+from services.simulation.outcome import Outcome
 from shared.views.status import StatusView, nodes_table
 from tests.unit.services.cli.builders import (
     build_node,

@@ -20,7 +20,7 @@ a timeline of notable events (will-bind reservations made and released among the
 when things happened, so a schedule can be judged: per job its queue, priority, and the
 times it was submitted, admitted, Inqueue, first bound, Running (its minimum running) and
 finished; per pod its requests and the times it was bound, Running and ended; and the
-cluster's capacity over time, for the ``summary`` (:mod:`shared.runtime.summary`).
+cluster's capacity over time, for the ``summary`` (:mod:`services.simulation.summary`).
 :meth:`Outcome.report` returns all of it as plain data in a stable order, so equal runs
 give equal JSON.
 """
@@ -65,7 +65,7 @@ from contracts.objects.meta import Condition
 from contracts.objects.pod import POD_BOUND, PodPhase
 from contracts.objects.podgroup import PodGroupPhase
 from contracts.quantity import format_quantity
-from shared.runtime.summary import CapacityStep, Usage, summarise
+from services.simulation.summary import CapacityStep, Usage, summarise
 from shared.views.jobs import JobFold, JobView
 from shared.views.phases import DELETED, FINAL_PHASES
 from shared.views.pods import PodFold
