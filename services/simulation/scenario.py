@@ -21,7 +21,7 @@ job ends or an event sets their phase.
 
 A scenario without ``jobs`` but with ``podgroups`` or ``pods`` is a snapshot scenario
 (:func:`is_snapshot`), read by ``services.simulation.snapshot``. Running a scenario is
-:mod:`services.cli.simulate`.
+:mod:`services.simulation.run`.
 """
 
 from __future__ import annotations

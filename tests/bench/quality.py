@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from services.cli.simulate import simulate_in_memory
+from services.simulation.run import simulate_in_memory
 from services.simulation.scenario import DEFAULT_ACTIONS, load_document, parse_scenario
 from shared.logging.setup import configure_logging
 

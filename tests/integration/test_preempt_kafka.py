@@ -12,7 +12,7 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-from services.cli.simulate import simulate_on_kafka
+from services.simulation.run import simulate_on_kafka
 from services.simulation.scenario import load_document, parse_scenario
 from shared.runtime.settings import Settings
 

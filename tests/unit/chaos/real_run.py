@@ -12,8 +12,8 @@ import copy
 from dataclasses import dataclass
 
 from contracts import TOPIC_SPECS, Event, Topic
-from services.cli.simulate import MEMORY_SETTINGS, build_services
 from services.simulation.inprocess import VirtualPacer, run_system
+from services.simulation.run import MEMORY_SETTINGS, build_services
 from services.simulation.scenario import DEFAULT_ACTIONS, parse_scenario, scenario_inputs
 from shared.bus.codec import TopicCodec
 from shared.bus.memory import InMemoryBus

@@ -8,8 +8,8 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from services.cli.simulate import simulate_document
 from services.simulation.outcome_format import SCHEMA_PATH, FullOutcome, render_schema
+from services.simulation.run import simulate_document
 from services.simulation.scenario import load_document
 
 GOLDEN = sorted((Path(__file__).resolve().parent / "golden").glob("full-*.json"))

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from services.cli.simulate import simulate_document
+from services.simulation.run import simulate_document
 from services.simulation.scenario import load_document
 
 SCENARIOS = Path(__file__).resolve().parents[3] / "examples" / "scenarios"
