@@ -172,9 +172,9 @@ def key_of(event: Event) -> str:
             | JobStatusChanged()
             | JobDeleted()
         ):
-            return event.job_key
+            return event.job
         case JobRejected():
-            return event.job_key or ""
+            return event.job or ""
         case JobDeleteRequested() | JobAbortRequested() | JobResumeRequested():
             return event.job
         case PodGroupCreated() | PodGroupUpdated():

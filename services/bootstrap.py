@@ -18,8 +18,8 @@ from services.cluster import app as cluster
 from services.cluster.core import ClusterConf
 from services.job_controller import app as job_controller
 from services.podgroup_enqueue import app as podgroup_enqueue
+from services.simulation.cycles import CycleLog
 from shared.runtime.clock import Clock
-from shared.runtime.cycles import CycleLog
 from shared.runtime.service import Service
 from shared.runtime.settings import Settings
 from shared.scheduling.framework.conf import SchedulerConf

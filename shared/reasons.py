@@ -1,4 +1,9 @@
-"""Why a PodGroup waits: the reason codes of SPEC A8 and their ranking.
+"""Why a PodGroup waits: every reason code and condition type, and their ranking.
+
+The one list of codes: each producer (the scheduler's actions and plugins, the job
+controller, admission) and each reader (the read model, the CLI, metrics) imports the code
+it names from here, and the README's table of reasons is checked against
+:data:`REASON_RANK` (``tests/unit/shared/test_reasons.py``).
 
 A pending PodGroup carries one reason code, the highest ranked among its candidates:
 ``QueueNotFound`` > ``QueueClosed`` > ``Infeasible`` > ``QueueOverCapability`` >
@@ -14,6 +19,10 @@ from __future__ import annotations
 
 UNSCHEDULABLE = "Unschedulable"
 """The condition type that carries a reason code."""
+SCHEDULABLE = "Schedulable"
+"""A task's reason once it is allocated and waits only for its job's minimum."""
+SCHEDULED = "Scheduled"
+"""Gang's condition type once a job's tasks are ready to be scheduled."""
 
 QUEUE_NOT_FOUND = "QueueNotFound"
 QUEUE_CLOSED = "QueueClosed"
@@ -22,6 +31,12 @@ INFEASIBLE = "Infeasible"
 QUEUE_OVER_CAPABILITY = "QueueOverCapability"
 CLUSTER_OVERUSED = "ClusterOverused"
 GANG_UNSCHEDULABLE = "GangUnschedulable"
+QUEUE_OVERUSED = "QueueOverused"
+"""Allocate skips a job whose queue is overused this session (ranks with gang's)."""
+NOT_ENOUGH_PODS_OF_TASK = "NotEnoughPodsOfTask"
+"""Gang's ``validJobFn``: a task can no longer meet its minimum (ranks with gang's)."""
+NOT_ENOUGH_TASKS = "NotEnoughTasks"
+"""Gang's ``validJobFn``: the job can no longer meet its minimum (ranks with gang's)."""
 WILL_BIND_TIMEOUT = "WillBindTimeout"
 """A dependent job's will-bind reservation for its later stages timed out (vcbus)."""
 WAITING_FOR_DEPENDENCY = "WaitingForDependency"
@@ -46,6 +61,11 @@ REASON_RANK: tuple[str, ...] = (
 )
 """SPEC A8, highest first. Reasons not listed (other allocator codes) rank with
 ``GangUnschedulable``."""
+
+PODGROUP_PENDING = "PodGroupPending"
+"""The job controller's reason while it has not seen its PodGroup enqueued."""
+PODS_PENDING = "PodsPending"
+"""The job controller's reason while an enqueued job's minimum pods are not all started."""
 
 PREEMPTED = "Preempted"
 RECLAIMED = "Reclaimed"

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import msgspec
 
-from contracts._base import Event
-from contracts.keys import JobKey
+from contracts.events._job import OptionalJobKeyedEvent
 
 
 class Violation(msgspec.Struct, frozen=True, kw_only=True):
@@ -29,8 +28,8 @@ class SubmissionOrigin(msgspec.Struct, frozen=True, kw_only=True):
     offset: int
 
 
-class JobRejected(Event, tag="job.rejected.v1", frozen=True, kw_only=True):
-    """A submission was refused. ``job_key`` is empty when no name could be read.
+class JobRejected(OptionalJobKeyedEvent, tag="job.rejected.v1", frozen=True, kw_only=True):
+    """A submission was refused. ``job`` is ``None`` when no name could be read.
 
     ``payload`` is the original text (bytes that are not UTF-8 are replaced); when it is
     longer than the limit it is cut and ``payload_truncated`` is set. ``violations``
@@ -38,7 +37,6 @@ class JobRejected(Event, tag="job.rejected.v1", frozen=True, kw_only=True):
     others (SPEC A12: every record bounded).
     """
 
-    job_key: JobKey | None = None
     violations: tuple[Violation, ...]
     payload: str
     payload_truncated: bool = False

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import msgspec
 
-from contracts._base import Event
-from contracts.keys import JobKey
+from contracts.events._job import JobKeyedEvent
 from contracts.objects.job import JobPhase
 from contracts.objects.meta import Condition
 
@@ -20,10 +19,9 @@ class TaskCounts(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     unknown: int = 0
 
 
-class JobStatusChanged(Event, tag="job.status_changed.v1", frozen=True, kw_only=True):
+class JobStatusChanged(JobKeyedEvent, tag="job.status_changed.v1", frozen=True, kw_only=True):
     """The job's status after a change (Volcano ``JobStatus``)."""
 
-    job_key: JobKey
     phase: JobPhase
     previous_phase: JobPhase | None = None
     min_available: int = 0
@@ -40,10 +38,8 @@ class JobStatusChanged(Event, tag="job.status_changed.v1", frozen=True, kw_only=
     trace_id: str = ""
 
 
-class JobDeleted(Event, tag="job.deleted.v1", frozen=True, kw_only=True):
+class JobDeleted(JobKeyedEvent, tag="job.deleted.v1", frozen=True, kw_only=True):
     """The job and all its pods are gone."""
-
-    job_key: JobKey
 
 
 JobsStatusEvent = JobStatusChanged | JobDeleted

@@ -145,7 +145,7 @@ def decide(
                 JobDeleteAccepted(
                     event_id=derive_event_id(DELETE_ACCEPTED_TAG, command.job, position),
                     occurred_at=ctx.now,
-                    job_key=command.job,
+                    job=command.job,
                 ),
             )
         case JobAbortRequested():
@@ -153,7 +153,7 @@ def decide(
                 JobAbortAccepted(
                     event_id=derive_event_id(ABORT_ACCEPTED_TAG, command.job, position),
                     occurred_at=ctx.now,
-                    job_key=command.job,
+                    job=command.job,
                 ),
             )
         case JobResumeRequested():
@@ -161,7 +161,7 @@ def decide(
                 JobResumeAccepted(
                     event_id=derive_event_id(RESUME_ACCEPTED_TAG, command.job, position),
                     occurred_at=ctx.now,
-                    job_key=command.job,
+                    job=command.job,
                 ),
             )
         case _:
@@ -249,8 +249,8 @@ def _admit(
     admitted = JobAdmitted(
         event_id=derive_event_id(ADMITTED_TAG, f"{origin.topic}/{origin.partition}", origin.offset),
         occurred_at=ctx.now,
-        job_key=key,
-        job=msgspec.structs.replace(
+        job=key,
+        manifest=msgspec.structs.replace(
             mutated,
             metadata=msgspec.structs.replace(mutated.metadata, creation_timestamp=ctx.now),
         ),
@@ -275,7 +275,7 @@ def _rejected(
     return JobRejected(
         event_id=derive_event_id(REJECTED_TAG, f"{origin.topic}/{origin.partition}", origin.offset),
         occurred_at=ctx.now,
-        job_key=key,
+        job=key,
         violations=listed,
         payload=echo,
         payload_truncated=truncated,

@@ -63,7 +63,7 @@ def record_violations(admitted: JobAdmitted) -> tuple[Violation, ...]:
                 ),
             )
         )
-    job = admitted.job
+    job = admitted.manifest
     violations.extend(_pods_violations(job))
     state = _state_bytes(job)
     if state > MAX_EVENT_BYTES:

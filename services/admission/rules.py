@@ -54,6 +54,7 @@ from services.admission.names import (
 )
 from services.admission.pod_template import validate_pod_name, validate_template, validate_topology
 from services.admission.policies import validate_policies
+from shared.reasons import QUEUE_NOT_FOUND
 
 DEFAULT_MAX_REPLICAS = 10_000
 """Default limit of pods per task and per job (configurable; absurd numbers are refused)."""
@@ -472,7 +473,7 @@ def _queue(name: str, queues: Mapping[str, Queue]) -> Iterator[Violation]:
     if queue is None:
         yield Violation(
             path="spec.queue",
-            reason="QueueNotFound",
+            reason=QUEUE_NOT_FOUND,
             message=f'unable to find job queue: queue.scheduling.volcano.sh "{name}" not found',
         )
         return

@@ -21,12 +21,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from contracts import PodGroupCreated, PodGroupPhaseChanged, PodGroupUpdated, Topic
+from shared.reasons import INFEASIBLE, QUEUE_OVER_CAPABILITY
 
 if TYPE_CHECKING:
     from services.cli.status import Reason, StatusStore
 
 INADMISSIBLE = "Inadmissible"
-NOT_ENQUEUEABLE = frozenset({"Infeasible", "QueueOverCapability"})
+NOT_ENQUEUEABLE = frozenset({INFEASIBLE, QUEUE_OVER_CAPABILITY})
 """Pending reasons that make a job inadmissible."""
 
 

@@ -156,14 +156,14 @@ def admit(
     (event,) = decide(queues, submission, Ctx(now=_EPOCH), AdmissionLimits())
     match event:
         case JobAdmitted():
-            return Verdict(True, event.job, (), event.job_key, warnings=_warnings(payload, fields))
+            return Verdict(True, event.manifest, (), event.job, warnings=_warnings(payload, fields))
         case JobRejected():
             decoded = decode(payload).submission
             job = mutate(decoded) if isinstance(decoded, Job) else None
-            label = event.job_key or f"document {index + 1}"
+            label = event.job or f"document {index + 1}"
             return Verdict(False, job, event.violations, label, event.violations_omitted)
         case JobDeleteAccepted() | JobAbortAccepted() | JobResumeAccepted():
-            return Verdict(True, None, (), f"{tag_of(type(event))} {event.job_key}")
+            return Verdict(True, None, (), f"{tag_of(type(event))} {event.job}")
         case _:
             return Verdict(False, None, (), f"document {index + 1}")
 

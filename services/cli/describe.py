@@ -140,7 +140,7 @@ def describe_job(
     if not isinstance(status, JobStatusChanged) and not isinstance(admitted, JobAdmitted):
         return None
     lines = [_field("Name", name), _field("Namespace", namespace)]
-    spec = admitted.job.spec if isinstance(admitted, JobAdmitted) else None
+    spec = admitted.manifest.spec if isinstance(admitted, JobAdmitted) else None
     if isinstance(status, JobDeleted):
         lines.append(_field("Phase", "Deleted"))
     elif isinstance(status, JobStatusChanged):

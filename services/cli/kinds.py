@@ -42,7 +42,7 @@ def job_object(store: StatusStore, key: str) -> Object | None:
         not isinstance(status, JobStatusChanged | JobDeleted)
         or rejected.occurred_at > status.occurred_at
     ):
-        namespace, name = split_key(key) if rejected.job_key else ("", key)
+        namespace, name = split_key(key) if rejected.job else ("", key)
         first = rejected.violations[0] if rejected.violations else None
         return {
             "namespace": namespace,
@@ -62,7 +62,7 @@ def job_object(store: StatusStore, key: str) -> Object | None:
         return None
     namespace, name = split_key(key)
     admitted = store.get(Topic.JOBS_ADMITTED, key)
-    job = admitted.job if isinstance(admitted, JobAdmitted) else None
+    job = admitted.manifest if isinstance(admitted, JobAdmitted) else None
     reasons = pending_reasons(store, key) if status.phase == "Pending" else []
     why = reason_of(store, key, status)
     return {

@@ -238,7 +238,7 @@ async def queues_and_jobs(
     for key in store.keys(Topic.JOBS_ADMITTED):
         admitted = store.get(Topic.JOBS_ADMITTED, key)
         if isinstance(admitted, JobAdmitted) and exists(store, key):
-            jobs[key] = admitted.job.spec.queue or DEFAULT_QUEUE
+            jobs[key] = admitted.manifest.spec.queue or DEFAULT_QUEUE
     return queues, jobs
 
 

@@ -23,10 +23,7 @@ from contracts import (
     JobStatusChanged,
     KeyKind,
     PodGroupConditionsChanged,
-    PodGroupCreated,
-    PodGroupDeleted,
     PodGroupPhaseChanged,
-    PodGroupUpdated,
     Topic,
     tag_of,
 )
@@ -37,9 +34,9 @@ from shared.bus.protocol import Bus, Consumer
 from shared.bus.records import Record, TopicPartition
 from shared.runtime.settings import Settings
 from shared.runtime.topology import ensure_topics
-from shared.views.jobs import podgroup_phase
+from shared.views.jobs import JobFold, JobView
 from shared.views.pods import PodFold, PodRow
-from shared.views.reason import Reason, job_reason, reason_candidates
+from shared.views.reason import Reason, reason_candidates
 from shared.views.reservation import ReservationView
 
 __all__ = [
@@ -53,6 +50,7 @@ __all__ = [
     "StatusStore",
     "add_verbose",
     "is_job_keyed",
+    "job_view",
     "pending_reasons",
     "podgroup_phase_of",
     "read_store",
@@ -353,29 +351,26 @@ def pending_reasons(store: StatusStore, key: str) -> list[Reason]:
     )
 
 
+def job_view(store: StatusStore, key: str, status: JobStatusChanged | None = None) -> JobView:
+    """The job as the read model folds it (:class:`~shared.views.jobs.JobFold`).
+
+    Folded from the newest record of each of its topics: its PodGroup, the PodGroup's
+    phase, the allocator's conditions and ``status`` (the job's own, when given).
+    """
+    fold = JobFold()
+    for topic in (Topic.PODGROUPS, Topic.PODGROUPS_STATUS, Topic.PODGROUPS_CONDITIONS):
+        if (event := store.get(topic, key)) is not None:
+            fold.apply(event)
+    if status is not None:
+        fold.apply(status)
+    return fold.jobs.get(key) or JobView(key)
+
+
 def podgroup_phase_of(store: StatusStore, key: str) -> str:
     """The phase of the job's PodGroup as shown (:func:`shared.views.jobs.podgroup_phase`)."""
-    status = store.get(Topic.PODGROUPS_STATUS, key)
-    spec = store.get(Topic.PODGROUPS, key)
-    return podgroup_phase(
-        status if isinstance(status, PodGroupPhaseChanged) else None,
-        spec if isinstance(spec, PodGroupCreated | PodGroupUpdated | PodGroupDeleted) else None,
-    )
+    return job_view(store, key).podgroup_phase
 
 
 def reason_of(store: StatusStore, key: str, status: JobStatusChanged) -> Reason | None:
-    """Why the job is where it is (:func:`shared.views.reason.job_reason`)."""
-    podgroup = store.get(Topic.PODGROUPS_STATUS, key)
-    allocator = store.get(Topic.PODGROUPS_CONDITIONS, key)
-    phase = podgroup_phase_of(store, key)
-    return job_reason(
-        status.phase,
-        job=status.conditions,
-        podgroup_phase=phase,
-        podgroup=(
-            podgroup.conditions
-            if isinstance(podgroup, PodGroupPhaseChanged) and podgroup.phase == phase
-            else ()
-        ),
-        allocator=allocator.conditions if isinstance(allocator, PodGroupConditionsChanged) else (),
-    )
+    """Why the job is where it is (:meth:`shared.views.jobs.JobView.reason`)."""
+    return job_view(store, key, status).reason()

@@ -1,7 +1,9 @@
 """What pods hold, per node and per queue, and what nodes offer, from the status store.
 
-A pod holds its requests on its node while it is Pending (bound) or Running; it holds them
-for its job's queue too. ``vcbus get nodes|queues`` and the dashboard count with these.
+A pod holds its requests on its node while it is bound and Pending or Running (the read
+model's rule, :func:`shared.views.pods.active_by_node`, which ``vcbus up`` and
+``simulate`` count with too); it holds them for its job's queue too. ``vcbus get
+nodes|queues`` and the dashboard count with these.
 """
 
 from __future__ import annotations
@@ -19,12 +21,10 @@ from contracts import (
 )
 from contracts.objects import DEFAULT_QUEUE
 from contracts.quantity import Resources, format_quantity
+from shared.views.pods import active_by_node
 
 if TYPE_CHECKING:
     from services.cli.status import StatusStore
-
-ACTIVE = frozenset({"Pending", "Running"})
-"""Pod phases that hold a node's capacity."""
 
 
 def add(total: dict[str, int], amounts: Mapping[str, int]) -> None:
@@ -36,11 +36,11 @@ def add(total: dict[str, int], amounts: Mapping[str, int]) -> None:
 def used_by_node(store: StatusStore) -> dict[str, dict[str, int]]:
     """What the active pods on each node request, with ``pods``: how many they are."""
     used: dict[str, dict[str, int]] = {}
-    for pod in store.pods.values():
-        if pod.node and pod.phase in ACTIVE:
-            amounts = used.setdefault(pod.node, {})
+    for node, pods in active_by_node(store.pods.values()).items():
+        amounts = used[node] = {}
+        for pod in pods:
             add(amounts, pod.requests)
-            amounts["pods"] = amounts.get("pods", 0) + 1
+        amounts["pods"] = len(pods)
     return used
 
 
@@ -51,7 +51,7 @@ def queue_of(store: StatusStore, job: str) -> str:
         return spec.podgroup.queue
     admitted = store.get(Topic.JOBS_ADMITTED, job)
     if isinstance(admitted, JobAdmitted):
-        return admitted.job.spec.queue or DEFAULT_QUEUE
+        return admitted.manifest.spec.queue or DEFAULT_QUEUE
     return ""
 
 
@@ -60,7 +60,7 @@ def used_by_queue(store: StatusStore) -> dict[str, dict[str, int]]:
     held: dict[str, dict[str, int]] = {}
     queues: dict[str, str] = {}
     for pod in store.pods.values():
-        if not (pod.node and pod.phase in ACTIVE):
+        if not pod.is_active:
             continue
         queue = queues.get(pod.job)
         if queue is None:

@@ -52,7 +52,7 @@ from contracts.events.jobs_admitted import (
 from contracts.events.jobs_status import JobDeleted, JobStatusChanged
 from contracts.events.podgroups_status import PodGroupPhaseChanged
 from contracts.events.pods_status import BindingRefused, PodPhaseChanged
-from contracts.keys import JobKey, split_key
+from contracts.keys import split_key
 from contracts.objects.job import TaskSpec
 from contracts.objects.meta import Condition
 from contracts.objects.pod import PodPhase
@@ -72,7 +72,6 @@ __all__ = [
     "ControllerConf",
     "ControllerInput",
     "decide",
-    "job_key_of",
     "next_deadline",
 ]
 
@@ -103,15 +102,15 @@ def _taken(step: Step[JobRecord | None]) -> Step[JobRecord | None]:
 
 
 def _admit(event: JobAdmitted, ctx: Ctx, conf: ControllerConf) -> Step[JobRecord | None]:
-    uid = event.job.metadata.uid or derive_event_id(
-        "job.uid", event.job_key, f"{event.event_id}:{event.occurred_at.isoformat()}"
+    uid = event.manifest.metadata.uid or derive_event_id(
+        "job.uid", event.job, f"{event.event_id}:{event.occurred_at.isoformat()}"
     )
     record = JobRecord(
-        job_key=event.job_key,
-        job=event.job,
+        job_key=event.job,
+        job=event.manifest,
         spec_digest=event.spec_digest,
         uid=uid,
-        created_at=event.job.metadata.creation_timestamp or event.occurred_at,
+        created_at=event.manifest.metadata.creation_timestamp or event.occurred_at,
     )
     work = Execution(record, ctx, conf)
     work.run(Action.SYNC_JOB, Request(event=PolicyEvent.OUT_OF_SYNC, source="job admitted"))
@@ -124,7 +123,7 @@ def _readmit(
     if event.spec_digest in (record.spec_digest, record.rejected_digest):
         return _taken(Step(record))
     work = Execution(record, ctx, conf)
-    error = update_error(record.job, event.job)
+    error = update_error(record.job, event.manifest)
     if error is not None:
         work.update(rejected_digest=event.spec_digest)
         work.held = status_view(work.record)
@@ -136,7 +135,7 @@ def _readmit(
             )
         )
         return _taken(work.step())
-    work.update(job=event.job, spec_digest=event.spec_digest, rejected_digest="")
+    work.update(job=event.manifest, spec_digest=event.spec_digest, rejected_digest="")
     work.run(Action.SYNC_JOB, Request(event=PolicyEvent.OUT_OF_SYNC, source="job updated"))
     return _taken(work.step())
 
@@ -148,9 +147,7 @@ def _delete(
     work.delete_pods(lambda pod: True)
     work.delete_podgroup()
     work.emits.append(
-        JobDeleted(
-            event_id=work.job_event_id(JobDeleted), occurred_at=ctx.now, job_key=record.job_key
-        )
+        JobDeleted(event_id=work.job_event_id(JobDeleted), occurred_at=ctx.now, job=record.job_key)
     )
     return _taken(Step(None, tuple(work.emits)))
 
@@ -382,18 +379,5 @@ def decide(
             return Step(None) if record is None else _binding_refused(record, event)
         case Tick():
             return Step(None) if record is None else _tick(record, event, ctx, conf)
-        case _:
-            assert_never(event)
-
-
-def job_key_of(event: ControllerInput) -> JobKey | None:
-    """Return the job an input is about (``None`` for a ``Tick``, which the shell addresses)."""
-    match event:
-        case JobAdmitted() | JobDeleteAccepted() | JobAbortAccepted() | JobResumeAccepted():
-            return event.job_key
-        case PodGroupPhaseChanged() | PodPhaseChanged() | BindingRefused():
-            return event.job
-        case Tick():
-            return None
         case _:
             assert_never(event)

@@ -34,6 +34,7 @@ from contracts.events.jobs_status import TaskCounts
 from contracts.objects.job import Job, JobPhase
 from contracts.objects.pod import PodPhase
 from services.job_controller.policies import Action
+from shared.reasons import PODS_PENDING
 
 DEFAULT_MAX_RETRY = 3
 
@@ -193,13 +194,6 @@ def _total_replicas(job: Job) -> int:
     return sum(task.replicas for task in job.spec.tasks)
 
 
-def _total_task_minimum(job: Job) -> int:
-    return sum(
-        task.replicas if task.min_available is None else task.min_available
-        for task in job.spec.tasks
-    )
-
-
 def evaluate_pending(job: Job, counts: Counts) -> Verdict | None:
     """Pending + sync (``pending.go``, with SPEC A4/A5): Running when enough pods started.
 
@@ -275,7 +269,7 @@ def evaluate_running(job: Job, counts: Counts) -> Verdict | None:
     if counts.pending > replicas - minimum:
         return Verdict(
             JobPhase.PENDING,
-            "PodsPending",
+            PODS_PENDING,
             f"{counts.pending} pods pending, "
             f"more than replicas {replicas} − minAvailable {minimum}",
         )

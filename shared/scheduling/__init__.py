@@ -16,7 +16,6 @@ from shared.scheduling.framework.results import (
 )
 from shared.scheduling.framework.session import Session, close_session, open_session
 from shared.scheduling.holds import Reservation, WillBind
-from shared.scheduling.scenario import Simulation, run_snapshot_scenario, simulation_of
 from shared.scheduling.scenario_objects import ScenarioError
 from shared.scheduling.scheduler import (
     conf_from_mapping,
@@ -42,7 +41,6 @@ __all__ = [
     "SchedulerConf",
     "Session",
     "SessionResult",
-    "Simulation",
     "WillBind",
     "close_session",
     "conf_from_mapping",
@@ -51,6 +49,4 @@ __all__ = [
     "open_session",
     "parse_conf",
     "run_session",
-    "run_snapshot_scenario",
-    "simulation_of",
 ]

@@ -34,6 +34,7 @@ from contracts.objects.node import Node, Taint
 from contracts.objects.pod import Pod
 from contracts.objects.podgroup import PodGroup, PodGroupPhase
 from contracts.objects.queue import Queue, QueueState
+from shared.reasons import SCHEDULABLE, UNSCHEDULABLE
 from shared.scheduling.framework.status import FitErrors
 from shared.scheduling.node_matrix import FloatArray, NodeMatrix
 from shared.scheduling.resource import CPU, MEMORY, Missing, Resource, share
@@ -501,17 +502,17 @@ class JobInfo:
         status, node = task.last_transaction or (task.status, task.node_name)
         where = f"Pod {task.namespace}/{task.name} can possibly be assigned to {node}"
         if status is TaskStatus.ALLOCATED:
-            return "Schedulable", f"{where}, once minAvailable is satisfied"
+            return SCHEDULABLE, f"{where}, once minAvailable is satisfied"
         if status is TaskStatus.PIPELINED:
             return (
-                "Unschedulable",
+                UNSCHEDULABLE,
                 f"{where}, once resource is released and minAvailable is satisfied",
             )
         if status is TaskStatus.PENDING:
             errors = self.nodes_fit_errors.get(uid)
             if errors is not None:
-                return "Unschedulable", errors.message()
-            return "Unschedulable", self.job_fit_errors
+                return UNSCHEDULABLE, errors.message()
+            return UNSCHEDULABLE, self.job_fit_errors
         return status.label, self.job_fit_errors
 
 

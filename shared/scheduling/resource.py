@@ -230,11 +230,6 @@ def share(allocated: float, deserved: float) -> float:
     return allocated / deserved
 
 
-def is_finite(value: float) -> bool:
-    """Return whether an amount is a finite number (capabilities may be unlimited)."""
-    return math.isfinite(value)
-
-
 def brief(resource: Resource, dimensions: Iterable[str]) -> str:
     """Render some dimensions of a resource shortly: ``cpu 7200m, memory 24Gi``."""
     parts = []

@@ -51,7 +51,9 @@ from contracts.topics import DLT_SUFFIX
 from shared.bus.envelope import HEADER_DLT_TOPIC, HEADER_EVENT_TYPE
 from shared.bus.protocol import Consumer
 from shared.bus.records import OutRecord, Record, TopicPartition
+from shared.reasons import UNSCHEDULABLE
 from shared.telemetry.exposition import Family, render
+from shared.views.jobs import JobFold
 
 CYCLE_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
 """Seconds: a cycle takes from well under a millisecond to seconds on 10,000 jobs."""
@@ -115,37 +117,42 @@ _BINDING = _tag(BindingCreated)
 
 
 class PendingPodGroups:
-    """Phase and reason code of every PodGroup, folded from ``podgroups`` and ``podgroups.status``.
+    """Phase and reason code of every PodGroup, from ``podgroups`` and ``podgroups.status``.
 
-    Counts only what matters for the gauge: a PodGroup is pending while its phase is
+    The jobs are the read model's fold (:class:`~shared.views.jobs.JobFold`), so the gauge
+    counts what ``get podgroups`` shows: a PodGroup is pending while its phase is
     ``Pending`` or ``Inqueue``; its reason is the code of its ``Unschedulable`` condition
-    (``none`` without one).
+    (``none`` without one). A deleted PodGroup is ``Deleted``, never pending.
     """
 
     def __init__(self) -> None:
-        self._state: dict[str, tuple[str, str]] = {}
+        self._jobs = JobFold()
 
     def apply(self, event: Event, record: Record | None = None) -> None:
         """Fold one event of ``podgroups`` or ``podgroups.status``; others are ignored."""
-        match event:
-            case PodGroupCreated() | PodGroupUpdated():
-                self._state.setdefault(event.podgroup.job, (PodGroupPhase.PENDING, "none"))
-            case PodGroupDeleted():
-                self._state.pop(event.job, None)
-            case PodGroupPhaseChanged():
-                reason = next(
-                    (c.reason for c in event.conditions if c.type == "Unschedulable" and c.reason),
-                    "none",
-                )
-                self._state[event.job] = (event.phase, reason)
+        if isinstance(event, _PODGROUP_EVENTS):
+            self._jobs.apply(event)
 
     def counts(self) -> dict[tuple[str, str], int]:
         """Pending PodGroups by ``(phase, reason)``."""
         out: dict[tuple[str, str], int] = {}
-        for phase, reason in self._state.values():
-            if phase in PENDING_PHASES:
-                out[(phase, reason)] = out.get((phase, reason), 0) + 1
+        for view in self._jobs.jobs.values():
+            phase = view.podgroup_phase
+            if phase not in PENDING_PHASES:
+                continue
+            reason = next(
+                (
+                    c.reason
+                    for c in view.podgroup_conditions
+                    if c.type == UNSCHEDULABLE and c.reason
+                ),
+                "none",
+            )
+            out[(phase, reason)] = out.get((phase, reason), 0) + 1
         return out
+
+
+_PODGROUP_EVENTS = (PodGroupCreated, PodGroupUpdated, PodGroupDeleted, PodGroupPhaseChanged)
 
 
 class RuntimeMetrics(Protocol):

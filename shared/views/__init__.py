@@ -5,12 +5,20 @@
   a job is where it is (SPEC A8's ranking over ``podgroups.status``,
   ``podgroups.conditions`` and ``jobs.status``), used by ``get``, ``describe``,
   ``submit --wait``, ``up``, the dashboard and ``simulate``'s outcome.
-- :mod:`shared.views.jobs`: a job's PodGroup phase as shown (``Deleted`` once it is gone)
-  and its pod counts in words.
-- :mod:`shared.views.status`: :class:`~shared.views.status.StatusView`, the decoded fold of
-  ``vcbus up``'s live view, and its tables.
-- :mod:`shared.views.pods`: pods folded from ``pods``, ``bindings`` and ``pods.status``.
+- :mod:`shared.views.jobs`: :class:`~shared.views.jobs.JobFold`, the one fold of a job's
+  records; a job's PodGroup phase as shown (``Deleted`` once it is gone) and its pod
+  counts in words.
+- :mod:`shared.views.pods`: :class:`~shared.views.pods.PodFold`, the one fold of pods from
+  ``pods``, ``bindings`` and ``pods.status`` (by incarnation), and what holds each node.
 - :mod:`shared.views.reservation`: the reservation folded from ``reservations``.
+- :mod:`shared.views.status`: :class:`~shared.views.status.StatusView`, ``vcbus up``'s live
+  view (the three folds above and the nodes), and its tables.
+
+Who reads them: ``up`` (``StatusView``), the CLI's store (``services/cli/status.py``:
+``get``, ``describe``, ``delete``, ``submit --wait``, the dashboard; it keeps the newest
+record per key of the job topics and folds pods and the reservation here) and
+``simulate``'s outcome (``JobFold``, ``PodFold``, ``ReservationView``). Each is fed
+decoded events by whichever bus it reads.
 - :mod:`shared.views.events`: a job's records folded into ``describe``'s Events rows.
 - :mod:`shared.views.age`: ages as kubectl prints them.
 - :mod:`shared.views.table`: the one renderer of the CLI's tables.

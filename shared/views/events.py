@@ -45,6 +45,7 @@ from contracts import (
 )
 from contracts.objects import Condition, PodPhase
 from contracts.objects.pod import POD_BOUND
+from shared.reasons import UNSCHEDULABLE
 from shared.views.age import age
 from shared.views.phases import FAILED_PHASES
 
@@ -154,7 +155,7 @@ def _rows(topic: Topic, event: Event, seen: _Seen) -> list[JobEvent]:
 
     match event:
         case JobAdmitted():
-            return row("Admitted", f"admitted to queue {event.job.spec.queue or 'default'}")
+            return row("Admitted", f"admitted to queue {event.manifest.spec.queue or 'default'}")
         case JobRejected():
             first = event.violations[0] if event.violations else None
             text = f"{first.reason}: {first.message}" if first else "rejected"
@@ -244,7 +245,7 @@ def _reason_rows(
         for c in conditions
         if c.reason
         and c.status == "True"
-        and (c.reason != c.type if job else c.type == "Unschedulable")
+        and (c.reason != c.type if job else c.type == UNSCHEDULABLE)
     }
     before = seen.reasons.get(topic, frozenset())
     seen.reasons[topic] = frozenset(now)

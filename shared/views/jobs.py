@@ -1,16 +1,32 @@
-"""A job as users see it: its PodGroup's phase and its pod counts."""
+"""Jobs as users see them: the fold of their records, their PodGroup's phase, pod counts.
+
+:class:`JobFold` is the one fold of a job's decoded records (``jobs.admitted``,
+``jobs.rejected``, ``jobs.status``, ``podgroups``, ``podgroups.status``,
+``podgroups.conditions``): ``vcbus up``'s view (:mod:`shared.views.status`) and
+``simulate``'s outcome read it. The CLI's store keeps the newest record per key of the
+same topics and reads them with the same rules (:func:`podgroup_phase`,
+:func:`shared.views.reason.job_reason`).
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from contracts import (
+    Event,
+    JobAdmitted,
+    JobDeleted,
+    JobRejected,
     JobStatusChanged,
+    PodGroupConditionsChanged,
     PodGroupCreated,
     PodGroupDeleted,
     PodGroupPhaseChanged,
     PodGroupUpdated,
 )
-from contracts.objects import PodGroupPhase
-from shared.views.phases import DELETED
+from contracts.objects import Condition, PodGroupPhase
+from shared.views.phases import DELETED, REJECTED
+from shared.views.reason import Reason, job_reason
 
 PodGroupSpec = PodGroupCreated | PodGroupUpdated | PodGroupDeleted
 
@@ -55,3 +71,105 @@ def pod_counts(status: JobStatusChanged) -> str:
     )
     shown = [f"{n} {name}" for n, name in counts if n] or ["0 running"]
     return f"{', '.join(shown)} (min available {status.min_available})"
+
+
+ADMITTED = "Admitted"
+"""The phase shown for an admitted job the job controller has not reported yet."""
+SUBMITTED = "Submitted"
+"""The phase shown for a job known only from its PodGroup or pods so far."""
+
+
+@dataclass
+class JobView:
+    """One job as users see it: its phase, its newest status, its PodGroup and reasons."""
+
+    key: str
+    phase: str = SUBMITTED
+    podgroup_phase: str = ""
+    status: JobStatusChanged | None = None
+    podgroup_conditions: tuple[Condition, ...] = ()
+    """The PodGroup's conditions on ``podgroups.status``, while they are its shown phase's."""
+    allocator_conditions: tuple[Condition, ...] = ()
+    trace_id: str = ""
+    rejected: tuple[str, ...] = ()
+    podgroup_status: PodGroupPhaseChanged | None = None
+    podgroup_spec: PodGroupSpec | None = None
+    deleted: bool = False
+    """``jobs.status`` said the job is gone (its phase is then ``Deleted``)."""
+
+    def podgroup_changed(self) -> None:
+        """Recompute the PodGroup's phase and conditions after one of its events."""
+        self.podgroup_phase = podgroup_phase(self.podgroup_status, self.podgroup_spec)
+        shown = self.podgroup_status
+        self.podgroup_conditions = (
+            shown.conditions if shown is not None and self.podgroup_phase == shown.phase else ()
+        )
+
+    def reason(self) -> Reason | None:
+        """Why the job is where it is (:func:`~shared.views.reason.job_reason`)."""
+        return job_reason(
+            self.phase,
+            job=self.status.conditions if self.status is not None else (),
+            podgroup_phase=self.podgroup_phase,
+            podgroup=self.podgroup_conditions,
+            allocator=self.allocator_conditions,
+        )
+
+
+@dataclass
+class JobFold:
+    """The jobs, by ``namespace/name``, folded from their decoded records."""
+
+    jobs: dict[str, JobView] = field(default_factory=dict)
+
+    def _job(self, key: str) -> JobView:
+        return self.jobs.setdefault(key, JobView(key))
+
+    def apply(self, event: Event) -> str | None:
+        """Fold one event; the key of the job it was about (``None``: not a job's event)."""
+        key: str
+        match event:
+            case JobAdmitted():
+                key = event.job
+                if (known := self.jobs.get(key)) is not None and known.deleted:
+                    del self.jobs[key]
+                job = self._job(key)
+                if job.status is None:
+                    job.phase = ADMITTED
+            case JobRejected():
+                key = event.job or f"(unnamed@{event.origin.offset if event.origin else '?'})"
+                job = self._job(key)
+                job.phase = REJECTED
+                job.rejected = tuple(f"{v.path}: {v.message}" for v in event.violations)
+                if event.violations_omitted:
+                    job.rejected += (f"… and {event.violations_omitted} more, not listed",)
+            case JobStatusChanged():
+                key = event.job
+                job = self._job(key)
+                job.phase, job.status = event.phase, event
+                job.trace_id = event.trace_id or job.trace_id
+            case JobDeleted():
+                key = event.job
+                job = self._job(key)
+                job.phase, job.deleted = DELETED, True
+            case PodGroupCreated() | PodGroupUpdated():
+                key = event.podgroup.job
+                job = self._job(key)
+                job.podgroup_spec = event
+                job.podgroup_changed()
+            case PodGroupDeleted():
+                key = event.job
+                job = self._job(key)
+                job.podgroup_spec = event
+                job.podgroup_changed()
+            case PodGroupPhaseChanged():
+                key = event.job
+                job = self._job(key)
+                job.podgroup_status = event
+                job.podgroup_changed()
+            case PodGroupConditionsChanged():
+                key = event.job
+                self._job(key).allocator_conditions = event.conditions
+            case _:
+                return None
+        return key

@@ -22,16 +22,13 @@ from dataclasses import dataclass
 from contracts.objects import Condition, PodGroupPhase
 from shared.reasons import (
     EVICTION_CONDITIONS,
+    PODGROUP_PENDING,
+    PODS_PENDING,
     UNSCHEDULABLE,
     WAITING_FOR_DEPENDENCY,
     reason_rank,
 )
 from shared.views.phases import FINAL_PHASES
-
-PODGROUP_PENDING = "PodGroupPending"
-"""The job controller's reason while it has not seen its PodGroup enqueued."""
-PODS_PENDING = "PodsPending"
-"""The job controller's reason while an enqueued job's minimum pods are not all started."""
 
 _ENQUEUED = frozenset(
     {PodGroupPhase.INQUEUE, PodGroupPhase.RUNNING, PodGroupPhase.UNKNOWN, PodGroupPhase.COMPLETED}

@@ -1,42 +1,39 @@
-"""``vcbus up``'s live view: the latest state per job, PodGroup and node, and its tables.
+"""``vcbus up``'s live view: the latest state per job, PodGroup, pod and node, and its tables.
 
 :class:`StatusView` folds decoded events of :data:`STATUS_TOPICS` (the CLI follows the
-topics and feeds it). A job's PodGroup phase and reason are the read model's
-(:func:`shared.views.jobs.podgroup_phase`, :func:`shared.views.reason.job_reason`).
+topics and feeds it). Everything it says is the read model's, as the other commands say
+it: pods are :class:`~shared.views.pods.PodFold`'s (a refused binding and a deleted pod
+leave their node), the reservation is :class:`~shared.views.reservation.ReservationView`'s,
+a job's PodGroup phase and reason are :func:`shared.views.jobs.podgroup_phase`'s and
+:func:`shared.views.reason.job_reason`'s.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 
 from contracts import (
     BindingCreated,
+    BindingRefused,
     Event,
-    JobAdmitted,
-    JobDeleted,
-    JobRejected,
-    JobStatusChanged,
     NodeChanged,
     NodeRegistered,
     NodeRemoved,
     NodesLocked,
     NodesUnlocked,
-    PodGroupConditionsChanged,
-    PodGroupCreated,
-    PodGroupDeleted,
-    PodGroupPhaseChanged,
-    PodGroupUpdated,
+    PodCreated,
+    PodDeleted,
     PodPhaseChanged,
     TargetJobElected,
     Topic,
 )
-from contracts.objects import Condition, Node
+from contracts.objects import Node
 from contracts.quantity import format_quantity
-from shared.views.jobs import PodGroupSpec, podgroup_phase
+from shared.views.jobs import JobFold, JobView
 from shared.views.phases import FINAL_PHASES, REJECTED
-from shared.views.reason import job_reason
+from shared.views.pods import PodFold, active_by_node
+from shared.views.reservation import ReservationView
 from shared.views.table import render_table
 
 STATUS_TOPICS = (
@@ -46,6 +43,7 @@ STATUS_TOPICS = (
     Topic.PODGROUPS,
     Topic.PODGROUPS_STATUS,
     Topic.PODGROUPS_CONDITIONS,
+    Topic.PODS,
     Topic.BINDINGS,
     Topic.PODS_STATUS,
     Topic.NODES,
@@ -58,122 +56,47 @@ TABLE_GAP = 2
 
 
 @dataclass
-class JobView:
-    """One job as users see it."""
-
-    key: str
-    phase: str = "Submitted"
-    podgroup_phase: str = ""
-    status: JobStatusChanged | None = None
-    podgroup_conditions: tuple[Condition, ...] = ()
-    allocator_conditions: tuple[Condition, ...] = ()
-    trace_id: str = ""
-    rejected: tuple[str, ...] = ()
-    podgroup_status: PodGroupPhaseChanged | None = None
-    podgroup_spec: PodGroupSpec | None = None
-
-    def podgroup_changed(self) -> None:
-        """Recompute the PodGroup's phase and conditions after one of its events."""
-        self.podgroup_phase = podgroup_phase(self.podgroup_status, self.podgroup_spec)
-        shown = self.podgroup_status
-        self.podgroup_conditions = (
-            shown.conditions if shown is not None and self.podgroup_phase == shown.phase else ()
-        )
-
-
-@dataclass
-class NodeView:
-    """One node: what it holds and who locked it."""
-
-    node: Node
-    pods: set[str] = field(default_factory=set)
-    locked_for: str = ""
-    locked_until: datetime | None = None
-
-
-@dataclass
 class StatusView:
-    """Latest state per job, PodGroup and node, folded from the status topics."""
+    """Latest state per job, PodGroup, pod and node, folded from the status topics."""
 
-    jobs: dict[str, JobView] = field(default_factory=dict)
-    nodes: dict[str, NodeView] = field(default_factory=dict)
-    pod_nodes: dict[str, str] = field(default_factory=dict)
-    target: str = ""
+    job_fold: JobFold = field(default_factory=JobFold)
+    nodes: dict[str, Node] = field(default_factory=dict)
+    pods: PodFold = field(default_factory=PodFold)
+    reservation: ReservationView = field(default_factory=ReservationView)
 
-    def _job(self, key: str) -> JobView:
-        return self.jobs.setdefault(key, JobView(key))
+    @property
+    def jobs(self) -> dict[str, JobView]:
+        """The jobs (:class:`~shared.views.jobs.JobFold`'s), deleted ones included."""
+        return self.job_fold.jobs
 
     def apply(self, event: Event, record: object = None) -> None:
         """Fold one event (``record``, the record it was read from, is not needed)."""
-        match event:
-            case JobAdmitted():
-                job = self._job(event.job_key)
-                if job.status is None:
-                    job.phase = "Admitted"
-            case JobRejected():
-                job = self._job(
-                    event.job_key or f"(unnamed@{event.origin.offset if event.origin else '?'})"
-                )
-                job.phase = REJECTED
-                job.rejected = tuple(f"{v.path}: {v.message}" for v in event.violations)
-                if event.violations_omitted:
-                    job.rejected += (f"… and {event.violations_omitted} more, not listed",)
-            case JobStatusChanged():
-                job = self._job(event.job_key)
-                job.phase, job.status = event.phase, event
-                job.trace_id = event.trace_id or job.trace_id
-            case JobDeleted():
-                self.jobs.pop(event.job_key, None)
-            case PodGroupCreated() | PodGroupUpdated():
-                job = self._job(event.podgroup.job)
-                job.podgroup_spec = event
-                job.podgroup_changed()
-            case PodGroupDeleted():
-                job = self._job(event.job)
-                job.podgroup_spec = event
-                job.podgroup_changed()
-            case PodGroupPhaseChanged():
-                job = self._job(event.job)
-                job.podgroup_status = event
-                job.podgroup_changed()
-            case PodGroupConditionsChanged():
-                self._job(event.job).allocator_conditions = event.conditions
-            case _:
-                self._apply_node(event)
+        if self.job_fold.apply(event) is None:
+            self._apply_node(event)
 
     def _apply_node(self, event: Event) -> None:
         match event:
-            case BindingCreated():
-                self.pod_nodes[f"{event.pod.namespace}/{event.pod.name}"] = event.node
-                if event.node in self.nodes:
-                    self.nodes[event.node].pods.add(f"{event.pod.namespace}/{event.pod.name}")
-            case PodPhaseChanged():
-                if event.phase in ("Succeeded", "Failed") and event.node in self.nodes:
-                    self.nodes[event.node].pods.discard(event.pod)
+            case (
+                PodCreated()
+                | PodDeleted()
+                | BindingCreated()
+                | BindingRefused()
+                | PodPhaseChanged()
+            ):
+                self.pods.apply(event)
             case NodeRegistered() | NodeChanged():
-                current = self.nodes.get(event.node.name)
-                self.nodes[event.node.name] = NodeView(
-                    event.node,
-                    current.pods if current else set(),
-                    current.locked_for if current else "",
-                    current.locked_until if current else None,
-                )
+                self.nodes[event.node.name] = event.node
             case NodeRemoved():
                 self.nodes.pop(event.name, None)
-            case TargetJobElected():
-                self.target = event.job
-            case NodesLocked():
-                for name in event.nodes:
-                    if name in self.nodes:
-                        self.nodes[name].locked_for = event.job
-                        self.nodes[name].locked_until = event.until
-            case NodesUnlocked():
-                self.target = ""
-                for view in self.nodes.values():
-                    if view.locked_for == event.job:
-                        view.locked_for, view.locked_until = "", None
+            case TargetJobElected() | NodesLocked() | NodesUnlocked():
+                self.reservation.apply(event)
             case _:
                 pass
+
+    @property
+    def target(self) -> str:
+        """The reservation's target job (``""``: none)."""
+        return self.reservation.target
 
     def reason(self, key: str) -> str:
         """Why a job is where it is (:func:`~shared.views.reason.job_reason`), as text."""
@@ -182,13 +105,7 @@ class StatusView:
             return ""
         if job.rejected:
             return "; ".join(job.rejected)
-        reason = job_reason(
-            job.phase,
-            job=job.status.conditions if job.status is not None else (),
-            podgroup_phase=job.podgroup_phase,
-            podgroup=job.podgroup_conditions,
-            allocator=job.allocator_conditions,
-        )
+        reason = job.reason()
         return "" if reason is None else reason.text()
 
     def all_final(self, keys: Sequence[str]) -> bool:
@@ -205,6 +122,8 @@ def jobs_table(view: StatusView) -> str:
     rows = []
     for key in sorted(view.jobs):
         job = view.jobs[key]
+        if job.deleted:
+            continue
         tasks = ""
         if job.status is not None:
             tasks = " ".join(
@@ -217,19 +136,22 @@ def jobs_table(view: StatusView) -> str:
 
 
 def nodes_table(view: StatusView) -> str:
-    """``vcbus up``'s nodes: cpu, memory, pods bound, lock holder, its end."""
+    """``vcbus up``'s nodes: cpu, memory, pods holding it, lock holder, its end."""
+    held = active_by_node(view.pods.rows.values())
+    reservation = view.reservation
     rows = []
     for name in sorted(view.nodes):
-        node = view.nodes[name]
-        allocatable = node.node.allocatable
+        allocatable = view.nodes[name].allocatable
+        locked = reservation.locks.get(name, "")
+        until = reservation.until if locked else None
         rows.append(
             (
                 name,
                 format_quantity("cpu", allocatable.get("cpu", 0)),
                 format_quantity("memory", allocatable.get("memory", 0)),
-                str(len(node.pods)),
-                node.locked_for or "-",
-                node.locked_until.isoformat() if node.locked_until else "-",
+                str(len(held.get(name, ()))),
+                locked or "-",
+                until.isoformat() if until else "-",
             )
         )
     header = ("NODE", "CPU", "MEMORY", "PODS", "LOCKED FOR", "UNTIL")

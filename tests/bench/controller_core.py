@@ -122,14 +122,14 @@ def build_inputs(jobs: Sequence[JobAdmitted], conf: ControllerConf) -> list[Inpu
 
     ctx = Ctx(now=T0, trace_id="0" * 32)
     for job in jobs:
-        feed(job.job_key, job, ctx)
+        feed(job.job, job, ctx)
     for number, stage in enumerate(STAGES, start=1):
         ctx = Ctx(now=T0 + timedelta(seconds=number), trace_id=f"{number:032x}")
         for job in jobs:
-            record = records[job.job_key]
+            record = records[job.job]
             assert record is not None
             for event in stage(record):
-                feed(job.job_key, event, ctx)
+                feed(job.job, event, ctx)
     return inputs
 
 

@@ -86,7 +86,6 @@ class _Peek(msgspec.Struct):
     type: str = ""
     pod: str = ""
     job: str = ""
-    job_key: str = ""
     phase: str = ""
 
 
@@ -137,9 +136,9 @@ class Observer:
         if peek.type == "pod.phase_changed.v1" and peek.phase == "Running":
             self.pod_running.setdefault(peek.pod, now)
         elif peek.type == "job.status_changed.v1" and peek.phase == "Running":
-            self.job_ready.setdefault(peek.job_key, now)
+            self.job_ready.setdefault(peek.job, now)
         elif peek.type == "job.rejected.v1":
-            self.rejected.setdefault(peek.job_key, now)
+            self.rejected.setdefault(peek.job, now)
         elif peek.type == "binding.refused.v1":
             self.refused += 1
 

@@ -32,8 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from services.cli.scenario import DEFAULT_ACTIONS, load_document, parse_scenario
-from services.cli.simulate import simulate_in_memory
+from services.simulation.run import simulate_in_memory
+from services.simulation.scenario import DEFAULT_ACTIONS, load_document, parse_scenario
 from shared.logging.setup import configure_logging
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "examples" / "scenarios"

@@ -144,14 +144,14 @@ def check_all(
 
 def check_answers(history: History, planned: Sequence[PlannedJob]) -> list[Violation]:
     """Every job admitted, none rejected."""
-    admitted = {e.job_key for e in history.admitted if isinstance(e, JobAdmitted)}
+    admitted = {e.job for e in history.admitted if isinstance(e, JobAdmitted)}
     out = [
         Violation("admitted", f"{job.key} has no JobAdmitted")
         for job in planned
         if job.key not in admitted
     ]
     out.extend(
-        Violation("admitted", f"{e.job_key} was rejected: {[v.message for v in e.violations]}")
+        Violation("admitted", f"{e.job} was rejected: {[v.message for v in e.violations]}")
         for e in history.rejected
         if isinstance(e, JobRejected)
     )
@@ -163,7 +163,7 @@ def last_status(history: History) -> dict[str, JobStatusChanged]:
     out: dict[str, JobStatusChanged] = {}
     for event in history.status:
         if isinstance(event, JobStatusChanged):
-            out[event.job_key] = event
+            out[event.job] = event
     return out
 
 
@@ -200,7 +200,7 @@ def check_pods_run_once(history: History) -> list[Violation]:
     """One ``PodCreated`` event per (job uid, task, index, retry count), whatever the job
     version says, and none under a retry count the job's ``maxRetry`` rules out (the job
     fails when its retry count reaches ``maxRetry``, so no pod runs at that count)."""
-    limits = {e.job_key: max_retry(e.job) for e in history.admitted if isinstance(e, JobAdmitted)}
+    limits = {e.job: max_retry(e.manifest) for e in history.admitted if isinstance(e, JobAdmitted)}
     ids: dict[tuple[str, str, str, int, int], set[str]] = defaultdict(set)
     out = []
     for event in history.pods:
@@ -472,9 +472,9 @@ def _minimums(history: History) -> dict[str, tuple[int, dict[str, int]]]:
     out: dict[str, tuple[int, dict[str, int]]] = {}
     for event in history.admitted:
         if isinstance(event, JobAdmitted):
-            spec = event.job.spec
+            spec = event.manifest.spec
             tasks = {t.name: t.min_available for t in spec.tasks if t.min_available}
-            out[event.job_key] = (spec.min_available or 0, tasks)
+            out[event.job] = (spec.min_available or 0, tasks)
     return out
 
 

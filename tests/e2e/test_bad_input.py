@@ -258,9 +258,12 @@ async def answers_by_offset(
             offset = event.origin.offset
         else:
             event = admitted_codec.decode(record.value)
-            if not isinstance(event, JobAdmitted) or event.job.metadata.name not in admitted_at:
+            if (
+                not isinstance(event, JobAdmitted)
+                or event.manifest.metadata.name not in admitted_at
+            ):
                 return None
-            offset = admitted_at[event.job.metadata.name]
+            offset = admitted_at[event.manifest.metadata.name]
         if offset not in want:
             return None
         found[offset] = record
@@ -369,7 +372,7 @@ async def wait_for_phase(system: System, key: str, phase: str) -> None:
     async with asyncio.timeout(WAIT):
         while True:
             events = [e for _, e in await read_topic(system, Topic.JOBS_STATUS)]
-            mine = [e for e in events if getattr(e, "job_key", None) == key]
+            mine = [e for e in events if getattr(e, "job", None) == key]
             if mine and getattr(mine[-1], "phase", None) == phase:
                 return
             await asyncio.sleep(0.5)
@@ -381,9 +384,9 @@ async def deleted_times(system: System, key: str, want: int) -> int:
         async with asyncio.timeout(WAIT):
             while True:
                 events = [e for _, e in await read_topic(system, Topic.JOBS_STATUS)]
-                count = sum(isinstance(e, JobDeleted) and e.job_key == key for e in events)
+                count = sum(isinstance(e, JobDeleted) and e.job == key for e in events)
                 if count >= want:
                     return count
                 await asyncio.sleep(0.5)
     events = [e for _, e in await read_topic(system, Topic.JOBS_STATUS)]
-    return sum(isinstance(e, JobDeleted) and e.job_key == key for e in events)
+    return sum(isinstance(e, JobDeleted) and e.job == key for e in events)

@@ -12,8 +12,8 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-from services.cli.scenario import load_document, parse_scenario
-from services.cli.simulate import simulate_on_kafka
+from services.simulation.run import simulate_on_kafka
+from services.simulation.scenario import load_document, parse_scenario
 from shared.runtime.settings import Settings
 
 SCENARIO = (

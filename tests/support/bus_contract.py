@@ -245,9 +245,9 @@ class BusContract:
         handled: list[str] = []
 
         async def fragile(envelope: Any) -> list[JobDeleted]:
-            if envelope.event.job_key == "ns/boom":
+            if envelope.event.job == "ns/boom":
                 raise RuntimeError("boom")
-            handled.append(envelope.event.job_key)
+            handled.append(envelope.event.job)
             return []
 
         service = Service(
@@ -267,7 +267,7 @@ class BusContract:
             assert await wait_until(lambda: handled == ["ns/ok"])
         (dead,) = await read_topic(bus, f"{prefix}{Topic.JOBS_ADMITTED}.DLT", want=1)
         assert b"RuntimeError: boom" in (dead.header(HEADER_DLT_ERROR) or b"")
-        assert msgspec.json.decode(dead.value or b"")["job_key"] == "ns/boom"
+        assert msgspec.json.decode(dead.value or b"")["job"] == "ns/boom"
 
     async def test_two_members_split_the_partitions_and_the_survivor_takes_all(
         self, bus: Bus, topic_prefix: str

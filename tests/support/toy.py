@@ -44,9 +44,9 @@ def count_up(state: int | None, event: object, ctx: Ctx) -> Step[int | None]:
     """Upstream core: count inputs and emit a JobDeleted whose id derives from the input."""
     assert isinstance(event, JobDeleteAccepted)
     out = JobDeleted(
-        event_id=derive_event_id("toy.out", event.job_key, event.event_id),
+        event_id=derive_event_id("toy.out", event.job, event.event_id),
         occurred_at=ctx.now,
-        job_key=event.job_key,
+        job=event.job,
     )
     return Step((state or 0) + 1, (out,))
 
@@ -73,7 +73,7 @@ def delete_event(job: str, n: int) -> JobDeleteAccepted:
     return JobDeleteAccepted(
         event_id=derive_event_id("toy.in", job, n),
         occurred_at=datetime(2026, 1, 1, tzinfo=UTC),
-        job_key=JobKey(job),
+        job=JobKey(job),
     )
 
 

@@ -178,7 +178,7 @@ def job_detail(store: DashboardStore, key: str, *, jaeger_url: str) -> JobDetail
 def _tasks(store: StatusStore, row: JobRow) -> tuple[TaskDetail, ...]:
     """The admitted spec's tasks in spec order, then any others the counts name."""
     admitted = store.get(Topic.JOBS_ADMITTED, row.key)
-    specs = admitted.job.spec.tasks if isinstance(admitted, JobAdmitted) else ()
+    specs = admitted.manifest.spec.tasks if isinstance(admitted, JobAdmitted) else ()
     counts = {t.name: t for t in row.tasks}
     out = [
         TaskDetail(

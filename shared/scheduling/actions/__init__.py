@@ -21,7 +21,4 @@ ACTIONS: Mapping[str, Callable[[], Action]] = {
     reserve.NAME: reserve.new,
 }
 
-ENQUEUE_ACTIONS: frozenset[str] = frozenset({elect.NAME, enqueue.NAME, reserve.NAME})
-"""The actions of podgroup-enqueue; the others belong to the allocator."""
-
-__all__ = ["ACTIONS", "ENQUEUE_ACTIONS"]
+__all__ = ["ACTIONS"]

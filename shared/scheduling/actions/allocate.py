@@ -34,6 +34,7 @@ from __future__ import annotations
 
 from contracts.keys import JobKey
 from contracts.objects.podgroup import PodGroupPhase
+from shared.reasons import QUEUE_NOT_FOUND, QUEUE_OVERUSED
 from shared.scheduling.framework.arguments import get_bool
 from shared.scheduling.framework.nomination import place_nominated
 from shared.scheduling.framework.priority_queue import PriorityQueue
@@ -47,8 +48,6 @@ from shared.scheduling.model import JobInfo, QueueInfo, TaskInfo
 
 NAME = "allocate"
 PROMOTE_PENDING = "promote-pending"
-
-QUEUE_OVERUSED = "QueueOverused"
 
 
 class AllocateAction:
@@ -75,7 +74,7 @@ class AllocateAction:
                 continue
             queue = ssn.queues.get(job.queue)
             if queue is None:
-                ssn.explain(job, "QueueNotFound", f"queue {job.queue} does not exist")
+                ssn.explain(job, QUEUE_NOT_FOUND, f"queue {job.queue} does not exist")
                 continue
             tasks = [t for t in job.pending_tasks() if not t.best_effort]
             if not tasks:

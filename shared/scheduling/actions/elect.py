@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from contracts.objects.podgroup import PodGroupPhase
 from shared.reasons import RESERVATION_EXPIRED
+from shared.scheduling.framework.extension_points import Election
 from shared.scheduling.framework.reservation import (
     backoff_until,
     elect_target,
@@ -72,11 +73,11 @@ def is_job_electable(ssn: Session, job: JobInfo) -> bool:
     return True
 
 
-def election_reason(ssn: Session, job: JobInfo) -> str:
-    """Say why ``job`` was elected: why it starves, its priority, how long it has waited."""
+def election_reason(ssn: Session, election: Election) -> str:
+    """Say why a job was elected: why it starves, its priority, how long it has waited."""
+    job, why = election.job, election.why
     since = job.waiting_since()
     waited = (naive_utc(ssn.now) - naive_utc(since)).total_seconds() if since is not None else 0.0
-    why = ssn.election_reasons.get(job.key)
     return (
         f"starving{f' ({why})' if why else ''}: priority {job.priority}, "
         f"waiting {max(waited, 0.0):g}s"
@@ -96,9 +97,9 @@ class ElectAction:
         jobs = [ssn.jobs[k] for k in sorted(ssn.jobs) if is_job_electable(ssn, ssn.jobs[k])]
         if ssn.reservation.target_job is not None or not jobs:
             return
-        target = ssn.target_job(jobs)
-        if target is not None:
-            elect_target(ssn, target, election_reason(ssn, target))
+        election = ssn.target_job(jobs)
+        if election is not None:
+            elect_target(ssn, election.job, election_reason(ssn, election))
 
 
 def new() -> ElectAction:

@@ -70,7 +70,7 @@ def try_enqueue(
 
     ``taken``: with take-back enqueue, what earlier take-back enqueues counted, per queue.
     """
-    share = ssn.queue_share(queue) if ssn.queue_share is not None else None
+    share = ssn.queue_share(queue)
     if (
         not job.podgroup.min_resources
         or ssn.job_enqueueable(job)

@@ -180,6 +180,4 @@ def take_back_room(ssn: Session, job: JobInfo) -> Resource:
         for task in other.tasks.values():
             if task.status in PREEMPTABLE_STATUSES and is_preemptable(task):
                 room = room + task.resreq
-    if ssn.reclaim_room is not None:
-        room = room + ssn.reclaim_room(job)
-    return room
+    return room + ssn.reclaim_room(job)

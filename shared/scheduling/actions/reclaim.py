@@ -79,7 +79,7 @@ class ReclaimAction:
             assigned = False
             while is_starving(ssn, job) and pending:
                 task = pending.pop()
-                if ssn.queue_preemptive is not None and not ssn.queue_preemptive(queue, task):
+                if not ssn.preemptive(queue, task):
                     break
                 if not reclaim(ssn, stmt, job, task):
                     break

@@ -33,19 +33,6 @@ def get_int(arguments: Arguments, key: str, default: int) -> int:
         return default
 
 
-def get_float(arguments: Arguments, key: str, default: float) -> float:
-    """Return a float argument, or ``default`` when absent or not a number."""
-    value = arguments.get(key)
-    if isinstance(value, bool) or value is None:
-        return default
-    if isinstance(value, int | float):
-        return float(value)
-    try:
-        return float(value)
-    except ValueError:
-        return default
-
-
 def get_bool(arguments: Arguments, key: str, default: bool) -> bool:
     """Return a boolean argument (``true``/``false`` text accepted)."""
     value = arguments.get(key)

@@ -42,7 +42,12 @@ class ConfError(ValueError):
 
 
 class Kind(enum.StrEnum):
-    """Extension points a plugin option can switch off (``enable<Kind>`` keys)."""
+    """Extension points a plugin option can switch off (``enable<Kind>`` keys).
+
+    ``NAMESPACE_ORDER``, ``HIERARCHY``, ``BEST_NODE`` and ``VICTIM`` are accepted, as
+    Volcano's configurations write them, and gate nothing: no vcbus plugin registers such a
+    function (the README's "How vcbus differs from Volcano" lists them).
+    """
 
     JOB_ORDER = "JobOrder"
     NAMESPACE_ORDER = "NamespaceOrder"

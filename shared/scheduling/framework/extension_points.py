@@ -5,6 +5,12 @@ Volcano's session holds some forty maps of ``interface{}`` callbacks keyed by pl
 ``ExtensionPoint`` per kind, each knowing the ``enable…`` flag that gates it.
 
 Deliberate deviations:
+- Three kinds are vcbus's: ``QueueShareFn`` (a queue's share now, for enqueue's record),
+  ``ReclaimRoomFn`` (what a job's queue may take back, for the starvation check of preempt
+  and reclaim) and the ``ReservationLimits`` a plugin sets (how long a reservation may hold
+  nodes). They are always on (no ``enable…`` flag gates them).
+- ``TargetJobFn`` returns the elected job with why it qualifies (``Election``), where
+  Volcano's returns the job alone.
 - Two vectorised kinds are added for scale: ``NodeFilter`` (a predicate over many nodes at
   once) and ``NodeScoreFn`` (a node order function over many nodes). A plugin registers them
   next to, or instead of, the one-node ``predicate_fn``/``node_order_fn``; the session
@@ -21,6 +27,7 @@ from shared.scheduling.framework.conf import Kind
 from shared.scheduling.framework.status import Status, ValidateResult, Vote
 from shared.scheduling.model import JobInfo, NodeInfo, QueueInfo, TaskInfo
 from shared.scheduling.node_matrix import BoolArray, FloatArray, IntArray, NodeMatrix
+from shared.scheduling.resource import Resource
 
 JobOrderFn = Callable[[JobInfo, JobInfo], int]
 """Negative when the left job goes first, positive when the right one does, 0 for a tie."""
@@ -39,10 +46,24 @@ RowScoreFn = Callable[[TaskInfo, NodeMatrix, int], float]
 RowFilterFn = Callable[[TaskInfo, NodeMatrix, int], bool]
 OverusedFn = Callable[[QueueInfo], bool]
 AllocatableFn = Callable[[QueueInfo, TaskInfo], bool]
-TargetJobFn = Callable[[Sequence[JobInfo]], JobInfo | None]
+PreemptiveFn = Callable[[QueueInfo, TaskInfo], bool]
+"""Whether ``queue`` may reclaim for ``task`` (``ValidateWithCandidateFn``, one candidate)."""
+QueueShareFn = Callable[[QueueInfo], float]
+"""A queue's share now (vcbus: enqueue records it beside each pick)."""
+ReclaimRoomFn = Callable[[JobInfo], Resource]
+"""What ``job``'s queue may take back from queues above their shares (vcbus)."""
+TargetJobFn = Callable[[Sequence[JobInfo]], "Election | None"]
 ReservedNodesFn = Callable[[], None]
 EvictableFn = Callable[[TaskInfo, Sequence[TaskInfo]], tuple[list[TaskInfo], Vote]]
 TaskFn = Callable[[TaskInfo], None]
+
+
+@dataclass(frozen=True, slots=True)
+class Election:
+    """A plugin's elected target job, and why it qualifies (``TargetJobFn``'s answer)."""
+
+    job: JobInfo
+    why: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,10 +18,7 @@ Deliberate deviations:
 - ``status_updates`` adds what ``podgroups.status`` carries (SPEC A8): one ``Unschedulable``
   condition with the highest-ranked reason among enqueue's rejections of this session, the
   allocator's last ``Unschedulable`` condition and a dependent job's missing stages, ranked
-  ``QueueNotFound`` > ``QueueClosed`` > ``Infeasible`` > ``QueueOverCapability`` >
-  ``ClusterOverused`` > ``GangUnschedulable`` (and other allocator reasons) >
-  ``WillBindTimeout`` > ``WaitingForDependency`` > ``WaitingForReservation`` >
-  ``ReservationExpired``. Volcano records these as events and
+  by :func:`shared.reasons.reason_rank`. Volcano records these as events and
   a gang condition. ``WillBindTimeout`` comes from the allocator's ``WillBind`` condition: a
   dependent job whose reservation for its later stages timed out (vcbus, will-bind).
 """

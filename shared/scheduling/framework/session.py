@@ -31,6 +31,7 @@ from typing import Protocol
 
 from contracts.keys import JobKey, pod_key
 from contracts.objects.meta import Condition
+from shared.reasons import UNSCHEDULABLE
 from shared.scheduling.framework.conf import (
     Arguments,
     ArgValue,
@@ -42,7 +43,6 @@ from shared.scheduling.framework.feasibility import Feasibility
 from shared.scheduling.framework.job_updater import status_updates, update_all
 from shared.scheduling.framework.nomination_open import open_nominations
 from shared.scheduling.framework.placement import Placement, PlacementCache
-from shared.scheduling.framework.reservation import ReservationLimits
 from shared.scheduling.framework.results import (
     BindDecision,
     EnqueueStep,
@@ -93,10 +93,6 @@ PluginBuilder = Callable[[Arguments], Plugin]
 class Session(SessionPlugins):
     """One scheduling cycle's working state (the plugins' callbacks: ``SessionPlugins``)."""
 
-    reservation_limits: ReservationLimits = ReservationLimits()
-    """How long a reservation may hold nodes (set by the ``reservation`` plugin)."""
-    locks_lifted: bool = False
-    """The target is placed: its locked nodes take other jobs' pods again (``lift_locks``)."""
     _feasibility: Feasibility | None = None
 
     def __init__(
@@ -117,8 +113,7 @@ class Session(SessionPlugins):
         self.arguments: Arguments = dict(arguments or {})
         """Global arguments of the configuration (every plugin sees them too)."""
         self.reservation: Reservation = snapshot.reservation
-        self.election_reasons: dict[JobKey, str] = {}
-        """Why a job may be elected target (set by the ``reservation`` plugin)."""
+        self._locks_lifted = False
         self.plugins: list[tuple[PluginOption, Plugin]] = []
 
         super().__init__(tiers)
@@ -137,12 +132,6 @@ class Session(SessionPlugins):
         """Elections, locks and unlocks made this session, in order (SPEC A6)."""
         self.enqueue_steps: list[EnqueueStep] = []
         """What enqueue tried this session, in order."""
-        self.queue_share: Callable[[QueueInfo], float] | None = None
-        """A queue's share now, told by the plugin that keeps shares (proportion)."""
-        self.reclaim_room: Callable[[JobInfo], Resource] | None = None
-        """What a job's queue may take back from queues above their shares (proportion)."""
-        self.queue_preemptive: Callable[[QueueInfo, TaskInfo], bool] | None = None
-        """Whether a queue may reclaim for a task (``Preemptive``; set by proportion)."""
         self.nominated: dict[JobKey, Nomination] = {}
         """Nominations still waiting this session (``framework.nomination``)."""
         self.nomination_changes: list[NominationChange] = []
@@ -184,14 +173,23 @@ class Session(SessionPlugins):
         """
         return self.feasibility.job(job).why
 
+    @property
+    def locks_lifted(self) -> bool:
+        """The target is placed: its locked nodes take other jobs' pods again.
+
+        Session state with one writer, ``lift_locks`` (called by allocate); the predicates
+        plugin reads it, and ``close_session`` returns it (``SessionResult.locks_lifted``).
+        """
+        return self._locks_lifted
+
     def lift_locks(self) -> None:
         """Let the locked nodes take other jobs' pods for the rest of the session (SPEC A6).
 
         Called once the target's gang is placed; the placement cache is rebuilt, since the
         lock filter answers differently from now on.
         """
-        if not self.locks_lifted:
-            self.locks_lifted = True
+        if not self._locks_lifted:
+            self._locks_lifted = True
             self._placement = None
 
     @property
@@ -349,7 +347,7 @@ class Session(SessionPlugins):
     def update_pod_group_condition(self, job: JobInfo, conditions: tuple[Condition, ...]) -> None:
         """Set the allocator conditions of a job (``UpdatePodGroupCondition``)."""
         self.job_conditions[job.key] = conditions
-        if any(c.type == "Unschedulable" and c.status == "True" for c in conditions):
+        if any(c.type == UNSCHEDULABLE and c.status == "True" for c in conditions):
             self.unschedulable.add(job.key)
 
     def explain(

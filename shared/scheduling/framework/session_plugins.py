@@ -10,6 +10,10 @@ Deliberate deviations:
   plugin option's ``enable…`` flag.
 - Dispatchers that run often read callback lists resolved once, after every plugin's
   ``on_session_open`` (``freeze_dispatch``).
+- ``Preemptive`` asks one candidate task at a time (reclaim asks per task, as Volcano's
+  reclaim does with a one-task list).
+- vcbus's own points (``extension_points``): ``queue_share``, ``reclaim_room`` and
+  ``reservation_limits``, always on; ``target_job`` answers with why the job qualifies.
 - Predicates and node scores may be vectorised over many nodes (``add_node_filter_fn``,
   ``add_node_score_fn``); one-node ones are wrapped so node choice (``placement``) sees one
   list of each, in tier order.
@@ -26,6 +30,7 @@ import numpy as np
 from shared.scheduling.framework.conf import Kind, PluginOption, Tier
 from shared.scheduling.framework.extension_points import (
     AllocatableFn,
+    Election,
     EventHandler,
     EvictableFn,
     ExtensionPoint,
@@ -40,15 +45,20 @@ from shared.scheduling.framework.extension_points import (
     NodeScorer,
     OverusedFn,
     PredicateFn,
+    PreemptiveFn,
     QueueOrderFn,
+    QueueShareFn,
+    ReclaimRoomFn,
     ReservedNodesFn,
     RowScoreFn,
     TargetJobFn,
     TaskOrderFn,
 )
+from shared.scheduling.framework.reservation import ReservationLimits
 from shared.scheduling.framework.status import Code, Status, ValidateResult, Vote
 from shared.scheduling.model import JobInfo, NodeInfo, QueueInfo, TaskInfo
 from shared.scheduling.node_matrix import BoolArray, FloatArray, IntArray, NodeMatrix
+from shared.scheduling.resource import Resource
 
 __all__ = ["SessionPlugins"]
 
@@ -86,6 +96,10 @@ class SessionPlugins:
         self._reserved_nodes = ExtensionPoint[ReservedNodesFn](Kind.RESERVED_NODES)
         self._preemptable = ExtensionPoint[EvictableFn](Kind.PREEMPTABLE)
         self._reclaimable = ExtensionPoint[EvictableFn](Kind.RECLAIMABLE)
+        self._preemptive = ExtensionPoint[PreemptiveFn](Kind.PREEMPTIVE)
+        self._queue_share = ExtensionPoint[QueueShareFn](None)
+        self._reclaim_room = ExtensionPoint[ReclaimRoomFn](None)
+        self._reservation_limits = ExtensionPoint[ReservationLimits](None)
         self._event_handlers: list[EventHandler] = []
         self.freeze_dispatch()
 
@@ -171,6 +185,22 @@ class SessionPlugins:
     def add_reclaimable_fn(self, name: str, fn: EvictableFn) -> None:
         """Register a reclaim victim filter (``AddReclaimableFn``)."""
         self._reclaimable.register(name, fn)
+
+    def add_preemptive_fn(self, name: str, fn: PreemptiveFn) -> None:
+        """Register whether a queue may reclaim for a task (``AddPreemptiveFn``)."""
+        self._preemptive.register(name, fn)
+
+    def add_queue_share_fn(self, name: str, fn: QueueShareFn) -> None:
+        """Register a queue's share now (vcbus)."""
+        self._queue_share.register(name, fn)
+
+    def add_reclaim_room_fn(self, name: str, fn: ReclaimRoomFn) -> None:
+        """Register what a job's queue may take back from other queues (vcbus)."""
+        self._reclaim_room.register(name, fn)
+
+    def add_reservation_limits(self, name: str, limits: ReservationLimits) -> None:
+        """Register how long a reservation may hold nodes (vcbus)."""
+        self._reservation_limits.register(name, limits)
 
     def add_event_handler(self, handler: EventHandler) -> None:
         """Register allocate/deallocate callbacks (``AddEventHandler``)."""
@@ -327,8 +357,36 @@ class SessionPlugins:
         """Whether every plugin lets ``queue`` take ``task`` (``Allocatable``)."""
         return all(fn(queue, task) for fn in self._allocatable_fns)
 
-    def target_job(self, jobs: Sequence[JobInfo]) -> JobInfo | None:
-        """The first plugin's elected target job (``TargetJob``, v1.5.1)."""
+    def preemptive(self, queue: QueueInfo, task: TaskInfo) -> bool:
+        """Whether ``queue`` may reclaim for ``task`` (``Preemptive``).
+
+        volcano HEAD ``session_plugins.go``: every plugin whose ``enablePreemptive`` is not
+        false must agree; a plugin with the flag off is skipped, and no function means yes.
+        """
+        return all(fn(queue, task) for fn in self._enabled(self._preemptive))
+
+    def queue_share(self, queue: QueueInfo) -> float | None:
+        """The first plugin's share of ``queue`` now, or ``None`` when none keeps shares."""
+        for fn in self._enabled(self._queue_share):
+            return fn(queue)
+        return None
+
+    def reclaim_room(self, job: JobInfo) -> Resource:
+        """Σ of what the plugins say ``job``'s queue may take back (empty when none)."""
+        room = Resource()
+        for fn in self._enabled(self._reclaim_room):
+            room = room + fn(job)
+        return room
+
+    @property
+    def reservation_limits(self) -> ReservationLimits:
+        """The first plugin's reservation limits, else the defaults (none set)."""
+        for limits in self._enabled(self._reservation_limits):
+            return limits
+        return ReservationLimits()
+
+    def target_job(self, jobs: Sequence[JobInfo]) -> Election | None:
+        """The first plugin's elected target job and why (``TargetJob``, v1.5.1)."""
         for fn in self._enabled(self._target_job):
             return fn(jobs)
         return None

@@ -26,6 +26,14 @@ from collections.abc import Sequence
 
 from contracts.objects.meta import Condition
 from contracts.objects.podgroup import PodGroupPhase
+from shared.reasons import (
+    GANG_UNSCHEDULABLE,
+    NOT_ENOUGH_PODS_OF_TASK,
+    NOT_ENOUGH_TASKS,
+    SCHEDULED,
+    UNSCHEDULABLE,
+    WAITING_FOR_RESERVATION,
+)
 from shared.scheduling.framework.conf import Arguments
 from shared.scheduling.framework.session import Session
 from shared.scheduling.framework.status import NODE_LOCKED_PREFIX, FitErrors, ValidateResult, Vote
@@ -33,12 +41,6 @@ from shared.scheduling.model import JobInfo, TaskInfo, TaskStatus
 
 NAME = "gang"
 
-NOT_ENOUGH_PODS_OF_TASK = "NotEnoughPodsOfTask"
-NOT_ENOUGH_TASKS = "NotEnoughTasks"
-GANG_UNSCHEDULABLE = "GangUnschedulable"
-WAITING_FOR_RESERVATION = "WaitingForReservation"
-SCHEDULED = "Scheduled"
-UNSCHEDULABLE = "Unschedulable"
 SCHEDULED_MESSAGE = "tasks in gang are ready to be scheduled"
 
 

@@ -36,22 +36,8 @@ def _requested(task: TaskInfo, matrix: NodeMatrix, rows: IntArray) -> tuple[Floa
     return requested, allocatable
 
 
-def least_requested(task: TaskInfo, matrix: NodeMatrix, rows: IntArray) -> FloatArray:
-    """``LeastAllocated``: mean over cpu/memory of ``(alloc - req) * 100 // alloc``."""
-    return _least(*_requested(task, matrix, rows))
-
-
-def most_requested(task: TaskInfo, matrix: NodeMatrix, rows: IntArray) -> FloatArray:
-    """``MostAllocated``: mean over cpu/memory of ``req * 100 // alloc``."""
-    return _most(*_requested(task, matrix, rows))
-
-
-def balanced_resource(task: TaskInfo, matrix: NodeMatrix, rows: IntArray) -> FloatArray:
-    """``BalancedAllocation``: ``(1 - std(cpu fraction, memory fraction)) * 100``."""
-    return _balanced(*_requested(task, matrix, rows))
-
-
 def _least(requested: FloatArray, allocatable: FloatArray) -> FloatArray:
+    """``LeastAllocated``: mean over cpu/memory of ``(alloc - req) * 100 // alloc``."""
     valid = (allocatable > 0) & (requested <= allocatable)
     safe = np.where(allocatable > 0, allocatable, 1.0)
     per = np.where(valid, np.floor((allocatable - requested) * MAX_NODE_SCORE / safe), 0.0)
@@ -60,6 +46,7 @@ def _least(requested: FloatArray, allocatable: FloatArray) -> FloatArray:
 
 
 def _most(requested: FloatArray, allocatable: FloatArray) -> FloatArray:
+    """``MostAllocated``: mean over cpu/memory of ``req * 100 // alloc``."""
     valid = (allocatable > 0) & (requested <= allocatable)
     safe = np.where(allocatable > 0, allocatable, 1.0)
     per = np.where(valid, np.floor(requested * MAX_NODE_SCORE / safe), 0.0)
@@ -68,6 +55,7 @@ def _most(requested: FloatArray, allocatable: FloatArray) -> FloatArray:
 
 
 def _balanced(requested: FloatArray, allocatable: FloatArray) -> FloatArray:
+    """``BalancedAllocation``: ``(1 - std(cpu fraction, memory fraction)) * 100``."""
     present = allocatable > 0
     safe = np.where(present, allocatable, 1.0)
     fraction = np.minimum(requested / safe, 1.0)

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 
 from contracts.objects.podgroup import PodGroupPhase
 from contracts.quantity import format_quantity
+from shared.reasons import GANG_UNSCHEDULABLE, QUEUE_CLOSED, QUEUE_NOT_FOUND, QUEUE_OVER_CAPABILITY
 from shared.scheduling.framework.conf import Arguments
 from shared.scheduling.framework.extension_points import (
     AllocatableFn,
@@ -46,11 +47,6 @@ from shared.scheduling.model import ALLOCATED_STATUSES, JobInfo, QueueInfo, Task
 from shared.scheduling.resource import Missing, Resource, brief, share
 
 NAME = "proportion"
-
-QUEUE_NOT_FOUND = "QueueNotFound"
-QUEUE_CLOSED = "QueueClosed"
-QUEUE_OVER_CAPABILITY = "QueueOverCapability"
-GANG_UNSCHEDULABLE = "GangUnschedulable"
 
 
 @dataclass(slots=True)
@@ -210,14 +206,14 @@ class ProportionPlugin:
         self._water_fill(total)
 
         ssn.add_queue_order_fn(NAME, self._queue_order(ssn))
-        ssn.queue_share = self._share
+        ssn.add_queue_share_fn(NAME, self._share)
         ssn.add_overused_fn(NAME, self._overused)
         ssn.add_allocatable_fn(NAME, self._allocatable(ssn))
         ssn.add_job_enqueueable_fn(NAME, self._enqueueable(ssn))
         ssn.add_job_enqueued_fn(NAME, self._enqueued)
         ssn.add_reclaimable_fn(NAME, self._reclaimable(ssn))
-        ssn.queue_preemptive = self._preemptive
-        ssn.reclaim_room = self._reclaim_room(ssn)
+        ssn.add_preemptive_fn(NAME, self._preemptive)
+        ssn.add_reclaim_room_fn(NAME, self._reclaim_room(ssn))
         ssn.add_event_handler(
             EventHandler(
                 allocate_func=self._on_allocate(ssn), deallocate_func=self._on_deallocate(ssn)

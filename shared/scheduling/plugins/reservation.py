@@ -66,6 +66,7 @@ from contracts.quantity import QuantityError, parse_resources
 from shared.reasons import WAITING_FOR_RESERVATION
 from shared.scheduling.framework.arguments import get_duration, get_str
 from shared.scheduling.framework.conf import Arguments, SchedulerConf
+from shared.scheduling.framework.extension_points import Election
 from shared.scheduling.framework.reservation import (
     DEFAULT_LOCK_BACKOFF,
     DEFAULT_LOCK_MAX,
@@ -401,15 +402,14 @@ class ReservationPlugin:
         other = placed.overtaker(job, usable)
         return None if other is None else f"overtaken by {other.key}"
 
-    def target_job(self, ssn: Session, jobs: Sequence[JobInfo]) -> JobInfo | None:
-        """Elect the target among ``jobs`` (``targetJobFn`` with SPEC A6's rules).
-
-        Why each candidate qualifies goes to ``Session.election_reasons``.
-        """
+    def target_job(self, ssn: Session, jobs: Sequence[JobInfo]) -> Election | None:
+        """Elect the target among ``jobs`` (``targetJobFn`` with SPEC A6's rules), and why."""
         now = ssn.now
-        candidates = [j for j in jobs if is_annotated_target(j)]
-        for job in candidates:
-            ssn.election_reasons[job.key] = f"annotated {TARGET_JOB_ANNOTATION}"
+        candidates = [
+            Election(j, f"annotated {TARGET_JOB_ANNOTATION}")
+            for j in jobs
+            if is_annotated_target(j)
+        ]
         if not candidates:
             placed = Overtakers.of(ssn)
             cluster_idle = ssn.matrix.idle.sum(axis=0)
@@ -417,18 +417,22 @@ class ReservationPlugin:
                 big = self.is_big_enough(job)
                 why = self.starving(ssn, job, placed, cluster_idle) if big else None
                 if why is not None:
-                    ssn.election_reasons[job.key] = why
-                    candidates.append(job)
+                    candidates.append(Election(job, why))
         if not candidates:
             return None
         return min(
             candidates,
-            key=lambda j: (-j.priority, -waiting_time(j, now), j.creation_key, str(j.key)),
+            key=lambda e: (
+                -e.job.priority,
+                -waiting_time(e.job, now),
+                e.job.creation_key,
+                str(e.job.key),
+            ),
         )
 
     def on_session_open(self, ssn: Session) -> None:
         """Register the election, the node locking and the enqueue gate."""
-        ssn.reservation_limits = self.args.limits
+        ssn.add_reservation_limits(NAME, self.args.limits)
         ssn.add_target_job_fn(NAME, lambda jobs: self.target_job(ssn, jobs))
         ssn.add_reserved_nodes_fn(NAME, lambda: self.reserve_nodes(ssn))
 

@@ -259,7 +259,7 @@ def _answers(
     for record, event in zip(
         tail.of(Topic.JOBS_ADMITTED), tail.events(Topic.JOBS_ADMITTED), strict=True
     ):
-        add(by_key.get((kinds[type(event)], getattr(event, "job_key", None))), record, event)
+        add(by_key.get((kinds[type(event)], getattr(event, "job", None))), record, event)
     for record, event in zip(
         tail.of(Topic.JOBS_REJECTED), tail.events(Topic.JOBS_REJECTED), strict=True
     ):
@@ -363,7 +363,7 @@ def _check_answer(case: Case, answer: object, submitted: str, partition: int, of
         assert isinstance(answer, JobRejected), case.label
         assert tuple(v.reason for v in answer.violations) == case.reasons, case.label
         assert all(v.message for v in answer.violations)
-        assert answer.job_key == case.job, case.label
+        assert answer.job == case.job, case.label
         assert answer.event_id == derive_event_id("job.rejected.v1", origin_id, offset)
         payload = case.payload or b""
         echoed = payload[:REJECTED_PAYLOAD_LIMIT].decode("utf-8", "replace")
@@ -373,18 +373,18 @@ def _check_answer(case: Case, answer: object, submitted: str, partition: int, of
     elif case.answer == ADMITTED:
         assert isinstance(answer, JobAdmitted), case.label
         assert answer.event_id == derive_event_id(ADMITTED_TAG, origin_id, offset)
-        assert answer.job.spec.min_available is not None
-        assert answer.job.spec.queue == "default"
-        assert all(task.name for task in answer.job.spec.tasks)
+        assert answer.manifest.spec.min_available is not None
+        assert answer.manifest.spec.queue == "default"
+        assert all(task.name for task in answer.manifest.spec.tasks)
     elif case.answer == DELETE:
         assert isinstance(answer, JobDeleteAccepted)
         assert answer.event_id == derive_event_id(
-            DELETE_ACCEPTED_TAG, answer.job_key, f"{origin_id}/{offset}"
+            DELETE_ACCEPTED_TAG, answer.job, f"{origin_id}/{offset}"
         )
     else:
         assert isinstance(answer, JobAbortAccepted)
         assert answer.event_id == derive_event_id(
-            ABORT_ACCEPTED_TAG, answer.job_key, f"{origin_id}/{offset}"
+            ABORT_ACCEPTED_TAG, answer.job, f"{origin_id}/{offset}"
         )
 
 

@@ -52,12 +52,12 @@ R, S = PodPhase.RUNNING, PodPhase.SUCCEEDED
 
 
 def _podgroup(tail: TopicTail, job: JobAdmitted) -> PodGroupCreated:
-    (created,) = created_podgroups(tail, job.job_key)
+    (created,) = created_podgroups(tail, job.job)
     return created
 
 
 def _has_podgroup(tail: TopicTail, *jobs: JobAdmitted) -> bool:
-    return all(created_podgroups(tail, job.job_key) for job in jobs)
+    return all(created_podgroups(tail, job.job) for job in jobs)
 
 
 def _pods_by_task(tail: TopicTail, job: str) -> dict[str, list[str]]:
@@ -80,15 +80,15 @@ async def test_jobs_complete_with_every_output_written_when_cluster_runs_their_p
     await ensure_topics(bus, [service], prefix, PARTITIONS)
     gang = admitted(EXAMPLES / "gang.yaml", prefix, offset=0)
     tf = admitted(EXAMPLES / "tensorflow-task-minimums.yaml", prefix, offset=1)
-    replicas = {gang.job_key: {"worker": 4}, tf.job_key: {"ps": 2, "worker": 4}}
+    replicas = {gang.job: {"worker": 4}, tf.job: {"ps": 2, "worker": 4}}
 
     async with tailing(bus, prefix, OUTPUTS) as tail, running(service, bus, settings):
         await publish(bus, prefix, [gang, tf])
         assert await tail.wait_for(lambda: _has_podgroup(tail, gang, tf))
         assert await tail.wait_for(
-            lambda: all(is_in_phase(tail, job.job_key, JobPhase.PENDING) for job in (gang, tf))
+            lambda: all(is_in_phase(tail, job.job, JobPhase.PENDING) for job in (gang, tf))
         )
-        assert created_pods(tail, gang.job_key) == []  # no pods before the PodGroup is Inqueue
+        assert created_pods(tail, gang.job) == []  # no pods before the PodGroup is Inqueue
 
         await publish(bus, prefix, [enqueued(_podgroup(tail, gang)), enqueued(_podgroup(tail, tf))])
         assert await tail.wait_for(
@@ -97,7 +97,7 @@ async def test_jobs_complete_with_every_output_written_when_cluster_runs_their_p
                 for key, tasks in replicas.items()
             )
         )
-        pods = created_pods(tail, gang.job_key) + created_pods(tail, tf.job_key)
+        pods = created_pods(tail, gang.job) + created_pods(tail, tf.job)
         await publish(bus, prefix, [pod_phase(created, R) for created in pods])
         assert await tail.wait_for(
             lambda: all(
@@ -107,7 +107,7 @@ async def test_jobs_complete_with_every_output_written_when_cluster_runs_their_p
         )
         await publish(bus, prefix, [pod_phase(created, S) for created in pods])
         assert await tail.wait_for(
-            lambda: all(is_in_phase(tail, job.job_key, JobPhase.COMPLETED) for job in (gang, tf))
+            lambda: all(is_in_phase(tail, job.job, JobPhase.COMPLETED) for job in (gang, tf))
         )
 
     # PodGroups: one each, with the gang's minimums and resources (SPEC A1)
@@ -119,20 +119,20 @@ async def test_jobs_complete_with_every_output_written_when_cluster_runs_their_p
     assert {gang_group.queue, tf_group.queue} == {"default"}
     # the PodGroup of a finished job is deleted; nothing else was written to podgroups
     for job, group in ((gang, gang_group), (tf, tf_group)):
-        (_, deleted) = written(tail, Topic.PODGROUPS, job.job_key)
+        (_, deleted) = written(tail, Topic.PODGROUPS, job.job)
         assert isinstance(deleted, PodGroupDeleted)
         assert deleted.name == group.name
 
     # pods: one PodCreated per replica, labelled as Volcano labels them; never deleted
-    assert _pods_by_task(tail, gang.job_key) == {"worker": [f"gang-worker-{i}" for i in range(4)]}
-    assert _pods_by_task(tail, tf.job_key) == {
+    assert _pods_by_task(tail, gang.job) == {"worker": [f"gang-worker-{i}" for i in range(4)]}
+    assert _pods_by_task(tail, tf.job) == {
         "ps": ["tf-mnist-ps-0", "tf-mnist-ps-1"],
         "worker": [f"tf-mnist-worker-{i}" for i in range(4)],
     }
     assert all(isinstance(event, PodCreated) for event in tail.unique(Topic.PODS))
     for created in pods:
         pod = created.pod
-        group = gang_group if pod.job == gang.job_key else tf_group
+        group = gang_group if pod.job == gang.job else tf_group
         assert pod.podgroup == group.name
         assert pod.labels[LABEL_JOB_NAME] == pod.job.split("/")[1]
         assert pod.labels[LABEL_TASK_SPEC] == pod.task
@@ -142,32 +142,35 @@ async def test_jobs_complete_with_every_output_written_when_cluster_runs_their_p
         assert pod.annotations[ANNOTATION_GROUP_NAME] == group.name
         assert ANNOTATION_RUN_SECONDS in pod.annotations
     assert len({created.pod.uid for created in pods}) == len(pods)
-    assert created_pods(tail, gang.job_key)[0].pod.requests == parse_resources(
+    assert created_pods(tail, gang.job)[0].pod.requests == parse_resources(
         {"cpu": "1", "memory": "1Gi"}
     )
 
     # statuses: only JobStatusChanged, the phases in order, and the counts at each end
     assert all(isinstance(event, JobStatusChanged) for event in tail.unique(Topic.JOBS_STATUS))
-    assert phases(tail, gang.job_key) == [JobPhase.PENDING, JobPhase.RUNNING, JobPhase.COMPLETED]
+    assert phases(tail, gang.job) == [JobPhase.PENDING, JobPhase.RUNNING, JobPhase.COMPLETED]
     # the worker task's TaskCompleted → CompleteJob policy passes through Completing
-    assert phases(tail, tf.job_key) == [
+    assert phases(tail, tf.job) == [
         JobPhase.PENDING,
         JobPhase.RUNNING,
         JobPhase.COMPLETING,
         JobPhase.COMPLETED,
     ]
     for job in (gang, tf):
-        tasks = replicas[job.job_key]
-        first, *_, last = statuses(tail, job.job_key)
-        assert (first.phase, first.min_available) == (JobPhase.PENDING, job.job.spec.min_available)
+        tasks = replicas[job.job]
+        first, *_, last = statuses(tail, job.job)
+        assert (first.phase, first.min_available) == (
+            JobPhase.PENDING,
+            job.manifest.spec.min_available,
+        )
         assert first.task_status_count == {}
-        after_inqueue = next(s for s in statuses(tail, job.job_key) if s.pending)
+        after_inqueue = next(s for s in statuses(tail, job.job) if s.pending)
         assert after_inqueue.phase is JobPhase.PENDING
         assert after_inqueue.task_status_count == {
             task: TaskCounts(pending=count) for task, count in tasks.items()
         }
-        first_running = next(s for s in statuses(tail, job.job_key) if s.phase is JobPhase.RUNNING)
-        assert first_running.running >= (job.job.spec.min_available or 0)
+        first_running = next(s for s in statuses(tail, job.job) if s.phase is JobPhase.RUNNING)
+        assert first_running.running >= (job.manifest.spec.min_available or 0)
         assert (last.succeeded, last.running, last.pending) == (sum(tasks.values()), 0, 0)
         assert last.task_status_count == {
             task: TaskCounts(succeeded=count) for task, count in tasks.items()
@@ -182,7 +185,7 @@ async def test_dependent_tasks_get_pods_stage_by_stage_when_their_dependencies_r
     service = build_service(settings, SystemClock())
     await ensure_topics(bus, [service], prefix, PARTITIONS)
     job = admitted(VOLCANO_EXAMPLES / "task-start-dependency" / "job.yaml", prefix, offset=0)
-    key = job.job_key
+    key = job.job
     nginx1 = ["job-job-nginx1-0"]
     nginx2 = [f"job-job-nginx2-{i}" for i in range(5)]
     nginx3 = [f"job-job-nginx3-{i}" for i in range(5)]

@@ -51,7 +51,7 @@ async def test_job_completes_with_each_pod_created_once_when_controller_is_kille
         VCBUS_SESSION_TIMEOUT_MS="3000",
     )
     job = admitted(VOLCANO_EXAMPLES / "task-start-dependency" / "job.yaml", prefix, offset=0)
-    key = job.job_key
+    key = job.job
     replicas = {"job-nginx1": 1, "job-nginx2": 5, "job-nginx3": 5}
     serve = ("services.cli", "serve", "job-controller")
 

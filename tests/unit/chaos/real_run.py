@@ -12,12 +12,12 @@ import copy
 from dataclasses import dataclass
 
 from contracts import TOPIC_SPECS, Event, Topic
-from services.cli.scenario import DEFAULT_ACTIONS, parse_scenario, scenario_inputs
-from services.cli.simulate import MEMORY_SETTINGS, build_services
+from services.simulation.inprocess import VirtualPacer, run_system
+from services.simulation.run import MEMORY_SETTINGS, build_services
+from services.simulation.scenario import DEFAULT_ACTIONS, parse_scenario, scenario_inputs
 from shared.bus.codec import TopicCodec
 from shared.bus.memory import InMemoryBus
 from shared.runtime.clock import EPOCH, VirtualClock
-from shared.runtime.inprocess import VirtualPacer, run_system
 from tests.chaos.checks import History
 from tests.chaos.workload import PRIORITY_CLASSES, PlannedJob, generate
 

@@ -124,7 +124,7 @@ def status(
     return JobStatusChanged(
         event_id=f"status-{job}-{what}",
         occurred_at=T0,
-        job_key=job,
+        job=job,
         phase=what,
         succeeded=succeeded,
         running=running,

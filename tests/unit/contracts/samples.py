@@ -32,9 +32,12 @@ def _load_event_modules() -> None:
 
 
 def _concrete(kind: type[Event]) -> list[type[Event]]:
+    """The event types derived from ``kind``; bases kept in private modules (``_job``) are
+    not wire types and are left out, their subclasses kept."""
     found: list[type[Event]] = []
     for sub in kind.__subclasses__():
-        found.append(sub)
+        if not sub.__module__.rpartition(".")[2].startswith("_"):
+            found.append(sub)
         found.extend(_concrete(sub))
     return found
 

@@ -52,3 +52,32 @@ def test_golden_record_decodes_to_the_sample_when_read_back(kind) -> None:
 
 def test_every_golden_file_belongs_to_a_type_when_listed() -> None:
     assert {p.stem for p in GOLDEN.glob("*.json")} == {tag_of(kind) for kind in EVENT_TYPES}
+
+
+BEFORE_JOB_RENAME = GOLDEN / "before_job_rename"
+"""Records of the events that named their job ``job_key`` before the field became ``job``."""
+
+
+@pytest.mark.parametrize("path", sorted(BEFORE_JOB_RENAME.glob("*.json")), ids=lambda p: p.stem)
+def test_a_record_written_with_job_key_decodes_with_the_key_in_job(path: Path) -> None:
+    kind = next(k for k in EVENT_TYPES if tag_of(k) == path.stem)
+    data = path.read_bytes()
+    assert b'"job_key"' in data
+
+    decoded = msgspec.json.Decoder(union_of(kind)).decode(data)
+
+    assert decoded == msgspec.structs.replace(sample(kind), job="job_key-sample")
+    assert b'"job_key":' not in msgspec.json.encode(decoded)
+
+
+def test_every_event_about_one_job_names_it_in_job() -> None:
+    keyed = [k for k in EVENT_TYPES if "job_key" in k.__struct_fields__]
+    assert keyed == []
+    assert {path.stem for path in BEFORE_JOB_RENAME.glob("*.json")} == {
+        "job.abort_accepted.v1",
+        "job.delete_accepted.v1",
+        "job.deleted.v1",
+        "job.rejected.v1",
+        "job.resume_accepted.v1",
+        "job.status_changed.v1",
+    }

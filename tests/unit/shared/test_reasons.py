@@ -1,8 +1,11 @@
-"""SPEC A8's reason ranking, shared by the scheduler and the read model."""
+"""SPEC A8's reason ranking, shared by the scheduler and the read model, and the README's table."""
 
 from __future__ import annotations
 
+import re
+
 from shared.reasons import REASON_RANK, reason_rank
+from tests.support.lockfile import ROOT
 
 
 def test_ranks_follow_spec_a8() -> None:
@@ -13,3 +16,11 @@ def test_ranks_follow_spec_a8() -> None:
 
 def test_an_unlisted_allocator_reason_ranks_with_gang_unschedulable() -> None:
     assert reason_rank("NotEnoughTasks") == reason_rank("GangUnschedulable")
+
+
+def test_the_readme_table_lists_every_ranked_reason_in_rank_order() -> None:
+    readme = (ROOT / "README.md").read_text()
+    rows = re.findall(r"^\| (\d+) \| `(\w+)` \|", readme, flags=re.MULTILINE)
+
+    assert [code for _, code in rows] == list(REASON_RANK)
+    assert [int(rank) for rank, _ in rows] == list(range(1, len(REASON_RANK) + 1))

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from services.cli.scenario import load_document
-from services.cli.simulate import simulate_document
+from services.simulation.run import simulate_document
+from services.simulation.scenario import load_document
 from tests.bench.quality import CASES as QUALITY_CASES
 from tests.bench.quality import PREEMPTION, RECLAIM, SCENARIOS, Figures, run_case
 

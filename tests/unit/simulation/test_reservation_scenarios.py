@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from services.cli.scenario import load_document
-from services.cli.simulate import simulate_document
+from services.simulation.run import simulate_document
+from services.simulation.scenario import load_document
 from tests.bench.quality import CASES, RESERVATION, SCENARIOS, Case, Figures, run_case
 
 ON, OFF = RESERVATION

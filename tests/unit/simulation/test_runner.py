@@ -11,10 +11,12 @@ from typing import Any
 
 import pytest
 
-from services.cli import scenario, simulate
-from services.cli.outcome import render_json
+from services.cli import simulate
+from services.simulation import scenario
+from services.simulation.inprocess import ScaledClock
+from services.simulation.report import render_json
+from services.simulation.run import MEMORY_SETTINGS, simulate_document
 from shared.runtime.clock import EPOCH
-from shared.runtime.inprocess import ScaledClock
 
 
 def job(name: str, *, replicas: int = 1, cpu: str = "1", annotations: dict[str, str] | None = None):
@@ -73,7 +75,7 @@ SNAPSHOT: dict[str, Any] = {
 
 
 def run(document: dict[str, Any]) -> Any:
-    return json.loads(render_json(simulate.simulate_document(document)))
+    return json.loads(render_json(simulate_document(document)))
 
 
 def test_run_stops_at_the_given_time_when_until_is_a_number():
@@ -207,7 +209,7 @@ def test_cordoned_node_takes_no_pod_until_it_is_uncordoned():
 def test_snapshot_scenario_runs_scheduling_alone_when_it_has_podgroups_and_no_jobs():
     document = {**SNAPSHOT, "queues": [{"name": "default", "weight": 1}]}
     assert scenario.is_snapshot(document)
-    outcome = simulate.simulate_document(document)
+    outcome = simulate_document(document)
     assert outcome["bindings"] == {"default/p0": "n1"}
 
 
@@ -215,7 +217,7 @@ def test_scenario_is_refused_with_the_entry_named_when_an_event_is_unknown():
     with pytest.raises(scenario.ScenarioFileError, match=r"events\[0\]"):
         scenario.scenario_inputs(
             scenario.parse_scenario({"events": [{"at": 1, "explode": "n1"}]}),
-            simulate.MEMORY_SETTINGS,
+            MEMORY_SETTINGS,
             EPOCH,
         )
 
@@ -333,4 +335,4 @@ def test_queue_capability_is_in_kubernetes_quantities_when_given_in_full_mode(cp
 def test_scenario_is_refused_naming_the_field_when_a_queue_capability_is_not_a_quantity():
     document = {"nodes": [NODE], "queues": [{"name": "q", "capability": {"cpu": [2]}}], "jobs": []}
     with pytest.raises(scenario.ScenarioFileError, match=r"capability\.cpu: expected a quantity"):
-        simulate.simulate_document(document)
+        simulate_document(document)

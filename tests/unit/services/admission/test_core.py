@@ -58,12 +58,12 @@ def test_valid_job_is_admitted_mutated_when_submitted() -> None:
     (event,) = decide({}, submit(manifest(job)), CTX, LIMITS)
 
     assert isinstance(event, JobAdmitted)
-    assert event.job_key == "team-a/j1"
+    assert event.job == "team-a/j1"
     mutated = mutate(job)
-    assert event.job == msgspec.structs.replace(
+    assert event.manifest == msgspec.structs.replace(
         mutated, metadata=msgspec.structs.replace(mutated.metadata, creation_timestamp=NOW)
     )
-    assert event.job.spec.min_available == 5
+    assert event.manifest.spec.min_available == 5
     assert event.occurred_at == NOW
     assert event.spec_digest == spec_digest(job)
 
@@ -78,7 +78,7 @@ def test_creation_time_is_the_admission_time_when_the_submission_names_another()
     (event,) = decide({}, submit(manifest(stamped)), CTX, LIMITS)
 
     assert isinstance(event, JobAdmitted)
-    assert event.job.metadata.creation_timestamp == NOW
+    assert event.manifest.metadata.creation_timestamp == NOW
     assert event.event_id == derive_event_id(
         "job.admitted.v1", f"{ORIGIN.topic}/{ORIGIN.partition}", 42
     )
@@ -120,7 +120,7 @@ def test_changed_spec_is_admitted_as_a_new_event_when_resubmitted() -> None:
 
     assert isinstance(first, JobAdmitted)
     assert isinstance(second, JobAdmitted)
-    assert first.job_key == second.job_key
+    assert first.job == second.job
     assert first.spec_digest != second.spec_digest
     assert first.event_id != second.event_id
 
@@ -131,7 +131,7 @@ def test_invalid_job_is_rejected_with_every_violation_and_the_payload() -> None:
     (event,) = decide({}, submit(payload), CTX, LIMITS)
 
     assert isinstance(event, JobRejected)
-    assert event.job_key == "test/j"
+    assert event.job == "test/j"
     assert [v.reason for v in event.violations] == ["NegativeReplicas", "DuplicateTaskName"]
     assert event.payload == payload.decode()
     assert event.payload_truncated is False
@@ -143,7 +143,7 @@ def test_undecodable_payload_is_rejected_with_replaced_bytes_and_no_key() -> Non
     (event,) = decide({}, submit(b"\xffkind: Job"), CTX, LIMITS)
 
     assert isinstance(event, JobRejected)
-    assert event.job_key is None
+    assert event.job is None
     assert [v.reason for v in event.violations] == ["InvalidEncoding"]
     assert event.payload == "\ufffdkind: Job"
 
@@ -219,7 +219,7 @@ def test_command_is_accepted_with_an_id_derived_from_its_job_and_position(
     assert event == accepted(
         event_id=derive_event_id(tag, "team-a/j1", "vcbus.jobs.submitted/3/42"),
         occurred_at=NOW,
-        job_key=JobKey("team-a/j1"),
+        job=JobKey("team-a/j1"),
     )
 
 

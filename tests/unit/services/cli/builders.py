@@ -6,6 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 from contracts import (
     BindingCreated,
+    BindingRefused,
     Event,
     JobAdmitted,
     JobKey,
@@ -61,7 +62,7 @@ def build_status(
     return JobStatusChanged(
         event_id=f"{key}-{phase}-{at}",
         occurred_at=NOW + timedelta(seconds=at),
-        job_key=JobKey(key),
+        job=JobKey(key),
         phase=JobPhase(phase),
         min_available=2,
         pending=2 - running,
@@ -77,8 +78,8 @@ def build_admitted(key: str) -> JobAdmitted:
     return JobAdmitted(
         event_id=f"{key}-a",
         occurred_at=NOW,
-        job_key=JobKey(key),
-        job=Job(spec=spec),
+        job=JobKey(key),
+        manifest=Job(spec=spec),
         spec_digest="d",
     )
 
@@ -87,7 +88,7 @@ def build_rejected(key: str, *, at: int = 0) -> JobRejected:
     return JobRejected(
         event_id=f"{key}-r{at}",
         occurred_at=NOW + timedelta(seconds=at),
-        job_key=JobKey(key),
+        job=JobKey(key),
         violations=(
             Violation(
                 path="spec.tasks[0].replicas",
@@ -163,6 +164,19 @@ def pod_phase(pod: Pod, phase: str, node: str = "") -> PodPhaseChanged:
         task=pod.task,
         node=NodeName(node) if node else None,
         phase=PodPhase(phase),
+        pod_uid=pod.uid,
+    )
+
+
+def pod_refused(pod: Pod, node: str) -> BindingRefused:
+    return BindingRefused(
+        event_id=f"{pod.uid}-r",
+        occurred_at=NOW,
+        pod=PodKey(f"{pod.namespace}/{pod.name}"),
+        job=pod.job,
+        task=pod.task,
+        node=NodeName(node),
+        reason="NodeOvercommitted",
         pod_uid=pod.uid,
     )
 

@@ -89,7 +89,7 @@ def test_reasons_locks_and_retries_make_rows_when_they_change_and_other_jobs_non
 
 
 def test_only_the_newest_life_of_a_job_name_is_shown():
-    gone = JobDeleted(event_id="gone", occurred_at=NOW + timedelta(seconds=6), job_key=JobKey(KEY))
+    gone = JobDeleted(event_id="gone", occurred_at=NOW + timedelta(seconds=6), job=JobKey(KEY))
     again = [(t, at(e, 10 + int((e.occurred_at - NOW).total_seconds()))) for t, e in life()]
     rows = job_events(KEY, [*life(), (Topic.JOBS_STATUS, gone), *again])
     assert rows[0].reason == "Admitted"

@@ -72,11 +72,11 @@ def bus() -> InMemoryBus:
 
 async def test_jobs_show_latest_phase_and_ranked_reason_when_many_statuses_were_published(bus):
     admitted = build_admitted("default/a")
-    created = msgspec.structs.replace(admitted.job.metadata, creation_timestamp=NOW)
+    created = msgspec.structs.replace(admitted.manifest.metadata, creation_timestamp=NOW)
     await publish(
         bus,
         msgspec.structs.replace(
-            admitted, job=msgspec.structs.replace(admitted.job, metadata=created)
+            admitted, manifest=msgspec.structs.replace(admitted.manifest, metadata=created)
         ),
         build_status("default/a", "Pending"),
         build_status("default/a", "Running", at=1, running=2),

@@ -8,7 +8,8 @@ from pathlib import Path
 import services.cli
 from services.cli.admit import admit, as_text
 from services.cli.up import DEMO_DIR, demo_texts, health_lines, phase_counts
-from shared.views.status import JobView, StatusView
+from shared.views.jobs import JobView
+from shared.views.status import StatusView
 
 
 def test_the_demo_jobs_are_package_data_that_admission_allows():
@@ -27,9 +28,9 @@ def test_the_demo_jobs_are_package_data_that_admission_allows():
 
 
 def test_progress_counts_the_jobs_in_each_phase_and_the_unseen_as_submitted():
-    view = StatusView(
-        jobs={"default/a": JobView("default/a", phase="Running"), "default/b": JobView("default/b")}
-    )
+    view = StatusView()
+    view.jobs["default/a"] = JobView("default/a", phase="Running")
+    view.jobs["default/b"] = JobView("default/b")
     view.jobs["default/c"] = JobView("default/c", phase="Running")
 
     line = phase_counts(view, ["default/a", "default/b", "default/c", "default/d"])

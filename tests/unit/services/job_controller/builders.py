@@ -123,8 +123,8 @@ def admitted(job: Job, digest: str = "digest-1", *, event_id: str | None = None)
     return JobAdmitted(
         event_id=event_id or next_id("admitted"),
         occurred_at=T0,
-        job_key=job_key(job.metadata.namespace, job.metadata.name),
-        job=job,
+        job=job_key(job.metadata.namespace, job.metadata.name),
+        manifest=job,
         spec_digest=digest,
     )
 
@@ -281,17 +281,17 @@ class Driver:
 
     def abort(self) -> tuple[Event, ...]:
         return self.feed(
-            JobAbortAccepted(event_id=next_id("abort"), occurred_at=self.now, job_key=self.key)
+            JobAbortAccepted(event_id=next_id("abort"), occurred_at=self.now, job=self.key)
         )
 
     def resume(self) -> tuple[Event, ...]:
         return self.feed(
-            JobResumeAccepted(event_id=next_id("resume"), occurred_at=self.now, job_key=self.key)
+            JobResumeAccepted(event_id=next_id("resume"), occurred_at=self.now, job=self.key)
         )
 
     def delete(self) -> tuple[Event, ...]:
         return self.feed(
-            JobDeleteAccepted(event_id=next_id("delete"), occurred_at=self.now, job_key=self.key)
+            JobDeleteAccepted(event_id=next_id("delete"), occurred_at=self.now, job=self.key)
         )
 
     def tick(self, seconds: float) -> tuple[Event, ...]:

@@ -46,7 +46,7 @@ GROWN = with_spec(
 MOVED = with_spec(JOB, queue="elsewhere")
 PODS = [("master", 0), ("worker", 0), ("worker", 1), ("worker", 2), ("late", 0)]
 CONF = ControllerConf(priority_classes={"high": 10})
-KEY = admitted(JOB).job_key
+KEY = admitted(JOB).job
 
 
 @dataclass(frozen=True)
@@ -100,7 +100,7 @@ class Scenario:
         return f"prop-{self.count}"
 
     def concrete(self, step: Step, record: JobRecord | None) -> ControllerInput:
-        key = admitted(JOB).job_key
+        key = admitted(JOB).job
         match step.kind:
             case "pg":
                 name = record.podgroup.name if record and record.podgroup else "none"
@@ -151,11 +151,9 @@ class Scenario:
                     admitted(job, digest), event_id=self.event_id(), occurred_at=T0
                 )
             case "abort":
-                return JobAbortAccepted(event_id=self.event_id(), occurred_at=self.now, job_key=key)
+                return JobAbortAccepted(event_id=self.event_id(), occurred_at=self.now, job=key)
             case _:
-                return JobDeleteAccepted(
-                    event_id=self.event_id(), occurred_at=self.now, job_key=key
-                )
+                return JobDeleteAccepted(event_id=self.event_id(), occurred_at=self.now, job=key)
 
     def ctx(self) -> Ctx:
         return Ctx(now=self.now, trace_id="t")

@@ -80,7 +80,7 @@ def largest_admitted(job_name: str, task_name: str) -> JobAdmitted:
 def test_state_of_the_largest_job_admission_admits_fits_once_every_pod_is_bound() -> None:
     """Names near the 63 of a pod name, every pod bound to a long-named node and still
     Pending with its PodPending timer: the largest state the job can reach."""
-    job = largest_admitted("j" * 30, "t" * 25).job
+    job = largest_admitted("j" * 30, "t" * 25).manifest
     driver = Driver(
         build_job(
             *job.spec.tasks,

@@ -19,7 +19,7 @@ def _status(
     return JobStatusChanged(
         event_id=f"{name}-{n}",
         occurred_at=NOW,
-        job_key=job_key("ns", name),
+        job=job_key("ns", name),
         phase=phase,
         previous_phase=previous,
         running=running,
@@ -40,7 +40,7 @@ def test_a_jobs_count_only_status_is_replaced_by_its_later_status_in_the_batch()
             _status("b", 1, running, running, 4),  # counts only, the last of b: kept
             _status("a", 3, running, pending, 2),  # a phase change: kept
             _status("a", 4, running, running, 3),  # counts only, replaced by a-5
-            JobDeleteAccepted(event_id="other", occurred_at=NOW, job_key=job_key("ns", "a")),
+            JobDeleteAccepted(event_id="other", occurred_at=NOW, job=job_key("ns", "a")),
             _status("a", 5, running, running, 5),  # the last of a: kept
         ]
     )

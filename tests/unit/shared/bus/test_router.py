@@ -24,7 +24,7 @@ def _record(offset: int = 0) -> Record:
 
 
 async def _answer(envelope: Envelope[bytes]) -> Sequence[Event]:
-    return [JobDeleteAccepted(event_id="id-a", occurred_at=NOW, job_key=job_key("ns", "a"))]
+    return [JobDeleteAccepted(event_id="id-a", occurred_at=NOW, job=job_key("ns", "a"))]
 
 
 def _router(route: Route) -> Router:
@@ -79,7 +79,7 @@ async def _answer_per_record(envelope: Envelope[bytes]) -> Sequence[Event]:
     key = envelope.key or ""
     return [
         JobDeleteAccepted(
-            event_id=f"id-{key}-{envelope.offset}", occurred_at=NOW, job_key=job_key("ns", key)
+            event_id=f"id-{key}-{envelope.offset}", occurred_at=NOW, job=job_key("ns", key)
         )
     ]
 

@@ -32,9 +32,7 @@ NOW = datetime(2026, 3, 1, tzinfo=UTC)
 
 
 def answer(name: str) -> JobDeleteAccepted:
-    return JobDeleteAccepted(
-        event_id=f"id-{name[:20]}", occurred_at=NOW, job_key=job_key("ns", name)
-    )
+    return JobDeleteAccepted(event_id=f"id-{name[:20]}", occurred_at=NOW, job=job_key("ns", name))
 
 
 async def echo(envelope: Envelope[bytes]) -> Sequence[Event]:

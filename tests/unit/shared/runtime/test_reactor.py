@@ -26,15 +26,15 @@ def _core(state: int | None, event: object, ctx: Ctx) -> Step[int | None]:
                 JobDeleted(
                     event_id=derive_event_id("tick", "ns/j", ctx.now.isoformat()),
                     occurred_at=ctx.now,
-                    job_key=JobKey("ns/j"),
+                    job=JobKey("ns/j"),
                 ),
             ),
         )
     assert isinstance(event, JobDeleteAccepted)
     out = JobDeleted(
-        event_id=derive_event_id("out", event.job_key, event.event_id),
+        event_id=derive_event_id("out", event.job, event.event_id),
         occurred_at=ctx.now,
-        job_key=event.job_key,
+        job=event.job,
     )
     return Step((state or 0) + 1, (out,))
 
@@ -47,7 +47,7 @@ def _input(n: int) -> JobDeleteAccepted:
     return JobDeleteAccepted(
         event_id=derive_event_id("in", "ns/j", n),
         occurred_at=EPOCH,
-        job_key=JobKey("ns/j"),
+        job=JobKey("ns/j"),
     )
 
 

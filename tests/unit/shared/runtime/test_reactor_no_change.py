@@ -18,7 +18,7 @@ T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 def event(n: int) -> JobDeleteAccepted:
-    return JobDeleteAccepted(event_id=f"e{n}", occurred_at=T0, job_key=JobKey("ns/a"))
+    return JobDeleteAccepted(event_id=f"e{n}", occurred_at=T0, job=JobKey("ns/a"))
 
 
 def test_an_input_that_changed_nothing_is_applied_when_read_again_after_the_state_moved() -> None:

@@ -52,10 +52,10 @@ async def test_undecodable_and_unfoldable_records_are_dead_lettered_and_the_view
     seen: list[str] = []
 
     def fold(event: Event, record: Record) -> None:
-        if isinstance(event, JobDeleteAccepted) and event.job_key == "ns/explodes":
+        if isinstance(event, JobDeleteAccepted) and event.job == "ns/explodes":
             raise OverflowError("too big to fold")
         if isinstance(event, JobDeleteAccepted):
-            seen.append(event.job_key)
+            seen.append(event.job)
 
     nested = b'{"type":' * 50_000
     dead = await _follow(
@@ -87,7 +87,7 @@ async def test_records_of_other_types_are_passed_over_unread_and_the_rest_folded
 
     def fold(event: Event, record: Record) -> None:
         assert isinstance(event, JobDeleteAccepted)
-        seen.append(event.job_key)
+        seen.append(event.job)
 
     table = Table("deletes", [Topic.JOBS_ADMITTED], fold, only=[JobDeleteAccepted])
     named_admitted = ((HEADER_EVENT_TYPE, tag_of(JobAdmitted).encode()),)

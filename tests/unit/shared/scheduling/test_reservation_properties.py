@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from contracts.events.reservations import NodesUnlocked
 from contracts.keys import JobKey
 from contracts.objects.pod import PodPhase
-from shared.scheduling.scenario import CycleRecord, Simulation, simulation_of
+from services.simulation.snapshot import CycleRecord, Simulation, simulation_of
 from shared.scheduling.snapshot import ClusterSnapshot
 
 

@@ -16,7 +16,7 @@ import pytest
 from contracts.events.reservations import NodesLocked, NodesUnlocked
 from contracts.keys import JobKey
 from contracts.objects.pod import PodPhase
-from shared.scheduling.scenario import CycleRecord, simulation_of
+from services.simulation.snapshot import CycleRecord, simulation_of
 
 A = JobKey("ns/a")
 NODES = ("n1", "n2", "n3", "n4")

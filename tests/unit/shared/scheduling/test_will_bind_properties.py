@@ -22,8 +22,8 @@ from hypothesis import strategies as st
 from contracts.keys import JobKey, PodKey
 from contracts.objects.pod import PodPhase
 from contracts.objects.podgroup import PodGroupPhase
+from services.simulation.snapshot import Simulation, simulation_of
 from shared.scheduling.model import naive_utc
-from shared.scheduling.scenario import Simulation, simulation_of
 from shared.scheduling.snapshot import ClusterSnapshot
 
 Doc = dict[str, object]

@@ -120,7 +120,7 @@ def test_bindings_and_dead_letters_are_counted_when_published(metrics):
 
 def test_latency_runs_from_admission_to_running_podgroup_when_both_are_consumed(metrics):
     admitted = JobAdmitted(
-        event_id="a", occurred_at=NOW, job_key=JobKey("default/j"), job=Job(), spec_digest="d"
+        event_id="a", occurred_at=NOW, job=JobKey("default/j"), manifest=Job(), spec_digest="d"
     )
     running = phase_changed("default/j", PodGroupPhase.RUNNING, NOW + timedelta(seconds=3))
     metrics.observe_polled([received(admitted, 0)])

@@ -1,4 +1,4 @@
-"""A job's PodGroup phase as shown, and its pod counts in words."""
+"""A job as folded, its PodGroup phase as shown, and its pod counts in words."""
 
 from __future__ import annotations
 
@@ -7,14 +7,16 @@ from datetime import UTC, datetime
 import msgspec
 
 from contracts import (
+    JobAdmitted,
+    JobDeleted,
     JobKey,
     JobStatusChanged,
     PodGroupCreated,
     PodGroupDeleted,
     PodGroupPhaseChanged,
 )
-from contracts.objects import JobPhase, PodGroup, PodGroupPhase
-from shared.views.jobs import pod_counts, podgroup_phase
+from contracts.objects import Job, JobPhase, ObjectMeta, PodGroup, PodGroupPhase
+from shared.views.jobs import JobFold, pod_counts, podgroup_phase
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 JOB = JobKey("default/a")
@@ -56,8 +58,30 @@ def test_the_phase_is_the_status_when_the_podgroup_is_current_or_not_read():
 
 def test_pod_counts_say_the_minimum_apart_from_the_counts():
     status = JobStatusChanged(
-        event_id="s", occurred_at=NOW, job_key=JOB, phase=JobPhase.RUNNING, min_available=3
+        event_id="s", occurred_at=NOW, job=JOB, phase=JobPhase.RUNNING, min_available=3
     )
     assert pod_counts(status) == "0 running (min available 3)"
     busy = msgspec.structs.replace(status, running=6, succeeded=1, failed=2, pending=1)
     assert pod_counts(busy) == "6 running, 1 succeeded, 2 failed, 1 pending (min available 3)"
+
+
+def test_a_deleted_job_stays_deleted_and_a_readmission_starts_a_new_view() -> None:
+    fold = JobFold()
+    running = JobStatusChanged(event_id="s", occurred_at=NOW, job=JOB, phase=JobPhase.RUNNING)
+    manifest = Job(metadata=ObjectMeta(name="a", namespace="default"))
+    readmitted = JobAdmitted(
+        event_id="a2", occurred_at=NOW, job=JOB, manifest=manifest, spec_digest="d2"
+    )
+
+    for event in (created(), phase(PodGroupPhase.RUNNING), running):
+        fold.apply(event)
+    fold.apply(JobDeleted(event_id="d", occurred_at=NOW, job=JOB))
+    deleted = fold.jobs[JOB]
+    fold.apply(readmitted)
+
+    assert (deleted.phase, deleted.deleted, deleted.podgroup_phase) == ("Deleted", True, "Running")
+    assert (fold.jobs[JOB].phase, fold.jobs[JOB].deleted, fold.jobs[JOB].status) == (
+        "Admitted",
+        False,
+        None,
+    )

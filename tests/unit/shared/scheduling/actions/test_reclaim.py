@@ -3,6 +3,8 @@ commit together)."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from contracts.objects.node import Node
@@ -27,7 +29,7 @@ RECLAIM_TIERS = (
     tier(
         go_plugin("conformance", Kind.RECLAIMABLE),
         go_plugin("gang", Kind.RECLAIMABLE, Kind.JOB_STARVING),
-        go_plugin("proportion", Kind.RECLAIMABLE, Kind.QUEUE_ORDER),
+        go_plugin("proportion", Kind.RECLAIMABLE, Kind.QUEUE_ORDER, Kind.PREEMPTIVE),
         go_plugin("priority", Kind.JOB_ORDER, Kind.TASK_ORDER),
     ),
 )
@@ -183,3 +185,27 @@ def test_nothing_is_evicted_when_the_reclaimers_gang_cannot_be_placed_whole() ->
     """light needs 3 pods but has 2: its gang can never be pipelined, so no victim goes."""
     run = run_case(_two_queues(light_min=3))
     assert run.result.evictions == ()
+
+
+def _closed_queue_reclaims(*kinds: Kind) -> SchedulingCase:
+    """Volcano's "queue is not open" case, with proportion's flags as given."""
+    (case,) = [c for c in VOLCANO_CASES if "queue is not open" in c.name]
+    tiers = (
+        tier(
+            go_plugin("conformance", Kind.RECLAIMABLE),
+            go_plugin("gang", Kind.RECLAIMABLE, Kind.JOB_STARVING),
+            go_plugin("proportion", Kind.RECLAIMABLE, Kind.QUEUE_ORDER, *kinds),
+            go_plugin("priority", Kind.JOB_ORDER, Kind.TASK_ORDER),
+        ),
+    )
+    return dataclasses.replace(case, tiers=tiers, expect_evicted=None)
+
+
+def test_the_preemptive_check_is_skipped_when_the_plugin_disables_it() -> None:
+    """``enablePreemptive: false``: the session skips proportion's ``Preemptive`` (volcano
+    ``session_plugins.go``), so a closed queue's job reclaims; with it on, it may not."""
+    checked = run_case(_closed_queue_reclaims(Kind.PREEMPTIVE))
+    skipped = run_case(_closed_queue_reclaims())
+
+    assert [e.key for e in checked.result.evictions] == []
+    assert [e.key for e in skipped.result.evictions] == ["c1/preemptee2"]

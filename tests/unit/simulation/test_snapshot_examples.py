@@ -10,9 +10,9 @@ import yaml
 
 from contracts.events.reservations import NodesUnlocked
 from contracts.keys import JobKey
-from shared.scheduling.scenario import run_snapshot_scenario, simulation_of
+from services.simulation.snapshot import run_snapshot_scenario, simulation_of
 
-EXAMPLES = Path(__file__).parents[4] / "examples" / "scenarios"
+EXAMPLES = Path(__file__).parents[3] / "examples" / "scenarios"
 A = JobKey("ns/a")
 
 

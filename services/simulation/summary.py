@@ -1,6 +1,6 @@
 """The summary of a simulated schedule: makespan, per-queue use and share, utilisation.
 
-Pure arithmetic over what :class:`shared.runtime.outcome.Outcome` folded: each pod's
+Pure arithmetic over what :class:`services.simulation.outcome.Outcome` folded: each pod's
 requests and the interval it ran (Running until it ended, or until the run stopped), each
 job's queue and finish time, and the cluster's capacity as it changed. Amounts are in
 whole units: cpu and extended resources in cores / devices (base milli-units / 1000),

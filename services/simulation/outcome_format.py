@@ -1,9 +1,9 @@
 """The format of ``vcbus simulate --json`` in full mode, as types, and its JSON Schema.
 
-:meth:`shared.runtime.outcome.Outcome.report` builds plain data; these Structs say what it
+:meth:`services.simulation.outcome.Outcome.report` builds plain data; these Structs say what it
 holds, field by field (``docs/simulate.md`` describes each), and
 ``docs/simulate-output.schema.json`` is rendered from them (``python -m
-shared.runtime.outcome_format`` writes it; a test keeps it current and checks real
+services.simulation.outcome_format`` writes it; a test keeps it current and checks real
 outputs against the types). Times are seconds from the start of the run; resource amounts
 in ``summary`` are whole units (cores, devices, bytes).
 """

@@ -20,8 +20,8 @@ when ``vcbus.io/exit-code`` is not 0 (SPEC A9); without run-seconds they run unt
 job ends or an event sets their phase.
 
 A scenario without ``jobs`` but with ``podgroups`` or ``pods`` is a snapshot scenario
-(:func:`is_snapshot`), read by ``shared.scheduling.scenario``. Running a scenario is
-:mod:`services.cli.simulate`.
+(:func:`is_snapshot`), read by ``services.simulation.snapshot``. Running a scenario is
+:mod:`services.simulation.run`.
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ from contracts.objects.queue import Queue
 from services.admission.core import queues_from_manifests
 from services.cli.submit import records_for
 from services.cluster.nodes import NodesError, parse_nodes
-from shared.runtime.inprocess import Input, Publish, SetPodPhase, Until
+from services.simulation.inprocess import Input, Publish, SetPodPhase, Until
 from shared.runtime.settings import Settings
 from shared.scheduling import scheduler
 from shared.scheduling.framework.conf import SchedulerConf

@@ -1,7 +1,7 @@
 """A ``vcbus simulate`` outcome printed: JSON (one line per flat entry) or tables and a timeline.
 
-Both are pure functions of the outcome (plain data from ``shared.runtime.inprocess`` or
-``shared.scheduling.scenario``), so the same outcome prints the same bytes.
+Both are pure functions of the outcome (plain data from ``services.simulation.inprocess`` or
+``services.simulation.snapshot``), so the same outcome prints the same bytes.
 """
 
 from __future__ import annotations

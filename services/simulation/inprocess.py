@@ -40,6 +40,8 @@ import structlog
 from contracts import Event, Topic
 from contracts.events.cluster_commands import PodPhaseSetRequested
 from contracts.topics import DLT_SUFFIX, TOPIC_SPECS
+from services.simulation.cycles import CycleLog
+from services.simulation.outcome import Outcome
 from shared.bus.codec import TopicCodec
 from shared.bus.envelope import HEADER_DLT_SERVICE, Envelope
 from shared.bus.memory import InMemoryBus
@@ -48,8 +50,6 @@ from shared.bus.partitioner import partition_for
 from shared.bus.protocol import Bus, Consumer, Producer, RebalanceCallback
 from shared.bus.records import OutRecord, TopicConfig, TopicPartition
 from shared.runtime.clock import Clock, SystemClock, VirtualClock
-from shared.runtime.cycles import CycleLog
-from shared.runtime.outcome import Outcome
 from shared.runtime.service import Runtime, Service, run_service
 from shared.runtime.settings import Settings
 from shared.runtime.topology import ensure_topics

@@ -1,26 +1,28 @@
 """Outcome: what a simulated run did, folded from the events the services published.
 
 The fold sees events in the order they were published, each with the time it was
-published (seconds from the start of the run). It keeps, per job, its phase, its
-PodGroup's phase, per-task pod counts and a reason; per pod its node and phase; the
-rejected submissions with every violation; the reservation (target job, locked nodes);
-and a timeline of notable events (will-bind reservations made and released among them).
+published (seconds from the start of the run). What a job, a pod and the reservation are
+is the read model's, as ``vcbus up``, ``get`` and ``describe`` say it, fed from the
+in-memory bus (:mod:`shared.views`):
+
+- jobs: :class:`~shared.views.jobs.JobFold` (phase, PodGroup phase, per-task pod counts,
+  and the reason of :func:`~shared.views.reason.job_reason`); a PodGroup's phase change
+  published after its deletion does not bring it back, so the final phase does not
+  depend on that race;
+- pods: :class:`~shared.views.pods.PodFold` (node, phase and exit code of a pod's latest
+  incarnation, by uid: a late event of a deleted incarnation never brings it back or
+  changes its successor; a refused binding takes the pod off the node; a deleted pod is
+  reported with ``deleted``);
+- the reservation: :class:`~shared.views.reservation.ReservationView`.
+
+The outcome adds what only a run can say: the rejected submissions with every violation;
+a timeline of notable events (will-bind reservations made and released among them); and
+when things happened, so a schedule can be judged: per job its queue, priority, and the
+times it was submitted, admitted, Inqueue, first bound, Running (its minimum running) and
+finished; per pod its requests and the times it was bound, Running and ended; and the
+cluster's capacity over time, for the ``summary`` (:mod:`services.simulation.summary`).
 :meth:`Outcome.report` returns all of it as plain data in a stable order, so equal runs
 give equal JSON.
-
-A PodGroup's phase change published after its deletion (podgroup-enqueue had not seen the
-deletion yet) is ignored, so the final phase does not depend on that race.
-
-It also keeps when things happened, so a schedule can be judged: per job its queue,
-priority, and the times it was submitted, admitted, Inqueue, first bound, Running (its
-minimum running) and finished; per pod its requests and the times it was bound, Running
-and ended; and the cluster's capacity over time, for the ``summary``
-(:mod:`shared.runtime.summary`).
-
-The reason of a job is the read model's (:func:`shared.views.reason.job_reason`), as
-``vcbus get`` and ``describe`` say it: for a job in a final phase, its own phase condition;
-for any other, the highest-ranked of its PodGroup's and the allocator's ``Unschedulable``
-conditions and its own ``WaitingForDependency`` (SPEC A8), else its own phase condition.
 """
 
 from __future__ import annotations
@@ -63,21 +65,17 @@ from contracts.objects.meta import Condition
 from contracts.objects.pod import POD_BOUND, PodPhase
 from contracts.objects.podgroup import PodGroupPhase
 from contracts.quantity import format_quantity
-from shared.runtime.summary import CapacityStep, Usage, summarise
+from services.simulation.summary import CapacityStep, Usage, summarise
+from shared.views.jobs import JobFold, JobView
 from shared.views.phases import DELETED, FINAL_PHASES
-from shared.views.reason import job_reason
+from shared.views.pods import PodFold
+from shared.views.reservation import ReservationView
 
 
 @dataclass
 class _Job:
-    phase: str = ""
-    podgroup: str = ""
-    podgroup_name: str = ""
-    podgroups_deleted: set[str] = field(default_factory=set)
-    tasks: dict[str, dict[str, int]] = field(default_factory=dict)
-    job_conditions: tuple[Condition, ...] = ()
-    podgroup_conditions: tuple[Condition, ...] = ()
-    gang_conditions: tuple[Condition, ...] = ()
+    """What the outcome adds to a job's view: its queue, priority and when things happened."""
+
     queue: str = ""
     priority: int | None = None
     times: dict[str, float] = field(default_factory=dict)
@@ -87,26 +85,24 @@ class _Job:
         """Keep the first time ``name`` happened."""
         self.times.setdefault(name, t)
 
-    def reason(self) -> tuple[str, str]:
-        why = job_reason(
-            self.phase,
-            job=self.job_conditions,
-            podgroup_phase=self.podgroup,
-            podgroup=self.podgroup_conditions,
-            allocator=self.gang_conditions,
-        )
-        return (why.code, why.message) if why is not None else ("", "")
+
+def _phase(view: JobView | None) -> str:
+    """A job's phase as the outcome says it: the job controller's, ``Deleted`` once gone."""
+    if view is None:
+        return ""
+    if view.deleted:
+        return DELETED
+    return str(view.status.phase) if view.status is not None else ""
+
+
+def _podgroup_shown(view: JobView | None) -> tuple[str, tuple[Condition, ...]]:
+    return ("", ()) if view is None else (view.podgroup_phase, view.podgroup_conditions)
 
 
 @dataclass
-class _Pod:
-    task: str
-    node: str | None = None
-    phase: str = str(PodPhase.PENDING)
-    exit_code: int | None = None
-    deleted: bool = False
-    queue: str = ""
-    requests: dict[str, int] = field(default_factory=dict)
+class _PodTimes:
+    """When a pod's latest incarnation was bound, Running and ended."""
+
     bound: float | None = None
     running: float | None = None
     finished: float | None = None
@@ -116,16 +112,36 @@ def _first_reason(conditions: Iterable[Condition]) -> str:
     return next((c.reason for c in conditions if c.reason), "")
 
 
+def _tasks(status: JobStatusChanged | None) -> dict[str, dict[str, int]]:
+    """Per task, its pods by phase (the newest ``jobs.status``)."""
+    if status is None:
+        return {}
+    return {
+        task: {
+            "failed": counts.failed,
+            "pending": counts.pending,
+            "running": counts.running,
+            "succeeded": counts.succeeded,
+            "unknown": counts.unknown,
+        }
+        for task, counts in sorted(status.task_status_count.items())
+    }
+
+
+_PODGROUP = (PodGroupDeleted, PodGroupPhaseChanged)
+
+
 class Outcome:
     """Folds published events into jobs, pods, rejections, reservation and a timeline."""
 
     def __init__(self, jobs: Iterable[str] = ()) -> None:
         self.submitted = frozenset(jobs)
         self.jobs: dict[str, _Job] = {}
-        self.pods: dict[str, _Pod] = {}
+        self.job_views = JobFold()
+        self.pods = PodFold()
+        self.pod_times: dict[str, _PodTimes] = {}
         self.rejected: dict[str, list[dict[str, str]]] = {}
-        self.target: str | None = None
-        self.locked: set[str] = set()
+        self.reservation = ReservationView()
         self.timeline: list[dict[str, object]] = []
         self.dead_letters: collections.Counter[tuple[str, str]] = collections.Counter()
         self.nodes: dict[str, dict[str, int]] = {}
@@ -138,16 +154,16 @@ class Outcome:
 
     def node_of(self, pod: str) -> str | None:
         """The node a pod is bound to, if it is and still exists."""
-        known = self.pods.get(pod)
-        return known.node if known is not None and not known.deleted else None
+        known = self.pods.rows.get(pod)
+        return known.node or None if known is not None else None
 
     def is_done(self) -> bool:
         """Whether every submitted job is rejected, deleted or in a final phase."""
         for key in self.submitted:
             if key in self.rejected:
                 continue
-            job = self.jobs.get(key)
-            if job is None or (job.phase not in FINAL_PHASES and job.phase != DELETED):
+            phase = _phase(self.job_views.jobs.get(key)) if key in self.jobs else ""
+            if phase not in FINAL_PHASES and phase != DELETED:
                 return False
         return True
 
@@ -222,100 +238,76 @@ class Outcome:
         self.capacity.append(CapacityStep(at=max(t, 0.0), allocatable=total))
 
     def _job_event(self, t: float, event: Event) -> None:
+        views = self.job_views.jobs
+        key = event.job if isinstance(event, JobStatusChanged) else None
+        phase = _phase(views.get(key)) if key is not None else ""
+        shown = _podgroup_shown(views.get(event.job)) if isinstance(event, _PODGROUP) else None
+        self.job_views.apply(event)
         match event:
             case JobAdmitted():
-                job = self.jobs.setdefault(event.job_key, _Job())
-                job.queue = event.job.spec.queue
+                job = self.jobs.setdefault(event.job, _Job())
+                job.queue = event.manifest.spec.queue
                 job.first("admitted", t)
-                self.note(t, {"event": "admitted", "job": event.job_key})
+                self.note(t, {"event": "admitted", "job": event.job})
             case JobRejected():
-                key = event.job_key or ""
-                self.rejected[key] = [
+                rejected = event.job or ""
+                self.rejected[rejected] = [
                     {"path": v.path, "reason": v.reason, "message": v.message}
                     for v in event.violations
                 ]
                 reasons = sorted({v.reason for v in event.violations})
-                self.note(t, {"event": "rejected", "job": key, "reasons": reasons})
+                self.note(t, {"event": "rejected", "job": rejected, "reasons": reasons})
             case JobStatusChanged():
-                job = self.jobs.setdefault(event.job_key, _Job())
-                if job.phase != event.phase:
-                    self.note(t, {"event": "job", "job": event.job_key, "phase": str(event.phase)})
+                job = self.jobs.setdefault(event.job, _Job())
+                if phase != event.phase:
+                    self.note(t, {"event": "job", "job": event.job, "phase": str(event.phase)})
                 if event.phase is JobPhase.RUNNING:
                     job.first("running", t)
                 if event.phase in FINAL_PHASES:
                     job.first("finished", t)
-                job.phase = str(event.phase)
-                job.job_conditions = event.conditions
-                job.tasks = {
-                    task: {
-                        "failed": counts.failed,
-                        "pending": counts.pending,
-                        "running": counts.running,
-                        "succeeded": counts.succeeded,
-                        "unknown": counts.unknown,
-                    }
-                    for task, counts in sorted(event.task_status_count.items())
-                }
             case JobDeleted():
-                deleted = self.jobs.setdefault(event.job_key, _Job())
-                deleted.phase = DELETED
-                deleted.first("finished", t)
-                self.note(t, {"event": "job", "job": event.job_key, "phase": DELETED})
+                self.jobs.setdefault(event.job, _Job()).first("finished", t)
+                self.note(t, {"event": "job", "job": event.job, "phase": DELETED})
             case PodGroupCreated() | PodGroupUpdated():
                 job = self.jobs.setdefault(event.podgroup.job, _Job())
-                job.podgroup_name = event.podgroup.name
                 job.priority = event.podgroup.priority
                 job.queue = event.podgroup.queue
-                job.podgroups_deleted.discard(event.podgroup.name)
-            case PodGroupDeleted():
-                job = self.jobs.setdefault(event.job, _Job())
-                job.podgroups_deleted.add(event.name)
-                if job.podgroup_name in ("", event.name):
-                    job.podgroup = DELETED
-                    self.note(t, {"event": "podgroup", "job": event.job, "phase": DELETED})
-            case PodGroupPhaseChanged():
-                self._podgroup_phase(t, event)
+            case PodGroupDeleted() | PodGroupPhaseChanged():
+                self.jobs.setdefault(event.job, _Job())
+                self._podgroup_noted(t, event.job, shown)
             case PodGroupConditionsChanged():
-                self.jobs.setdefault(event.job, _Job()).gang_conditions = event.conditions
+                self.jobs.setdefault(event.job, _Job())
             case _:
                 pass
 
-    def _podgroup_phase(self, t: float, event: PodGroupPhaseChanged) -> None:
-        job = self.jobs.setdefault(event.job, _Job())
-        if event.podgroup in job.podgroups_deleted or (
-            job.podgroup_name and event.podgroup != job.podgroup_name
-        ):
+    def _podgroup_noted(
+        self, t: float, key: str, before: tuple[str, tuple[Condition, ...]] | None
+    ) -> None:
+        """Note the PodGroup's phase when what the job's view shows of it changed."""
+        phase, conditions = _podgroup_shown(self.job_views.jobs.get(key))
+        if not phase or (phase, conditions) == before:
             return
-        if job.podgroup != event.phase or job.podgroup_conditions != event.conditions:
-            entry: dict[str, object] = {
-                "event": "podgroup",
-                "job": event.job,
-                "phase": str(event.phase),
-            }
-            if reason := _first_reason(event.conditions):
-                entry["reason"] = reason
-            self.note(t, entry)
-        job.podgroup = str(event.phase)
-        job.podgroup_conditions = event.conditions
-        if event.phase is PodGroupPhase.INQUEUE:
-            job.first("inqueue", t)
+        entry: dict[str, object] = {"event": "podgroup", "job": key, "phase": phase}
+        if reason := _first_reason(conditions):
+            entry["reason"] = reason
+        self.note(t, entry)
+        if phase == PodGroupPhase.INQUEUE:
+            self.jobs[key].first("inqueue", t)
 
     def _pod_event(self, t: float, event: Event) -> None:
+        key = self.pods.apply(event)
+        times = self.pod_times.setdefault(key, _PodTimes()) if key is not None else None
         match event:
             case PodCreated():
-                key = pod_key(event.pod.namespace, event.pod.name)
-                self.pods[key] = _Pod(
-                    task=event.pod.task, queue=event.pod.queue, requests=dict(event.pod.requests)
-                )
+                if key is not None:
+                    self.pod_times[key] = _PodTimes()
             case PodDeleted():
-                if (pod := self.pods.get(event.pod)) is not None:
-                    pod.deleted = True
-                    if pod.running is not None and pod.finished is None:
-                        pod.finished = t
+                if times is not None and times.running is not None and times.finished is None:
+                    times.finished = t
             case BindingCreated():
                 key = pod_key(event.pod.namespace, event.pod.name)
-                if (bound := self.pods.get(key)) is not None and bound.bound is None:
-                    bound.bound = t
+                if times is not None and times.bound is None:
+                    times.bound = t
                 self.jobs.setdefault(event.pod.job, _Job()).first("firstBound", t)
                 self.note(t, {"event": "bind", "pod": key, "node": str(event.node)})
             case BindingRefused():
@@ -326,14 +318,12 @@ class Outcome:
                 pass
 
     def _pod_phase(self, t: float, event: PodPhaseChanged) -> None:
-        pod = self.pods.setdefault(event.pod, _Pod(task=event.task))
-        pod.node = str(event.node) if event.node is not None else pod.node
-        pod.phase = str(event.phase)
-        pod.exit_code = event.exit_code
-        if event.phase is PodPhase.RUNNING and pod.running is None:
-            pod.running = t
-        elif event.phase in (PodPhase.SUCCEEDED, PodPhase.FAILED) and pod.finished is None:
-            pod.finished = t
+        if (key := self.pods.apply(event)) is not None:
+            times = self.pod_times.setdefault(key, _PodTimes())
+            if event.phase is PodPhase.RUNNING and times.running is None:
+                times.running = t
+            elif event.phase in (PodPhase.SUCCEEDED, PodPhase.FAILED) and times.finished is None:
+                times.finished = t
         if event.reason == POD_BOUND and event.phase is PodPhase.PENDING:
             return
         entry: dict[str, object] = {"event": "pod", "pod": event.pod, "phase": str(event.phase)}
@@ -344,17 +334,13 @@ class Outcome:
         self.note(t, entry)
 
     def _reservation_event(self, t: float, event: Event) -> None:
+        self.reservation.apply(event)
         match event:
             case TargetJobElected():
-                self.target = event.job
                 self.note(t, {"event": "elected", "job": event.job})
             case NodesLocked():
-                self.target = event.job
-                self.locked.update(event.nodes)
                 self.note(t, {"event": "locked", "job": event.job, "nodes": sorted(event.nodes)})
             case NodesUnlocked():
-                self.target = None
-                self.locked.clear()
                 self.note(t, {"event": "unlocked", "job": event.job, "reason": event.reason})
             case _:
                 pass
@@ -372,10 +358,13 @@ class Outcome:
 
     def unfinished(self) -> list[str]:
         """Keys of the known jobs, not rejected, that are in no final phase."""
+        views = self.job_views.jobs
         return sorted(
             key
-            for key, job in self.jobs.items()
-            if key not in self.rejected and job.phase not in FINAL_PHASES and job.phase != DELETED
+            for key in self.jobs
+            if key not in self.rejected
+            and (phase := _phase(views.get(key))) not in FINAL_PHASES
+            and phase != DELETED
         )
 
     def _times(self, key: str, job: _Job) -> dict[str, float]:
@@ -397,42 +386,40 @@ class Outcome:
         """
         jobs: dict[str, object] = {}
         for key in sorted(self.jobs):
-            job = self.jobs[key]
-            reason, message = job.reason()
+            job, view = self.jobs[key], self.job_views.jobs.get(key)
+            why = view.reason() if view is not None else None
+            status = view.status if view is not None else None
             jobs[key] = {
-                "phase": job.phase,
-                "podgroup": job.podgroup,
+                "phase": _phase(view),
+                "podgroup": view.podgroup_phase if view is not None else "",
                 "priority": job.priority,
                 "queue": job.queue,
-                "reason": reason,
-                "message": message,
-                "tasks": job.tasks,
+                "reason": why.code if why is not None else "",
+                "message": why.message if why is not None else "",
+                "tasks": _tasks(status),
                 "times": dict(sorted(self._times(key, job).items())),
             }
-        pods = {
-            key: {
-                "node": pod.node,
+        pods: dict[str, dict[str, object]] = {}
+        usages: list[Usage] = []
+        for key in sorted(self.pods.rows.keys() | self.pods.gone.keys()):
+            pod, times = self.pods.row(key), self.pod_times.get(key, _PodTimes())
+            assert pod is not None
+            pods[key] = {
+                "node": pod.node or None,
                 "phase": pod.phase,
                 "exitCode": pod.exit_code,
                 "deleted": pod.deleted,
                 "task": pod.task,
                 "requests": {n: format_quantity(n, a) for n, a in sorted(pod.requests.items())},
-                "bound": pod.bound,
-                "running": pod.running,
-                "finished": pod.finished,
+                "bound": times.bound,
+                "running": times.running,
+                "finished": times.finished,
             }
-            for key, pod in sorted(self.pods.items())
-        }
-        usages = [
-            Usage(
-                queue=pod.queue,
-                requests=pod.requests,
-                start=pod.running,
-                end=pod.finished if pod.finished is not None else at,
-            )
-            for _, pod in sorted(self.pods.items())
-            if pod.running is not None
-        ]
+            if times.running is not None:
+                end = times.finished if times.finished is not None else at
+                usages.append(
+                    Usage(queue=pod.queue, requests=pod.requests, start=times.running, end=end)
+                )
         finished = [j.times["finished"] for j in self.jobs.values() if "finished" in j.times]
         return {
             "deadLetters": [
@@ -440,7 +427,7 @@ class Outcome:
                 for (topic, service), count in sorted(self.dead_letters.items())
             ],
             "jobs": jobs,
-            "lockedNodes": sorted(self.locked),
+            "lockedNodes": sorted(self.reservation.locks),
             "pods": pods,
             "rejected": dict(sorted(self.rejected.items())),
             "stoppedBy": stopped_by,
@@ -451,6 +438,6 @@ class Outcome:
                 end=at,
                 unfinished=self.unfinished(),
             ),
-            "targetJob": self.target,
+            "targetJob": self.reservation.target or None,
             "timeline": self.timeline,
         }

@@ -9,8 +9,8 @@ import yaml
 
 from contracts.keys import PodKey
 from contracts.objects.pod import PodPhase
+from services.simulation.snapshot import run_snapshot_scenario, simulation_of
 from shared.scheduling.framework.conf import ConfError
-from shared.scheduling.scenario import run_snapshot_scenario, simulation_of
 from shared.scheduling.scenario_objects import ScenarioError
 
 SCENARIO = """
