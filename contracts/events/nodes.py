@@ -33,9 +33,15 @@ class NodeHeartbeat(Event, tag="node.heartbeat.v1", frozen=True, kw_only=True):
     A node whose heartbeats stop is NotReady after a grace period and takes no new
     bindings; past a second limit its pods end ``Failed`` with reason ``NodeLost``.
     Simulated nodes send none and are always Ready.
+
+    It carries the whole node, as a kubelet's node status update did before leases:
+    ``nodes`` is compacted by node name, so its newest record for a real node, a
+    heartbeat, must still say what the node is.
     """
 
     name: NodeName
+    node: Node
+    """The node as its agent registers it (``node.name`` is ``name``)."""
     at: datetime
     interval_seconds: float = 10.0
     limits_enforced: bool = True

@@ -234,10 +234,11 @@ class ClusterView:
             case NodeRemoved(name=name):
                 self._nodes.pop(name, None)
                 self._heartbeats.pop(name, None)
-            case NodeHeartbeat(name=name, at=at):
+            case NodeHeartbeat(name=name, at=at, node=node):
                 last = self._heartbeats.get(name)
                 if last is None or naive_utc(at) >= naive_utc(last.at):
                     self._heartbeats[name] = event
+                    self._nodes[name] = node
             case QueueDeclared(queue=queue):
                 self._queues[queue.name] = queue
             case QueueDeleted(name=name):

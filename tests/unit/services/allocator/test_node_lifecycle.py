@@ -29,6 +29,7 @@ def beat(node: str, seconds: float) -> NodeHeartbeat:
         event_id=f"hb-{node}-{seconds}",
         occurred_at=at(seconds),
         name=NodeName(node),
+        node=build_node(node, {"cpu": "4", "pods": 10}),
         at=at(seconds),
     )
 
@@ -129,6 +130,14 @@ def test_an_older_heartbeat_read_late_does_not_replace_a_newer_one() -> None:
     view.apply(beat("real", 0))
 
     assert view.snapshot().heartbeats["real"].at == at(50)
+
+
+def test_a_heartbeat_alone_registers_its_node_as_a_compacted_topic_keeps_it() -> None:
+    view = ClusterView()
+
+    view.apply(beat("real", 0))
+
+    assert view.snapshot().nodes["real"] == build_node("real", {"cpu": "4", "pods": 10})
 
 
 def test_a_removed_node_forgets_its_heartbeat() -> None:
