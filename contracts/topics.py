@@ -38,7 +38,13 @@ from contracts.events.jobs_submitted import (
     JobResumeRequested,
     JobsSubmittedCommand,
 )
-from contracts.events.nodes import NodeChanged, NodeRegistered, NodeRemoved, NodesEvent
+from contracts.events.nodes import (
+    NodeChanged,
+    NodeHeartbeat,
+    NodeRegistered,
+    NodeRemoved,
+    NodesEvent,
+)
 from contracts.events.podgroups import (
     PodGroupCreated,
     PodGroupDeleted,
@@ -205,7 +211,7 @@ def key_of(event: Event) -> str:
             return event.node.name
         case NodeCordonRequested() | NodeUncordonRequested() | NodeRemoveRequested():
             return event.name
-        case NodeRemoved():
+        case NodeRemoved() | NodeHeartbeat():
             return event.name
         case QueueDeclared():
             return event.queue.name
