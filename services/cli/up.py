@@ -278,7 +278,7 @@ async def _watch(
                     + banner
                     + jobs_table(view)
                     + "\n\n"
-                    + nodes_table(view)
+                    + nodes_table(view, now=clock.now())
                     + "\n"
                 )
                 sys.stdout.flush()
@@ -299,7 +299,8 @@ async def _watch(
 
 def _demo_summary(view: StatusView, submitted: list[str]) -> int:
     """Print the final tables and the verdict; 0 when every demo job completed."""
-    sys.stdout.write("\n" + jobs_table(view) + "\n\n" + nodes_table(view) + "\n")
+    now = SystemClock().now()
+    sys.stdout.write("\n" + jobs_table(view) + "\n\n" + nodes_table(view, now=now) + "\n")
     done = all(str(view.jobs[key].phase) == "Completed" for key in submitted if key in view.jobs)
     finished = view.all_final(submitted)
     verdict = "all jobs completed" if finished and done else "not all jobs completed"

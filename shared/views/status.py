@@ -19,6 +19,7 @@ from contracts import (
     JobRejected,
     JobStatusChanged,
     NodeChanged,
+    NodeHeartbeat,
     NodeRegistered,
     NodeRemoved,
     NodesLocked,
@@ -35,6 +36,7 @@ from contracts import (
 from contracts.objects import Condition, Node
 from contracts.quantity import format_quantity
 from shared.views.jobs import PodGroupSpec, podgroup_phase
+from shared.views.node_health import node_health
 from shared.views.phases import FINAL_PHASES, REJECTED
 from shared.views.reason import job_reason
 from shared.views.table import render_table
@@ -89,6 +91,8 @@ class NodeView:
     pods: set[str] = field(default_factory=set)
     locked_for: str = ""
     locked_until: datetime | None = None
+    heartbeat: NodeHeartbeat | None = None
+    """A real node's newest heartbeat (SPEC A14); ``None`` for a simulated node."""
 
 
 @dataclass
@@ -150,13 +154,17 @@ class StatusView:
             case PodPhaseChanged():
                 if event.phase in ("Succeeded", "Failed") and event.node in self.nodes:
                     self.nodes[event.node].pods.discard(event.pod)
-            case NodeRegistered() | NodeChanged():
+            case NodeRegistered() | NodeChanged() | NodeHeartbeat():
                 current = self.nodes.get(event.node.name)
+                beat = current.heartbeat if current else None
+                if isinstance(event, NodeHeartbeat) and (beat is None or event.at >= beat.at):
+                    beat = event
                 self.nodes[event.node.name] = NodeView(
                     event.node,
                     current.pods if current else set(),
                     current.locked_for if current else "",
                     current.locked_until if current else None,
+                    beat,
                 )
             case NodeRemoved():
                 self.nodes.pop(event.name, None)
@@ -216,15 +224,23 @@ def jobs_table(view: StatusView) -> str:
     return "\n".join(render_table(header, rows, gap=TABLE_GAP))
 
 
-def nodes_table(view: StatusView) -> str:
-    """``vcbus up``'s nodes: cpu, memory, pods bound, lock holder, its end."""
+def nodes_table(view: StatusView, *, now: datetime) -> str:
+    """``vcbus up``'s nodes: status, heartbeat age, cpu, memory, pods, lock holder, its end.
+
+    A real node's status and heartbeat age are counted to ``now``.
+    """
     rows = []
     for name in sorted(view.nodes):
         node = view.nodes[name]
         allocatable = node.node.allocatable
+        health = node_health(node.heartbeat, now)
+        limits = health.limits_text()
+        status = health.status(unschedulable=node.node.unschedulable)
         rows.append(
             (
                 name,
+                status if limits == "-" else f"{status} ({limits})",
+                health.heartbeat_text(),
                 format_quantity("cpu", allocatable.get("cpu", 0)),
                 format_quantity("memory", allocatable.get("memory", 0)),
                 str(len(node.pods)),
@@ -232,5 +248,5 @@ def nodes_table(view: StatusView) -> str:
                 node.locked_until.isoformat() if node.locked_until else "-",
             )
         )
-    header = ("NODE", "CPU", "MEMORY", "PODS", "LOCKED FOR", "UNTIL")
+    header = ("NODE", "STATUS", "HEARTBEAT", "CPU", "MEMORY", "PODS", "LOCKED FOR", "UNTIL")
     return "\n".join(render_table(header, rows, gap=TABLE_GAP))

@@ -275,7 +275,10 @@ def job_page(model: JobDetail, *, token: str = "") -> str:
 
 
 def nodes_page(cells: Sequence[NodeCell]) -> str:
-    """The node grid, coloured by use; locked nodes marked with their target."""
+    """The node grid, coloured by use; locked nodes marked with their target.
+
+    A real node shows its heartbeat's age, and says NotReady and unenforced limits.
+    """
     cards = []
     for cell in cells:
         classes = f"node level-{cell.level}" + (" locked" if cell.locked_for else "")
@@ -286,9 +289,18 @@ def nodes_page(cells: Sequence[NodeCell]) -> str:
             else ""
         )
         cordon = '<p class="cordon">unschedulable</p>' if cell.unschedulable else ""
+        health = "".join(
+            (
+                f'<p class="cordon">{esc(cell.status)}</p>' if cell.status != "Ready" else "",
+                f'<p class="heartbeat">heartbeat {esc(cell.heartbeat)}</p>'
+                if cell.heartbeat != "-"
+                else "",
+                f'<p class="cordon">{esc(cell.limits)}</p>' if cell.limits != "-" else "",
+            )
+        )
         cards.append(
             f'<div class="{classes}" data-node="{esc(cell.name)}"><h3>{esc(cell.name)}</h3>'
-            f"{''.join(map(_bar, cell.bars))}{lock}{cordon}</div>"
+            f"{''.join(map(_bar, cell.bars))}{lock}{cordon}{health}</div>"
         )
     body = f'<div class="grid">{"".join(cards)}</div>' if cards else "<p>No nodes yet.</p>"
     return layout("Nodes", "/nodes", body)
