@@ -1,0 +1,227 @@
+"""The agent's runtime: pods as supervised host processes in its data directory.
+
+I/O, behind one small interface (:class:`PodRuntime`: start, report, stop, forget, logs)
+so that a container runtime (podman, containerd) can take its place without touching the
+agent's core or shell. :class:`HostProcesses` is the one implementation: each pod gets a
+directory ``<data>/pods/<uid>/`` (mode 0711, the agent's) holding
+
+- ``plan.json`` (what to run), ``status.json`` (written by the supervisor alone),
+  ``supervisor.pid``, and ``logs/<container>/<restart>.log`` (readable by the agent only);
+- ``work/``: the pod's private working directory (``HOME``), mode 0700, owned by the pod's
+  user;
+- ``volcano/``: the plugins' files (``etc/volcano/…``, ``ssh/config``), mode 0700, owned by
+  the pod's user.
+
+The supervisor (:mod:`services.agent.app.supervisor`) is started in a session of its own, so it
+and the pod outlive the agent; a restarted agent finds each pod by its directory and its
+supervisor by the pid it recorded (checked against ``/proc/<pid>/cmdline``, so a reused pid
+is not taken for it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Protocol
+
+import msgspec
+
+from services.agent.app.cgroups import Cgroups
+from services.agent.app.supervisor import LOGS_DIR, PLAN_FILE, STATUS_FILE, WORK_DIR, write_whole
+from services.agent.model import PodPlan, PodReport
+
+PODS_DIR = "pods"
+FILES_DIR = "volcano"
+PID_FILE = "supervisor.pid"
+
+_SOURCE_ROOT = str(Path(__file__).resolve().parents[3])
+"""Where the ``services`` package is, for the supervisor's ``python -m``."""
+_encoder = msgspec.json.Encoder()
+_report_decoder = msgspec.json.Decoder(PodReport)
+
+
+class PodRuntime(Protocol):
+    """What the agent asks of a runtime: run a pod, say how it is, stop it, clear it."""
+
+    def pod_dir(self, uid: str) -> Path:
+        """The pod's directory (its files' ``directory``)."""
+        ...
+
+    def start(self, plan: PodPlan, files: Mapping[str, str]) -> None:
+        """Prepare the pod's directory, write ``files`` under its files directory, run it."""
+        ...
+
+    def report(self, uid: str) -> PodReport | None:
+        """The pod's report; None when its supervisor is gone without a final one."""
+        ...
+
+    def changed(self, uid: str) -> bool:
+        """Whether the pod's report changed since this was last asked."""
+        ...
+
+    def stop(self, uid: str) -> None:
+        """Ask the pod's supervisor to stop it (SIGTERM; the supervisor does the rest)."""
+        ...
+
+    def forget(self, uid: str) -> None:
+        """Kill what is left of the pod and remove its directory and cgroup."""
+        ...
+
+    def log_file(self, uid: str, container: str, restart: int) -> Path:
+        """The log of one run of one container."""
+        ...
+
+
+class HostProcesses:
+    """Pods as host processes, each under its own supervisor (see the module docstring)."""
+
+    def __init__(self, data_dir: Path, cgroups: Cgroups | None) -> None:
+        self.data_dir = data_dir
+        self.cgroups = cgroups
+        self._seen: dict[str, int] = {}
+        self._children: dict[str, subprocess.Popen[bytes]] = {}
+        (data_dir / PODS_DIR).mkdir(parents=True, exist_ok=True)
+        data_dir.chmod(0o711)
+        (data_dir / PODS_DIR).chmod(0o711)
+
+    def pod_dir(self, uid: str) -> Path:
+        """The pod's directory."""
+        return self.data_dir / PODS_DIR / uid
+
+    def files_dir(self, uid: str) -> Path:
+        """Where the plugins' files of the pod go."""
+        return self.pod_dir(uid) / FILES_DIR
+
+    def work_dir(self, uid: str) -> Path:
+        """The pod's private working directory."""
+        return self.pod_dir(uid) / WORK_DIR
+
+    def cgroup(self, uid: str, cpu_millis: int, memory_bytes: int) -> tuple[str, ...]:
+        """Make the pod's cgroup; no directories when limits are not enforced."""
+        if self.cgroups is None:
+            return ()
+        return self.cgroups.create(uid, cpu_millis, memory_bytes)
+
+    def start(self, plan: PodPlan, files: Mapping[str, str]) -> None:
+        """Prepare the pod's directory and files, then start its supervisor."""
+        pod_dir = self.pod_dir(plan.uid)
+        pod_dir.mkdir(mode=0o711, exist_ok=True)
+        for private in (self.work_dir(plan.uid), self.files_dir(plan.uid)):
+            private.mkdir(mode=0o700, exist_ok=True)
+        for relative, content in files.items():
+            path = self.files_dir(plan.uid) / relative
+            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            path.write_text(content)
+        if plan.user is not None or plan.group is not None:
+            for private in (self.work_dir(plan.uid), self.files_dir(plan.uid)):
+                for path in (private, *private.rglob("*")):
+                    os.chown(
+                        path,
+                        -1 if plan.user is None else plan.user,
+                        -1 if plan.group is None else plan.group,
+                    )
+        (pod_dir / LOGS_DIR).mkdir(mode=0o700, exist_ok=True)
+        write_whole(pod_dir / PLAN_FILE, _encoder.encode(plan))
+        process = subprocess.Popen(
+            [sys.executable, "-m", "services.agent.app.supervisor", str(pod_dir)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=(pod_dir / "supervisor.log").open("ab"),
+            start_new_session=True,
+            close_fds=True,
+            cwd=str(pod_dir),
+            env={**os.environ, "PYTHONPATH": _SOURCE_ROOT},
+        )
+        (pod_dir / PID_FILE).write_text(str(process.pid))
+        self._children[plan.uid] = process
+
+    def changed(self, uid: str) -> bool:
+        """Whether ``status.json`` changed since this was last asked (or its supervisor ended)."""
+        self._reap(uid)
+        try:
+            stamp = (self.pod_dir(uid) / STATUS_FILE).stat().st_mtime_ns
+        except FileNotFoundError:
+            stamp = 0
+        if self._seen.get(uid) == stamp:
+            return False
+        self._seen[uid] = stamp
+        return True
+
+    def report(self, uid: str) -> PodReport | None:
+        """The supervisor's report; a supervisor that is gone without ending the pod: None."""
+        self._reap(uid)
+        pod_dir = self.pod_dir(uid)
+        try:
+            report = _report_decoder.decode((pod_dir / STATUS_FILE).read_bytes())
+        except (FileNotFoundError, msgspec.DecodeError):
+            report = PodReport()
+        if report.is_final or self.alive(uid):
+            return report
+        return None
+
+    def alive(self, uid: str) -> bool:
+        """Whether the pod's supervisor runs (its recorded pid is still that supervisor)."""
+        pid = self._pid(uid)
+        if pid is None:
+            return False
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            return False
+        return str(self.pod_dir(uid)).encode() in cmdline and not _zombie(pid)
+
+    def stop(self, uid: str) -> None:
+        """SIGTERM the pod's supervisor, which stops the pod's processes."""
+        pid = self._pid(uid)
+        if pid is not None and self.alive(uid):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
+
+    def forget(self, uid: str) -> None:
+        """Kill the supervisor and the pod's processes if any are left; remove its files."""
+        pid = self._pid(uid)
+        if pid is not None and self.alive(uid):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        report = None
+        with contextlib.suppress(FileNotFoundError, msgspec.DecodeError):
+            report = _report_decoder.decode((self.pod_dir(uid) / STATUS_FILE).read_bytes())
+        for container in report.containers if report is not None else ():
+            if container.pgid:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(container.pgid, signal.SIGKILL)
+        self._reap(uid)
+        if self.cgroups is not None:
+            self.cgroups.remove(uid)
+        shutil.rmtree(self.pod_dir(uid), ignore_errors=True)
+        self._seen.pop(uid, None)
+
+    def log_file(self, uid: str, container: str, restart: int) -> Path:
+        """The log of one run of one container."""
+        return self.pod_dir(uid) / LOGS_DIR / container / f"{restart}.log"
+
+    def _pid(self, uid: str) -> int | None:
+        try:
+            return int((self.pod_dir(uid) / PID_FILE).read_text())
+        except (OSError, ValueError):
+            return None
+
+    def _reap(self, uid: str) -> None:
+        """Collect the exit of a supervisor this agent started (no zombie is left)."""
+        child = self._children.get(uid)
+        if child is not None and child.poll() is not None:
+            del self._children[uid]
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+    return stat.rpartition(")")[2].split()[0] == "Z"
