@@ -9,7 +9,7 @@ How to call it (the agent's runtime)::
 
     ports = pod_ports(job, task)            # before binding a pod's ports
     ...allocate one host port per PodPort, for every pod of the job...
-    given = pod_plugins(job, task, index, peers, directory=pod_dir / "volcano")
+    given = pod_plugins(job, task, index, peers, directory=str(pod_dir / "volcano"))
     ...write given.files under that directory, then start the containers with
     container env + given.env (init containers: + given.init_env), after running
     given.init_containers as the last init containers...
