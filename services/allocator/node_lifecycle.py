@@ -8,8 +8,9 @@ cycle's snapshot and clock:
 - :func:`cordon_not_ready`: a NotReady node is unschedulable for the cycle (Volcano's
   scheduler skips a node that is not Ready), so nothing new is placed there; its pods
   still count on it until they end.
-- :func:`lost_pods`: each active pod (bound, Pending or Running) of a lost node ends
-  ``Failed`` with reason ``NodeLost``, published on ``pods.status`` as the node would have
+- :func:`lost_pods`: each active pod (bound, Pending or Running) of a lost node, or of a
+  real node that was removed (at once, as the simulated cluster does), ends ``Failed``
+  with reason ``NodeLost``, published on ``pods.status`` as the node would have
   (Kubernetes' controller marks the pods and deletes them; here the job-controller's
   lifecycle policies take it from there, as for a removed simulated node). The id derives
   from pod, uid and node, and the allocator folds its own statuses at once, so a status is
@@ -71,9 +72,14 @@ def lost_pods(
         The statuses, by pod key.
     """
     lost = {
-        name: beat.at
+        name: (
+            f"node {name} sent no heartbeat since {beat.at.isoformat()} (grace "
+            f"{conf.grace_seconds:g} s, eviction timeout {conf.eviction_seconds:g} s)"
+            if name in snapshot.nodes
+            else f"node {name} was removed"
+        )
         for name, beat in snapshot.heartbeats.items()
-        if name in snapshot.nodes and is_lost(beat.at, now, conf)
+        if name not in snapshot.nodes or is_lost(beat.at, now, conf)
     }
     if not lost:
         return ()
@@ -94,11 +100,7 @@ def lost_pods(
                 node=NodeName(node),
                 phase=PodPhase.FAILED,
                 reason=POD_NODE_LOST,
-                message=(
-                    f"node {node} sent no heartbeat since {lost[node].isoformat()} "
-                    f"(grace {conf.grace_seconds:g} s, eviction timeout "
-                    f"{conf.eviction_seconds:g} s)"
-                ),
+                message=lost[node],
                 pod_uid=pod.uid,
             )
         )
@@ -109,7 +111,8 @@ def next_due(snapshot: ClusterSnapshot, now: datetime, conf: NodeLifecycleConf) 
     """The next moment a real node becomes NotReady or lost, after ``now``; else ``None``."""
     moments = [
         moment
-        for beat in snapshot.heartbeats.values()
+        for name, beat in snapshot.heartbeats.items()
+        if name in snapshot.nodes
         for moment in (conf.not_ready_at(beat.at), conf.lost_at(beat.at))
         if naive_utc(moment) > naive_utc(now)
     ]

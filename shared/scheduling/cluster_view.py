@@ -132,7 +132,8 @@ class ClusterView:
     def __init__(self, *, with_default_queue: bool = True) -> None:
         self._nodes: dict[str, Node] = {}
         self._heartbeats: dict[str, NodeHeartbeat] = {}
-        """Each real node's latest heartbeat (SPEC A14; simulated nodes send none)."""
+        """Each real node's latest heartbeat (SPEC A14; simulated nodes send none), kept
+        after the node is removed."""
         self._queues: dict[str, Queue] = {}
         if with_default_queue:
             self._queues[DEFAULT_QUEUE] = Queue(name=DEFAULT_QUEUE)
@@ -232,8 +233,8 @@ class ClusterView:
             case NodeRegistered(node=node) | NodeChanged(node=node):
                 self._nodes[node.name] = node
             case NodeRemoved(name=name):
+                # a removed real node keeps its last heartbeat: its pods are lost at once
                 self._nodes.pop(name, None)
-                self._heartbeats.pop(name, None)
             case NodeHeartbeat(name=name, at=at, node=node):
                 last = self._heartbeats.get(name)
                 if last is None or naive_utc(at) >= naive_utc(last.at):

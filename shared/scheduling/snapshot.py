@@ -77,7 +77,8 @@ class ClusterSnapshot:
 
     nodes: Mapping[str, Node] = field(default_factory=lambda: MappingProxyType({}))
     heartbeats: Mapping[str, NodeHeartbeat] = field(default_factory=lambda: MappingProxyType({}))
-    """Each real node's latest heartbeat (SPEC A14); simulated nodes have none."""
+    """Each real node's latest heartbeat (SPEC A14), removed nodes' too; simulated nodes
+    have none."""
     queues: Mapping[str, Queue] = field(default_factory=lambda: MappingProxyType({}))
     podgroups: Mapping[JobKey, PodGroupState] = field(default_factory=lambda: MappingProxyType({}))
     pods: Mapping[PodKey, PodState] = field(default_factory=lambda: MappingProxyType({}))

@@ -140,11 +140,17 @@ def test_a_heartbeat_alone_registers_its_node_as_a_compacted_topic_keeps_it() ->
     assert view.snapshot().nodes["real"] == build_node("real", {"cpu": "4", "pods": 10})
 
 
-def test_a_removed_node_forgets_its_heartbeat() -> None:
+def test_active_pods_of_a_removed_real_node_end_node_lost_at_once() -> None:
     view = ClusterView.from_snapshot(snapshot(beat("real", 0)))
     view.apply(NodeRemoved(event_id="rm", occurred_at=at(1), name=NodeName("real")))
 
-    assert "real" not in view.snapshot().heartbeats
+    lost = lost_pods(view.snapshot(), at(1), CONF)
+
+    assert [(str(e.pod), e.reason, e.message) for e in lost] == [
+        ("ns/ran-w-0", "NodeLost", "node real was removed"),
+        ("ns/ran-w-1", "NodeLost", "node real was removed"),
+    ]
+    assert next_due(view.snapshot(), at(1), CONF) is None
 
 
 def test_the_next_due_moment_is_the_next_not_ready_or_lost_time() -> None:
