@@ -84,6 +84,9 @@ Where a host process differs from a Volcano pod, and why:
   Kubernetes pod's name does not resolve before the pod runs; :attr:`PluginGrants.missing`
   lists those peers, so the runtime can wait for them (a gang's pods are bound in one
   cycle) and rewrite the files once they are known, as a mounted ConfigMap updates.
+- ``svc`` makes no Service and no NetworkPolicy (``--publish-not-ready-addresses`` and
+  ``--disable-network-policy`` change nothing): hosts have neither; who may reach a pod's
+  ports is the hosts' firewall's business.
 - ``ray`` and ``hcclrank`` give nothing here: ray rewrites the pod's command for an
   image that has ``ray``, hcclrank reads Ascend device annotations.
 """
