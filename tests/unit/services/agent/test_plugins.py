@@ -155,6 +155,17 @@ def test_pytorch_worker_gets_the_masters_host_port_and_rank_index_plus_one() -> 
     }
 
 
+def test_pytorch_names_a_master_not_yet_bound_as_volcano_does_and_reports_it_missing() -> None:
+    job = build_job("t", [("master", 1), ("worker", 1)], {"pytorch": []})
+    workers = [peer for peer in peers_of(job, {23456: 30000}) if peer.task == "worker"]
+
+    given = pod_plugins(job, "worker", 0, workers, directory=DIRECTORY)
+
+    assert env_of(given.env)["MASTER_ADDR"] == "t-master-0.t"
+    assert env_of(given.env)["MASTER_PORT"] == "23456"
+    assert given.missing == (("master", 0),)
+
+
 def test_pytorch_gives_nothing_to_a_job_without_the_master_task() -> None:
     """``pytorch_test.go`` "test pod without master"."""
     job = build_job("test-pytorch", [("worker", 1)], {"pytorch": []})
