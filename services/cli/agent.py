@@ -23,6 +23,7 @@ import os
 import platform
 import pwd
 import socket
+import stat
 from pathlib import Path
 
 import structlog
@@ -149,6 +150,8 @@ def options_from(args: argparse.Namespace, settings: Settings) -> AgentOptions:
     except ValueError as exc:
         raise SettingsError(f"--port-range: {exc}") from None
     user, group = run_as(args.run_as, allow_root=args.allow_root)
+    if user is not None:
+        _check_reachable(data_dir, user)
     return AgentOptions(
         conf=AgentConf(
             node=node_name,
@@ -240,6 +243,21 @@ def run_as(text: str, *, allow_root: bool) -> tuple[int | None, int | None]:
     if entry.pw_uid == 0 and not allow_root:
         raise SettingsError("pods would run as root: pass --allow-root to allow it")
     return entry.pw_uid, gid
+
+
+def _check_reachable(data_dir: Path, user: int) -> None:
+    """Refuse a data directory the pods' user could not reach (a parent it cannot search).
+
+    Raises:
+        SettingsError: naming the parent that stops it.
+    """
+    for parent in data_dir.parents:
+        status = parent.stat()
+        if status.st_uid != user and not status.st_mode & stat.S_IXOTH:
+            raise SettingsError(
+                f"--data-dir {data_dir}: pods run as uid {user} cannot reach their directories, "
+                f"{parent} is not searchable by others (chmod o+x {parent}, or choose another)"
+            )
 
 
 def host_address(bootstrap: str) -> str:

@@ -387,7 +387,10 @@ class Supervisor:
         code = process.returncode
         exit_code = 128 - code if code < 0 else code
         reason = REASON_COMPLETED if exit_code == 0 else REASON_ERROR
-        if code == -signal.SIGKILL and oom_kills(self.plan.limits) > run.started_oom:
+        if exit_code != 0 and oom_kills(self.plan.limits) > run.started_oom:
+            # the kernel killed a process of the pod for its memory limit while this
+            # container ran: its main process, or a child whose death ended it (a shell's
+            # 137); the kubelet reads the cgroup's OOM kills the same way
             reason = REASON_OOM
         run.process = None
         report = msgspec.structs.replace(
