@@ -39,6 +39,8 @@ from services.agent.model import PodPlan, PodReport
 PODS_DIR = "pods"
 FILES_DIR = "volcano"
 PID_FILE = "supervisor.pid"
+SUPERVISOR_LOG = "supervisor.log"
+"""The supervisor's own errors (a crash of the supervisor itself, not the pod's output)."""
 
 _SOURCE_ROOT = str(Path(__file__).resolve().parents[3])
 """Where the ``services`` package is, for the supervisor's ``python -m``."""
@@ -128,16 +130,17 @@ class HostProcesses:
                     )
         (pod_dir / LOGS_DIR).mkdir(mode=0o700, exist_ok=True)
         write_whole(pod_dir / PLAN_FILE, _encoder.encode(plan))
-        process = subprocess.Popen(
-            [sys.executable, "-m", "services.agent.app.supervisor", str(pod_dir)],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=(pod_dir / "supervisor.log").open("ab"),
-            start_new_session=True,
-            close_fds=True,
-            cwd=str(pod_dir),
-            env={**os.environ, "PYTHONPATH": _SOURCE_ROOT},
-        )
+        with (pod_dir / SUPERVISOR_LOG).open("ab") as errors:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "services.agent.app.supervisor", str(pod_dir)],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=errors,
+                start_new_session=True,
+                close_fds=True,
+                cwd=str(pod_dir),
+                env={**os.environ, "PYTHONPATH": _SOURCE_ROOT},
+            )
         (pod_dir / PID_FILE).write_text(str(process.pid))
         self._children[plan.uid] = process
 
@@ -166,7 +169,15 @@ class HostProcesses:
         return None
 
     def alive(self, uid: str) -> bool:
-        """Whether the pod's supervisor runs (its recorded pid is still that supervisor)."""
+        """Whether the pod's supervisor runs (its recorded pid is still that supervisor).
+
+        A supervisor this agent started is its child: alive until it exits (its command
+        line is the agent's until it has executed). One found at start (an agent restarted)
+        is recognised by its command line, naming the pod's directory.
+        """
+        child = self._children.get(uid)
+        if child is not None:
+            return child.poll() is None
         pid = self._pid(uid)
         if pid is None:
             return False
@@ -189,6 +200,9 @@ class HostProcesses:
         if pid is not None and self.alive(uid):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
+        child = self._children.pop(uid, None)
+        if child is not None:
+            child.wait()
         report = None
         with contextlib.suppress(FileNotFoundError, msgspec.DecodeError):
             report = _report_decoder.decode((self.pod_dir(uid) / STATUS_FILE).read_bytes())
@@ -196,7 +210,6 @@ class HostProcesses:
             if container.pgid:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.killpg(container.pgid, signal.SIGKILL)
-        self._reap(uid)
         if self.cgroups is not None:
             self.cgroups.remove(uid)
         shutil.rmtree(self.pod_dir(uid), ignore_errors=True)

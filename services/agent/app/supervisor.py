@@ -58,6 +58,7 @@ TICK = 0.05
 """Seconds between two looks at the containers when no output arrives."""
 
 PR_SET_CHILD_SUBREAPER = 36
+MIN_LOG_BYTES = 1024
 GROUP_WAIT = 2.0
 """How long a killed process group may take to vanish (its members reaped)."""
 
@@ -91,18 +92,22 @@ class RotatingLog:
     def __init__(self, path: Path, max_bytes: int, max_files: int) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
-        self.max_bytes = max(max_bytes, 1024)
+        self.max_bytes = max(max_bytes, MIN_LOG_BYTES)
         self.max_files = max(max_files, 1)
         self._file = path.open("ab")
         self._size = self._file.tell()
 
     def write(self, data: bytes) -> None:
-        """Append ``data``, rotating first when it would pass the size bound."""
-        if self._size and self._size + len(data) > self.max_bytes:
-            self._rotate()
-        self._file.write(data)
+        """Append ``data``, rotating each time the file reaches its size bound."""
+        while data:
+            room = self.max_bytes - self._size
+            if room <= 0:
+                self._rotate()
+                room = self.max_bytes
+            part, data = data[:room], data[room:]
+            self._file.write(part)
+            self._size += len(part)
         self._file.flush()
-        self._size += len(data)
 
     def _rotate(self) -> None:
         self._file.close()
