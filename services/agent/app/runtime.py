@@ -12,20 +12,24 @@ directory ``<data>/pods/<uid>/`` (mode 0711, the agent's) holding
 - ``volcano/``: the plugins' files (``etc/volcano/…``, ``ssh/config``), mode 0700, owned by
   the pod's user.
 
-The supervisor (:mod:`services.agent.app.supervisor`) is started in a session of its own, so it
-and the pod outlive the agent; a restarted agent finds each pod by its directory and its
-supervisor by the pid it recorded (checked against ``/proc/<pid>/cmdline``, so a reused pid
-is not taken for it).
+The supervisor (:mod:`services.agent.app.supervisor`) is forked by the launcher
+(:mod:`services.agent.app.launcher`) in a session of its own, so it and the pod outlive the
+agent; it holds the pod's lock (``supervisor.lock``) as long as it lives, so a restarted
+agent finds each pod by its directory and tells whether its supervisor lives by trying
+that lock (a reused pid is never taken for it).
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Protocol
@@ -33,17 +37,18 @@ from typing import Protocol
 import msgspec
 
 from services.agent.app.cgroups import Cgroups
+from services.agent.app.launcher import LOCK_FILE, PID_FILE
 from services.agent.app.supervisor import LOGS_DIR, PLAN_FILE, STATUS_FILE, WORK_DIR, write_whole
 from services.agent.model import PodPlan, PodReport
 
 PODS_DIR = "pods"
 FILES_DIR = "volcano"
-PID_FILE = "supervisor.pid"
-SUPERVISOR_LOG = "supervisor.log"
-"""The supervisor's own errors (a crash of the supervisor itself, not the pod's output)."""
+LAUNCHER_SOCKET = "launcher.sock"
+FORGET_WAIT = 5.0
+"""How long a killed supervisor may take to let go of its pod's lock."""
 
 _SOURCE_ROOT = str(Path(__file__).resolve().parents[3])
-"""Where the ``services`` package is, for the supervisor's ``python -m``."""
+"""Where the ``services`` package is, for the launcher's ``python -m``."""
 _encoder = msgspec.json.Encoder()
 _report_decoder = msgspec.json.Decoder(PodReport)
 
@@ -87,10 +92,19 @@ class HostProcesses:
         self.data_dir = data_dir
         self.cgroups = cgroups
         self._seen: dict[str, int] = {}
-        self._children: dict[str, subprocess.Popen[bytes]] = {}
+        self._launcher: subprocess.Popen[bytes] | None = None
         (data_dir / PODS_DIR).mkdir(parents=True, exist_ok=True)
         data_dir.chmod(0o711)
         (data_dir / PODS_DIR).chmod(0o711)
+
+    def close(self) -> None:
+        """Stop the launcher (the pods and their supervisors run on)."""
+        launcher, self._launcher = self._launcher, None
+        if launcher is not None:
+            launcher.terminate()
+            launcher.wait()
+            if launcher.stdout is not None:
+                launcher.stdout.close()
 
     def pod_dir(self, uid: str) -> Path:
         """The pod's directory."""
@@ -130,23 +144,10 @@ class HostProcesses:
                     )
         (pod_dir / LOGS_DIR).mkdir(mode=0o700, exist_ok=True)
         write_whole(pod_dir / PLAN_FILE, _encoder.encode(plan))
-        with (pod_dir / SUPERVISOR_LOG).open("ab") as errors:
-            process = subprocess.Popen(
-                [sys.executable, "-m", "services.agent.app.supervisor", str(pod_dir)],
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=errors,
-                start_new_session=True,
-                close_fds=True,
-                cwd=str(pod_dir),
-                env={**os.environ, "PYTHONPATH": _SOURCE_ROOT},
-            )
-        (pod_dir / PID_FILE).write_text(str(process.pid))
-        self._children[plan.uid] = process
+        self._launch(pod_dir)
 
     def changed(self, uid: str) -> bool:
-        """Whether ``status.json`` changed since this was last asked (or its supervisor ended)."""
-        self._reap(uid)
+        """Whether ``status.json`` changed since this was last asked."""
         try:
             stamp = (self.pod_dir(uid) / STATUS_FILE).stat().st_mtime_ns
         except FileNotFoundError:
@@ -158,10 +159,8 @@ class HostProcesses:
 
     def report(self, uid: str) -> PodReport | None:
         """The supervisor's report; a supervisor that is gone without ending the pod: None."""
-        self._reap(uid)
-        pod_dir = self.pod_dir(uid)
         try:
-            report = _report_decoder.decode((pod_dir / STATUS_FILE).read_bytes())
+            report = _report_decoder.decode((self.pod_dir(uid) / STATUS_FILE).read_bytes())
         except (FileNotFoundError, msgspec.DecodeError):
             report = PodReport()
         if report.is_final or self.alive(uid):
@@ -169,23 +168,18 @@ class HostProcesses:
         return None
 
     def alive(self, uid: str) -> bool:
-        """Whether the pod's supervisor runs (its recorded pid is still that supervisor).
-
-        A supervisor this agent started is its child: alive until it exits (its command
-        line is the agent's until it has executed). One found at start (an agent restarted)
-        is recognised by its command line, naming the pod's directory.
-        """
-        child = self._children.get(uid)
-        if child is not None:
-            return child.poll() is None
-        pid = self._pid(uid)
-        if pid is None:
+        """Whether the pod's supervisor lives: it holds the pod's lock as long as it does."""
+        try:
+            lock = os.open(self.pod_dir(uid) / LOCK_FILE, os.O_RDONLY)
+        except FileNotFoundError:
             return False
         try:
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-        except OSError:
-            return False
-        return str(self.pod_dir(uid)).encode() in cmdline and not _zombie(pid)
+            fcntl.flock(lock, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        finally:
+            os.close(lock)
+        return False
 
     def stop(self, uid: str) -> None:
         """SIGTERM the pod's supervisor, which stops the pod's processes."""
@@ -200,9 +194,9 @@ class HostProcesses:
         if pid is not None and self.alive(uid):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-        child = self._children.pop(uid, None)
-        if child is not None:
-            child.wait()
+        deadline = time.monotonic() + FORGET_WAIT
+        while self.alive(uid) and time.monotonic() < deadline:
+            time.sleep(0.01)
         report = None
         with contextlib.suppress(FileNotFoundError, msgspec.DecodeError):
             report = _report_decoder.decode((self.pod_dir(uid) / STATUS_FILE).read_bytes())
@@ -225,16 +219,28 @@ class HostProcesses:
         except (OSError, ValueError):
             return None
 
-    def _reap(self, uid: str) -> None:
-        """Collect the exit of a supervisor this agent started (no zombie is left)."""
-        child = self._children.get(uid)
-        if child is not None and child.poll() is not None:
-            del self._children[uid]
+    def _launch(self, pod_dir: Path) -> None:
+        """Have the launcher fork the pod's supervisor (starting the launcher if need be)."""
+        if self._launcher is None or self._launcher.poll() is not None:
+            self.close()
+            self._launcher = subprocess.Popen(
+                [sys.executable, "-m", "services.agent.app.launcher", str(self._socket)],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                close_fds=True,
+                env={**os.environ, "PYTHONPATH": _SOURCE_ROOT},
+            )
+            assert self._launcher.stdout is not None
+            if self._launcher.stdout.readline() != b"ready\n":
+                raise OSError("the supervisors' launcher did not start")
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
+            connection.connect(str(self._socket))
+            connection.sendall(f"{pod_dir}\n".encode())
+            with connection.makefile("rb") as answer:
+                reply = answer.readline().decode().strip()
+        if not reply.startswith("ok "):
+            raise OSError(f"the launcher could not start the supervisor of {pod_dir}: {reply}")
 
-
-def _zombie(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return True
-    return stat.rpartition(")")[2].split()[0] == "Z"
+    @property
+    def _socket(self) -> Path:
+        return self.data_dir / LAUNCHER_SOCKET

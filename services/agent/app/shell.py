@@ -176,12 +176,16 @@ class Agent:
     async def loop(self, runtime: Runtime) -> None:
         """Start, watch and clear pods until the service stops."""
         await runtime.ready.wait()
-        while True:
-            try:
-                await self.step(runtime)
-            except Exception:
-                log.exception("agent_step_failed")
-            await asyncio.sleep(LOOP_SECONDS)
+        try:
+            while True:
+                try:
+                    await self.step(runtime)
+                except Exception:
+                    # the loop goes on; the pod stays as it was, and is tried again
+                    log.exception("agent_step_failed")
+                await asyncio.sleep(LOOP_SECONDS)
+        finally:
+            self.runtime.close()
 
     async def step(self, runtime: Runtime) -> None:
         """One pass: deletions, then each pod's start or report."""

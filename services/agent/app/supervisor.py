@@ -1,8 +1,9 @@
 """A pod's supervisor: a small process of its own that runs the pod and records how it ends.
 
-``python -m services.agent.app.supervisor POD_DIR`` is started by the agent in a session of its
-own (``setsid``), so the pod outlives the agent (anchors: Nomad's executor, Slurm's
-slurmstepd, containerd's shim). It reads ``POD_DIR/plan.json`` (:class:`PodPlan`), and:
+Forked by the launcher (:mod:`services.agent.app.launcher`) in a session of its own
+(``setsid``) for the pod directory ``POD_DIR``, so the pod outlives the agent (anchors:
+Nomad's executor, Slurm's slurmstepd, containerd's shim). It reads ``POD_DIR/plan.json``
+(:class:`PodPlan`), and:
 
 - runs the init containers one after the other, then the containers together, each a host
   process in a process group of its own, joined to the pod's cgroup and switched to the
@@ -35,17 +36,16 @@ import os
 import selectors
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 import msgspec
 
 from contracts.objects.pod import PodPhase
 from services.agent.model import ContainerReport, ContainerRun, Limits, PodPlan, PodReport
-from shared.runtime.clock import SystemClock
 
 PLAN_FILE = "plan.json"
 STATUS_FILE = "status.json"
@@ -71,7 +71,15 @@ REASON_START_ERROR = "StartError"
 REASON_INIT_ERROR = "InitError"
 
 _encoder = msgspec.json.Encoder()
-_CLOCK = SystemClock()
+
+
+def _now() -> datetime:
+    """The time of a report.
+
+    The supervisor is a process of its own, given no clock; the services' clock would
+    import asyncio, a tenth of a second of every pod's start.
+    """
+    return datetime.now(UTC)  # noqa: TID251 - see above
 
 
 def write_whole(path: Path, data: bytes) -> None:
@@ -237,7 +245,7 @@ class Supervisor:
             if self.plan.active_deadline_seconds is None
             else started + self.plan.active_deadline_seconds
         )
-        self.write(supervisor=os.getpid(), started_at=_CLOCK.now())
+        self.write(supervisor=os.getpid(), started_at=_now())
         inits = [c for c in self.plan.containers if c.init]
         mains = [c for c in self.plan.containers if not c.init]
         for spec in inits:
@@ -259,7 +267,7 @@ class Supervisor:
             reason=reason,
             message=message,
             exit_code=code,
-            finished_at=_CLOCK.now(),
+            finished_at=_now(),
             stopped=self.stop_requested,
         )
         return 0
@@ -456,7 +464,3 @@ def main(argv: list[str]) -> int:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
     return supervisor.run()
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

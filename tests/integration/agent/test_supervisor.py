@@ -37,6 +37,7 @@ def runtime() -> Iterator[HostProcesses]:
     yield host
     for pod in (base / "agent" / "pods").iterdir():
         host.forget(pod.name)
+    host.close()
     shutil.rmtree(base)
 
 
