@@ -211,6 +211,9 @@ def run(args: argparse.Namespace) -> int:
     if args.no_simulated_nodes:
         args.nodes = 0
     demo = demo_texts(Path(args.demo_dir), real=args.agent) if args.demo else []
+    if args.demo and args.agent and args.no_simulated_nodes:
+        # the simulated jobs run no command: without simulated nodes, the real ones only
+        demo = demo_texts(Path(args.demo_dir) / REAL_DEMO)
     if args.demo and not demo:
         terminal.error(
             f"vcbus up: no demo jobs (*.yaml) in {args.demo_dir} "

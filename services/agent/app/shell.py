@@ -112,6 +112,7 @@ class Agent:
         self.deletions: collections.deque[PodDeleted] = collections.deque()
         self.lock = asyncio.Lock()
         self.job_read = asyncio.Event()
+        self.bound = asyncio.Event()
         self._checked: dict[str, float] = {}
 
     # --- views -----------------------------------------------------------------------
@@ -155,6 +156,7 @@ class Agent:
                     trace=trace,
                 )
                 self._adopt(outcome)
+            self.bound.set()  # the pod loop starts it now, not at its next pass
             return outcome.emit
         if isinstance(event, PodEvictionRequested):
             async with self.lock:
@@ -183,7 +185,9 @@ class Agent:
                 except Exception:
                     # the loop goes on; the pod stays as it was, and is tried again
                     log.exception("agent_step_failed")
-                await asyncio.sleep(LOOP_SECONDS)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self.bound.wait(), LOOP_SECONDS)
+                self.bound.clear()
         finally:
             self.runtime.close()
 
