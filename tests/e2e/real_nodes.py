@@ -16,6 +16,7 @@ import itertools
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -42,6 +43,8 @@ DEMO_JOB = (
     / "40-pytorch-rendezvous.yaml"
 )
 _ranges = itertools.count()
+TOKEN = "e2e-agent-token"
+"""The agents' logs token (``VCBUS_AGENT_TOKEN``), which ``vcbus logs`` must send."""
 
 
 def start_agent(
@@ -77,7 +80,9 @@ def start_agent(
         "--memory",
         "8Gi",
         *extra,
-        env=service_env(system.bootstrap, system.prefix, VCBUS_POLL_TIMEOUT="0.1"),
+        env=service_env(
+            system.bootstrap, system.prefix, VCBUS_POLL_TIMEOUT="0.1", VCBUS_AGENT_TOKEN=TOKEN
+        ),
     )
     agent.wait_for(event("node_registered"))
     return RealNode(agent, data_dir, node)
@@ -229,6 +234,18 @@ def pod_groups(data_dir: Path, uids: set[str]) -> list[int]:
         report = msgspec.json.decode(status.read_bytes(), type=PodReport)
         groups.extend(c.pgid for c in report.containers if c.pgid)
     return groups
+
+
+def vcbus_logs(system: System, *args: str, token: str = TOKEN) -> subprocess.CompletedProcess[str]:
+    """``vcbus logs ARGS`` against the system, with the agents' token (or another)."""
+    return subprocess.run(
+        [sys.executable, "-m", "services.cli", "logs", *args],
+        env=service_env(system.bootstrap, system.prefix, VCBUS_AGENT_TOKEN=token),
+        capture_output=True,
+        text=True,
+        timeout=WAIT,
+        check=False,
+    )
 
 
 async def delete_job(system: System, key: str) -> None:

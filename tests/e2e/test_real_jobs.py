@@ -16,6 +16,7 @@ import pytest
 
 from contracts.objects.pod import PodPhase
 from tests.e2e.real_nodes import (
+    TOKEN,
     DataDirs,
     RealNode,
     delete_job,
@@ -25,6 +26,7 @@ from tests.e2e.real_nodes import (
     running,
     simple_job,
     start_agent,
+    vcbus_logs,
     wait_for_statuses,
     wait_gone,
 )
@@ -157,7 +159,7 @@ async def test_vcbus_logs_follows_a_running_pod(system: System, agent: RealNode)
         "logs",
         "followed",
         "-f",
-        env=service_env(system.bootstrap, system.prefix),
+        env=service_env(system.bootstrap, system.prefix, VCBUS_AGENT_TOKEN=TOKEN),
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
@@ -176,6 +178,29 @@ async def test_vcbus_logs_follows_a_running_pod(system: System, agent: RealNode)
         if follower.returncode is None:
             follower.kill()
             await follower.wait()
+
+
+async def test_vcbus_logs_reads_the_run_before_a_restart_and_needs_the_agents_token(
+    system: System, agent: RealNode
+) -> None:
+    script = (
+        'if [ -e "$HOME/once" ]; then echo second; else touch "$HOME/once"; echo first; exit 3; fi'
+    )
+    text = simple_job("restarted", script, selector=MAIN).replace(
+        "restartPolicy: Never", "restartPolicy: OnFailure"
+    )
+    await submit(system, text)
+    view = await wait_for_jobs(system, ["default/restarted"])
+    assert view.jobs["default/restarted"].phase == "Completed", _failure(system, view, agent)
+    statuses = await pod_statuses(system, "default/restarted")
+    assert max(s.restart_count for s in statuses) == 1
+    current = await asyncio.to_thread(vcbus_logs, system, "restarted", "--tail", "1")
+    previous = await asyncio.to_thread(vcbus_logs, system, "restarted", "--previous")
+    assert (current.stdout, previous.stdout) == ("second\n", "first\n"), current.stderr
+    refused = await asyncio.to_thread(vcbus_logs, system, "restarted", token="wrong")
+    assert refused.returncode == 1
+    assert "unauthorized" in refused.stderr
+    assert refused.stdout == ""
 
 
 async def test_an_agent_killed_mid_job_and_restarted_reports_each_pod_once(
