@@ -30,7 +30,7 @@ count, so a step re-run after a crash publishes the same ids.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -107,9 +107,14 @@ def bind(
     now: datetime,
     *,
     wanted_ports: Sequence[int],
+    busy_ports: Collection[int] = (),
     trace: tuple[tuple[str, str], ...] = (),
 ) -> Outcome:
-    """Accept or refuse a binding to this node."""
+    """Accept or refuse a binding to this node.
+
+    ``busy_ports`` are host ports some other process of the host holds (its listeners and
+    connections, as the shell found them): they are not handed out either.
+    """
     pod = binding.pod
     if binding.node != conf.node:
         return Outcome(state)
@@ -126,7 +131,9 @@ def bind(
         message = f"binding pod {key} would overcommit node {conf.node}: " + "; ".join(shortfalls)
         return Outcome(state, (_refused(binding, REASON_NODE_OVERCOMMITTED, message, now),))
     try:
-        ports = allocate(wanted_ports, state.ports_used(), conf.port_range, start=state.seq * 7)
+        ports = allocate(
+            wanted_ports, state.ports_used() | set(busy_ports), conf.port_range, start=state.seq * 7
+        )
     except PortsExhaustedError as exc:
         return Outcome(state, (_refused(binding, REASON_PORTS_EXHAUSTED, str(exc), now),))
     grace = pod.termination_grace_period_seconds

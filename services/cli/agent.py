@@ -119,23 +119,22 @@ def options_from(args: argparse.Namespace, settings: Settings) -> AgentOptions:
     """
     node_name = args.node_name
     data_dir = Path(args.data_dir).resolve()
+    user, group = run_as(args.run_as, allow_root=args.allow_root)
+    if user is not None:
+        check_reachable(data_dir, user)
     data_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        port_range = parse_range(args.port_range)
+    except ValueError as exc:
+        raise SettingsError(f"--port-range: {exc}") from None
+    allocatable = _allocatable(args)
+    extra_labels = _pairs(args.label, "--label")
+    taints = tuple(_taint(text) for text in args.taint)
     address = args.address or host_address(settings.kafka.bootstrap_servers)
     token = os.environ.get(ENV_TOKEN, "")
     listen_host = args.listen_host or ("0.0.0.0" if token else "127.0.0.1")
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((listen_host, args.listen_port))
-    except OSError as exc:
-        sock.close()
-        raise SettingsError(
-            f"the logs endpoint cannot listen on {listen_host}:{args.listen_port}: {exc.strerror}; "
-            "pick another --listen-port (0: any free one)"
-        ) from None
-    sock.listen(64)
+    sock = _listen(listen_host, args.listen_port)
     cgroups, why = (None, "--no-limits") if args.no_limits else detect(node_name)
-    allocatable = _allocatable(args)
     labels = {
         "kubernetes.io/hostname": node_name,
         "kubernetes.io/os": "linux",
@@ -143,15 +142,8 @@ def options_from(args: argparse.Namespace, settings: Settings) -> AgentOptions:
         LABEL_AGENT: "true",
         LABEL_ADDRESS: address,
         LABEL_AGENT_PORT: str(sock.getsockname()[1]),
-        **_pairs(args.label, "--label"),
+        **extra_labels,
     }
-    try:
-        port_range = parse_range(args.port_range)
-    except ValueError as exc:
-        raise SettingsError(f"--port-range: {exc}") from None
-    user, group = run_as(args.run_as, allow_root=args.allow_root)
-    if user is not None:
-        _check_reachable(data_dir, user)
     return AgentOptions(
         conf=AgentConf(
             node=node_name,
@@ -164,7 +156,7 @@ def options_from(args: argparse.Namespace, settings: Settings) -> AgentOptions:
             name=node_name,
             allocatable=allocatable,
             labels=labels,
-            taints=tuple(_taint(text) for text in args.taint),
+            taints=taints,
         ),
         data_dir=data_dir,
         policy=Policy(
@@ -186,6 +178,26 @@ def options_from(args: argparse.Namespace, settings: Settings) -> AgentOptions:
         cgroups=cgroups,
         limits_reason=why,
     )
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """The logs endpoint's socket, bound and listening.
+
+    Raises:
+        SettingsError: the address cannot be used.
+    """
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise SettingsError(
+            f"the logs endpoint cannot listen on {host}:{port}: {exc.strerror}; "
+            "pick another --listen-port (0: any free one)"
+        ) from None
+    sock.listen(64)
+    return sock
 
 
 def run(args: argparse.Namespace) -> int:
@@ -213,13 +225,20 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def run_as(text: str, *, allow_root: bool) -> tuple[int | None, int | None]:
+def run_as(
+    text: str, *, allow_root: bool, euid: int | None = None
+) -> tuple[int | None, int | None]:
     """The uid and gid pods run as (None, None: the agent's own, when it is not root).
+
+    Args:
+        text: ``--run-as``: ``USER[:GROUP]``, names or numbers; empty for the default.
+        allow_root: ``--allow-root``.
+        euid: the agent's effective uid (the process's when None).
 
     Raises:
         SettingsError: an unknown user, or root without ``--allow-root``.
     """
-    if os.geteuid() != 0:
+    if (os.geteuid() if euid is None else euid) != 0:
         if text:
             raise SettingsError("--run-as needs the agent to run as root (it switches users)")
         return None, None
@@ -245,7 +264,7 @@ def run_as(text: str, *, allow_root: bool) -> tuple[int | None, int | None]:
     return entry.pw_uid, gid
 
 
-def _check_reachable(data_dir: Path, user: int) -> None:
+def check_reachable(data_dir: Path, user: int) -> None:
     """Refuse a data directory the pods' user could not reach (a parent it cannot search).
 
     Raises:

@@ -47,6 +47,16 @@ TOKEN = "e2e-agent-token"
 """The agents' logs token (``VCBUS_AGENT_TOKEN``), which ``vcbus logs`` must send."""
 
 
+def next_port_range() -> str:
+    """A range of 20 host ports of its own for an agent of this run.
+
+    Below the ephemeral ports (32768 and up, where the clients' own connections are), as
+    the agent's default range is.
+    """
+    first = 30000 + (os.getpid() % 12) * 200 + next(_ranges) * 20 % 200
+    return f"{first}-{first + 19}"
+
+
 def start_agent(
     processes: Processes,
     system: System,
@@ -57,8 +67,7 @@ def start_agent(
 ) -> RealNode:
     """Start an agent for ``node`` and wait until its node is registered."""
     if port_range is None:
-        first = 40000 + (os.getpid() % 50) * 400 + next(_ranges) * 40
-        port_range = f"{first}-{first + 39}"
+        port_range = next_port_range()
     agent = processes.start(
         f"agent-{node}",
         "services.cli",

@@ -21,6 +21,7 @@ from tests.e2e.real_nodes import (
     RealNode,
     delete_job,
     gang_job,
+    next_port_range,
     pod_groups,
     pod_statuses,
     running,
@@ -210,7 +211,8 @@ async def test_an_agent_killed_mid_job_and_restarted_reports_each_pod_once(
     args = ("--label", "pool=killed")
     selector = {"pool": "killed"}
     with Processes() as processes:
-        node = start_agent(processes, system, data_dir, "killed-0", *args, port_range="45000-45019")
+        ports = next_port_range()
+        node = start_agent(processes, system, data_dir, "killed-0", *args, port_range=ports)
         await submit(
             system, simple_job("outlives", "sleep 2; echo done", replicas=2, selector=selector)
         )
@@ -219,9 +221,7 @@ async def test_an_agent_killed_mid_job_and_restarted_reports_each_pod_once(
         node.process.kill()
         node.process.exited()
         await asyncio.sleep(3)  # the pods end while their agent is down
-        again = start_agent(
-            processes, system, data_dir, "killed-0", *args, port_range="45000-45019"
-        )
+        again = start_agent(processes, system, data_dir, "killed-0", *args, port_range=ports)
         view = await wait_for_jobs(system, ["default/outlives"])
         assert view.jobs["default/outlives"].phase == "Completed", _failure(system, view, again)
     statuses = await pod_statuses(system, "default/outlives")
@@ -255,9 +255,8 @@ async def test_two_agents_on_one_machine_make_a_cluster_a_gang_spans(
                 "pool=pair",
                 "--cpu",
                 "1",
-                port_range=ports,
             )
-            for name, ports in (("pair-a", "46000-46019"), ("pair-b", "46020-46039"))
+            for name in ("pair-a", "pair-b")
         ]
         await submit(system, gang_job("spans", edit=on_the_pair))
         view = await wait_for_jobs(system, ["default/spans"])

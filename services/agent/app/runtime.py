@@ -244,3 +244,21 @@ class HostProcesses:
     @property
     def _socket(self) -> Path:
         return self.data_dir / LAUNCHER_SOCKET
+
+
+def host_ports_in_use(low: int, high: int) -> frozenset[int]:
+    """The local ports from ``low`` to ``high`` that a socket of the host holds.
+
+    Read from ``/proc/net/{tcp,tcp6,udp,udp6}`` (listeners, connections, TIME_WAIT): a pod
+    given one of them could not listen on it.
+    """
+    found: set[int] = set()
+    for name in ("tcp", "tcp6", "udp", "udp6"):
+        with contextlib.suppress(OSError):
+            for line in Path(f"/proc/net/{name}").read_text().splitlines()[1:]:
+                fields = line.split()
+                if len(fields) > 1:
+                    port = int(fields[1].rpartition(":")[2], 16)
+                    if low <= port <= high:
+                        found.add(port)
+    return frozenset(found)

@@ -53,7 +53,7 @@ from contracts.objects.pod import Pod, PodPhase
 from services.agent import core
 from services.agent.app.cgroups import Cgroups
 from services.agent.app.logserver import LogServer, ServerOptions
-from services.agent.app.runtime import HostProcesses
+from services.agent.app.runtime import HostProcesses, host_ports_in_use
 from services.agent.core import Action, AgentConf, Forget, Launch, Outcome, Stop
 from services.agent.launch import Placement, PlanError, Policy, plan_pod
 from services.agent.model import AgentPod, AgentState, StopCause
@@ -153,6 +153,7 @@ class Agent:
                     self.conf,
                     self.clock.now(),
                     wanted_ports=wanted,
+                    busy_ports=host_ports_in_use(*self.conf.port_range) if wanted else (),
                     trace=trace,
                 )
                 self._adopt(outcome)

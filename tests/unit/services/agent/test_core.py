@@ -88,6 +88,13 @@ def test_two_pods_never_share_a_host_port() -> None:
     assert len(set(ports)) == 4
 
 
+def test_ports_another_process_of_the_host_holds_are_not_handed_out() -> None:
+    outcome = core.bind(
+        AgentState(), binding(), CONF, at(0), wanted_ports=[80], busy_ports={31000, 31001}
+    )
+    assert only(outcome.emit).ports == {80: 31002}
+
+
 def test_a_binding_read_again_before_its_pod_started_publishes_the_same_status() -> None:
     first = core.bind(AgentState(), binding(), CONF, at(0), wanted_ports=[])
     again = core.bind(first.state, binding(), CONF, at(5), wanted_ports=[])
