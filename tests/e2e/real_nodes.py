@@ -64,8 +64,12 @@ def start_agent(
     node: str,
     *extra: str,
     port_range: str | None = None,
+    env: dict[str, str] | None = None,
 ) -> RealNode:
-    """Start an agent for ``node`` and wait until its node is registered."""
+    """Start an agent for ``node`` and wait until its node is registered.
+
+    ``env``: more of its environment (``OTEL_*``).
+    """
     if port_range is None:
         port_range = next_port_range()
     agent = processes.start(
@@ -90,7 +94,11 @@ def start_agent(
         "8Gi",
         *extra,
         env=service_env(
-            system.bootstrap, system.prefix, VCBUS_POLL_TIMEOUT="0.1", VCBUS_AGENT_TOKEN=TOKEN
+            system.bootstrap,
+            system.prefix,
+            VCBUS_POLL_TIMEOUT="0.1",
+            VCBUS_AGENT_TOKEN=TOKEN,
+            **(env or {}),
         ),
     )
     agent.wait_for(event("node_registered"))

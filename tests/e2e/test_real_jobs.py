@@ -32,6 +32,7 @@ from tests.e2e.real_nodes import (
     wait_gone,
 )
 from tests.e2e.system import System, describe, running_system, submit, wait_for_jobs
+from tests.support.otlp_receiver import OtlpReceiver, ReceivedSpan
 from tests.support.processes import Processes, service_env
 
 pytestmark = pytest.mark.timeout(300)
@@ -202,6 +203,36 @@ async def test_vcbus_logs_reads_the_run_before_a_restart_and_needs_the_agents_to
     assert refused.returncode == 1
     assert "unauthorized" in refused.stderr
     assert refused.stdout == ""
+
+
+async def test_the_agents_spans_continue_the_jobs_trace(
+    system: System, data_dirs: DataDirs
+) -> None:
+    with OtlpReceiver() as receiver, Processes() as processes:
+        otel = {"OTEL_EXPORTER_OTLP_ENDPOINT": receiver.endpoint, "OTEL_BSP_SCHEDULE_DELAY": "100"}
+        node = start_agent(
+            processes,
+            system,
+            data_dirs.new("traced"),
+            "traced-0",
+            "--label",
+            "pool=traced",
+            env=otel,
+        )
+        await submit(system, simple_job("traced", "echo hi", selector={"pool": "traced"}))
+        view = await wait_for_jobs(system, ["default/traced"])
+        assert view.jobs["default/traced"].phase == "Completed", _failure(system, view, node)
+        trace_id = view.jobs["default/traced"].trace_id
+        names = {f"process {system.prefix}bindings", "agent.start", "agent.exit"}
+
+        def traced(spans: list[ReceivedSpan]) -> bool:
+            return names <= {
+                s.name.removeprefix(system.prefix) for s in spans if s.trace_id == trace_id
+            }
+
+        assert await asyncio.to_thread(receiver.wait_for, traced, 30), sorted(
+            {(s.name, s.trace_id == trace_id) for s in receiver.spans}
+        )
 
 
 async def test_an_agent_killed_mid_job_and_restarted_reports_each_pod_once(
