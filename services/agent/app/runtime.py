@@ -125,8 +125,15 @@ class HostProcesses:
         return self.cgroups.create(uid, cpu_millis, memory_bytes)
 
     def start(self, plan: PodPlan, files: Mapping[str, str]) -> None:
-        """Prepare the pod's directory and files, then start its supervisor."""
+        """Prepare the pod's directory and files, then start its supervisor.
+
+        A pod whose supervisor was started already (its lock file exists: an agent that
+        stopped after starting it and before saving so) is not started again; its report,
+        or its supervisor's absence, says how it is.
+        """
         pod_dir = self.pod_dir(plan.uid)
+        if (pod_dir / LOCK_FILE).exists():
+            return
         pod_dir.mkdir(mode=0o711, exist_ok=True)
         for private in (self.work_dir(plan.uid), self.files_dir(plan.uid)):
             private.mkdir(mode=0o700, exist_ok=True)

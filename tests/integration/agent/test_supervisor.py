@@ -222,6 +222,14 @@ def test_a_supervisor_killed_is_reported_gone_and_forget_ends_its_pod(
     assert not runtime.pod_dir("u7").exists()
 
 
+def test_a_pod_started_again_is_not_run_twice(runtime: HostProcesses) -> None:
+    plan = PodPlan(pod="p", uid="u10", restart_policy="Never", containers=(sh("echo ran"),))
+    runtime.start(plan, {})
+    runtime.start(plan, {})
+    until_final(runtime, "u10")
+    assert read_log(runtime.log_file("u10", "main", 0)) == b"ran\n"
+
+
 def test_logs_rotate_at_their_bound_and_read_back_oldest_first(runtime: HostProcesses) -> None:
     lines = "i=0; while [ $i -lt 400 ]; do printf 'line %04d %s\\n' $i 0123456789; i=$((i+1)); done"
     plan = PodPlan(
