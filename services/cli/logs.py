@@ -27,7 +27,7 @@ from contracts import NodeChanged, NodeHeartbeat, NodeRegistered, Topic
 from services.agent.app.logserver import ENV_CAFILE, ENV_TOKEN
 from services.cli import terminal
 from services.cli.agent import LABEL_ADDRESS, LABEL_AGENT_PORT
-from services.cli.status import read_store
+from services.cli.status import StatusStore, read_store
 from shared.bus.kafka import AioKafkaBus
 from shared.runtime.settings import Settings
 
@@ -95,24 +95,37 @@ async def find_targets(
             continue
         if index is not None and pod.rpartition("-")[2] != str(index):
             continue
-        if not row.node:
-            problems.append(f"pod {pod} is not bound to a node yet")
-            continue
-        node = store.get(Topic.NODES, row.node)
-        labels = (
-            node.node.labels
-            if isinstance(node, NodeRegistered | NodeChanged | NodeHeartbeat)
-            else {}
-        )
-        if LABEL_ADDRESS not in labels or LABEL_AGENT_PORT not in labels:
-            problems.append(f"pod {pod} runs on node {row.node}, which has no agent (no logs)")
-            continue
-        targets.append(Target(pod, labels[LABEL_ADDRESS], int(labels[LABEL_AGENT_PORT])))
+        found = target_of(store, pod)
+        if isinstance(found, Target):
+            targets.append(found)
+        else:
+            problems.append(found)
     return targets, problems
 
 
-def fetch(target: Target, query: dict[str, str], *, prefix: bool, lock: threading.Lock) -> bool:
-    """Copy one pod's log to standard output; False when the agent refused or failed."""
+def target_of(store: StatusStore, pod: str) -> Target | str:
+    """Where pod ``namespace/name``'s log is served, or why it is not.
+
+    Its node is the one ``pods.status`` names; the node's agent is found by the labels it
+    registered (``vcbus.io/address``, ``vcbus.io/agent-port``).
+    """
+    row = store.pods.get(pod)
+    if row is None or not row.node:
+        return f"pod {pod} is not bound to a node yet"
+    node = store.get(Topic.NODES, row.node)
+    labels = (
+        node.node.labels if isinstance(node, NodeRegistered | NodeChanged | NodeHeartbeat) else {}
+    )
+    if LABEL_ADDRESS not in labels or LABEL_AGENT_PORT not in labels:
+        return f"pod {pod} runs on node {row.node}, which has no agent (no logs)"
+    return Target(pod, labels[LABEL_ADDRESS], int(labels[LABEL_AGENT_PORT]))
+
+
+def request_log(target: Target, query: dict[str, str]) -> http.client.HTTPConnection:
+    """Ask the pod's agent for its log (the token and TLS of ``vcbus logs``); the connection.
+
+    The caller reads ``getresponse()`` and closes the connection.
+    """
     namespace, _, name = target.pod.partition("/")
     path = f"/pods/{quote(namespace)}/{quote(name)}/log?{urlencode(query)}"
     cafile = os.environ.get(ENV_CAFILE, "")
@@ -127,8 +140,16 @@ def fetch(target: Target, query: dict[str, str], *, prefix: bool, lock: threadin
     token = os.environ.get(ENV_TOKEN, "")
     if token:
         headers["Authorization"] = f"Bearer {token}"
+    connection.request("GET", path, headers=headers)
+    return connection
+
+
+def fetch(target: Target, query: dict[str, str], *, prefix: bool, lock: threading.Lock) -> bool:
+    """Copy one pod's log to standard output; False when the agent refused or failed."""
+    name = target.pod.partition("/")[2]
+    connection: http.client.HTTPConnection | None = None
     try:
-        connection.request("GET", path, headers=headers)
+        connection = request_log(target, query)
         response = connection.getresponse()
         if response.status != 200:
             body = response.read().decode(errors="replace").strip()
@@ -152,4 +173,5 @@ def fetch(target: Target, query: dict[str, str], *, prefix: bool, lock: threadin
         terminal.error(f"pod {target.pod}: agent at {target.host}:{target.port}: {exc}\n")
         return False
     finally:
-        connection.close()
+        if connection is not None:
+            connection.close()

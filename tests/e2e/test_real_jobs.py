@@ -10,11 +10,15 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 
 import pytest
 
 from contracts.objects.pod import PodPhase
+from services.cli.dashboard.app import listen, serve, url_of
+from shared.runtime.settings import Settings
 from tests.e2e.real_nodes import (
     TOKEN,
     DataDirs,
@@ -233,6 +237,46 @@ async def test_the_agents_spans_continue_the_jobs_trace(
         assert await asyncio.to_thread(receiver.wait_for, traced, 30), sorted(
             {(s.name, s.trace_id == trace_id) for s in receiver.spans}
         )
+
+
+async def test_the_dashboards_job_page_links_each_pods_log(
+    system: System, agent: RealNode, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await submit(system, simple_job("shown", "echo shown here", selector=MAIN))
+    view = await wait_for_jobs(system, ["default/shown"])
+    assert view.jobs["default/shown"].phase == "Completed", _failure(system, view, agent)
+    monkeypatch.setenv("VCBUS_AGENT_TOKEN", TOKEN)
+    settings = Settings.from_env(
+        {"KAFKA_BOOTSTRAP_SERVERS": system.bootstrap, "VCBUS_TOPIC_PREFIX": system.prefix}
+    )
+    sock = listen("127.0.0.1", 0)
+    stop = asyncio.Event()
+    served = asyncio.create_task(serve(system.bus, settings, sock, jaeger_url="", stop=stop))
+    base = url_of(sock).rstrip("/")
+    try:
+        async with asyncio.timeout(60):
+            while True:
+                if (await asyncio.to_thread(_get, f"{base}/healthz"))[0] == 200:
+                    break
+                await asyncio.sleep(0.2)
+        status, page = await asyncio.to_thread(_get, f"{base}/jobs/default/shown")
+        assert status == 200
+        assert 'href="/pods/default/shown-task-0/log"' in page
+        assert await asyncio.to_thread(_get, f"{base}/pods/default/shown-task-0/log") == (
+            200,
+            "shown here\n",
+        )
+    finally:
+        stop.set()
+        await served
+
+
+def _get(url: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=30) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode()
 
 
 async def test_an_agent_killed_mid_job_and_restarted_reports_each_pod_once(

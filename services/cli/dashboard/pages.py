@@ -38,6 +38,11 @@ def job_href(key: str) -> str:
     return f"/jobs/{quote(namespace, safe='')}/{quote(name, safe='')}"
 
 
+def pod_log_href(namespace: str, pod: str) -> str:
+    """The address of a pod's log (its node's agent's, through the dashboard)."""
+    return f"/pods/{quote(namespace, safe='')}/{quote(pod, safe='')}/log"
+
+
 def layout(title: str, active: str, body: str) -> str:
     """A whole page: head, navigation, and ``body`` inside ``<main id="main">``."""
     nav = " ".join(
@@ -244,8 +249,17 @@ def job_page(model: JobDetail, *, token: str = "") -> str:
     parts.append(
         "<section><h2>Pods</h2>"
         + _table(
-            ("Pod", "Task", "Phase", "Node"),
-            [(esc(p.name), esc(p.task), _phase(p.phase), esc(p.node or "-")) for p in model.pods],
+            ("Pod", "Task", "Phase", "Node", "Log"),
+            [
+                (
+                    esc(p.name),
+                    esc(p.task),
+                    _phase(p.phase),
+                    esc(p.node or "-"),
+                    f'<a href="{pod_log_href(row.namespace, p.name)}">log</a>' if p.node else "-",
+                )
+                for p in model.pods
+            ],
         )
         + "</section>"
     )
