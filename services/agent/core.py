@@ -4,7 +4,7 @@ One state per agent (:class:`AgentState`: the pods bound to its node, by uid). E
 returns an :class:`Outcome`: the new state, the events to publish on ``pods.status`` (the
 same reasons, fields and ids the simulated cluster uses, so every reader and the
 job-controller's lifecycle policies work unchanged) and the actions the shell performs
-(:class:`Launch`, :class:`Stop`, :class:`Forget`).
+(:class:`Stop`, :class:`Forget`).
 
 - ``BindingCreated`` for this node: accepted when the pod's requests fit the node's free
   allocatable and its host ports can be allocated; ``Pending`` (reason ``Bound``) with
@@ -68,13 +68,6 @@ class AgentConf:
 
 
 @dataclass(frozen=True, slots=True)
-class Launch:
-    """Start the pod's supervisor (once its template and peers are known)."""
-
-    uid: str
-
-
-@dataclass(frozen=True, slots=True)
 class Stop:
     """Ask the pod's supervisor to stop it (SIGTERM, grace, SIGKILL)."""
 
@@ -88,7 +81,7 @@ class Forget:
     uid: str
 
 
-Action = Launch | Stop | Forget
+Action = Stop | Forget
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,7 +161,7 @@ def launched(state: AgentState, uid: str) -> Outcome:
     pod = state.pods.get(uid)
     if pod is None or pod.launched:
         return Outcome(state)
-    return Outcome(_with(state, msgspec.structs.replace(pod, launched=True)), (), (Launch(uid),))
+    return Outcome(_with(state, msgspec.structs.replace(pod, launched=True)))
 
 
 def failed_to_start(

@@ -57,7 +57,15 @@ class PodRuntime(Protocol):
     """What the agent asks of a runtime: run a pod, say how it is, stop it, clear it."""
 
     def pod_dir(self, uid: str) -> Path:
-        """The pod's directory (its files' ``directory``)."""
+        """The pod's directory."""
+        ...
+
+    def files_dir(self, uid: str) -> Path:
+        """Where the plugins' files of the pod go (their ``directory``)."""
+        ...
+
+    def work_dir(self, uid: str) -> Path:
+        """The pod's private working directory."""
         ...
 
     def start(self, plan: PodPlan, files: Mapping[str, str]) -> None:
@@ -82,6 +90,10 @@ class PodRuntime(Protocol):
 
     def log_file(self, uid: str, container: str, restart: int) -> Path:
         """The log of one run of one container."""
+        ...
+
+    def close(self) -> None:
+        """Let go of what the runtime holds for the agent (the pods run on)."""
         ...
 
 
@@ -118,14 +130,8 @@ class HostProcesses:
         """The pod's private working directory."""
         return self.pod_dir(uid) / WORK_DIR
 
-    def cgroup(self, uid: str, cpu_millis: int, memory_bytes: int) -> tuple[str, ...]:
-        """Make the pod's cgroup; no directories when limits are not enforced."""
-        if self.cgroups is None:
-            return ()
-        return self.cgroups.create(uid, cpu_millis, memory_bytes)
-
     def start(self, plan: PodPlan, files: Mapping[str, str]) -> None:
-        """Prepare the pod's directory and files, then start its supervisor.
+        """Prepare the pod's directory, files and cgroup, then start its supervisor.
 
         A pod whose supervisor was started already (its lock file exists: an agent that
         stopped after starting it and before saving so) is not started again; its report,
@@ -150,6 +156,11 @@ class HostProcesses:
                         -1 if plan.group is None else plan.group,
                     )
         (pod_dir / LOGS_DIR).mkdir(mode=0o700, exist_ok=True)
+        if self.cgroups is not None:
+            limits = plan.limits
+            dirs = self.cgroups.create(plan.uid, limits.cpu_millis, limits.memory_bytes)
+            limits = msgspec.structs.replace(limits, dirs=dirs, version=self.cgroups.version)
+            plan = msgspec.structs.replace(plan, limits=limits)
         write_whole(pod_dir / PLAN_FILE, _encoder.encode(plan))
         self._launch(pod_dir)
 

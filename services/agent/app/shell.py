@@ -53,8 +53,8 @@ from contracts.objects.pod import Pod, PodPhase
 from services.agent import core
 from services.agent.app.cgroups import Cgroups
 from services.agent.app.logserver import LogServer, ServerOptions
-from services.agent.app.runtime import HostProcesses, host_ports_in_use
-from services.agent.core import Action, AgentConf, Forget, Launch, Outcome, Stop
+from services.agent.app.runtime import HostProcesses, PodRuntime, host_ports_in_use
+from services.agent.core import Action, AgentConf, Forget, Outcome, Stop
 from services.agent.launch import Placement, PlanError, Policy, plan_pod
 from services.agent.model import AgentPod, AgentState, StopCause
 from services.agent.plugins import Peer, pod_ports
@@ -101,7 +101,7 @@ class AgentOptions:
 class Agent:
     """The agent's state, its views of the topics and its pods' runtime."""
 
-    def __init__(self, options: AgentOptions, runtime: HostProcesses, clock: Clock) -> None:
+    def __init__(self, options: AgentOptions, runtime: PodRuntime, clock: Clock) -> None:
         self.options = options
         self.conf = options.conf
         self.runtime = runtime
@@ -237,15 +237,6 @@ class Agent:
                 )
                 await self._fail(runtime, pod, REASON_PEERS_UNKNOWN, message)
             return
-        dirs = self.runtime.cgroup(pod.uid, plan.limits.cpu_millis, plan.limits.memory_bytes)
-        limits = (
-            msgspec.structs.replace(
-                plan.limits, dirs=dirs, version=self.runtime.cgroups.version if dirs else 0
-            )
-            if self.runtime.cgroups is not None
-            else plan.limits
-        )
-        plan = msgspec.structs.replace(plan, limits=limits)
         with job_span("agent.start", context_of(_headers(pod)), pod=pod.key, node=self.conf.node):
             self.runtime.start(plan, grants.files)
         log.info("pod_started", pod=pod.key, uid=pod.uid, job=pod.job)
@@ -295,8 +286,6 @@ class Agent:
 
     def _perform(self, action: Action) -> None:
         match action:
-            case Launch():
-                pass  # started by the caller before the state says so
             case Stop(uid=uid):
                 pod = self.state.pods.get(uid)
                 with job_span("agent.stop", context_of(_headers(pod) if pod else ()), uid=uid):
