@@ -187,6 +187,8 @@ def observe(
     if not pod.is_active:
         forget = (Forget(uid),) if pod.stop is StopCause.DELETED else ()
         return Outcome(state, (), forget)
+    if report is None and pod.stop is StopCause.DELETED:
+        return Outcome(state, (), (Forget(uid),))  # nothing of it is left to stop
     if report is None:
         message = f"the supervisor of pod {pod.key} on node {conf.node} is gone"
         return _end(

@@ -194,6 +194,19 @@ def test_a_deleted_pod_is_stopped_then_forgotten_with_nothing_published() -> Non
     assert core.forgotten(outcome.state, "uid-0") == AgentState(seq=1)
 
 
+def test_a_deleted_pod_whose_supervisor_is_gone_is_forgotten_not_lost() -> None:
+    deleted = PodDeleted(
+        event_id="d1",
+        occurred_at=at(2),
+        job=JobKey("default/j"),
+        pod=PodKey("default/j-worker-0"),
+        pod_uid="uid-0",
+    )
+    stopping = core.delete(running(), deleted)
+    outcome = core.observe(stopping.state, "uid-0", None, CONF, at(3))
+    assert (outcome.emit, outcome.actions) == ((), (Forget("uid-0"),))
+
+
 def test_an_old_deletion_without_uid_does_not_end_a_pod_that_reused_the_name() -> None:
     old = PodDeleted(
         event_id="d0",
