@@ -15,6 +15,7 @@ import copy
 import itertools
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -168,6 +169,15 @@ class DataDirs:
         return self
 
     def __exit__(self, *_: object) -> None:
+        """Kill what the agents' pods left running (pods outlive agents), then remove all."""
+        for status in self.base.glob("*/pods/*/status.json"):
+            with contextlib.suppress(OSError, msgspec.DecodeError):
+                report = msgspec.json.decode(status.read_bytes(), type=PodReport)
+                with contextlib.suppress(OSError):
+                    os.kill(report.supervisor, signal.SIGKILL)
+                for container in report.containers:
+                    with contextlib.suppress(OSError):
+                        os.killpg(container.pgid, signal.SIGKILL)
         shutil.rmtree(self.base, ignore_errors=True)
 
 

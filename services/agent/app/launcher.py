@@ -36,6 +36,9 @@ PID_FILE = "supervisor.pid"
 SUPERVISOR_LOG = "supervisor.log"
 """The supervisor's own errors (a crash of the supervisor itself, not the pod's output)."""
 PR_SET_PDEATHSIG = 1
+PR_SET_NAME = 15
+SUPERVISOR_NAME = b"vcbus-supervise"
+"""A supervisor's process name (its command line stays the launcher's)."""
 
 
 def launch(pod_dir: Path) -> int:
@@ -82,6 +85,8 @@ def _supervise(pod_dir: Path, *, keep: int) -> None:
         os.closerange(3, keep)
         os.closerange(keep + 1, os.sysconf("SC_OPEN_MAX"))
         os.chdir(pod_dir)
+        with contextlib.suppress(OSError):  # ps -o comm, top: a pod's supervisor, not a launcher
+            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_NAME, SUPERVISOR_NAME, 0, 0, 0)
         for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             signal.signal(signum, signal.SIG_DFL)
         code = supervisor.main([str(pod_dir)])
