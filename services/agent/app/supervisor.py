@@ -23,7 +23,8 @@ Nomad's executor, Slurm's slurmstepd, containerd's shim). It reads ``POD_DIR/pla
   left in the pod's cgroup;
 - a container killed by the kernel for its memory limit (the cgroup's ``oom_kill`` count
   grew) ends ``OOMKilled``;
-- writes ``POD_DIR/status.json`` (:class:`PodReport`) whole at each change.
+- writes ``POD_DIR/status.json`` (:class:`PodReport`) whole at each change;
+- removes the pod's cgroup once the pod has ended.
 
 It imports only the standard library, msgspec and the agent's model, to start fast.
 """
@@ -262,6 +263,9 @@ class Supervisor:
         return self._finish(*ended)
 
     def _finish(self, phase: PodPhase, reason: str, message: str, code: int | None) -> int:
+        for directory in self.plan.limits.dirs:  # nothing runs in the pod's cgroup any more
+            with contextlib.suppress(OSError):
+                os.rmdir(directory)
         self.write(
             phase=phase,
             reason=reason,
