@@ -63,7 +63,7 @@ schemas: $(STAMP)
 	$(BIN)/python -m contracts._schemas
 
 run: $(STAMP)
-	$(BIN)/vcbus up --demo
+	$(BIN)/vcbus up --demo --agent
 
 bench: $(STAMP)
 	$(BIN)/python -m tests.bench

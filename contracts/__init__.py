@@ -33,7 +33,13 @@ from contracts.events.jobs_submitted import (
     JobResumeRequested,
     JobsSubmittedCommand,
 )
-from contracts.events.nodes import NodeChanged, NodeRegistered, NodeRemoved, NodesEvent
+from contracts.events.nodes import (
+    NodeChanged,
+    NodeHeartbeat,
+    NodeRegistered,
+    NodeRemoved,
+    NodesEvent,
+)
 from contracts.events.podgroups import (
     PodGroupCreated,
     PodGroupDeleted,
@@ -97,6 +103,7 @@ __all__ = [
     "LocksHonoured",
     "LocksLifted",
     "NodeChanged",
+    "NodeHeartbeat",
     "NodeName",
     "NodeRegistered",
     "NodeRemoved",

@@ -38,7 +38,13 @@ from contracts.events.jobs_submitted import (
     JobResumeRequested,
     JobsSubmittedCommand,
 )
-from contracts.events.nodes import NodeChanged, NodeRegistered, NodeRemoved, NodesEvent
+from contracts.events.nodes import (
+    NodeChanged,
+    NodeHeartbeat,
+    NodeRegistered,
+    NodeRemoved,
+    NodesEvent,
+)
 from contracts.events.podgroups import (
     PodGroupCreated,
     PodGroupDeleted,
@@ -123,8 +129,8 @@ TOPICS: tuple[TopicSpec, ...] = (
     TopicSpec(Topic.PODGROUPS_CONDITIONS, PodGroupsConditionsEvent, KeyKind.JOB, "allocator"),
     TopicSpec(Topic.PODS, PodsEvent, KeyKind.JOB, "job-controller"),
     TopicSpec(Topic.BINDINGS, BindingsEvent, KeyKind.NODE, "allocator"),
-    TopicSpec(Topic.PODS_STATUS, PodsStatusEvent, KeyKind.JOB, "cluster"),
-    TopicSpec(Topic.NODES, NodesEvent, KeyKind.NODE, "cluster"),
+    TopicSpec(Topic.PODS_STATUS, PodsStatusEvent, KeyKind.JOB, "cluster, agent, allocator"),
+    TopicSpec(Topic.NODES, NodesEvent, KeyKind.NODE, "cluster, agent"),
     TopicSpec(Topic.RESERVATIONS, ReservationsEvent, KeyKind.JOB, "podgroup-enqueue"),
     TopicSpec(Topic.QUEUES, QueuesEvent, KeyKind.QUEUE, "users"),
     TopicSpec(Topic.CLUSTER_COMMANDS, NodeCommand, KeyKind.NODE, "users"),
@@ -205,7 +211,7 @@ def key_of(event: Event) -> str:
             return event.node.name
         case NodeCordonRequested() | NodeUncordonRequested() | NodeRemoveRequested():
             return event.name
-        case NodeRemoved():
+        case NodeRemoved() | NodeHeartbeat():
             return event.name
         case QueueDeclared():
             return event.queue.name

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from contracts._base import Event
 from contracts.keys import NodeName
 from contracts.objects.node import Node
@@ -25,4 +27,25 @@ class NodeRemoved(Event, tag="node.removed.v1", frozen=True, kw_only=True):
     name: NodeName
 
 
-NodesEvent = NodeRegistered | NodeChanged | NodeRemoved
+class NodeHeartbeat(Event, tag="node.heartbeat.v1", frozen=True, kw_only=True):
+    """A real node's agent is alive (SPEC A14), sent every ``interval_seconds``.
+
+    A node whose heartbeats stop is NotReady after a grace period and takes no new
+    bindings; past a second limit its pods end ``Failed`` with reason ``NodeLost``.
+    Simulated nodes send none and are always Ready.
+
+    It carries the whole node, as a kubelet's node status update did before leases:
+    ``nodes`` is compacted by node name, so its newest record for a real node, a
+    heartbeat, must still say what the node is.
+    """
+
+    name: NodeName
+    node: Node
+    """The node as its agent registers it (``node.name`` is ``name``)."""
+    at: datetime
+    interval_seconds: float = 10.0
+    limits_enforced: bool = True
+    """False where the agent runs pods without cgroup cpu and memory limits."""
+
+
+NodesEvent = NodeRegistered | NodeChanged | NodeRemoved | NodeHeartbeat

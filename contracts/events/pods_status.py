@@ -25,6 +25,12 @@ class PodPhaseChanged(Event, tag="pod.phase_changed.v1", frozen=True, kw_only=Tr
     status of a pod deleted by a restart, whose name was reused)."""
     restart_count: int = 0
     """Container restarts of the pod so far (Volcano's ``TaskFailed`` counts them)."""
+    host_ip: str = ""
+    """The address the job's other pods reach this pod at (Kubernetes' ``status.hostIP``:
+    its node's address on a real node); empty on a simulated node."""
+    ports: dict[int, int] = {}
+    """The host port a real node allocated for each of the pod's container ports
+    (``services.agent.plugins.pod_ports``): container port → host port."""
 
 
 class BindingRefused(Event, tag="binding.refused.v1", frozen=True, kw_only=True):

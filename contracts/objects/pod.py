@@ -30,6 +30,9 @@ ANNOTATION_PREEMPTABLE = "volcano.sh/preemptable"
 POD_BOUND = "Bound"
 """The reason of the pod status that accepts a binding: ``Pending`` on its node, or
 ``Running`` when the pod starts as it is bound (no start delay)."""
+POD_NODE_LOST = "NodeLost"
+"""The reason of a pod that ended ``Failed`` because its node is gone: removed, or a real
+node whose heartbeats stopped past the pod-eviction timeout (SPEC A14)."""
 DEFAULT_GRACE_SECONDS = 30
 """Kubernetes' default ``terminationGracePeriodSeconds``."""
 """Delay between binding and Running for a simulated pod (default: the cluster's)."""

@@ -8,6 +8,10 @@ then on the other jobs use those nodes again, ahead of podgroup-enqueue's unlock
 One replica is active (the lease); standbys follow the same topics and take over on
 rebalance. The cluster refuses any binding that would overcommit a node, so even two
 active allocators could not overcommit.
+
+The allocator is also the node lifecycle controller of real nodes (SPEC A14,
+:mod:`services.allocator.node_lifecycle`): each cycle, a node silent past the grace period
+is unschedulable, and the pods of one silent past the eviction timeout end ``NodeLost``.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from contracts import LocksHonoured, LocksLifted
+from shared.node_lifecycle import NodeLifecycleConf
 from shared.runtime.clock import Clock
 from shared.runtime.scheduler import folds_cluster_event, scheduling_service
 from shared.runtime.service import Service
@@ -24,9 +29,11 @@ from shared.scheduling import ClusterEvent, ClusterView
 from shared.scheduling.framework.conf import SchedulerConf
 from shared.scheduling.framework.results import CycleObserver
 from shared.scheduling.framework.session_cache import SessionCache
+from shared.scheduling.model import naive_utc
 from shared.scheduling.scheduler import default_conf
 from shared.step import Ctx
 
+from . import node_lifecycle
 from .cycle import locks_honoured, locks_lifted, next_due, run_cycle
 
 NAME = "allocator"
@@ -38,12 +45,16 @@ def build_service(
     *,
     conf: SchedulerConf | None = None,
     on_cycle: CycleObserver | None = None,
+    lifecycle: NodeLifecycleConf | None = None,
 ) -> Service:
     """The allocator: ``allocate, backfill`` on change, at will-bind timeouts, each second.
 
     ``on_cycle`` is told each cycle's time and session result (``vcbus simulate --cycles``).
+    ``lifecycle`` bounds a real node's silence (default: from ``settings``'
+    ``VCBUS_NODE_MONITOR_GRACE_SECONDS`` and ``VCBUS_POD_EVICTION_TIMEOUT_SECONDS``).
     """
     conf = conf or default_conf()
+    lifecycle = lifecycle or NodeLifecycleConf.from_env(settings.extra)
     view = ClusterView()
     cache = SessionCache()
 
@@ -52,6 +63,8 @@ def build_service(
 
     def decide(ctx: Ctx) -> Sequence[ClusterEvent]:
         snapshot = view.snapshot()
+        lost = node_lifecycle.lost_pods(snapshot, ctx.now, lifecycle)
+        snapshot = node_lifecycle.cordon_not_ready(snapshot, ctx.now, lifecycle)
         result = run_cycle(snapshot, conf, ctx, cache=cache)
         if on_cycle is not None:
             on_cycle(ctx.now, result.session)
@@ -69,10 +82,19 @@ def build_service(
         if lift is not None:
             lifted[:] = [lift]
             notes.append(lift)
-        return (*notes, *result.events)
+        return (*lost, *notes, *result.events)
 
     def due(now: datetime) -> datetime | None:
-        return next_due(view.snapshot(), now)
+        snapshot = view.snapshot()
+        moments = [
+            moment
+            for moment in (
+                next_due(snapshot, now),
+                node_lifecycle.next_due(snapshot, now, lifecycle),
+            )
+            if moment is not None
+        ]
+        return min(moments, key=naive_utc) if moments else None
 
     return scheduling_service(
         NAME,

@@ -39,6 +39,8 @@ COMMANDS: tuple[str, ...] = (
     "admit",
     "simulate",
     "serve",
+    "agent",
+    "logs",
     "broker",
     "topics",
     "completion",
@@ -97,10 +99,12 @@ EXIT_NO_BROKER = 3
 """Exit status when no broker answers at ``KAFKA_BOOTSTRAP_SERVERS``."""
 EXIT_INTERRUPTED = 130
 
-BROKER_COMMANDS = frozenset({"get", "describe", "delete", "job", "queue", "dashboard", "topics"})
+BROKER_COMMANDS = frozenset(
+    {"get", "describe", "delete", "job", "queue", "dashboard", "topics", "logs", "agent"}
+)
 """Commands that need the broker at ``KAFKA_BOOTSTRAP_SERVERS`` before they do anything
 (``submit`` and ``up`` call :func:`require_broker` themselves, after their own checks)."""
-SERVICE_COMMANDS = frozenset({"serve"})
+SERVICE_COMMANDS = frozenset({"serve", "agent"})
 """Commands whose output is a service's log: an unexpected failure keeps its traceback there."""
 BROKER_WAIT = 5.0
 """Seconds a command waits for the broker to answer before it gives up (status 3)."""

@@ -8,7 +8,12 @@ trace id with a link to Jaeger (``VCBUS_JAEGER_URL``), and ends with the job's E
 (:mod:`shared.views.events`: newest last, with ages); a waiting job's place in its queue,
 and ``Inadmissible`` when its reason says it cannot be enqueued as it is
 (:mod:`services.cli.admissible`). Only the job's own partition of the job-keyed topics is
-read, but for the PodGroups (read whole, for the place in the queue).
+read, but for the PodGroups (read whole, for the place in the queue) and the nodes (a pod
+on a NotReady node, or on one whose limits are not enforced, says so).
+
+``vcbus describe node NAME``: its status (Ready or NotReady, cordoned), its heartbeat (a
+real node's age and interval, whether its agent enforces limits), labels, taints, what it
+offers and holds, the lock on it and its pods.
 """
 
 from __future__ import annotations
@@ -47,9 +52,11 @@ from services.cli.status import (
     read_store,
     reason_of,
 )
+from services.cli.usage import node_of, resources_text, used_by_node
 from shared.bus.kafka import AioKafkaBus
 from shared.bus.protocol import Bus
 from shared.bus.records import Record
+from shared.node_lifecycle import Readiness
 from shared.reasons import EVICTION_CONDITIONS
 from shared.runtime.clock import SystemClock
 from shared.runtime.settings import Settings
@@ -69,15 +76,22 @@ TOPICS = (
     Topic.PODS_STATUS,
     Topic.RESERVATIONS,
     Topic.CAPACITY_RESERVATIONS,
+    Topic.NODES,
 )
 """What ``describe job`` reads: the job-keyed topics on the job's partition, but these whole:
-the reservation (the target may be another job) and the PodGroups (the job's place in its
-queue)."""
+the reservation (the target may be another job), the PodGroups (the job's place in its
+queue) and the nodes (whether its pods' nodes are Ready)."""
+
+NODE_TOPICS = (Topic.NODES, Topic.PODS, Topic.BINDINGS, Topic.PODS_STATUS, Topic.RESERVATIONS)
+"""What ``describe node`` reads, whole."""
 
 _WAITING = frozenset({JobPhase.PENDING, JobPhase.RUNNING, JobPhase.RESTARTING})
 """The phases in which a job may wait for something (and ``describe`` says what)."""
 
-WHOLE = frozenset({Topic.RESERVATIONS, Topic.PODGROUPS, Topic.PODGROUPS_STATUS})
+JOB_KINDS = ("job", "jobs", "vcjob")
+NODE_KINDS = ("node", "nodes")
+
+WHOLE = frozenset({Topic.RESERVATIONS, Topic.PODGROUPS, Topic.PODGROUPS_STATUS, Topic.NODES})
 
 
 def jaeger_link(base: str, trace_id: str) -> str:
@@ -309,13 +323,76 @@ def _preemption(store: StatusStore, key: str, status: object) -> list[str]:
 
 def _pods(store: StatusStore, key: str) -> list[str]:
     rows = [
-        (split_key(pod_key)[1], pod.task, pod.phase, pod.node or "-")
+        (split_key(pod_key)[1], pod.task, pod.phase, _node_cell(store, pod.node))
         for pod_key, pod in sorted(store.pods.items())
         if pod.job == key
     ]
     if not rows:
         return []
     return ["Pod List:", *_table(("NAME", "TASK", "PHASE", "NODE"), rows)]
+
+
+def _node_cell(store: StatusStore, node: str | None) -> str:
+    """A pod's node, with what is amiss with it: NotReady, limits not enforced."""
+    if not node:
+        return "-"
+    health = store.node_health(node)
+    notes = [
+        note
+        for note in (
+            str(health.readiness) if health.readiness is Readiness.NOT_READY else "-",
+            health.limits_text(),
+        )
+        if note != "-"
+    ]
+    return f"{node} ({', '.join(notes)})" if notes else node
+
+
+def describe_node(store: StatusStore, name: str) -> str | None:
+    """The description of node ``name`` as text (``None`` when it is not registered).
+
+    Its status (Ready or NotReady, cordoned), its heartbeat (a real node's age, interval,
+    whether its agent enforces limits; ``<none>`` for a simulated node), labels, taints,
+    what it offers and holds, the lock on it, and its pods.
+    """
+    node = node_of(store, name)
+    if node is None:
+        return None
+    health = store.node_health(name)
+    beat = health.heartbeat
+    lines = [
+        _field("Name", name),
+        _field("Status", health.status(unschedulable=node.unschedulable)),
+    ]
+    if beat is None:
+        lines.append(_field("Heartbeat", "<none> (simulated node: always Ready)"))
+    else:
+        lines.append(
+            _field(
+                "Heartbeat",
+                f"{health.heartbeat_text()} ({beat.at.isoformat()}; every "
+                f"{beat.interval_seconds:g}s; NotReady {store.lifecycle.grace_seconds:g}s "
+                f"after the last)",
+            )
+        )
+        enforced = "enforced" if beat.limits_enforced else "not enforced (no cgroups)"
+        lines.append(_field("Limits", enforced))
+    labels = ", ".join(f"{k}={v}" for k, v in sorted(node.labels.items()))
+    lines.append(_field("Labels", labels or "<none>"))
+    taints = ", ".join(f"{t.key}={t.value}:{t.effect}" for t in node.taints)
+    lines.append(_field("Taints", taints or "<none>"))
+    lines.append(_field("Allocatable", resources_text(node.allocatable) or "-"))
+    lines.append(_field("Allocated", resources_text(used_by_node(store).get(name, {}))))
+    locked = store.reservation.locks.get(name, "")
+    lines.append(_field("Locked For", locked or "<none>"))
+    rows = [
+        (pod_key, pod.job, pod.task, pod.phase)
+        for pod_key, pod in sorted(store.pods.items())
+        if pod.node == name
+    ]
+    if rows:
+        lines += ["Pod List:", *_table(("POD", "JOB", "TASK", "PHASE"), rows)]
+    return "\n".join(lines) + "\n"
 
 
 def _trace(trace_id: str, jaeger_url: str) -> list[str]:
@@ -337,8 +414,10 @@ def _events(events: Sequence[JobEvent], now: datetime | None) -> list[str]:
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``vcbus describe``."""
-    parser = sub.add_parser("describe", help="show one job in detail, and why it waits")
-    parser.add_argument("kind", choices=("job", "jobs", "vcjob"), metavar="KIND", help="job")
+    parser = sub.add_parser("describe", help="show one job or node in detail (a job: why it waits)")
+    parser.add_argument(
+        "kind", choices=(*JOB_KINDS, *NODE_KINDS), metavar="KIND", help="job or node"
+    )
     add_arguments(parser)
     parser.set_defaults(func=run)
 
@@ -351,9 +430,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Print the description; 1 when the job is unknown."""
-    key = args.name if "/" in args.name else f"{args.namespace}/{args.name}"
+    """Print the description; 1 when the job (or node) is unknown."""
     settings = Settings.from_env()
+    if args.kind in NODE_KINDS:
+        described = asyncio.run(
+            describe_node_on(AioKafkaBus(settings.kafka), settings, args.name, verbose=args.verbose)
+        )
+        if described is None:
+            terminal.error(f'node "{args.name}" not found\n')
+            return 1
+        terminal.write(described)
+        return 0
+    key = args.name if "/" in args.name else f"{args.namespace}/{args.name}"
     jaeger = os.environ.get("VCBUS_JAEGER_URL") or DEFAULT_JAEGER_URL
     text = asyncio.run(
         describe(
@@ -406,6 +494,7 @@ async def describe(
         whole=WHOLE,
         accept=accept,
         verbose=verbose,
+        now=(lambda: now) if now is not None else None,
     )
     decoded = (
         (topic, store.decode(topic, record.value))
@@ -416,3 +505,25 @@ async def describe(
     return describe_job(
         store, key, jaeger_url=jaeger_url, events=events, now=now or SystemClock().now()
     )
+
+
+async def describe_node_on(
+    bus: Bus, settings: Settings, name: str, *, verbose: int = 0, now: datetime | None = None
+) -> str | None:
+    """Read the nodes and the pods' placements, and describe node ``name`` (``None``: unknown).
+
+    Args:
+        bus: the bus to read.
+        settings: the topic prefix and partitions.
+        name: the node's name.
+        verbose: at 1 and more, say how many records were skipped.
+        now: the time the heartbeat's age is counted to (the clock's when not given).
+    """
+    store = await read_store(
+        bus,
+        settings,
+        NODE_TOPICS,
+        verbose=verbose,
+        now=(lambda: now) if now is not None else None,
+    )
+    return describe_node(store, name)

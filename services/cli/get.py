@@ -116,7 +116,7 @@ async def get(
     await ensure_topics(bus, [], settings.topic_prefix, settings.partitions, settings.topics)
     key = query.job_key() if kind.job_keyed else None
     keys = [key] if key is not None else None
-    store = StatusStore(settings.topic_prefix)
+    store = StatusStore(settings.topic_prefix, now=now)
     async with StatusReader(bus, settings.topic_prefix, topics, keys=keys) as reader:
         await reader.catch_up(store)
         rows = kind.rows(store, query)

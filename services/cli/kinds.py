@@ -15,8 +15,6 @@ from contracts import (
     JobDeleted,
     JobRejected,
     JobStatusChanged,
-    NodeChanged,
-    NodeRegistered,
     PodGroupConditionsChanged,
     PodGroupCreated,
     PodGroupUpdated,
@@ -29,7 +27,8 @@ from contracts.quantity import format_quantity
 from services.cli.admissible import INADMISSIBLE, inadmissible
 from services.cli.listing import Kind, Object, Query, Row
 from services.cli.status import StatusStore, pending_reasons, podgroup_phase_of, reason_of
-from services.cli.usage import resources_text, used_by_node, used_by_queue
+from services.cli.usage import node_of, resources_text, used_by_node, used_by_queue
+from shared.views.node_health import NodeHealth
 
 # -- jobs ---------------------------------------------------------------------------------
 
@@ -218,10 +217,10 @@ def node_rows(store: StatusStore, query: Query) -> dict[str, Row]:
     used = used_by_node(store)
     out: dict[str, Row] = {}
     for name in store.keys(Topic.NODES):
-        event = store.get(Topic.NODES, name)
-        if not isinstance(event, NodeRegistered | NodeChanged) or not query.matches(name):
+        node = node_of(store, name)
+        if node is None or not query.matches(name):
             continue
-        node = event.node
+        health = store.node_health(name)
         allocatable = {k: format_quantity(k, v) for k, v in node.allocatable.items()}
         held = used.get(name, {})
         free = {k: v - held.get(k, 0) for k, v in node.allocatable.items()}
@@ -241,10 +240,12 @@ def node_rows(store: StatusStore, query: Query) -> dict[str, Row]:
             "lockedFor": locked,
             "lockReason": reservation.lock_reasons.get(name, "") if locked else "",
             "lockedUntil": until,
+            "ready": str(health.readiness),
+            "heartbeat": _heartbeat_object(health),
         }
         cells = (
             name,
-            "SchedulingDisabled" if node.unschedulable else "Ready",
+            health.status(unschedulable=node.unschedulable),
             resources_text(node.allocatable, names=shown),
             resources_text(held, names=shown),
             resources_text(free, names=shown),
@@ -252,8 +253,21 @@ def node_rows(store: StatusStore, query: Query) -> dict[str, Row]:
             locked or "-",
             until or "-",
         )
-        out[name] = Row(cells, obj)
+        out[name] = Row(cells, obj, wide=(health.heartbeat_text(), health.limits_text()))
     return out
+
+
+def _heartbeat_object(health: NodeHealth) -> Object | None:
+    """A real node's newest heartbeat as an object; ``None`` for a simulated node."""
+    beat = health.heartbeat
+    if beat is None:
+        return None
+    return {
+        "at": beat.at.isoformat(),
+        "ageSeconds": round(health.age_seconds or 0.0, 3),
+        "intervalSeconds": beat.interval_seconds,
+        "limitsEnforced": beat.limits_enforced,
+    }
 
 
 # -- queues -------------------------------------------------------------------------------
@@ -368,6 +382,7 @@ KINDS: dict[str, Kind] = {
         (Topic.NODES, Topic.PODS, Topic.BINDINGS, Topic.PODS_STATUS, Topic.RESERVATIONS),
         ("NAME", "STATUS", "ALLOCATABLE", "ALLOCATED", "FREE", "PODS", "LOCKED FOR", "UNTIL"),
         node_rows,
+        wide_header=("HEARTBEAT", "LIMITS"),
         state="STATUS",
     ),
     "queues": Kind(

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 from collections import Counter
 from collections.abc import Callable, Sequence
+from datetime import datetime
 from typing import Self
 
 from contracts import (
@@ -22,6 +24,8 @@ from contracts import (
     JobAdmitted,
     JobStatusChanged,
     KeyKind,
+    NodeHeartbeat,
+    NodeRemoved,
     PodGroupConditionsChanged,
     PodGroupPhaseChanged,
     Topic,
@@ -32,9 +36,12 @@ from shared.bus.codec import Poison, TopicCodec, Unknown
 from shared.bus.partitioner import partition_for
 from shared.bus.protocol import Bus, Consumer
 from shared.bus.records import Record, TopicPartition
+from shared.node_lifecycle import NodeLifecycleConf
+from shared.runtime.clock import SystemClock
 from shared.runtime.settings import Settings
 from shared.runtime.topology import ensure_topics
 from shared.views.jobs import JobFold, JobView
+from shared.views.node_health import NodeHealth, node_health
 from shared.views.pods import PodFold, PodRow
 from shared.views.reason import Reason, reason_candidates
 from shared.views.reservation import ReservationView
@@ -83,6 +90,14 @@ _UNNAMED = "(unnamed)"
 _TOPIC_NAMES = frozenset(str(topic) for topic in Topic)
 
 
+def _lifecycle_conf() -> NodeLifecycleConf:
+    """The node limits of the reader's environment; the defaults where they are unusable."""
+    try:
+        return NodeLifecycleConf.from_env(os.environ)
+    except ValueError:
+        return NodeLifecycleConf()
+
+
 def trace_id_of(record: Record) -> str:
     """The trace id in a record's ``traceparent`` header, or ``""``."""
     raw = record.header("traceparent")
@@ -102,9 +117,14 @@ class StatusStore:
     since it was last cleared (job keys, pod keys), for ``--watch``.
     """
 
-    def __init__(self, prefix: str) -> None:
+    def __init__(self, prefix: str, *, now: Callable[[], datetime] | None = None) -> None:
         self.prefix = prefix
+        self.now = now or SystemClock().now
+        """The reader's clock, which a node's health is counted to."""
+        self.lifecycle = _lifecycle_conf()
         self.latest: dict[Topic, dict[str, Record]] = {topic: {} for topic in LATEST_TOPICS}
+        self.heartbeats: dict[str, NodeHeartbeat] = {}
+        """Each real node's newest heartbeat (``nodes`` keeps the newest record only)."""
         self._pods = PodFold()
         self.pods: dict[str, PodRow] = self._pods.rows
         self.reservation = ReservationView()
@@ -138,6 +158,12 @@ class StatusStore:
         if event is None:
             self.skipped[topic] += 1
             return
+        if isinstance(event, NodeHeartbeat):
+            last = self.heartbeats.get(event.name)
+            if last is None or event.at >= last.at:
+                self.heartbeats[event.name] = event
+        elif isinstance(event, NodeRemoved):
+            self.heartbeats.pop(event.name, None)
         if topic in LATEST_TOPICS:
             key = record.key.decode("utf-8", "replace") if record.key else ""
             if not key:
@@ -149,6 +175,10 @@ class StatusStore:
             self.reservation.apply(event)
         elif topic in POD_TOPICS and (pod := self._pods.apply(event)) is not None:
             self.touched.add(pod)
+
+    def node_health(self, name: str) -> NodeHealth:
+        """Node ``name``'s health now: Ready or NotReady, its heartbeat's age."""
+        return node_health(self.heartbeats.get(name), self.now(), self.lifecycle)
 
     def get(self, topic: Topic, key: str) -> Event | None:
         """The newest event of ``key`` on ``topic`` (a latest-per-key topic), decoded."""
@@ -300,6 +330,7 @@ async def read_store(
     whole: frozenset[Topic] = frozenset(),
     accept: Callable[[Record], bool] | None = None,
     verbose: int = 0,
+    now: Callable[[], datetime] | None = None,
 ) -> StatusStore:
     """Read the status topics as they are now into a new store (``key``: that job only).
 
@@ -311,12 +342,13 @@ async def read_store(
         whole: topics read whole even with ``key``.
         accept: sees every record read first; only those it accepts are folded.
         verbose: at 1 and more, say how many records were skipped.
+        now: the reader's clock (the system's when not given).
 
     Returns:
         The store, caught up with the topics' ends as they were at the start.
     """
     await ensure_topics(bus, [], settings.topic_prefix, settings.partitions, settings.topics)
-    store = StatusStore(settings.topic_prefix)
+    store = StatusStore(settings.topic_prefix, now=now)
     async with StatusReader(
         bus, settings.topic_prefix, topics, keys=keys, whole=whole, accept=accept
     ) as reader:

@@ -7,6 +7,12 @@ in ``--log-dir``, its health server (``--health-port``) printed. ``--demo`` subm
 jobs shipped with the package (``services/cli/demo``, or ``--demo-dir``), shows how many
 are in each phase as they change, and exits when all have finished, with a summary;
 otherwise it shows the live view until interrupted.
+
+``--agent`` also runs a node agent for this host (``vcbus agent``: bound pods run as
+processes here; its data in ``--agent-data-dir``, its log ``agent.log``), beside the
+simulated nodes or, with ``--no-simulated-nodes``, instead of them. With ``--demo`` the
+demo then includes the real jobs of ``services/cli/demo/real`` (they select the agent's
+node), whose processes meet through Volcano's plugin variables.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -44,6 +51,8 @@ from shared.views.status import STATUS_TOPICS, StatusView, jobs_table, nodes_tab
 
 DEMO_DIR = Path(__file__).resolve().parent / "demo"
 """The demo jobs, shipped as package data."""
+REAL_DEMO = "real"
+"""The demo's subfolder of real jobs, submitted with ``--agent``."""
 DEFAULT_BROKER_PORT = 9092
 BROKER_HOST = "127.0.0.1"
 SERVICE_ORDER = ("cluster", "admission", "job-controller", "podgroup-enqueue", "allocator")
@@ -81,6 +90,21 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         default=DEFAULT_PORT,
         help=f"the dashboard's port (taken: any free one; -1: no dashboard) [{DEFAULT_PORT}]",
     )
+    parser.add_argument(
+        "--agent", action="store_true", help="also run a node agent: pods run as processes here"
+    )
+    parser.add_argument(
+        "--no-simulated-nodes",
+        action="store_true",
+        help="no simulated node (with --agent: this host is the cluster)",
+    )
+    parser.add_argument(
+        "--agent-data-dir", default="", help="--agent: its data [a new directory in /tmp]"
+    )
+    parser.add_argument(
+        "--run-as", default="", help="--agent: USER[:GROUP] pods run as [nobody, when root]"
+    )
+    parser.add_argument("--allow-root", action="store_true", help="--agent: pods may run as root")
     add_service_options(parser)
     parser.set_defaults(func=run, nodes=8, node_cpu="8", node_memory="32Gi")
 
@@ -122,9 +146,41 @@ def _bootstrap(port: int | None) -> Iterator[str]:
         broker.stop()
 
 
-def demo_texts(folder: Path) -> list[str]:
-    """The text of each demo job file (``*.yaml`` in ``folder``, in name order)."""
-    return [path.read_text() for path in sorted(folder.glob("*.yaml"))]
+def demo_texts(folder: Path, *, real: bool = False) -> list[str]:
+    """The text of each demo job file (``*.yaml`` in ``folder``, in name order).
+
+    With ``real``, the real jobs (``folder/real/*.yaml``, for a node agent) come after.
+    """
+    paths = sorted(folder.glob("*.yaml"))
+    if real:
+        paths += sorted((folder / REAL_DEMO).glob("*.yaml"))
+    return [path.read_text() for path in paths]
+
+
+def agent_args(args: argparse.Namespace, data_dir: str) -> list[str]:
+    """The command line of ``vcbus up --agent``'s agent.
+
+    A local try-out: as root, pods run as ``nobody`` unless ``--run-as`` says otherwise
+    (``vcbus agent`` itself wants a dedicated user).
+    """
+    out = [sys.executable, "-m", "services.cli", "agent", "--data-dir", data_dir]
+    out += ["--listen-port", "0"]
+    run_as = args.run_as or ("nobody" if os.geteuid() == 0 else "")
+    if run_as:
+        out += ["--run-as", run_as]
+    if args.allow_root:
+        out.append("--allow-root")
+    return out
+
+
+def agent_data_dir(given: str) -> str:
+    """``--agent-data-dir``, else a new directory in ``/tmp`` every user can search."""
+    if given:
+        Path(given).mkdir(parents=True, exist_ok=True)
+        return given
+    path = Path(tempfile.mkdtemp(prefix="vcbus-up-agent-"))
+    path.chmod(0o711)
+    return str(path)
 
 
 def _service_args(args: argparse.Namespace, name: str) -> list[str]:
@@ -153,7 +209,12 @@ def _service_args(args: argparse.Namespace, name: str) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     """Run the whole system; with ``--demo``, 0 when every demo job completed."""
-    demo = demo_texts(Path(args.demo_dir)) if args.demo else []
+    if args.no_simulated_nodes:
+        args.nodes = 0
+    demo = demo_texts(Path(args.demo_dir), real=args.agent) if args.demo else []
+    if args.demo and args.agent and args.no_simulated_nodes:
+        # the simulated jobs run no command: without simulated nodes, the real ones only
+        demo = demo_texts(Path(args.demo_dir) / REAL_DEMO)
     if args.demo and not demo:
         terminal.error(
             f"vcbus up: no demo jobs (*.yaml) in {args.demo_dir} "
@@ -216,11 +277,21 @@ def _run(args: argparse.Namespace, log_dir: Path, demo: list[str]) -> int:
                     )
                 )
                 log.close()
+            if args.agent:
+                data_dir = agent_data_dir(args.agent_data_dir)
+                log = (log_dir / "agent.log").open("wb")
+                processes.append(
+                    subprocess.Popen(
+                        agent_args(args, data_dir), env=env, stdout=log, stderr=subprocess.STDOUT
+                    )
+                )
+                log.close()
+                terminal.write(f"agent: this host is a node, its pods' data in {data_dir}\n")
+            watched = dict(zip([*names, "agent"], processes, strict=False))
             terminal.write(
-                f"services: {', '.join(names)} (logs in {log_dir}/)\n"
+                f"services: {', '.join(watched)} (logs in {log_dir}/)\n"
                 + health_lines(names, args.health_port)
             )
-            watched = dict(zip(names, processes, strict=True))
             return asyncio.run(_watch(settings, args, watched, demo))
         finally:
             for process in processes:
@@ -313,7 +384,7 @@ async def _watch(
                     + banner
                     + jobs_table(view)
                     + "\n\n"
-                    + nodes_table(view)
+                    + nodes_table(view, now=clock.now())
                     + "\n"
                 )
                 sys.stdout.flush()
@@ -334,7 +405,8 @@ async def _watch(
 
 def _demo_summary(view: StatusView, submitted: list[str]) -> int:
     """Print the final tables and the verdict; 0 when every demo job completed."""
-    sys.stdout.write("\n" + jobs_table(view) + "\n\n" + nodes_table(view) + "\n")
+    now = SystemClock().now()
+    sys.stdout.write("\n" + jobs_table(view) + "\n\n" + nodes_table(view, now=now) + "\n")
     done = all(str(view.jobs[key].phase) == "Completed" for key in submitted if key in view.jobs)
     finished = view.all_final(submitted)
     verdict = "all jobs completed" if finished and done else "not all jobs completed"

@@ -14,12 +14,13 @@ from typing import TYPE_CHECKING
 from contracts import (
     JobAdmitted,
     NodeChanged,
+    NodeHeartbeat,
     NodeRegistered,
     PodGroupCreated,
     PodGroupUpdated,
     Topic,
 )
-from contracts.objects import DEFAULT_QUEUE
+from contracts.objects import DEFAULT_QUEUE, Node
 from contracts.quantity import Resources, format_quantity
 from shared.views.pods import active_by_node
 
@@ -69,10 +70,16 @@ def used_by_queue(store: StatusStore) -> dict[str, dict[str, int]]:
     return held
 
 
+def node_of(store: StatusStore, name: str) -> Node | None:
+    """Node ``name`` as registered (a real node's heartbeat carries it too); ``None`` if gone."""
+    event = store.get(Topic.NODES, name)
+    return event.node if isinstance(event, NodeRegistered | NodeChanged | NodeHeartbeat) else None
+
+
 def allocatable(store: StatusStore, node: str) -> Resources:
     """What node ``node`` offers (nothing for a node not registered)."""
-    event = store.get(Topic.NODES, node)
-    return event.node.allocatable if isinstance(event, NodeRegistered | NodeChanged) else {}
+    found = node_of(store, node)
+    return found.allocatable if found is not None else {}
 
 
 def cluster_total(store: StatusStore) -> dict[str, int]:

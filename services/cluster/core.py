@@ -2,9 +2,11 @@
 
 One state per node (the ``bindings`` topic is keyed by node). What the core does:
 
-- ``BindingCreated``: accepted when the node exists, is not cordoned, does not hold the
-  pod already, and the pod's requests fit its free allocatable on every dimension (one
-  ``pods`` slot too when the node has a ``pods`` allocatable). Acceptance emits
+- ``BindingCreated``: ignored for a node the cluster never registered: that node is a
+  real one, whose agent runs its pods (SPEC A14). Accepted when the node exists, is not
+  cordoned, does not hold the pod already, and the pod's requests fit its free allocatable
+  on every dimension (one ``pods`` slot too when the node has a ``pods`` allocatable).
+  Acceptance emits
   ``PodPhaseChanged`` (Pending, node set, reason ``Bound``), or, when the pod has no start
   delay, ``Running`` at once (reason ``Bound`` too: one status instead of two); otherwise
   ``BindingRefused`` with reason ``NodeNotFound``, ``AlreadyBound``, ``NodeUnschedulable`` or
@@ -72,6 +74,7 @@ from contracts.objects.pod import (
     ANNOTATION_START_SECONDS,
     DEFAULT_GRACE_SECONDS,
     POD_BOUND,
+    POD_NODE_LOST,
     PodPhase,
 )
 from contracts.quantity import PODS, Resources, format_quantity
@@ -94,7 +97,7 @@ REASON_STARTED = "Started"
 REASON_COMPLETED = "Completed"
 REASON_ERROR = "Error"
 REASON_INVALID_ANNOTATION = "InvalidAnnotation"
-REASON_NODE_LOST = "NodeLost"
+REASON_NODE_LOST = POD_NODE_LOST
 REASON_NODE_NOT_FOUND = "NodeNotFound"
 REASON_ALREADY_BOUND = "AlreadyBound"
 REASON_NODE_UNSCHEDULABLE = "NodeUnschedulable"
@@ -208,6 +211,9 @@ def _bind(
     conf: ClusterConf,
     bound_elsewhere: NodeName | None,
 ) -> Step[SimNode | None]:
+    if state is None:
+        # a node this cluster never registered is another runner's (a real node's agent)
+        return Step(state)
     pod = binding.pod
     key = pod_key(pod.namespace, pod.name)
     node = _live(state, binding.node)

@@ -49,7 +49,7 @@ from contracts.events.capacity_reservations import (
     NominationEnded,
     PodsNominated,
 )
-from contracts.events.nodes import NodeChanged, NodeRegistered, NodeRemoved
+from contracts.events.nodes import NodeChanged, NodeHeartbeat, NodeRegistered, NodeRemoved
 from contracts.events.podgroups import PodGroupCreated, PodGroupDeleted, PodGroupUpdated
 from contracts.events.podgroups_conditions import PodGroupConditionsChanged
 from contracts.events.podgroups_status import PodGroupPhaseChanged
@@ -72,6 +72,7 @@ from shared.scheduling.holds import (
     fold_reservation,
     fold_will_bind,
 )
+from shared.scheduling.model import naive_utc
 from shared.scheduling.scenario_objects import (
     as_list,
     as_mapping,
@@ -105,6 +106,7 @@ ClusterEvent = (
     | NodeRegistered
     | NodeChanged
     | NodeRemoved
+    | NodeHeartbeat
     | QueueDeclared
     | QueueDeleted
     | TargetJobElected
@@ -129,6 +131,9 @@ class ClusterView:
 
     def __init__(self, *, with_default_queue: bool = True) -> None:
         self._nodes: dict[str, Node] = {}
+        self._heartbeats: dict[str, NodeHeartbeat] = {}
+        """Each real node's latest heartbeat (SPEC A14; simulated nodes send none), kept
+        after the node is removed."""
         self._queues: dict[str, Queue] = {}
         if with_default_queue:
             self._queues[DEFAULT_QUEUE] = Queue(name=DEFAULT_QUEUE)
@@ -228,7 +233,13 @@ class ClusterView:
             case NodeRegistered(node=node) | NodeChanged(node=node):
                 self._nodes[node.name] = node
             case NodeRemoved(name=name):
+                # a removed real node keeps its last heartbeat: its pods are lost at once
                 self._nodes.pop(name, None)
+            case NodeHeartbeat(name=name, at=at, node=node):
+                last = self._heartbeats.get(name)
+                if last is None or naive_utc(at) >= naive_utc(last.at):
+                    self._heartbeats[name] = event
+                    self._nodes[name] = node
             case QueueDeclared(queue=queue):
                 self._queues[queue.name] = queue
             case QueueDeleted(name=name):
@@ -345,6 +356,7 @@ class ClusterView:
         pods = MappingProxyType(dict(self._state))
         return ClusterSnapshot(
             nodes=MappingProxyType(dict(self._nodes)),
+            heartbeats=MappingProxyType(dict(self._heartbeats)),
             queues=MappingProxyType(dict(self._queues)),
             podgroups=MappingProxyType(podgroups),
             pods=pods,
@@ -361,6 +373,7 @@ class ClusterView:
         """Return a view holding exactly what ``snapshot`` holds."""
         view = cls(with_default_queue=False)
         view._nodes = dict(snapshot.nodes)
+        view._heartbeats = dict(snapshot.heartbeats)
         view._queues = dict(snapshot.queues)
         for job, state in snapshot.podgroups.items():
             view._podgroups[job] = state.podgroup

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from types import MappingProxyType
 
+from contracts.events.nodes import NodeHeartbeat
 from contracts.keys import JobKey, PodKey, pod_key
 from contracts.objects.meta import Condition
 from contracts.objects.node import Node
@@ -75,6 +76,9 @@ class ClusterSnapshot:
     """Everything one scheduling cycle reads, frozen."""
 
     nodes: Mapping[str, Node] = field(default_factory=lambda: MappingProxyType({}))
+    heartbeats: Mapping[str, NodeHeartbeat] = field(default_factory=lambda: MappingProxyType({}))
+    """Each real node's latest heartbeat (SPEC A14), removed nodes' too; simulated nodes
+    have none."""
     queues: Mapping[str, Queue] = field(default_factory=lambda: MappingProxyType({}))
     podgroups: Mapping[JobKey, PodGroupState] = field(default_factory=lambda: MappingProxyType({}))
     pods: Mapping[PodKey, PodState] = field(default_factory=lambda: MappingProxyType({}))
@@ -107,11 +111,13 @@ class ClusterSnapshot:
         reservation: Reservation | None = None,
         will_bind: Iterable[WillBind] = (),
         nominations: Iterable[Nomination] = (),
+        heartbeats: Iterable[NodeHeartbeat] = (),
     ) -> ClusterSnapshot:
         """Build a snapshot from lists (tests, scenarios)."""
         by_key = MappingProxyType({pod_key(p.pod.namespace, p.pod.name): p for p in pods})
         return cls(
             nodes=MappingProxyType({n.name: n for n in nodes}),
+            heartbeats=MappingProxyType({h.name: h for h in heartbeats}),
             queues=MappingProxyType({q.name: q for q in queues}),
             podgroups=MappingProxyType({pg.podgroup.job: pg for pg in podgroups}),
             pods=by_key,

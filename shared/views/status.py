@@ -12,12 +12,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from contracts import (
     BindingCreated,
     BindingRefused,
     Event,
     NodeChanged,
+    NodeHeartbeat,
     NodeRegistered,
     NodeRemoved,
     NodesLocked,
@@ -31,6 +33,7 @@ from contracts import (
 from contracts.objects import Node
 from contracts.quantity import format_quantity
 from shared.views.jobs import JobFold, JobView
+from shared.views.node_health import node_health
 from shared.views.phases import FINAL_PHASES, REJECTED
 from shared.views.pods import PodFold, active_by_node
 from shared.views.reservation import ReservationView
@@ -63,6 +66,8 @@ class StatusView:
     nodes: dict[str, Node] = field(default_factory=dict)
     pods: PodFold = field(default_factory=PodFold)
     reservation: ReservationView = field(default_factory=ReservationView)
+    heartbeats: dict[str, NodeHeartbeat] = field(default_factory=dict)
+    """Each real node's newest heartbeat (SPEC A14); simulated nodes send none."""
 
     @property
     def jobs(self) -> dict[str, JobView]:
@@ -84,10 +89,14 @@ class StatusView:
                 | PodPhaseChanged()
             ):
                 self.pods.apply(event)
-            case NodeRegistered() | NodeChanged():
+            case NodeRegistered() | NodeChanged() | NodeHeartbeat():
                 self.nodes[event.node.name] = event.node
+                beat = self.heartbeats.get(event.node.name)
+                if isinstance(event, NodeHeartbeat) and (beat is None or event.at >= beat.at):
+                    self.heartbeats[event.node.name] = event
             case NodeRemoved():
                 self.nodes.pop(event.name, None)
+                self.heartbeats.pop(event.name, None)
             case TargetJobElected() | NodesLocked() | NodesUnlocked():
                 self.reservation.apply(event)
             case _:
@@ -135,18 +144,27 @@ def jobs_table(view: StatusView) -> str:
     return "\n".join(render_table(header, rows, gap=TABLE_GAP))
 
 
-def nodes_table(view: StatusView) -> str:
-    """``vcbus up``'s nodes: cpu, memory, pods holding it, lock holder, its end."""
+def nodes_table(view: StatusView, *, now: datetime) -> str:
+    """``vcbus up``'s nodes: status, heartbeat age, cpu, memory, pods, lock holder, its end.
+
+    A real node's status and heartbeat age are counted to ``now``.
+    """
     held = active_by_node(view.pods.rows.values())
     reservation = view.reservation
     rows = []
     for name in sorted(view.nodes):
-        allocatable = view.nodes[name].allocatable
+        node = view.nodes[name]
+        allocatable = node.allocatable
         locked = reservation.locks.get(name, "")
         until = reservation.until if locked else None
+        health = node_health(view.heartbeats.get(name), now)
+        limits = health.limits_text()
+        status = health.status(unschedulable=node.unschedulable)
         rows.append(
             (
                 name,
+                status if limits == "-" else f"{status} ({limits})",
+                health.heartbeat_text(),
                 format_quantity("cpu", allocatable.get("cpu", 0)),
                 format_quantity("memory", allocatable.get("memory", 0)),
                 str(len(held.get(name, ()))),
@@ -154,5 +172,5 @@ def nodes_table(view: StatusView) -> str:
                 until.isoformat() if until else "-",
             )
         )
-    header = ("NODE", "CPU", "MEMORY", "PODS", "LOCKED FOR", "UNTIL")
+    header = ("NODE", "STATUS", "HEARTBEAT", "CPU", "MEMORY", "PODS", "LOCKED FOR", "UNTIL")
     return "\n".join(render_table(header, rows, gap=TABLE_GAP))

@@ -1,4 +1,5 @@
-"""``make run`` works: ``vcbus up --demo`` starts everything, runs the demo jobs, exits 0."""
+"""``make run`` works: ``vcbus up --demo --agent`` starts everything, runs the demo jobs (the
+real gang job as processes of this host), exits 0."""
 
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ def test_demo_completes_every_job_when_vcbus_up_runs_on_a_fresh_log_dir(tmp_path
         env.pop(name)
 
     done = subprocess.run(
-        [*_vcbus(), "up", "--demo", "--log-dir", str(log_dir), "--timeout", "200"],
+        [*_vcbus(), "up", "--demo", "--agent", "--log-dir", str(log_dir), "--timeout", "200"],
         env=env,
         cwd=ROOT,
         stdin=subprocess.DEVNULL,
@@ -44,7 +45,8 @@ def test_demo_completes_every_job_when_vcbus_up_runs_on_a_fresh_log_dir(tmp_path
     assert "demo: all jobs completed" in done.stdout, output
     exports = re.findall(r"^  export KAFKA_BOOTSTRAP_SERVERS=127\.0\.0\.1:\d+$", done.stdout, re.M)
     assert len(exports) == 1, output
-    progress = re.findall(r"^demo: 3 jobs: (.+)$", done.stdout, re.M)
-    assert progress[-1] == "Completed 3", output
+    progress = re.findall(r"^demo: 4 jobs: (.+)$", done.stdout, re.M)
+    assert progress[-1] == "Completed 4", output
     assert len(progress) >= 2, output  # shown as the phases changed, not only at the end
-    assert sorted(path.stem for path in log_dir.glob("*.log")) == sorted(SERVICES)
+    assert sorted(path.stem for path in log_dir.glob("*.log")) == sorted([*SERVICES, "agent"])
+    assert "default/pytorch-rendezvous  Completed" in done.stdout, output

@@ -45,6 +45,7 @@ from services.cli.dashboard.views import (
     queue_views,
 )
 from services.cli.delete import delete_record
+from services.cli.logs import Target, request_log, target_of
 from services.cli.queue import current_queue
 from services.cli.status import LATEST_TOPICS, POD_TOPICS, StatusReader
 from services.cli.submit import queue_record
@@ -181,6 +182,14 @@ def build_app(
             return page(pages.message_page("Not found", f"No job {key} is known."), 404)
         return page(pages.job_page(detail, token=token))
 
+    async def log_route(request: Request) -> Response:
+        pod = f"{request.path_params['namespace']}/{request.path_params['pod']}"
+        found = target_of(store, pod)
+        if isinstance(found, str):
+            return page(pages.message_page("No log", found), 404)
+        status, body = await asyncio.to_thread(_pod_log, found)
+        return Response(body, status_code=status, media_type="text/plain", headers=HEADERS)
+
     async def nodes_route(_: Request) -> Response:
         return page(pages.nodes_page(node_cells(store)))
 
@@ -229,6 +238,7 @@ def build_app(
             Route("/jobs/{namespace}/{name}", job_route),
             Route("/jobs/{namespace}/{name}/delete", delete_route, methods=["POST"]),
             Route("/queues/{name}/{verb:str}", queue_route, methods=["POST"]),
+            Route("/pods/{namespace}/{pod}/log", log_route),
             Route("/nodes", nodes_route),
             Route("/queues", queues_route),
             Route("/events", events_route),
@@ -237,6 +247,23 @@ def build_app(
             Route("/healthz", healthz),
         ]
     )
+
+
+LOG_TAIL = 1000
+"""The lines of a pod's log the dashboard shows (its last)."""
+
+
+def _pod_log(target: Target) -> tuple[int, bytes]:
+    """The last :data:`LOG_TAIL` lines of a pod's log from its agent: status and text."""
+    try:
+        connection = request_log(target, {"tail": str(LOG_TAIL)})
+        try:
+            response = connection.getresponse()
+            return response.status, response.read()
+        finally:
+            connection.close()
+    except OSError as exc:
+        return 502, f"the agent at {target.host}:{target.port} did not answer: {exc}\n".encode()
 
 
 async def _token(request: Request) -> str:

@@ -38,6 +38,11 @@ def job_href(key: str) -> str:
     return f"/jobs/{quote(namespace, safe='')}/{quote(name, safe='')}"
 
 
+def pod_log_href(namespace: str, pod: str) -> str:
+    """The address of a pod's log (its node's agent's, through the dashboard)."""
+    return f"/pods/{quote(namespace, safe='')}/{quote(pod, safe='')}/log"
+
+
 def layout(title: str, active: str, body: str) -> str:
     """A whole page: head, navigation, and ``body`` inside ``<main id="main">``."""
     nav = " ".join(
@@ -244,8 +249,17 @@ def job_page(model: JobDetail, *, token: str = "") -> str:
     parts.append(
         "<section><h2>Pods</h2>"
         + _table(
-            ("Pod", "Task", "Phase", "Node"),
-            [(esc(p.name), esc(p.task), _phase(p.phase), esc(p.node or "-")) for p in model.pods],
+            ("Pod", "Task", "Phase", "Node", "Log"),
+            [
+                (
+                    esc(p.name),
+                    esc(p.task),
+                    _phase(p.phase),
+                    esc(p.node or "-"),
+                    f'<a href="{pod_log_href(row.namespace, p.name)}">log</a>' if p.node else "-",
+                )
+                for p in model.pods
+            ],
         )
         + "</section>"
     )
@@ -275,7 +289,10 @@ def job_page(model: JobDetail, *, token: str = "") -> str:
 
 
 def nodes_page(cells: Sequence[NodeCell]) -> str:
-    """The node grid, coloured by use; locked nodes marked with their target."""
+    """The node grid, coloured by use; locked nodes marked with their target.
+
+    A real node shows its heartbeat's age, and says NotReady and unenforced limits.
+    """
     cards = []
     for cell in cells:
         classes = f"node level-{cell.level}" + (" locked" if cell.locked_for else "")
@@ -286,9 +303,18 @@ def nodes_page(cells: Sequence[NodeCell]) -> str:
             else ""
         )
         cordon = '<p class="cordon">unschedulable</p>' if cell.unschedulable else ""
+        health = "".join(
+            (
+                f'<p class="cordon">{esc(cell.status)}</p>' if cell.status != "Ready" else "",
+                f'<p class="heartbeat">heartbeat {esc(cell.heartbeat)}</p>'
+                if cell.heartbeat != "-"
+                else "",
+                f'<p class="cordon">{esc(cell.limits)}</p>' if cell.limits != "-" else "",
+            )
+        )
         cards.append(
             f'<div class="{classes}" data-node="{esc(cell.name)}"><h3>{esc(cell.name)}</h3>'
-            f"{''.join(map(_bar, cell.bars))}{lock}{cordon}</div>"
+            f"{''.join(map(_bar, cell.bars))}{lock}{cordon}{health}</div>"
         )
     body = f'<div class="grid">{"".join(cards)}</div>' if cards else "<p>No nodes yet.</p>"
     return layout("Nodes", "/nodes", body)

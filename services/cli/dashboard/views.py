@@ -189,6 +189,12 @@ class NodeCell:
     pods: int
     unschedulable: bool
     locked_for: str
+    status: str = "Ready"
+    """``Ready`` or ``NotReady`` (a real node silent past the grace period)."""
+    heartbeat: str = "-"
+    """A real node's heartbeat age (``12s ago``); ``-`` for a simulated node."""
+    limits: str = "-"
+    """``limits not enforced`` where a real node runs pods without cgroups."""
 
     @property
     def level(self) -> int:
@@ -211,6 +217,9 @@ def node_cells(store: DashboardStore) -> list[NodeCell]:
                 pods=amounts.get("pods", 0),
                 unschedulable=bool(row.obj["unschedulable"]),
                 locked_for=str(row.obj["lockedFor"]),
+                status=str(row.obj["ready"]),
+                heartbeat=row.wide[0],
+                limits=row.wide[1],
             )
         )
     return cells

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from contracts import TOPICS, Event, JobAdmitted, tag_of, topic_of
+from contracts import TOPICS, Event, JobAdmitted, key_of, tag_of, topic_of
 from contracts.topics import TOPIC_BY_TAG
 from tests.unit.contracts.samples import EVENT_TYPES, sample
 
@@ -42,3 +42,9 @@ def test_each_type_is_published_on_the_one_topic_whose_union_holds_it() -> None:
 def members(union: object) -> tuple[object, ...]:
     args: tuple[object, ...] | None = getattr(union, "__args__", None)
     return args or (union,)
+
+
+@pytest.mark.parametrize("kind", EVENT_TYPES, ids=lambda kind: kind.__name__)
+def test_every_type_on_a_topic_has_a_key(kind: type[Event]) -> None:
+    if tag_of(kind) in TOPIC_BY_TAG:
+        assert key_of(sample(kind))

@@ -20,6 +20,7 @@ import pytest
 import yaml
 
 from services.bootstrap import SERVICE_NAMES, bootstrap
+from services.cli import agent as agent_command
 from services.cli import build_parser
 from services.cli import serve as serve_command
 from services.cli import topics as topics_command
@@ -106,8 +107,38 @@ def vcbus_services(compose) -> dict[str, dict[str, Any]]:
     return {
         name: service
         for name, service in compose["services"].items()
-        if str(service.get("image", "")).startswith("vcbus:") and name != "topics"
+        if str(service.get("image", "")).startswith("vcbus:") and name not in ("topics", "agent")
     }
+
+
+def test_the_agent_runs_vcbus_agent_with_its_privileges_stated_when_compose_is_read(compose):
+    agent = compose["services"]["agent"]
+    args = parsed(agent["command"])
+    assert args.func is agent_command.run
+    assert (args.run_as, args.data_dir) == ("nobody", "/var/lib/vcbus-agent")
+    assert (agent["user"], agent["privileged"]) == ("0", True)
+    assert agent["volumes"] == ["agent-data:/var/lib/vcbus-agent"]
+    assert agent["environment"]["OTEL_SERVICE_NAME"] == "agent"
+    assert "VCBUS_AGENT_TOKEN" in agent["environment"]
+    assert f":{args.listen_port}/healthz" in " ".join(agent["healthcheck"]["test"])
+
+
+def test_the_agent_daemonset_runs_vcbus_agent_on_the_hosts_network_when_manifests_are_read():
+    (daemonset,) = [d for _, d in k8s_documents() if d["kind"] == "DaemonSet"]
+    pod = daemonset["spec"]["template"]["spec"]
+    container = pod["containers"][0]
+    args = parsed(container["args"])
+    assert args.func is agent_command.run
+    assert (args.node_name, args.address) == ("$(NODE_NAME)", "$(NODE_IP)")
+    env = {e["name"]: e.get("valueFrom", {}).get("fieldRef", {}) for e in container["env"]}
+    assert env["NODE_NAME"] == {"fieldPath": "spec.nodeName"}
+    assert env["NODE_IP"] == {"fieldPath": "status.hostIP"}
+    assert pod["hostNetwork"] is True
+    assert container["securityContext"] == {"runAsUser": 0, "privileged": True}
+    data = next(v for v in pod["volumes"] if v["name"] == "data")
+    assert data["hostPath"]["path"] == args.data_dir
+    assert {"secretRef": {"name": "vcbus-agent", "optional": True}} in container["envFrom"]
+    assert container["livenessProbe"]["httpGet"]["port"] == "logs"
 
 
 def test_kafka_is_kraft_and_jaeger_is_v2_with_otlp_when_compose_is_read(compose):

@@ -12,6 +12,7 @@ from contracts import (
     JobKey,
     JobRejected,
     JobStatusChanged,
+    NodeHeartbeat,
     NodeName,
     NodeRegistered,
     NodesLocked,
@@ -195,6 +196,19 @@ def pod_deleted(pod: Pod) -> PodDeleted:
 def build_node(name: str) -> NodeRegistered:
     node = Node(name=name, allocatable={"cpu": 4000, "memory": 8 << 30, "pods": 110})
     return NodeRegistered(event_id=f"{name}-r", occurred_at=NOW, node=node)
+
+
+def heartbeat(name: str, seconds: float, *, limits_enforced: bool = True) -> NodeHeartbeat:
+    """A real node's heartbeat ``seconds`` after ``NOW``, every 10 s."""
+    at = NOW + timedelta(seconds=seconds)
+    return NodeHeartbeat(
+        event_id=f"{name}-hb-{seconds}",
+        occurred_at=at,
+        name=NodeName(name),
+        node=build_node(name).node,
+        at=at,
+        limits_enforced=limits_enforced,
+    )
 
 
 def build_queue(name: str, **fields: object) -> QueueDeclared:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from datetime import timedelta
 
 import msgspec
 
@@ -21,6 +22,7 @@ from services.cli.dashboard.views import (
 from shared.bus.outbox import event_record
 from shared.bus.records import Record
 from tests.unit.services.cli.builders import (
+    NOW,
     PREFIX,
     build_admitted,
     build_allocator_condition,
@@ -32,6 +34,7 @@ from tests.unit.services.cli.builders import (
     build_rejected,
     build_status,
     elected,
+    heartbeat,
     locked,
     pod_bound,
     pod_created,
@@ -158,6 +161,22 @@ def test_nodes_show_use_from_running_pods_and_the_job_a_node_is_locked_for() -> 
     assert cells["n1"].pods == 2
     assert cells["n2"].locked_for == "team/b"
     assert cells["n2"].level == 0
+
+
+def test_nodes_page_says_a_real_node_is_not_ready_with_its_heartbeat_and_limits() -> None:
+    store = store_of(
+        build_node("real"), heartbeat("real", 0, limits_enforced=False), build_node("sim")
+    )
+    store.now = lambda: NOW + timedelta(seconds=45)
+
+    cells = {c.name: c for c in node_cells(store)}
+    page = nodes_page(list(cells.values()))
+
+    assert (cells["real"].status, cells["real"].heartbeat) == ("NotReady", "45s ago")
+    assert (cells["sim"].status, cells["sim"].heartbeat, cells["sim"].limits) == ("Ready", "-", "-")
+    assert '<p class="cordon">NotReady</p><p class="heartbeat">heartbeat 45s ago</p>' in page
+    assert '<p class="cordon">limits not enforced</p>' in page
+    assert page.count("heartbeat ") == 1
 
 
 def test_a_finished_or_deleted_pod_frees_its_node() -> None:

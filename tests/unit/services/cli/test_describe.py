@@ -1,4 +1,4 @@
-"""``vcbus describe job``: the job read from its own partition, and why it waits."""
+"""``vcbus describe job|node``: the job read from its own partition, and why it waits; a node."""
 
 from __future__ import annotations
 
@@ -18,20 +18,23 @@ from contracts import (
     ReservedPod,
 )
 from contracts.objects import Condition, PodGroupPhase
-from services.cli.describe import describe
+from services.cli.describe import describe, describe_node_on
 from shared.bus.memory import InMemoryBus
 from tests.unit.services.cli.builders import (
     NOW,
     SETTINGS,
     build_admitted,
     build_allocator_condition,
+    build_node,
     build_phase,
     build_pod,
     build_podgroup,
     build_rejected,
     build_status,
     elected,
+    heartbeat,
     locked,
+    pod_bound,
     pod_created,
     pod_phase,
     publish,
@@ -188,3 +191,59 @@ async def test_describe_shows_what_a_preemptor_waits_for(bus):
         "default/high-w-0 on n1 (Preempted; until 2026-01-01T00:10:00+00:00)"
     )
     assert field(text, "  Victims") == "default/low-w-0"
+
+
+LATER = NOW + timedelta(seconds=90)
+
+
+async def test_describe_node_shows_a_silent_real_node_not_ready_with_its_heartbeat(bus):
+    """SPEC A14: the heartbeat's age, its interval, the grace period, and unenforced limits."""
+    pod = build_pod("default/a", 0)
+    await publish(
+        bus,
+        build_node("real"),
+        heartbeat("real", 0, limits_enforced=False),
+        pod_created(pod),
+        pod_bound(pod, "real"),
+    )
+
+    text = await describe_node_on(bus, SETTINGS, "real", now=LATER)
+
+    assert text is not None
+    assert field(text, "Status") == "NotReady"
+    assert field(text, "Heartbeat") == (
+        "90s ago (2026-01-01T00:00:00+00:00; every 10s; NotReady 40s after the last)"
+    )
+    assert field(text, "Limits") == "not enforced (no cgroups)"
+    assert "default/a-worker-0" in text.split("Pod List:", 1)[1]
+
+
+async def test_describe_node_says_a_simulated_node_has_no_heartbeat(bus):
+    await publish(bus, build_node("sim"))
+
+    text = await describe_node_on(bus, SETTINGS, "sim", now=LATER)
+
+    assert text is not None
+    assert field(text, "Status") == "Ready"
+    assert field(text, "Heartbeat") == "<none> (simulated node: always Ready)"
+    assert await describe_node_on(bus, SETTINGS, "ghost", now=LATER) is None
+
+
+async def test_describe_job_marks_a_pod_whose_node_is_not_ready(bus):
+    key = "default/a"
+    pod = build_pod(key, 0)
+    await publish(
+        bus,
+        build_admitted(key),
+        build_status(key, "Running", running=1),
+        build_node("real"),
+        heartbeat("real", 0),
+        pod_created(pod),
+        pod_phase(pod, "Running", "real"),
+    )
+
+    text = await describe(bus, SETTINGS, key, now=LATER)
+
+    assert text is not None
+    pods = text.split("Pod List:\n", 1)[1].splitlines()
+    assert pods[1].split(None, 3) == ["a-worker-0", "worker", "Running", "real (NotReady)"]

@@ -28,6 +28,7 @@ from tests.unit.services.cli.builders import (
     build_rejected,
     build_status,
     elected,
+    heartbeat,
     locked,
     pod_bound,
     pod_created,
@@ -205,6 +206,46 @@ async def test_nodes_show_why_and_until_when_they_are_locked(bus):
         "lock-mode single",
         "2026-01-01T00:10:00+00:00",
     )
+
+
+async def test_nodes_show_ready_or_not_ready_and_the_heartbeats_age_when_real(bus):
+    """SPEC A14: NotReady 40 s after the last heartbeat; a simulated node is Ready."""
+    await publish(
+        bus,
+        build_node("fresh"),
+        build_node("silent"),
+        build_node("sim"),
+        heartbeat("fresh", 0),
+        heartbeat("fresh", 80, limits_enforced=False),
+        heartbeat("silent", 0),
+    )
+
+    wide = {row[0]: row for row in rows(await listing(bus, "nodes", output="wide"))}
+
+    assert {name: row[1] for name, row in wide.items()} == {
+        "fresh": "Ready",
+        "silent": "NotReady",
+        "sim": "Ready",
+    }
+    assert " ".join(wide["fresh"][-5:]) == "10s ago limits not enforced"
+    assert " ".join(wide["silent"][-3:]) == "90s ago -"
+    assert wide["sim"][-2:] == ["-", "-"]
+    items = json.loads(await listing(bus, "nodes", output="json"))["items"]
+    by_name = {item["name"]: item for item in items}
+    assert by_name["fresh"]["heartbeat"] == {
+        "at": "2026-01-01T00:01:20+00:00",
+        "ageSeconds": 10.0,
+        "intervalSeconds": 10.0,
+        "limitsEnforced": False,
+    }
+    assert (by_name["silent"]["ready"], by_name["sim"]["heartbeat"]) == ("NotReady", None)
+
+
+async def test_a_real_node_is_listed_when_its_newest_record_is_a_heartbeat(bus):
+    """``nodes`` is compacted: a real node's registration may be gone, its heartbeat not."""
+    await publish(bus, heartbeat("real", 85))
+
+    assert [row[:2] for row in rows(await listing(bus, "nodes"))] == [["real", "Ready"]]
 
 
 async def test_queues_show_share_capability_use_and_podgroups_by_phase_when_declared(bus):

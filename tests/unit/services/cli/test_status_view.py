@@ -1,11 +1,11 @@
-"""The status view ``vcbus up`` prints: nodes with who locked them and until when."""
+"""The status view ``vcbus up`` prints: nodes, their health, who locked them, until when."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from shared.views.status import StatusView, nodes_table
-from tests.unit.services.cli.builders import build_node, elected, locked
+from tests.unit.services.cli.builders import NOW, build_node, elected, heartbeat, locked
 
 UNTIL = datetime(2026, 1, 1, 0, 10, tzinfo=UTC)
 
@@ -19,7 +19,23 @@ def test_nodes_table_shows_the_lock_holder_and_its_end_when_a_node_is_locked() -
         locked("default/big", ("n2",), 1, until=UNTIL),
     ):
         view.apply(event)
-    rows = [line.split() for line in nodes_table(view).splitlines()]
+    rows = [line.split() for line in nodes_table(view, now=UNTIL).splitlines()]
     assert rows[0][-2:] == ["FOR", "UNTIL"]
     assert rows[1][-2:] == ["-", "-"]
     assert rows[2][-2:] == ["default/big", "2026-01-01T00:10:00+00:00"]
+
+
+def test_nodes_table_shows_a_real_nodes_status_heartbeat_age_and_unenforced_limits() -> None:
+    view = StatusView()
+    for event in (
+        build_node("real"),
+        heartbeat("real", 0, limits_enforced=False),
+        build_node("sim"),
+    ):
+        view.apply(event)
+
+    lines = nodes_table(view, now=NOW + timedelta(seconds=41)).splitlines()
+
+    assert lines[0].split()[:3] == ["NODE", "STATUS", "HEARTBEAT"]
+    assert lines[1].split()[:6] == ["real", "NotReady", "(limits", "not", "enforced)", "41s"]
+    assert lines[2].split()[:3] == ["sim", "Ready", "-"]

@@ -9,6 +9,8 @@ every pod.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 from contracts import Event
 from services.cli.kinds import node_rows, pod_rows
 from services.cli.listing import Query
@@ -61,8 +63,9 @@ def up_pods_per_node(events: list[Event]) -> dict[str, int]:
     view = StatusView()
     for event in events:
         view.apply(event)
-    rows = [line.split() for line in nodes_table(view).splitlines()[1:]]
-    return {row[0]: int(row[3]) for row in rows}
+    table = nodes_table(view, now=datetime(2026, 1, 1, tzinfo=UTC)).splitlines()
+    pods = table[0].split().index("PODS")
+    return {row[0]: int(row[pods]) for row in (line.split() for line in table[1:])}
 
 
 def get_pods_per_node(events: list[Event]) -> dict[str, int]:

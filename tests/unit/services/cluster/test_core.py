@@ -102,13 +102,11 @@ def test_pod_without_a_start_delay_is_running_as_it_is_bound_in_one_status():
     assert phases(later.emit) == [("default/j1-worker-0", PodPhase.SUCCEEDED)]
 
 
-def test_binding_is_refused_node_not_found_when_the_node_was_never_added():
-    pod = build_pod()
-    step = decide(None, build_binding(pod, "ghost"), build_ctx(), CONF)
+def test_binding_is_left_to_its_node_when_the_cluster_never_added_the_node():
+    """A node the simulated cluster never registered is a real node, run by its agent."""
+    step = decide(None, build_binding(build_pod(), "real"), build_ctx(), CONF)
 
-    refused = only_refusal(step.emit)
-    assert (refused.reason, refused.node, refused.pod_uid) == ("NodeNotFound", "ghost", pod.uid)
-    assert refused.message == "node ghost does not exist"
+    assert step.emit == ()
     assert step.state is None
 
 

@@ -1,0 +1,170 @@
+"""A pod's launch plan: its template read as host processes, with the plugins' grants."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+import pytest
+
+from contracts.keys import JobKey
+from contracts.objects.job import Job
+from contracts.objects.pod import Pod
+from services.agent.launch import Placement, PlanError, Policy, expand, plan_pod
+from services.agent.plugins import Peer
+
+PLACE = Placement(
+    node="host-a",
+    host_ip="10.0.0.7",
+    pod_dir="/data/pods/u1/volcano",
+    work_dir="/data/pods/u1/work",
+)
+POLICY = Policy(user=1000, group=1000, host_paths=("/scratch",))
+
+
+def job(
+    spec: dict[str, Any], *, plugins: dict[str, list[str]] | None = None, replicas: int = 1
+) -> Job:
+    return msgspec.convert(
+        {
+            "metadata": {"name": "j", "namespace": "default"},
+            "spec": {
+                "plugins": plugins or {},
+                "tasks": [{"name": "worker", "replicas": replicas, "template": {"spec": spec}}],
+            },
+        },
+        Job,
+    )
+
+
+POD = Pod(
+    name="j-worker-0",
+    namespace="default",
+    job=JobKey("default/j"),
+    task="worker",
+    index=0,
+    podgroup="j",
+    uid="u1",
+    termination_grace_period_seconds=7,
+)
+
+
+def container(**fields: Any) -> dict[str, Any]:
+    return {"name": "main", "image": "busybox", "command": ["sh", "-c"], **fields}
+
+
+@pytest.mark.parametrize(
+    ("text", "expanded"),
+    [
+        ("$(A)-$(B)", "1-two"),
+        ("$$(A)", "$(A)"),
+        ("$(MISSING)", "$(MISSING)"),
+        ("$(A", "$(A"),
+        ("$A", "$A"),
+    ],
+)
+def test_references_expand_as_kubernetes_expands_them(text: str, expanded: str) -> None:
+    assert expand(text, {"A": "1", "B": "two"}) == expanded
+
+
+def test_command_args_env_and_field_refs_become_the_process() -> None:
+    spec = {
+        "restartPolicy": "OnFailure",
+        "activeDeadlineSeconds": 30,
+        "containers": [
+            container(
+                args=["echo $(GREETING) from $(POD)"],
+                env=[
+                    {"name": "WHO", "value": "world"},
+                    {"name": "GREETING", "value": "hello $(WHO)"},
+                    {"name": "POD", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+                    {"name": "IP", "valueFrom": {"fieldRef": {"fieldPath": "status.hostIP"}}},
+                    {"name": "NODE", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}},
+                ],
+                resources={"limits": {"cpu": "1500m", "memory": "1Gi"}, "requests": {"cpu": "1"}},
+            )
+        ],
+    }
+    plan, _ = plan_pod(job(spec), POD, [], PLACE, POLICY)
+    (run,) = plan.containers
+    assert run.argv == ("sh", "-c", "echo hello world from j-worker-0")
+    assert {k: run.env[k] for k in ("IP", "NODE", "HOME", "HOSTNAME")} == {
+        "IP": "10.0.0.7",
+        "NODE": "host-a",
+        "HOME": "/data/pods/u1/work",
+        "HOSTNAME": "j-worker-0",
+    }
+    assert run.working_dir == "/data/pods/u1/work"
+    assert run.image == "busybox"
+    assert (plan.restart_policy, plan.active_deadline_seconds, plan.grace_seconds) == (
+        "OnFailure",
+        30.0,
+        7.0,
+    )
+    assert (plan.user, plan.group) == (1000, 1000)
+    assert (plan.limits.cpu_millis, plan.limits.memory_bytes) == (1500, 2**30)
+
+
+def test_init_containers_come_first_in_order() -> None:
+    spec = {
+        "initContainers": [container(name="a"), container(name="b")],
+        "containers": [container(name="main", workingDir="/srv")],
+    }
+    plan, _ = plan_pod(job(spec), POD, [], PLACE, POLICY)
+    assert [(c.name, c.init) for c in plan.containers] == [
+        ("a", True),
+        ("b", True),
+        ("main", False),
+    ]
+    assert plan.containers[2].working_dir == "/srv"
+
+
+def test_the_plugins_variables_follow_the_containers_own() -> None:
+    spec = {"containers": [container(env=[{"name": "MINE", "value": "1"}])]}
+    peers = [Peer(task="worker", index=0, address="10.0.0.7", ports={})]
+    plan, grants = plan_pod(job(spec, plugins={"env": [], "svc": []}), POD, peers, PLACE, POLICY)
+    names = list(plan.containers[0].env)
+    assert names.index("MINE") < names.index("VC_TASK_INDEX")
+    assert plan.containers[0].env["VC_WORKER_HOSTS"] == "10.0.0.7"
+    assert plan.containers[0].env["VCBUS_ETC_VOLCANO"] == "/data/pods/u1/volcano/etc/volcano"
+    assert grants.files["etc/volcano/worker.host"] == "10.0.0.7"
+    assert grants.missing == ()
+
+
+def test_a_container_without_command_fails_with_a_clear_reason() -> None:
+    spec = {"containers": [{"name": "main", "image": "busybox"}]}
+    with pytest.raises(PlanError, match="container main has no command") as error:
+        plan_pod(job(spec), POD, [], PLACE, POLICY)
+    assert error.value.reason == "NoCommand"
+
+
+def test_an_env_source_a_host_cannot_read_fails_the_pod() -> None:
+    secret = {"name": "S", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}}
+    with pytest.raises(PlanError, match="env S comes from secretKeyRef") as error:
+        plan_pod(job({"containers": [container(env=[secret])]}), POD, [], PLACE, POLICY)
+    assert error.value.reason == "CreateContainerConfigError"
+
+
+def test_a_host_path_outside_the_allow_list_is_refused() -> None:
+    spec = {
+        "containers": [container()],
+        "volumes": [
+            {"name": "ok", "hostPath": {"path": "/scratch/j"}},
+            {"name": "no", "hostPath": {"path": "/etc"}},
+        ],
+    }
+    with pytest.raises(PlanError, match="hostPath /etc is outside") as error:
+        plan_pod(job(spec), POD, [], PLACE, POLICY)
+    assert error.value.reason == "HostPathNotAllowed"
+
+
+def test_root_needs_allow_root_and_another_user_allow_pod_users() -> None:
+    as_root = {"securityContext": {"runAsUser": 0}, "containers": [container()]}
+    with pytest.raises(PlanError, match="--allow-root"):
+        plan_pod(job(as_root), POD, [], PLACE, POLICY)
+    as_other = {"securityContext": {"runAsUser": 4242}, "containers": [container()]}
+    with pytest.raises(PlanError, match="--allow-pod-users"):
+        plan_pod(job(as_other), POD, [], PLACE, POLICY)
+    allowed = Policy(user=1000, group=1000, allow_pod_users=True)
+    plan, _ = plan_pod(job(as_other), POD, [], PLACE, allowed)
+    assert (plan.user, plan.group) == (4242, 1000)
