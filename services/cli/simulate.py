@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from services.bootstrap import SystemConf, bootstrap
-from services.cli import terminal
+from services.cli import swf, terminal
 from services.cli.outcome import render_json, render_text
 from services.cli.scenario import (
     Scenario,
@@ -137,7 +137,7 @@ def simulate_document(
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``vcbus simulate``."""
     parser = sub.add_parser("simulate", help="run a scenario through the services (DESIGN §9)")
-    parser.add_argument("file", help="scenario YAML or JSON")
+    parser.add_argument("file", help="scenario YAML or JSON, or an SWF trace (.swf)")
     parser.add_argument("--json", action="store_true", help="print the outcome as JSON")
     parser.add_argument(
         "--bus",
@@ -154,6 +154,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         action="store_true",
         help="full mode, in memory: add what each scheduling cycle decided (docs/simulate.md)",
     )
+    swf.add_arguments(parser)
     parser.set_defaults(func=run)
 
 
@@ -161,15 +162,19 @@ def run(args: argparse.Namespace) -> int:
     """Run the scenario and print its outcome; 2 when the scenario cannot be run."""
     configure_logging("simulate", level="warning")
     path = Path(args.file)
+    document: Mapping[str, object]
     try:
-        document = load_document(path.read_text())
+        if swf.is_trace(path):
+            document = swf.document_from_args(path, args)
+        else:
+            document = load_document(path.read_text())
         for warning in conf_warnings(document):
             sys.stderr.write(f"vcbus simulate: warning: config: {warning}\n")
         if args.bus == "kafka" and not is_snapshot(document):
             outcome = asyncio.run(_kafka(parse_scenario(document, path.parent), args))
         else:
             outcome = simulate_document(document, path.parent, cycles=args.cycles)
-    except (OSError, ScenarioFileError, ScenarioError, ConfError) as exc:
+    except (OSError, ScenarioFileError, ScenarioError, ConfError, swf.TraceError) as exc:
         terminal.error(f"vcbus simulate: {exc}\n")
         return 2
     as_json = args.json or is_snapshot(document)
