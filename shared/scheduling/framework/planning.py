@@ -118,9 +118,15 @@ def keep_for(ssn: Session, plan: Plan) -> None:
             allowed = allowed_rows(ssn.plans, task.job, end_of(task.job), len(matrix))
             return allowed[rows]
 
-        ssn.add_node_filter_fn(
-            FILTER_OWNER, NodeFilter(f"{PLANNED} a job", kept, task_key=lambda task: task.job)
-        )
+        def passes(task: TaskInfo) -> tuple[bool, ...]:
+            """Per plan, whether the task's job may use what it keeps (shared answers)."""
+            end = end_of(task.job)
+            return tuple(
+                plan.job == task.job or (end is not None and end <= plan.start)
+                for plan in ssn.plans
+            )
+
+        ssn.add_node_filter_fn(FILTER_OWNER, NodeFilter(f"{PLANNED} a job", kept, task_key=passes))
     ssn.plans.append(plan)
     ssn.forget_placement()
 
