@@ -27,7 +27,7 @@ from datetime import datetime, timedelta
 import numpy as np
 
 from contracts.keys import JobKey
-from shared.reasons import CLUSTER_OVERUSED
+from shared.reasons import CLUSTER_OVERUSED, QUEUE_OVER_CAPABILITY
 from shared.scheduling.framework.extension_points import NodeFilter
 from shared.scheduling.framework.plan import (
     PLANNED,
@@ -162,11 +162,22 @@ class EnqueuePlans:
             if end is None or end > plan.start:
                 np.subtract(spare, minimum, out=spare)
 
+    def _budget_only(self, job: JobInfo) -> set[str]:
+        """The reasons that only say jobs admitted but not placed hold the budget.
+
+        ``QueueOverCapability`` is one of them only for a queue without a capability of
+        its own (its limit is the cluster's): a queue's own capability is a hard cap (A10).
+        """
+        queue = self._ssn.queues.get(job.queue)
+        if queue is not None and queue.capability is None:
+            return {CLUSTER_OVERUSED, QUEUE_OVER_CAPABILITY}
+        return {CLUSTER_OVERUSED}
+
     def turned_away(self, job: JobInfo, reasons: set[str]) -> bool:
         """Plan the first job of its queue the budget turned away; whether to admit it now.
 
-        It is admitted when its planned start has come and only the cluster's budget
-        (``ClusterOverused``) stood in its way.
+        It is admitted when its planned start has come (its gang fits the idle capacity)
+        and only the admission budget stood in its way (:meth:`_budget_only`).
         """
         if job.queue in self._planned:
             return False
@@ -175,7 +186,7 @@ class EnqueuePlans:
         if plan is None:
             return False
         if plan.start <= self._ssn.now:
-            return reasons <= {CLUSTER_OVERUSED}
+            return reasons <= self._budget_only(job)
         said = self._ssn.enqueue_reasons.get(job.key, {}).get(CLUSTER_OVERUSED)
         if said is not None:
             planned = f"{said}; planned start {plan.start.isoformat()}"
