@@ -93,3 +93,6 @@ class Pod(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_defaul
     termination_grace_period_seconds: int | None = None
     """The template's ``terminationGracePeriodSeconds``: how long an evicted pod keeps
     running (and holding its node's resources) before it ends; unset means 30 s."""
+    active_deadline_seconds: int | None = None
+    """The template's ``activeDeadlineSeconds``: the pod's time limit from its start, which
+    the allocator plans with (SPEC A15); unset: no limit."""

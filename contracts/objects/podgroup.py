@@ -64,3 +64,6 @@ class PodGroup(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_d
     uid: str = ""
     creation_timestamp: datetime | None = None
     stages: tuple[StageTask, ...] = ()
+    active_deadline_seconds: int | None = None
+    """The longest ``activeDeadlineSeconds`` of the job's pod templates; unset when one
+    has none: how long the gang runs at most once started, for planning (SPEC A15)."""

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from services.cli import terminal
+from services.simulation import swf
 from services.simulation.report import render_json, render_text
 from services.simulation.run import simulate_file
 from services.simulation.scenario import ScenarioFileError
@@ -24,7 +25,7 @@ from shared.scheduling.framework.conf import ConfError
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``vcbus simulate``."""
     parser = sub.add_parser("simulate", help="run a scenario through the services (DESIGN §9)")
-    parser.add_argument("file", help="scenario YAML or JSON")
+    parser.add_argument("file", help="scenario YAML or JSON, or an SWF trace (.swf)")
     parser.add_argument("--json", action="store_true", help="print the outcome as JSON")
     parser.add_argument(
         "--bus",
@@ -41,22 +42,25 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         action="store_true",
         help="full mode, in memory: add what each scheduling cycle decided (docs/simulate.md)",
     )
+    swf.add_arguments(parser)
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Run the scenario and print its outcome; 2 when the scenario cannot be run."""
     configure_logging("simulate", level="warning")
+    path = Path(args.file)
     try:
         outcome, snapshot = simulate_file(
-            Path(args.file),
+            path,
+            document=swf.document_from_args(path, args) if swf.is_trace(path) else None,
             kafka=args.bus == "kafka",
             speed=args.speed,
             prefix=args.prefix,
             cycles=args.cycles,
             warn=_warn,
         )
-    except (OSError, ScenarioFileError, ScenarioError, ConfError) as exc:
+    except (OSError, ScenarioFileError, ScenarioError, ConfError, swf.TraceError) as exc:
         terminal.error(f"vcbus simulate: {exc}\n")
         return 2
     as_json = args.json or snapshot

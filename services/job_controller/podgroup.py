@@ -30,7 +30,7 @@ from typing import NamedTuple
 
 from contracts.keys import JobKey, split_key
 from contracts.objects.job import ANNOTATION_DEPENDENT_JOB, Job, TaskSpec
-from contracts.objects.pod_spec import node_selector, pod_requests, string_field
+from contracts.objects.pod_spec import int_field, node_selector, pod_requests, string_field
 from contracts.objects.podgroup import PodGroup, StageTask
 from contracts.quantity import Resources, add
 from services.job_controller.pods import pod_priority, pod_tolerations
@@ -168,6 +168,7 @@ class PodGroupSpec(NamedTuple):
     annotations: dict[str, str]
     dependent: bool
     stages: tuple[StageTask, ...]
+    deadline_seconds: int | None = None
 
 
 def podgroup_spec(job: Job, priority_classes: Mapping[str, int]) -> PodGroupSpec:
@@ -184,7 +185,16 @@ def podgroup_spec(job: Job, priority_classes: Mapping[str, int]) -> PodGroupSpec
         annotations=annotations,
         dependent=dependent,
         stages=stages(job, priority_classes) if dependent else (),
+        deadline_seconds=_deadline_seconds(job),
     )
+
+
+def _deadline_seconds(job: Job) -> int | None:
+    """The longest ``activeDeadlineSeconds`` of the job's templates; None if one has none."""
+    limits = [int_field(task.template.spec, "activeDeadlineSeconds") for task in job.spec.tasks]
+    if not limits or any(limit is None or limit <= 0 for limit in limits):
+        return None
+    return max(limit for limit in limits if limit is not None)
 
 
 def assemble_podgroup(
@@ -212,6 +222,7 @@ def assemble_podgroup(
         uid=podgroup_uid,
         creation_timestamp=created_at,
         stages=spec.stages,
+        active_deadline_seconds=spec.deadline_seconds,
     )
 
 

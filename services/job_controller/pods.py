@@ -110,6 +110,8 @@ class PodTemplateFacts:
     scheduler_name: str
     grace_seconds: int | None = None
     """The template's ``terminationGracePeriodSeconds`` (``None``: unset, 30 s)."""
+    deadline_seconds: int | None = None
+    """The template's ``activeDeadlineSeconds`` (``None``: unset, no limit; SPEC A15)."""
 
 
 def template_facts(
@@ -127,7 +129,14 @@ def template_facts(
         or job.spec.scheduler_name
         or default_scheduler,
         grace_seconds=_grace_seconds(spec),
+        deadline_seconds=_deadline_seconds(spec),
     )
+
+
+def _deadline_seconds(spec: Mapping[str, object]) -> int | None:
+    """The template's ``activeDeadlineSeconds`` when it is an integer > 0."""
+    value = int_field(spec, "activeDeadlineSeconds")
+    return value if value is not None and value > 0 else None
 
 
 def _grace_seconds(spec: Mapping[str, object]) -> int | None:
@@ -210,6 +219,7 @@ def build_pod(
         scheduler_name=facts.scheduler_name,
         creation_timestamp=now,
         termination_grace_period_seconds=facts.grace_seconds,
+        active_deadline_seconds=facts.deadline_seconds,
     )
 
 

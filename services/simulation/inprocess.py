@@ -12,7 +12,10 @@ Two pacers move time:
   every service. Each step lets the services run until nothing is runnable (every consumer
   waits with nothing to read, and no record or clock wait was added for a while), then
   advances the clock to the earliest waiter. One event loop, no real sleeping, so the same
-  inputs give the same outcome, byte for byte.
+  inputs give the same outcome, byte for byte. Idle waits (a poll that found nothing, a
+  cycle on its timer with nothing time-based due) are skipped, by whole periods, up to the
+  next input, service timer, end of the run or other wait (``VirtualClock.skip_idle``):
+  a run costs by events, not by virtual seconds.
 - :class:`RealPacer`: any bus (Kafka) and a real clock, possibly sped up
   (:class:`ScaledClock`); it sleeps until the next input and checks for settling.
 
@@ -287,8 +290,16 @@ class VirtualPacer:
                 return
         raise SimulationError(f"the system did not come to rest at {self.clock.now()}")
 
-    def next_moment(self) -> datetime | None:
-        """The earliest moment something waits for."""
+    def next_moment(self, due: datetime | None = None) -> datetime | None:
+        """The earliest moment something waits for.
+
+        ``due``: the earliest moment the driver knows something is due (an input, a timer,
+        the end of the run); idle waits repeat without effect until then or until a wait
+        that is not idle ends (``VirtualClock.skip_idle``), so they are skipped to it.
+        """
+        if due is not None:
+            busy = self.clock.next_due()
+            self.clock.skip_idle(due if busy is None else min(due, busy))
         return self.clock.next_wakeup()
 
     async def advance_to(self, moment: datetime) -> None:
@@ -316,8 +327,8 @@ class RealPacer:
         """Yield once."""
         await asyncio.sleep(0)
 
-    def next_moment(self) -> datetime | None:
-        """One step from now."""
+    def next_moment(self, due: datetime | None = None) -> datetime | None:
+        """One step from now (``due`` is of no use to a real clock)."""
         return self.clock.now() + timedelta(seconds=self.step)
 
     async def advance_to(self, moment: datetime) -> None:
@@ -473,16 +484,22 @@ class _Driver:
             + ", ".join(item.service.name for item in self.running if not _is_ready(item))
         )
 
-    async def _step(self, target: datetime | None = None) -> None:
-        moment = self.pacer.next_moment()
+    async def _step(self, target: datetime | None = None, *, due: datetime | None = None) -> None:
+        moment = self.pacer.next_moment(due)
         if target is not None and (moment is None or target < moment):
             moment = target
         if moment is not None:
             await self.pacer.advance_to(moment)
 
-    def _timers_pending(self) -> bool:
-        return any(
-            timer.next_due() is not None for item in self.running for timer in item.service.timers
+    def _timers_due(self) -> datetime | None:
+        return min(
+            (
+                due
+                for item in self.running
+                for timer in item.service.timers
+                if (due := timer.next_due()) is not None
+            ),
+            default=None,
         )
 
     async def drive(self, inputs: Sequence[Input]) -> str:
@@ -512,13 +529,17 @@ class _Driver:
                 return "limit"
             quiet = timedelta(seconds=until.grace if outcome.is_done() else until.quiet)
             settle = self.fold.last_activity + quiet
-            if end is None and not pending and not self._timers_pending() and now >= settle:
+            timers = self._timers_due()
+            if end is None and not pending and timers is None and now >= settle:
                 return "stalled" if outcome.unfinished() else "settled"
             targets = [limit, end or settle]
             if pending:
                 targets.append(pending[0][0])
             target = min(targets)
-            await self._step(target if target > now else None)
+            dues = [t for t in (*targets, timers) if t is not None and t > now]
+            overdue = timers is not None and timers <= now
+            due = None if overdue else min(dues, default=None)
+            await self._step(target if target > now else None, due=due)
 
     async def _set_pod_phase(self, item: SetPodPhase) -> None:
         node = self.fold.outcome.node_of(item.request.pod)

@@ -65,6 +65,7 @@ from contracts.objects.meta import Condition
 from contracts.objects.pod import POD_BOUND, PodPhase
 from contracts.objects.podgroup import PodGroupPhase
 from contracts.quantity import format_quantity
+from services.simulation.job_metrics import JobRun, job_metrics
 from services.simulation.summary import CapacityStep, Usage, summarise
 from shared.views.jobs import JobFold, JobView
 from shared.views.phases import DELETED, FINAL_PHASES
@@ -372,6 +373,18 @@ class Outcome:
             return {"submitted": self.submitted_at[key], **job.times}
         return job.times
 
+    def _run(self, key: str) -> JobRun | None:
+        """The job's run, if it was submitted, ran and reached a final phase."""
+        job = self.jobs[key]
+        submitted = self.submitted_at.get(key)
+        running, finished = job.times.get("running"), job.times.get("finished")
+        if submitted is None or running is None or finished is None:
+            return None
+        view = self.job_views.jobs.get(key)
+        tasks = _tasks(view.status if view is not None else None)
+        pods = sum(sum(counts.values()) for counts in tasks.values())
+        return JobRun(pods=pods, submitted=submitted, running=running, finished=finished)
+
     def report(self, *, stopped_by: str, at: float) -> dict[str, object]:
         """The outcome as plain data, every collection in a stable order.
 
@@ -421,6 +434,14 @@ class Outcome:
                     Usage(queue=pod.queue, requests=pod.requests, start=times.running, end=end)
                 )
         finished = [j.times["finished"] for j in self.jobs.values() if "finished" in j.times]
+        summary = summarise(
+            usages,
+            self.capacity,
+            makespan=max(finished) if finished else None,
+            end=at,
+            unfinished=self.unfinished(),
+        )
+        summary.update(job_metrics([run for key in sorted(self.jobs) if (run := self._run(key))]))
         return {
             "deadLetters": [
                 {"topic": topic, "service": service, "count": count}
@@ -431,13 +452,7 @@ class Outcome:
             "pods": pods,
             "rejected": dict(sorted(self.rejected.items())),
             "stoppedBy": stopped_by,
-            "summary": summarise(
-                usages,
-                self.capacity,
-                makespan=max(finished) if finished else None,
-                end=at,
-                unfinished=self.unfinished(),
-            ),
+            "summary": dict(sorted(summary.items())),
             "targetJob": self.reservation.target or None,
             "timeline": self.timeline,
         }

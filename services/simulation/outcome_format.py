@@ -109,8 +109,27 @@ class Window(_Format, frozen=True, rename={"start": "from", "end": "to"}):
     """Resource → what was held over the capacity of the window."""
 
 
-class Summary(_Format, frozen=True):
-    """Figures to judge the schedule by."""
+class Spread(_Format, frozen=True):
+    """The average, nearest-rank median and 95th percentile, and maximum of some figures."""
+
+    avg: float
+    p50: float
+    p95: float
+    max: float
+
+
+class SizeWaits(_Format, frozen=True):
+    """The waits of the jobs of one size class (by pods)."""
+
+    jobs: int
+    avg: float
+    p50: float
+    p95: float
+    max: float
+
+
+class Summary(_Format, frozen=True, rename="camel"):
+    """Figures to judge the schedule by (``services.simulation.job_metrics`` for the jobs')."""
 
     makespan: float | None
     """When the last job finished; null when none did."""
@@ -120,6 +139,15 @@ class Summary(_Format, frozen=True):
     windows: list[Window]
     unfinished: list[str]
     """Jobs in no final phase when the run stopped."""
+    finished_jobs: int
+    """Jobs that ran to a final phase: the ones the figures below are of."""
+    bounded_slowdown: Spread | None = None
+    """``max(1, (wait + run) / max(run, 10 s))`` per job."""
+    wait: Spread | None = None
+    """Seconds from a job's submission to its minimum of pods running."""
+    wait_by_size: dict[str, SizeWaits] | None = None
+    """Size class by pods (``1``, ``2-4``, ``5-16``, ``17-64``, ``65-256``, ``257+``) →
+    its jobs' waits, in size order."""
 
 
 class EnqueuePick(_Format, frozen=True):

@@ -90,8 +90,35 @@ def render_text(outcome: Mapping[str, Any]) -> str:
     if isinstance(timeline, list):
         lines.append("\ntimeline:")
         lines += [f"  {entry['t']:>9.3f}s  {describe(entry)}" for entry in timeline]
+    summary = outcome.get("summary")
+    if isinstance(summary, Mapping):
+        lines.append("")
+        lines += summary_lines(summary)
     lines.append(f"\nstopped: {outcome.get('stoppedBy')}")
     return "\n".join(lines) + "\n"
+
+
+def _spread(figures: Mapping[str, float], unit: str = "") -> str:
+    return " ".join(f"{name} {figures[name]:g}{unit}" for name in ("avg", "p50", "p95", "max"))
+
+
+def summary_lines(summary: Mapping[str, Any]) -> list[str]:
+    """The summary's figures: makespan, utilisation, and the finished jobs' waits."""
+    makespan = summary.get("makespan")
+    used = ", ".join(f"{name} {value:g}" for name, value in summary["utilisation"].items())
+    lines = [
+        f"makespan: {'-' if makespan is None else f'{makespan:g}s'}; "
+        f"utilisation: {used or '-'}; finished jobs: {summary['finishedJobs']}"
+    ]
+    if summary["finishedJobs"]:
+        lines.append(f"bounded slowdown: {_spread(summary['boundedSlowdown'])}")
+        lines.append(f"wait: {_spread(summary['wait'], 's')}")
+        rows = [("SIZE (PODS)", "JOBS", "WAIT AVG", "P50", "P95", "MAX")]
+        for name, waits in summary["waitBySize"].items():
+            figures = (waits[k] for k in ("avg", "p50", "p95", "max"))
+            rows.append((name, str(waits["jobs"]), *(f"{v:g}s" for v in figures)))
+        lines += _table(rows)
+    return lines
 
 
 def describe(entry: Mapping[str, Any]) -> str:

@@ -151,6 +151,7 @@ async def simulate_with_broker(
 def simulate_file(
     path: Path,
     *,
+    document: Mapping[str, object] | None = None,
     kafka: bool = False,
     speed: float = 10.0,
     prefix: str | None = None,
@@ -161,9 +162,12 @@ def simulate_file(
 
     ``warn`` is told each warning of the scenario's configuration before the run (a
     Volcano plugin or action's arguments vcbus lacks). ``kafka``: run a full-mode scenario
-    on a broker (:func:`simulate_with_broker`), else in memory.
+    on a broker (:func:`simulate_with_broker`), else in memory. ``document``: the scenario
+    already read (an SWF trace made into one, :mod:`services.simulation.swf`); ``path``
+    then only names where relative files are.
     """
-    document = load_document(path.read_text())
+    if document is None:
+        document = load_document(path.read_text())
     for warning in conf_warnings(document):
         warn(warning)
     snapshot = is_snapshot(document)

@@ -31,8 +31,12 @@ DEFAULT_PARTITIONS = 4
 class WaitClock(Protocol):
     """What the bus needs of a clock: waiting for an event with a timeout in its time."""
 
-    async def wait_for(self, event: asyncio.Event, timeout: float) -> bool:
-        """Wait until ``event`` is set or ``timeout`` seconds passed; whether it is set."""
+    async def wait_for(self, event: asyncio.Event, timeout: float, *, idle: bool = False) -> bool:
+        """Wait until ``event`` is set or ``timeout`` seconds passed; whether it is set.
+
+        ``idle``: the timeout only repeats the wait (a poll that found nothing), so a
+        virtual clock may skip its repeats until something else is due.
+        """
         ...
 
 
@@ -206,7 +210,7 @@ class InMemoryBus:
     async def _wait_for_records(self, timeout: float) -> None:
         self._appended.clear()
         if self._clock is not None:
-            await self._clock.wait_for(self._appended, timeout)
+            await self._clock.wait_for(self._appended, timeout, idle=True)
             return
         try:
             async with asyncio.timeout(timeout):

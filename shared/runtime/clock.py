@@ -98,6 +98,8 @@ class _Waiter:
     due: datetime
     wake: Callable[[], None]
     active: bool = field(default=True)
+    period: timedelta | None = None
+    """An idle wait's timeout: waking it only starts the same wait again (see ``skip_idle``)."""
 
 
 class VirtualClock:
@@ -105,6 +107,13 @@ class VirtualClock:
 
     Waiters due at the same moment are woken in the order they started waiting, so a run
     on one event loop is deterministic.
+
+    An *idle* wait (``wait_for(..., idle=True)``) is one whose timeout only starts the same
+    wait again: a poll with nothing to read, a cycle on a timer with nothing new. Waking it
+    every period until something happens changes nothing but the cost, so a driver that
+    knows the next moment anything is due calls :meth:`skip_idle` first: each idle waiter
+    moves, by whole periods, to its last wake-up at or before that moment. The waits then
+    run as if they had woken all along, and a virtual run costs by events, not by seconds.
     """
 
     def __init__(self, start: datetime = EPOCH) -> None:
@@ -143,8 +152,28 @@ class VirtualClock:
             heapq.heappop(self._waiters)
         return self._waiters[0][0] if self._waiters else None
 
-    def _register(self, seconds: float, wake: Callable[[], None]) -> _Waiter:
-        waiter = _Waiter(self._now + timedelta(seconds=seconds), wake)
+    def next_due(self) -> datetime | None:
+        """The earliest moment a waiter that is not idle waits for, or None."""
+        dues = [w.due for _, _, w in self._waiters if w.active and w.period is None]
+        return min(dues, default=None)
+
+    def skip_idle(self, until: datetime) -> None:
+        """Move each idle waiter due before ``until`` to its last wake-up at or before it.
+
+        The waiters keep their order of registration among those due at one moment.
+        """
+        moved = False
+        for index, (due, order, waiter) in enumerate(self._waiters):
+            if waiter.active and waiter.period is not None and due < until:
+                waiter.due = due + ((until - due) // waiter.period) * waiter.period
+                self._waiters[index] = (waiter.due, order, waiter)
+                moved = True
+        if moved:
+            heapq.heapify(self._waiters)
+
+    def _register(self, seconds: float, wake: Callable[[], None], *, idle: bool = False) -> _Waiter:
+        delay = timedelta(seconds=seconds)
+        waiter = _Waiter(self._now + delay, wake, period=delay if idle else None)
         heapq.heappush(self._waiters, (waiter.due, next(self._order), waiter))
         self.registered += 1
         return waiter
@@ -166,11 +195,12 @@ class VirtualClock:
         finally:
             waiter.active = False
 
-    async def wait_for(self, event: asyncio.Event, timeout: float) -> bool:
+    async def wait_for(self, event: asyncio.Event, timeout: float, *, idle: bool = False) -> bool:
         """Wait for ``event`` until the clock has advanced ``timeout`` seconds.
 
         The timeout is asyncio's own (``asyncio.timeout``), expired by the clock instead of
-        the event loop's time, so cancellation behaves as in any asyncio wait.
+        the event loop's time, so cancellation behaves as in any asyncio wait. ``idle``: a
+        wait that its timeout only repeats (:meth:`skip_idle` may skip its repeats).
         """
         if event.is_set():
             return True
@@ -185,9 +215,20 @@ class VirtualClock:
                     if not deadline.expired():
                         deadline.reschedule(loop.time())
 
-                waiter = self._register(timeout, wake)
+                waiter = self._register(timeout, wake, idle=idle)
                 try:
                     await event.wait()
                 finally:
                     waiter.active = False
         return event.is_set()
+
+
+async def wait_idle(clock: Clock, event: asyncio.Event, timeout: float) -> bool:
+    """``clock.wait_for``, for a wait whose timeout only starts the same wait again.
+
+    On a :class:`VirtualClock` the wait is idle (``VirtualClock.skip_idle``); on any other
+    clock it is an ordinary wait.
+    """
+    if isinstance(clock, VirtualClock):
+        return await clock.wait_for(event, timeout, idle=True)
+    return await clock.wait_for(event, timeout)

@@ -7,6 +7,7 @@ from datetime import datetime
 
 import structlog
 
+from shared.runtime.clock import wait_idle
 from shared.runtime.service import Runtime
 from shared.runtime.table import Table
 
@@ -42,10 +43,13 @@ async def run_cycles(
     last = 0.0
     ended = float("-inf")
     while not runtime.stopping.is_set():
-        wait = interval
-        if next_due is not None and (due := next_due()) is not None:
+        due = next_due() if next_due is not None else None
+        if due is None:
+            # Nothing time-based is due: a cycle on the timer decides what the last did.
+            await wait_idle(runtime.clock, table.changed, interval)
+        else:
             wait = max(0.0, min(interval, (due - runtime.clock.now()).total_seconds()))
-        await runtime.clock.wait_for(table.changed, wait)
+            await runtime.clock.wait_for(table.changed, wait)
         if table.changed.is_set():
             now = runtime.clock.monotonic()
             start = max(now + debounce, ended + min(rest * last, max_rest))

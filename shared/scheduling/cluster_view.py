@@ -150,6 +150,8 @@ class ClusterView:
         self._refusal_ids: set[str] = set()
         self._evicting: dict[PodKey, dict[str, str]] = {}
         """Pod → uid → node of the evictions requested (the pod is Releasing)."""
+        self._started: dict[PodKey, dict[str, datetime]] = {}
+        """Pod → uid → when it was first reported Running."""
         self._state: dict[PodKey, PodState] = {}
         self._by_job: dict[JobKey, dict[PodKey, PodState]] = {}
         """``_state`` grouped by the pods' jobs (kept by ``_set_state``)."""
@@ -199,15 +201,23 @@ class ClusterView:
                 if not uid or current is None or current.uid == uid:
                     self._pods.pop(key, None)
                     self._set_state(key, None)
-                for table in (self._status, self._bindings, self._refusals, self._evicting):
+                for table in (
+                    self._status,
+                    self._bindings,
+                    self._refusals,
+                    self._evicting,
+                    self._started,
+                ):
                     if uid:
                         table.get(key, {}).pop(uid, None)
                         if not table.get(key, True):
                             table.pop(key, None)
                     else:
                         table.pop(key, None)
-            case PodPhaseChanged(pod=key, phase=phase, node=node, pod_uid=uid):
+            case PodPhaseChanged(pod=key, phase=phase, node=node, pod_uid=uid, occurred_at=at):
                 self._status.setdefault(key, {})[uid] = (phase, node)
+                if phase is PodPhase.RUNNING:
+                    self._started.setdefault(key, {}).setdefault(uid, at)
                 self._compose(key)
             case BindingRefused(pod=key, node=node, event_id=event_id, pod_uid=uid):
                 if event_id in self._refusal_ids:
@@ -290,6 +300,7 @@ class ClusterView:
                     node=status[1],
                     attempt=refusals,
                     releasing=releasing,
+                    started=_of(self._started, key, pod.uid),
                 ),
             )
             return

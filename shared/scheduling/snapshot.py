@@ -35,6 +35,8 @@ class PodState:
     """How many bindings of this pod the cluster refused (the next binding's attempt)."""
     releasing: bool = False
     """An eviction was requested and the pod still runs out its grace period."""
+    started: datetime | None = None
+    """When it was first reported Running (its deadline counts from then, SPEC A15)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,14 @@ configuration, and prints from each outcome:
   started (a round is a set of jobs meant to run together).
 
 Nothing is timed on the machine: the figures come from the simulated timeline, so every
-run prints the same numbers. To add a case, append a ``Case`` to ``CASES``; to compare
+run prints the same numbers (the trace cases' ``wall s`` column aside).
+
+Trace cases (``tests.bench.traces``) follow: 1,024-job slices of the SWF traces in
+``examples/traces`` through vcbus (default configuration; reservation off; backfill off)
+and through reference FCFS, greedy and EASY schedulers (``tests.bench.reference``), with
+bounded slowdown, waits and utilisation side by side. ``--case lublin`` runs only those;
+``--variant "reservation off"`` only that vcbus variant (the default configuration's
+reservation steps take the longest). To add a case, append a ``Case`` to ``CASES``; to compare
 another feature, give its variants (a name and the configuration keys they set).
 ``--case NAME`` runs the cases whose scenario name contains NAME; ``--json`` prints the
 figures as JSON.
@@ -35,6 +42,7 @@ from typing import Any
 from services.simulation.run import simulate_in_memory
 from services.simulation.scenario import DEFAULT_ACTIONS, load_document, parse_scenario
 from shared.logging.setup import configure_logging
+from tests.bench.traces import TRACE_CASES, TRACE_VARIANTS, render_trace_case, run_trace_case
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "examples" / "scenarios"
 
@@ -228,6 +236,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.bench.quality", description=__doc__)
     parser.add_argument("--case", default="", help="run the cases whose scenario contains this")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument(
+        "--variant", default="", help="trace cases: run the vcbus variants whose name has this"
+    )
     args = parser.parse_args(argv)
     configure_logging("quality", level="error")
     everything: list[dict[str, object]] = []
@@ -241,6 +252,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
         else:
             sys.stdout.write(render(case, results) + "\n\n")
+            sys.stdout.flush()
+    variants = [v for v in TRACE_VARIANTS if args.variant in v.name]
+    for trace_case in TRACE_CASES:
+        if args.case not in trace_case.name:
+            continue
+        rows = run_trace_case(trace_case, variants)
+        if args.json:
+            everything.extend(rows)
+        else:
+            sys.stdout.write(render_trace_case(rows) + "\n\n")
             sys.stdout.flush()
     if args.json:
         sys.stdout.write(json.dumps(everything, indent=2) + "\n")

@@ -24,6 +24,9 @@ Deliberate deviations:
 - Nominations (issue 23, ``framework.nomination``): first of all, the pods a preempt or
   reclaim nominated on nodes take those nodes' idle capacity, so the capacity their
   victims released goes to no other job; their job binds once its gang is ready.
+- Planned starts (SPEC A15, ``framework.planning``): the first job of each queue that
+  cannot start now, or is still Pending, gets a planned start from the running pods'
+  deadlines; the nodes that start needs take no pod of a job that ends after it.
 - Reservation (SPEC A6, no harm): the target of a reservation with locked nodes has the
   first turn; once its gang is placed (in this session or before), the locks are lifted
   for the rest of the session (``Session.lift_locks``), so the other jobs of the same cycle
@@ -37,6 +40,7 @@ from contracts.objects.podgroup import PodGroupPhase
 from shared.reasons import QUEUE_NOT_FOUND, QUEUE_OVERUSED
 from shared.scheduling.framework.arguments import get_bool
 from shared.scheduling.framework.nomination import place_nominated
+from shared.scheduling.framework.planning import keep_for, plan_head
 from shared.scheduling.framework.priority_queue import PriorityQueue
 from shared.scheduling.framework.reservation import is_target_ready
 from shared.scheduling.framework.session import Session
@@ -62,10 +66,12 @@ class AllocateAction:
         queues: PriorityQueue[QueueInfo] = PriorityQueue(ssn.queue_order_fn)
         jobs_by_queue: dict[str, PriorityQueue[JobInfo]] = {}
         pending: dict[str, list[TaskInfo]] = {}
+        heads: dict[str, JobInfo] = {}
         for key in sorted(ssn.jobs):
             job = ssn.jobs[key]
             if job.is_pending():
                 if not promote:
+                    _pending_head(ssn, heads, job)
                     continue
                 job.phase = PodGroupPhase.INQUEUE
             result = ssn.job_valid(job)
@@ -87,28 +93,73 @@ class AllocateAction:
             jobs_by_queue[job.queue].push(job)
 
         first = _target_first(ssn, pending, will_bind)
-        while not queues.empty():
-            queue = queues.pop()
-            if ssn.overused(queue):
-                for job in _drain(jobs_by_queue.get(queue.name)):
-                    job.blocked = (QUEUE_OVERUSED, f"queue {queue.name} is overused")
-                continue
-            jobs = jobs_by_queue.get(queue.name)
-            if jobs is None or jobs.empty():
-                continue
-            job = jobs.pop()
-            if job.key == first:
-                queues.push(queue)
-                continue
-            tasks = pending[job.key]
-            stmt = allocate_resources_for_tasks(ssn, job, queue, tasks)
-            if stmt is not None and ssn.job_ready(job):
-                stmt.commit()
-                if job.dependent:
-                    reserve_stages(ssn, job, will_bind)
-                if tasks and not job.dependent:
-                    jobs.push(job)
+        _turns(
+            ssn,
+            queues=queues,
+            jobs_by_queue=jobs_by_queue,
+            pending=pending,
+            heads=heads,
+            first=first,
+            will_bind=will_bind,
+        )
+
+
+def _turns(
+    ssn: Session,
+    *,
+    queues: PriorityQueue[QueueInfo],
+    jobs_by_queue: dict[str, PriorityQueue[JobInfo]],
+    pending: dict[str, list[TaskInfo]],
+    heads: dict[str, JobInfo],
+    first: JobKey | None,
+    will_bind: WillBindArgs,
+) -> None:
+    """The queues' turns, in queue order: each turn one job, gang by gang."""
+    planned: set[str] = set()
+    while not queues.empty():
+        queue = queues.pop()
+        if ssn.overused(queue):
+            for job in _drain(jobs_by_queue.get(queue.name)):
+                job.blocked = (QUEUE_OVERUSED, f"queue {queue.name} is overused")
+            continue
+        jobs = jobs_by_queue.get(queue.name)
+        if jobs is None or jobs.empty():
+            continue
+        job = jobs.pop()
+        if job.key == first:
             queues.push(queue)
+            continue
+        head = heads.get(queue.name)
+        if head is not None and queue.name not in planned and ssn.job_order_fn(head, job):
+            _plan(ssn, planned, head)
+        tasks = pending[job.key]
+        stmt = allocate_resources_for_tasks(ssn, job, queue, tasks)
+        if stmt is not None and ssn.job_ready(job):
+            stmt.commit()
+            if job.dependent:
+                reserve_stages(ssn, job, will_bind)
+            if tasks and not job.dependent:
+                jobs.push(job)
+        elif queue.name not in planned:
+            _plan(ssn, planned, job)
+        queues.push(queue)
+
+
+def _pending_head(ssn: Session, heads: dict[str, JobInfo], job: JobInfo) -> None:
+    """Keep ``job`` as its queue's first Pending job with a time limit (SPEC A15)."""
+    if job.podgroup.active_deadline_seconds is None:
+        return
+    held = heads.get(job.queue)
+    if held is None or ssn.job_order_fn(job, held):
+        heads[job.queue] = job
+
+
+def _plan(ssn: Session, planned: set[str], job: JobInfo) -> None:
+    """Plan the start of ``job``, its queue's head; the session keeps its nodes for it."""
+    planned.add(job.queue)
+    plan = plan_head(ssn, job)
+    if plan is not None:
+        keep_for(ssn, plan)
 
 
 def _before_jobs(ssn: Session) -> WillBindArgs:

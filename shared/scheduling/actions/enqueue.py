@@ -27,6 +27,9 @@ Deliberate deviations:
   counted. Without it a high-priority job on a full cluster never reaches Inqueue, so
   preempt never sees it. It never admits an infeasible job, nor another job while a
   reservation's target is Pending (SPEC A6).
+- Planned starts (SPEC A15, ``framework.planning``): the first job of a queue the budget
+  turns away gets a planned start; once it has come the job is admitted past the budget,
+  and until then a later job that would delay it stays Pending.
 - ``ScheduleStartTimestamp`` is not stamped here: the time a PodGroup was first seen comes
   with the snapshot (``PodGroupState.first_seen``), so it survives a restart.
 """
@@ -34,9 +37,11 @@ Deliberate deviations:
 from __future__ import annotations
 
 from contracts.objects.podgroup import PodGroupPhase
-from shared.reasons import QUEUE_NOT_FOUND, reason_rank
+from shared.reasons import CLUSTER_OVERUSED, QUEUE_NOT_FOUND, reason_rank
 from shared.scheduling.actions.eviction import take_back_room
 from shared.scheduling.framework.arguments import get_bool
+from shared.scheduling.framework.plan import Plan
+from shared.scheduling.framework.planning import EnqueuePlans
 from shared.scheduling.framework.priority_queue import PriorityQueue
 from shared.scheduling.framework.results import EnqueueStep
 from shared.scheduling.framework.session import Session
@@ -118,13 +123,41 @@ class EnqueueAction:
         if target is not None and target.is_pending() and target.queue in queued:
             try_enqueue(ssn, target, ssn.queues[target.queue], taken)
 
+        plans = EnqueuePlans(ssn)
         while not queues.empty():
             queue = queues.pop()
             jobs = jobs_map.get(queue.name)
             if jobs is None or jobs.empty():
                 continue
-            try_enqueue(ssn, jobs.pop(), queue, taken)
+            job = jobs.pop()
+            plan = plans.blocks(job)
+            if plan is not None:
+                _keep_out(ssn, job, queue, plan)
+            elif try_enqueue(ssn, job, queue, taken):
+                plans.admitted(job)
+            elif plans.turned_away(job, set(ssn.enqueue_reasons.get(job.key, {}))):
+                _admit(ssn, job, queue)
             queues.push(queue)
+
+
+def _keep_out(ssn: Session, job: JobInfo, queue: QueueInfo, plan: Plan) -> None:
+    """Leave ``job`` Pending: it would delay ``plan``'s start (SPEC A15)."""
+    message = (
+        f"it would delay the planned start of {plan.job} at {plan.start.isoformat()}: "
+        "it ends after it and the capacity that start leaves is taken"
+    )
+    ssn.record_enqueue_reason(job, CLUSTER_OVERUSED, message)
+    share = ssn.queue_share(queue)
+    ssn.enqueue_steps.append(EnqueueStep(queue.name, share, job.key, False, CLUSTER_OVERUSED))
+
+
+def _admit(ssn: Session, job: JobInfo, queue: QueueInfo) -> None:
+    """Enqueue ``job`` past the budget: its planned start has come (SPEC A15)."""
+    ssn.enqueue_reasons.pop(job.key, None)
+    ssn.job_enqueued(job)
+    job.phase = PodGroupPhase.INQUEUE
+    share = ssn.queue_share(queue)
+    ssn.enqueue_steps.append(EnqueueStep(queue.name, share, job.key, admitted=True))
 
 
 def new() -> EnqueueAction:

@@ -43,6 +43,7 @@ from shared.scheduling.framework.feasibility import Feasibility
 from shared.scheduling.framework.job_updater import status_updates, update_all
 from shared.scheduling.framework.nomination_open import open_nominations
 from shared.scheduling.framework.placement import Placement, PlacementCache
+from shared.scheduling.framework.plan import Plan
 from shared.scheduling.framework.results import (
     BindDecision,
     EnqueueStep,
@@ -157,6 +158,8 @@ class Session(SessionPlugins):
             name: QueueInfo.from_queue(snapshot.queues[name]) for name in sorted(snapshot.queues)
         }
         self._placement: PlacementCache | None = None
+        self.plans: list[Plan] = []
+        """Planned starts whose nodes other jobs keep off (SPEC A15, ``framework.planning``)."""
 
     @property
     def feasibility(self) -> Feasibility:
@@ -191,6 +194,13 @@ class Session(SessionPlugins):
         if not self._locks_lifted:
             self._locks_lifted = True
             self._placement = None
+
+    def forget_placement(self) -> None:
+        """Rebuild the node-choice cache on next use: a node filter was added or changed."""
+        self._placement = None
+        for job in self.jobs.values():
+            for task in job.tasks.values():
+                task.signature = None
 
     @property
     def placement(self) -> PlacementCache:

@@ -26,6 +26,7 @@ from contracts.objects.node import Taint
 from contracts.objects.pod import Toleration
 from shared.scheduling.framework.conf import Arguments
 from shared.scheduling.framework.extension_points import NodeFilter
+from shared.scheduling.framework.planning import ends_before_start, plan_head
 from shared.scheduling.framework.session import Session
 from shared.scheduling.framework.status import (
     NODE_LOCKED_PREFIX,
@@ -110,6 +111,8 @@ class PredicatesPlugin:
         reservation = ssn.reservation
         if reservation.locked_nodes:
             target = reservation.target_job
+            target_job = ssn.jobs.get(target) if target is not None else None
+            plan = plan_head(ssn, target_job) if target_job is not None else None
             locked = np.array(
                 [name in reservation.locked_nodes for name in ssn.matrix.names], dtype=np.bool_
             )
@@ -128,7 +131,11 @@ class PredicatesPlugin:
 
             def lock_filter(task: TaskInfo, matrix: NodeMatrix, rows: IntArray) -> BoolArray:
                 del matrix
-                if ssn.locks_lifted or (target is not None and task.job == target):
+                if (
+                    ssn.locks_lifted
+                    or (target is not None and task.job == target)
+                    or ends_before_start(ssn, task.job, plan)
+                ):
                     return np.ones(len(rows), dtype=np.bool_)
                 allowed = ~locked
                 room = own_room(task.job)
@@ -142,7 +149,11 @@ class PredicatesPlugin:
                 NodeFilter(
                     f"{NODE_LOCKED_PREFIX} {target}",
                     lock_filter,
-                    task_key=lambda task: (task.job == target, own_room(task.job)),
+                    task_key=lambda task: (
+                        task.job == target,
+                        own_room(task.job),
+                        ends_before_start(ssn, task.job, plan),
+                    ),
                 ),
             )
 

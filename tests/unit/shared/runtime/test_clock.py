@@ -122,3 +122,28 @@ def test_arrival_stamps_follow_the_clock_when_it_moves_past_them():
     clock.advance(1.0)
 
     assert stamps.next() == EPOCH + timedelta(seconds=1)
+
+
+async def test_skip_idle_moves_idle_wait_to_its_last_period_before_the_moment():
+    clock = VirtualClock()
+    event = asyncio.Event()
+    idle = asyncio.create_task(clock.wait_for(event, 1.0, idle=True))
+    busy = asyncio.create_task(clock.sleep(7.5))
+    await _settle()
+    assert clock.next_due() == EPOCH + timedelta(seconds=7.5)
+    clock.skip_idle(EPOCH + timedelta(seconds=7.5))
+    assert clock.next_wakeup() == EPOCH + timedelta(seconds=7)
+    clock.advance(7.0)
+    assert await idle is False
+    clock.advance(0.5)
+    await busy
+
+
+async def test_skip_idle_leaves_waits_that_are_not_idle_where_they_are():
+    clock = VirtualClock()
+    task = asyncio.create_task(clock.wait_for(asyncio.Event(), 1.0))
+    await _settle()
+    clock.skip_idle(EPOCH + timedelta(seconds=10))
+    assert clock.next_wakeup() == EPOCH + timedelta(seconds=1)
+    clock.advance(1.0)
+    assert await task is False

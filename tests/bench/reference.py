@@ -1,0 +1,154 @@
+"""Reference batch schedulers for the trace cases of ``make quality``: FCFS, greedy, EASY.
+
+A small discrete-event simulator of the classic policies on a machine of identical
+processors (a rigid job needs its processors at once, for its run time), to set vcbus's
+figures beside:
+
+- ``fcfs``: strict first come, first served: the queue's head starts when it fits, and
+  nothing passes it.
+- ``greedy``: first fit: at every event, every waiting job that fits starts, in arrival
+  order (Volcano's allocate without reservation).
+- ``easy``: FCFS plus EASY backfill (Lifka, "The ANL/IBM SP scheduling system", JSSPP
+  1995; Mu'alem and Feitelson, IEEE TPDS 12(6), 2001): when the head does not fit, its
+  start is reserved at the earliest time the running jobs' limits free enough processors
+  (the shadow time); a later job may start now if it fits and either ends by its limit
+  before the shadow time or uses only the processors the head leaves then (the extra).
+
+A job's limit is its requested time (its run time when it has none), as the SWF import's
+``activeDeadlineSeconds``. The figures are ``services.simulation.job_metrics``'s, so they read
+the same as vcbus's summary.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from services.simulation.job_metrics import JobRun, job_metrics
+from services.simulation.swf import TraceJob, job_limit
+
+POLICIES = ("fcfs", "greedy", "easy")
+
+
+@dataclass(frozen=True, slots=True)
+class _Job:
+    index: int
+    submit: float
+    run: float
+    processors: int
+    limit: float
+
+
+class _Machine:
+    def __init__(self, processors: int) -> None:
+        self.free = processors
+        self.running: list[tuple[float, float, int, int]] = []
+        """(end, limit end, index, processors), a heap on the actual end."""
+        self.starts: dict[int, float] = {}
+
+    def start(self, job: _Job, now: float) -> None:
+        self.free -= job.processors
+        heapq.heappush(self.running, (now + job.run, now + job.limit, job.index, job.processors))
+        self.starts[job.index] = now
+
+
+Policy = Callable[[_Machine, list[_Job], float], None]
+
+
+def _fcfs(machine: _Machine, queue: list[_Job], now: float) -> None:
+    while queue and queue[0].processors <= machine.free:
+        machine.start(queue.pop(0), now)
+
+
+def _greedy(machine: _Machine, queue: list[_Job], now: float) -> None:
+    for job in list(queue):
+        if job.processors <= machine.free:
+            machine.start(job, now)
+            queue.remove(job)
+
+
+def _easy(machine: _Machine, queue: list[_Job], now: float) -> None:
+    _fcfs(machine, queue, now)
+    if not queue:
+        return
+    head = queue[0]
+    free = machine.free
+    shadow, extra = float("inf"), 0
+    for _, limit_end, _, processors in sorted(machine.running, key=lambda r: (r[1], r[2])):
+        free += processors
+        if free >= head.processors:
+            shadow, extra = limit_end, free - head.processors
+            break
+    for job in list(queue[1:]):
+        if job.processors > machine.free:
+            continue
+        if now + job.limit <= shadow:
+            machine.start(job, now)
+            queue.remove(job)
+        elif job.processors <= extra:
+            extra -= job.processors
+            machine.start(job, now)
+            queue.remove(job)
+
+
+_POLICIES: dict[str, Policy] = {"fcfs": _fcfs, "greedy": _greedy, "easy": _easy}
+
+
+def simulate(
+    jobs: Sequence[TraceJob], processors: int, policy: str, walltime: str = "run"
+) -> dict[str, object]:
+    """Run ``jobs`` (submit times from the first's) under ``policy``; the summary figures.
+
+    Returns:
+        ``job_metrics``'s figures, plus ``makespan`` and ``utilisation`` (processor-seconds
+        run over processors x makespan).
+    """
+    decide = _POLICIES[policy]
+    origin = jobs[0].submit if jobs else 0
+    todo = [
+        _Job(
+            i,
+            float(j.submit - origin),
+            float(j.run),
+            j.processors,
+            float(job_limit(j, walltime) or j.run),
+        )
+        for i, j in enumerate(jobs)
+    ]
+    machine = _Machine(processors)
+    queue: list[_Job] = []
+    arrivals = sorted(todo, key=lambda j: (j.submit, j.index))
+    position = 0
+    now = 0.0
+    while position < len(arrivals) or queue or machine.running:
+        moments = []
+        if position < len(arrivals):
+            moments.append(arrivals[position].submit)
+        if machine.running:
+            moments.append(machine.running[0][0])
+        now = min(moments)
+        while machine.running and machine.running[0][0] <= now:
+            _, _, _, freed = heapq.heappop(machine.running)
+            machine.free += freed
+        while position < len(arrivals) and arrivals[position].submit <= now:
+            queue.append(arrivals[position])
+            position += 1
+        decide(machine, queue, now)
+    runs = [
+        JobRun(
+            pods=job.processors,
+            submitted=job.submit,
+            running=machine.starts[job.index],
+            finished=machine.starts[job.index] + job.run,
+        )
+        for job in todo
+    ]
+    makespan = max((run.finished for run in runs), default=0.0)
+    held = sum(job.processors * job.run for job in todo)
+    utilisation = held / (processors * makespan) if makespan else 0.0
+    return {
+        "makespan": round(makespan, 3),
+        "utilisation": round(utilisation, 4),
+        **job_metrics(runs),
+    }
