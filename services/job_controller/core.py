@@ -140,9 +140,8 @@ def _readmit(
     return _taken(work.step())
 
 
-def _delete(
-    record: JobRecord, event: JobDeleteAccepted, ctx: Ctx, conf: ControllerConf
-) -> Step[JobRecord | None]:
+def _deleted(record: JobRecord, ctx: Ctx, conf: ControllerConf) -> Step[JobRecord | None]:
+    """The job gone: its pods and PodGroup deleted, then ``JobDeleted``."""
     work = Execution(record, ctx, conf)
     work.delete_pods(lambda pod: True)
     work.delete_podgroup()
@@ -325,6 +324,9 @@ def _binding_refused(record: JobRecord, event: BindingRefused) -> Step[JobRecord
 
 
 def _tick(record: JobRecord, tick: Tick, ctx: Ctx, conf: ControllerConf) -> Step[JobRecord | None]:
+    expiry = policies.ttl_expiry(record)
+    if expiry is not None and expiry <= tick.now:
+        return _deleted(record, ctx, conf)  # ttlSecondsAfterFinished: the garbage collector's
     due = policies.due_timers(record, tick.now)
     if not due:
         return Step(record)
@@ -368,7 +370,7 @@ def decide(
                 _admit(event, ctx, conf) if record is None else _readmit(record, event, ctx, conf)
             )
         case JobDeleteAccepted():
-            return Step(None) if record is None else _delete(record, event, ctx, conf)
+            return Step(None) if record is None else _deleted(record, ctx, conf)
         case JobAbortAccepted() | JobResumeAccepted():
             return Step(None) if record is None else _command(record, event, ctx, conf)
         case PodGroupPhaseChanged():

@@ -330,6 +330,8 @@ class Execution:
         if verdict is not None and verdict.phase is not self.record.phase:
             message = verdict.message or _describe(action, request, self.record)
             self.update(phase=verdict.phase, phase_reason=verdict.reason, phase_message=message)
+            if verdict.phase in policies.FINISHED_PHASES and self.record.finished_at is None:
+                self.update(finished_at=self.ctx.now)
         self.hold_status(counts)
 
     def run(self, action: Action, request: Request) -> None:

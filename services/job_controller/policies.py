@@ -25,7 +25,7 @@ from datetime import datetime, timedelta
 
 import msgspec
 
-from contracts.objects.job import Job, LifecyclePolicy
+from contracts.objects.job import Job, JobPhase, LifecyclePolicy
 from contracts.objects.pod import PodPhase
 from services.job_controller.state import JobRecord, PolicyTimer
 
@@ -365,6 +365,24 @@ def request_of(timer: PolicyTimer) -> Request:
     )
 
 
+FINISHED_PHASES = frozenset({JobPhase.COMPLETED, JobPhase.FAILED, JobPhase.TERMINATED})
+"""The phases ``ttlSecondsAfterFinished`` counts from: volcano@HEAD
+``pkg/controllers/garbagecollector/garbagecollector.go`` ``isJobFinished`` (an Aborted job
+may be resumed, so it is not finished)."""
+
+
+def ttl_expiry(record: JobRecord) -> datetime | None:
+    """When a finished job with ``ttlSecondsAfterFinished`` is deleted (None: never).
+
+    Port of the garbage collector's ``processTTL``/``timeLeft``: the job's finish time plus
+    its TTL; a TTL of 0 deletes it as it finishes.
+    """
+    ttl = record.job.spec.ttl_seconds_after_finished
+    if ttl is None or record.finished_at is None or record.phase not in FINISHED_PHASES:
+        return None
+    return record.finished_at + timedelta(seconds=ttl)
+
+
 def next_deadline(record: JobRecord | None) -> datetime | None:
     """Return when the shell should deliver the next ``Tick`` for this job, if ever.
 
@@ -372,11 +390,14 @@ def next_deadline(record: JobRecord | None) -> datetime | None:
         record: the job's record.
 
     Returns:
-        The earliest pending policy deadline, or ``None``.
+        The earliest pending policy deadline or TTL expiry, or ``None``.
     """
-    if record is None or not record.timers:
+    if record is None:
         return None
-    return min(timer.deadline for timer in record.timers)
+    deadlines = [timer.deadline for timer in record.timers]
+    if (expiry := ttl_expiry(record)) is not None:
+        deadlines.append(expiry)
+    return min(deadlines, default=None)
 
 
 def without_timer(record: JobRecord, timer: PolicyTimer) -> JobRecord:

@@ -105,6 +105,8 @@ class JobRecord(msgspec.Struct, frozen=True, kw_only=True):
         incarnations: per pod name, how many times it was created; a pod's uid counts its
             own creations only, so replaying inputs in another interleaving after a crash
             re-creates a pod under the same uid.
+        finished_at: when the job reached a finished phase (Completed, Failed or
+            Terminated), ``None`` before: ``ttlSecondsAfterFinished`` counts from it.
         eviction: the condition of the job's latest evicted pod (``Preempted`` or
             ``Reclaimed``, naming who took the capacity), published with every status after.
     """
@@ -130,6 +132,7 @@ class JobRecord(msgspec.Struct, frozen=True, kw_only=True):
     generation: int = 0
     incarnations: dict[str, int] = {}
     eviction: Condition | None = None
+    finished_at: datetime | None = None
 
     def pod(self, name: str) -> PodState | None:
         """Return the pod called ``name``, or ``None``."""

@@ -258,3 +258,25 @@ def test_delete_all_with_a_field_selector_and_from_a_file_as_kubectl_does(
     with pytest.raises(SystemExit) as refused:  # argparse refuses the selector itself
         run_cli(system, monkeypatch, "delete", "job", "--all", "--field-selector", "spec.x=1")
     assert refused.value.code == 2
+
+
+def test_a_finished_job_goes_away_after_its_ttl_seconds_after_finished(
+    system, monkeypatch, manifest
+):
+    text = job("shortlived").replace(
+        "spec:\n  queue: default\n", "spec:\n  queue: default\n  ttlSecondsAfterFinished: 1\n"
+    )
+    text = text.replace(
+        "      template:\n        spec:\n",
+        "      template:\n        metadata:\n          annotations: {vcbus.io/run-seconds: '0.2'}\n"
+        "        spec:\n",
+    )
+    assert run_cli(system, monkeypatch, "submit", manifest("shortlived", text))[0] == 0
+
+    def listed_phase() -> str:
+        return str(listed(system, monkeypatch, "shortlived").get("phase", ""))
+
+    eventually(lambda: listed_phase() == "Completed", "shortlived Completed", system)
+    eventually(lambda: listed_phase() == "", "shortlived deleted by its TTL", system)
+    _, described, _ = run_cli(system, monkeypatch, "describe", "job", "shortlived")
+    assert "Phase:            Deleted" in described.splitlines()
