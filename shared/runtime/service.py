@@ -27,7 +27,7 @@ from contracts._base import Event
 from shared.bus.dead_letter import dead_letter
 from shared.bus.errors import CommitError, RecordRefusedError
 from shared.bus.outbox import Outbox, Supersedes
-from shared.bus.protocol import Bus, Producer
+from shared.bus.protocol import Bus, Consumer, Producer
 from shared.bus.records import OutRecord, Record, TopicPartition
 from shared.bus.router import Route, Router
 from shared.runtime.clock import Clock, SystemClock
@@ -53,6 +53,18 @@ class Partitions:
     """Partitions assigned whose state is being restored (not ready meanwhile)."""
     restored: set[int] = field(default_factory=set)
     restore_done: asyncio.Condition = field(default_factory=asyncio.Condition)
+    batch: asyncio.Lock = field(default_factory=asyncio.Lock)
+    """Held from a batch's handling to its commit, and by a revoke or an assignment.
+
+    aiokafka rebalances in a background task, while the loop may be publishing a batch.
+    Under Kafka's eager protocol a member revokes everything and, sticky, is assigned the
+    same partitions back: restored then, the state would miss the batch's changelog
+    writes not yet published, and the batch's commit would still succeed. The Java
+    consumer runs its rebalance callbacks inside ``poll``; the lock gives that order.
+    """
+    epoch: int = 0
+    """Counts revocations; ``revoked_at`` says at which epoch each partition last went."""
+    revoked_at: dict[int, int] = field(default_factory=dict)
 
     async def wait_restored(self, partitions: set[int], timeout: float) -> bool:
         """Wait until the stores of ``partitions`` are restored; False if they never are."""
@@ -79,8 +91,19 @@ class Partitions:
             self.restored.update(tp.partition for tp in partitions)
             self.restore_done.notify_all()
 
+    def current(self, records: Sequence[Record], polled: int) -> list[Record]:
+        """The ``records`` polled at epoch ``polled`` whose partition was not revoked since.
+
+        A revoked partition's position is reset to its committed offset when it is
+        assigned again: its records polled before are read again, not handled now.
+        """
+        return [r for r in records if self.revoked_at.get(r.partition, 0) <= polled]
+
     async def remove(self, partitions: frozenset[TopicPartition]) -> None:
         """Note ``partitions`` revoked."""
+        self.epoch += 1
+        for tp in partitions:
+            self.revoked_at[tp.partition] = self.epoch
         async with self.restore_done:
             self.restored.difference_update(tp.partition for tp in partitions)
         self.assigned = self.assigned - partitions
@@ -197,6 +220,10 @@ async def run_service(
     structlog.contextvars.bind_contextvars(service=service.name)
 
     async def assigned(partitions: frozenset[TopicPartition]) -> None:
+        async with runtime.partitions.batch:
+            await restore(partitions)
+
+    async def restore(partitions: frozenset[TopicPartition]) -> None:
         owned = sorted({tp.partition for tp in partitions})
         with runtime.partitions.restoring_partitions(partitions):
             for store in service.stores:
@@ -208,11 +235,13 @@ async def run_service(
         log.info("partitions_assigned", partitions=owned)
 
     async def revoked(partitions: frozenset[TopicPartition]) -> None:
-        gone = {tp.partition for tp in partitions}
-        await runtime.partitions.remove(partitions)
-        for store in service.stores:
-            store.drop(gone)
-        log.info("partitions_revoked", partitions=sorted(gone))
+        # the batch in hand is published and committed before its partitions go
+        async with runtime.partitions.batch:
+            gone = {tp.partition for tp in partitions}
+            await runtime.partitions.remove(partitions)
+            for store in service.stores:
+                store.drop(gone)
+            log.info("partitions_revoked", partitions=sorted(gone))
 
     try:
         async with asyncio.TaskGroup() as group:
@@ -313,50 +342,66 @@ async def _consume(
                 max_records=settings.max_poll_records,
             )
             runtime.polled.set()
-            offsets: dict[TopicPartition, int] = {}
+            polled = runtime.partitions.epoch
             if records and not await runtime.partitions.wait_restored(
                 {record.partition for record in records}, timeout=RESTORE_WAIT
             ):
                 # A partition moved away before its state was restored: its records are
                 # left uncommitted, for the member that owns it now.
                 records = [r for r in records if r.partition in runtime.partitions.restored]
-            runtime.metrics.observe_polled(records, consumer.assignment())
-            started = time.perf_counter()
-            await router.dispatch_batch(records, outbox)
-            for record in records:
-                offsets[record.tp] = record.offset + 1
-            now = runtime.clock.now()
-            for timer in service.timers:
-                due = timer.next_due()
-                if due is not None and due <= now:
-                    await timer.fire(now, outbox)
-            if (
-                not offsets
-                and not len(outbox)
-                and not any(store.has_writes() for store in service.stores)
-            ):
-                continue
-            handled = time.perf_counter()
-            outputs = outbox.take_with_sources()
-            await _publish_outputs(runtime, outputs)
-            state_records = [record for store in service.stores for record in store.take_writes()]
-            await _publish_state(runtime, state_records)
-            try:
-                await consumer.commit(offsets)
-            except CommitError as exc:
-                log.warning("commit_failed", error=str(exc), records=len(records))
-            runtime.stats["records"] = runtime.stats.get("records", 0) + len(records)
-            log.info(
-                "batch_handled",
-                records=len(records),
-                outputs=len(outputs),
-                state_records=len(state_records),
-                handle_ms=round((handled - started) * 1000, 3),
-                publish_ms=round((time.perf_counter() - handled) * 1000, 3),
-            )
+            async with runtime.partitions.batch:
+                await _handle_batch(
+                    service,
+                    router,
+                    runtime,
+                    consumer,
+                    outbox=outbox,
+                    records=runtime.partitions.current(records, polled),
+                )
     finally:
         runtime.metrics.attach(None)
         await consumer.stop()
+
+
+async def _handle_batch(
+    service: Service,
+    router: Router,
+    runtime: Runtime,
+    consumer: Consumer,
+    *,
+    outbox: Outbox,
+    records: list[Record],
+) -> None:
+    """Handle a batch, fire the timers due, publish outputs then state, commit the offsets."""
+    runtime.metrics.observe_polled(records, consumer.assignment())
+    started = time.perf_counter()
+    await router.dispatch_batch(records, outbox)
+    offsets = {record.tp: record.offset + 1 for record in records}
+    now = runtime.clock.now()
+    for timer in service.timers:
+        due = timer.next_due()
+        if due is not None and due <= now:
+            await timer.fire(now, outbox)
+    if not offsets and not len(outbox) and not any(store.has_writes() for store in service.stores):
+        return
+    handled = time.perf_counter()
+    outputs = outbox.take_with_sources()
+    await _publish_outputs(runtime, outputs)
+    state_records = [record for store in service.stores for record in store.take_writes()]
+    await _publish_state(runtime, state_records)
+    try:
+        await consumer.commit(offsets)
+    except CommitError as exc:
+        log.warning("commit_failed", error=str(exc), records=len(records))
+    runtime.stats["records"] = runtime.stats.get("records", 0) + len(records)
+    log.info(
+        "batch_handled",
+        records=len(records),
+        outputs=len(outputs),
+        state_records=len(state_records),
+        handle_ms=round((handled - started) * 1000, 3),
+        publish_ms=round((time.perf_counter() - handled) * 1000, 3),
+    )
 
 
 async def _publish_outputs(
