@@ -38,6 +38,7 @@ Deliberate deviations from Volcano:
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from typing import assert_never
 
 import msgspec
@@ -61,11 +62,12 @@ from services.job_controller import machine, policies
 from services.job_controller.conf import ControllerConf
 from services.job_controller.execution import FOLLOW_UPS, Execution
 from services.job_controller.policies import Action, PolicyEvent, Request
-from services.job_controller.state import JobRecord, PodState
+from services.job_controller.state import JobRecord, PodState, PolicyTimer
 from services.job_controller.status import status_view
 from services.job_controller.update import UPDATE_REJECTED, update_error
 from shared.reasons import EVICTION_CONDITIONS
 from shared.step import Ctx, Step, Tick
+from shared.views.phases import FINAL_PHASES
 
 __all__ = [
     "FOLLOW_UPS",
@@ -74,6 +76,7 @@ __all__ = [
     "decide",
     "job_key_of",
     "next_deadline",
+    "steps_pending",
 ]
 
 ControllerInput = (
@@ -329,9 +332,42 @@ def _binding_refused(record: JobRecord, event: BindingRefused) -> Step[JobRecord
 
 def _tick(record: JobRecord, tick: Tick, ctx: Ctx, conf: ControllerConf) -> Step[JobRecord | None]:
     due = policies.due_timers(record, tick.now)
+    if tick.resync:
+        return _resync(record, due, ctx, conf)
     if not due:
         return Step(record)
     work = Execution(record, ctx, conf)
+    _fire(work, due)
+    return work.step()
+
+
+def _resync(
+    record: JobRecord, due: Sequence[PolicyTimer], ctx: Ctx, conf: ControllerConf
+) -> Step[JobRecord | None]:
+    """The periodic sweep's step: fire the timers due, then ``SyncJob`` (Volcano's resync).
+
+    Whatever input was lost, a job whose record calls for a step (a PodGroup Inqueue with
+    pods missing, pods whose phases move the job on) gets it here. A record that calls
+    for nothing is returned as it was: the sweep keeps nothing and publishes nothing.
+    """
+    if not steps_pending(record):
+        return Step(record)
+    work = Execution(record, ctx, conf)
+    _fire(work, due)
+    work.run(Action.SYNC_JOB, Request(event=PolicyEvent.OUT_OF_SYNC, source="resync"))
+    step = work.step()
+    return step if step.emit else Step(record)
+
+
+def steps_pending(record: JobRecord) -> bool:
+    """Whether the job may still take a step without a new input (its phase is not final).
+
+    An ``Aborted`` job waits for a command, a final one for its deletion.
+    """
+    return record.phase not in FINAL_PHASES
+
+
+def _fire(work: Execution, due: Sequence[PolicyTimer]) -> None:
     for timer in due:
         if timer not in work.record.timers:
             continue
@@ -341,7 +377,6 @@ def _tick(record: JobRecord, tick: Tick, ctx: Ctx, conf: ControllerConf) -> Step
             request = policies.request_of(timer)
             assert request.action is not None
             work.run(request.action, request)
-    return work.step()
 
 
 def decide(

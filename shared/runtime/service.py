@@ -379,9 +379,7 @@ async def _handle_batch(
     offsets = {record.tp: record.offset + 1 for record in records}
     now = runtime.clock.now()
     for timer in service.timers:
-        due = timer.next_due()
-        if due is not None and due <= now:
-            await timer.fire(now, outbox)
+        await timer.fire(now, outbox)
     if not offsets and not len(outbox) and not any(store.has_writes() for store in service.stores):
         return
     handled = time.perf_counter()
