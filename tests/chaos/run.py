@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import random  # noqa: TID251 - the chaos run's own seeded generator, not a service's
 import statistics
 import tempfile
@@ -30,7 +31,7 @@ from typing import Any
 import msgspec
 import yaml
 
-from contracts import TOPIC_SPECS, Event, Topic
+from contracts import TOPIC_SPECS, Event
 from contracts.topics import DLT_SUFFIX
 from services.cli.submit import records_for
 from shared.bus.broker import EmbeddedBroker, start_broker
@@ -38,18 +39,15 @@ from shared.bus.codec import Poison, TopicCodec, Unknown
 from shared.bus.kafka import AioKafkaBus, KafkaSettings
 from shared.bus.records import OutRecord, TopicPartition
 from shared.runtime.clock import SystemClock
+from shared.runtime.service import changelog_topic
 from shared.runtime.table import Table
 from shared.runtime.topology import ensure_topics
 from shared.views.status import STATUS_TOPICS, StatusView
-from tests.chaos.checks import (
-    History,
-    LockTiming,
-    Violation,
-    check_all,
-    check_exits,
-    figures,
-)
+from tests.chaos.checks import LockTiming, check_all, check_exits, figures
 from tests.chaos.fleet import Fleet, Incarnation, Replica
+from tests.chaos.history import HISTORY_TOPICS, History, Violation
+from tests.chaos.liveness import StepTiming, slowest_steps
+from tests.chaos.load import Hogs
 from tests.chaos.workload import PRIORITY_CLASSES, generate
 from tests.support.processes import ROOT, service_env
 
@@ -84,6 +82,8 @@ class ChaosConfig:
     another job's pod bound later on the locked node is a violation."""
     finish_timeout: float = 900.0
     """Bound of the wait for every job to be final, after the last submission."""
+    load: float = 0.0
+    """Duty cycle of the CPU hogs run beside the system, one per core (0: none)."""
     results_dir: Path = ROOT / "bench" / "results"
     log_dir: Path | None = None
 
@@ -135,6 +135,9 @@ class Report:
     topics: dict[str, object] = field(default_factory=dict)
     violations: list[Violation] = field(default_factory=list)
     log_dir: str = ""
+    histories: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    """Every record about each job that did not finish or waited too long for a step, per
+    job, read before the broker stopped (written beside the figures)."""
 
     @property
     def passed(self) -> bool:
@@ -181,6 +184,7 @@ class Report:
             ],
             "takeover_list": [asdict(t) for t in self.takeovers],
             "log_dir": self.log_dir,
+            "histories": sorted(self.histories),
         }
 
 
@@ -260,20 +264,11 @@ def takeovers(fleet: Fleet, kills: Sequence[Kill]) -> list[Takeover]:
 
 async def read_history(bus: AioKafkaBus, prefix: str) -> History:
     """Every topic the checks need, decoded, from the start to the current end."""
-    wanted = {
-        Topic.JOBS_ADMITTED: "admitted",
-        Topic.JOBS_REJECTED: "rejected",
-        Topic.JOBS_STATUS: "status",
-        Topic.PODS: "pods",
-        Topic.PODS_STATUS: "pods_status",
-        Topic.BINDINGS: "bindings",
-        Topic.RESERVATIONS: "reservations",
-        Topic.CAPACITY_RESERVATIONS: "capacity",
-        Topic.NODES: "nodes",
-    }
     history = History()
-    codecs = {f"{prefix}{topic}": TopicCodec[Event](TOPIC_SPECS[topic].union) for topic in wanted}
-    attribute = {f"{prefix}{topic}": name for topic, name in wanted.items()}
+    codecs = {
+        f"{prefix}{topic}": TopicCodec[Event](TOPIC_SPECS[topic].union) for topic in HISTORY_TOPICS
+    }
+    attribute = {f"{prefix}{topic}": name for topic, name in HISTORY_TOPICS.items()}
     dead = [f"{prefix}{spec.topic}{DLT_SUFFIX}" for spec in TOPIC_SPECS.values()]
     consumer = bus.consumer([*codecs, *dead], group=None, client_id="chaos-reader")
     await consumer.start()
@@ -310,11 +305,75 @@ async def read_history(bus: AioKafkaBus, prefix: str) -> History:
     return history
 
 
+HISTORIES_LIMIT = 20
+"""Jobs whose whole history a failed run writes, at most (the unfinished ones first)."""
+CHANGELOGS = (("job-controller", "jobs"), ("cluster", "nodes"))
+"""The stores whose changelogs hold a job's state (keyed by job) or its pods' (by node)."""
+
+
+async def job_histories(
+    bus: AioKafkaBus, prefix: str, jobs: Sequence[str]
+) -> dict[str, list[dict[str, Any]]]:
+    """Every record about each of ``jobs``, on every topic of the run, in each topic's order.
+
+    A record is about a job when it is keyed by the job or names it (a binding, keyed by
+    its node, names the pod's job): the job's whole history, changelogs included, so a run
+    that fails can be diagnosed from its artefacts alone. Topics in ``TOPIC_SPECS`` order,
+    each partition by offset.
+    """
+    topics = [f"{prefix}{spec.topic}" for spec in TOPIC_SPECS.values()]
+    topics += [changelog_topic(prefix, service, store) for service, store in CHANGELOGS]
+    topics += [f"{prefix}{spec.topic}{DLT_SUFFIX}" for spec in TOPIC_SPECS.values()]
+    wanted = {job.encode(): job for job in jobs}
+    named = {f'"{job}"'.encode(): job for job in jobs}
+    found: dict[str, list[tuple[int, int, int, dict[str, Any]]]] = {job: [] for job in jobs}
+    order = {topic: index for index, topic in enumerate(topics)}
+    consumer = bus.consumer(topics, group=None, client_id="chaos-histories")
+    await consumer.start()
+    try:
+        ends = await consumer.end_offsets(sorted(consumer.assignment()))
+        positions: dict[TopicPartition, int] = dict.fromkeys(ends, 0)
+        async with asyncio.timeout(300):
+            while True:
+                records = await consumer.getmany(timeout=1.0, max_records=5000)
+                if not records and all(positions[tp] >= end for tp, end in ends.items()):
+                    break
+                for record in records:
+                    positions[record.tp] = record.offset + 1
+                    value = record.value or b""
+                    about = {wanted[record.key]} if record.key in wanted else set()
+                    about |= {job for text, job in named.items() if text in value}
+                    for job in about:
+                        found[job].append(
+                            (
+                                order[record.topic],
+                                record.partition,
+                                record.offset,
+                                {
+                                    "topic": record.topic.removeprefix(prefix),
+                                    "partition": record.partition,
+                                    "offset": record.offset,
+                                    "key": (record.key or b"").decode(errors="replace"),
+                                    "value": _json_or_text(value),
+                                },
+                            )
+                        )
+    finally:
+        await consumer.stop()
+    return {job: [entry for *_, entry in sorted(records)] for job, records in found.items()}
+
+
+def _json_or_text(value: bytes) -> Any:
+    try:
+        return json.loads(value) if value else None
+    except ValueError:
+        return value.decode(errors="replace")
+
+
 def dump_history(history: History, folder: Path) -> None:
     """Write each topic's events as JSON lines (``<topic>.jsonl``), for a post-mortem."""
     folder.mkdir(parents=True, exist_ok=True)
-    names = ("admitted", "rejected", "status", "pods", "pods_status", "bindings")
-    for name in (*names, "reservations", "capacity", "nodes"):
+    for name in HISTORY_TOPICS.values():
         events: list[Event] = getattr(history, name)
         with (folder / f"{name}.jsonl").open("wb") as out:
             out.writelines(msgspec.json.encode(event) + b"\n" for event in events)
@@ -555,6 +614,7 @@ async def _run(config: ChaosConfig, broker: EmbeddedBroker, fleet: Fleet, report
                 f"{config.finish_timeout:.0f}s",
             )
         )
+    stopped = _clock.now()
     report.exit_statuses = fleet.stop()
     report.violations.extend(check_exits(fleet.ends()))
     report.kills = run.kills
@@ -563,8 +623,15 @@ async def _run(config: ChaosConfig, broker: EmbeddedBroker, fleet: Fleet, report
     history = await read_history(run.bus, run.prefix)
     dump_history(history, Path(report.log_dir) / "topics")
     timing = LockTiming(timedelta(seconds=config.lock_read_bound), run.frozen)
-    report.violations.extend(check_all(history, run.jobs, timing))
-    report.topics = figures(history, timing)
+    steps = StepTiming(frozen=run.frozen, end=stopped)
+    violations = check_all(history, run.jobs, timing, steps)
+    report.violations.extend(violations)
+    report.topics = {**figures(history, timing), "slowest_steps": slowest_steps(history, steps)}
+    stuck = [job.key for job in run.jobs if not run.view.all_final([job.key])]
+    late = sorted({v.detail.split(":", 1)[0] for v in violations if v.check == "liveness"})
+    suspects = list(dict.fromkeys([*stuck, *late]))[:HISTORIES_LIMIT]
+    if suspects:
+        report.histories = await job_histories(run.bus, run.prefix, suspects)
 
 
 def run_chaos(config: ChaosConfig) -> Report:
@@ -577,22 +644,37 @@ def run_chaos(config: ChaosConfig) -> Report:
         if k not in ("results_dir", "log_dir")
     }
     report = Report(config=config_view, started=_clock.now().isoformat(), log_dir=str(log_dir))
+    hogs = Hogs(config.load) if config.load else None
     broker = start_broker()
     fleet = Fleet(log_dir)
     try:
+        if hogs is not None:
+            hogs.start()
         asyncio.run(_run(config, broker, fleet, report))
     finally:
+        if hogs is not None:
+            hogs.stop()
         fleet.close()
         broker.stop()
     return report
 
 
 def write_report(report: Report, results_dir: Path) -> Path:
-    """Write the figures to ``results_dir/chaos-<timestamp>.json``."""
+    """Write the figures to ``results_dir/chaos-<timestamp>.json``.
+
+    The history of each job the report holds one of goes beside it, one JSON record a
+    line: ``chaos-<timestamp>.history/<namespace>_<name>.jsonl``.
+    """
     results_dir.mkdir(parents=True, exist_ok=True)
     stamp = report.started.replace(":", "").replace("-", "")[:15]
     path = results_dir / f"chaos-{stamp}.json"
     path.write_text(json.dumps(report.summary(), indent=2, default=str) + "\n")
+    if report.histories:
+        folder = results_dir / f"chaos-{stamp}.history"
+        folder.mkdir(exist_ok=True)
+        for job, records in report.histories.items():
+            lines = (json.dumps(record, default=str) + "\n" for record in records)
+            (folder / f"{job.replace('/', '_')}.jsonl").write_text("".join(lines))
     return path
 
 
@@ -606,11 +688,21 @@ def render(report: Report) -> str:
         f"  takeovers       {s['takeovers']}",
         f"  takeover time   {s['takeover_seconds']}",
         f"  outage          {s['outage'] or 'none'}",
+        f"  load            {_load(report.config.get('load', 0.0))}",
+        f"  slowest steps   {s['topics'].get('slowest_steps')}",
         f"  duration        {s['duration_seconds']}s (submitting {s['submit_seconds']}s, "
         f"settling {s['settle_seconds']}s)",
         f"  topics          {s['topics']}",
         f"  violations      {s['violations']}",
     ]
     lines.extend(f"    - {v['check']}: {v['detail']}" for v in s["violation_list"][:30])
+    if s["histories"]:
+        lines.append(f"  histories       {len(s['histories'])} jobs, beside the figures")
     lines.append(f"  logs            {s['log_dir']}")
     return "\n".join(lines)
+
+
+def _load(duty: object) -> str:
+    if not isinstance(duty, float | int) or not duty:
+        return "none"
+    return f"{os.cpu_count()} CPU hogs at {duty:.0%} each"
