@@ -103,6 +103,8 @@ class Kill:
     elapsed: float
     held_lease: bool = False
     partitions: list[int] = field(default_factory=list)
+    standby_ready: bool = False
+    """For a lease holder: whether another replica was in the lease group, caught up."""
 
 
 @dataclass
@@ -115,6 +117,9 @@ class Takeover:
     killed: str
     by: str
     seconds: float
+    standby_ready: bool = True
+    """For a lease: whether a standby was in the lease group at the kill (when none was,
+    the lease waits for a replica to start and catch up before it joins)."""
 
 
 @dataclass
@@ -160,6 +165,10 @@ class Report:
             "kills": len(self.kills),
             "kills_by_service": dict(sorted(Counter(k.service for k in self.kills).items())),
             "takeovers": {kind: len(values) for kind, values in sorted(by_kind.items())},
+            "lease_takeover_seconds_with_standby": max(
+                (t.seconds for t in self.takeovers if t.kind == "lease" and t.standby_ready),
+                default=None,
+            ),
             "takeover_seconds": {
                 kind: {
                     "min": round(min(values), 2),
@@ -178,6 +187,7 @@ class Report:
                     "label": k.label,
                     "at_seconds": round(k.elapsed, 1),
                     "held_lease": k.held_lease,
+                    "standby_ready": k.standby_ready,
                     "partitions": k.partitions,
                 }
                 for k in self.kills
@@ -203,6 +213,22 @@ def holds_lease(incarnation: Incarnation) -> bool:
     for line in incarnation.lines("lease_acquired", "lease_released"):
         holding = line["event"] == "lease_acquired"
     return holding
+
+
+def in_lease_group(incarnation: Incarnation) -> bool:
+    """Whether the incarnation runs and its log says it joined its lease group.
+
+    A replica joins the lease group once its tables have caught up: such a standby can
+    take the lease at once; one still starting cannot.
+    """
+    if not incarnation.alive:
+        return False
+    return any(
+        str(line.get("event", "")).startswith("Joined group ")
+        and "-lease'" in str(line.get("event", ""))
+        for line in incarnation.lines()
+        if line.get("logger") == "aiokafka.consumer.group_coordinator"
+    )
 
 
 def owned_partitions(incarnation: Incarnation) -> set[int]:
@@ -235,8 +261,9 @@ def takeovers(fleet: Fleet, kills: Sequence[Kill]) -> list[Takeover]:
             ]
             if found:
                 at, by = min(found)
+                seconds = (at - kill.at).total_seconds()
                 out.append(
-                    Takeover(kill.service, "lease", kill.label, by, (at - kill.at).total_seconds())
+                    Takeover(kill.service, "lease", kill.label, by, seconds, kill.standby_ready)
                 )
         if kill.partitions:
             assigned = sorted(
@@ -524,9 +551,16 @@ class Run:
             victim = replica.current
             held = replica.service in SINGLETONS and holds_lease(victim)
             owned = sorted(owned_partitions(victim)) if replica.service not in SINGLETONS else []
+            ready = held and any(
+                in_lease_group(other.current)
+                for other in self.fleet.of(replica.service)
+                if other is not replica
+            )
             at = _clock.now()
             replica.kill(at)
-            self.kills.append(Kill(victim.label, replica.service, at, self.elapsed(), held, owned))
+            self.kills.append(
+                Kill(victim.label, replica.service, at, self.elapsed(), held, owned, ready)
+            )
             print(
                 f"[{self.elapsed():6.1f}s] kill -9 {victim.label}"
                 f"{' (lease holder)' if held else ''}{f' partitions {owned}' if owned else ''}",
@@ -687,6 +721,7 @@ def render(report: Report) -> str:
         f"  kills           {s['kills']}  {s['kills_by_service']}",
         f"  takeovers       {s['takeovers']}",
         f"  takeover time   {s['takeover_seconds']}",
+        f"  lease, standby ready: max {s['lease_takeover_seconds_with_standby']} s",
         f"  outage          {s['outage'] or 'none'}",
         f"  load            {_load(report.config.get('load', 0.0))}",
         f"  slowest steps   {s['topics'].get('slowest_steps')}",
