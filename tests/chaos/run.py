@@ -117,9 +117,10 @@ class Takeover:
     killed: str
     by: str
     seconds: float
-    standby_ready: bool = True
-    """For a lease: whether a standby was in the lease group at the kill (when none was,
-    the lease waits for a replica to start and catch up before it joins)."""
+    undisturbed: bool = True
+    """For a lease: whether a standby was in the lease group at the kill and no other
+    process of the service was killed before the takeover (else the lease waits for a
+    replica to start and catch up its tables before it joins)."""
 
 
 @dataclass
@@ -165,8 +166,8 @@ class Report:
             "kills": len(self.kills),
             "kills_by_service": dict(sorted(Counter(k.service for k in self.kills).items())),
             "takeovers": {kind: len(values) for kind, values in sorted(by_kind.items())},
-            "lease_takeover_seconds_with_standby": max(
-                (t.seconds for t in self.takeovers if t.kind == "lease" and t.standby_ready),
+            "lease_takeover_seconds_undisturbed": max(
+                (t.seconds for t in self.takeovers if t.kind == "lease" and t.undisturbed),
                 default=None,
             ),
             "takeover_seconds": {
@@ -262,9 +263,10 @@ def takeovers(fleet: Fleet, kills: Sequence[Kill]) -> list[Takeover]:
             if found:
                 at, by = min(found)
                 seconds = (at - kill.at).total_seconds()
-                out.append(
-                    Takeover(kill.service, "lease", kill.label, by, seconds, kill.standby_ready)
+                undisturbed = kill.standby_ready and not any(
+                    other.service == kill.service and kill.at < other.at < at for other in kills
                 )
+                out.append(Takeover(kill.service, "lease", kill.label, by, seconds, undisturbed))
         if kill.partitions:
             assigned = sorted(
                 (at, i.label, set(line.get("partitions", ())))
@@ -721,7 +723,8 @@ def render(report: Report) -> str:
         f"  kills           {s['kills']}  {s['kills_by_service']}",
         f"  takeovers       {s['takeovers']}",
         f"  takeover time   {s['takeover_seconds']}",
-        f"  lease, standby ready: max {s['lease_takeover_seconds_with_standby']} s",
+        f"  lease takeover, standby ready and not killed: max "
+        f"{s['lease_takeover_seconds_undisturbed']} s",
         f"  outage          {s['outage'] or 'none'}",
         f"  load            {_load(report.config.get('load', 0.0))}",
         f"  slowest steps   {s['topics'].get('slowest_steps')}",
