@@ -54,13 +54,17 @@ class Partitions:
     restored: set[int] = field(default_factory=set)
     restore_done: asyncio.Condition = field(default_factory=asyncio.Condition)
     batch: asyncio.Lock = field(default_factory=asyncio.Lock)
-    """Held from a batch's handling to its commit, and by a revoke or an assignment.
+    """Held from a batch's handling to its commit, and by the revoke and assign callbacks.
 
-    aiokafka rebalances in a background task, while the loop may be publishing a batch.
-    Under Kafka's eager protocol a member revokes everything and, sticky, is assigned the
-    same partitions back: restored then, the state would miss the batch's changelog
-    writes not yet published, and the batch's commit would still succeed. The Java
-    consumer runs its rebalance callbacks inside ``poll``; the lock gives that order.
+    aiokafka rebalances in a background task, beside a loop that may be publishing a
+    batch. A partition given to another member meanwhile was restored and written there
+    while the old owner's changelog writes of the batch were still to land, after the new
+    owner's: the next restore brought back a state older than the offsets committed
+    since. Given back to the same member (Kafka's eager protocol, sticky assignment), it
+    was restored without the batch's writes, and the batch was committed all the same.
+    The Java consumer runs its callbacks inside ``poll``; the lock gives that order. A
+    batch that outlasts the rebalance timeout (the session timeout, 6 s; a frozen
+    broker) still loses its membership meanwhile: only transactions would fence it.
     """
     epoch: int = 0
     """Counts revocations; ``revoked_at`` says at which epoch each partition last went."""
