@@ -121,6 +121,8 @@ class Takeover:
     """For a lease: whether a standby was in the lease group at the kill and no other
     process of the service was killed before the takeover (else the lease waits for a
     replica to start and catch up its tables before it joins)."""
+    frozen_seconds: float = 0.0
+    """Of ``seconds``, how long the broker was frozen (nothing can move then)."""
 
 
 @dataclass
@@ -167,7 +169,11 @@ class Report:
             "kills_by_service": dict(sorted(Counter(k.service for k in self.kills).items())),
             "takeovers": {kind: len(values) for kind, values in sorted(by_kind.items())},
             "lease_takeover_seconds_undisturbed": max(
-                (t.seconds for t in self.takeovers if t.kind == "lease" and t.undisturbed),
+                (
+                    round(t.seconds - t.frozen_seconds, 2)
+                    for t in self.takeovers
+                    if t.kind == "lease" and t.undisturbed
+                ),
                 default=None,
             ),
             "takeover_seconds": {
@@ -216,6 +222,14 @@ def holds_lease(incarnation: Incarnation) -> bool:
     return holding
 
 
+def _frozen_within(
+    start: datetime, end: datetime, frozen: Sequence[tuple[datetime, datetime]]
+) -> float:
+    """Seconds of ``frozen`` (start, end) spells between ``start`` and ``end``."""
+    spells = (min(end, until) - max(start, began) for began, until in frozen)
+    return sum(max(spell.total_seconds(), 0.0) for spell in spells)
+
+
 def in_lease_group(incarnation: Incarnation) -> bool:
     """Whether the incarnation runs and its log says it joined its lease group.
 
@@ -243,12 +257,15 @@ def owned_partitions(incarnation: Incarnation) -> set[int]:
     return owned
 
 
-def takeovers(fleet: Fleet, kills: Sequence[Kill]) -> list[Takeover]:
+def takeovers(
+    fleet: Fleet, kills: Sequence[Kill], frozen: Sequence[tuple[datetime, datetime]] = ()
+) -> list[Takeover]:
     """For each kill of a lease holder or partition owner: who took over, how long after.
 
     Lease: the first ``lease_acquired`` of another incarnation of the service after the
     kill. Partitions: the moment other incarnations' ``partitions_assigned`` lines after
-    the kill cover every partition the victim owned.
+    the kill cover every partition the victim owned. ``frozen`` (start, end): when the
+    broker was frozen; that time is counted apart (``Takeover.frozen_seconds``).
     """
     out: list[Takeover] = []
     for kill in kills:
@@ -266,7 +283,17 @@ def takeovers(fleet: Fleet, kills: Sequence[Kill]) -> list[Takeover]:
                 undisturbed = kill.standby_ready and not any(
                     other.service == kill.service and kill.at < other.at < at for other in kills
                 )
-                out.append(Takeover(kill.service, "lease", kill.label, by, seconds, undisturbed))
+                out.append(
+                    Takeover(
+                        kill.service,
+                        "lease",
+                        kill.label,
+                        by,
+                        seconds,
+                        undisturbed,
+                        _frozen_within(kill.at, at, frozen),
+                    )
+                )
         if kill.partitions:
             assigned = sorted(
                 (at, i.label, set(line.get("partitions", ())))
@@ -655,7 +682,7 @@ async def _run(config: ChaosConfig, broker: EmbeddedBroker, fleet: Fleet, report
     report.violations.extend(check_exits(fleet.ends()))
     report.kills = run.kills
     report.outage = run.outage
-    report.takeovers = takeovers(fleet, run.kills)
+    report.takeovers = takeovers(fleet, run.kills, run.frozen)
     history = await read_history(run.bus, run.prefix)
     dump_history(history, Path(report.log_dir) / "topics")
     timing = LockTiming(timedelta(seconds=config.lock_read_bound), run.frozen)
@@ -724,7 +751,7 @@ def render(report: Report) -> str:
         f"  takeovers       {s['takeovers']}",
         f"  takeover time   {s['takeover_seconds']}",
         f"  lease takeover, standby ready and not killed: max "
-        f"{s['lease_takeover_seconds_undisturbed']} s",
+        f"{s['lease_takeover_seconds_undisturbed']} s (broker freezes not counted)",
         f"  outage          {s['outage'] or 'none'}",
         f"  load            {_load(report.config.get('load', 0.0))}",
         f"  slowest steps   {s['topics'].get('slowest_steps')}",

@@ -115,9 +115,14 @@ def test_a_lease_takeover_is_undisturbed_only_when_no_other_replica_was_killed_b
     kills = [kill("allocator-a.0", 0, held=True), kill("allocator-b.0", 30, held=True)]
     kills.append(kill("allocator-a.1", 33, held=False))
 
-    found = [(t.killed, t.by, t.seconds, t.undisturbed) for t in takeovers(fleet, kills)]
+    frozen = [(KILLED_AT + timedelta(seconds=2), KILLED_AT + timedelta(seconds=5))]
+
+    found = [
+        (t.killed, t.by, t.seconds, t.undisturbed, t.frozen_seconds)
+        for t in takeovers(fleet, kills, frozen)
+    ]
 
     assert found == [
-        ("allocator-a.0", "allocator-b.0", 9.0, True),
-        ("allocator-b.0", "allocator-a.2", 15.0, False),
+        ("allocator-a.0", "allocator-b.0", 9.0, True, 3.0),
+        ("allocator-b.0", "allocator-a.2", 15.0, False, 0.0),
     ]
