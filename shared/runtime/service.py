@@ -68,6 +68,9 @@ class Partitions:
     """
     epoch: int = 0
     """Counts revocations; ``revoked_at`` says at which epoch each partition last went."""
+    behind: bool = False
+    """Partitions were restored since the last batch: their state may have deadlines
+    passed while nobody owned them, fired before the next batch's records are handled."""
     revoked_at: dict[int, int] = field(default_factory=dict)
 
     async def wait_restored(self, partitions: set[int], timeout: float) -> bool:
@@ -91,6 +94,7 @@ class Partitions:
     async def add(self, partitions: frozenset[TopicPartition]) -> None:
         """Note ``partitions`` assigned with their state restored; wake who waits for them."""
         self.assigned = self.assigned | partitions
+        self.behind = True
         async with self.restore_done:
             self.restored.update(tp.partition for tp in partitions)
             self.restore_done.notify_all()
@@ -239,8 +243,12 @@ async def run_service(
         log.info("partitions_assigned", partitions=owned)
 
     async def revoked(partitions: frozenset[TopicPartition]) -> None:
-        # the batch in hand is published and committed before its partitions go
+        # the batch in hand is published and committed before its partitions go, and so
+        # are the changes made since (a table's callback): no write of theirs comes after
         async with runtime.partitions.batch:
+            await _publish_state(
+                runtime, [record for store in service.stores for record in store.take_writes()]
+            )
             gone = {tp.partition for tp in partitions}
             await runtime.partitions.remove(partitions)
             for store in service.stores:
@@ -376,14 +384,20 @@ async def _handle_batch(
     outbox: Outbox,
     records: list[Record],
 ) -> None:
-    """Handle a batch, fire the timers due, publish outputs then state, commit the offsets."""
+    """Handle a batch, fire the timers due, publish outputs then state, commit the offsets.
+
+    After a restore the timers fire first: a pod whose run ended while its node's state had
+    no owner ends before a binding is judged against that node (else the node looked full:
+    the old owner had published the end, and died before writing it to the changelog).
+    """
     runtime.metrics.observe_polled(records, consumer.assignment())
     started = time.perf_counter()
+    if runtime.partitions.behind:
+        runtime.partitions.behind = False
+        await _fire_timers(service, runtime, outbox)
     await router.dispatch_batch(records, outbox)
     offsets = {record.tp: record.offset + 1 for record in records}
-    now = runtime.clock.now()
-    for timer in service.timers:
-        await timer.fire(now, outbox)
+    await _fire_timers(service, runtime, outbox)
     if not offsets and not len(outbox) and not any(store.has_writes() for store in service.stores):
         return
     handled = time.perf_counter()
@@ -404,6 +418,12 @@ async def _handle_batch(
         handle_ms=round((handled - started) * 1000, 3),
         publish_ms=round((time.perf_counter() - handled) * 1000, 3),
     )
+
+
+async def _fire_timers(service: Service, runtime: Runtime, outbox: Outbox) -> None:
+    now = runtime.clock.now()
+    for timer in service.timers:
+        await timer.fire(now, outbox)
 
 
 async def _publish_outputs(

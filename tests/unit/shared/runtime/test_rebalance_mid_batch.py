@@ -15,6 +15,7 @@ aiokafka rebalances in a background task, beside a loop that may be publishing a
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime
 
 from contracts import JobDeleteAccepted, Topic, job_key
@@ -24,12 +25,12 @@ from shared.bus.records import OutRecord
 from shared.bus.router import Route
 from shared.runtime.clock import SystemClock
 from shared.runtime.reactor import Entry, Reactor
-from shared.runtime.service import Service, changelog_topic
+from shared.runtime.service import Runtime, Service, changelog_topic
 from shared.runtime.settings import Settings
 from shared.runtime.topology import ensure_topics
 from shared.state.changelog import ChangelogStore
 from shared.step import Ctx, Step, Tick
-from tests.support.bus_contract import read_topic, running
+from tests.support.bus_contract import read_topic, running, wait_until
 from tests.support.eager_bus import EagerBus
 
 PREFIX = "unit."
@@ -92,5 +93,39 @@ async def test_a_member_writes_nothing_more_for_partitions_it_gave_up() -> None:
         )
         await read_topic(bus, ADMITTED, want=1)
         await bus.rebalanced()
+
+    assert len(bus.records(changelog)) == bus.at_revoke.get(changelog, 0) == 1
+
+
+async def test_changes_made_between_batches_are_written_before_the_partitions_go() -> None:
+    """A table's callback may change the state between batches (the cluster forgets a
+    deleted pod); the revoke writes that change before it returns, not the loop after."""
+    bus = EagerBus(group="unit-writer", trigger="none", give_back=False)
+    settings = Settings(kafka=KafkaSettings(bootstrap_servers="memory"), topic_prefix=PREFIX)
+    store = ChangelogStore[Entry[int]]("counts", Entry[int])
+
+    async def write_then_lose(runtime: Runtime) -> None:
+        while not runtime.partitions.restored:  # noqa: ASYNC110 - the loop restores them
+            await asyncio.sleep(0.01)
+        store.put(0, "k", Entry[int](state=1))
+        await bus.rejoin()
+
+    service = Service(
+        name="writer",
+        routes=[
+            Route(
+                Topic.JOBS_SUBMITTED,
+                Reactor[int, object](count, store, SystemClock()).handle,
+                "count",
+                raw=True,
+            )
+        ],
+        stores=[store],
+        tasks=[write_then_lose],
+    )
+    changelog = changelog_topic(PREFIX, "writer", "counts")
+    await ensure_topics(bus, [service], PREFIX, settings.partitions)
+    async with running(service, bus, settings):
+        await wait_until(lambda: bus.at_revoke != {})
 
     assert len(bus.records(changelog)) == bus.at_revoke.get(changelog, 0) == 1
