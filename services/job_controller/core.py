@@ -54,7 +54,7 @@ from contracts.events.jobs_status import JobDeleted, JobStatusChanged
 from contracts.events.podgroups_status import PodGroupPhaseChanged
 from contracts.events.pods_status import BindingRefused, PodPhaseChanged
 from contracts.keys import JobKey, split_key
-from contracts.objects.job import TaskSpec
+from contracts.objects.job import JobPhase, TaskSpec
 from contracts.objects.meta import Condition
 from contracts.objects.pod import PodPhase
 from contracts.objects.podgroup import PodGroupPhase
@@ -273,6 +273,7 @@ def _pod_phase(
         node=event.node if event.node is not None else old.node,
         exit_code=event.exit_code if event.exit_code is not None else old.exit_code,
         restarts=max(old.restarts, event.restart_count),
+        refused=False,
     )
     if new == old:
         return _taken(Step(record))
@@ -314,20 +315,26 @@ def _eviction_condition(event: PodPhaseChanged) -> Condition | None:
     return Condition(type=cause, status="True", reason=cause, message=event.message[:1024])
 
 
-def _binding_refused(record: JobRecord, event: BindingRefused) -> Step[JobRecord | None]:
+def _binding_refused(
+    record: JobRecord, event: BindingRefused, ctx: Ctx, conf: ControllerConf
+) -> Step[JobRecord | None]:
+    """The pod waits to be placed again; a gang it can no longer join fails (``SyncJob``).
+
+    A refused binding raises no request in Volcano (its kubelet would fail the pod); the
+    sync that follows only finds the job Failed when the refused pod's gang can never be
+    whole again (``machine.evaluate_broken_gang``), else it changes nothing.
+    """
     old = record.pod(split_key(event.pod)[1])
     if old is None or (event.pod_uid and event.pod_uid != old.uid):
         return Step(record)
-    if old.node is None:
+    if old.node is None and old.refused:
         return _taken(Step(record))
-    new = msgspec.structs.replace(old, node=None)
-    return _taken(
-        Step(
-            msgspec.structs.replace(
-                record, pods=tuple(new if pod.name == new.name else pod for pod in record.pods)
-            )
-        )
-    )
+    new = msgspec.structs.replace(old, node=None, refused=True)
+    work = Execution(record, ctx, conf)
+    work.update(pods=tuple(new if pod.name == new.name else pod for pod in record.pods))
+    if record.phase is JobPhase.PENDING:
+        work.dispatch(Request(source=f"binding of pod {new.name} refused"))
+    return _taken(work.step())
 
 
 def _tick(record: JobRecord, tick: Tick, ctx: Ctx, conf: ControllerConf) -> Step[JobRecord | None]:
@@ -414,7 +421,7 @@ def decide(
         case PodPhaseChanged():
             return Step(None) if record is None else _pod_phase(record, event, ctx, conf)
         case BindingRefused():
-            return Step(None) if record is None else _binding_refused(record, event)
+            return Step(None) if record is None else _binding_refused(record, event, ctx, conf)
         case Tick():
             return Step(None) if record is None else _tick(record, event, ctx, conf)
         case _:

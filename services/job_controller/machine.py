@@ -220,18 +220,19 @@ def evaluate_pending(job: Job, counts: Counts) -> Verdict | None:
 
 
 def evaluate_broken_gang(job: Job, counts: Counts) -> Verdict | None:
-    """Pending, and the gang can never start: more pods failed than it may lack (vcbus).
+    """Pending, a binding refused, and the gang can never start: too many pods failed.
 
-    Volcano counts a failed pod neither ready nor valid (``ReadyTaskNum``,
-    ``ValidTaskNum``): once ``failed > replicas − minAvailable`` the scheduler never places
-    the rest as a gang, and a Volcano job in that state waits Pending for good. Kubernetes
-    rarely gets there: a pod its kubelet rejects fails, and counts as started. vcbus's
-    cluster refuses such a binding instead and the pod is placed again, so a gang whose
-    other pods already ran and failed was left with pods that could never be placed (a
-    chaos run under load: one of three workers bound and failed, the cluster refused the
-    other two as ``NodeOvercommitted``, the job stayed Pending). The job is Failed then,
-    as it would be once every pod had finished; not while ``minSuccess`` can still be
-    reached by the pods left.
+    vcbus only; the caller checks that a pod's binding was refused. Volcano counts a
+    failed pod neither ready nor valid (``ReadyTaskNum``, ``ValidTaskNum``): once
+    ``failed > replicas − minAvailable`` the scheduler never places the rest as a gang,
+    and a Volcano job in that state waits Pending for good. Kubernetes rarely gets there:
+    a pod its kubelet rejects fails, and counts as started. vcbus's cluster refuses such a
+    binding instead and the pod is placed again, so a gang whose other pods already ran
+    and failed was left with pods that could never be placed (a chaos run under load: one
+    of three workers bound and failed, the cluster refused the other two as
+    ``NodeOvercommitted``, the job stayed Pending). The job is Failed then, as it would be
+    once every pod had finished; not while ``minSuccess`` can still be reached by the pods
+    left.
     """
     replicas = _total_replicas(job)
     minimum = job.spec.min_available

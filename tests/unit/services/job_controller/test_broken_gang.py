@@ -57,9 +57,21 @@ def test_the_refusals_first_then_the_failure_fail_the_job_as_well() -> None:
     assert phases == [JobPhase.PENDING, JobPhase.FAILED]
 
 
+def test_a_failure_read_before_the_other_workers_started_fails_nothing_early() -> None:
+    """Without a refused binding the others are only not reported yet: they run."""
+    driver = bound_gang()
+    driver.pod("gang-worker-1", PodPhase.FAILED, node="node-2", exit_code=1)
+    phases = [driver.current.phase]
+    driver.pods(["gang-worker-0", "gang-worker-2"], PodPhase.RUNNING, node="node-4")
+    phases.append(driver.current.phase)
+
+    assert phases == [JobPhase.PENDING, JobPhase.RUNNING]
+
+
 def test_a_gang_that_may_lack_a_pod_waits_for_the_rest() -> None:
     driver = bound_gang(min_available=2)
     driver.pod("gang-worker-1", PodPhase.FAILED, node="node-2", exit_code=1)
+    driver.refuse("gang-worker-0")
 
     assert driver.current.phase is JobPhase.PENDING
 
@@ -67,6 +79,7 @@ def test_a_gang_that_may_lack_a_pod_waits_for_the_rest() -> None:
 def test_a_job_whose_min_success_the_pods_left_can_reach_waits() -> None:
     driver = bound_gang(min_success=2)
     driver.pod("gang-worker-1", PodPhase.FAILED, node="node-2", exit_code=1)
+    driver.refuse("gang-worker-0")
 
     assert driver.current.phase is JobPhase.PENDING
 
