@@ -20,7 +20,9 @@ Deliberate deviations from Volcano:
   it on every kill, so a finished job's version grows with every event).
 - The PodGroup is (re)created by a sync in Pending or Running (so after a restart, when the
   job is back to Pending), not by every sync.
-- A refused binding only clears the pod's node: it raises no request.
+- A refused binding clears the pod's node (it is placed again) and raises no request;
+  a Pending job's sync that follows fails the job when the pod's gang can never be whole
+  again (``machine.evaluate_broken_gang``: Volcano's kubelet would have failed the pod).
 - A pod status Failed with reason ``Evicted`` raises ``PodEvicted`` (Volcano raises it
   when the pod object is deleted by someone else; in vcbus only the job-controller deletes
   pods, and the simulated cluster reports evictions as a failed status). When the status
