@@ -32,9 +32,15 @@ class Ctx:
 
 @dataclass(frozen=True, slots=True)
 class Tick:
-    """Time passed: the input a core receives when one of its deadlines is due."""
+    """Time passed: the input a core receives when one of its deadlines is due.
+
+    ``resync`` marks the tick of a periodic sweep (Kubernetes' resync): the core
+    re-derives from its state whatever step is due, in case the input that should have
+    triggered it was lost; a core with nothing due returns its state unchanged.
+    """
 
     now: datetime
+    resync: bool = False
 
 
 @dataclass(frozen=True, slots=True)

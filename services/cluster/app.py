@@ -23,7 +23,7 @@ from shared.bus.partitioner import partition_for
 from shared.bus.records import Record
 from shared.bus.router import Route
 from shared.runtime.clock import Clock
-from shared.runtime.reactor import Entry, Reactor
+from shared.runtime.reactor import Entry, Reactor, Resync
 from shared.runtime.service import Runtime, Service
 from shared.runtime.settings import Settings
 from shared.runtime.table import Table
@@ -85,7 +85,13 @@ def build_service(
             index.update(known.name, state, step.state)
         return step
 
-    reactor = Reactor[SimNode, ClusterInput](core, store, clock, next_deadline=next_deadline)
+    reactor = Reactor[SimNode, ClusterInput](
+        core,
+        store,
+        clock,
+        next_deadline=next_deadline,
+        resync=Resync(settings.resync_seconds),
+    )
 
     def restored() -> None:
         index.nodes.clear()

@@ -8,13 +8,13 @@ from collections.abc import Mapping
 from contracts import Topic
 from shared.bus.router import Route
 from shared.runtime.clock import Clock
-from shared.runtime.reactor import Entry, Reactor
+from shared.runtime.reactor import Entry, Reactor, Resync
 from shared.runtime.service import Service
 from shared.runtime.settings import Settings
 from shared.state.changelog import ChangelogStore
 
 from .conf import ControllerConf
-from .core import ControllerInput, decide, next_deadline
+from .core import ControllerInput, decide, next_deadline, steps_pending
 from .state import JobRecord
 from .status import counts_superseded
 
@@ -28,7 +28,11 @@ def build_service(
     store = ChangelogStore[Entry[JobRecord]]("jobs", Entry[JobRecord])
     conf = ControllerConf(priority_classes=dict(priority_classes or {}))
     reactor = Reactor[JobRecord, ControllerInput](
-        functools.partial(decide, conf=conf), store, clock, next_deadline=next_deadline
+        functools.partial(decide, conf=conf),
+        store,
+        clock,
+        next_deadline=next_deadline,
+        resync=Resync(settings.resync_seconds, steps_pending),
     )
     return Service(
         name=NAME,

@@ -20,7 +20,9 @@ Deliberate deviations from Volcano:
   it on every kill, so a finished job's version grows with every event).
 - The PodGroup is (re)created by a sync in Pending or Running (so after a restart, when the
   job is back to Pending), not by every sync.
-- A refused binding only clears the pod's node: it raises no request.
+- A refused binding clears the pod's node (it is placed again) and raises no request;
+  a Pending job's sync that follows fails the job when the pod's gang can never be whole
+  again (``machine.evaluate_broken_gang``: Volcano's kubelet would have failed the pod).
 - A pod status Failed with reason ``Evicted`` raises ``PodEvicted`` (Volcano raises it
   when the pod object is deleted by someone else; in vcbus only the job-controller deletes
   pods, and the simulated cluster reports evictions as a failed status). When the status
@@ -38,6 +40,7 @@ Deliberate deviations from Volcano:
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from typing import assert_never
 
 import msgspec
@@ -53,7 +56,7 @@ from contracts.events.jobs_status import JobDeleted, JobStatusChanged
 from contracts.events.podgroups_status import PodGroupPhaseChanged
 from contracts.events.pods_status import BindingRefused, PodPhaseChanged
 from contracts.keys import split_key
-from contracts.objects.job import TaskSpec
+from contracts.objects.job import JobPhase, TaskSpec
 from contracts.objects.meta import Condition
 from contracts.objects.pod import PodPhase
 from contracts.objects.podgroup import PodGroupPhase
@@ -61,11 +64,12 @@ from services.job_controller import machine, policies
 from services.job_controller.conf import ControllerConf
 from services.job_controller.execution import FOLLOW_UPS, Execution
 from services.job_controller.policies import Action, PolicyEvent, Request
-from services.job_controller.state import JobRecord, PodState
+from services.job_controller.state import JobRecord, PodState, PolicyTimer
 from services.job_controller.status import status_view
 from services.job_controller.update import UPDATE_REJECTED, update_error
 from shared.reasons import EVICTION_CONDITIONS
 from shared.step import Ctx, Step, Tick
+from shared.views.phases import FINAL_PHASES
 
 __all__ = [
     "FOLLOW_UPS",
@@ -73,6 +77,7 @@ __all__ = [
     "ControllerInput",
     "decide",
     "next_deadline",
+    "steps_pending",
 ]
 
 ControllerInput = (
@@ -266,6 +271,7 @@ def _pod_phase(
         node=event.node if event.node is not None else old.node,
         exit_code=event.exit_code if event.exit_code is not None else old.exit_code,
         restarts=max(old.restarts, event.restart_count),
+        refused=False,
     )
     if new == old:
         return _taken(Step(record))
@@ -307,20 +313,26 @@ def _eviction_condition(event: PodPhaseChanged) -> Condition | None:
     return Condition(type=cause, status="True", reason=cause, message=event.message[:1024])
 
 
-def _binding_refused(record: JobRecord, event: BindingRefused) -> Step[JobRecord | None]:
+def _binding_refused(
+    record: JobRecord, event: BindingRefused, ctx: Ctx, conf: ControllerConf
+) -> Step[JobRecord | None]:
+    """The pod waits to be placed again; a gang it can no longer join fails (``SyncJob``).
+
+    A refused binding raises no request in Volcano (its kubelet would fail the pod); the
+    sync that follows only finds the job Failed when the refused pod's gang can never be
+    whole again (``machine.evaluate_broken_gang``), else it changes nothing.
+    """
     old = record.pod(split_key(event.pod)[1])
     if old is None or (event.pod_uid and event.pod_uid != old.uid):
         return Step(record)
-    if old.node is None:
+    if old.node is None and old.refused:
         return _taken(Step(record))
-    new = msgspec.structs.replace(old, node=None)
-    return _taken(
-        Step(
-            msgspec.structs.replace(
-                record, pods=tuple(new if pod.name == new.name else pod for pod in record.pods)
-            )
-        )
-    )
+    new = msgspec.structs.replace(old, node=None, refused=True)
+    work = Execution(record, ctx, conf)
+    work.update(pods=tuple(new if pod.name == new.name else pod for pod in record.pods))
+    if record.phase is JobPhase.PENDING:
+        work.dispatch(Request(source=f"binding of pod {new.name} refused"))
+    return _taken(work.step())
 
 
 def _tick(record: JobRecord, tick: Tick, ctx: Ctx, conf: ControllerConf) -> Step[JobRecord | None]:
@@ -328,9 +340,42 @@ def _tick(record: JobRecord, tick: Tick, ctx: Ctx, conf: ControllerConf) -> Step
     if expiry is not None and expiry <= tick.now:
         return _deleted(record, ctx, conf)  # ttlSecondsAfterFinished: the garbage collector's
     due = policies.due_timers(record, tick.now)
+    if tick.resync:
+        return _resync(record, due, ctx, conf)
     if not due:
         return Step(record)
     work = Execution(record, ctx, conf)
+    _fire(work, due)
+    return work.step()
+
+
+def _resync(
+    record: JobRecord, due: Sequence[PolicyTimer], ctx: Ctx, conf: ControllerConf
+) -> Step[JobRecord | None]:
+    """The periodic sweep's step: fire the timers due, then ``SyncJob`` (Volcano's resync).
+
+    Whatever input was lost, a job whose record calls for a step (a PodGroup Inqueue with
+    pods missing, pods whose phases move the job on) gets it here. A record that calls
+    for nothing is returned as it was: the sweep keeps nothing and publishes nothing.
+    """
+    if not steps_pending(record):
+        return Step(record)
+    work = Execution(record, ctx, conf)
+    _fire(work, due)
+    work.run(Action.SYNC_JOB, Request(event=PolicyEvent.OUT_OF_SYNC, source="resync"))
+    step = work.step()
+    return step if step.emit else Step(record)
+
+
+def steps_pending(record: JobRecord) -> bool:
+    """Whether the job may still take a step without a new input (its phase is not final).
+
+    An ``Aborted`` job waits for a command, a final one for its deletion.
+    """
+    return record.phase not in FINAL_PHASES
+
+
+def _fire(work: Execution, due: Sequence[PolicyTimer]) -> None:
     for timer in due:
         if timer not in work.record.timers:
             continue
@@ -340,7 +385,6 @@ def _tick(record: JobRecord, tick: Tick, ctx: Ctx, conf: ControllerConf) -> Step
             request = policies.request_of(timer)
             assert request.action is not None
             work.run(request.action, request)
-    return work.step()
 
 
 def decide(
@@ -378,7 +422,7 @@ def decide(
         case PodPhaseChanged():
             return Step(None) if record is None else _pod_phase(record, event, ctx, conf)
         case BindingRefused():
-            return Step(None) if record is None else _binding_refused(record, event)
+            return Step(None) if record is None else _binding_refused(record, event, ctx, conf)
         case Tick():
             return Step(None) if record is None else _tick(record, event, ctx, conf)
         case _:

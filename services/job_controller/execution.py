@@ -327,6 +327,13 @@ class Execution:
         verdict = machine.evaluate(
             cell.rule, cell.target, self.record.job, counts, self.record.retry_count
         )
+        if (
+            verdict is None
+            and cell.rule is machine.Rule.PENDING
+            and any(pod.refused for pod in self.record.pods)
+            and not self.record.timers  # a policy action to come may replace the failed pods
+        ):
+            verdict = machine.evaluate_broken_gang(self.record.job, counts)
         if verdict is not None and verdict.phase is not self.record.phase:
             message = verdict.message or _describe(action, request, self.record)
             self.update(phase=verdict.phase, phase_reason=verdict.reason, phase_message=message)

@@ -213,6 +213,37 @@ def evaluate_pending(job: Job, counts: Counts) -> Verdict | None:
     return Verdict(JobPhase.RUNNING, "Running", f"{started} of {minimum} minimum pods started")
 
 
+def evaluate_broken_gang(job: Job, counts: Counts) -> Verdict | None:
+    """Pending, a binding refused, and the gang can never start: too many pods failed.
+
+    vcbus only; the caller checks that a pod's binding was refused. Volcano counts a
+    failed pod neither ready nor valid (``ReadyTaskNum``, ``ValidTaskNum``): once
+    ``failed > replicas − minAvailable`` the scheduler never places the rest as a gang,
+    and a Volcano job in that state waits Pending for good. Kubernetes rarely gets there:
+    a pod its kubelet rejects fails, and counts as started. vcbus's cluster refuses such a
+    binding instead and the pod is placed again, so a gang whose other pods already ran
+    and failed was left with pods that could never be placed (a chaos run under load: one
+    of three workers bound and failed, the cluster refused the other two as
+    ``NodeOvercommitted``, the job stayed Pending). The job is Failed then, as it would be
+    once every pod had finished; not while ``minSuccess`` can still be reached by the pods
+    left.
+    """
+    replicas = _total_replicas(job)
+    minimum = job.spec.min_available
+    failed = counts.failed
+    if failed <= replicas - minimum:
+        return None
+    min_success = job.spec.min_success
+    if min_success is not None and replicas - failed >= min_success:
+        return None
+    return Verdict(
+        JobPhase.FAILED,
+        "Failed",
+        f"{failed} pods failed before the gang started: at most {replicas - failed} "
+        f"of minAvailable {minimum} can ever run together",
+    )
+
+
 def evaluate_running(job: Job, counts: Counts) -> Verdict | None:
     """Running + sync (``running.go``, SPEC B2.3 with A4).
 

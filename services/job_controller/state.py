@@ -41,6 +41,9 @@ class PodState(msgspec.Struct, frozen=True, kw_only=True):
     node: str | None = None
     exit_code: int | None = None
     restarts: int = 0
+    refused: bool = False
+    """The cluster refused its last binding: it waits to be placed again (a pod it then
+    reports on clears this)."""
 
 
 class PolicyTimer(msgspec.Struct, frozen=True, kw_only=True):

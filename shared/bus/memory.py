@@ -295,10 +295,12 @@ class MemoryConsumer:
             await self._on_assigned(frozenset(partitions))
 
     async def _revoke(self, partitions: frozenset[TopicPartition]) -> None:
-        for tp in partitions:
-            self._positions.pop(tp, None)
+        # as in Kafka, the callback runs while the partitions are still assigned: it may
+        # commit what it handled
         if self._on_revoked is not None and partitions:
             await self._on_revoked(partitions)
+        for tp in partitions:
+            self._positions.pop(tp, None)
 
     def _has_records(self) -> bool:
         logs = self._bus._logs

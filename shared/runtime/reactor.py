@@ -20,7 +20,8 @@ import contextlib
 import heapq
 import itertools
 from collections.abc import Callable, Iterator, Sequence
-from datetime import datetime
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any, Generic, TypeAlias, TypeVar
 
 import msgspec
@@ -48,6 +49,9 @@ log = structlog.get_logger("vcbus.reactor")
 SEEN_LIMIT = 512
 """How many applied event ids a key remembers (redeliveries come soon after the original)."""
 
+RESYNC_LIMIT = 1000
+"""Keys a resync sweep visits at most (``Resync``): the sweep's cost is bounded."""
+
 TRACED_LIMIT = 10_000
 """How many jobs' latest span contexts a reactor keeps for its ticks (oldest dropped first)."""
 
@@ -64,6 +68,26 @@ Decide: TypeAlias = Callable[[S | None, E | Tick, Ctx], Step[S | None]]
 """A pure core: the key's state (``None`` when it has none), an input or a ``Tick``, ``ctx``."""
 Deadline: TypeAlias = Callable[[S], datetime | None]
 """When a state wants its next ``Tick``, if ever."""
+
+
+@dataclass(frozen=True, slots=True)
+class Resync(Generic[S]):
+    """A periodic, bounded sweep of the keys held (Kubernetes' informer resync).
+
+    Every ``every`` seconds the reactor visits at most ``limit`` keys whose state
+    ``pending`` says may still have a step to take (a job not final), the next ones in
+    key order after where the last sweep stopped, and gives each a ``Tick`` with
+    ``resync`` set (a key whose deadline has passed gets it as well, whatever
+    ``pending`` says). The core re-derives what is due from the state; a step that
+    changes nothing keeps nothing and publishes nothing, and what it does publish has the
+    ids the event-driven step would have given. So a key with a step due gets it at most
+    ``every × ceil(pending keys / limit)`` seconds later, whatever input was lost.
+    """
+
+    every: float
+    pending: Callable[[S], bool] | None = None
+    """``None``: no state calls for a step but at its deadline (the sweep re-arms lost ones)."""
+    limit: int = RESYNC_LIMIT
 
 
 def _check_fits(key: str, entry: Entry[Any], emitted: Sequence[Event], *, same: bool) -> None:
@@ -108,6 +132,7 @@ class Reactor(Generic[S, E]):
         clock: Clock,
         *,
         next_deadline: Deadline[S] | None = None,
+        resync: Resync[S] | None = None,
     ) -> None:
         self._decide = decide
         self._store = store
@@ -115,6 +140,10 @@ class Reactor(Generic[S, E]):
         self._next_deadline = next_deadline
         self._timers: list[tuple[datetime, int, str]] = []
         self._traces: dict[str, SpanContext] = {}
+        self._resync = resync
+        self._next_sweep: datetime | None = None
+        self._swept: tuple[int, str] | None = None
+        """The last key the previous sweep visited (the next one starts after it)."""
 
     def rebuild_timers(self) -> None:
         """Re-read deadlines from the store (after a restore or a rebalance)."""
@@ -161,7 +190,7 @@ class Reactor(Generic[S, E]):
         return self.apply(envelope.partition, envelope.key or "", event, event_id)
 
     def next_due(self) -> datetime | None:
-        """The earliest deadline of any key held."""
+        """The earliest deadline of any key held (the sweep is no deadline: see ``fire``)."""
         while self._timers:
             deadline, partition, key = self._timers[0]
             entry = self._store.get(partition, key)
@@ -178,15 +207,54 @@ class Reactor(Generic[S, E]):
         """
         while (due := self.next_due()) is not None and due <= now:
             _, partition, key = heapq.heappop(self._timers)
-            try:
-                emitted = self.apply(partition, key, Tick(now=now), None)
-            except RecordTooLargeError as exc:
-                # no input to dead-letter: the key keeps its state until its next input
-                log.error("tick_refused", key=key, error=str(exc))
-                continue
-            for job, events in itertools.groupby(emitted, key=key_of):
-                with self._continuing(job):
-                    outbox.add_events(events)
+            self._tick(partition, key, Tick(now=now), outbox)
+        if self._resync is None:
+            return
+        if self._next_sweep is None:
+            self._next_sweep = now + timedelta(seconds=self._resync.every)
+        elif self._next_sweep <= now:
+            self._sweep(now, outbox)
+
+    def _sweep(self, now: datetime, outbox: Outbox) -> None:
+        """Tick, with ``resync``, the next keys that may have a step due (``Resync``)."""
+        resync = self._resync
+        assert resync is not None
+        self._next_sweep = now + timedelta(seconds=resync.every)
+        held = [
+            (partition, key, entry)
+            for partition, key, entry in self._store.items()
+            if entry.state is not None
+            and (
+                (resync.pending is not None and resync.pending(entry.state))
+                or (entry.deadline is not None and entry.deadline <= now)
+            )
+        ]
+        start = 0
+        if self._swept is not None:
+            start = next((i for i, (p, k, _) in enumerate(held) if (p, k) > self._swept), len(held))
+        if start >= len(held):
+            start = 0
+        visited = held[start : start + resync.limit]
+        before = len(outbox)
+        for partition, key, _ in visited:
+            self._tick(partition, key, Tick(now=now, resync=True), outbox)
+        self._swept = (visited[-1][0], visited[-1][1]) if visited else None
+        published = len(outbox) - before
+        # a sweep that publishes found a step its input had not triggered: worth a line
+        (log.warning if published else log.debug)(
+            "resync_swept", keys=len(visited), pending=len(held), published=published
+        )
+
+    def _tick(self, partition: int, key: str, tick: Tick, outbox: Outbox) -> None:
+        try:
+            emitted = self.apply(partition, key, tick, None)
+        except RecordTooLargeError as exc:
+            # no input to dead-letter: the key keeps its state until its next input
+            log.error("tick_refused", key=key, error=str(exc))
+            return
+        for job, events in itertools.groupby(emitted, key=key_of):
+            with self._continuing(job):
+                outbox.add_events(events)
 
     def _remember_trace(self, emitted: Sequence[Event]) -> None:
         """Note the current span (a record's handler) for the jobs of ``emitted``."""

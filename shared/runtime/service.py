@@ -27,7 +27,7 @@ from contracts._base import Event
 from shared.bus.dead_letter import dead_letter
 from shared.bus.errors import CommitError, RecordRefusedError
 from shared.bus.outbox import Outbox, Supersedes
-from shared.bus.protocol import Bus, Producer
+from shared.bus.protocol import Bus, Consumer, Producer
 from shared.bus.records import OutRecord, Record, TopicPartition
 from shared.bus.router import Route, Router
 from shared.runtime.clock import Clock, SystemClock
@@ -53,6 +53,25 @@ class Partitions:
     """Partitions assigned whose state is being restored (not ready meanwhile)."""
     restored: set[int] = field(default_factory=set)
     restore_done: asyncio.Condition = field(default_factory=asyncio.Condition)
+    batch: asyncio.Lock = field(default_factory=asyncio.Lock)
+    """Held from a batch's handling to its commit, and by the revoke and assign callbacks.
+
+    aiokafka rebalances in a background task, beside a loop that may be publishing a
+    batch. A partition given to another member meanwhile was restored and written there
+    while the old owner's changelog writes of the batch were still to land, after the new
+    owner's: the next restore brought back a state older than the offsets committed
+    since. Given back to the same member (Kafka's eager protocol, sticky assignment), it
+    was restored without the batch's writes, and the batch was committed all the same.
+    The Java consumer runs its callbacks inside ``poll``; the lock gives that order. A
+    batch that outlasts the rebalance timeout (the session timeout, 6 s; a frozen
+    broker) still loses its membership meanwhile: only transactions would fence it.
+    """
+    epoch: int = 0
+    """Counts revocations; ``revoked_at`` says at which epoch each partition last went."""
+    behind: bool = False
+    """Partitions were restored since the last batch: their state may have deadlines
+    passed while nobody owned them, fired before the next batch's records are handled."""
+    revoked_at: dict[int, int] = field(default_factory=dict)
 
     async def wait_restored(self, partitions: set[int], timeout: float) -> bool:
         """Wait until the stores of ``partitions`` are restored; False if they never are."""
@@ -75,12 +94,24 @@ class Partitions:
     async def add(self, partitions: frozenset[TopicPartition]) -> None:
         """Note ``partitions`` assigned with their state restored; wake who waits for them."""
         self.assigned = self.assigned | partitions
+        self.behind = True
         async with self.restore_done:
             self.restored.update(tp.partition for tp in partitions)
             self.restore_done.notify_all()
 
+    def current(self, records: Sequence[Record], polled: int) -> list[Record]:
+        """The ``records`` polled at epoch ``polled`` whose partition was not revoked since.
+
+        A revoked partition's position is reset to its committed offset when it is
+        assigned again: its records polled before are read again, not handled now.
+        """
+        return [r for r in records if self.revoked_at.get(r.partition, 0) <= polled]
+
     async def remove(self, partitions: frozenset[TopicPartition]) -> None:
         """Note ``partitions`` revoked."""
+        self.epoch += 1
+        for tp in partitions:
+            self.revoked_at[tp.partition] = self.epoch
         async with self.restore_done:
             self.restored.difference_update(tp.partition for tp in partitions)
         self.assigned = self.assigned - partitions
@@ -197,6 +228,10 @@ async def run_service(
     structlog.contextvars.bind_contextvars(service=service.name)
 
     async def assigned(partitions: frozenset[TopicPartition]) -> None:
+        async with runtime.partitions.batch:
+            await restore(partitions)
+
+    async def restore(partitions: frozenset[TopicPartition]) -> None:
         owned = sorted({tp.partition for tp in partitions})
         with runtime.partitions.restoring_partitions(partitions):
             for store in service.stores:
@@ -208,11 +243,17 @@ async def run_service(
         log.info("partitions_assigned", partitions=owned)
 
     async def revoked(partitions: frozenset[TopicPartition]) -> None:
-        gone = {tp.partition for tp in partitions}
-        await runtime.partitions.remove(partitions)
-        for store in service.stores:
-            store.drop(gone)
-        log.info("partitions_revoked", partitions=sorted(gone))
+        # the batch in hand is published and committed before its partitions go, and so
+        # are the changes made since (a table's callback): no write of theirs comes after
+        async with runtime.partitions.batch:
+            await _publish_state(
+                runtime, [record for store in service.stores for record in store.take_writes()]
+            )
+            gone = {tp.partition for tp in partitions}
+            await runtime.partitions.remove(partitions)
+            for store in service.stores:
+                store.drop(gone)
+            log.info("partitions_revoked", partitions=sorted(gone))
 
     try:
         async with asyncio.TaskGroup() as group:
@@ -313,50 +354,76 @@ async def _consume(
                 max_records=settings.max_poll_records,
             )
             runtime.polled.set()
-            offsets: dict[TopicPartition, int] = {}
+            polled = runtime.partitions.epoch
             if records and not await runtime.partitions.wait_restored(
                 {record.partition for record in records}, timeout=RESTORE_WAIT
             ):
                 # A partition moved away before its state was restored: its records are
                 # left uncommitted, for the member that owns it now.
                 records = [r for r in records if r.partition in runtime.partitions.restored]
-            runtime.metrics.observe_polled(records, consumer.assignment())
-            started = time.perf_counter()
-            await router.dispatch_batch(records, outbox)
-            for record in records:
-                offsets[record.tp] = record.offset + 1
-            now = runtime.clock.now()
-            for timer in service.timers:
-                due = timer.next_due()
-                if due is not None and due <= now:
-                    await timer.fire(now, outbox)
-            if (
-                not offsets
-                and not len(outbox)
-                and not any(store.has_writes() for store in service.stores)
-            ):
-                continue
-            handled = time.perf_counter()
-            outputs = outbox.take_with_sources()
-            await _publish_outputs(runtime, outputs)
-            state_records = [record for store in service.stores for record in store.take_writes()]
-            await _publish_state(runtime, state_records)
-            try:
-                await consumer.commit(offsets)
-            except CommitError as exc:
-                log.warning("commit_failed", error=str(exc), records=len(records))
-            runtime.stats["records"] = runtime.stats.get("records", 0) + len(records)
-            log.info(
-                "batch_handled",
-                records=len(records),
-                outputs=len(outputs),
-                state_records=len(state_records),
-                handle_ms=round((handled - started) * 1000, 3),
-                publish_ms=round((time.perf_counter() - handled) * 1000, 3),
-            )
+            async with runtime.partitions.batch:
+                await _handle_batch(
+                    service,
+                    router,
+                    runtime,
+                    consumer,
+                    outbox=outbox,
+                    records=runtime.partitions.current(records, polled),
+                )
     finally:
         runtime.metrics.attach(None)
         await consumer.stop()
+
+
+async def _handle_batch(
+    service: Service,
+    router: Router,
+    runtime: Runtime,
+    consumer: Consumer,
+    *,
+    outbox: Outbox,
+    records: list[Record],
+) -> None:
+    """Handle a batch, fire the timers due, publish outputs then state, commit the offsets.
+
+    After a restore the timers fire first: a pod whose run ended while its node's state had
+    no owner ends before a binding is judged against that node (else the node looked full:
+    the old owner had published the end, and died before writing it to the changelog).
+    """
+    runtime.metrics.observe_polled(records, consumer.assignment())
+    started = time.perf_counter()
+    if runtime.partitions.behind:
+        runtime.partitions.behind = False
+        await _fire_timers(service, runtime, outbox)
+    await router.dispatch_batch(records, outbox)
+    offsets = {record.tp: record.offset + 1 for record in records}
+    await _fire_timers(service, runtime, outbox)
+    if not offsets and not len(outbox) and not any(store.has_writes() for store in service.stores):
+        return
+    handled = time.perf_counter()
+    outputs = outbox.take_with_sources()
+    await _publish_outputs(runtime, outputs)
+    state_records = [record for store in service.stores for record in store.take_writes()]
+    await _publish_state(runtime, state_records)
+    try:
+        await consumer.commit(offsets)
+    except CommitError as exc:
+        log.warning("commit_failed", error=str(exc), records=len(records))
+    runtime.stats["records"] = runtime.stats.get("records", 0) + len(records)
+    log.info(
+        "batch_handled",
+        records=len(records),
+        outputs=len(outputs),
+        state_records=len(state_records),
+        handle_ms=round((handled - started) * 1000, 3),
+        publish_ms=round((time.perf_counter() - handled) * 1000, 3),
+    )
+
+
+async def _fire_timers(service: Service, runtime: Runtime, outbox: Outbox) -> None:
+    now = runtime.clock.now()
+    for timer in service.timers:
+        await timer.fire(now, outbox)
 
 
 async def _publish_outputs(

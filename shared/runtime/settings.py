@@ -145,7 +145,8 @@ class Settings:
     [5000] waits this long per fetch until its next record],
     ``VCBUS_SESSION_TIMEOUT_MS`` [6000], ``VCBUS_MAX_PAYLOAD_BYTES`` [1048576],
     ``VCBUS_CYCLE_REST`` [2.0: under a stream of changes a scheduling service rests this
-    many times its last cycle's duration between cycles], ``VCBUS_TOPICS_FILE``
+    many times its last cycle's duration between cycles], ``VCBUS_RESYNC_SECONDS`` [10:
+    a stateful service sweeps its keys for steps due this often], ``VCBUS_TOPICS_FILE``
     [deploy/topics.yaml], ``VCBUS_REPLICATION_FACTOR`` and ``VCBUS_MIN_INSYNC_REPLICAS``
     [the topic table's].
     """
@@ -161,6 +162,8 @@ class Settings:
     handler_attempts: int = 3
     max_payload_bytes: int = 1 << 20
     cycle_rest: float = 2.0
+    resync_seconds: float = 10.0
+    """How often a stateful service sweeps its keys for a step due (``reactor.Resync``)."""
     topics: TopicTable = BUILT_IN
     """How topics are created (``deploy/topics.yaml``, ``shared.runtime.topic_table``)."""
     extra: Mapping[str, str] = field(default_factory=dict)
@@ -212,6 +215,7 @@ class Settings:
             handler_attempts=_int(env, "VCBUS_HANDLER_ATTEMPTS", 3, minimum=1),
             max_payload_bytes=_int(env, "VCBUS_MAX_PAYLOAD_BYTES", 1 << 20, minimum=1024),
             cycle_rest=_float(env, "VCBUS_CYCLE_REST", 2.0),
+            resync_seconds=_float(env, "VCBUS_RESYNC_SECONDS", 10.0),
             topics=topic_table(env),
             extra={k: v for k, v in env.items() if k.startswith("VCBUS_")},
         )

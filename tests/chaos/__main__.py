@@ -12,6 +12,9 @@ from pathlib import Path
 
 from tests.chaos.run import ChaosConfig, render, run_chaos, write_report
 
+LOAD_DUTY = 0.75
+"""The hogs' duty cycle when ``--load`` names none."""
+
 
 def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt(f"signal {signum}")
@@ -45,6 +48,15 @@ def main(argv: list[str] | None = None) -> int:
         help="seconds the allocator may take to read a node lock [5]",
     )
     parser.add_argument(
+        "--load",
+        type=float,
+        nargs="?",
+        const=LOAD_DUTY,
+        default=defaults.load,
+        metavar="DUTY",
+        help=f"run a CPU hog per core beside the system, busy DUTY of the time [{LOAD_DUTY}]",
+    )
+    parser.add_argument(
         "--runs", type=int, default=1, help="runs in a row (seed, seed+1, ...); stop at a failure"
     )
     parser.add_argument("--results", default=str(defaults.results_dir), help="where figures go")
@@ -60,6 +72,7 @@ def main(argv: list[str] | None = None) -> int:
             outage=args.outage,
             nodes=args.nodes,
             lock_read_bound=args.lock_read_bound,
+            load=args.load,
             log_dir=Path(args.log_dir) / f"run-{number}" if args.log_dir else None,
         )
         report = run_chaos(config)

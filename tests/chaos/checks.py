@@ -30,6 +30,7 @@ the promise held:
 - each job's last status counts (in all and per task) equal the pods' last phases on
   ``pods.status``;
 - nothing on any dead-letter topic (every record of a chaos run is well formed);
+- no step due waits longer than the documented bound (``tests.chaos.liveness``);
 - every process exit was planned (:func:`check_exits`): a SIGKILL the run sent to a live
   process, or a SIGTERM at the end answered with status 0.
 """
@@ -39,7 +40,7 @@ from __future__ import annotations
 import signal
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from contracts import (
@@ -47,7 +48,6 @@ from contracts import (
     BindingRefused,
     CapacityReleased,
     CapacityReserved,
-    Event,
     JobAdmitted,
     JobRejected,
     JobStatusChanged,
@@ -68,18 +68,12 @@ from contracts.objects.pod import LABEL_JOB_RETRY_COUNT, LABEL_JOB_VERSION, Pod,
 from contracts.quantity import PODS, Resources
 from services.cluster.model import demand
 from services.job_controller.machine import max_retry
+from tests.chaos.history import History, Violation, past_freezes
+from tests.chaos.liveness import STEP_TIMING, StepTiming, check_liveness
 from tests.chaos.workload import PlannedJob
 
 BOUND = "Bound"
 TERMINAL = frozenset({PodPhase.SUCCEEDED, PodPhase.FAILED})
-
-
-@dataclass(frozen=True, slots=True)
-class Violation:
-    """One broken promise: which check, and what exactly."""
-
-    check: str
-    detail: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,40 +87,14 @@ class LockTiming:
 
     def read_by(self, start: datetime) -> datetime:
         """The moment by which a lock decided at ``start`` is in the allocator's view."""
-        cursor, remaining = start, self.read_bound
-        for began, ended in sorted(self.frozen):
-            if ended <= cursor:
-                continue
-            if began >= cursor + remaining:
-                break
-            remaining -= max(began - cursor, timedelta(0))
-            cursor = ended
-        return cursor + remaining
-
-
-@dataclass
-class History:
-    """The decoded events of the run's topics, each topic in partition then offset order
-    (so the events of one key are in the order they were published)."""
-
-    admitted: list[Event] = field(default_factory=list)
-    rejected: list[Event] = field(default_factory=list)
-    status: list[Event] = field(default_factory=list)
-    pods: list[Event] = field(default_factory=list)
-    pods_status: list[Event] = field(default_factory=list)
-    bindings: list[Event] = field(default_factory=list)
-    reservations: list[Event] = field(default_factory=list)
-    capacity: list[Event] = field(default_factory=list)
-    """``capacity.reservations`` (will-bind reservations, ``LocksHonoured``, ``LocksLifted``)."""
-    nodes: list[Event] = field(default_factory=list)
-    dead_letters: dict[str, int] = field(default_factory=dict)
-    """Records per dead-letter topic."""
-    undecodable: dict[str, int] = field(default_factory=dict)
-    """Records per topic the contracts could not decode."""
+        return past_freezes(start, self.read_bound, self.frozen)
 
 
 def check_all(
-    history: History, planned: Sequence[PlannedJob], timing: LockTiming = LockTiming()
+    history: History,
+    planned: Sequence[PlannedJob],
+    timing: LockTiming = LockTiming(),
+    steps: StepTiming = STEP_TIMING,
 ) -> list[Violation]:
     """Every check on the topics, in the order of the module's list."""
     return [
@@ -139,6 +107,7 @@ def check_all(
         *check_evictions(history),
         *check_counts(history, planned),
         *check_clean_topics(history),
+        *check_liveness(history, steps),
     ]
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import random  # noqa: TID251 - the chaos run's own seeded generator, not a service's
 import statistics
 import tempfile
@@ -30,7 +31,7 @@ from typing import Any
 import msgspec
 import yaml
 
-from contracts import TOPIC_SPECS, Event, Topic
+from contracts import TOPIC_SPECS, Event
 from contracts.topics import DLT_SUFFIX
 from services.cli.submit import records_for
 from shared.bus.broker import EmbeddedBroker, start_broker
@@ -39,18 +40,15 @@ from shared.bus.kafka import AioKafkaBus
 from shared.bus.kafka_settings import KafkaSettings
 from shared.bus.records import OutRecord, TopicPartition
 from shared.runtime.clock import SystemClock
+from shared.runtime.service import changelog_topic
 from shared.runtime.table import Table
 from shared.runtime.topology import ensure_topics
 from shared.views.status import STATUS_TOPICS, StatusView
-from tests.chaos.checks import (
-    History,
-    LockTiming,
-    Violation,
-    check_all,
-    check_exits,
-    figures,
-)
+from tests.chaos.checks import LockTiming, check_all, check_exits, figures
 from tests.chaos.fleet import Fleet, Incarnation, Replica
+from tests.chaos.history import HISTORY_TOPICS, History, Violation
+from tests.chaos.liveness import StepTiming, slowest_steps
+from tests.chaos.load import Hogs
 from tests.chaos.workload import PRIORITY_CLASSES, generate
 from tests.support.processes import ROOT, service_env
 
@@ -85,6 +83,8 @@ class ChaosConfig:
     another job's pod bound later on the locked node is a violation."""
     finish_timeout: float = 900.0
     """Bound of the wait for every job to be final, after the last submission."""
+    load: float = 0.0
+    """Duty cycle of the CPU hogs run beside the system, one per core (0: none)."""
     results_dir: Path = ROOT / "bench" / "results"
     log_dir: Path | None = None
 
@@ -104,6 +104,8 @@ class Kill:
     elapsed: float
     held_lease: bool = False
     partitions: list[int] = field(default_factory=list)
+    standby_ready: bool = False
+    """For a lease holder: whether another replica was in the lease group, caught up."""
 
 
 @dataclass
@@ -116,6 +118,12 @@ class Takeover:
     killed: str
     by: str
     seconds: float
+    undisturbed: bool = True
+    """For a lease: whether a standby was in the lease group at the kill and no other
+    process of the service was killed before the takeover (else the lease waits for a
+    replica to start and catch up its tables before it joins)."""
+    frozen_seconds: float = 0.0
+    """Of ``seconds``, how long the broker was frozen (nothing can move then)."""
 
 
 @dataclass
@@ -136,6 +144,9 @@ class Report:
     topics: dict[str, object] = field(default_factory=dict)
     violations: list[Violation] = field(default_factory=list)
     log_dir: str = ""
+    histories: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    """Every record about each job that did not finish or waited too long for a step, per
+    job, read before the broker stopped (written beside the figures)."""
 
     @property
     def passed(self) -> bool:
@@ -158,6 +169,14 @@ class Report:
             "kills": len(self.kills),
             "kills_by_service": dict(sorted(Counter(k.service for k in self.kills).items())),
             "takeovers": {kind: len(values) for kind, values in sorted(by_kind.items())},
+            "lease_takeover_seconds_undisturbed": max(
+                (
+                    round(t.seconds - t.frozen_seconds, 2)
+                    for t in self.takeovers
+                    if t.kind == "lease" and t.undisturbed
+                ),
+                default=None,
+            ),
             "takeover_seconds": {
                 kind: {
                     "min": round(min(values), 2),
@@ -176,12 +195,14 @@ class Report:
                     "label": k.label,
                     "at_seconds": round(k.elapsed, 1),
                     "held_lease": k.held_lease,
+                    "standby_ready": k.standby_ready,
                     "partitions": k.partitions,
                 }
                 for k in self.kills
             ],
             "takeover_list": [asdict(t) for t in self.takeovers],
             "log_dir": self.log_dir,
+            "histories": sorted(self.histories),
         }
 
 
@@ -202,6 +223,30 @@ def holds_lease(incarnation: Incarnation) -> bool:
     return holding
 
 
+def _frozen_within(
+    start: datetime, end: datetime, frozen: Sequence[tuple[datetime, datetime]]
+) -> float:
+    """Seconds of ``frozen`` (start, end) spells between ``start`` and ``end``."""
+    spells = (min(end, until) - max(start, began) for began, until in frozen)
+    return sum(max(spell.total_seconds(), 0.0) for spell in spells)
+
+
+def in_lease_group(incarnation: Incarnation) -> bool:
+    """Whether the incarnation runs and its log says it joined its lease group.
+
+    A replica joins the lease group once its tables have caught up: such a standby can
+    take the lease at once; one still starting cannot.
+    """
+    if not incarnation.alive:
+        return False
+    return any(
+        str(line.get("event", "")).startswith("Joined group ")
+        and "-lease'" in str(line.get("event", ""))
+        for line in incarnation.lines()
+        if line.get("logger") == "aiokafka.consumer.group_coordinator"
+    )
+
+
 def owned_partitions(incarnation: Incarnation) -> set[int]:
     """The partitions its log says it owns now."""
     owned: set[int] = set()
@@ -213,12 +258,15 @@ def owned_partitions(incarnation: Incarnation) -> set[int]:
     return owned
 
 
-def takeovers(fleet: Fleet, kills: Sequence[Kill]) -> list[Takeover]:
+def takeovers(
+    fleet: Fleet, kills: Sequence[Kill], frozen: Sequence[tuple[datetime, datetime]] = ()
+) -> list[Takeover]:
     """For each kill of a lease holder or partition owner: who took over, how long after.
 
     Lease: the first ``lease_acquired`` of another incarnation of the service after the
     kill. Partitions: the moment other incarnations' ``partitions_assigned`` lines after
-    the kill cover every partition the victim owned.
+    the kill cover every partition the victim owned. ``frozen`` (start, end): when the
+    broker was frozen; that time is counted apart (``Takeover.frozen_seconds``).
     """
     out: list[Takeover] = []
     for kill in kills:
@@ -232,8 +280,20 @@ def takeovers(fleet: Fleet, kills: Sequence[Kill]) -> list[Takeover]:
             ]
             if found:
                 at, by = min(found)
+                seconds = (at - kill.at).total_seconds()
+                undisturbed = kill.standby_ready and not any(
+                    other.service == kill.service and kill.at < other.at < at for other in kills
+                )
                 out.append(
-                    Takeover(kill.service, "lease", kill.label, by, (at - kill.at).total_seconds())
+                    Takeover(
+                        kill.service,
+                        "lease",
+                        kill.label,
+                        by,
+                        seconds,
+                        undisturbed,
+                        _frozen_within(kill.at, at, frozen),
+                    )
                 )
         if kill.partitions:
             assigned = sorted(
@@ -261,20 +321,11 @@ def takeovers(fleet: Fleet, kills: Sequence[Kill]) -> list[Takeover]:
 
 async def read_history(bus: AioKafkaBus, prefix: str) -> History:
     """Every topic the checks need, decoded, from the start to the current end."""
-    wanted = {
-        Topic.JOBS_ADMITTED: "admitted",
-        Topic.JOBS_REJECTED: "rejected",
-        Topic.JOBS_STATUS: "status",
-        Topic.PODS: "pods",
-        Topic.PODS_STATUS: "pods_status",
-        Topic.BINDINGS: "bindings",
-        Topic.RESERVATIONS: "reservations",
-        Topic.CAPACITY_RESERVATIONS: "capacity",
-        Topic.NODES: "nodes",
-    }
     history = History()
-    codecs = {f"{prefix}{topic}": TopicCodec[Event](TOPIC_SPECS[topic].union) for topic in wanted}
-    attribute = {f"{prefix}{topic}": name for topic, name in wanted.items()}
+    codecs = {
+        f"{prefix}{topic}": TopicCodec[Event](TOPIC_SPECS[topic].union) for topic in HISTORY_TOPICS
+    }
+    attribute = {f"{prefix}{topic}": name for topic, name in HISTORY_TOPICS.items()}
     dead = [f"{prefix}{spec.topic}{DLT_SUFFIX}" for spec in TOPIC_SPECS.values()]
     consumer = bus.consumer([*codecs, *dead], group=None, client_id="chaos-reader")
     await consumer.start()
@@ -311,11 +362,75 @@ async def read_history(bus: AioKafkaBus, prefix: str) -> History:
     return history
 
 
+HISTORIES_LIMIT = 20
+"""Jobs whose whole history a failed run writes, at most (the unfinished ones first)."""
+CHANGELOGS = (("job-controller", "jobs"), ("cluster", "nodes"))
+"""The stores whose changelogs hold a job's state (keyed by job) or its pods' (by node)."""
+
+
+async def job_histories(
+    bus: AioKafkaBus, prefix: str, jobs: Sequence[str]
+) -> dict[str, list[dict[str, Any]]]:
+    """Every record about each of ``jobs``, on every topic of the run, in each topic's order.
+
+    A record is about a job when it is keyed by the job or names it (a binding, keyed by
+    its node, names the pod's job): the job's whole history, changelogs included, so a run
+    that fails can be diagnosed from its artefacts alone. Topics in ``TOPIC_SPECS`` order,
+    each partition by offset.
+    """
+    topics = [f"{prefix}{spec.topic}" for spec in TOPIC_SPECS.values()]
+    topics += [changelog_topic(prefix, service, store) for service, store in CHANGELOGS]
+    topics += [f"{prefix}{spec.topic}{DLT_SUFFIX}" for spec in TOPIC_SPECS.values()]
+    wanted = {job.encode(): job for job in jobs}
+    named = {f'"{job}"'.encode(): job for job in jobs}
+    found: dict[str, list[tuple[int, int, int, dict[str, Any]]]] = {job: [] for job in jobs}
+    order = {topic: index for index, topic in enumerate(topics)}
+    consumer = bus.consumer(topics, group=None, client_id="chaos-histories")
+    await consumer.start()
+    try:
+        ends = await consumer.end_offsets(sorted(consumer.assignment()))
+        positions: dict[TopicPartition, int] = dict.fromkeys(ends, 0)
+        async with asyncio.timeout(300):
+            while True:
+                records = await consumer.getmany(timeout=1.0, max_records=5000)
+                if not records and all(positions[tp] >= end for tp, end in ends.items()):
+                    break
+                for record in records:
+                    positions[record.tp] = record.offset + 1
+                    value = record.value or b""
+                    about = {wanted[record.key]} if record.key in wanted else set()
+                    about |= {job for text, job in named.items() if text in value}
+                    for job in about:
+                        found[job].append(
+                            (
+                                order[record.topic],
+                                record.partition,
+                                record.offset,
+                                {
+                                    "topic": record.topic.removeprefix(prefix),
+                                    "partition": record.partition,
+                                    "offset": record.offset,
+                                    "key": (record.key or b"").decode(errors="replace"),
+                                    "value": _json_or_text(value),
+                                },
+                            )
+                        )
+    finally:
+        await consumer.stop()
+    return {job: [entry for *_, entry in sorted(records)] for job, records in found.items()}
+
+
+def _json_or_text(value: bytes) -> Any:
+    try:
+        return json.loads(value) if value else None
+    except ValueError:
+        return value.decode(errors="replace")
+
+
 def dump_history(history: History, folder: Path) -> None:
     """Write each topic's events as JSON lines (``<topic>.jsonl``), for a post-mortem."""
     folder.mkdir(parents=True, exist_ok=True)
-    names = ("admitted", "rejected", "status", "pods", "pods_status", "bindings")
-    for name in (*names, "reservations", "capacity", "nodes"):
+    for name in HISTORY_TOPICS.values():
         events: list[Event] = getattr(history, name)
         with (folder / f"{name}.jsonl").open("wb") as out:
             out.writelines(msgspec.json.encode(event) + b"\n" for event in events)
@@ -466,9 +581,16 @@ class Run:
             victim = replica.current
             held = replica.service in SINGLETONS and holds_lease(victim)
             owned = sorted(owned_partitions(victim)) if replica.service not in SINGLETONS else []
+            ready = held and any(
+                in_lease_group(other.current)
+                for other in self.fleet.of(replica.service)
+                if other is not replica
+            )
             at = _clock.now()
             replica.kill(at)
-            self.kills.append(Kill(victim.label, replica.service, at, self.elapsed(), held, owned))
+            self.kills.append(
+                Kill(victim.label, replica.service, at, self.elapsed(), held, owned, ready)
+            )
             print(
                 f"[{self.elapsed():6.1f}s] kill -9 {victim.label}"
                 f"{' (lease holder)' if held else ''}{f' partitions {owned}' if owned else ''}",
@@ -556,16 +678,24 @@ async def _run(config: ChaosConfig, broker: EmbeddedBroker, fleet: Fleet, report
                 f"{config.finish_timeout:.0f}s",
             )
         )
+    stopped = _clock.now()
     report.exit_statuses = fleet.stop()
     report.violations.extend(check_exits(fleet.ends()))
     report.kills = run.kills
     report.outage = run.outage
-    report.takeovers = takeovers(fleet, run.kills)
+    report.takeovers = takeovers(fleet, run.kills, run.frozen)
     history = await read_history(run.bus, run.prefix)
     dump_history(history, Path(report.log_dir) / "topics")
     timing = LockTiming(timedelta(seconds=config.lock_read_bound), run.frozen)
-    report.violations.extend(check_all(history, run.jobs, timing))
-    report.topics = figures(history, timing)
+    steps = StepTiming(frozen=run.frozen, end=stopped)
+    violations = check_all(history, run.jobs, timing, steps)
+    report.violations.extend(violations)
+    report.topics = {**figures(history, timing), "slowest_steps": slowest_steps(history, steps)}
+    stuck = [job.key for job in run.jobs if not run.view.all_final([job.key])]
+    late = sorted({v.detail.split(":", 1)[0] for v in violations if v.check == "liveness"})
+    suspects = list(dict.fromkeys([*stuck, *late]))[:HISTORIES_LIMIT]
+    if suspects:
+        report.histories = await job_histories(run.bus, run.prefix, suspects)
 
 
 def run_chaos(config: ChaosConfig) -> Report:
@@ -578,22 +708,37 @@ def run_chaos(config: ChaosConfig) -> Report:
         if k not in ("results_dir", "log_dir")
     }
     report = Report(config=config_view, started=_clock.now().isoformat(), log_dir=str(log_dir))
+    hogs = Hogs(config.load) if config.load else None
     broker = start_broker()
     fleet = Fleet(log_dir)
     try:
+        if hogs is not None:
+            hogs.start()
         asyncio.run(_run(config, broker, fleet, report))
     finally:
+        if hogs is not None:
+            hogs.stop()
         fleet.close()
         broker.stop()
     return report
 
 
 def write_report(report: Report, results_dir: Path) -> Path:
-    """Write the figures to ``results_dir/chaos-<timestamp>.json``."""
+    """Write the figures to ``results_dir/chaos-<timestamp>.json``.
+
+    The history of each job the report holds one of goes beside it, one JSON record a
+    line: ``chaos-<timestamp>.history/<namespace>_<name>.jsonl``.
+    """
     results_dir.mkdir(parents=True, exist_ok=True)
     stamp = report.started.replace(":", "").replace("-", "")[:15]
     path = results_dir / f"chaos-{stamp}.json"
     path.write_text(json.dumps(report.summary(), indent=2, default=str) + "\n")
+    if report.histories:
+        folder = results_dir / f"chaos-{stamp}.history"
+        folder.mkdir(exist_ok=True)
+        for job, records in report.histories.items():
+            lines = (json.dumps(record, default=str) + "\n" for record in records)
+            (folder / f"{job.replace('/', '_')}.jsonl").write_text("".join(lines))
     return path
 
 
@@ -606,12 +751,24 @@ def render(report: Report) -> str:
         f"  kills           {s['kills']}  {s['kills_by_service']}",
         f"  takeovers       {s['takeovers']}",
         f"  takeover time   {s['takeover_seconds']}",
+        f"  lease takeover, standby ready and not killed: max "
+        f"{s['lease_takeover_seconds_undisturbed']} s (broker freezes not counted)",
         f"  outage          {s['outage'] or 'none'}",
+        f"  load            {_load(report.config.get('load', 0.0))}",
+        f"  slowest steps   {s['topics'].get('slowest_steps')}",
         f"  duration        {s['duration_seconds']}s (submitting {s['submit_seconds']}s, "
         f"settling {s['settle_seconds']}s)",
         f"  topics          {s['topics']}",
         f"  violations      {s['violations']}",
     ]
     lines.extend(f"    - {v['check']}: {v['detail']}" for v in s["violation_list"][:30])
+    if s["histories"]:
+        lines.append(f"  histories       {len(s['histories'])} jobs, beside the figures")
     lines.append(f"  logs            {s['log_dir']}")
     return "\n".join(lines)
+
+
+def _load(duty: object) -> str:
+    if not isinstance(duty, float | int) or not duty:
+        return "none"
+    return f"{os.cpu_count()} CPU hogs at {duty:.0%} each"

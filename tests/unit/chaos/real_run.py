@@ -11,28 +11,15 @@ import asyncio
 import copy
 from dataclasses import dataclass
 
-from contracts import TOPIC_SPECS, Event, Topic
+from contracts import TOPIC_SPECS, Event
 from services.simulation.inprocess import VirtualPacer, run_system
 from services.simulation.run import MEMORY_SETTINGS, build_services
 from services.simulation.scenario import DEFAULT_ACTIONS, parse_scenario, scenario_inputs
 from shared.bus.codec import TopicCodec
 from shared.bus.memory import InMemoryBus
 from shared.runtime.clock import EPOCH, VirtualClock
-from tests.chaos.checks import History
+from tests.chaos.history import HISTORY_TOPICS, History
 from tests.chaos.workload import PRIORITY_CLASSES, PlannedJob, generate
-
-TOPICS = {
-    Topic.JOBS_ADMITTED: "admitted",
-    Topic.JOBS_REJECTED: "rejected",
-    Topic.JOBS_STATUS: "status",
-    Topic.PODS: "pods",
-    Topic.PODS_STATUS: "pods_status",
-    Topic.BINDINGS: "bindings",
-    Topic.RESERVATIONS: "reservations",
-    Topic.CAPACITY_RESERVATIONS: "capacity",
-    Topic.NODES: "nodes",
-}
-"""The topics the checks read, and the field of :class:`History` each goes to."""
 
 
 @dataclass(frozen=True)
@@ -78,7 +65,7 @@ def real_run(jobs: int = 24, seed: int = 3, nodes: int = 4) -> RealRun:
         )
     )
     history = History()
-    for topic, name in TOPICS.items():
+    for topic, name in HISTORY_TOPICS.items():
         codec = TopicCodec[Event](TOPIC_SPECS[topic].union)
         events: list[Event] = getattr(history, name)
         for record in bus.records(f"{MEMORY_SETTINGS.topic_prefix}{topic}"):

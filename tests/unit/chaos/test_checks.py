@@ -39,7 +39,6 @@ from contracts.quantity import parse_resources
 from services.admission.core import AdmissionLimits, Submission, decide
 from shared.step import Ctx
 from tests.chaos.checks import (
-    History,
     LockTiming,
     ProcessEnd,
     check_all,
@@ -52,6 +51,7 @@ from tests.chaos.checks import (
     check_pods_run_once,
     lock_hits,
 )
+from tests.chaos.history import History
 from tests.chaos.workload import PlannedJob
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)

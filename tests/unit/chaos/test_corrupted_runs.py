@@ -23,7 +23,6 @@ from contracts import (
 )
 from contracts.objects.pod import LABEL_JOB_RETRY_COUNT, LABEL_JOB_VERSION, Pod
 from tests.chaos.checks import (
-    History,
     LockTiming,
     check_all,
     check_evictions,
@@ -32,6 +31,7 @@ from tests.chaos.checks import (
     lock_hits,
     lock_intervals,
 )
+from tests.chaos.history import History
 from tests.unit.chaos.real_run import RealRun, real_run
 
 

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ from services.cli.serve import priority_classes
 from shared.scheduling.scheduler import parse_conf
 from tests.chaos.checks import check_exits
 from tests.chaos.fleet import Fleet, Incarnation, Replica
-from tests.chaos.run import preemption_args
+from tests.chaos.run import Kill, preemption_args, takeovers
 from tests.chaos.workload import PRIORITY_CLASSES
 
 KILLED_AT = datetime(2026, 1, 1, tzinfo=UTC)
@@ -88,3 +89,40 @@ def test_a_chaos_run_serves_preempt_with_valid_configurations(tmp_path: Path) ->
     enqueue = parse_conf(Path(args["podgroup-enqueue"][1]).read_text())
     assert enqueue.arguments["take-back"] is True
     assert priority_classes(args["job-controller"][1]) == PRIORITY_CLASSES
+
+
+def acquired_at(replica: Replica, at: datetime) -> Incarnation:
+    """An incarnation whose log says it took the lease at ``at``."""
+    line = json.dumps({"event": "lease_acquired", "timestamp": at.isoformat()})
+    return process(replica, f"import sys; sys.stderr.write({line!r} + '\\n')")
+
+
+def test_a_lease_takeover_is_undisturbed_only_when_no_other_replica_was_killed_before_it(
+    tmp_path: Path,
+) -> None:
+    fleet = Fleet(tmp_path)
+    first, second = fleet.add("allocator", "a", {}), fleet.add("allocator", "b", {})
+    acquired_at(first, KILLED_AT)  # a.0 holds the lease
+    acquired_at(second, KILLED_AT + timedelta(seconds=9))  # b.0 takes it after a.0's kill
+    process(first, "pass")  # a.1, the standby, is killed before it takes over
+    acquired_at(first, KILLED_AT + timedelta(seconds=45))  # a.2 takes it after b.0's kill
+    for incarnation in fleet.incarnations():
+        incarnation.popen.wait()
+
+    def kill(label: str, after: float, *, held: bool) -> Kill:
+        return Kill(label, "allocator", KILLED_AT + timedelta(seconds=after), after, held, [], held)
+
+    kills = [kill("allocator-a.0", 0, held=True), kill("allocator-b.0", 30, held=True)]
+    kills.append(kill("allocator-a.1", 33, held=False))
+
+    frozen = [(KILLED_AT + timedelta(seconds=2), KILLED_AT + timedelta(seconds=5))]
+
+    found = [
+        (t.killed, t.by, t.seconds, t.undisturbed, t.frozen_seconds)
+        for t in takeovers(fleet, kills, frozen)
+    ]
+
+    assert found == [
+        ("allocator-a.0", "allocator-b.0", 9.0, True, 3.0),
+        ("allocator-b.0", "allocator-a.2", 15.0, False, 0.0),
+    ]

@@ -69,6 +69,35 @@ def test_holder_keeps_the_lease_when_a_standby_joins() -> None:
     assert numbers_by_topic(assignment["a-standby"]) == {"lease": []}
 
 
+def test_the_leader_takes_a_lease_nobody_keeps_before_a_member_named_before_it() -> None:
+    """A member named before the leader may be dead (its session not expired yet) or stuck
+    in an older join: the leader, computing the assignment, is alive."""
+    assert plan(range(1), {"a-stuck": [], "b-leader": []}, leader="b-leader") == {
+        "a-stuck": [],
+        "b-leader": [0],
+    }
+    assert plan(range(1), {"a-stuck": [], "b-leader": []}) == {"a-stuck": [0], "b-leader": []}
+
+
+def test_the_assigning_member_knows_itself_among_the_members_and_takes_the_free_lease() -> None:
+    stuck, leader = CopartitionedAssignor(), CopartitionedAssignor()
+    metadata = {
+        "allocator-a-1": stuck.metadata(("lease",)),
+        "allocator-b-1": leader.metadata(("lease",)),
+    }
+    out = leader.assign(Cluster({"lease": 1}), metadata)
+    assert numbers_by_topic(out["allocator-b-1"]) == {"lease": [0]}
+    assert numbers_by_topic(out["allocator-a-1"]) == {"lease": []}
+
+
+def test_a_holder_keeps_the_lease_whoever_leads() -> None:
+    holder, leader = CopartitionedAssignor(), CopartitionedAssignor()
+    holder.owned = [0]
+    metadata = {"a-holder": holder.metadata(("lease",)), "b-leader": leader.metadata(("lease",))}
+    out = leader.assign(Cluster({"lease": 1}), metadata)
+    assert numbers_by_topic(out["a-holder"]) == {"lease": [0]}
+
+
 def test_survivor_takes_every_number_when_the_other_member_is_gone() -> None:
     assert plan(range(4), {"a": [0, 1]}) == {"a": [0, 1, 2, 3]}
 
