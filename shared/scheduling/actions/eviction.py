@@ -31,6 +31,10 @@ from shared.scheduling.resource import Missing, Resource
 PREEMPTABLE_STATUSES = frozenset({TaskStatus.BOUND, TaskStatus.RUNNING})
 """Volcano ``PreemptableStatus``: only Bound and Running tasks are victims."""
 
+IN_FLIGHT_STATUSES = frozenset({TaskStatus.ALLOCATED, TaskStatus.BINDING})
+"""Tasks placed whose binding is not confirmed yet: they will hold their node, but cannot be
+evicted now. A gang with such a task cannot lose all its pods at once (vcbus)."""
+
 
 def is_preemptable(task: TaskInfo) -> bool:
     """Volcano ``GetPodPreemptable``: the ``volcano.sh/preemptable`` annotation, else label.
@@ -126,6 +130,9 @@ def evict_gang_safe(
 ) -> Resource:
     """Evict ``victim``; if its job falls below its minimum, evict the rest of the job too.
 
+    A job that would fall below its minimum while one of its pods is still being bound is
+    left alone: that pod could not be evicted with the others.
+
     Args:
         ssn: the session.
         stmt: the preemptor's statement (the evictions commit or discard with it).
@@ -141,6 +148,8 @@ def evict_gang_safe(
     job = ssn.jobs[victim.job]
     rest: list[TaskInfo] = []
     if not keeps_gang(job, victim):
+        if job.count(*IN_FLIGHT_STATUSES):
+            return Resource()  # its in-flight pods would be left behind, below the minimum
         rest = sorted(
             (
                 t

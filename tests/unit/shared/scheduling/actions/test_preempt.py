@@ -263,6 +263,28 @@ def test_a_gang_victim_loses_all_its_pods_when_one_must_go_below_its_minimum() -
     assert run.session.job_conditions[JobKey("c1/high")][0].reason == "WaitingForEviction"
 
 
+def test_a_gang_whose_other_pod_is_being_bound_is_not_evicted_below_its_minimum() -> None:
+    """Its pod in flight could not be evicted with the running one, which would leave the
+    gang below its minimum: it keeps both (a chaos run saw the gang split)."""
+    run_case(
+        _full(
+            "gang in flight",
+            podgroups=[
+                build_podgroup("low", "c1", "q1", 2, {"w": 2}, priority=LOW),
+                build_podgroup("high", "c1", "q1", 1, priority=HIGH),
+            ],
+            pods=[
+                build_pod("c1", "low-w-0", "n1", RUNNING, R3, "low", task="w"),
+                build_pod("c1", "low-w-1", "n2", PENDING, R3, "low", task="w", binding=True),
+                build_pod("c1", "high-w-0", None, PENDING, R3, "high", task="w"),
+            ],
+            nodes=[_node("n1", "4"), _node("n2", "4")],
+            expect_evicted=[],
+            expect_binds={},
+        )
+    )
+
+
 def test_a_victim_beyond_its_minimum_goes_alone_and_the_minimum_stays() -> None:
     run_case(
         _full(
