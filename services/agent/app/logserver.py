@@ -21,7 +21,7 @@ import socket
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import msgspec
 import uvicorn
@@ -35,7 +35,18 @@ from services.agent.app.supervisor import PLAN_FILE
 from services.agent.model import PodPlan
 
 if TYPE_CHECKING:
-    from services.agent.app.shell import Agent
+    from services.agent.app.runtime import PodRuntime
+    from services.agent.core import AgentConf
+    from services.agent.model import AgentState
+
+
+class Agent(Protocol):
+    """What the log server reads of the agent: its node's pods and where their logs are."""
+
+    conf: AgentConf
+    state: AgentState
+    runtime: PodRuntime
+
 
 FOLLOW_POLL = 0.1
 """Seconds between two looks at a followed log."""
