@@ -30,6 +30,17 @@ ANNOTATION_PREEMPTABLE = "volcano.sh/preemptable"
 POD_BOUND = "Bound"
 """The reason of the pod status that accepts a binding: ``Pending`` on its node, or
 ``Running`` when the pod starts as it is bound (no start delay)."""
+POD_STARTED = "Started"
+"""The reason of a pod status ``Running`` that started after it was bound."""
+POD_COMPLETED = "Completed"
+"""The reason of a pod that ended ``Succeeded`` (exit code 0)."""
+POD_ERROR = "Error"
+"""The reason of a pod that ended ``Failed`` with a non-zero exit code."""
+POD_EVICTED = "Evicted"
+"""The reason of a pod ended by an eviction (preempt, reclaim); the job-controller raises
+``PodEvicted`` for it."""
+POD_NODE_OVERCOMMITTED = "NodeOvercommitted"
+"""The reason of a binding refused because the pod would overcommit its node."""
 POD_NODE_LOST = "NodeLost"
 """The reason of a pod that ended ``Failed`` because its node is gone: removed, or a real
 node whose heartbeats stopped past the pod-eviction timeout (SPEC A14)."""

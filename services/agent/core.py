@@ -41,17 +41,26 @@ from contracts.events.bindings import BindingCreated, PodEvictionRequested
 from contracts.events.pods import PodDeleted
 from contracts.events.pods_status import BindingRefused, PodPhaseChanged
 from contracts.keys import NodeName, pod_key
-from contracts.objects.pod import DEFAULT_GRACE_SECONDS, POD_BOUND, PodPhase
+from contracts.objects.pod import (
+    DEFAULT_GRACE_SECONDS,
+    POD_BOUND,
+    POD_COMPLETED,
+    POD_ERROR,
+    POD_EVICTED,
+    POD_NODE_OVERCOMMITTED,
+    POD_STARTED,
+    PodPhase,
+)
 from contracts.quantity import PODS, Resources, format_quantity
 from services.agent.model import AgentPod, AgentState, PodReport, StopCause
 from services.agent.ports import PortsExhaustedError, allocate
 
-REASON_STARTED = "Started"
-REASON_COMPLETED = "Completed"
-REASON_ERROR = "Error"
-REASON_EVICTED = "Evicted"
+REASON_STARTED = POD_STARTED
+REASON_COMPLETED = POD_COMPLETED
+REASON_ERROR = POD_ERROR
+REASON_EVICTED = POD_EVICTED
 REASON_LOST = "Lost"
-REASON_NODE_OVERCOMMITTED = "NodeOvercommitted"
+REASON_NODE_OVERCOMMITTED = POD_NODE_OVERCOMMITTED
 REASON_PORTS_EXHAUSTED = "PortsExhausted"
 NOT_ENFORCED = "limits not enforced (no cgroups)"
 

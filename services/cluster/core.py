@@ -74,7 +74,12 @@ from contracts.objects.pod import (
     ANNOTATION_START_SECONDS,
     DEFAULT_GRACE_SECONDS,
     POD_BOUND,
+    POD_COMPLETED,
+    POD_ERROR,
+    POD_EVICTED,
     POD_NODE_LOST,
+    POD_NODE_OVERCOMMITTED,
+    POD_STARTED,
     PodPhase,
 )
 from contracts.quantity import PODS, Resources, format_quantity
@@ -93,16 +98,16 @@ ClusterInput = BindingCreated | PodEvictionRequested | PodDeleted | Tick | Clust
 """Everything the cluster core handles."""
 
 REASON_BOUND = POD_BOUND
-REASON_STARTED = "Started"
-REASON_COMPLETED = "Completed"
-REASON_ERROR = "Error"
+REASON_STARTED = POD_STARTED
+REASON_COMPLETED = POD_COMPLETED
+REASON_ERROR = POD_ERROR
 REASON_INVALID_ANNOTATION = "InvalidAnnotation"
 REASON_NODE_LOST = POD_NODE_LOST
 REASON_NODE_NOT_FOUND = "NodeNotFound"
 REASON_ALREADY_BOUND = "AlreadyBound"
 REASON_NODE_UNSCHEDULABLE = "NodeUnschedulable"
-REASON_NODE_OVERCOMMITTED = "NodeOvercommitted"
-REASON_EVICTED = "Evicted"
+REASON_NODE_OVERCOMMITTED = POD_NODE_OVERCOMMITTED
+REASON_EVICTED = POD_EVICTED
 
 
 @dataclass(frozen=True, slots=True)

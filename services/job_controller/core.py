@@ -58,7 +58,7 @@ from contracts.events.pods_status import BindingRefused, PodPhaseChanged
 from contracts.keys import split_key
 from contracts.objects.job import JobPhase, TaskSpec
 from contracts.objects.meta import Condition
-from contracts.objects.pod import PodPhase
+from contracts.objects.pod import POD_EVICTED, PodPhase
 from contracts.objects.podgroup import PodGroupPhase
 from services.job_controller import machine, policies
 from services.job_controller.conf import ControllerConf
@@ -211,7 +211,7 @@ def _podgroup_phase(
 def _pod_event(old: PodState, new: PodState, record: JobRecord, reason: str) -> PolicyEvent | None:
     """Return the bus event a pod status change raises (``job_controller_handler.go``)."""
     if new.phase is PodPhase.FAILED and old.phase is not PodPhase.FAILED:
-        return PolicyEvent.POD_EVICTED if reason == "Evicted" else PolicyEvent.POD_FAILED
+        return PolicyEvent.POD_EVICTED if reason == POD_EVICTED else PolicyEvent.POD_FAILED
     if new.phase is PodPhase.SUCCEEDED and old.phase is not PodPhase.SUCCEEDED:
         return PolicyEvent.TASK_COMPLETED if _task_completed(record, new.task) else None
     if new.phase is PodPhase.RUNNING and old.phase is not PodPhase.RUNNING:

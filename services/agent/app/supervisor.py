@@ -45,7 +45,7 @@ from pathlib import Path
 
 import msgspec
 
-from contracts.objects.pod import PodPhase
+from contracts.objects.pod import POD_COMPLETED, POD_ERROR, POD_STARTED, PodPhase
 from services.agent.model import ContainerReport, ContainerRun, Limits, PodPlan, PodReport
 
 PLAN_FILE = "plan.json"
@@ -63,8 +63,8 @@ MIN_LOG_BYTES = 1024
 GROUP_WAIT = 2.0
 """How long a killed process group may take to vanish (its members reaped)."""
 
-REASON_COMPLETED = "Completed"
-REASON_ERROR = "Error"
+REASON_COMPLETED = POD_COMPLETED
+REASON_ERROR = POD_ERROR
 REASON_OOM = "OOMKilled"
 REASON_DEADLINE = "DeadlineExceeded"
 REASON_STOPPED = "Stopped"
@@ -288,7 +288,7 @@ class Supervisor:
                 reason = REASON_INIT_ERROR if init else REASON_START_ERROR
                 return PodPhase.FAILED, reason, problem, 128
         if not init and self.report.phase != PodPhase.RUNNING:
-            self.write(phase=PodPhase.RUNNING, reason="Started", ran=True)
+            self.write(phase=PodPhase.RUNNING, reason=POD_STARTED, ran=True)
         self._publish(runs)
         while True:
             if self.stop_requested:
