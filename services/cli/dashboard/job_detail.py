@@ -31,7 +31,6 @@ from contracts import (
     tag_of,
 )
 from contracts.objects import Condition
-from contracts.quantity import format_quantity
 from services.cli.dashboard.store import DashboardStore
 from services.cli.dashboard.views import JobRow, TaskCount, job_row
 from services.cli.describe import jaeger_link
@@ -42,6 +41,7 @@ from services.cli.status import (
     podgroup_phase_of,
     reason_of,
 )
+from shared.views.units import show_resources
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,9 +217,7 @@ def _podgroup(store: StatusStore, key: str) -> PodGroupView | None:
         queue=group.queue,
         min_member=group.min_member,
         min_task_member=tuple(sorted(group.min_task_member.items())),
-        min_resources=", ".join(
-            f"{k}={format_quantity(k, v)}" for k, v in sorted(group.min_resources.items())
-        ),
+        min_resources=show_resources(group.min_resources) if group.min_resources else "",
         phase=podgroup_phase_of(store, key),
     )
 

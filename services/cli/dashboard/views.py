@@ -11,7 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from contracts import QueueDeclared, Topic
-from contracts.quantity import format_quantity
 from services.cli.dashboard.store import DashboardStore
 from services.cli.kinds import job_object, node_rows, queue_rows
 from services.cli.listing import Query
@@ -24,6 +23,7 @@ from services.cli.usage import (
     used_by_node,
     used_by_queue,
 )
+from shared.views.units import show_resources, show_used
 
 RESOURCES = ("cpu", "memory", "pods")
 """The resources the dashboard shows, in order."""
@@ -65,7 +65,7 @@ class Bar:
 
 def bar(name: str, used: int, total: int) -> Bar:
     """A bar of resource ``name``: ``used`` of ``total`` in base units."""
-    return Bar(name, used, total, f"{format_quantity(name, used)} / {format_quantity(name, total)}")
+    return Bar(name, used, total, show_used(name, used, total))
 
 
 # -- Jobs ---------------------------------------------------------------------------------
@@ -266,9 +266,7 @@ def queue_views(store: DashboardStore) -> list[QueueView]:
                     bar(r, amounts.get(r, 0), limits.get(r, cluster.get(r, 0)))
                     for r in ("cpu", "memory")
                 ),
-                capability=", ".join(
-                    f"{k}={format_quantity(k, v)}" for k, v in sorted(limits.items())
-                ),
+                capability=show_resources(limits) if limits else "",
                 podgroups=tuple(
                     (str(k), int(v))
                     for k, v in (counts.items() if isinstance(counts, dict) else ())
