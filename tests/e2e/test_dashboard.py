@@ -254,7 +254,7 @@ def test_dashboard_shows_jobs_live_a_job_reason_and_locked_nodes(
 
         browser.call("Emulation.setScriptExecutionDisabled", value=True)
         browser.open(f"{url}jobs?phase=Rejected")
-        static = browser.text()
+        static = browser.text("table.jobs")
         assert f"default/{BROKEN}" in static
         assert f"default/{FILLER}" not in static
         assert browser.text("#live") == "static"
