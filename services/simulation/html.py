@@ -303,6 +303,7 @@ def render_html(report: Mapping[str, Any], cluster: Cluster, *, title: str) -> s
             "Pending jobs by reason",
             pending_series(report, end),
             y_format=count_label,
+            whole=True,
             x_range=(0.0, end),
         ),
         gantt("Jobs", gantt_bars(report), end=end),

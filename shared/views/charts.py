@@ -128,6 +128,7 @@ def line_chart(
     y_format: Format = count_label,
     y_max: float | None = None,
     x_range: tuple[float, float] | None = None,
+    whole: bool = False,
     width: int = WIDTH,
     height: int = HEIGHT,
 ) -> str:
@@ -140,6 +141,7 @@ def line_chart(
         y_format: how a y tick reads (a share as a percentage, a count).
         y_max: the top of the y axis (default: a round number above the highest point).
         x_range: the x axis's span (default: the points').
+        whole: the values are counts: the y axis's ticks are whole numbers.
         width: the drawing's width in pixels.
         height: its height.
 
@@ -163,6 +165,8 @@ def line_chart(
     if x_hi <= x_lo:
         x_hi = x_lo + 1.0
     top = y_max if y_max is not None else _nice_max(max(ys))
+    if whole and y_max is None:
+        top = 4.0 * max(1, math.ceil(max(ys) / 4.0))
     top = top if top > 0 else 1.0
     plot_w, plot_h = width - LEFT - RIGHT, height - TOP - BOTTOM
 

@@ -234,6 +234,7 @@ def test_dashboard_shows_jobs_live_a_job_reason_and_locked_nodes(
             "[...document.querySelectorAll('table.jobs tbody tr')].map(r => r.cells[0].innerText)"
         )
         assert ages[-1] == f"default/{FILLER}", ages  # the oldest last
+        browser.screenshot(shots / "jobs.png")
         browser.evaluate(
             "document.querySelector('input[name=q]').value = 'broken';"
             "document.querySelector('form.filters').submit()"
@@ -244,7 +245,6 @@ def test_dashboard_shows_jobs_live_a_job_reason_and_locked_nodes(
         )
         assert f"default/{BROKEN}" in browser.text("table.jobs")
         assert f"default/{FILLER}" not in browser.text("table.jobs")
-        browser.screenshot(shots / "jobs.png")
 
         _vcbus(env, "delete", "job", FILLER, "--wait", "--timeout", "60")
         browser.open(f"{url}jobs/default/{FILLER}")

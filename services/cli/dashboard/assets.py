@@ -78,6 +78,7 @@ a { color: var(--accent); }
 .chart figcaption { font-weight: 600; font-size: .9rem; margin-bottom: .2rem; }
 .chart svg { max-width: 100%; height: auto; }
 .nodata { color: var(--muted); }
+time.ago { white-space: nowrap; }
 th a.sort { color: inherit; text-decoration: none; }
 .pager { margin: .6rem 0; display: flex; gap: 1rem; }
 .deleted ul { margin: .3rem 0; padding-left: 1.2rem; }

@@ -30,6 +30,9 @@ SAMPLES = 720
 
 RESOURCES = ("cpu", "memory")
 
+CHART_WIDTH = 540
+"""Pixels a chart is wide on the Overview (two side by side on a wide screen)."""
+
 NO_REASON = "Pending"
 """The reason counted for a Pending job that gives none yet."""
 
@@ -145,6 +148,7 @@ def charts(samples: Iterable[Sample], now: datetime) -> list[str]:
             y_format=percent_label,
             y_max=1.0,
             x_range=span,
+            width=CHART_WIDTH,
         ),
         line_chart(
             "Queue share against deserved share (dashed)",
@@ -153,12 +157,15 @@ def charts(samples: Iterable[Sample], now: datetime) -> list[str]:
             y_format=percent_label,
             y_max=1.0,
             x_range=span,
+            width=CHART_WIDTH,
         ),
         line_chart(
             "Pending jobs by reason",
             pending,
             x_format=ago_label,
             y_format=count_label,
+            whole=True,
             x_range=span,
+            width=CHART_WIDTH,
         ),
     ]

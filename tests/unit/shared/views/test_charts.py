@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from html.parser import HTMLParser
 
 from shared.views.charts import (
@@ -105,3 +106,11 @@ def test_axis_labels_read_as_durations() -> None:
     assert [seconds_label(v) for v in (0, 90, 900, 7200)] == ["0s", "90s", "15m", "2h"]
     assert [ago_label(v) for v in (0, -30, -600)] == ["now", "30s ago", "10m ago"]
     assert percent_label(0.255) == "25.5%"
+
+
+def test_a_count_axis_has_whole_ticks() -> None:
+    chart = line_chart(
+        "Pending jobs by reason", [Series("Infeasible", ((0, 1), (5, 0)))], whole=True
+    )
+    ticks = re.findall(r'<text class="tick" x="48"[^>]*>([^<]+)</text>', chart)
+    assert ticks == ["0", "1", "2", "3", "4"]
