@@ -65,6 +65,9 @@ TOPICS = tuple(sorted(LATEST_TOPICS | POD_TOPICS | {Topic.RESERVATIONS}))
 PUSH_INTERVAL = 0.5
 """Seconds between two ``change`` events on one stream (changes in between are merged)."""
 
+SAMPLE_SHARE = 20.0
+"""The wait after a sample is at least this many times as long as the sample took."""
+
 KEEPALIVE = 15.0
 """Seconds of quiet after which a stream sends a comment, so proxies keep it open."""
 
@@ -119,12 +122,21 @@ class Dashboard:
                         self._changed.notify_all()
 
     async def sample(self, stop: asyncio.Event) -> None:
-        """Sample the store for the charts every ``every`` seconds once caught up."""
+        """Sample the store for the charts every ``every`` seconds once caught up.
+
+        A sample runs in the event loop that serves the pages: when one takes long (tens
+        of thousands of jobs), the next waits :data:`SAMPLE_SHARE` times as long, so
+        sampling never takes more than a twentieth of the loop.
+        """
+        loop = asyncio.get_running_loop()
         while not stop.is_set():
+            took = 0.0
             if self.caught_up.is_set():
+                started = loop.time()
                 self.samples.add(take_sample(self.store, self.store.now()))
+                took = loop.time() - started
             with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(self.every):
+                async with asyncio.timeout(max(self.every, SAMPLE_SHARE * took)):
                     await stop.wait()
 
     async def wait_change(self, seen: int, timeout: float) -> int:

@@ -17,8 +17,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
+from contracts import JobStatusChanged, Topic
+from contracts.objects import JobPhase
 from services.cli.dashboard.store import DashboardStore
-from services.cli.dashboard.views import job_rows, queue_views
+from services.cli.dashboard.views import queue_views
+from services.cli.status import reason_of
 from services.cli.usage import add, cluster_total, used_by_node, used_by_queue
 from shared.views.charts import Series, ago_label, colour, count_label, line_chart, percent_label
 
@@ -91,9 +94,11 @@ def take_sample(store: DashboardStore, at: datetime) -> Sample:
         for queue in queue_views(store)
     }
     pending: dict[str, int] = {}
-    for row in job_rows(store):
-        if row.phase == "Pending":
-            reason = row.reason or NO_REASON
+    for key in store.latest[Topic.JOBS_STATUS]:  # the Pending jobs only: a sample stays cheap
+        status = store.get(Topic.JOBS_STATUS, key)
+        if isinstance(status, JobStatusChanged) and status.phase == JobPhase.PENDING:
+            why = reason_of(store, key, status)
+            reason = why.code if why is not None and why.code != status.phase else NO_REASON
             pending[reason] = pending.get(reason, 0) + 1
     return Sample(
         at=at,
