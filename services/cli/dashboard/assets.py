@@ -24,7 +24,8 @@ th, td { text-align: left; padding: .35rem .5rem; border-bottom: 1px solid var(-
 th { font-weight: 600; color: var(--muted); font-size: .85rem; }
 td.empty { color: var(--muted); }
 a { color: var(--accent); }
-.meter { display: flex; align-items: center; gap: .5rem; margin: .25rem 0; min-width: 16rem; }
+.meter { display: flex; align-items: center; gap: .5rem; margin: .25rem 0; }
+td .meter { min-width: 16rem; }
 .meter .label { flex: 0 0 4.5rem; color: var(--muted); }
 .meter .bar { flex: 1 0 6rem; max-width: 22rem; height: .7rem; background: #e7ebf1;
   border-radius: 4px; overflow: hidden; }
@@ -47,11 +48,12 @@ a { color: var(--accent); }
 .facts { display: grid; grid-template-columns: max-content 1fr; gap: .2rem 1rem; }
 .facts dt { color: var(--muted); }
 .facts dd { margin: 0; }
-.grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(230px, 1fr)); gap: .8rem; }
+.grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(300px, 1fr)); gap: .8rem; }
 .node { background: #fff; border: 1px solid var(--line); border-left: 6px solid #cfd6e0;
   border-radius: 6px; padding: .2rem .8rem .6rem; }
 .node h3 { margin: .4rem 0; font-size: 1rem; }
-.node .meter .label { width: 3.5rem; }
+.node .meter .label { flex: 0 0 3.5rem; }
+.node .meter .bar { flex: 1 1 3rem; }
 .node.level-1 { border-left-color: #9cc3ff; }
 .node.level-2 { border-left-color: #5d9bff; }
 .node.level-3 { border-left-color: #f0a93b; }
