@@ -52,7 +52,7 @@ td .meter { min-width: 16rem; }
 .node { background: #fff; border: 1px solid var(--line); border-left: 6px solid #cfd6e0;
   border-radius: 6px; padding: .2rem .8rem .6rem; }
 .node h3 { margin: .4rem 0; font-size: 1rem; }
-.node .meter .label { flex: 0 0 3.5rem; }
+.node .meter .label { flex: 0 0 4.2rem; }
 .node .meter .bar { flex: 1 1 3rem; }
 .node.level-1 { border-left-color: #9cc3ff; }
 .node.level-2 { border-left-color: #5d9bff; }
