@@ -41,7 +41,6 @@ from contracts import (
     split_key,
 )
 from contracts.objects import Condition, JobPhase, JobSpec
-from contracts.quantity import format_quantity
 from services.cli import terminal
 from services.cli.admissible import INADMISSIBLE, inadmissible, place_in_queue
 from services.cli.status import (
@@ -52,7 +51,7 @@ from services.cli.status import (
     read_store,
     reason_of,
 )
-from services.cli.usage import node_of, resources_text, used_by_node
+from services.cli.usage import node_of, used_by_node
 from shared.bus.kafka import AioKafkaBus
 from shared.bus.protocol import Bus
 from shared.bus.records import Record
@@ -62,6 +61,7 @@ from shared.runtime.clock import SystemClock
 from shared.runtime.settings import Settings
 from shared.views.events import MAX_EVENTS, JobEvent, events_lines, job_events
 from shared.views.table import render_table
+from shared.views.units import show_resources
 
 DEFAULT_JAEGER_URL = "http://localhost:16686"
 
@@ -223,9 +223,7 @@ def _podgroup(store: StatusStore, key: str) -> list[str]:
             task_minimums = ", ".join(f"{t}={n}" for t, n in group.min_task_member.items())
             lines.append(_field("Min Task Member", task_minimums, 2))
         if group.min_resources:
-            resources = ", ".join(
-                f"{k}={format_quantity(k, v)}" for k, v in group.min_resources.items()
-            )
+            resources = show_resources(group.min_resources, group.min_resources)
             lines.append(_field("Min Resources", resources, 2))
     lines.append(_field("Phase", podgroup_phase_of(store, key), 2))
     return lines
@@ -381,8 +379,8 @@ def describe_node(store: StatusStore, name: str) -> str | None:
     lines.append(_field("Labels", labels or "<none>"))
     taints = ", ".join(f"{t.key}={t.value}:{t.effect}" for t in node.taints)
     lines.append(_field("Taints", taints or "<none>"))
-    lines.append(_field("Allocatable", resources_text(node.allocatable) or "-"))
-    lines.append(_field("Allocated", resources_text(used_by_node(store).get(name, {}))))
+    lines.append(_field("Allocatable", show_resources(node.allocatable) or "-"))
+    lines.append(_field("Allocated", show_resources(used_by_node(store).get(name, {}))))
     locked = store.reservation.locks.get(name, "")
     lines.append(_field("Locked For", locked or "<none>"))
     rows = [

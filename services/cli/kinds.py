@@ -27,8 +27,9 @@ from contracts.quantity import format_quantity
 from services.cli.admissible import INADMISSIBLE, inadmissible
 from services.cli.listing import Kind, Object, Query, Row
 from services.cli.status import StatusStore, pending_reasons, podgroup_phase_of, reason_of
-from services.cli.usage import node_of, resources_text, used_by_node, used_by_queue
+from services.cli.usage import node_of, used_by_node, used_by_queue
 from shared.views.node_health import NodeHealth
+from shared.views.units import show_resources
 
 # -- jobs ---------------------------------------------------------------------------------
 
@@ -180,7 +181,7 @@ def podgroup_rows(store: StatusStore, query: Query) -> dict[str, Row]:
             phase,
             str(obj["reason"]),
         )
-        wide = (str(group.priority), resources_text(group.min_resources))
+        wide = (str(group.priority), show_resources(group.min_resources))
         out[key] = Row(cells, obj, wide, group.creation_timestamp)
     return out
 
@@ -246,9 +247,9 @@ def node_rows(store: StatusStore, query: Query) -> dict[str, Row]:
         cells = (
             name,
             health.status(unschedulable=node.unschedulable),
-            resources_text(node.allocatable, names=shown),
-            resources_text(held, names=shown),
-            resources_text(free, names=shown),
+            show_resources(node.allocatable, shown),
+            show_resources(held, shown),
+            show_resources(free, shown),
             f"{pods}/{node.allocatable['pods']}" if "pods" in node.allocatable else str(pods),
             locked or "-",
             until or "-",
@@ -322,8 +323,8 @@ def queue_rows(store: StatusStore, query: Query) -> dict[str, Row]:
             f"{share}%",
             str(queue.state),
             queue.parent or "-",
-            resources_text(queue.capability),
-            resources_text(allocated, names=("cpu", "memory")),
+            show_resources(queue.capability),
+            show_resources(allocated, ("cpu", "memory")),
             *(str(counts.get(p, 0)) for p in ("Pending", "Inqueue", "Running", "Completed")),
         )
         out[name] = Row(cells, obj)

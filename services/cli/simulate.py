@@ -3,7 +3,8 @@
 The command parses its arguments and prints; running the scenario is the simulation
 room's (:mod:`services.simulation.run`: in memory on virtual time, or ``--bus kafka`` on a
 real broker in real time), and so is how an outcome prints
-(:mod:`services.simulation.report`).
+(:mod:`services.simulation.report`), and so is the page ``--html`` writes
+(:mod:`services.simulation.html`).
 """
 
 from __future__ import annotations
@@ -14,9 +15,10 @@ from pathlib import Path
 
 from services.cli import terminal
 from services.simulation import swf
+from services.simulation.html import cluster_of, render_html
 from services.simulation.report import render_json, render_text
 from services.simulation.run import simulate_file
-from services.simulation.scenario import ScenarioFileError
+from services.simulation.scenario import ScenarioFileError, load_document, parse_scenario
 from services.simulation.snapshot import ScenarioError
 from shared.logging.setup import configure_logging
 from shared.scheduling.framework.conf import ConfError
@@ -42,6 +44,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         action="store_true",
         help="full mode, in memory: add what each scheduling cycle decided (docs/simulate.md)",
     )
+    parser.add_argument(
+        "--html",
+        metavar="FILE",
+        help="also write the run's charts and a Gantt of its jobs as one HTML page (full mode)",
+    )
     swf.add_arguments(parser)
     parser.set_defaults(func=run)
 
@@ -51,9 +58,14 @@ def run(args: argparse.Namespace) -> int:
     configure_logging("simulate", level="warning")
     path = Path(args.file)
     try:
+        document = (
+            swf.document_from_args(path, args)
+            if swf.is_trace(path)
+            else load_document(path.read_text())
+        )
         outcome, snapshot = simulate_file(
             path,
-            document=swf.document_from_args(path, args) if swf.is_trace(path) else None,
+            document=document,
             kafka=args.bus == "kafka",
             speed=args.speed,
             prefix=args.prefix,
@@ -63,6 +75,17 @@ def run(args: argparse.Namespace) -> int:
     except (OSError, ScenarioFileError, ScenarioError, ConfError, swf.TraceError) as exc:
         terminal.error(f"vcbus simulate: {exc}\n")
         return 2
+    if args.html and snapshot:
+        terminal.error("vcbus simulate: --html needs a full-mode scenario (jobs over time)\n")
+        return 2
+    if args.html:
+        cluster = cluster_of(parse_scenario(document, path.parent))
+        page = render_html(outcome, cluster, title=path.name)
+        try:
+            Path(args.html).write_text(page)
+        except OSError as exc:
+            terminal.error(f"vcbus simulate: cannot write {args.html}: {exc}\n")
+            return 2
     as_json = args.json or snapshot
     terminal.write(render_json(outcome) if as_json else render_text(outcome))
     if args.bus == "kafka":

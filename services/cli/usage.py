@@ -21,7 +21,7 @@ from contracts import (
     Topic,
 )
 from contracts.objects import DEFAULT_QUEUE, Node
-from contracts.quantity import Resources, format_quantity
+from contracts.quantity import Resources
 from shared.views.pods import active_by_node
 
 if TYPE_CHECKING:
@@ -88,10 +88,3 @@ def cluster_total(store: StatusStore) -> dict[str, int]:
     for name in store.keys(Topic.NODES):
         add(total, allocatable(store, name))
     return total
-
-
-def resources_text(amounts: Mapping[str, int], *, names: tuple[str, ...] = ()) -> str:
-    """``cpu=2,memory=4Gi``: the amounts (of ``names``, when given), pods left out."""
-    shown = names or tuple(sorted(n for n in amounts if n != "pods"))
-    text = ",".join(f"{n}={format_quantity(n, amounts.get(n, 0))}" for n in shown)
-    return text or "-"

@@ -18,7 +18,7 @@ import enum
 import math
 from collections.abc import Iterable, Iterator, Mapping
 
-from contracts.quantity import format_quantity
+from shared.views.units import show_amount
 
 CPU = "cpu"
 MEMORY = "memory"
@@ -231,10 +231,10 @@ def share(allocated: float, deserved: float) -> float:
 
 
 def brief(resource: Resource, dimensions: Iterable[str]) -> str:
-    """Render some dimensions of a resource shortly: ``cpu 7200m, memory 24Gi``."""
+    """Render some dimensions of a resource shortly: ``cpu 7.2, memory 24Gi`` (cores, Gi)."""
     parts = []
     for name in dimensions:
         amount = resource.amount(name)
-        text = format_quantity(name, round(amount)) if math.isfinite(amount) else "unlimited"
+        text = show_amount(name, round(amount)) if math.isfinite(amount) else "unlimited"
         parts.append(f"{name} {text}")
     return ", ".join(parts) or "nothing"

@@ -22,6 +22,11 @@ decoded events by whichever bus it reads.
 - :mod:`shared.views.events`: a job's records folded into ``describe``'s Events rows.
 - :mod:`shared.views.age`: ages as kubectl prints them.
 - :mod:`shared.views.table`: the one renderer of the CLI's tables.
+- :mod:`shared.views.units`: amounts as people read them (cpu in cores, memory in Gi), the
+  one place ``get``, ``describe``, ``up``, the dashboard and the scheduler's messages take
+  them from.
+- :mod:`shared.views.charts`: charts as inline SVG (lines over time, a Gantt of jobs), drawn
+  by the dashboard and ``simulate --html``.
 
 Reading the bus (``StatusReader``, ``read_store``) stays in the CLI.
 """

@@ -31,13 +31,13 @@ from contracts import (
     Topic,
 )
 from contracts.objects import Node
-from contracts.quantity import format_quantity
 from shared.views.jobs import JobFold, JobView
 from shared.views.node_health import node_health
 from shared.views.phases import FINAL_PHASES, REJECTED
 from shared.views.pods import PodFold, active_by_node
 from shared.views.reservation import ReservationView
 from shared.views.table import render_table
+from shared.views.units import show_amount
 
 STATUS_TOPICS = (
     Topic.JOBS_ADMITTED,
@@ -165,8 +165,8 @@ def nodes_table(view: StatusView, *, now: datetime) -> str:
                 name,
                 status if limits == "-" else f"{status} ({limits})",
                 health.heartbeat_text(),
-                format_quantity("cpu", allocatable.get("cpu", 0)),
-                format_quantity("memory", allocatable.get("memory", 0)),
+                show_amount("cpu", allocatable.get("cpu", 0)),
+                show_amount("memory", allocatable.get("memory", 0)),
                 str(len(held.get(name, ()))),
                 locked or "-",
                 until.isoformat() if until else "-",

@@ -6,8 +6,11 @@ filler holding 3 CPUs of each node and, once it runs, a job annotated
 ``volcano.sh/target-job`` that needs two pods of 2 CPUs (so it cannot fit, is elected and
 gets nodes locked for it), and one admission rejects. The jobs appear on the open page
 without a reload (server-sent events), the target's page gives the reason ``vcbus get``
-gives, the Nodes page marks the locked nodes with the target, and a page without
-JavaScript shows the same rows. Screenshots are kept in the test's tmp dir (and copied to
+gives with ``describe``'s events and their relative ages, the Nodes page marks the locked
+nodes with the target under a legend of its colours, the Overview's meters are drawn as wide
+as their values (in cores and Gi) and its charts fill with samples, the Jobs list sorts by
+age and searches, a deleted job's page shows its last state, and a page without JavaScript
+shows the same rows. Screenshots are kept in the test's tmp dir (and copied to
 the folder ``VCBUS_DASHBOARD_SCREENSHOTS`` when set: how docs/dashboard*.png are made).
 """
 
@@ -103,7 +106,9 @@ class Up:
 def up(kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Up]:
     """``vcbus up`` with the dashboard on a free port; its URL and environment."""
     logs = tmp_path_factory.mktemp("dashboard-logs")
-    env = service_env(kafka_bootstrap, f"e2e-{os.getpid()}-dashboard.")
+    env = service_env(
+        kafka_bootstrap, f"e2e-{os.getpid()}-dashboard.", VCBUS_DASHBOARD_SAMPLE_SECONDS="1"
+    )
     args = ["up", "--dashboard-port", "0", "--nodes", "2", "--node-cpu", "4"]
     process = ServiceProcess("vcbus-up", "services.cli", [*args, "--log-dir", str(logs)], env)
     process.start()
@@ -181,7 +186,12 @@ def test_dashboard_shows_jobs_live_a_job_reason_and_locked_nodes(
             return bool(shown) and shown == _cli_reason(env, TARGET)
 
         browser.wait_until(same_reason_as_cli, "the reason vcbus get gives")
-        assert "job.admitted.v1" in browser.text("table.events")
+        events = browser.text("table.events")
+        assert "Admitted" in events
+        assert "admitted to queue default" in events
+        assert " ago" in events
+        assert ".v1" not in events
+        assert "Queue position" in browser.text(".facts")
         assert "/trace/" in str(browser.evaluate("document.querySelector('a.trace').href"))
         browser.screenshot(shots / "job.png")
 
@@ -195,14 +205,56 @@ def test_dashboard_shows_jobs_live_a_job_reason_and_locked_nodes(
         )
         assert locks
         assert all(text == f"locked for default/{TARGET}" for text in locks), locks
+        assert "over 75 %" in browser.text(".node-legend")
         browser.screenshot(shots / "nodes.png")
         browser.open(url)
         browser.wait_until(lambda: f"default/{TARGET}" in browser.text(), "the reservation")
+        browser.wait_until(
+            lambda: (
+                browser.evaluate("document.querySelectorAll('figure.chart polyline.series').length")
+                >= 3
+            ),
+            "the charts with samples",
+        )
+        widths = browser.evaluate(
+            "[...document.querySelectorAll('.meter')].map(m => [m.querySelector('.bar')"
+            ".getBoundingClientRect().width, m.querySelector('.fill').getBoundingClientRect()"
+            ".width, m.querySelector('.text').innerText])"
+        )
+        assert widths
+        assert all(bar >= 60 for bar, _, _ in widths), widths
+        cpu = [(bar, fill, said) for bar, fill, said in widths if "cores" in said]
+        assert cpu
+        assert all(fill > 0 for _, fill, _ in cpu), cpu  # the filler holds 6 of 8 cores
+        assert not any(said.split(" / ")[0].endswith("m") for _, _, said in widths), widths
         browser.screenshot(shots / "overview.png")
+
+        browser.open(f"{url}jobs?sort=age&order=desc")
+        ages = browser.evaluate(
+            "[...document.querySelectorAll('table.jobs tbody tr')].map(r => r.cells[0].innerText)"
+        )
+        assert ages[-1] == f"default/{FILLER}", ages  # the oldest last
+        browser.screenshot(shots / "jobs.png")
+        browser.evaluate(
+            "document.querySelector('input[name=q]').value = 'broken';"
+            "document.querySelector('form.filters').submit()"
+        )
+        browser.wait_until(
+            lambda: browser.evaluate("location.search").startswith("?namespace="),
+            "the search submitted",
+        )
+        assert f"default/{BROKEN}" in browser.text("table.jobs")
+        assert f"default/{FILLER}" not in browser.text("table.jobs")
+
+        _vcbus(env, "delete", "job", FILLER, "--wait", "--timeout", "60")
+        browser.open(f"{url}jobs/default/{FILLER}")
+        browser.wait_until(lambda: "Last phase" in browser.text(), "the deleted job's page")
+        assert "Running" in browser.text(".facts")
+        assert "Deleted" in browser.text("table.events")
 
         browser.call("Emulation.setScriptExecutionDisabled", value=True)
         browser.open(f"{url}jobs?phase=Rejected")
-        static = browser.text()
+        static = browser.text("table.jobs")
         assert f"default/{BROKEN}" in static
         assert f"default/{FILLER}" not in static
         assert browser.text("#live") == "static"

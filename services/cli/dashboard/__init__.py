@@ -1,11 +1,13 @@
 """``vcbus dashboard``: a small web app over the status topics, read-only by default.
 
-Overview, Jobs (filters), Job (the describe view with its events and a Jaeger link), Nodes
-(locked nodes marked with their target) and Queues, server-rendered from the same store
-``vcbus get`` reads, updated live over server-sent events. It listens on 127.0.0.1 unless
-told otherwise; ``--actions`` adds buttons that delete jobs and close or open queues,
-sending what the CLI sends. ``store`` holds the store, ``views`` and ``job_detail`` the pure
-view models, ``pages`` the HTML, ``app`` the I/O.
+Overview (with charts over time), Jobs (filters, search, sorting, pages, the jobs deleted
+recently), Job (the describe view with its events and a Jaeger link; a deleted job's last
+state), Nodes (a legend; locked nodes marked with their target) and Queues, server-rendered
+from the same store ``vcbus get`` reads, updated live over server-sent events. It listens
+on 127.0.0.1 unless told otherwise; ``--actions`` adds buttons that delete jobs and close
+or open queues, sending what the CLI sends. ``store`` holds the store, ``samples`` the
+charts' samples, ``views`` and ``job_detail`` the pure view models, ``pages`` the HTML,
+``app`` the I/O. docs/dashboard.md says what each page shows.
 """
 
 from __future__ import annotations

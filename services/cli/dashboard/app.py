@@ -3,7 +3,8 @@
 ``Dashboard.follow`` reads the status topics from their beginning (the newest record per
 key, as ``vcbus get`` does), then keeps polling; every poll that changed something bumps
 ``version``. ``build_app`` is a Starlette app rendering each page from the store on
-request; ``/events`` is a server-sent event stream saying ``change`` (at most twice a
+request (the Overview with charts of the samples ``Dashboard.sample`` takes every few
+seconds); ``/events`` is a server-sent event stream saying ``change`` (at most twice a
 second) so open pages fetch themselves again. ``serve`` runs both in the caller's event
 loop with uvicorn, which leaves the signals to the caller.
 
@@ -18,9 +19,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hmac
+import os
 import secrets
 import socket
-from collections.abc import AsyncIterator, Callable, Iterator
+import sys
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from urllib.parse import parse_qs
 
 import msgspec
@@ -36,7 +39,8 @@ from services.cli.commands import existing
 from services.cli.dashboard import pages
 from services.cli.dashboard.assets import CSS, LIVE_JS
 from services.cli.dashboard.job_detail import job_detail
-from services.cli.dashboard.store import DashboardStore
+from services.cli.dashboard.samples import Samples, charts, sample_seconds, take_sample
+from services.cli.dashboard.store import HISTORY_SECONDS, DashboardStore, history_seconds
 from services.cli.dashboard.views import (
     JobFilter,
     job_list,
@@ -61,6 +65,9 @@ TOPICS = tuple(sorted(LATEST_TOPICS | POD_TOPICS | {Topic.RESERVATIONS}))
 PUSH_INTERVAL = 0.5
 """Seconds between two ``change`` events on one stream (changes in between are merged)."""
 
+SAMPLE_SHARE = 20.0
+"""The wait after a sample is at least this many times as long as the sample took."""
+
 KEEPALIVE = 15.0
 """Seconds of quiet after which a stream sends a comment, so proxies keep it open."""
 
@@ -78,8 +85,18 @@ HEADERS = {
 class Dashboard:
     """The store the pages read, kept up to date from the topics."""
 
-    def __init__(self, bus: Bus, settings: Settings) -> None:
-        self.store = DashboardStore(settings.topic_prefix)
+    def __init__(
+        self,
+        bus: Bus,
+        settings: Settings,
+        *,
+        keep_deleted: float = HISTORY_SECONDS,
+        every: float = 5.0,
+    ) -> None:
+        self.store = DashboardStore(settings.topic_prefix, keep_deleted=keep_deleted)
+        self.samples = Samples()
+        self.every = every
+        """Seconds between two samples of the charts."""
         self.version = 0
         self.caught_up = asyncio.Event()
         self._bus = bus
@@ -103,6 +120,24 @@ class Dashboard:
                     async with self._changed:
                         self.version += 1
                         self._changed.notify_all()
+
+    async def sample(self, stop: asyncio.Event) -> None:
+        """Sample the store for the charts every ``every`` seconds once caught up.
+
+        A sample runs in the event loop that serves the pages: when one takes long (tens
+        of thousands of jobs), the next waits :data:`SAMPLE_SHARE` times as long, so
+        sampling never takes more than a twentieth of the loop.
+        """
+        loop = asyncio.get_running_loop()
+        while not stop.is_set():
+            took = 0.0
+            if self.caught_up.is_set():
+                started = loop.time()
+                self.samples.add(take_sample(self.store, self.store.now()))
+                took = loop.time() - started
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(max(self.every, SAMPLE_SHARE * took)):
+                    await stop.wait()
 
     async def wait_change(self, seen: int, timeout: float) -> int:
         """The version after ``seen`` once there is one, or ``seen`` after ``timeout``."""
@@ -164,15 +199,11 @@ def build_app(
         return page(pages.message_page("Forbidden", "Actions are off, or the form is stale."), 403)
 
     async def overview_route(_: Request) -> Response:
-        return page(pages.overview_page(overview(store)))
+        drawn = charts(dashboard.samples.ring, store.now())
+        return page(pages.overview_page(overview(store), drawn))
 
     async def jobs_route(request: Request) -> Response:
-        params = request.query_params
-        wanted = JobFilter(
-            namespace=params.get("namespace", ""),
-            queue=params.get("queue", ""),
-            phase=params.get("phase", ""),
-        )
+        wanted = JobFilter.of(request.query_params)
         return page(pages.jobs_page(job_list(store, wanted)))
 
     async def job_route(request: Request) -> Response:
@@ -326,8 +357,18 @@ async def serve(
     stop: asyncio.Event,
     actions: bool = False,
 ) -> None:
-    """Follow the topics and serve the dashboard on ``sock`` until ``stop`` is set."""
-    dashboard = Dashboard(bus, settings)
+    """Follow the topics and serve the dashboard on ``sock`` until ``stop`` is set.
+
+    How long deleted jobs are kept and how often the charts are sampled come from
+    ``VCBUS_DASHBOARD_HISTORY_SECONDS`` and ``VCBUS_DASHBOARD_SAMPLE_SECONDS``; a value
+    that is not one is said on standard error and the default used.
+    """
+    dashboard = Dashboard(
+        bus,
+        settings,
+        keep_deleted=_setting(history_seconds, HISTORY_SECONDS),
+        every=_setting(sample_seconds, 5.0),
+    )
     allowed = Actions(bus, settings) if actions else None
     config = uvicorn.Config(
         build_app(dashboard, jaeger_url=jaeger_url, actions=allowed),
@@ -339,7 +380,17 @@ async def serve(
     server = _Server(config)
     async with asyncio.TaskGroup() as tasks:
         tasks.create_task(dashboard.follow(stop))
+        tasks.create_task(dashboard.sample(stop))
         serving = tasks.create_task(server.serve(sockets=[sock]))
         await stop.wait()
         server.should_exit = True
         await serving
+
+
+def _setting(read: Callable[[Mapping[str, str]], float], default: float) -> float:
+    """A setting read from the environment, or ``default`` (said on stderr) when it is bad."""
+    try:
+        return read(os.environ)
+    except ValueError as exc:
+        sys.stderr.write(f"dashboard: {exc}; using {default:g}\n")
+        return default

@@ -25,9 +25,10 @@ th { font-weight: 600; color: var(--muted); font-size: .85rem; }
 td.empty { color: var(--muted); }
 a { color: var(--accent); }
 .meter { display: flex; align-items: center; gap: .5rem; margin: .25rem 0; }
-.meter .label { width: 4.5rem; color: var(--muted); }
-.meter .bar { flex: 1; max-width: 22rem; height: .7rem; background: #e7ebf1; border-radius: 4px;
-  overflow: hidden; }
+td .meter { min-width: 16rem; }
+.meter .label { flex: 0 0 4.5rem; color: var(--muted); }
+.meter .bar { flex: 1 0 6rem; max-width: 22rem; height: .7rem; background: #e7ebf1;
+  border-radius: 4px; overflow: hidden; }
 .meter .fill { display: block; height: 100%; background: var(--accent); }
 .meter .text { font-size: .85rem; color: var(--muted); white-space: nowrap; }
 .counts { display: flex; flex-wrap: wrap; gap: .6rem; }
@@ -47,11 +48,12 @@ a { color: var(--accent); }
 .facts { display: grid; grid-template-columns: max-content 1fr; gap: .2rem 1rem; }
 .facts dt { color: var(--muted); }
 .facts dd { margin: 0; }
-.grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(230px, 1fr)); gap: .8rem; }
+.grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(300px, 1fr)); gap: .8rem; }
 .node { background: #fff; border: 1px solid var(--line); border-left: 6px solid #cfd6e0;
   border-radius: 6px; padding: .2rem .8rem .6rem; }
 .node h3 { margin: .4rem 0; font-size: 1rem; }
-.node .meter .label { width: 3.5rem; }
+.node .meter .label { flex: 0 0 4.2rem; }
+.node .meter .bar { flex: 1 1 3rem; }
 .node.level-1 { border-left-color: #9cc3ff; }
 .node.level-2 { border-left-color: #5d9bff; }
 .node.level-3 { border-left-color: #f0a93b; }
@@ -60,6 +62,28 @@ a { color: var(--accent); }
 .lock { color: #8a2fb0; font-weight: 600; }
 .cordon { color: #a33; }
 .events td { font-size: .85rem; }
+.event-warning { color: #a33; font-weight: 600; }
+.admission, .gone { color: #a33; font-weight: 600; }
+.legend { display: flex; flex-wrap: wrap; gap: .3rem 1rem; list-style: none; padding: 0;
+  margin: .3rem 0 .8rem; font-size: .85rem; color: var(--muted); }
+.swatch { display: inline-block; width: .9rem; height: .6rem; margin-right: .35rem;
+  vertical-align: middle; }
+.swatch.dashed { opacity: .5; }
+.swatch.node-edge { width: .45rem; height: 1rem; background: #cfd6e0; }
+.swatch.node-edge.level-1 { background: #9cc3ff; }
+.swatch.node-edge.level-2 { background: #5d9bff; }
+.swatch.node-edge.level-3 { background: #f0a93b; }
+.swatch.node-edge.level-4 { background: #e0524a; }
+.swatch.node-edge.locked { background: #fff; outline: 2px dashed #b04fd6; }
+.charts { display: flex; flex-wrap: wrap; gap: 1rem; }
+.chart { margin: .4rem 0; }
+.chart figcaption { font-weight: 600; font-size: .9rem; margin-bottom: .2rem; }
+.chart svg { max-width: 100%; height: auto; }
+.nodata { color: var(--muted); }
+time.ago { white-space: nowrap; }
+th a.sort { color: inherit; text-decoration: none; }
+.pager { margin: .6rem 0; display: flex; gap: 1rem; }
+.deleted ul { margin: .3rem 0; padding-left: 1.2rem; }
 """
 
 LIVE_JS = """
@@ -86,6 +110,26 @@ LIVE_JS = """
       if (again) { again = false; refresh(); }
     }
   }
+  // Relative times ("12s ago") stay current between updates, counted as kubectl does.
+  function human(s) {
+    if (s < 0) return "0s";
+    s = Math.floor(s);
+    if (s < 120) return s + "s";
+    const m = Math.floor(s / 60);
+    if (m < 10) return s % 60 ? m + "m" + (s % 60) + "s" : m + "m";
+    if (m < 180) return m + "m";
+    const h = Math.floor(m / 60);
+    if (h < 8) return m % 60 ? h + "h" + (m % 60) + "m" : h + "h";
+    if (h < 48) return h + "h";
+    return Math.floor(h / 24) + "d";
+  }
+  function ages() {
+    for (const t of document.querySelectorAll("time.ago")) {
+      const at = Date.parse(t.getAttribute("datetime"));
+      if (!isNaN(at)) t.textContent = human((Date.now() - at) / 1000) + " ago";
+    }
+  }
+  setInterval(ages, 5000);
   const source = new EventSource("/events");
   source.addEventListener("change", refresh);
   source.onopen = () => { badge.textContent = "live"; badge.className = "live on"; };

@@ -1,8 +1,10 @@
 """The dashboard's Job page as a pure view model (``vcbus describe job``'s content).
 
 A job's row (:func:`services.cli.dashboard.views.job_row`), its tasks, PodGroup, reasons,
-conditions, violations, pods, reservation, and its events timeline from the
-:class:`~services.cli.dashboard.store.DashboardStore`'s history. No I/O here.
+conditions, violations, pods, reservation, queue position and admission, and its events
+as ``describe`` shows them (:func:`shared.views.events.job_events`) from the
+:class:`~services.cli.dashboard.store.DashboardStore`'s history. A job deleted recently
+has a page of its last state and its events. No I/O here.
 """
 
 from __future__ import annotations
@@ -12,28 +14,20 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from contracts import (
-    Event,
     JobAdmitted,
     JobRejected,
     JobStatusChanged,
-    NodesLocked,
-    NodesUnlocked,
-    PodCreated,
-    PodDeleted,
     PodGroupConditionsChanged,
     PodGroupCreated,
     PodGroupPhaseChanged,
     PodGroupUpdated,
-    PodPhaseChanged,
-    TargetJobElected,
     Topic,
     split_key,
-    tag_of,
 )
 from contracts.objects import Condition
-from contracts.quantity import format_quantity
-from services.cli.dashboard.store import DashboardStore
-from services.cli.dashboard.views import JobRow, TaskCount, job_row
+from services.cli.admissible import INADMISSIBLE, inadmissible, place_in_queue
+from services.cli.dashboard.store import DashboardStore, DeletedJob
+from services.cli.dashboard.views import JobRow, TaskCount, deleted_row, job_row
 from services.cli.describe import jaeger_link
 from services.cli.status import (
     Reason,
@@ -42,6 +36,9 @@ from services.cli.status import (
     podgroup_phase_of,
     reason_of,
 )
+from shared.bus.records import Record
+from shared.views.events import JobEvent, job_events
+from shared.views.units import show_resources
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,16 +60,6 @@ class PodView:
     task: str
     phase: str
     node: str
-
-
-@dataclass(frozen=True, slots=True)
-class TimelineEntry:
-    """One event of the job, as read."""
-
-    at: str
-    topic: str
-    type: str
-    summary: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,9 +99,18 @@ class JobDetail:
     pods: tuple[PodView, ...]
     locked_nodes: tuple[str, ...]
     reservation: str
-    events: tuple[TimelineEntry, ...]
+    events: tuple[JobEvent, ...]
+    """``describe``'s events (:func:`shared.views.events.job_events`), oldest first."""
     trace_id: str
     trace_url: str
+    now: datetime | None = None
+    """The time the events' ages are counted to."""
+    place: str = ""
+    """Where the job waits in its queue: ``2 of 5 waiting in queue default``."""
+    admission: str = ""
+    """``Inadmissible (QueueNotFound)`` when a reason says it can never be enqueued as is."""
+    deleted_at: datetime | None = None
+    """When the job was deleted (its page then shows its last state)."""
 
 
 def _conditions(source: str, conditions: Iterable[Condition]) -> list[ConditionRow]:
@@ -122,10 +118,11 @@ def _conditions(source: str, conditions: Iterable[Condition]) -> list[ConditionR
 
 
 def job_detail(store: DashboardStore, key: str, *, jaeger_url: str) -> JobDetail | None:
-    """The Job page of ``key`` (``None`` when the job is unknown)."""
+    """The Job page of ``key`` (``None`` when the job is unknown, or deleted and forgotten)."""
     row = job_row(store, key)
     if row is None:
-        return None
+        deleted = store.deleted_job(key)
+        return _deleted_detail(store, deleted) if deleted is not None else None
     status = store.get(Topic.JOBS_STATUS, key)
     group_status = store.get(Topic.PODGROUPS_STATUS, key)
     allocator = store.get(Topic.PODGROUPS_CONDITIONS, key)
@@ -143,6 +140,8 @@ def job_detail(store: DashboardStore, key: str, *, jaeger_url: str) -> JobDetail
         else ()
     )
     reasons = _why(store, key, status) if row.phase in ("Pending", "Running") else []
+    never = inadmissible(pending_reasons(store, key)) if reasons else None
+    place = place_in_queue(store, key)
     target = store.reservation.target
     reservation = (
         "this job is the target"
@@ -169,10 +168,44 @@ def job_detail(store: DashboardStore, key: str, *, jaeger_url: str) -> JobDetail
         ),
         locked_nodes=tuple(store.reservation.locked_for(key)),
         reservation=reservation,
-        events=timeline(store, key),
+        events=events(store, key, store.history.get(key, ())),
         trace_id=trace_id,
         trace_url=jaeger_link(jaeger_url, trace_id) if trace_id else "",
+        now=store.now(),
+        place=f"{place.position} of {place.waiting} waiting in queue {place.queue}"
+        if place
+        else "",
+        admission=f"{INADMISSIBLE} ({never.code})" if never is not None else "",
     )
+
+
+def _deleted_detail(store: DashboardStore, deleted: DeletedJob) -> JobDetail:
+    """A deleted job's page: its last state and its events, up to its deletion."""
+    row = deleted_row(store, deleted)
+    return JobDetail(
+        row=row,
+        tasks=tuple(TaskDetail(t.name, "-", "-", "", t) for t in row.tasks),
+        podgroup=None,
+        reasons=(),
+        conditions=(),
+        violations=(),
+        pods=(),
+        locked_nodes=(),
+        reservation="",
+        events=events(store, deleted.key, deleted.records),
+        trace_id="",
+        trace_url="",
+        now=store.now(),
+        deleted_at=deleted.at,
+    )
+
+
+def events(
+    store: DashboardStore, key: str, records: Iterable[tuple[Topic, Record]]
+) -> tuple[JobEvent, ...]:
+    """``describe``'s events of job ``key`` from its kept records, oldest first."""
+    decoded = ((topic, store.decode(topic, record.value)) for topic, record in records)
+    return tuple(job_events(key, ((t, e) for t, e in decoded if e is not None)))
 
 
 def _tasks(store: StatusStore, row: JobRow) -> tuple[TaskDetail, ...]:
@@ -217,51 +250,6 @@ def _podgroup(store: StatusStore, key: str) -> PodGroupView | None:
         queue=group.queue,
         min_member=group.min_member,
         min_task_member=tuple(sorted(group.min_task_member.items())),
-        min_resources=", ".join(
-            f"{k}={format_quantity(k, v)}" for k, v in sorted(group.min_resources.items())
-        ),
+        min_resources=show_resources(group.min_resources) if group.min_resources else "",
         phase=podgroup_phase_of(store, key),
     )
-
-
-def timeline(store: DashboardStore, key: str) -> tuple[TimelineEntry, ...]:
-    """The job's recent events, oldest first (as far as ``HISTORY`` reaches back)."""
-    entries: list[tuple[datetime, TimelineEntry]] = []
-    for topic, record in store.history.get(key, ()):
-        event = store.decode(topic, record.value or b"")
-        if event is None:
-            continue
-        tag = tag_of(type(event))
-        at = event.occurred_at
-        shown = at.isoformat(sep=" ", timespec="milliseconds")
-        entries.append((at, TimelineEntry(shown, str(topic), tag, summary(event))))
-    entries.sort(key=lambda item: item[0])
-    return tuple(entry for _, entry in entries)
-
-
-def summary(event: Event) -> str:
-    """A few words on what an event says."""
-    match event:
-        case JobStatusChanged():
-            return f"{event.previous_phase or '-'} → {event.phase}"
-        case PodGroupPhaseChanged():
-            reasons = [c.reason for c in event.conditions if c.reason]
-            return f"{event.previous_phase or '-'} → {event.phase} {' '.join(reasons)}".strip()
-        case PodGroupConditionsChanged():
-            return "; ".join(f"{c.reason}: {c.message}" for c in event.conditions) or "cleared"
-        case PodCreated():
-            return f"{event.pod.name} created"
-        case PodDeleted():
-            return f"{event.pod} deleted"
-        case PodPhaseChanged():
-            return f"{event.pod} {event.phase}" + (f" on {event.node}" if event.node else "")
-        case TargetJobElected():
-            return f"{event.job} elected target"
-        case NodesLocked():
-            return f"{', '.join(event.nodes)} locked for {event.job}"
-        case NodesUnlocked():
-            return f"nodes unlocked ({event.job})"
-        case JobRejected():
-            return "; ".join(f"{v.path}: {v.message}" for v in event.violations)
-        case _:
-            return ""

@@ -10,11 +10,14 @@ by the app itself.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from datetime import datetime
 from html import escape
 from urllib.parse import quote, urlencode
 
 from services.cli.dashboard.job_detail import JobDetail
 from services.cli.dashboard.views import (
+    PAGE_SIZE,
+    SORTS,
     Bar,
     JobList,
     JobRow,
@@ -22,6 +25,11 @@ from services.cli.dashboard.views import (
     Overview,
     QueueView,
 )
+from shared.views.age import age
+from shared.views.events import MAX_EVENTS
+
+DELETED_SHOWN = 20
+"""Recently deleted jobs listed under the Jobs list (the newest); the rest are counted."""
 
 ACTIVE = ' class="active" aria-current="page"'
 PAGES = (("/", "Overview"), ("/jobs", "Jobs"), ("/nodes", "Nodes"), ("/queues", "Queues"))
@@ -76,6 +84,13 @@ def _table(header: Sequence[str], rows: Iterable[Sequence[str]], cls: str = "") 
     return f'<table class="{cls}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
 
+def ago(at: datetime | None, now: datetime | None) -> str:
+    """How long ago ``at`` was (``12s ago``), in a ``<time>`` the page's script keeps current."""
+    if at is None or now is None:
+        return "-"
+    return f'<time class="ago" datetime="{esc(at.isoformat())}">{esc(age(at, now))} ago</time>'
+
+
 def _phase(phase: str) -> str:
     return f'<span class="phase phase-{esc(phase.lower())}">{esc(phase or "-")}</span>'
 
@@ -83,8 +98,11 @@ def _phase(phase: str) -> str:
 # -- pages --------------------------------------------------------------------------------
 
 
-def overview_page(model: Overview) -> str:
-    """The Overview: cluster use, jobs by phase, queues, the reservation."""
+def overview_page(model: Overview, charts: Sequence[str] = ()) -> str:
+    """The Overview: cluster use, jobs by phase, queues, the reservation, charts over time.
+
+    ``charts`` are inline SVG figures (:mod:`shared.views.charts`), drawn as given.
+    """
     phases = "".join(
         f'<a class="count" href="/jobs?{urlencode({"phase": phase})}">'
         f"{_phase(phase)} <b>{count}</b></a>"
@@ -105,10 +123,12 @@ def overview_page(model: Overview) -> str:
         f'<section><h2>Jobs ({model.jobs})</h2><div class="counts">{phases or "none"}</div>'
         f"</section><section><h2>Queues</h2>{_queue_table(model.queues)}</section>"
     )
+    if charts:
+        body += f'<section><h2>Over time</h2><div class="charts">{"".join(charts)}</div></section>'
     return layout("Overview", "/", body)
 
 
-def _job_cells(row: JobRow) -> tuple[str, ...]:
+def _job_cells(row: JobRow, now: datetime | None) -> tuple[str, ...]:
     tasks = " ".join(
         f'<span class="task" title="pending/running/succeeded/failed">{esc(t.name)} '
         f"{t.pending}/{t.running}/{t.succeeded}/{t.failed}</span>"
@@ -120,11 +140,14 @@ def _job_cells(row: JobRow) -> tuple[str, ...]:
         if row.reason
         else ""
     )
+    if row.admission:
+        reason = f'<span class="admission">{esc(row.admission)}</span> {reason}'
     return (
         f'<a class="job" href="{job_href(row.key)}">{esc(row.key)}</a>',
         esc(row.queue),
         _phase(row.phase),
         esc(row.podgroup_phase or "-"),
+        ago(row.created, now),
         tasks,
         reason,
     )
@@ -138,23 +161,104 @@ def _select(name: str, label: str, chosen: str, values: Sequence[str]) -> str:
     return f'<label>{label} <select name="{name}">{options}</select></label>'
 
 
-def jobs_page(model: JobList) -> str:
-    """The Jobs list, with its filters (a plain GET form)."""
+HEADINGS = (
+    ("Job", "name"),
+    ("Queue", "queue"),
+    ("Phase", "phase"),
+    ("PodGroup", ""),
+    ("Age", "age"),
+    ("Tasks (pend/run/succ/fail)", ""),
+    ("Reason", "reason"),
+)
+"""The Jobs list's columns and the order each heading sorts by (``""``: none)."""
+
+
+def _heading(model: JobList, label: str, sort: str) -> str:
+    """A column heading: a link sorting by it (again: the other way), marked when sorted."""
+    if not sort or sort not in SORTS:
+        return esc(label)
     wanted = model.filter
+    current = wanted.sort == sort
+    descending = not wanted.descending if current else sort == "age"
+    href = "/jobs?" + urlencode(wanted.query(sort=sort, order="desc" if descending else "", page=1))
+    mark = (" ▼" if wanted.descending else " ▲") if current else ""
+    sorted_attr = (
+        ' aria-sort="descending"'
+        if current and wanted.descending
+        else (' aria-sort="ascending"' if current else "")
+    )
+    return f'<a class="sort" href="{esc(href)}"{sorted_attr}>{esc(label)}{mark}</a>'
+
+
+def _pager(model: JobList) -> str:
+    wanted = model.filter
+    if model.pages <= 1:
+        return ""
+
+    def link(page: int, label: str) -> str:
+        href = "/jobs?" + urlencode(wanted.query(page=page))
+        return f'<a class="page" href="{esc(href)}">{esc(label)}</a>'
+
+    parts = []
+    if wanted.page > 1:
+        parts.append(link(wanted.page - 1, "‹ previous"))
+    parts.append(f'<span class="where">page {wanted.page} of {model.pages}</span>')
+    if wanted.page < model.pages:
+        parts.append(link(wanted.page + 1, "next ›"))
+    return f'<nav class="pager">{" ".join(parts)}</nav>'
+
+
+def jobs_page(model: JobList) -> str:
+    """The Jobs list: filters and search (a plain GET form), sortable columns, pages.
+
+    Under it, the jobs deleted recently, each linking to its kept page.
+    """
+    wanted = model.filter
+    hidden = "".join(
+        f'<input type="hidden" name="{k}" value="{esc(v)}">'
+        for k, v in wanted.query().items()
+        if k in ("sort", "order")
+    )
     form = (
         '<form class="filters" method="get" action="/jobs">'
         + _select("namespace", "Namespace", wanted.namespace, model.namespaces)
         + _select("queue", "Queue", wanted.queue, model.queues)
         + _select("phase", "Phase", wanted.phase, model.phases)
+        + f'<label>Search <input type="search" name="q" value="{esc(wanted.search)}" '
+        'placeholder="name, reason…"></label>'
+        + hidden
         + '<button type="submit">Filter</button></form>'
     )
-    table = _table(
-        ("Job", "Queue", "Phase", "PodGroup", "Tasks (pend/run/succ/fail)", "Reason"),
-        map(_job_cells, model.rows),
-        "jobs",
+    head = "".join(f"<th>{_heading(model, label, sort)}</th>" for label, sort in HEADINGS)
+    body = (
+        "".join(
+            "<tr>" + "".join(f"<td>{cell}</td>" for cell in _job_cells(row, model.now)) + "</tr>"
+            for row in model.rows
+        )
+        or f'<tr><td colspan="{len(HEADINGS)}" class="empty">none</td></tr>'
     )
-    shown = f"<p>{len(model.rows)} of {model.total} jobs</p>"
-    return layout("Jobs", "/jobs", form + shown + table)
+    table = f'<table class="jobs"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+    first = (wanted.page - 1) * PAGE_SIZE + 1 if model.rows else 0
+    shown = (
+        f'<p class="shown">{first}–{first + len(model.rows) - 1 if model.rows else 0} of '
+        f"{model.matched} matching, {model.total} jobs</p>"
+    )
+    return layout("Jobs", "/jobs", form + shown + table + _pager(model) + _deleted(model))
+
+
+def _deleted(model: JobList) -> str:
+    if not model.deleted:
+        return ""
+    items = "".join(
+        f'<li><a href="{job_href(key)}">{esc(key)}</a> deleted {ago(at, model.now)}</li>'
+        for key, at in model.deleted[:DELETED_SHOWN]
+    )
+    more = len(model.deleted) - DELETED_SHOWN
+    rest = f"<p>{more} more deleted jobs are kept.</p>" if more > 0 else ""
+    return (
+        f'<section class="deleted"><h2>Deleted recently ({len(model.deleted)})</h2>'
+        f"<ul>{items}</ul>{rest}</section>"
+    )
 
 
 def action(href: str, label: str, token: str) -> str:
@@ -177,6 +281,17 @@ def job_page(model: JobDetail, *, token: str = "") -> str:
         ("Queue", esc(row.queue or "-")),
         ("PodGroup", esc(row.podgroup_phase or "-")),
     ]
+    if model.deleted_at is not None:
+        facts.insert(
+            0, ("Deleted", f'<span class="gone">{ago(model.deleted_at, model.now)}</span>')
+        )
+        facts[1] = ("Last phase", _phase(row.phase))
+    if row.created is not None:
+        facts.append(("Age", ago(row.created, model.now)))
+    if model.admission:
+        facts.append(("Admission", f'<span class="admission">{esc(model.admission)}</span>'))
+    if model.place:
+        facts.append(("Queue position", f'<span class="place">{esc(model.place)}</span>'))
     if model.trace_url:
         facts.append(
             (
@@ -274,18 +389,48 @@ def job_page(model: JobDetail, *, token: str = "") -> str:
         )
         + "</section>"
     )
-    parts.append(
-        "<section><h2>Events</h2>"
-        + _table(
-            ("Time", "Topic", "Event", "Summary"),
-            [(esc(e.at), esc(e.topic), esc(e.type), esc(e.summary)) for e in model.events],
-            "events",
-        )
-        + "</section>"
-    )
-    if token and row.phase != "Rejected":
+    parts.append(_events(model))
+    if token and row.phase != "Rejected" and model.deleted_at is None:
         parts.append(action(f"{job_href(row.key)}/delete", "Delete job", token))
     return layout(f"Job {row.key}", "/jobs", "\n".join(parts))
+
+
+def _events(model: JobDetail) -> str:
+    """``describe``'s events: type, reason, age (``x3 over 1m``), from, message; newest last."""
+    shown = model.events[-MAX_EVENTS:]
+    rows = []
+    for e in shown:
+        when = ago(e.at, model.now)
+        if e.count > 1 and e.first is not None:
+            when += f' <small class="count">(x{e.count} since {ago(e.first, model.now)})</small>'
+        kind = f'<span class="event-{esc(e.type.lower())}">{esc(e.type)}</span>'
+        rows.append((kind, esc(e.reason), when, esc(e.source), esc(e.message)))
+    older = len(model.events) - len(shown)
+    note = f"<p>{older} older events not shown.</p>" if older > 0 else ""
+    table = _table(("Type", "Reason", "Age", "From", "Message"), rows, "events")
+    return f"<section><h2>Events</h2>{note}{table}</section>"
+
+
+NODE_LEVELS = (
+    ("level-0", "idle"),
+    ("level-1", "up to 25 % used"),
+    ("level-2", "up to 50 %"),
+    ("level-3", "up to 75 %"),
+    ("level-4", "over 75 %"),
+)
+"""The node card's left edge by its fullest resource, as the legend says."""
+
+
+def _legend() -> str:
+    items = "".join(
+        f'<li><span class="swatch node-edge {cls}"></span>{esc(text)}</li>'
+        for cls, text in NODE_LEVELS
+    )
+    return (
+        f'<ul class="legend node-legend">{items}'
+        '<li><span class="swatch node-edge locked"></span>locked for a job (dashed outline)</li>'
+        "</ul>"
+    )
 
 
 def nodes_page(cells: Sequence[NodeCell]) -> str:
@@ -317,7 +462,7 @@ def nodes_page(cells: Sequence[NodeCell]) -> str:
             f"{''.join(map(_bar, cell.bars))}{lock}{cordon}{health}</div>"
         )
     body = f'<div class="grid">{"".join(cards)}</div>' if cards else "<p>No nodes yet.</p>"
-    return layout("Nodes", "/nodes", body)
+    return layout("Nodes", "/nodes", _legend() + body)
 
 
 def _queue_table(queues: Sequence[QueueView], token: str = "") -> str:

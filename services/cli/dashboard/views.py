@@ -8,11 +8,12 @@ never disagree. The Job page is :mod:`services.cli.dashboard.job_detail`. No I/O
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 
-from contracts import QueueDeclared, Topic
-from contracts.quantity import format_quantity
-from services.cli.dashboard.store import DashboardStore
+from contracts import JobStatusChanged, QueueDeclared, Topic
+from services.cli.dashboard.store import DashboardStore, DeletedJob
 from services.cli.kinds import job_object, node_rows, queue_rows
 from services.cli.listing import Query
 from services.cli.status import StatusStore
@@ -24,6 +25,8 @@ from services.cli.usage import (
     used_by_node,
     used_by_queue,
 )
+from shared.views.reason import job_reason
+from shared.views.units import show_resources, show_used
 
 RESOURCES = ("cpu", "memory", "pods")
 """The resources the dashboard shows, in order."""
@@ -65,7 +68,7 @@ class Bar:
 
 def bar(name: str, used: int, total: int) -> Bar:
     """A bar of resource ``name``: ``used`` of ``total`` in base units."""
-    return Bar(name, used, total, f"{format_quantity(name, used)} / {format_quantity(name, total)}")
+    return Bar(name, used, total, show_used(name, used, total))
 
 
 # -- Jobs ---------------------------------------------------------------------------------
@@ -95,28 +98,93 @@ class JobRow:
     tasks: tuple[TaskCount, ...]
     reason: str
     message: str
+    created: datetime | None = None
+    """When the job was created (its manifest's ``creationTimestamp``, else rejected)."""
+    admission: str = ""
+    """``Inadmissible`` when a reason says the job can never be enqueued as it is."""
+
+
+PAGE_SIZE = 50
+"""Jobs on one page of the Jobs list."""
+
+SORTS = ("name", "queue", "phase", "age", "reason")
+"""The columns the Jobs list sorts by."""
 
 
 @dataclass(frozen=True, slots=True)
 class JobFilter:
-    """The Jobs page's filters; an empty one lets everything through."""
+    """The Jobs page's filters, search, order and page; an empty one lists every job."""
 
     namespace: str = ""
     queue: str = ""
     phase: str = ""
+    search: str = ""
+    """Words every shown job has in its key, queue, phase, reason or message (any case)."""
+    sort: str = "name"
+    descending: bool = False
+    page: int = 1
 
     def admits(self, row: JobRow) -> bool:
         """Whether ``row`` passes every filter given."""
+        text = f"{row.key} {row.queue} {row.phase} {row.reason} {row.message}".casefold()
         return (
             (not self.namespace or row.namespace == self.namespace)
             and (not self.queue or row.queue == self.queue)
             and (not self.phase or row.phase == self.phase)
+            and all(word in text for word in self.search.casefold().split())
         )
+
+    @classmethod
+    def of(cls, params: Mapping[str, str]) -> JobFilter:
+        """The filter a query string asks for; an unknown order or a bad page is the default."""
+        sort = params.get("sort", "name")
+        try:
+            page = max(1, int(params.get("page", "1")))
+        except ValueError:
+            page = 1
+        return cls(
+            namespace=params.get("namespace", ""),
+            queue=params.get("queue", ""),
+            phase=params.get("phase", ""),
+            search=params.get("q", "")[:200],
+            sort=sort if sort in SORTS else "name",
+            descending=params.get("order", "") == "desc",
+            page=page,
+        )
+
+    def query(self, **changes: object) -> dict[str, str]:
+        """This filter as query parameters (defaults left out), with ``changes`` made."""
+        values = {
+            "namespace": self.namespace,
+            "queue": self.queue,
+            "phase": self.phase,
+            "q": self.search,
+            "sort": self.sort if self.sort != "name" else "",
+            "order": "desc" if self.descending else "",
+            "page": str(self.page) if self.page > 1 else "",
+        }
+        values.update({k: str(v) for k, v in changes.items()})
+        return {k: v for k, v in values.items() if v and not (k == "page" and v == "1")}
+
+
+def _sort_key(sort: str) -> Callable[[JobRow], tuple[object, ...]]:
+    oldest = datetime.min.replace(tzinfo=UTC)
+    match sort:
+        case "queue":
+            return lambda row: (row.queue, row.key)
+        case "phase":
+            return lambda row: (row.phase, row.key)
+        case "reason":
+            return lambda row: (row.reason, row.key)
+        case "age":  # the oldest first: the largest age
+            return lambda row: (row.created or oldest, row.key)
+        case _:
+            return lambda row: (row.key,)
 
 
 @dataclass(frozen=True, slots=True)
 class JobList:
-    """The Jobs page: the rows that pass the filter, and the values each filter offers."""
+    """The Jobs page: one page of the rows that pass the filter, and each filter's values."""
 
     rows: tuple[JobRow, ...]
     filter: JobFilter
@@ -124,6 +192,13 @@ class JobList:
     queues: tuple[str, ...]
     phases: tuple[str, ...]
     total: int
+    matched: int = 0
+    """Rows that pass the filter, on every page."""
+    pages: int = 1
+    now: datetime | None = None
+    """The time ages are counted to (``None``: ages are not shown)."""
+    deleted: tuple[tuple[str, datetime], ...] = ()
+    """The jobs deleted recently (kept for their pages), the newest first."""
 
 
 def job_row(store: StatusStore, key: str) -> JobRow | None:
@@ -144,6 +219,7 @@ def job_row(store: StatusStore, key: str) -> JobRow | None:
     )
     reason = str(obj["reason"])
     phase = str(obj["phase"])
+    created = str(obj.get("creationTimestamp", ""))
     return JobRow(
         key=key,
         namespace=str(obj["namespace"]),
@@ -154,6 +230,38 @@ def job_row(store: StatusStore, key: str) -> JobRow | None:
         tasks=tasks,
         reason="" if reason == phase else reason,
         message=str(obj["message"]),
+        created=datetime.fromisoformat(created) if created else None,
+        admission=str(obj.get("admission", "")),
+    )
+
+
+def deleted_row(store: DashboardStore, deleted: DeletedJob) -> JobRow:
+    """A deleted job's last state: its last ``jobs.status`` before the deletion."""
+    status = (
+        store.decode(Topic.JOBS_STATUS, deleted.last_status.value)
+        if deleted.last_status is not None
+        else None
+    )
+    namespace, _, name = deleted.key.partition("/")
+    if not isinstance(status, JobStatusChanged):
+        return JobRow(
+            deleted.key, namespace, name, queue_of(store, deleted.key), "-", "", (), "", ""
+        )
+    tasks = tuple(
+        TaskCount(task, c.pending, c.running, c.succeeded, c.failed)
+        for task, c in sorted(status.task_status_count.items())
+    )
+    why = job_reason(str(status.phase), job=status.conditions)
+    return JobRow(
+        key=deleted.key,
+        namespace=namespace,
+        name=name,
+        queue=queue_of(store, deleted.key),
+        phase=str(status.phase),
+        podgroup_phase="",
+        tasks=tasks,
+        reason=why.code if why is not None and why.code != status.phase else "",
+        message=why.message if why is not None else "",
     )
 
 
@@ -164,16 +272,28 @@ def job_rows(store: StatusStore) -> list[JobRow]:
     return [row for row in rows if row is not None]
 
 
-def job_list(store: StatusStore, wanted: JobFilter) -> JobList:
-    """The Jobs page for ``wanted``."""
+def job_list(store: DashboardStore, wanted: JobFilter) -> JobList:
+    """The Jobs page for ``wanted``: its rows sorted, one page of :data:`PAGE_SIZE`."""
     rows = job_rows(store)
+    matched = sorted(
+        (row for row in rows if wanted.admits(row)),
+        key=_sort_key(wanted.sort),
+        reverse=wanted.descending,
+    )
+    pages = max(1, -(-len(matched) // PAGE_SIZE))
+    page = min(wanted.page, pages)
+    store.prune()
     return JobList(
-        rows=tuple(row for row in rows if wanted.admits(row)),
-        filter=wanted,
+        rows=tuple(matched[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]),
+        filter=replace(wanted, page=page),
         namespaces=tuple(sorted({row.namespace for row in rows if row.namespace})),
         queues=tuple(sorted({row.queue for row in rows if row.queue})),
         phases=tuple(p for p in JOB_PHASES if any(row.phase == p for row in rows)),
         total=len(rows),
+        matched=len(matched),
+        pages=pages,
+        now=store.now(),
+        deleted=tuple((d.key, d.at) for d in reversed(store.deleted.values())),
     )
 
 
@@ -266,9 +386,7 @@ def queue_views(store: DashboardStore) -> list[QueueView]:
                     bar(r, amounts.get(r, 0), limits.get(r, cluster.get(r, 0)))
                     for r in ("cpu", "memory")
                 ),
-                capability=", ".join(
-                    f"{k}={format_quantity(k, v)}" for k, v in sorted(limits.items())
-                ),
+                capability=show_resources(limits) if limits else "",
                 podgroups=tuple(
                     (str(k), int(v))
                     for k, v in (counts.items() if isinstance(counts, dict) else ())

@@ -30,7 +30,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from contracts.objects.podgroup import PodGroupPhase
-from contracts.quantity import format_quantity
 from shared.reasons import GANG_UNSCHEDULABLE, QUEUE_CLOSED, QUEUE_NOT_FOUND, QUEUE_OVER_CAPABILITY
 from shared.scheduling.framework.conf import Arguments
 from shared.scheduling.framework.extension_points import (
@@ -45,6 +44,7 @@ from shared.scheduling.framework.session import Session
 from shared.scheduling.framework.status import Vote
 from shared.scheduling.model import ALLOCATED_STATUSES, JobInfo, QueueInfo, TaskInfo, TaskStatus
 from shared.scheduling.resource import Missing, Resource, brief, share
+from shared.views.units import show_amount
 
 NAME = "proportion"
 
@@ -79,7 +79,7 @@ class QueueAttr:
 
 def _brief(resource: Resource) -> str:
     parts = [
-        f"{n} {format_quantity(n, round(resource.amount(n)))}"
+        f"{n} {show_amount(n, round(resource.amount(n)))}"
         for n in resource.requested_names()
         if math.isfinite(resource.amount(n))
     ]
