@@ -71,7 +71,6 @@ def build_service(
         notes: list[ClusterEvent] = []
         locks = locks_honoured(snapshot.reservation, honoured[-1] if honoured else None, ctx)
         if locks is not None:
-            honoured[:] = [locks]
             notes.append(locks)
         lift = locks_lifted(
             snapshot.reservation,
@@ -80,9 +79,18 @@ def build_service(
             ctx,
         )
         if lift is not None:
-            lifted[:] = [lift]
             notes.append(lift)
         return (*lost, *notes, *result.events)
+
+    def assume(events: Sequence[ClusterEvent]) -> None:
+        # what this allocator last published is recorded once it is published: a cycle
+        # whose events were dropped (its lease lapsed) must say the same again next time
+        view.assume(events)
+        for event in events:
+            if isinstance(event, LocksHonoured):
+                honoured[:] = [event]
+            elif isinstance(event, LocksLifted):
+                lifted[:] = [event]
 
     def due(now: datetime) -> datetime | None:
         snapshot = view.snapshot()
@@ -102,7 +110,7 @@ def build_service(
         folds=folds_cluster_event,
         apply=view.apply,
         decide=decide,
-        assume=view.assume,
+        assume=assume,
         next_due=due,
         cycle_span="allocator.cycle",
         action="allocate",

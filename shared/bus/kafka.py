@@ -375,12 +375,15 @@ class KafkaConsumer:
         self._consumer: AIOKafkaConsumer | None = None
         self._quiet_since = time.monotonic()
         self._slowed = False
+        self._confirmed: float | None = None
 
     async def _revoked(self, revoked: Any) -> None:
         if self._on_revoked is not None and revoked:
             await self._on_revoked(frozenset(_tp(tp) for tp in revoked))
 
     async def _assigned(self, assigned: Any) -> None:
+        # the group was synced a moment ago: the coordinator's session clock starts afresh
+        self._confirmed = time.monotonic()
         if self._membership_only and assigned and self._consumer is not None:
             self._consumer.pause(*assigned)
         if self._on_assigned is not None and assigned:
@@ -410,6 +413,8 @@ class KafkaConsumer:
             await consumer.stop()
             raise
         self._consumer = consumer
+        if self._group is not None:
+            _watch_heartbeats(consumer, self._heartbeat_confirmed)
         if self._group is None:
             if self._fixed is not None:
                 partitions = [KafkaTopicPartition(tp.topic, tp.partition) for tp in self._fixed]
@@ -515,6 +520,23 @@ class KafkaConsumer:
         """The partitions currently assigned."""
         return frozenset(_tp(tp) for tp in self._started().assignment())
 
+    def _heartbeat_confirmed(self, sent: float) -> None:
+        self._confirmed = sent
+
+    def membership_valid_until(self) -> float | None:
+        """The last confirmed heartbeat's send time plus the session timeout, less a margin.
+
+        The margin is two heartbeat intervals (at most half the session): a member stalled
+        that long stops acting as one before the coordinator can have dropped it.
+        """
+        if self._group is None:
+            return None
+        if self._confirmed is None:
+            return float("-inf")
+        session = self._settings.session_timeout_ms / 1000
+        margin = min(2 * self._settings.heartbeat_interval_ms / 1000, session / 2)
+        return self._confirmed + session - margin
+
     async def end_offsets(self, partitions: Sequence[TopicPartition]) -> dict[TopicPartition, int]:
         """The offset after the last record of each partition."""
         kafka = [KafkaTopicPartition(tp.topic, tp.partition) for tp in partitions]
@@ -526,6 +548,28 @@ class KafkaConsumer:
         if self._consumer is not None:
             consumer, self._consumer = self._consumer, None
             await consumer.stop()
+
+
+def _watch_heartbeats(consumer: AIOKafkaConsumer, confirmed: Callable[[float], None]) -> None:
+    """Tell ``confirmed`` the send time of each heartbeat the group's coordinator accepted.
+
+    aiokafka keeps this to itself (``GroupCoordinator._heartbeat_routine``'s local
+    ``last_ok_heartbeat``), so its one heartbeat call is wrapped: the version is pinned by
+    the lock file, and a test through the broker checks the times move.
+    """
+    coordinator = getattr(consumer, "_coordinator", None)
+    beat = getattr(coordinator, "_do_heartbeat", None)
+    if coordinator is None or beat is None:
+        raise RuntimeError("aiokafka's group coordinator has no _do_heartbeat to watch")
+
+    async def watched() -> bool:
+        sent = time.monotonic()
+        ok = bool(await beat())
+        if ok:
+            confirmed(sent)
+        return ok
+
+    coordinator._do_heartbeat = watched
 
 
 def _set_fetch_wait(consumer: AIOKafkaConsumer, wait_ms: int) -> None:

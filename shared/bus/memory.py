@@ -331,6 +331,10 @@ class MemoryConsumer:
         """Commit offsets for the group."""
         self._bus._commit(self, offsets)
 
+    def membership_valid_until(self) -> float | None:
+        """Membership of an in-memory group never lapses."""
+        return None
+
     def assignment(self) -> frozenset[TopicPartition]:
         """The partitions currently assigned."""
         return frozenset(self._positions)

@@ -41,6 +41,17 @@ class Consumer(Protocol):
         """The partitions currently assigned."""
         ...
 
+    def membership_valid_until(self) -> float | None:
+        """Until when (``time.monotonic()``) the group surely still counts this member.
+
+        The group's coordinator drops a member one session timeout after the last heartbeat
+        it received; this is the send time of the last confirmed heartbeat (or of the
+        assignment) plus the session timeout, less a margin. A member whose event loop
+        stalled past it may already have been replaced, though it has not heard so yet.
+        ``None`` when membership cannot lapse (no group, or an in-memory bus).
+        """
+        ...
+
     async def end_offsets(self, partitions: Sequence[TopicPartition]) -> dict[TopicPartition, int]:
         """The offset after the last record of each partition."""
         ...

@@ -3,15 +3,20 @@
 Every replica joins one consumer group on a one-partition lease topic; the member that is
 assigned the partition is active. When it dies, the group's session times out, the
 partition moves to a standby, and that standby becomes active (DESIGN §4).
+
+A holder whose event loop stalls (a long cycle, a starved CPU) sends no heartbeat and may
+be replaced before it hears so: it is active only while the group surely still counts it
+(``Consumer.membership_valid_until``), so two replicas never act at once.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 
 import structlog
 
-from shared.bus.protocol import Bus
+from shared.bus.protocol import Bus, Consumer
 from shared.bus.records import TopicPartition
 
 log = structlog.get_logger("vcbus.lease")
@@ -27,6 +32,7 @@ class Lease:
         self.client_id = client_id
         self.active = asyncio.Event()
         self.takeovers = 0
+        self._consumer: Consumer | None = None
 
     async def _assigned(self, partitions: frozenset[TopicPartition]) -> None:
         if any(tp.topic == self.topic for tp in partitions):
@@ -41,8 +47,15 @@ class Lease:
 
     @property
     def is_active(self) -> bool:
-        """Whether this replica holds the lease now."""
-        return self.active.is_set()
+        """Whether this replica holds the lease now, and surely still holds it.
+
+        Assigned, and within the membership's confirmed time: a holder stalled past it
+        acts no more until a heartbeat confirms it again (or the lease moves).
+        """
+        if not self.active.is_set():
+            return False
+        until = None if self._consumer is None else self._consumer.membership_valid_until()
+        return until is None or time.monotonic() < until
 
     async def hold(self) -> None:
         """Stay in the lease group until cancelled (polling keeps the membership alive).
@@ -57,6 +70,7 @@ class Lease:
             on_revoked=self._revoked,
             membership_only=True,
         )
+        self._consumer = consumer
         await consumer.start()
         try:
             while True:

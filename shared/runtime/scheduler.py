@@ -8,6 +8,7 @@ only the lease holder publishes).
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import TypeGuard, TypeVar
@@ -16,7 +17,7 @@ import structlog
 
 from contracts import Event, Topic
 from shared.bus.records import Record
-from shared.runtime.clock import Clock
+from shared.runtime.clock import Clock, SystemClock
 from shared.runtime.cycle import run_cycles
 from shared.runtime.service import Runtime, Service
 from shared.runtime.table import Table
@@ -100,9 +101,27 @@ def scheduling_service(
     async def cycles(runtime: Runtime) -> None:
         async def once() -> None:
             started = clock.monotonic()
-            events = decide(Ctx(now=clock.now()))
+            ctx = Ctx(now=clock.now())
+            if isinstance(clock, SystemClock):
+                # A cycle may take seconds on a busy machine: decided beside the event loop,
+                # which goes on sending the lease's heartbeats; the view is not folded
+                # meanwhile. On a virtual clock the run stays on the loop, deterministic.
+                async with table.folding:
+                    events = await asyncio.to_thread(decide, ctx)
+            else:
+                events = decide(ctx)
             decided = clock.monotonic()
             if not events:
+                return
+            if runtime.lease is not None and not runtime.lease.is_active:
+                # the lease lapsed or moved while deciding: another replica may be active
+                # now, so these decisions are dropped and the holder makes its own
+                log.warning(
+                    "cycle_discarded",
+                    events=len(events),
+                    decide_ms=round((decided - started) * 1000, 3),
+                    reason="the lease lapsed while deciding",
+                )
                 return
             await traces.publish_cycle(runtime, cycle_span, action, events)
             assume(events)

@@ -11,7 +11,7 @@ type (a newer writer) is only skipped.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 
 import structlog
 
@@ -53,6 +53,8 @@ class Table:
         self.caught_up = asyncio.Event()
         self.changed = asyncio.Event()
         self.records_read = 0
+        self.folding = asyncio.Lock()
+        """Held while a batch is folded; whoever reads the view from another thread holds it."""
 
     def add_listener(self, apply: Apply) -> None:
         """Also fold every event into ``apply`` (a metric that follows the same topics)."""
@@ -85,38 +87,8 @@ class Table:
                 self.caught_up.set()
             while True:
                 records = await consumer.getmany(timeout=0.5, max_records=max_records)
-                for record in records:
-                    positions[record.tp] = record.offset + 1
-                    if self._only is not None:
-                        named = record.header(HEADER_EVENT_TYPE)
-                        if named is not None and named not in self._only:
-                            continue
-                    decoded = codecs[record.topic].decode(record.value)
-                    if isinstance(decoded, Unknown | Poison):
-                        log.info(
-                            "table_record_skipped",
-                            table=self.name,
-                            topic=record.topic,
-                            offset=record.offset,
-                        )
-                        if isinstance(decoded, Poison) and dead_letter is not None:
-                            await dead_letter(record, decoded.error)
-                        continue
-                    try:
-                        for apply in self._applies:
-                            apply(decoded, record)
-                    except Exception as exc:  # noqa: BLE001 - a bad record must not stop the view
-                        log.error(
-                            "table_record_failed",
-                            table=self.name,
-                            topic=record.topic,
-                            offset=record.offset,
-                            error=repr(exc),
-                        )
-                        if dead_letter is not None:
-                            await dead_letter(record, f"{self.name} could not apply it: {exc!r}")
-                        continue
-                    self.records_read += 1
+                async with self.folding:
+                    await self._fold(records, positions, codecs, dead_letter)
                 if records:
                     self.changed.set()
                 if not self.caught_up.is_set() and all(
@@ -125,6 +97,46 @@ class Table:
                     self.caught_up.set()
         finally:
             await consumer.stop()
+
+    async def _fold(
+        self,
+        records: Sequence[Record],
+        positions: dict[TopicPartition, int],
+        codecs: Mapping[str, TopicCodec[Event]],
+        dead_letter: DeadLetter | None,
+    ) -> None:
+        for record in records:
+            positions[record.tp] = record.offset + 1
+            if self._only is not None:
+                named = record.header(HEADER_EVENT_TYPE)
+                if named is not None and named not in self._only:
+                    continue
+            decoded = codecs[record.topic].decode(record.value)
+            if isinstance(decoded, Unknown | Poison):
+                log.info(
+                    "table_record_skipped",
+                    table=self.name,
+                    topic=record.topic,
+                    offset=record.offset,
+                )
+                if isinstance(decoded, Poison) and dead_letter is not None:
+                    await dead_letter(record, decoded.error)
+                continue
+            try:
+                for apply in self._applies:
+                    apply(decoded, record)
+            except Exception as exc:  # noqa: BLE001 - a bad record must not stop the view
+                log.error(
+                    "table_record_failed",
+                    table=self.name,
+                    topic=record.topic,
+                    offset=record.offset,
+                    error=repr(exc),
+                )
+                if dead_letter is not None:
+                    await dead_letter(record, f"{self.name} could not apply it: {exc!r}")
+                continue
+            self.records_read += 1
 
     async def wait_caught_up(self) -> None:
         """Wait until the table has read what its topics held when it started."""

@@ -2,10 +2,27 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
+from typing import Any
 
-from contracts import JobKey
+import pytest
+
+from contracts import (
+    Event,
+    JobKey,
+    LocksHonoured,
+    NodeName,
+    NodeRegistered,
+    NodesLocked,
+    TargetJobElected,
+)
+from contracts.objects.node import Node
+from services.allocator import app as allocator_app
 from services.allocator.cycle import locks_honoured
+from shared.bus.kafka_settings import KafkaSettings
+from shared.runtime.clock import SystemClock
+from shared.runtime.settings import Settings
 from shared.scheduling.holds import Reservation
 from shared.step import Ctx
 
@@ -49,3 +66,43 @@ def test_a_takeover_acknowledges_the_same_locks_under_the_same_id() -> None:
     assert before is not None
     assert later is not None
     assert before.event_id == later.event_id
+
+
+def test_locks_dropped_with_a_discarded_cycle_are_acknowledged_by_the_next(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A cycle whose events were never published (its lease lapsed) leaves nothing said.
+
+    The allocator remembers what it last published only once it is published (``assume``):
+    had it remembered it while deciding, the next cycle would bind around the locks without
+    saying it honours them (chaos under load saw this after a discarded cycle).
+    """
+    captured: dict[str, Any] = {}
+
+    def capture(name: str, clock: object, **parts: Any) -> Any:
+        captured.update(parts)
+        return None
+
+    monkeypatch.setattr(allocator_app, "scheduling_service", capture)
+    allocator_app.build_service(
+        Settings(kafka=KafkaSettings(bootstrap_servers="unused")), SystemClock()
+    )
+    apply, decide, assume = captured["apply"], captured["decide"], captured["assume"]
+    node = Node(name="n1", allocatable={"cpu": 4000, "pods": 10})
+    apply(NodeRegistered(event_id="n1", occurred_at=NOW, node=node))
+    apply(TargetJobElected(event_id="e", occurred_at=NOW, job=TARGET, generation=1))
+    apply(
+        NodesLocked(
+            event_id="l", occurred_at=NOW, job=TARGET, nodes=(NodeName("n1"),), generation=1
+        )
+    )
+
+    def honoured(events: Sequence[Event]) -> list[LocksHonoured]:
+        return [event for event in events if isinstance(event, LocksHonoured)]
+
+    discarded = decide(Ctx(now=NOW))
+    assert len(honoured(discarded)) == 1
+    again = decide(Ctx(now=NOW))  # the first cycle's events were dropped, never assumed
+    assert len(honoured(again)) == 1
+    assume(again)
+    assert honoured(decide(Ctx(now=NOW))) == []
