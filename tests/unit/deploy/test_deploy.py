@@ -360,7 +360,8 @@ def test_topic_job_runs_vcbus_topics_with_the_settings_when_manifests_are_read()
 
 
 def test_every_setting_is_documented_when_deploy_files_use_it(compose):
-    readme = (ROOT / "README.md").read_text()
+    """In docs/configuration.md, the page of every setting the README links."""
+    readme = (ROOT / "docs" / "configuration.md").read_text()
     texts = [
         (ROOT / "docker-compose.yml").read_text(),
         *(p.read_text() for p in K8S.glob("*.yaml")),
@@ -371,11 +372,11 @@ def test_every_setting_is_documented_when_deploy_files_use_it(compose):
     assert not {name for name in used if f"`{name}`" not in readme}
 
 
-def test_make_up_builds_the_image_before_starting_as_the_readme_says():
+def test_make_up_builds_the_image_before_starting_as_docs_operations_says():
     makefile = (ROOT / "Makefile").read_text()
     recipe = matched(r"^up:\n\t(.+)$", makefile).group(1)
     assert recipe == "docker compose up -d --build"
-    assert "docker compose up -d --build" in (ROOT / "README.md").read_text()
+    assert "docker compose up -d --build" in (ROOT / "docs" / "operations.md").read_text()
 
 
 def test_each_compose_replica_is_its_own_instance_when_started_in_its_container(
