@@ -1,5 +1,6 @@
-"""The wheel installs and runs: built from this tree, installed into a fresh venv, ``vcbus up
---demo`` run from an empty directory completes every demo job and exits 0.
+"""The wheel installs and runs: built from this tree's source release (as an installer builds
+one, so nothing a ``build/`` folder of the checkout holds gets in), installed into a fresh
+venv, ``vcbus up --demo`` run from an empty directory completes every demo job and exits 0.
 
 What is under test is the wheel's own contents (its packages, the package data the services
 read at run time: the topic table, the demo jobs, and its ``vcbus`` script), with nothing of
@@ -37,7 +38,7 @@ UV = ROOT / ".uv" / "bin" / "uv"
 
 def _build_wheel(out_dir: Path) -> Path:
     done = subprocess.run(
-        [str(UV), "build", "--wheel", "--offline", "--out-dir", str(out_dir), str(ROOT)],
+        [str(UV), "build", "--offline", "--out-dir", str(out_dir), str(ROOT)],
         capture_output=True,
         text=True,
         timeout=180,
