@@ -2,7 +2,7 @@
 
 The one list of codes: each producer (the scheduler's actions and plugins, the job
 controller, admission) and each reader (the read model, the CLI, metrics) imports the code
-it names from here, and the README's table of reasons is checked against
+it names from here, and docs/cli.md's table of reasons is checked against
 :data:`REASON_RANK` (``tests/unit/shared/test_reasons.py``).
 
 A pending PodGroup carries one reason code, the highest ranked among its candidates:

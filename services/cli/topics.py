@@ -1,4 +1,4 @@
-"""``vcbus topics``: create every topic of the installation, as ``deploy/topics.yaml`` says.
+"""``vcbus topics``: create every topic of the installation, as the topic table says.
 
 The topic step of docker-compose.yml and of the Kubernetes Job (deploy/k8s/topics-job.yaml)
 runs it before any service starts, so the services find their topics made by the same
@@ -27,7 +27,7 @@ from shared.runtime.topology import drift, topic_configs
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``vcbus topics``."""
     parser = sub.add_parser(
-        "topics", help="create the installation's topics (deploy/topics.yaml) that are missing"
+        "topics", help="create the installation's topics (the topic table's) that are missing"
     )
     parser.add_argument(
         "--dry-run", action="store_true", help="print the topics and their settings only"

@@ -29,6 +29,8 @@ import sys
 import tempfile
 from collections import Counter
 from collections.abc import Iterator
+from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path
 
 from contracts import Topic
@@ -49,8 +51,8 @@ from shared.runtime.table import Table
 from shared.runtime.topology import ensure_topics
 from shared.views.status import STATUS_TOPICS, StatusView, jobs_table, nodes_table
 
-DEMO_DIR = Path(__file__).resolve().parent / "demo"
-"""The demo jobs, shipped as package data."""
+DEMO_DIR: Traversable = resources.files(__name__.rpartition(".")[0]) / "demo"
+"""The demo jobs, shipped as package data (read through ``importlib.resources``)."""
 REAL_DEMO = "real"
 """The demo's subfolder of real jobs, submitted with ``--agent``."""
 DEFAULT_BROKER_PORT = 9092
@@ -71,7 +73,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         type=int,
         help=f"the embedded broker's port [{DEFAULT_BROKER_PORT} when free, else any free one]",
     )
-    parser.add_argument("--demo-dir", default=str(DEMO_DIR), help="folder of jobs for --demo")
+    parser.add_argument(
+        "--demo-dir", default="", help="folder of jobs for --demo [the demo shipped with vcbus]"
+    )
     parser.add_argument(
         "--timeout", type=float, default=300.0, help="--demo: give up after this many seconds"
     )
@@ -146,15 +150,19 @@ def _bootstrap(port: int | None) -> Iterator[str]:
         broker.stop()
 
 
-def demo_texts(folder: Path, *, real: bool = False) -> list[str]:
+def demo_texts(folder: Traversable, *, real: bool = False) -> list[str]:
     """The text of each demo job file (``*.yaml`` in ``folder``, in name order).
 
     With ``real``, the real jobs (``folder/real/*.yaml``, for a node agent) come after.
     """
-    paths = sorted(folder.glob("*.yaml"))
-    if real:
-        paths += sorted((folder / REAL_DEMO).glob("*.yaml"))
-    return [path.read_text() for path in paths]
+    folders = [folder, folder / REAL_DEMO] if real else [folder]
+    return [
+        path.read_text(encoding="utf-8")
+        for each in folders
+        if each.is_dir()
+        for path in sorted(each.iterdir(), key=lambda item: item.name)
+        if path.name.endswith(".yaml") and path.is_file()
+    ]
 
 
 def agent_args(args: argparse.Namespace, data_dir: str) -> list[str]:
@@ -211,13 +219,14 @@ def run(args: argparse.Namespace) -> int:
     """Run the whole system; with ``--demo``, 0 when every demo job completed."""
     if args.no_simulated_nodes:
         args.nodes = 0
-    demo = demo_texts(Path(args.demo_dir), real=args.agent) if args.demo else []
+    folder = Path(args.demo_dir) if args.demo_dir else DEMO_DIR
+    demo = demo_texts(folder, real=args.agent) if args.demo else []
     if args.demo and args.agent and args.no_simulated_nodes:
         # the simulated jobs run no command: without simulated nodes, the real ones only
-        demo = demo_texts(Path(args.demo_dir) / REAL_DEMO)
+        demo = demo_texts(folder / REAL_DEMO)
     if args.demo and not demo:
         terminal.error(
-            f"vcbus up: no demo jobs (*.yaml) in {args.demo_dir} "
+            f"vcbus up: no demo jobs (*.yaml) in {folder} "
             "(--demo-dir takes a folder of job files)\n"
         )
         return EXIT_UNUSABLE

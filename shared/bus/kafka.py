@@ -171,7 +171,7 @@ class AioKafkaBus:
                 "the broker refused to create "
                 + "; ".join(refused)
                 + " (a Kafka of fewer brokers than the replication factor needs "
-                "VCBUS_REPLICATION_FACTOR and VCBUS_MIN_INSYNC_REPLICAS; see deploy/topics.yaml)"
+                "VCBUS_REPLICATION_FACTOR and VCBUS_MIN_INSYNC_REPLICAS; see the topic table)"
             )
 
     async def partitions(self, topic: str) -> int:

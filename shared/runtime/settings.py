@@ -147,7 +147,7 @@ class Settings:
     ``VCBUS_CYCLE_REST`` [2.0: under a stream of changes a scheduling service rests this
     many times its last cycle's duration between cycles], ``VCBUS_RESYNC_SECONDS`` [10:
     a stateful service sweeps its keys for steps due this often], ``VCBUS_TOPICS_FILE``
-    [deploy/topics.yaml], ``VCBUS_REPLICATION_FACTOR`` and ``VCBUS_MIN_INSYNC_REPLICAS``
+    [shared/runtime/topics.yaml], ``VCBUS_REPLICATION_FACTOR`` and ``VCBUS_MIN_INSYNC_REPLICAS``
     [the topic table's].
     """
 
@@ -165,7 +165,7 @@ class Settings:
     resync_seconds: float = 10.0
     """How often a stateful service sweeps its keys for a step due (``reactor.Resync``)."""
     topics: TopicTable = BUILT_IN
-    """How topics are created (``deploy/topics.yaml``, ``shared.runtime.topic_table``)."""
+    """How topics are created (``shared/runtime/topics.yaml``, ``shared.runtime.topic_table``)."""
     extra: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod

@@ -1,4 +1,4 @@
-"""The topic table (``deploy/topics.yaml``): how each topic is created on the broker.
+"""The topic table (``topics.yaml`` beside this module): how each topic is created on the broker.
 
 One file says, per topic, its replication factor and its topic configs (``cleanup.policy``,
 ``retention.ms``, ``min.insync.replicas`` ...), over defaults for the whole table. Every
@@ -6,8 +6,8 @@ service reads it before creating a missing topic, and so do ``vcbus topics`` (th
 steps of docker-compose.yml and the Kubernetes Job) and every CLI command: one source.
 Partition counts are not in it: ``VCBUS_PARTITIONS`` (leases have one).
 
-The file is found at ``VCBUS_TOPICS_FILE``, else at ``deploy/topics.yaml`` of the source
-tree (the image sets ``VCBUS_TOPICS_FILE=/etc/vcbus/topics.yaml``).
+The file is found at ``VCBUS_TOPICS_FILE``, else it is the one shipped in the package (package
+data, read through ``importlib.resources``: a checkout, an installed wheel and the image alike).
 ``VCBUS_REPLICATION_FACTOR`` and ``VCBUS_MIN_INSYNC_REPLICAS`` override the table for every
 topic: a Kafka of fewer than three brokers needs them (the table's defaults, 3 and 2,
 suit three brokers or more, and the embedded broker, which keeps one copy whatever it is
@@ -19,13 +19,15 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-SOURCE_TABLE = Path(__file__).resolve().parents[2] / "deploy" / "topics.yaml"
-"""The table of the source tree (a checkout, an editable install)."""
+SHIPPED_TABLE: Traversable = resources.files(__name__.rpartition(".")[0]) / "topics.yaml"
+"""The table shipped with the package (package data beside this module)."""
 
 CLEANUP_POLICIES = frozenset({"delete", "compact", "compact,delete", "delete,compact"})
 _TOP_KEYS = frozenset({"defaults", "topics"})
@@ -103,13 +105,13 @@ BUILT_IN = TopicTable()
 """The table without a file (in-memory runs): one copy, nothing deleted."""
 
 
-def table_path(env: Mapping[str, str]) -> Path:
-    """Where the topic table is: ``VCBUS_TOPICS_FILE``, else the source tree's."""
+def table_path(env: Mapping[str, str]) -> Traversable:
+    """Where the topic table is: ``VCBUS_TOPICS_FILE``, else the one shipped in the package."""
     raw = env.get("VCBUS_TOPICS_FILE", "")
-    return Path(raw) if raw else SOURCE_TABLE
+    return Path(raw) if raw else SHIPPED_TABLE
 
 
-def load_topic_table(path: Path) -> TopicTable:
+def load_topic_table(path: Traversable) -> TopicTable:
     """Read and check the topic table at ``path``.
 
     Raises:
@@ -120,7 +122,7 @@ def load_topic_table(path: Path) -> TopicTable:
     except OSError as exc:
         raise TopicTableError(
             f"topic table {path}: cannot read it ({exc.strerror}); set VCBUS_TOPICS_FILE "
-            "to the deploy/topics.yaml of your installation"
+            f"to a topic table (the one shipped with vcbus is {SHIPPED_TABLE})"
         ) from None
     try:
         document = yaml.safe_load(text)

@@ -47,8 +47,9 @@ LAUNCHER_SOCKET = "launcher.sock"
 FORGET_WAIT = 5.0
 """How long a killed supervisor may take to let go of its pod's lock."""
 
-_SOURCE_ROOT = str(Path(__file__).resolve().parents[3])
-"""Where the ``services`` package is, for the launcher's ``python -m``."""
+_SOURCE_ROOT = str(Path(__file__).resolve().parents[__name__.count(".")])
+"""The folder that holds the top-level package (one level per dot of this module's name), for
+the launcher's ``python -m``."""
 _encoder = msgspec.json.Encoder()
 _report_decoder = msgspec.json.Decoder(PodReport)
 

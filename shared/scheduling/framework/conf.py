@@ -46,7 +46,7 @@ class Kind(enum.StrEnum):
 
     ``NAMESPACE_ORDER``, ``HIERARCHY``, ``BEST_NODE`` and ``VICTIM`` are accepted, as
     Volcano's configurations write them, and gate nothing: no vcbus plugin registers such a
-    function (the README's "How vcbus differs from Volcano" lists them).
+    function (docs/volcano-differences.md lists them).
     """
 
     JOB_ORDER = "JobOrder"

@@ -1,4 +1,4 @@
-"""``vcbus topics`` on a real broker: every topic made as deploy/topics.yaml says."""
+"""``vcbus topics`` on a real broker: every topic made as shared/runtime/topics.yaml says."""
 
 from __future__ import annotations
 
@@ -49,7 +49,7 @@ def test_vcbus_topics_creates_every_topic_with_its_copies_and_configs(
     assert main(["topics"]) == 0
     printed = capsys.readouterr().out.splitlines()
     assert printed[0].startswith("topic table: ")
-    assert printed[0].endswith("deploy/topics.yaml")
+    assert printed[0].endswith("shared/runtime/topics.yaml")
     assert f"{topic_prefix}queues  partitions=4  replication-factor=1  " in "\n".join(printed)
     names = ["queues", "pods", "jobs.submitted", "job-controller.jobs.changelog", "allocator.lease"]
     found = asyncio.run(described(kafka_bootstrap, [f"{topic_prefix}{n}" for n in names]))

@@ -1,4 +1,4 @@
-"""docker-compose.yml, deploy/Dockerfile, deploy/topics.yaml and deploy/k8s are checked here.
+"""docker-compose.yml, deploy/Dockerfile, the topic table and deploy/k8s are checked here.
 
 No Docker engine or Kubernetes runs in CI, so these tests check what can be checked without
 one: every file parses, every service it names is a vcbus service run by a real CLI command,
@@ -28,6 +28,7 @@ from services.cli.serve import add_service_options, system_conf
 from shared.runtime.clock import SystemClock
 from shared.runtime.service import Service
 from shared.runtime.settings import Settings
+from shared.runtime.topic_table import SHIPPED_TABLE
 from shared.runtime.topology import service_topics, topic_configs
 from shared.scheduling.scheduler import parse_conf
 
@@ -68,13 +69,13 @@ def services(settings: Settings) -> list[Service]:
 
 
 def shipped_settings() -> Settings:
-    """The settings of an installation that uses deploy/topics.yaml as it is."""
+    """The settings of an installation that uses shared/runtime/topics.yaml as it is."""
     return Settings.from_env({"KAFKA_BOOTSTRAP_SERVERS": "unused"})
 
 
 def table_names() -> set[str]:
-    """The topics of the topic table, deploy/topics.yaml (without prefix)."""
-    table = yaml.safe_load((DEPLOY / "topics.yaml").read_text())
+    """The topics of the topic table, shared/runtime/topics.yaml (without prefix)."""
+    table = yaml.safe_load(SHIPPED_TABLE.read_text())
     return {t["name"] for t in table["topics"]}
 
 
@@ -201,15 +202,15 @@ def test_topic_step_runs_vcbus_topics_for_one_broker_when_compose_is_read(compos
 
 
 def test_topic_table_lists_exactly_the_topics_in_use_when_compared_with_the_code():
-    """A topic added to contracts/topics.py (or a new store or lease) goes in deploy/topics.yaml."""
+    """A topic added to contracts/topics.py (or a new store or lease) goes in the topic table."""
     settings = shipped_settings()
     expected = {
         config.name.removeprefix(PREFIX)
         for config in topic_configs(services(settings), PREFIX, 4, settings.topics)
     }
     listed = table_names()
-    assert not listed - expected, "deploy/topics.yaml names topics no service uses"
-    assert not expected - listed, "topics in use are missing from deploy/topics.yaml"
+    assert not listed - expected, "shared/runtime/topics.yaml names topics no service uses"
+    assert not expected - listed, "topics in use are missing from shared/runtime/topics.yaml"
 
 
 def test_topic_table_keeps_tables_and_changelogs_and_suits_three_brokers_when_read():
@@ -231,10 +232,18 @@ def test_topic_table_keeps_tables_and_changelogs_and_suits_three_brokers_when_re
         service_topics(table, service, PREFIX, 4)  # refuses a table its views would lose
 
 
-def test_the_image_carries_the_topic_table_where_vcbus_looks_when_the_dockerfile_is_read():
+def test_the_image_installs_the_package_with_its_data_when_the_dockerfile_is_read():
+    """The topic table and the demo jobs are package data: the image needs no copy of its own."""
     text = (DEPLOY / "Dockerfile").read_text()
-    target = matched(r"^COPY deploy/topics\.yaml (\S+)$", text).group(1)
-    assert matched(r"VCBUS_TOPICS_FILE=(\S+)", text).group(1) == target
+    assert matched(r"^RUN uv sync (.+)$", text).group(1).split() == [
+        "--locked",
+        "--no-editable",
+        "--no-cache",
+    ]
+    assert "VCBUS_TOPICS_FILE" not in text
+    package_data = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    assert "*.yaml" in package_data["package-data"]["*"]  # the topic table is one
+    assert SHIPPED_TABLE.is_file()
 
 
 def test_entrypoint_is_the_cli_and_command_parses_when_the_dockerfile_is_read():
@@ -351,7 +360,8 @@ def test_topic_job_runs_vcbus_topics_with_the_settings_when_manifests_are_read()
 
 
 def test_every_setting_is_documented_when_deploy_files_use_it(compose):
-    readme = (ROOT / "README.md").read_text()
+    """In docs/configuration.md, the page of every setting the README links."""
+    readme = (ROOT / "docs" / "configuration.md").read_text()
     texts = [
         (ROOT / "docker-compose.yml").read_text(),
         *(p.read_text() for p in K8S.glob("*.yaml")),
@@ -362,11 +372,11 @@ def test_every_setting_is_documented_when_deploy_files_use_it(compose):
     assert not {name for name in used if f"`{name}`" not in readme}
 
 
-def test_make_up_builds_the_image_before_starting_as_the_readme_says():
+def test_make_up_builds_the_image_before_starting_as_docs_operations_says():
     makefile = (ROOT / "Makefile").read_text()
     recipe = matched(r"^up:\n\t(.+)$", makefile).group(1)
     assert recipe == "docker compose up -d --build"
-    assert "docker compose up -d --build" in (ROOT / "README.md").read_text()
+    assert "docker compose up -d --build" in (ROOT / "docs" / "operations.md").read_text()
 
 
 def test_each_compose_replica_is_its_own_instance_when_started_in_its_container(

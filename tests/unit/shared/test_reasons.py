@@ -1,4 +1,4 @@
-"""SPEC A8's reason ranking, shared by the scheduler and the read model, and the README's table."""
+"""SPEC A8's reason ranking, shared by the scheduler and the read model, and docs/cli.md's table."""
 
 from __future__ import annotations
 
@@ -18,8 +18,8 @@ def test_an_unlisted_allocator_reason_ranks_with_gang_unschedulable() -> None:
     assert reason_rank("NotEnoughTasks") == reason_rank("GangUnschedulable")
 
 
-def test_the_readme_table_lists_every_ranked_reason_in_rank_order() -> None:
-    readme = (ROOT / "README.md").read_text()
+def test_the_cli_page_table_lists_every_ranked_reason_in_rank_order() -> None:
+    readme = (ROOT / "docs" / "cli.md").read_text()
     rows = re.findall(r"^\| (\d+) \| `(\w+)` \|", readme, flags=re.MULTILINE)
 
     assert [code for _, code in rows] == list(REASON_RANK)

@@ -1,4 +1,4 @@
-"""The topic table: read from deploy/topics.yaml, set for the cluster, refused when unusable."""
+"""The topic table (topics.yaml): read, set for the cluster, refused when unusable."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from shared.runtime.service import Service
 from shared.runtime.settings import Settings
 from shared.runtime.table import Table
 from shared.runtime.topic_table import (
-    SOURCE_TABLE,
+    SHIPPED_TABLE,
     TopicPolicy,
     TopicTableError,
     load_topic_table,
@@ -100,9 +100,10 @@ def test_a_missing_or_broken_file_is_refused_with_the_fix(tmp_path: Path) -> Non
         load_topic_table(table("topics: [", tmp_path))
 
 
-def test_the_file_is_vcbus_topics_file_else_the_source_trees(tmp_path: Path) -> None:
-    assert table_path({}) == SOURCE_TABLE
-    assert SOURCE_TABLE.is_file()
+def test_the_file_is_vcbus_topics_file_else_the_one_shipped_in_the_package(tmp_path: Path) -> None:
+    assert table_path({}) == SHIPPED_TABLE
+    assert SHIPPED_TABLE.is_file()
+    assert Settings.from_env(ENV).topics.source == str(SHIPPED_TABLE)
     path = table("topics: [{name: queues, config: {cleanup.policy: compact}}]\n", tmp_path)
     settings = Settings.from_env({**ENV, "VCBUS_TOPICS_FILE": str(path)})
     assert settings.topics.source == str(path)
