@@ -137,6 +137,9 @@ class EnqueueAction:
                 plans.admitted(job)
             elif plans.turned_away(job, set(ssn.enqueue_reasons.get(job.key, {}))):
                 _admit(ssn, job, queue)
+            elif plans.backfills(job, set(ssn.enqueue_reasons.get(job.key, {}))):
+                _admit(ssn, job, queue)
+                plans.admitted(job)
             queues.push(queue)
 
 

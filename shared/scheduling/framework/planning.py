@@ -23,10 +23,12 @@ without one, and clusters where no job has one, behave as before.
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from functools import cmp_to_key
 
 import numpy as np
 
 from contracts.keys import JobKey
+from contracts.objects.podgroup import PodGroupPhase
 from shared.reasons import CLUSTER_OVERUSED, QUEUE_OVER_CAPABILITY
 from shared.scheduling.framework.extension_points import NodeFilter
 from shared.scheduling.framework.plan import (
@@ -139,6 +141,49 @@ class EnqueuePlans:
         self._planned: set[str] = set()
         self._plans: list[tuple[Plan, FloatArray]] = []
         """Each plan with the idle capacity it does not keep, less later admissions."""
+        self._free: FloatArray | None = None
+        """The idle capacity no admitted job waits for (an admitted job not placed whose
+        minimum fits it takes its part first, in job order), less this pass's admissions;
+        made once a plan exists."""
+        self._plan_admitted()
+
+    def _plan_admitted(self) -> None:
+        """Plan each queue's first admitted job that is not placed yet, with a time limit.
+
+        Such a job is what EASY calls the head: it waits for room the running pods give
+        back. Its plan keeps that room; the idle capacity it does not keep is free for
+        jobs the budget turns away only because admitted jobs hold it (:meth:`backfills`).
+        """
+        ssn = self._ssn
+        heads: dict[str, JobInfo] = {}
+        waiting: list[JobInfo] = []
+        for job in ssn.jobs.values():
+            if job.phase is not PodGroupPhase.INQUEUE or job.is_ready() or job.is_pipelined():
+                continue
+            waiting.append(job)
+            if job.podgroup.active_deadline_seconds is None:
+                continue
+            held = heads.get(job.queue)
+            if held is None or ssn.job_order_fn(job, held):
+                heads[job.queue] = job
+        planned: set[JobKey] = set()
+        for job in heads.values():
+            plan = plan_head(ssn, job)
+            if plan is None or plan.start <= ssn.now:
+                continue
+            planned.add(job.key)
+            self._plans.append((plan, ssn.matrix.idle[~plan.kept].sum(axis=0)))
+        if not self._plans:
+            return
+        free = ssn.matrix.idle.sum(axis=0)
+        order = cmp_to_key(lambda a, b: -1 if ssn.job_order_fn(a, b) else 1)
+        for job in sorted(waiting, key=order):
+            if job.key in planned:
+                continue
+            need = np.maximum(self._minimum(job) - ssn.matrix.vector(job.allocated.as_dict()), 0)
+            if not np.any(need > free + 1e-9):
+                free -= need
+        self._free = free
 
     def _minimum(self, job: JobInfo) -> FloatArray:
         return self._ssn.matrix.vector(dict(job.podgroup.min_resources))
@@ -158,6 +203,8 @@ class EnqueuePlans:
         """Count ``job``'s minimum against the spare capacity of the plans it outlasts."""
         end = job_end(job, self._ssn.now)
         minimum = self._minimum(job)
+        if self._free is not None:
+            np.subtract(self._free, minimum, out=self._free)
         for plan, spare in self._plans:
             if end is None or end > plan.start:
                 np.subtract(spare, minimum, out=spare)
@@ -172,6 +219,26 @@ class EnqueuePlans:
         if queue is not None and queue.capability is None:
             return {CLUSTER_OVERUSED, QUEUE_OVER_CAPABILITY}
         return {CLUSTER_OVERUSED}
+
+    def backfills(self, job: JobInfo, reasons: set[str]) -> bool:
+        """Whether to admit ``job`` past the budget: EASY backfill at admission.
+
+        Only once a plan exists (a head waits for room), for a job with a time limit that
+        only the budget turned away (:meth:`_budget_only`), whose minimum fits the idle
+        capacity no admitted job waits for, and that delays no plan (it ends by each
+        plan's start, or fits the capacity the plan does not keep: :meth:`blocks`).
+        Without it, a head admitted before its room was free holds the budget, and jobs
+        that would end long before that room comes wait for it too.
+        """
+        if self._free is None or job_end(job, self._ssn.now) is None:
+            return False
+        if not reasons or not reasons <= self._budget_only(job):
+            return False
+        if any(plan.job == job.key for plan, _ in self._plans):
+            return False
+        minimum = self._minimum(job)
+        asked = minimum > 0
+        return not np.any(minimum[asked] > self._free[asked] + 1e-9)
 
     def turned_away(self, job: JobInfo, reasons: set[str]) -> bool:
         """Plan the first job of its queue the budget turned away; whether to admit it now.
