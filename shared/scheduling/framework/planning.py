@@ -23,7 +23,6 @@ without one, and clusters where no job has one, behave as before.
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from functools import cmp_to_key
 
 import numpy as np
 
@@ -41,6 +40,7 @@ from shared.scheduling.framework.plan import (
     releases,
     shapes_of,
 )
+from shared.scheduling.framework.priority_queue import PriorityQueue
 from shared.scheduling.framework.session import Session
 from shared.scheduling.model import JobInfo, TaskInfo
 from shared.scheduling.node_matrix import BoolArray, FloatArray, IntArray, NodeMatrix
@@ -176,10 +176,12 @@ class EnqueuePlans:
         if not self._plans:
             return
         free = ssn.matrix.idle.sum(axis=0)
-        order = cmp_to_key(lambda a, b: -1 if ssn.job_order_fn(a, b) else 1)
-        for job in sorted(waiting, key=order):
-            if job.key in planned:
-                continue
+        ordered: PriorityQueue[JobInfo] = PriorityQueue(ssn.job_order_fn)
+        for job in waiting:
+            if job.key not in planned:
+                ordered.push(job)
+        while not ordered.empty():
+            job = ordered.pop()
             need = np.maximum(self._minimum(job) - ssn.matrix.vector(job.allocated.as_dict()), 0)
             if not np.any(need > free + 1e-9):
                 free -= need

@@ -27,7 +27,7 @@ TRACE = """\
 
 def _starts() -> dict[str, float]:
     document = trace_document(read_trace(TRACE.splitlines()), Shape(nodes=10), walltime="run")
-    outcome: dict[str, Any] = simulate_document(document)  # type: ignore[assignment]
+    outcome: dict[str, Any] = simulate_document(document)
     return {
         key.removeprefix("default/"): job["times"]["running"]
         for key, job in outcome["jobs"].items()
