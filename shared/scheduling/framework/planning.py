@@ -9,7 +9,10 @@ and applies the plans in both scheduling services:
   (the capacity idle now holds its gang) it is admitted although the budget is spent (jobs
   admitted but not placed hold it), so later jobs cannot hold it back forever. Until then
   a later job is admitted only if it ends by the planned start, or its minimum fits the
-  idle capacity the plan does not keep.
+  idle capacity the plan does not keep. The first admitted job of a queue not placed yet
+  (admitted before its room was free) is planned too, and a job the budget alone turns
+  away is admitted when it fits the idle capacity no admitted job waits for and delays no
+  plan (:meth:`EnqueuePlans.backfills`): EASY backfill past a head that holds the budget.
 - allocate (:func:`plan_head` and the ``predicates`` filter it registers): the first job of
   each queue that cannot start now (or is still Pending) keeps the nodes its planned start
   needs; a pod of another job takes a kept node only if its job ends by that start.
