@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from services.simulation.job_metrics import JobRun, job_metrics
 from services.simulation.swf import TraceJob, job_limit
 
-POLICIES = ("fcfs", "greedy", "easy")
+POLICIES = ("fcfs", "greedy", "easy", "easy-sjbf")
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +69,14 @@ def _greedy(machine: _Machine, queue: list[_Job], now: float) -> None:
 
 
 def _easy(machine: _Machine, queue: list[_Job], now: float) -> None:
+    _backfill(machine, queue, now, shortest_first=False)
+
+
+def _easy_sjbf(machine: _Machine, queue: list[_Job], now: float) -> None:
+    _backfill(machine, queue, now, shortest_first=True)
+
+
+def _backfill(machine: _Machine, queue: list[_Job], now: float, *, shortest_first: bool) -> None:
     _fcfs(machine, queue, now)
     if not queue:
         return
@@ -80,7 +88,10 @@ def _easy(machine: _Machine, queue: list[_Job], now: float) -> None:
         if free >= head.processors:
             shadow, extra = limit_end, free - head.processors
             break
-    for job in list(queue[1:]):
+    candidates = queue[1:]
+    if shortest_first:
+        candidates = sorted(candidates, key=lambda j: (j.limit, j.index))
+    for job in candidates:
         if job.processors > machine.free:
             continue
         if now + job.limit <= shadow:
@@ -92,7 +103,12 @@ def _easy(machine: _Machine, queue: list[_Job], now: float) -> None:
             queue.remove(job)
 
 
-_POLICIES: dict[str, Policy] = {"fcfs": _fcfs, "greedy": _greedy, "easy": _easy}
+_POLICIES: dict[str, Policy] = {
+    "fcfs": _fcfs,
+    "greedy": _greedy,
+    "easy": _easy,
+    "easy-sjbf": _easy_sjbf,
+}
 
 
 def simulate(

@@ -29,7 +29,9 @@ Deliberate deviations:
   reservation's target is Pending (SPEC A6).
 - Planned starts (SPEC A15, ``framework.planning``): the first job of a queue the budget
   turns away gets a planned start; once it has come the job is admitted past the budget,
-  and until then a later job that would delay it stays Pending.
+  and until then a later job that would delay it stays Pending. A job the budget alone
+  turns away while an admitted job waits for room is admitted when it fits the idle
+  capacity and delays no plan (EASY backfill at admission).
 - ``ScheduleStartTimestamp`` is not stamped here: the time a PodGroup was first seen comes
   with the snapshot (``PodGroupState.first_seen``), so it survives a restart.
 """
@@ -137,6 +139,9 @@ class EnqueueAction:
                 plans.admitted(job)
             elif plans.turned_away(job, set(ssn.enqueue_reasons.get(job.key, {}))):
                 _admit(ssn, job, queue)
+            elif plans.backfills(job, set(ssn.enqueue_reasons.get(job.key, {}))):
+                _admit(ssn, job, queue)
+                plans.admitted(job)
             queues.push(queue)
 
 

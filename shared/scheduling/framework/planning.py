@@ -9,7 +9,10 @@ and applies the plans in both scheduling services:
   (the capacity idle now holds its gang) it is admitted although the budget is spent (jobs
   admitted but not placed hold it), so later jobs cannot hold it back forever. Until then
   a later job is admitted only if it ends by the planned start, or its minimum fits the
-  idle capacity the plan does not keep.
+  idle capacity the plan does not keep. The first admitted job of a queue not placed yet
+  (admitted before its room was free) is planned too, and a job the budget alone turns
+  away is admitted when it fits the idle capacity no admitted job waits for and delays no
+  plan (:meth:`EnqueuePlans.backfills`): EASY backfill past a head that holds the budget.
 - allocate (:func:`plan_head` and the ``predicates`` filter it registers): the first job of
   each queue that cannot start now (or is still Pending) keeps the nodes its planned start
   needs; a pod of another job takes a kept node only if its job ends by that start.
@@ -27,6 +30,7 @@ from datetime import datetime, timedelta
 import numpy as np
 
 from contracts.keys import JobKey
+from contracts.objects.podgroup import PodGroupPhase
 from shared.reasons import CLUSTER_OVERUSED, QUEUE_OVER_CAPABILITY
 from shared.scheduling.framework.extension_points import NodeFilter
 from shared.scheduling.framework.plan import (
@@ -39,6 +43,7 @@ from shared.scheduling.framework.plan import (
     releases,
     shapes_of,
 )
+from shared.scheduling.framework.priority_queue import PriorityQueue
 from shared.scheduling.framework.session import Session
 from shared.scheduling.model import JobInfo, TaskInfo
 from shared.scheduling.node_matrix import BoolArray, FloatArray, IntArray, NodeMatrix
@@ -139,6 +144,51 @@ class EnqueuePlans:
         self._planned: set[str] = set()
         self._plans: list[tuple[Plan, FloatArray]] = []
         """Each plan with the idle capacity it does not keep, less later admissions."""
+        self._free: FloatArray | None = None
+        """The idle capacity no admitted job waits for (an admitted job not placed whose
+        minimum fits it takes its part first, in job order), less this pass's admissions;
+        made once a plan exists."""
+        self._plan_admitted()
+
+    def _plan_admitted(self) -> None:
+        """Plan each queue's first admitted job that is not placed yet, with a time limit.
+
+        Such a job is what EASY calls the head: it waits for room the running pods give
+        back. Its plan keeps that room; the idle capacity it does not keep is free for
+        jobs the budget turns away only because admitted jobs hold it (:meth:`backfills`).
+        """
+        ssn = self._ssn
+        heads: dict[str, JobInfo] = {}
+        waiting: list[JobInfo] = []
+        for job in ssn.jobs.values():
+            if job.phase is not PodGroupPhase.INQUEUE or job.is_ready() or job.is_pipelined():
+                continue
+            waiting.append(job)
+            if job.podgroup.active_deadline_seconds is None:
+                continue
+            held = heads.get(job.queue)
+            if held is None or ssn.job_order_fn(job, held):
+                heads[job.queue] = job
+        planned: set[JobKey] = set()
+        for job in heads.values():
+            plan = plan_head(ssn, job)
+            if plan is None or plan.start <= ssn.now:
+                continue
+            planned.add(job.key)
+            self._plans.append((plan, ssn.matrix.idle[~plan.kept].sum(axis=0)))
+        if not self._plans:
+            return
+        free = ssn.matrix.idle.sum(axis=0)
+        ordered: PriorityQueue[JobInfo] = PriorityQueue(ssn.job_order_fn)
+        for job in waiting:
+            if job.key not in planned:
+                ordered.push(job)
+        while not ordered.empty():
+            job = ordered.pop()
+            need = np.maximum(self._minimum(job) - ssn.matrix.vector(job.allocated.as_dict()), 0)
+            if not np.any(need > free + 1e-9):
+                free -= need
+        self._free = free
 
     def _minimum(self, job: JobInfo) -> FloatArray:
         return self._ssn.matrix.vector(dict(job.podgroup.min_resources))
@@ -158,6 +208,8 @@ class EnqueuePlans:
         """Count ``job``'s minimum against the spare capacity of the plans it outlasts."""
         end = job_end(job, self._ssn.now)
         minimum = self._minimum(job)
+        if self._free is not None:
+            np.subtract(self._free, minimum, out=self._free)
         for plan, spare in self._plans:
             if end is None or end > plan.start:
                 np.subtract(spare, minimum, out=spare)
@@ -172,6 +224,26 @@ class EnqueuePlans:
         if queue is not None and queue.capability is None:
             return {CLUSTER_OVERUSED, QUEUE_OVER_CAPABILITY}
         return {CLUSTER_OVERUSED}
+
+    def backfills(self, job: JobInfo, reasons: set[str]) -> bool:
+        """Whether to admit ``job`` past the budget: EASY backfill at admission.
+
+        Only once a plan exists (a head waits for room), for a job with a time limit that
+        only the budget turned away (:meth:`_budget_only`), whose minimum fits the idle
+        capacity no admitted job waits for, and that delays no plan (it ends by each
+        plan's start, or fits the capacity the plan does not keep: :meth:`blocks`).
+        Without it, a head admitted before its room was free holds the budget, and jobs
+        that would end long before that room comes wait for it too.
+        """
+        if self._free is None or job_end(job, self._ssn.now) is None:
+            return False
+        if not reasons or not reasons <= self._budget_only(job):
+            return False
+        if any(plan.job == job.key for plan, _ in self._plans):
+            return False
+        minimum = self._minimum(job)
+        asked = minimum > 0
+        return not np.any(minimum[asked] > self._free[asked] + 1e-9)
 
     def turned_away(self, job: JobInfo, reasons: set[str]) -> bool:
         """Plan the first job of its queue the budget turned away; whether to admit it now.
