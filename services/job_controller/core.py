@@ -66,7 +66,7 @@ from services.job_controller.execution import FOLLOW_UPS, Execution
 from services.job_controller.policies import Action, PolicyEvent, Request
 from services.job_controller.state import JobRecord, PodState, PolicyTimer
 from services.job_controller.status import status_view
-from services.job_controller.update import UPDATE_REJECTED, update_error
+from shared.job_update import UPDATE_REJECTED, update_error
 from shared.reasons import EVICTION_CONDITIONS
 from shared.step import Ctx, Step, Tick
 from shared.views.phases import FINAL_PHASES
