@@ -317,10 +317,11 @@ def health_lines(names: list[str], first_port: int) -> str:
     )
 
 
-READY_MARK = b"partitions_assigned"
-"""What a service logs once its consumer has its partitions: it handles records from then."""
+READY_MARKS = (b"partitions_assigned", b"lease_acquired")
+"""What a service logs once it handles records: its consumer has its partitions, or (a
+singleton) it holds the lease."""
 READY_READ_BYTES = 1 << 20
-"""How much of a service's log is read for :data:`READY_MARK` (it comes early)."""
+"""How much of a service's log is read for :data:`READY_MARKS` (it comes early)."""
 STARTUP_WAIT_SECONDS = 60.0
 """How long ``up --demo`` waits for its services before it submits the demo all the same."""
 
@@ -331,10 +332,11 @@ def ready_services(log_dir: Path, names: list[str]) -> list[str]:
     for name in names:
         try:
             with (log_dir / f"{name}.log").open("rb") as log:
-                if READY_MARK in log.read(READY_READ_BYTES):
-                    ready.append(name)
+                text = log.read(READY_READ_BYTES)
         except OSError:
             continue
+        if any(mark in text for mark in READY_MARKS):
+            ready.append(name)
     return ready
 
 

@@ -58,12 +58,15 @@ def test_each_service_health_address_is_printed_when_health_ports_are_on():
 def test_a_service_is_ready_once_its_log_says_it_has_its_partitions(tmp_path: Path) -> None:
     (tmp_path / "cluster.log").write_bytes(b"... service_starting\n... partitions_assigned\n")
     (tmp_path / "admission.log").write_bytes(b"... service_starting\n")
-    names = ["cluster", "admission", "allocator"]  # the allocator has no log yet
+    (tmp_path / "allocator.log").write_bytes(b"... lease_acquired\n")  # a singleton leads
+    names = ["cluster", "admission", "allocator", "job-controller"]  # the last: no log yet
 
     ready = ready_services(tmp_path, names)
 
-    assert ready == ["cluster"]
-    assert starting_line(names, ready) == "starting services: admission, allocator… (1/3 ready)"
+    assert ready == ["cluster", "allocator"]
+    assert starting_line(names, ready) == (
+        "starting services: admission, job-controller… (2/4 ready)"
+    )
 
 
 def test_the_demo_says_why_a_pending_job_waits_once_per_change() -> None:
