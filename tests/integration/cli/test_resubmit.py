@@ -92,7 +92,8 @@ def test_submit_says_what_a_resubmission_does_and_a_refused_update_changes_nothi
     status, out, _ = submit(job(replicas=3))
     assert (status, out.split(" trace_id=")[0]) == (
         0,
-        "job default/resub updated (minAvailable, tasks[worker].replicas, tasks[worker].minAvailable)",
+        "job default/resub updated "
+        "(minAvailable, tasks[worker].replicas, tasks[worker].minAvailable)",
     )
     accepted_trace = out.split("trace_id=")[1].strip()
     eventually(lambda: "3 running" in described(), "the update's third pod running", system)

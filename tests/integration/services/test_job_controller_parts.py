@@ -63,7 +63,7 @@ async def test_a_job_kept_in_parts_is_restored_by_the_next_replica_which_complet
             )
 
         records = await read_topic(bus, changelog_topic(prefix, NAME, "jobs"), want=4)
-        latest = {record.key: record for record in records}
+        latest = {record.key or b"": record for record in records}
         assert sorted(latest) == [
             b"default/ten",
             b"default/ten#part/1",

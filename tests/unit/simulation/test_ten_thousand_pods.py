@@ -7,6 +7,8 @@ the split through a real broker is ``tests/integration/services/test_job_control
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from services.simulation.run import simulate_document
@@ -48,9 +50,10 @@ def test_a_job_of_ten_thousand_pods_is_admitted_runs_and_completes() -> None:
     out = simulate_document({"nodes": nodes, "jobs": [{"at": 0, "job": job}], "until": "settled"})
 
     assert (out["rejected"], out["deadLetters"], out["stoppedBy"]) == ({}, [], "settled")
-    result = out["jobs"]["default/big"]  # type: ignore[index]
+    jobs: Any = out["jobs"]
+    result = jobs["default/big"]
     assert (result["phase"], result["podgroup"]) == ("Completed", "Deleted")
     assert result["tasks"]["w"]["succeeded"] == PODS
-    pods = out["pods"]
-    assert len(pods) == PODS  # type: ignore[arg-type]
-    assert all(pod["phase"] == "Succeeded" and pod["node"] for pod in pods.values())  # type: ignore[union-attr]
+    pods: Any = out["pods"]
+    assert len(pods) == PODS
+    assert all(pod["phase"] == "Succeeded" and pod["node"] for pod in pods.values())
