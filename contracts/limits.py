@@ -4,8 +4,10 @@ Apache Kafka refuses a record over ``message.max.bytes``, 1 MiB by default: ever
 vcbus writes (outputs, dead letters, changelog state) stays under
 :data:`MAX_RECORD_BYTES`, counting its key, value and headers. Admission refuses a job
 whose records could not fit, before any of them is written: its ``JobAdmitted``, each of
-its pods and all of them together (:data:`MAX_JOB_PODS_BYTES`), and the job-controller's
-state of it (:func:`job_state_bytes`).
+its pods and all of them together (:data:`MAX_JOB_PODS_BYTES`), and each record of the
+job-controller's state of it (:func:`job_state_bytes`): that state is split, the job in
+one record and its pods in parts of :data:`POD_PART_PODS` pods, so a job's size is bounded
+by its replicas (10,000 by default), not by one record.
 """
 
 from __future__ import annotations
@@ -61,27 +63,34 @@ TASK_STATE_BYTES = 160
 """What the job-controller keeps per task in the job's last status (task counts)."""
 
 
-def job_state_bytes(
-    *, job_bytes: int, pods: int, names_bytes: int, tasks: int, timers: bool
-) -> int:
-    """Bound of the job-controller's changelog state of one job, in bytes.
+POD_PART_PODS = 512
+"""Most pods (and their creation counts and policy timers) one part record of the
+job-controller's state of a job holds; a job with more pods is kept in several parts."""
 
-    The state holds the job, then per pod its name three times (name, uid, creations
+
+def job_state_bytes(
+    *, job_bytes: int, tasks: int, longest_name: int, longest_task: int, timers: bool
+) -> int:
+    """Bound of the largest record of the job-controller's changelog state of one job.
+
+    The state is split (``services/job_controller/state.py``): one record holds the job
+    and what it keeps per job and per task; each part record holds at most
+    :data:`POD_PART_PODS` pods, with per pod its name three times (name, uid, creations
     count) and its task's name, and a policy timer with the name twice more when the job
     has a policy with a timeout.
 
     Args:
         job_bytes: size of the encoded (mutated) job.
-        pods: how many pods the job has at most (Σ replicas).
-        names_bytes: Σ over the pods of ``len(pod name)``, plus the length of its task
-            name.
         tasks: how many tasks the job has.
+        longest_name: the length of the job's longest pod name.
+        longest_task: the length of its longest task name.
         timers: whether a policy of the job has a ``timeout``.
 
     Returns:
         The bound; admission refuses the job when it is over :data:`MAX_EVENT_BYTES`.
     """
-    per_pod = pods * POD_STATE_BYTES + 3 * names_bytes
+    head = job_bytes + JOB_STATE_BYTES + tasks * TASK_STATE_BYTES
+    per_pod = POD_STATE_BYTES + 3 * longest_name + longest_task
     if timers:
-        per_pod += pods * POD_TIMER_BYTES + 2 * names_bytes
-    return job_bytes + JOB_STATE_BYTES + tasks * TASK_STATE_BYTES + per_pod
+        per_pod += POD_TIMER_BYTES + 2 * longest_name
+    return max(head, POD_PART_PODS * per_pod)

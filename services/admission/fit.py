@@ -8,9 +8,11 @@ A job is admitted only if everything vcbus would write about it stays under
   reads, the requests, node selector and tolerations of the spec) plus at most
   :data:`contracts.limits.POD_FIXED_BYTES` of names and Volcano's labels, and all its
   pods together, at most :data:`contracts.limits.MAX_JOB_PODS_BYTES`: ``PodsTooLarge``;
-- the job-controller's changelog state of it, which grows with replicas × names
+- each record of the job-controller's changelog state of it: the job's own, and each
+  part of :data:`contracts.limits.POD_PART_PODS` pods
   (:func:`contracts.limits.job_state_bytes`): ``JobStateTooLarge``. Its statuses and
-  PodGroups are parts of that state, so they fit too.
+  PodGroups are parts of that state, so they fit too. The pods of a job are bounded by
+  its replicas (``TooManyReplicas``, 10,000 by default), not by one record.
 
 Each message says the size, the limit, and what to change.
 """
@@ -26,6 +28,7 @@ from contracts.limits import (
     MAX_JOB_PODS_BYTES,
     MAX_RECORD_BYTES,
     POD_FIXED_BYTES,
+    POD_PART_PODS,
     job_state_bytes,
 )
 from contracts.objects.job import Job, TaskSpec
@@ -73,9 +76,10 @@ def record_violations(admitted: JobAdmitted) -> tuple[Violation, ...]:
                 path="spec.tasks",
                 reason="JobStateTooLarge",
                 message=(
-                    f"the job-controller's state of this job ({pods} pods, their names, "
-                    f"the job itself) could reach {state} bytes; the limit is {_LIMIT}: "
-                    "use fewer replicas or shorter names, or split the job"
+                    f"a record of the job-controller's state of this job ({pods} pods: the "
+                    f"job itself, or {POD_PART_PODS} pods with their names) could reach "
+                    f"{state} bytes; the limit is {_LIMIT}: use fewer tasks or shorter "
+                    "names, or split the job"
                 ),
             )
         )
@@ -126,18 +130,17 @@ def _pod_bytes(task: TaskSpec) -> int:
 
 def _state_bytes(job: Job) -> int:
     job_bytes = len(_ENCODER.encode(job)) + len(_ENCODER.encode(job.metadata.annotations))
-    names = 0
-    for task in job.spec.tasks:
-        if task.replicas > 0:
-            longest = len(f"{job.metadata.name}-{task.name}-{task.replicas - 1}")
-            names += task.replicas * (longest + len(task.name))
+    tasks = [task for task in job.spec.tasks if task.replicas > 0]
+    longest_name = max(
+        (len(f"{job.metadata.name}-{task.name}-{task.replicas - 1}") for task in tasks), default=0
+    )
     timers = any(policy.timeout for policy in job.spec.policies) or any(
         policy.timeout for task in job.spec.tasks for policy in task.policies
     )
     return job_state_bytes(
         job_bytes=job_bytes,
-        pods=sum(max(task.replicas, 0) for task in job.spec.tasks),
-        names_bytes=names,
         tasks=len(job.spec.tasks),
+        longest_name=longest_name,
+        longest_task=max((len(task.name) for task in tasks), default=0),
         timers=timers,
     )

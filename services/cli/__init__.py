@@ -8,24 +8,21 @@ exit status.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import importlib
-import importlib.metadata
-import logging
 import sys
-import traceback
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from services.cli import terminal
-from shared.bus.address import probe
-from shared.bus.errors import BrokerUnavailableError, BusError
-from shared.runtime.settings import Settings, SettingsError
-from shared.runtime.topic_table import TopicTableError
 
 if TYPE_CHECKING:
     from types import ModuleType
+
+    from shared.runtime.settings import Settings
+
+# The settings, the bus's errors and asyncio are imported where they are used, not here:
+# ``vcbus --version`` and each command pay only for what they use (docs/cli.md, start time).
 
 COMMANDS: tuple[str, ...] = (
     "up",
@@ -66,7 +63,7 @@ def build_parser(words: Sequence[str] = ()) -> argparse.ArgumentParser:
         prog="vcbus",
         description="Volcano's batch job lifecycle as services over Kafka.",
     )
-    parser.add_argument("--version", action="version", version=f"vcbus {_version()}")
+    parser.add_argument("--version", action=_Version, nargs=0, help="show the version and exit")
     parser.add_argument(
         DEBUG_FLAG,
         action="store_true",
@@ -84,7 +81,16 @@ def _command_modules(words: Sequence[str]) -> list[ModuleType]:
     return [importlib.import_module(f"services.cli.{name}") for name in chosen]
 
 
+class _Version(argparse.Action):
+    """``--version``, its version read only when asked (reading it costs an import)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        parser.exit(message=f"vcbus {_version()}\n")
+
+
 def _version() -> str:
+    import importlib.metadata  # noqa: PLC0415 - only --version and --help read it
+
     try:
         return importlib.metadata.version("vcbus")
     except importlib.metadata.PackageNotFoundError:
@@ -121,6 +127,11 @@ def require_broker(settings: Settings) -> None:
         BrokerUnavailableError: none answered, naming each address and why (it does not
             resolve, nothing listens there, or no answer in time).
     """
+    import asyncio  # noqa: PLC0415 - see the module's imports
+
+    from shared.bus.address import probe  # noqa: PLC0415
+    from shared.bus.errors import BrokerUnavailableError  # noqa: PLC0415
+
     servers = settings.kafka.bootstrap_servers
     why = asyncio.run(probe(servers, BROKER_WAIT))
     if why is not None:
@@ -137,6 +148,8 @@ def _quiet_clients(quiet: bool) -> Iterator[None]:
     logging setup of the same process added; ``--debug`` and the service commands (whose
     output is a service's log) leave them be. The logger is restored afterwards.
     """
+    import logging  # noqa: PLC0415 - see the module's imports
+
     client = logging.getLogger("aiokafka")
     if not quiet:
         yield
@@ -170,6 +183,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with _quiet_clients(not debug and args.command not in SERVICE_COMMANDS):
             if args.command in BROKER_COMMANDS:
+                from shared.runtime.settings import Settings  # noqa: PLC0415
+
                 require_broker(Settings.from_env())
             return func(args)
     except KeyboardInterrupt:
@@ -177,6 +192,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # noqa: BLE001 - the one place every failure is reported
         status, lines = explain(exc)
         if debug or (status == EXIT_FAILED and args.command in SERVICE_COMMANDS):
+            import traceback  # noqa: PLC0415 - see the module's imports
+
             traceback.print_exc()
         terminal.error(f"vcbus {args.command}: " + "\n  ".join(lines) + "\n")
         return status
@@ -184,6 +201,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def explain(exc: Exception) -> tuple[int, list[str]]:
     """The exit status for ``exc`` and the lines (one or two) that tell the user."""
+    from shared.bus.errors import BrokerUnavailableError, BusError  # noqa: PLC0415
+    from shared.runtime.settings import SettingsError  # noqa: PLC0415
+    from shared.runtime.topic_table import TopicTableError  # noqa: PLC0415
+
     match exc:
         case BrokerUnavailableError():
             return EXIT_NO_BROKER, [str(exc), NO_BROKER_HINT]

@@ -68,6 +68,8 @@ class Verdict:
     violations_omitted: int = 0
     warnings: tuple[str, ...] = ()
     """Unknown fields admitted under ``--validate=warn``, in kubectl's words."""
+    spec_digest: str = ""
+    """An admitted job's spec digest, as ``jobs.admitted`` carries it."""
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -156,7 +158,14 @@ def admit(
     (event,) = decide(queues, submission, Ctx(now=_EPOCH), AdmissionLimits())
     match event:
         case JobAdmitted():
-            return Verdict(True, event.manifest, (), event.job, warnings=_warnings(payload, fields))
+            return Verdict(
+                True,
+                event.manifest,
+                (),
+                event.job,
+                warnings=_warnings(payload, fields),
+                spec_digest=event.spec_digest,
+            )
         case JobRejected():
             decoded = decode(payload).submission
             job = mutate(decoded) if isinstance(decoded, Job) else None

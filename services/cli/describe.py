@@ -46,6 +46,7 @@ from services.cli.admissible import INADMISSIBLE, inadmissible, place_in_queue
 from services.cli.status import (
     StatusStore,
     add_verbose,
+    job_trace_id,
     pending_reasons,
     podgroup_phase_of,
     read_store,
@@ -176,8 +177,8 @@ def describe_job(
     lines += _will_bind(store, key)
     lines += _preemption(store, key, status)
     lines += _pods(store, key)
-    trace = status.trace_id if isinstance(status, JobStatusChanged) else ""
-    lines += _trace(trace or store.trace_id(Topic.JOBS_STATUS, key), jaeger_url)
+    shown = status if isinstance(status, JobStatusChanged) else None
+    lines += _trace(job_trace_id(store, key, shown), jaeger_url)
     lines += _events(events, now)
     return "\n".join(lines) + "\n"
 

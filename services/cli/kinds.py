@@ -28,6 +28,7 @@ from services.cli.admissible import INADMISSIBLE, inadmissible
 from services.cli.listing import Kind, Object, Query, Row
 from services.cli.status import StatusStore, pending_reasons, podgroup_phase_of, reason_of
 from services.cli.usage import node_of, used_by_node, used_by_queue
+from shared.views.age import time_left
 from shared.views.node_health import NodeHealth
 from shared.views.units import show_resources
 
@@ -244,6 +245,11 @@ def node_rows(store: StatusStore, query: Query) -> dict[str, Row]:
             "ready": str(health.readiness),
             "heartbeat": _heartbeat_object(health),
         }
+        expires = (
+            time_left(reservation.until, store.now())
+            if locked and reservation.until is not None
+            else "-"
+        )
         cells = (
             name,
             health.status(unschedulable=node.unschedulable),
@@ -252,7 +258,7 @@ def node_rows(store: StatusStore, query: Query) -> dict[str, Row]:
             show_resources(free, shown),
             f"{pods}/{node.allocatable['pods']}" if "pods" in node.allocatable else str(pods),
             locked or "-",
-            until or "-",
+            expires,
         )
         out[name] = Row(cells, obj, wide=(health.heartbeat_text(), health.limits_text()))
     return out
@@ -381,7 +387,7 @@ KINDS: dict[str, Kind] = {
     "nodes": Kind(
         "nodes",
         (Topic.NODES, Topic.PODS, Topic.BINDINGS, Topic.PODS_STATUS, Topic.RESERVATIONS),
-        ("NAME", "STATUS", "ALLOCATABLE", "ALLOCATED", "FREE", "PODS", "LOCKED FOR", "UNTIL"),
+        ("NAME", "STATUS", "ALLOCATABLE", "ALLOCATED", "FREE", "PODS", "LOCKED FOR", "EXPIRES"),
         node_rows,
         wide_header=("HEARTBEAT", "LIMITS"),
         state="STATUS",

@@ -22,6 +22,7 @@ from contracts import (
     TOPIC_SPECS,
     Event,
     JobAdmitted,
+    JobDeleted,
     JobStatusChanged,
     KeyKind,
     NodeHeartbeat,
@@ -40,7 +41,7 @@ from shared.node_lifecycle import NodeLifecycleConf
 from shared.runtime.clock import SystemClock
 from shared.runtime.settings import Settings
 from shared.runtime.topology import ensure_topics
-from shared.views.jobs import JobFold, JobView
+from shared.views.jobs import JobFold, JobView, replaces_spec, update_refusal
 from shared.views.node_health import NodeHealth, node_health
 from shared.views.pods import PodFold, PodRow
 from shared.views.reason import Reason, reason_candidates
@@ -57,6 +58,7 @@ __all__ = [
     "StatusStore",
     "add_verbose",
     "is_job_keyed",
+    "job_trace_id",
     "job_view",
     "pending_reasons",
     "podgroup_phase_of",
@@ -168,6 +170,8 @@ class StatusStore:
             key = record.key.decode("utf-8", "replace") if record.key else ""
             if not key:
                 key = f"{_UNNAMED}@{record.partition}:{record.offset}"
+            if isinstance(event, JobAdmitted) and not self._replaces_spec(key, event):
+                return
             self.latest[topic][key] = record
             self.touched.add(key)
             return
@@ -175,6 +179,26 @@ class StatusStore:
             self.reservation.apply(event)
         elif topic in POD_TOPICS and (pod := self._pods.apply(event)) is not None:
             self.touched.add(pod)
+
+    def _replaces_spec(self, key: str, admitted: JobAdmitted) -> bool:
+        """Whether ``admitted`` becomes the job's spec (:func:`~shared.views.jobs.replaces_spec`).
+
+        The spec the job has is the newest kept admission's, unless the job was deleted
+        since (its newest status is ``JobDeleted``).
+        """
+        if key not in self.latest[Topic.JOBS_ADMITTED]:
+            return True
+        return replaces_spec(self.accepted(key), admitted)
+
+    def accepted(self, key: str) -> JobAdmitted | None:
+        """The admission whose spec job ``key`` has (``None``: no such job, or deleted).
+
+        A refused update never replaces it (:func:`~shared.views.jobs.replaces_spec`).
+        """
+        if isinstance(self.get(Topic.JOBS_STATUS, key), JobDeleted):
+            return None
+        admitted = self.get(Topic.JOBS_ADMITTED, key)
+        return admitted if isinstance(admitted, JobAdmitted) else None
 
     def node_health(self, name: str) -> NodeHealth:
         """Node ``name``'s health now: Ready or NotReady, its heartbeat's age."""
@@ -396,6 +420,17 @@ def job_view(store: StatusStore, key: str, status: JobStatusChanged | None = Non
     if status is not None:
         fold.apply(status)
     return fold.jobs.get(key) or JobView(key)
+
+
+def job_trace_id(store: StatusStore, key: str, status: JobStatusChanged | None) -> str:
+    """The trace id shown for a job: its newest status's, or its accepted admission's.
+
+    A status that says an update was refused carries the refused submission's trace: the
+    job's is then its accepted admission's (:func:`~shared.views.jobs.update_refusal`).
+    """
+    if status is not None and update_refusal(status) is None:
+        return status.trace_id or store.trace_id(Topic.JOBS_STATUS, key)
+    return store.trace_id(Topic.JOBS_ADMITTED, key)
 
 
 def podgroup_phase_of(store: StatusStore, key: str) -> str:

@@ -11,6 +11,11 @@ the records of the submission's own trace on the jobs' partitions of ``jobs.stat
 (so an older life of the same job name is not taken for this one). A resubmission that
 changes nothing makes no new status; once its admission is seen, the job's current status
 stands for it.
+
+Before publishing, ``submit`` reads the current state of each job it names and says what
+the submission will do: ``created``, ``unchanged``, ``updated (FIELDS)``, or, for an update
+the job-controller would refuse (:func:`shared.job_update.update_error`, Volcano's rule
+and message), the refusal, and nothing is published (exit 1).
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from typing import TextIO
 import msgspec
 
 from contracts import (
+    JobAdmitted,
     JobDeleted,
     JobRejected,
     JobStatusChanged,
@@ -66,6 +72,7 @@ from shared.bus.kafka import AioKafkaBus
 from shared.bus.outbox import event_record
 from shared.bus.protocol import Bus
 from shared.bus.records import OutRecord, Record, oversized
+from shared.job_update import UPDATE_REJECTED, changed_fields, update_error
 from shared.reasons import INFEASIBLE, QUEUE_CLOSED, QUEUE_NOT_FOUND
 from shared.runtime.clock import SystemClock
 from shared.runtime.settings import Settings
@@ -227,10 +234,15 @@ def run(args: argparse.Namespace) -> int:
         ]
         submitted = [item for _, items in files for item in items]
         refusal = "".join(_unsendable(name, items, settings) for name, items in files)
+        answers: dict[str, str] = {}
         if not refusal:
             require_broker(settings)
-            verdicts = check(submitted, settings, fields)
-            refusal = _refused(", ".join(_where(name) for name, _ in files), verdicts)
+            store = asyncio.run(_current(settings, _job_keys(submitted, settings)))
+            verdicts = check(submitted, settings, fields, store=store)
+            where = ", ".join(_where(name) for name, _ in files)
+            refusal = _refused(where, verdicts)
+            if not refusal:
+                answers, refusal = answers_for(store, verdicts, where)
             if not refusal:
                 warned: list[Verdict | Submitted] = [*verdicts, *submitted]
                 terminal.error(
@@ -247,12 +259,7 @@ def run(args: argparse.Namespace) -> int:
         asyncio.run(publish(settings, [item.record for item in submitted]))
     finally:
         shutdown_tracing()
-    terminal.write(
-        "".join(
-            f"submitted {item.label or '(unnamed)'} trace_id={item.trace_id}\n"
-            for item in submitted
-        )
-    )
+    terminal.write("".join(_told(item, answers) for item in submitted))
     if not args.wait:
         return 0
     jobs_topic = f"{settings.topic_prefix}{Topic.JOBS_SUBMITTED}"
@@ -302,12 +309,21 @@ def check(
     submitted: list[Submitted],
     settings: Settings,
     fields: FieldValidation = FieldValidation.STRICT,
+    *,
+    store: StatusStore | None = None,
 ) -> list[Verdict]:
     """Admission's verdict on each document ``submitted`` publishes to ``jobs.submitted``.
 
-    The queues are those the ``queues`` topic declares, and those of the file.
+    The queues are those the ``queues`` topic declares (in ``store``, read when not
+    given), and those of the file.
     """
-    queues = asyncio.run(_declared_queues(settings))
+    if store is None:
+        store = asyncio.run(_current(settings, []))
+    queues = {
+        name: event.queue
+        for name in store.keys(Topic.QUEUES)
+        if isinstance(event := store.get(Topic.QUEUES, name), QueueDeclared)
+    }
     queues.update((item.queue.name, item.queue) for item in submitted if item.queue is not None)
     jobs_topic = f"{settings.topic_prefix}{Topic.JOBS_SUBMITTED}"
     return [
@@ -317,13 +333,69 @@ def check(
     ]
 
 
-async def _declared_queues(settings: Settings) -> dict[str, Queue]:
-    store = await read_store(AioKafkaBus(settings.kafka), settings, (Topic.QUEUES,))
-    return {
-        name: event.queue
-        for name in store.keys(Topic.QUEUES)
-        if isinstance(event := store.get(Topic.QUEUES, name), QueueDeclared)
-    }
+def _job_keys(submitted: list[Submitted], settings: Settings) -> list[str]:
+    jobs_topic = f"{settings.topic_prefix}{Topic.JOBS_SUBMITTED}"
+    return sorted(
+        {item.label for item in submitted if item.record.topic == jobs_topic and item.label}
+    )
+
+
+async def _current(settings: Settings, keys: list[str]) -> StatusStore:
+    """The declared queues and, of each job in ``keys``, its accepted spec and status."""
+    topics = (Topic.QUEUES, Topic.JOBS_ADMITTED, Topic.JOBS_STATUS) if keys else (Topic.QUEUES,)
+    return await read_store(AioKafkaBus(settings.kafka), settings, topics, keys=keys or None)
+
+
+def answer(accepted: JobAdmitted | None, verdict: Verdict) -> tuple[str, str]:
+    """What publishing an admitted job does to the job as it is now, or why it is refused.
+
+    Args:
+        accepted: the admission whose spec the job has (``None``: no such job).
+        verdict: admission's verdict on the submitted document (allowed).
+
+    Returns:
+        ``(answer, "")`` with ``created``, ``unchanged`` or ``updated (FIELDS)``; or
+        ``("", message)``: the job-controller would refuse the update, with Volcano's
+        message (:func:`shared.job_update.update_error`).
+    """
+    if accepted is None or verdict.job is None:
+        return "created", ""
+    if verdict.spec_digest == accepted.spec_digest:
+        return "unchanged", ""
+    error = update_error(accepted.manifest, verdict.job)
+    if error is not None:
+        return "", error
+    return f"updated ({', '.join(changed_fields(accepted.manifest, verdict.job))})", ""
+
+
+def answers_for(
+    store: StatusStore, verdicts: list[Verdict], where: str
+) -> tuple[dict[str, str], str]:
+    """Each admitted job's answer by key, and the refusals as text (empty: none)."""
+    answers: dict[str, str] = {}
+    refusals: list[str] = []
+    for verdict in verdicts:
+        if verdict.job is None or not verdict.label:
+            continue
+        said, refused = answer(store.accepted(verdict.label), verdict)
+        if refused:
+            refusals.append(f"vcbus submit: job {verdict.label}: {UPDATE_REJECTED}: {refused}\n")
+        else:
+            answers[verdict.label] = said
+    if not refusals:
+        return answers, ""
+    return answers, "".join(refusals) + (
+        f"vcbus submit: the job-controller would refuse {len(refusals)} update(s) of {where}; "
+        "nothing submitted (`vcbus delete job NAME` first to replace a job)\n"
+    )
+
+
+def _told(item: Submitted, answers: Mapping[str, str]) -> str:
+    """The line ``submit`` prints for one published record."""
+    said = answers.get(item.label)
+    if said is None:
+        return f"submitted {item.label or '(unnamed)'} trace_id={item.trace_id}\n"
+    return f"job {item.label} {said} trace_id={item.trace_id}\n"
 
 
 async def publish(settings: Settings, records: list[OutRecord]) -> None:

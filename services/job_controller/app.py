@@ -6,6 +6,7 @@ import functools
 from collections.abc import Mapping
 
 from contracts import Topic
+from contracts.limits import POD_PART_PODS
 from shared.bus.router import Route
 from shared.runtime.clock import Clock
 from shared.runtime.reactor import Entry, Reactor, Resync
@@ -15,17 +16,27 @@ from shared.state.changelog import ChangelogStore
 
 from .conf import ControllerConf
 from .core import ControllerInput, decide, next_deadline, steps_pending
-from .state import JobRecord
+from .state import JobRecord, RecordCodec
 from .status import counts_superseded
 
 NAME = "job-controller"
 
 
 def build_service(
-    settings: Settings, clock: Clock, *, priority_classes: Mapping[str, int] | None = None
+    settings: Settings,
+    clock: Clock,
+    *,
+    priority_classes: Mapping[str, int] | None = None,
+    pods_per_part: int = POD_PART_PODS,
 ) -> Service:
-    """The job-controller: per-job state in the ``jobs`` changelog, policy timeouts as timers."""
-    store = ChangelogStore[Entry[JobRecord]]("jobs", Entry[JobRecord])
+    """The job-controller: per-job state in the ``jobs`` changelog, policy timeouts as timers.
+
+    A job's state is written in records of at most ``pods_per_part`` pods each
+    (:class:`~services.job_controller.state.RecordCodec`).
+    """
+    store = ChangelogStore[Entry[JobRecord]](
+        "jobs", Entry[JobRecord], codec=RecordCodec(Entry[JobRecord], pods_per_part)
+    )
     conf = ControllerConf(priority_classes=dict(priority_classes or {}))
     reactor = Reactor[JobRecord, ControllerInput](
         functools.partial(decide, conf=conf),

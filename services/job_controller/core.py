@@ -63,10 +63,11 @@ from contracts.objects.podgroup import PodGroupPhase
 from services.job_controller import machine, policies
 from services.job_controller.conf import ControllerConf
 from services.job_controller.execution import FOLLOW_UPS, Execution
+from services.job_controller.pod_index import SUCCEEDED, replace_pod, summary
 from services.job_controller.policies import Action, PolicyEvent, Request
 from services.job_controller.state import JobRecord, PodState, PolicyTimer
 from services.job_controller.status import status_view
-from services.job_controller.update import UPDATE_REJECTED, update_error
+from shared.job_update import UPDATE_REJECTED, update_error
 from shared.reasons import EVICTION_CONDITIONS
 from shared.step import Ctx, Step, Tick
 from shared.views.phases import FINAL_PHASES
@@ -223,9 +224,6 @@ def _pod_event(old: PodState, new: PodState, record: JobRecord, reason: str) -> 
     return None
 
 
-_LIVE = (PodPhase.RUNNING, PodPhase.PENDING)
-
-
 def _task_spec(record: JobRecord, name: str) -> TaskSpec | None:
     return next((task for task in record.job.spec.tasks if task.name == name), None)
 
@@ -235,6 +233,9 @@ def _task_completed(record: JobRecord, task_name: str) -> bool:
     task = _task_spec(record, task_name)
     if task is None:
         return False
+    pods = summary(record.pods)
+    if pods.top.get(task_name, -1) < task.replicas:  # no pod beyond the replicas
+        return pods.counts.get(task_name, (0, 0, 0, 0, 0))[SUCCEEDED] >= task.replicas
     done = sum(
         1
         for pod in record.pods
@@ -251,12 +252,7 @@ def _task_failed(record: JobRecord, task_name: str) -> bool:
     limit = task.max_retry or machine.DEFAULT_MAX_RETRY
     if limit < 0:
         return False
-    restarts = sum(
-        pod.restarts
-        for pod in record.pods
-        if pod.restarts and pod.task == task_name and pod.phase in _LIVE
-    )
-    return restarts >= limit
+    return summary(record.pods).live_restarts.get(task_name, 0) >= limit
 
 
 def _pod_phase(
@@ -276,7 +272,7 @@ def _pod_phase(
     if new == old:
         return _taken(Step(record))
     work = Execution(record, ctx, conf)
-    work.update(pods=tuple(new if pod.name == new.name else pod for pod in record.pods))
+    work.update(pods=replace_pod(record.pods, new))
     bus_event = _pod_event(old, new, work.record, event.reason)
     failed = bus_event in (PolicyEvent.POD_FAILED, PolicyEvent.POD_EVICTED)
     request = Request(
@@ -329,7 +325,7 @@ def _binding_refused(
         return _taken(Step(record))
     new = msgspec.structs.replace(old, node=None, refused=True)
     work = Execution(record, ctx, conf)
-    work.update(pods=tuple(new if pod.name == new.name else pod for pod in record.pods))
+    work.update(pods=replace_pod(record.pods, new))
     if record.phase is JobPhase.PENDING:
         work.dispatch(Request(source=f"binding of pod {new.name} refused"))
     return _taken(work.step())

@@ -14,6 +14,7 @@ Deliberate deviations from Volcano are listed in :mod:`services.job_controller.c
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable
 from typing import assert_never
 
@@ -31,6 +32,7 @@ from services.job_controller import machine, policies
 from services.job_controller.conf import ControllerConf
 from services.job_controller.derived import JobFacts, job_facts
 from services.job_controller.machine import Counts, Operation
+from services.job_controller.pod_index import summary
 from services.job_controller.podgroup import assemble_podgroup, has_spec
 from services.job_controller.pods import build_pod, dependency_gate
 from services.job_controller.policies import Action, PolicyEvent, Request
@@ -179,11 +181,16 @@ class Execution:
 
     # -- pods --------------------------------------------------------------------------
 
-    def _sorted_pods(self, pods: list[PodState]) -> tuple[PodState, ...]:
+    def _with_pod(self, state: PodState) -> tuple[PodState, ...]:
+        """The pods with ``state`` added in its place: task order, then index."""
         order = self.facts.order
-        return tuple(
-            sorted(pods, key=lambda pod: (order.get(pod.task, len(order)), pod.task, pod.index))
-        )
+
+        def place(pod: PodState) -> tuple[int, str, int]:
+            return (order.get(pod.task, len(order)), pod.task, pod.index)
+
+        pods = list(self.record.pods)
+        bisect.insort(pods, state, key=place)
+        return tuple(pods)
 
     def create_pod(self, task: TaskSpec, index: int) -> None:
         """Create one pod, and start its PodPending policy timer if a policy has one."""
@@ -219,7 +226,7 @@ class Execution:
             )
         )
         state = PodState(name=name, task=task.name, index=index, uid=uid, version=record.version)
-        self.update(pods=self._sorted_pods([*self.record.pods, state]))
+        self.update(pods=self._with_pod(state))
         # Volcano raises PodPending when a pod is added: a PodPending policy with a
         # timeout starts its timer now (``addPod``).
         request = Request(
@@ -277,12 +284,11 @@ class Execution:
         facts = self.facts
         replicas = facts.replicas
         deleted = 0
-        for pod in record.pods:
-            if pod.index >= replicas.get(pod.task, 0):
-                deleted = self.delete_pods(lambda pod: pod.index >= replicas.get(pod.task, 0))
-                break
+        pods = summary(record.pods)
+        if any(top >= replicas.get(task, 0) for task, top in pods.top.items()):
+            deleted = self.delete_pods(lambda pod: pod.index >= replicas.get(pod.task, 0))
         before = self.record.pods
-        if len({(pod.task, pod.index) for pod in before}) >= facts.total_replicas:
+        if summary(before).slots >= facts.total_replicas:
             # Every pod left is a (task, index < replicas) of the spec: none is missing.
             return deleted
         for task in record.job.spec.tasks:
@@ -330,7 +336,7 @@ class Execution:
         if (
             verdict is None
             and cell.rule is machine.Rule.PENDING
-            and any(pod.refused for pod in self.record.pods)
+            and summary(self.record.pods).refused > 0
             and not self.record.timers  # a policy action to come may replace the failed pods
         ):
             verdict = machine.evaluate_broken_gang(self.record.job, counts)

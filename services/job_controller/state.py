@@ -9,20 +9,30 @@ what Volcano keeps elsewhere: the pending delayed policy actions
 event-sourced core needs for deterministic event ids (a generation counter). Idempotency
 by event id is the shell's (``shared.runtime.reactor``): records written before kept a
 bounded ``applied_ids`` too, which decoding ignores.
+
+:class:`RecordCodec` writes a job's record as changelog records of at most 1 MiB: a job
+with more than :data:`contracts.limits.POD_PART_PODS` pods (or creation counts, or policy
+timers) keeps them in parts, by ranges of pods, beside the record of the job itself; a
+record written whole before reads as it did.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
+from typing import Generic, TypeVar
 
 import msgspec
 
 from contracts.events.jobs_status import TaskCounts
 from contracts.keys import JobKey
+from contracts.limits import POD_PART_PODS
 from contracts.objects.job import Job, JobPhase
 from contracts.objects.meta import Condition
 from contracts.objects.pod import PodPhase
 from contracts.objects.podgroup import PodGroup, PodGroupPhase
+from services.job_controller.pod_index import summary
 
 
 class PodState(msgspec.Struct, frozen=True, kw_only=True):
@@ -136,14 +146,134 @@ class JobRecord(msgspec.Struct, frozen=True, kw_only=True):
     incarnations: dict[str, int] = {}
     eviction: Condition | None = None
     finished_at: datetime | None = None
+    parts: int = 0
+    """In a changelog head only: how many part records hold its pods (:class:`RecordCodec`)."""
 
     def pod(self, name: str) -> PodState | None:
         """Return the pod called ``name``, or ``None``."""
-        for pod in self.pods:
-            if pod.name == name:
-                return pod
-        return None
+        position = summary(self.pods).positions.get(name)
+        return None if position is None else self.pods[position]
 
     def task_pods(self, task: str) -> tuple[PodState, ...]:
         """Return the pods of one task, by index."""
         return tuple(pod for pod in self.pods if pod.task == task)
+
+
+class PodPart(msgspec.Struct, frozen=True, kw_only=True):
+    """One part record of a job's state: a range of its pods, creation counts and timers."""
+
+    pods: tuple[PodState, ...] = ()
+    incarnations: dict[str, int] = {}
+    timers: tuple[PolicyTimer, ...] = ()
+
+
+ENCODED_MEMO_LIMIT = 256
+"""How many jobs in parts :class:`RecordCodec` keeps the latest encoding of (oldest first
+out)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Encoded:
+    """A job's pods, creation counts and timers, and their parts as encoded."""
+
+    pods: tuple[PodState, ...]
+    incarnations: dict[str, int]
+    timers: tuple[PolicyTimer, ...]
+    parts: list[bytes]
+
+
+E = TypeVar("E", bound=msgspec.Struct)
+"""A changelog entry holding a :class:`JobRecord` (or ``None``) as its ``state``."""
+
+
+class RecordCodec(Generic[E]):
+    """A job's changelog entry as records: the job's own, then parts of its pods.
+
+    Entries are the reactor's (``shared.runtime.reactor.Entry``) of a :class:`JobRecord`;
+    ``entry_type`` is that type. A record with at most ``pods_per_part`` pods, creation
+    counts and timers is one record, as before parts; a larger one is a head (the record
+    without them, ``parts`` saying how many) and parts holding ``pods_per_part`` of each,
+    in order.
+    """
+
+    def __init__(self, entry_type: type[E], pods_per_part: int = POD_PART_PODS) -> None:
+        self._decoder: msgspec.json.Decoder[E] = msgspec.json.Decoder(entry_type)
+        self._part_decoder = msgspec.json.Decoder(PodPart)
+        self._encoder = msgspec.json.Encoder()
+        self._per_part = pods_per_part
+        self._last: dict[str, _Encoded] = {}
+        """Per job in parts, its latest encoding (a cache: a miss encodes every part)."""
+
+    def encode(self, entry: E) -> list[bytes]:
+        """The entry's records: one, or its head then its parts.
+
+        A part whose pods are the same objects as at the job's previous encoding, with the
+        same creation counts and timers, is not encoded again: a step changes a pod or
+        two, and re-encoding 10,000 pods per step would cost more than the step.
+        """
+        record = getattr(entry, "state", None)
+        if not isinstance(record, JobRecord):
+            return [self._encoder.encode(entry)]
+        size = self._per_part
+        longest = max(len(record.pods), len(record.incarnations), len(record.timers))
+        if longest <= size:
+            self._last.pop(record.job_key, None)
+            return [self._encoder.encode(entry)]
+        count = -(-longest // size)
+        last = self._last.pop(record.job_key, None)
+        same_rest = (
+            last is not None
+            and last.incarnations is record.incarnations
+            and last.timers is record.timers
+        )
+        counted: list[tuple[str, int]] | None = None
+        parts: list[bytes] = []
+        for n in range(count):
+            pods = record.pods[n * size : (n + 1) * size]
+            if (
+                same_rest
+                and last is not None
+                and n < len(last.parts)
+                and last.pods[n * size : (n + 1) * size] == pods
+            ):
+                parts.append(last.parts[n])
+                continue
+            if counted is None:
+                counted = list(record.incarnations.items())
+            part = PodPart(
+                pods=pods,
+                incarnations=dict(counted[n * size : (n + 1) * size]),
+                timers=record.timers[n * size : (n + 1) * size],
+            )
+            parts.append(self._encoder.encode(part))
+        if len(self._last) >= ENCODED_MEMO_LIMIT:
+            del self._last[next(iter(self._last))]
+        self._last[record.job_key] = _Encoded(
+            record.pods, record.incarnations, record.timers, parts
+        )
+        head = msgspec.structs.replace(record, pods=(), incarnations={}, timers=(), parts=count)
+        return [self._encoder.encode(msgspec.structs.replace(entry, state=head)), *parts]
+
+    def decode(self, head: bytes, parts: Sequence[bytes]) -> E:
+        """The entry from its head and parts.
+
+        Raises:
+            ValueError: the head names more or fewer parts than there are.
+        """
+        entry = self._decoder.decode(head)
+        record = getattr(entry, "state", None)
+        if not isinstance(record, JobRecord) or record.parts == 0:
+            return entry
+        if len(parts) != record.parts:
+            raise ValueError(
+                f"the state of {record.job_key} has {len(parts)} part(s) of {record.parts}"
+            )
+        decoded = [self._part_decoder.decode(part) for part in parts]
+        joined = msgspec.structs.replace(
+            record,
+            pods=tuple(pod for part in decoded for pod in part.pods),
+            incarnations={k: v for part in decoded for k, v in part.incarnations.items()},
+            timers=tuple(timer for part in decoded for timer in part.timers),
+            parts=0,
+        )
+        return msgspec.structs.replace(entry, state=joined)

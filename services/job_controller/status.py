@@ -25,9 +25,9 @@ from contracts.events.jobs_status import JobStatusChanged, TaskCounts
 from contracts.keys import split_key
 from contracts.objects.job import JobPhase
 from contracts.objects.meta import Condition
-from contracts.objects.pod import PodPhase
 from contracts.objects.podgroup import PodGroupPhase
 from services.job_controller.machine import Counts
+from services.job_controller.pod_index import summary
 from services.job_controller.podgroup import podgroup_name
 from services.job_controller.pods import waiting_tasks
 from services.job_controller.state import JobRecord, StatusView
@@ -44,26 +44,8 @@ def count_pods(record: JobRecord, terminating: int = 0) -> Counts:
     Returns:
         The counts.
     """
-    # Per task: [pending, running, succeeded, failed, unknown]. Pods are kept by task, so
-    # the task's counters are looked up once per run of its pods.
-    per_task: dict[str, list[int]] = {}
-    task: str | None = None
-    counts = [0, 0, 0, 0, 0]
-    for pod in record.pods:
-        if pod.task != task:
-            task = pod.task
-            counts = per_task.setdefault(task, [0, 0, 0, 0, 0])
-        phase = pod.phase
-        if phase is PodPhase.RUNNING:
-            counts[1] += 1
-        elif phase is PodPhase.PENDING:
-            counts[0] += 1
-        elif phase is PodPhase.SUCCEEDED:
-            counts[2] += 1
-        elif phase is PodPhase.FAILED:
-            counts[3] += 1
-        else:
-            counts[4] += 1
+    # Per task: (pending, running, succeeded, failed, unknown), kept per pods tuple.
+    per_task = summary(record.pods).counts
     pending = running = succeeded = failed = unknown = 0
     tasks: dict[str, TaskCounts] = {}
     for name in [spec.name for spec in record.job.spec.tasks] + sorted(per_task):

@@ -25,6 +25,7 @@ from services.simulation.cycles import CycleLog
 from services.simulation.inprocess import RealPacer, ScaledClock, VirtualPacer, run_system
 from services.simulation.scenario import (
     Scenario,
+    check_keys,
     conf_warnings,
     is_snapshot,
     load_document,
@@ -168,6 +169,7 @@ def simulate_file(
     """
     if document is None:
         document = load_document(path.read_text())
+        check_keys(document, str(path))
     for warning in conf_warnings(document):
         warn(warning)
     snapshot = is_snapshot(document)

@@ -58,6 +58,7 @@ from contracts.objects.node import Node
 from contracts.objects.pod import PodPhase
 from contracts.objects.queue import Queue
 from services.admission.core import queues_from_manifests
+from services.admission.fields import Shape, unknown_fields
 from services.cli.submit import records_for
 from services.cluster.nodes import NodesError, parse_nodes
 from services.simulation.inprocess import Input, Publish, SetPodPhase, Until
@@ -107,6 +108,47 @@ def load_document(text: str) -> Mapping[str, object]:
     if not isinstance(document, Mapping):
         raise ScenarioFileError("a scenario is a mapping with nodes, jobs, events ...")
     return document
+
+
+_JOB_ENTRY = Shape(frozenset({"at", "job", "file"}))
+FULL_SHAPE = Shape(
+    frozenset(
+        {"nodes", "queues", "priorityClasses", "config", "cluster", "jobs", "events"}
+        | {"until", "quiet", "limit"}
+    ),
+    {"jobs": _JOB_ENTRY, "cluster": Shape(frozenset({"startDelay"}))},
+)
+"""The keys of a full-mode scenario (and of its job entries and cluster options)."""
+SNAPSHOT_SHAPE = Shape(
+    frozenset(
+        {"nodes", "queues", "podgroups", "pods", "events", "config", "priorityClasses"}
+        | {"now", "step", "cycles"}
+    )
+)
+"""The keys of a snapshot scenario (DESIGN §9)."""
+
+
+def check_keys(document: Mapping[str, object], name: str = "the file") -> None:
+    """Refuse a document that is not a scenario, or one with a key no scenario has.
+
+    A misspelt key would otherwise be ignored and the run would answer another question;
+    each unknown key is named with the closest known one, in the words admission uses for
+    a Job's unknown fields (:func:`services.admission.fields.unknown_fields`).
+
+    Raises:
+        ScenarioFileError: naming what is wrong.
+    """
+    if not any(key in document for key in ("nodes", "jobs", "podgroups", "pods")):
+        kind = document.get("kind")
+        looks = f" (it is a {kind}: `vcbus submit` publishes one)" if isinstance(kind, str) else ""
+        raise ScenarioFileError(
+            f"{name} is not a scenario{looks}: a scenario has nodes and jobs, or nodes, "
+            "podgroups and pods (see docs/simulate.md)"
+        )
+    shape = SNAPSHOT_SHAPE if is_snapshot(document) else FULL_SHAPE
+    unknown = unknown_fields(document, shape)
+    if unknown:
+        raise ScenarioFileError("; ".join(field.message for field in unknown))
 
 
 def is_snapshot(document: Mapping[str, object]) -> bool:

@@ -90,18 +90,19 @@ class Resync(Generic[S]):
     limit: int = RESYNC_LIMIT
 
 
-def _check_fits(key: str, entry: Entry[Any], emitted: Sequence[Event], *, same: bool) -> None:
+def _check_fits(key: str, records: Sequence[bytes], emitted: Sequence[Event]) -> None:
     """Refuse a step whose state or events could not be written (SPEC A12), before keeping it.
 
-    ``same`` says the core returned the state it was given: its size is then known to fit
-    (only the bounded list of event ids grew), and it is not encoded again.
+    ``records`` are the state's changelog records as the store encodes them (none when the
+    core returned the state it was given: its size is then known to fit, only the bounded
+    list of event ids grew).
 
     Raises:
-        RecordTooLargeError: the encoded state or an event is over
+        RecordTooLargeError: a record of the state or an event is over
             :data:`contracts.limits.MAX_EVENT_BYTES`; the router sends the input to its
             ``.DLT`` and the key keeps its previous state.
     """
-    size = 0 if same else len(_ENTRY_ENCODER.encode(entry))
+    size = max((len(record) for record in records), default=0)
     if size > MAX_EVENT_BYTES:
         raise RecordTooLargeError(
             f"the state of {key} would be {size} bytes; the limit is {MAX_EVENT_BYTES} bytes"
@@ -113,9 +114,6 @@ def _check_fits(key: str, entry: Entry[Any], emitted: Sequence[Event], *, same: 
                 f"{type(event).__name__} of {key} would be {size} bytes; "
                 f"the limit is {MAX_EVENT_BYTES} bytes"
             )
-
-
-_ENTRY_ENCODER = msgspec.json.Encoder()
 
 
 class Reactor(Generic[S, E]):
@@ -176,9 +174,11 @@ class Reactor(Generic[S, E]):
             # later (a newer state may take it: a restarted job's new PodGroup) is applied.
             return ()
         new_entry = Entry[S](state=step.state, seen=seen, deadline=deadline)
-        _check_fits(key, new_entry, step.emit, same=step.state is entry.state)
+        same = step.state is entry.state
+        encoded = None if same else self._store.encode(new_entry)
+        _check_fits(key, encoded or (), step.emit)
         self._remember_trace(step.emit)
-        self._store.put(partition, key, new_entry)
+        self._store.put(partition, key, new_entry, encoded=encoded)
         if deadline is not None and deadline != entry.deadline:
             heapq.heappush(self._timers, (deadline, partition, key))
         return step.emit

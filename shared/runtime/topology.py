@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from contracts.topics import DLT_SUFFIX, TOPICS
 from shared.bus.protocol import Bus
 from shared.bus.records import TopicConfig
-from shared.runtime.service import Service, changelog_topic, lease_topic
 from shared.runtime.topic_table import BUILT_IN, TopicTable, TopicTableError
+
+if TYPE_CHECKING:
+    # the CLI ensures topics with no service: it does not pay for importing the runtime
+    from shared.runtime.service import Service
 
 
 def _config(table: TopicTable, prefix: str, topic: str, partitions: int) -> TopicConfig:
@@ -36,6 +40,8 @@ def service_topics(
         TopicTableError: when the table would let the broker delete by time or size what
             the service's state or views are rebuilt from (its changelogs, its tables).
     """
+    from shared.runtime.service import changelog_topic, lease_topic  # noqa: PLC0415
+
     rebuilt = [
         (changelog_topic("", service.name, store.name), "keeps its state in")
         for store in service.stores

@@ -45,3 +45,13 @@ def human_duration(seconds: float) -> str:
 def age(since: datetime, now: datetime) -> str:
     """How long ago ``since`` was, seen at ``now``."""
     return human_duration((now - since).total_seconds())
+
+
+EXPIRED = "expired"
+"""What :func:`time_left` says of a time that has passed."""
+
+
+def time_left(until: datetime, now: datetime) -> str:
+    """How long until ``until``, seen at ``now``: ``in 4m12s``; ``expired`` once it passed."""
+    seconds = (until - now).total_seconds()
+    return f"in {human_duration(seconds)}" if seconds > 0 else EXPIRED

@@ -5,7 +5,12 @@
 ``podgroups.conditions``): ``vcbus up``'s view (:mod:`shared.views.status`) and
 ``simulate``'s outcome read it. The CLI's store keeps the newest record per key of the
 same topics and reads them with the same rules (:func:`podgroup_phase`,
-:func:`shared.views.reason.job_reason`).
+:func:`replaces_spec`, :func:`shared.views.reason.job_reason`).
+
+A resubmission whose update the job-controller refuses (``UpdateRejected``) is admitted
+all the same (admission does not know the previous spec): the fold applies the
+controller's rule (:func:`shared.job_update.update_error`), so the spec shown stays the
+accepted one, and the refusal's status does not bring its trace id in.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from contracts import (
     PodGroupUpdated,
 )
 from contracts.objects import Condition, PodGroupPhase
+from shared.job_update import UPDATE_REJECTED, update_error
 from shared.views.phases import DELETED, REJECTED
 from shared.views.reason import Reason, job_reason
 
@@ -55,6 +61,28 @@ def podgroup_phase(status: PodGroupPhaseChanged | None, spec: PodGroupSpec | Non
         if replaced:
             return str(PodGroupPhase.PENDING)
     return str(status.phase)
+
+
+def replaces_spec(accepted: JobAdmitted | None, admitted: JobAdmitted) -> bool:
+    """Whether ``admitted`` becomes the job's spec, as the job-controller decides.
+
+    ``accepted`` is the admission whose spec the job has now (``None``: no job of that
+    name, or it was deleted). The same spec changes nothing; an update that
+    :func:`~shared.job_update.update_error` refuses leaves the accepted spec in place.
+    """
+    if accepted is None:
+        return True
+    if admitted.spec_digest == accepted.spec_digest:
+        return False
+    return update_error(accepted.manifest, admitted.manifest) is None
+
+
+def update_refusal(status: JobStatusChanged) -> str | None:
+    """The job-controller's message when ``status`` says an update was refused, else ``None``."""
+    for condition in status.conditions:
+        if condition.type == UPDATE_REJECTED:
+            return condition.message
+    return None
 
 
 def pod_counts(status: JobStatusChanged) -> str:
@@ -96,6 +124,19 @@ class JobView:
     podgroup_spec: PodGroupSpec | None = None
     deleted: bool = False
     """``jobs.status`` said the job is gone (its phase is then ``Deleted``)."""
+    admitted: JobAdmitted | None = None
+    """The admission whose spec the job has (:func:`replaces_spec`)."""
+    update_rejected: str = ""
+    """The job-controller's message on the latest update it refused (``""``: none)."""
+
+    def status_changed(self, status: JobStatusChanged) -> None:
+        """Take the job's newest status; one refusing an update keeps the job's trace id."""
+        self.phase, self.status = status.phase, status
+        refusal = update_refusal(status)
+        if refusal is None:
+            self.trace_id = status.trace_id or self.trace_id
+        else:
+            self.update_rejected = refusal
 
     def podgroup_changed(self) -> None:
         """Recompute the PodGroup's phase and conditions after one of its events."""
@@ -134,6 +175,8 @@ class JobFold:
                 if (known := self.jobs.get(key)) is not None and known.deleted:
                     del self.jobs[key]
                 job = self._job(key)
+                if replaces_spec(job.admitted, event):
+                    job.admitted = event
                 if job.status is None:
                     job.phase = ADMITTED
             case JobRejected():
@@ -145,9 +188,7 @@ class JobFold:
                     job.rejected += (f"… and {event.violations_omitted} more, not listed",)
             case JobStatusChanged():
                 key = event.job
-                job = self._job(key)
-                job.phase, job.status = event.phase, event
-                job.trace_id = event.trace_id or job.trace_id
+                self._job(key).status_changed(event)
             case JobDeleted():
                 key = event.job
                 job = self._job(key)

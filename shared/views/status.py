@@ -31,6 +31,7 @@ from contracts import (
     Topic,
 )
 from contracts.objects import Node
+from shared.views.age import time_left
 from shared.views.jobs import JobFold, JobView
 from shared.views.node_health import node_health
 from shared.views.phases import FINAL_PHASES, REJECTED
@@ -145,7 +146,7 @@ def jobs_table(view: StatusView) -> str:
 
 
 def nodes_table(view: StatusView, *, now: datetime) -> str:
-    """``vcbus up``'s nodes: status, heartbeat age, cpu, memory, pods, lock holder, its end.
+    """``vcbus up``'s nodes: status, heartbeat age, cpu, memory, pods, lock holder, time left.
 
     A real node's status and heartbeat age are counted to ``now``.
     """
@@ -169,8 +170,8 @@ def nodes_table(view: StatusView, *, now: datetime) -> str:
                 show_amount("memory", allocatable.get("memory", 0)),
                 str(len(held.get(name, ()))),
                 locked or "-",
-                until.isoformat() if until else "-",
+                time_left(until, now) if until else "-",
             )
         )
-    header = ("NODE", "STATUS", "HEARTBEAT", "CPU", "MEMORY", "PODS", "LOCKED FOR", "UNTIL")
+    header = ("NODE", "STATUS", "HEARTBEAT", "CPU", "MEMORY", "PODS", "LOCKED FOR", "EXPIRES")
     return "\n".join(render_table(header, rows, gap=TABLE_GAP))

@@ -101,7 +101,7 @@ def _submit_with_cli(system: System, path: Path, otel: dict[str, str]) -> str:
         timeout=60,
         check=True,
     )
-    found = re.search(rf"submitted {JOB} trace_id=([0-9a-f]{{32}})", done.stdout)
+    found = re.search(rf"job {JOB} created trace_id=([0-9a-f]{{32}})", done.stdout)
     assert found, done.stdout + done.stderr
     return found.group(1)
 

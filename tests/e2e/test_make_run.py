@@ -48,5 +48,9 @@ def test_demo_completes_every_job_when_vcbus_up_runs_on_a_fresh_log_dir(tmp_path
     progress = re.findall(r"^demo: 4 jobs: (.+)$", done.stdout, re.M)
     assert progress[-1] == "Completed 4", output
     assert len(progress) >= 2, output  # shown as the phases changed, not only at the end
+    # it says what it does while the services start, and why a job waits
+    assert re.search(r"^starting services: .+… \(\d/5 ready\)$", done.stdout, re.M), output
+    assert "services ready: " in done.stdout, output
+    assert re.search(r"^demo: default/[a-z-]+ waits: \w+", done.stdout, re.M), output
     assert sorted(path.stem for path in log_dir.glob("*.log")) == sorted([*SERVICES, "agent"])
     assert "default/pytorch-rendezvous  Completed" in done.stdout, output

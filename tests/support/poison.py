@@ -115,9 +115,7 @@ def poison_cases() -> list[PoisonCase]:
         PoisonCase(
             "valid-10000-tasks", _json(_job("wide", *wide)), ("JobTooLarge", "JobStateTooLarge")
         ),
-        PoisonCase(
-            "10000-replicas", _json(_job("many", _task("w", 10_000))), ("JobStateTooLarge",)
-        ),
+        PoisonCase("10001-replicas", _json(_job("many", _task("w", 10_001))), ("TooManyReplicas",)),
         PoisonCase("100-kib-annotation-100-replicas", _json(_job("annotated", annotated)), ()),
         PoisonCase("job-name-A", _json(_job("A", _task("w"))), ("InvalidJobName",)),
         PoisonCase("job-name-a_b", _json(_job("a_b", _task("w"))), ("InvalidJobName",)),

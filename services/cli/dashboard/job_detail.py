@@ -32,6 +32,7 @@ from services.cli.describe import jaeger_link
 from services.cli.status import (
     Reason,
     StatusStore,
+    job_trace_id,
     pending_reasons,
     podgroup_phase_of,
     reason_of,
@@ -150,10 +151,11 @@ def job_detail(store: DashboardStore, key: str, *, jaeger_url: str) -> JobDetail
         if target
         else ""
     )
-    trace_source = Topic.JOBS_REJECTED if row.phase == "Rejected" else Topic.JOBS_STATUS
     trace_id = (
-        status.trace_id if isinstance(status, JobStatusChanged) and status.trace_id else ""
-    ) or store.trace_id(trace_source, key)
+        store.trace_id(Topic.JOBS_REJECTED, key)
+        if row.phase == "Rejected"
+        else job_trace_id(store, key, status if isinstance(status, JobStatusChanged) else None)
+    )
     return JobDetail(
         row=row,
         tasks=_tasks(store, row),

@@ -67,7 +67,7 @@ def test_submit_wait_shows_progress_until_running_when_the_gang_fits(system, mon
     )
     assert status == 0, out
     lines = out.splitlines()
-    assert lines[0].startswith("submitted default/fits trace_id=")
+    assert lines[0].startswith("job default/fits created trace_id=")
     assert lines[-1].startswith("default/fits: Running, PodGroup ")  # Inqueue or Running
     assert lines[-1].endswith(", 2 running (min available 2)")
 

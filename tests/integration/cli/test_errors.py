@@ -126,7 +126,7 @@ def test_a_refused_file_publishes_nothing_and_prints_the_violations(
     good = tmp_path / "good.yaml"
     good.write_text(GOOD)
     status, out, err = cli(monkeypatch, "submit", str(good))
-    assert (status, out.startswith("submitted default/good trace_id="), err) == (0, True, "")
+    assert (status, out.startswith("job default/good created trace_id="), err) == (0, True, "")
     assert submitted_count() == 1
 
 
@@ -291,7 +291,7 @@ def test_several_files_are_submitted_together_or_not_at_all(on_broker, monkeypat
     status, out, err = cli(monkeypatch, "submit", str(first), str(second))
     assert (status, err) == (0, "")
     assert [line.split(" trace_id=")[0] for line in out.splitlines()] == [
-        "submitted default/good",
-        "submitted default/second",
+        "job default/good created",
+        "job default/second created",
     ]
     assert submitted_count() == 2

@@ -89,13 +89,21 @@ def test_job_whose_admission_record_would_not_fit_is_rejected_naming_the_limit()
 
 
 def test_job_whose_controller_state_would_not_fit_is_rejected_naming_the_limit() -> None:
-    """A 300-byte job with 10,000 replicas: the job-controller would keep 10,000 pods."""
-    event = rejected(manifest(build_job(build_task("t", 10_000), name="x")))
+    """5,000 tasks: the record of the job itself (its tasks' counts) would not fit."""
+    tasks = [build_task(f"t{index}", 1) for index in range(5_000)]
+    event = rejected(manifest(build_job(*tasks, name="x")))
 
-    (violation,) = event.violations
-    assert violation.reason == "JobStateTooLarge"
-    assert "10000 pods" in violation.message
-    assert "1048576 bytes" in violation.message
+    reasons = {v.reason: v.message for v in event.violations}
+    assert "JobStateTooLarge" in reasons
+    assert "5000 pods" in reasons["JobStateTooLarge"]
+    assert "1048576 bytes" in reasons["JobStateTooLarge"]
+
+
+def test_job_of_ten_thousand_pods_is_admitted_its_state_split_in_records() -> None:
+    """The job-controller keeps 10,000 pods in parts of 512: no record is over 1 MiB."""
+    event = answer(manifest(build_job(build_task("worker", 10_000), name="x")))
+
+    assert isinstance(event, JobAdmitted)
 
 
 def test_job_of_a_thousand_pods_is_admitted_when_its_records_fit() -> None:

@@ -11,11 +11,13 @@ import msgspec
 import pytest
 import yaml
 
-from contracts import QueueDeclared, QueuesEvent
+from contracts import JobAdmitted, JobKey, QueueDeclared, QueuesEvent
 from contracts.objects.queue import QueueState
 from contracts.quantity import parse_resources
 from services.cli import main
-from services.cli.submit import MANIFEST_TYPE, Submitted, records_for
+from services.cli.admit import Verdict, admit
+from services.cli.submit import MANIFEST_TYPE, Submitted, answer, records_for
+from tests.unit.services.cli.builders import store_of
 
 PREFIX = "t."
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
@@ -185,3 +187,57 @@ def test_document_over_one_mib_is_reported_and_nothing_is_published(
     assert status == 1
     err = capsys.readouterr().err
     assert "records are limited to 1048576 bytes" in err
+
+
+RESUBMITTED = """\
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: again}
+spec:
+  tasks:
+    - name: w
+      replicas: REPLICAS
+      template: {spec: {containers: [{name: c, image: busybox, resources: {requests: {cpu: CPU}}}]}}
+"""
+
+
+def _verdict(replicas: int, cpu: str = "1") -> Verdict:
+    text = RESUBMITTED.replace("REPLICAS", str(replicas)).replace("CPU", cpu)
+    return admit({}, json.dumps(yaml.safe_load(text)).encode(), 0)
+
+
+def _accepted(verdict: Verdict) -> JobAdmitted:
+    assert verdict.job is not None
+    return JobAdmitted(
+        event_id="a",
+        occurred_at=datetime(2026, 1, 1, tzinfo=UTC),
+        job=JobKey(verdict.label),
+        manifest=verdict.job,
+        spec_digest=verdict.spec_digest,
+    )
+
+
+def test_submit_answers_created_unchanged_updated_or_the_controllers_refusal() -> None:
+    two = _verdict(2)
+    assert answer(None, two) == ("created", "")
+    assert answer(_accepted(two), _verdict(2)) == ("unchanged", "")
+    assert answer(_accepted(two), _verdict(4)) == (
+        "updated (minAvailable, tasks[w].replicas, tasks[w].minAvailable)",
+        "",
+    )
+    assert answer(_accepted(two), _verdict(2, cpu="2")) == (
+        "",
+        "job updates may not change fields other than `minAvailable`, "
+        "`tasks[*].replicas under spec` and `PriorityClassName`",
+    )
+
+
+def test_the_store_keeps_the_accepted_spec_when_an_update_would_be_refused() -> None:
+    two = _accepted(_verdict(2))
+    refused = msgspec.structs.replace(
+        _accepted(_verdict(2, cpu="2")), event_id="b", spec_digest="other"
+    )
+    store = store_of(two, refused)
+    assert store.accepted("default/again") == two
+    allowed = msgspec.structs.replace(_accepted(_verdict(3)), event_id="c")
+    assert store_of(two, refused, allowed).accepted("default/again") == allowed

@@ -7,9 +7,18 @@ from pathlib import Path
 
 import services.cli
 from services.cli.admit import admit, as_text
-from services.cli.up import DEMO_DIR, demo_texts, health_lines, phase_counts
+from services.cli.up import (
+    DEMO_DIR,
+    demo_texts,
+    health_lines,
+    phase_counts,
+    ready_services,
+    starting_line,
+    waiting_lines,
+)
 from shared.views.jobs import JobView
 from shared.views.status import StatusView
+from tests.unit.services.cli.builders import build_status
 
 
 def test_the_demo_jobs_are_package_data_that_admission_allows():
@@ -44,3 +53,26 @@ def test_each_service_health_address_is_printed_when_health_ports_are_on():
         "  admission: http://127.0.0.1:9101/healthz /readyz /metrics\n"
     )
     assert health_lines(["cluster"], 0).startswith("health and metrics: off (--health-port PORT")
+
+
+def test_a_service_is_ready_once_its_log_says_it_has_its_partitions(tmp_path: Path) -> None:
+    (tmp_path / "cluster.log").write_bytes(b"... service_starting\n... partitions_assigned\n")
+    (tmp_path / "admission.log").write_bytes(b"... service_starting\n")
+    (tmp_path / "allocator.log").write_bytes(b"... lease_acquired\n")  # a singleton leads
+    names = ["cluster", "admission", "allocator", "job-controller"]  # the last: no log yet
+
+    ready = ready_services(tmp_path, names)
+
+    assert ready == ["cluster", "allocator"]
+    assert starting_line(names, ready) == (
+        "starting services: admission, job-controller… (2/4 ready)"
+    )
+
+
+def test_the_demo_says_why_a_pending_job_waits_once_per_change() -> None:
+    view = StatusView()
+    view.apply(build_status("default/big", "Pending", reason="PodGroupPending", message="waits"))
+    view.apply(build_status("default/small", "Running", running=2))
+    assert waiting_lines(view, ["default/big", "default/small"]) == {
+        "default/big": "default/big waits: PodGroupPending: waits"
+    }

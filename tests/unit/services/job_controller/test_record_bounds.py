@@ -9,11 +9,11 @@ import msgspec
 from contracts.events.jobs_admitted import JobAdmitted
 from contracts.events.jobs_rejected import SubmissionOrigin
 from contracts.events.pods import PodCreated
-from contracts.limits import MAX_EVENT_BYTES
+from contracts.limits import MAX_EVENT_BYTES, POD_PART_PODS
 from contracts.objects.pod import ANNOTATION_RUN_SECONDS, PodPhase
 from services.admission.core import AdmissionLimits, Submission
 from services.admission.core import decide as admit
-from services.job_controller.state import JobRecord
+from services.job_controller.state import JobRecord, RecordCodec
 from shared.runtime.reactor import Entry
 from shared.step import Ctx
 from tests.unit.services.job_controller.builders import Driver, build_job, build_task, policy
@@ -79,7 +79,8 @@ def largest_admitted(job_name: str, task_name: str) -> JobAdmitted:
 
 def test_state_of_the_largest_job_admission_admits_fits_once_every_pod_is_bound() -> None:
     """Names near the 63 of a pod name, every pod bound to a long-named node and still
-    Pending with its PodPending timer: the largest state the job can reach."""
+    Pending with its PodPending timer: the largest state the job can reach, 10,000 pods
+    (admission's replica limit), is written in records of at most 1 MiB each."""
     job = largest_admitted("j" * 30, "t" * 25).manifest
     driver = Driver(
         build_job(
@@ -100,4 +101,8 @@ def test_state_of_the_largest_job_admission_admits_fits_once_every_pod_is_bound(
     assert record.timers
     seen = tuple(f"pod-{index:08d}-{'e' * 40}" for index in range(512))
     entry = Entry[JobRecord](state=record, seen=seen, deadline=driver.now)
-    assert len(msgspec.json.encode(entry)) <= MAX_EVENT_BYTES
+    codec = RecordCodec(Entry[JobRecord])
+    records = codec.encode(entry)
+    assert len(records) == 1 + 10_000 // POD_PART_PODS + 1  # the job's, then 20 parts
+    assert max(len(written) for written in records) <= MAX_EVENT_BYTES
+    assert codec.decode(records[0], records[1:]) == entry

@@ -15,7 +15,17 @@ from contracts import (
     PodGroupDeleted,
     PodGroupPhaseChanged,
 )
-from contracts.objects import Job, JobPhase, ObjectMeta, PodGroup, PodGroupPhase
+from contracts.objects import (
+    Condition,
+    Job,
+    JobPhase,
+    JobSpec,
+    ObjectMeta,
+    PodGroup,
+    PodGroupPhase,
+    PodTemplate,
+    TaskSpec,
+)
 from shared.views.jobs import JobFold, pod_counts, podgroup_phase
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
@@ -85,3 +95,55 @@ def test_a_deleted_job_stays_deleted_and_a_readmission_starts_a_new_view() -> No
         False,
         None,
     )
+
+
+def _admitted(replicas: int, digest: str, *, cpu: str = "1") -> JobAdmitted:
+    task = TaskSpec(
+        name="w",
+        replicas=replicas,
+        min_available=replicas,
+        template=PodTemplate(spec={"containers": [{"name": "c", "resources": {"cpu": cpu}}]}),
+    )
+    spec = JobSpec(min_available=replicas, tasks=(task,))
+    manifest = Job(metadata=ObjectMeta(name="a", namespace="default"), spec=spec)
+    return JobAdmitted(
+        event_id=f"adm-{digest}", occurred_at=NOW, job=JOB, manifest=manifest, spec_digest=digest
+    )
+
+
+def _status(trace: str, *, refusal: str = "") -> JobStatusChanged:
+    extra = (Condition(type="UpdateRejected", reason="UpdateRejected", message=refusal),)
+    return JobStatusChanged(
+        event_id=f"s-{trace}",
+        occurred_at=NOW,
+        job=JOB,
+        phase=JobPhase.RUNNING,
+        conditions=(Condition(type="Running"), *(extra if refusal else ())),
+        trace_id=trace,
+    )
+
+
+def test_an_allowed_update_replaces_the_spec_and_a_refused_one_keeps_spec_and_trace() -> None:
+    fold = JobFold()
+    fold.apply(_admitted(2, "d1"))
+    fold.apply(_status("t1"))
+    fold.apply(_admitted(3, "d2"))
+    job = fold.jobs[JOB]
+    assert job.admitted is not None
+    assert job.admitted.spec_digest == "d2"
+    fold.apply(_status("t2"))
+
+    fold.apply(_admitted(3, "d3", cpu="2"))  # a template change: the controller refuses it
+    fold.apply(_status("t3", refusal="job updates may not change fields"))
+    assert (job.admitted.spec_digest, job.trace_id) == ("d2", "t2")
+    assert job.update_rejected == "job updates may not change fields"
+
+
+def test_a_job_deleted_then_submitted_again_takes_any_spec() -> None:
+    fold = JobFold()
+    fold.apply(_admitted(2, "d1"))
+    fold.apply(JobDeleted(event_id="del", occurred_at=NOW, job=JOB))
+    fold.apply(_admitted(2, "d2", cpu="2"))
+    admitted = fold.jobs[JOB].admitted
+    assert admitted is not None
+    assert admitted.spec_digest == "d2"

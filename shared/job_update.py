@@ -1,9 +1,13 @@
-"""Updates of an admitted job: what may change (SPEC B1.6).
+"""Updates of an admitted job: what may change (SPEC B1.6), the rule, pure.
 
 Port of volcano@v1.12 / HEAD ``pkg/webhooks/admission/jobs/validate/admit_job.go``
 ``validateJobUpdate`` (messages kept word for word). In vcbus a resubmitted job with a
 different spec digest reaches the job-controller as a new ``JobAdmitted``; the
-controller, which knows the previous spec, applies these rules.
+controller, which knows the previous spec, applies these rules (and says
+``UpdateRejected`` when one fails). The read model (:mod:`shared.views.jobs`) applies the
+same rule, so a refused update never replaces the spec it shows, and ``vcbus submit``
+applies it before publishing, so it can say "updated" or the refusal. Imports nothing but
+the contracts and msgspec.
 
 Deliberate deviations from Volcano:
 
@@ -48,6 +52,40 @@ def _blank(spec: JobSpec) -> JobSpec:
         msgspec.structs.replace(task, replicas=0, min_available=None) for task in spec.tasks
     )
     return msgspec.structs.replace(spec, min_available=0, priority_class_name="", tasks=tasks)
+
+
+def changed_fields(old: Job, new: Job) -> tuple[str, ...]:
+    """The fields an update changes, as the manifest spells them.
+
+    Of the fields an update may change: ``minAvailable``, ``priorityClassName``, then each
+    task's ``tasks[NAME].replicas`` and ``tasks[NAME].minAvailable`` in spec order. When
+    none of them differs and the jobs still do (labels, annotations), ``metadata``; when
+    nothing differs, none.
+    """
+    changed: list[str] = []
+    if new.spec.min_available != old.spec.min_available:
+        changed.append("minAvailable")
+    if new.spec.priority_class_name != old.spec.priority_class_name:
+        changed.append("priorityClassName")
+    before = {task.name: task for task in old.spec.tasks}
+    for task in new.spec.tasks:
+        was = before.get(task.name)
+        if was is None:
+            changed.append(f"tasks[{task.name}]")
+            continue
+        if task.replicas != was.replicas:
+            changed.append(f"tasks[{task.name}].replicas")
+        if task.min_available != was.min_available:
+            changed.append(f"tasks[{task.name}].minAvailable")
+    if not changed and (_blank(new.spec) != _blank(old.spec) or _meta(new) != _meta(old)):
+        changed.append("metadata" if _blank(new.spec) == _blank(old.spec) else "spec")
+    return tuple(changed)
+
+
+def _meta(job: Job) -> tuple[object, ...]:
+    """What of a job's metadata a user writes (not the uid or time admission sets)."""
+    meta = job.metadata
+    return (meta.labels, meta.annotations)
 
 
 def update_error(old: Job, new: Job) -> str | None:

@@ -6,9 +6,8 @@ import msgspec
 import pytest
 
 from contracts.objects.job import Job, PartitionPolicy
-from services.job_controller.update import update_error
-
-from .builders import build_job, build_task, with_spec
+from shared.job_update import changed_fields, update_error
+from tests.unit.services.job_controller.builders import build_job, build_task, with_spec
 
 OLD = build_job(build_task("a", 2, min_available=1), build_task("b", 3, min_available=2))
 
@@ -110,3 +109,24 @@ def test_partition_rules_apply_when_task_has_partition_policy() -> None:
 def test_first_failing_rule_wins_when_several_fail() -> None:
     new = with_spec(OLD, min_available=-1, queue="other")
     assert update_error(OLD, new) == "job 'minAvailable' must be >= 0"
+
+
+def test_changed_fields_name_what_an_allowed_update_changes_in_spec_order() -> None:
+    new = with_spec(
+        OLD,
+        min_available=2,
+        tasks=(build_task("a", 4, min_available=1), build_task("b", 3, min_available=3)),
+    )
+    assert changed_fields(OLD, new) == (
+        "minAvailable",
+        "tasks[a].replicas",
+        "tasks[b].minAvailable",
+    )
+
+
+def test_changed_fields_say_metadata_when_only_labels_change_and_nothing_when_equal() -> None:
+    labelled = msgspec.structs.replace(
+        OLD, metadata=msgspec.structs.replace(OLD.metadata, labels={"team": "x"})
+    )
+    assert changed_fields(OLD, labelled) == ("metadata",)
+    assert changed_fields(OLD, OLD) == ()

@@ -1,0 +1,122 @@
+"""Resubmitting a job's name, on a real broker with the services running: ``submit`` says
+what the submission does before publishing it, and a refused update, published past the
+CLI, never replaces the spec or trace id ``describe`` shows for the job.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from contracts import Topic
+from services.cli.submit import publish, records_for
+from shared.bus.kafka import AioKafkaBus
+from shared.bus.kafka_settings import KafkaSettings
+from shared.bus.records import TopicPartition
+from shared.runtime.clock import SystemClock
+from shared.runtime.settings import Settings
+from tests.support.served import ServedSystem, eventually, run_cli, served_system
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def system(kafka_bootstrap: str) -> Iterator[ServedSystem]:
+    """Two simulated nodes of 4 CPU, under a topic prefix of this module's own."""
+    prefix = f"t-{os.getpid()}-resubmit."
+    cluster = ["--nodes", "2", "--node-cpu", "4", "--node-memory", "8Gi"]
+    with served_system(kafka_bootstrap, prefix, cluster_args=cluster) as running:
+        yield running
+
+
+def job(*, replicas: int, cpu: str = "1") -> str:
+    return f"""\
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata:
+  name: resub
+spec:
+  tasks:
+    - name: worker
+      replicas: {replicas}
+      template:
+        spec:
+          containers:
+            - name: worker
+              image: busybox
+              resources:
+                requests: {{cpu: "{cpu}", memory: 1Gi}}
+"""
+
+
+def submitted_records(system: ServedSystem) -> int:
+    """How many records ``jobs.submitted`` holds."""
+    topic = f"{system.prefix}{Topic.JOBS_SUBMITTED}"
+
+    async def count() -> int:
+        bus = AioKafkaBus(KafkaSettings(bootstrap_servers=system.bootstrap))
+        consumer = bus.consumer([topic], group=None, client_id="t-count")
+        try:
+            await consumer.start()
+            partitions = [TopicPartition(topic, n) for n in range(await bus.partitions(topic))]
+            return sum((await consumer.end_offsets(partitions)).values())
+        finally:
+            await consumer.stop()
+
+    return asyncio.run(count())
+
+
+def test_submit_says_what_a_resubmission_does_and_a_refused_update_changes_nothing_shown(
+    system: ServedSystem, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    path = tmp_path / "resub.yaml"
+
+    def submit(text: str) -> tuple[int, str, str]:
+        path.write_text(text)
+        return run_cli(system, monkeypatch, "submit", str(path))
+
+    def described() -> str:
+        return run_cli(system, monkeypatch, "describe", "job", "resub")[1]
+
+    status, out, err = submit(job(replicas=2))
+    assert (status, out.split(" trace_id=")[0], err) == (0, "job default/resub created", "")
+    eventually(lambda: "Phase:            Running" in described(), "resub running", system)
+
+    status, out, _ = submit(job(replicas=2))
+    assert (status, out.split(" trace_id=")[0]) == (0, "job default/resub unchanged")
+
+    status, out, _ = submit(job(replicas=3))
+    assert (status, out.split(" trace_id=")[0]) == (
+        0,
+        "job default/resub updated "
+        "(minAvailable, tasks[worker].replicas, tasks[worker].minAvailable)",
+    )
+    accepted_trace = out.split("trace_id=")[1].strip()
+    eventually(lambda: "3 running" in described(), "the update's third pod running", system)
+
+    before = submitted_records(system)
+    status, out, err = submit(job(replicas=3, cpu="2"))
+    assert (status, out) == (1, "")
+    assert err.startswith(
+        "vcbus submit: job default/resub: UpdateRejected: job updates may not change fields "
+        "other than `minAvailable`, `tasks[*].replicas under spec` and `PriorityClassName`\n"
+    )
+    assert "nothing submitted" in err
+    assert submitted_records(system) == before
+
+    # the same refused update from another Kafka client: admitted, then refused by the
+    # job-controller, whose status says so; the spec and trace shown stay the accepted ones
+    settings = Settings.from_env()
+    refused = records_for(job(replicas=1, cpu="2"), settings.topic_prefix, SystemClock().now())
+    asyncio.run(publish(settings, [item.record for item in refused]))
+    eventually(lambda: "UpdateRejected" in described(), "the refusal in describe", system)
+    text = described()
+    assert "Queue:" in text
+    assert f"/trace/{accepted_trace}" in text, text
+    assert refused[0].trace_id not in text
+    tasks = text.split("Tasks:")[1].splitlines()
+    assert tasks[2].split()[:2] == ["worker", "3"], text
