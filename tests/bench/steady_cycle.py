@@ -147,9 +147,7 @@ class Workload:
                     name,
                     task="worker",
                 )
-                out.append(
-                    PodCreated(event_id=f"pod-{name}-{i}", occurred_at=now, pod=state.pod)
-                )
+                out.append(PodCreated(event_id=f"pod-{name}-{i}", occurred_at=now, pod=state.pod))
         self.next_job += self.jobs_per_cycle
         return out
 
@@ -178,7 +176,7 @@ def _allocator_parts(snapshot: ClusterSnapshot, now: datetime) -> tuple[float, f
     return opened, acted, closed
 
 
-def run(  # noqa: PLR0914 - one benchmark loop, its figures side by side
+def run(
     nodes: int,
     running_jobs: int,
     pending_jobs: int,
@@ -220,7 +218,9 @@ def run(  # noqa: PLR0914 - one benchmark loop, its figures side by side
         if profiler is not None:
             profiler.enable()
         enqueued, took = _timed(
-            lambda s=snapshot: enqueue_cycle(s, enqueue_conf, ctx, cache=caches["podgroup-enqueue"])
+            lambda s=snapshot, c=ctx: enqueue_cycle(
+                s, enqueue_conf, c, cache=caches["podgroup-enqueue"]
+            )
         )
         if profiler is not None:
             profiler.disable()
@@ -234,7 +234,9 @@ def run(  # noqa: PLR0914 - one benchmark loop, its figures side by side
         if profiler is not None:
             profiler.enable()
         allocated, took = _timed(
-            lambda s=snapshot: allocator_cycle(s, allocator_conf, ctx, cache=caches["allocator"])
+            lambda s=snapshot, c=ctx: allocator_cycle(
+                s, allocator_conf, c, cache=caches["allocator"]
+            )
         )
         if profiler is not None:
             profiler.disable()
@@ -340,4 +342,3 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 if __name__ == "__main__":
     main()
-
