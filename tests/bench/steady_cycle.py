@@ -35,6 +35,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from typing import Any, TypeVar
 
 from contracts.events.podgroups import PodGroupCreated, PodGroupDeleted
@@ -243,9 +244,7 @@ def run(
         if profiler is not None:
             profiler.enable()
         enqueued, took = _timed(
-            lambda s=snapshot, c=ctx: enqueue_cycle(
-                s, enqueue_conf, c, cache=caches["podgroup-enqueue"]
-            )
+            partial(enqueue_cycle, snapshot, enqueue_conf, ctx, cache=caches["podgroup-enqueue"])
         )
         if profiler is not None:
             profiler.disable()
@@ -260,9 +259,7 @@ def run(
         if profiler is not None:
             profiler.enable()
         allocated, took = _timed(
-            lambda s=snapshot, c=ctx: allocator_cycle(
-                s, allocator_conf, c, cache=caches["allocator"]
-            )
+            partial(allocator_cycle, snapshot, allocator_conf, ctx, cache=caches["allocator"])
         )
         if profiler is not None:
             profiler.disable()
