@@ -79,6 +79,15 @@ def report(result: dict[str, Any]) -> str:
         f"of which other processes (not this benchmark) {burst['other_processes_cpu_s']} s; "
         f"load average {burst['loadavg_1m']}",
         f"  idle (nothing submitted, consumers quiet): cores used {result['idle_cores']}",
+        "  singletons in the burst: "
+        + ", ".join(
+            f"{name} {figures['cpu_ms_per_pod']} ms CPU per pod = ceiling "
+            f"{figures['ceiling_pods_per_s']} pods/s"
+            for name, figures in burst["per_pod"].items()
+            if isinstance(figures, dict)
+        )
+        + f"; records per pod {burst['per_pod']['records_per_pod']}; pods/s per raw msgs/s "
+        f"{burst['pods_per_raw_msg']}",
     ]
     for name, profile in result.get("profile", {}).items():
         top = ", ".join(f"{frame} {share}%" for frame, share in profile["self"][:6])

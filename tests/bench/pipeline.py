@@ -51,7 +51,7 @@ from shared.runtime.settings import Settings
 from shared.runtime.topology import contract_topics
 from tests.bench.profile import Profiler, summarise
 from tests.bench.raw import measure_raw
-from tests.bench.stats import percentile, summary_ms
+from tests.bench.stats import per_pod, percentile, summary_ms
 from tests.bench.workload import HOPS, BenchJob, build_jobs, node_shape
 
 PREFIX = "bench."
@@ -554,6 +554,11 @@ class Pipeline:
             if end > ends_before.get(topic, 0)
         }
         events = sum(by_topic.values())
+        burst_cpu = {
+            name: round(cpu_after[name] - cpu_before.get(name, 0.0), 2)
+            for name in cpu_after
+            if name != "machine"
+        }
         result: dict[str, Any] = {
             "config": {
                 "nodes": config.nodes,
@@ -622,11 +627,7 @@ class Pipeline:
                 "enqueue_cycle": summary_ms(
                     [c["decide_ms"] / 1000 for c in enqueue_cycles if c.get("events", 0) > 0]
                 ),
-                "cpu_s": {
-                    name: round(cpu_after[name] - cpu_before.get(name, 0.0), 2)
-                    for name in cpu_after
-                    if name != "machine"
-                },
+                "cpu_s": burst_cpu,
                 "machine_busy_s": round(cpu_after["machine"] - cpu_before["machine"], 2),
                 "other_processes_cpu_s": round(
                     (cpu_after["machine"] - cpu_before["machine"])
@@ -638,6 +639,10 @@ class Pipeline:
                     2,
                 ),
                 "loadavg_1m": [round(load_before, 2), round(load_after, 2)],
+                "per_pod": per_pod(burst_cpu, events, pods_total, SINGLETONS),
+                "pods_per_raw_msg": round(len(running_times) / span / raw["messages_per_s"], 4)
+                if span > 0 and raw["messages_per_s"]
+                else None,
             },
             "hop_path": HOPS,
         }

@@ -42,7 +42,7 @@ def pick_up_pending_tasks(ssn: Session) -> list[TaskInfo]:
     queues: PriorityQueue[QueueInfo] = PriorityQueue(ssn.queue_order_fn)
     jobs: dict[str, PriorityQueue[JobInfo]] = {}
     tasks: dict[str, list[TaskInfo]] = {}
-    for job, queue in admitted_valid_jobs(ssn):
+    for job, queue in admitted_valid_jobs(ssn, with_tasks=_has_pending_best_effort):
         key = job.key
         best_effort = [t for t in job.pending_tasks() if t.best_effort]
         if not best_effort:
@@ -59,6 +59,10 @@ def pick_up_pending_tasks(ssn: Session) -> list[TaskInfo]:
         while not queue_jobs.empty():
             out.extend(tasks[queue_jobs.pop().key])
     return out
+
+
+def _has_pending_best_effort(job: JobInfo) -> bool:
+    return job.pending_best_effort_task_num() > 0
 
 
 def new() -> BackfillAction:

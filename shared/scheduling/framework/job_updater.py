@@ -107,14 +107,34 @@ _ADMITTED = frozenset({PodGroupPhase.RUNNING, PodGroupPhase.UNKNOWN})
 _WAITING = frozenset({PodGroupPhase.PENDING, PodGroupPhase.INQUEUE})
 
 
-def update_all(ssn: ClosingSession) -> tuple[PodGroupUpdate, ...]:
-    """Return the PodGroups whose phase or allocator conditions changed (``UpdateAll``)."""
+def phases(ssn: ClosingSession) -> dict[JobKey, PodGroupPhase]:
+    """Each job's phase at close (``pod_group_phase``), by job key.
+
+    Computed once per session and read by both ``update_all`` and ``status_updates``.
+    """
+    unschedulable = ssn.unschedulable
+    return {
+        key: pod_group_phase(ssn.jobs[key], unschedulable=key in unschedulable)
+        for key in sorted(ssn.jobs)
+    }
+
+
+def update_all(
+    ssn: ClosingSession, closing: Mapping[JobKey, PodGroupPhase] | None = None
+) -> tuple[PodGroupUpdate, ...]:
+    """Return the PodGroups whose phase or allocator conditions changed (``UpdateAll``).
+
+    Args:
+        ssn: the closing session.
+        closing: the jobs' phases at close (``phases``); computed here when omitted.
+    """
+    if closing is None:
+        closing = phases(ssn)
     updates = []
-    for key in sorted(ssn.jobs):
+    for key, phase in closing.items():
         job = ssn.jobs[key]
         snapshot_state = ssn.snapshot.podgroups.get(key)
         previous = snapshot_state.phase if snapshot_state is not None else job.phase
-        phase = pod_group_phase(job, unschedulable=key in ssn.unschedulable)
         conditions = ssn.job_conditions.get(key, job.conditions)
         conditions_changed = conditions != job.conditions
         if phase is previous and not conditions_changed:
@@ -181,15 +201,23 @@ def reason_conditions(
     return (min(candidates, key=lambda c: (reason_rank(c.reason), c.reason, c.message)),)
 
 
-def status_updates(ssn: ClosingSession) -> tuple[PodGroupStatusUpdate, ...]:
-    """Return the PodGroups whose phase or reason condition changed (``podgroups.status``)."""
+def status_updates(
+    ssn: ClosingSession, closing: Mapping[JobKey, PodGroupPhase] | None = None
+) -> tuple[PodGroupStatusUpdate, ...]:
+    """Return the PodGroups whose phase or reason condition changed (``podgroups.status``).
+
+    Args:
+        ssn: the closing session.
+        closing: the jobs' phases at close (``phases``); computed here when omitted.
+    """
+    if closing is None:
+        closing = phases(ssn)
     updates = []
-    for key in sorted(ssn.jobs):
+    for key, phase in closing.items():
         job = ssn.jobs[key]
         state = ssn.snapshot.podgroups.get(key)
         previous = state.phase if state is not None else job.phase
         previous_conditions = state.status_conditions if state is not None else ()
-        phase = pod_group_phase(job, unschedulable=key in ssn.unschedulable)
         conditions = reason_conditions(ssn, job, phase)
         if phase is previous and conditions == previous_conditions:
             continue

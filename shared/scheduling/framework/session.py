@@ -40,7 +40,7 @@ from shared.scheduling.framework.conf import (
     Tier,
 )
 from shared.scheduling.framework.feasibility import Feasibility
-from shared.scheduling.framework.job_updater import status_updates, update_all
+from shared.scheduling.framework.job_updater import phases, status_updates, update_all
 from shared.scheduling.framework.nomination_open import open_nominations
 from shared.scheduling.framework.placement import Placement, PlacementCache
 from shared.scheduling.framework.plan import Plan
@@ -382,15 +382,25 @@ class Session(SessionPlugins):
         return {}
 
 
-def admitted_valid_jobs(ssn: Session) -> Iterator[tuple[JobInfo, QueueInfo]]:
+def admitted_valid_jobs(
+    ssn: Session, *, with_tasks: Callable[[JobInfo], bool] | None = None
+) -> Iterator[tuple[JobInfo, QueueInfo]]:
     """Jobs past enqueue whose gang is valid, with their queue, in key order.
 
     What backfill, preempt and reclaim walk (each of Volcano's three loops skips a pending
     job, an invalid one and one whose queue is unknown alike).
+
+    Args:
+        ssn: the session.
+        with_tasks: a cheap filter checked before validity (the walk's own first test,
+            backfill's "has pending best-effort tasks"): a job it refuses is skipped
+            without judging its gang, which has no effect on the session.
     """
     for key in sorted(ssn.jobs):
         job = ssn.jobs[key]
         if job.is_pending():
+            continue
+        if with_tasks is not None and not with_tasks(job):
             continue
         result = ssn.job_valid(job)
         if result is not None and not result.passed:
@@ -460,17 +470,18 @@ def close_session(ssn: Session) -> SessionResult:
     for _, plugin in ssn.plugins:
         plugin.on_session_close(ssn)
     set_conditions(ssn)
+    closing = phases(ssn)
     return SessionResult(
         decisions=tuple(ssn.decisions),
         evictions=tuple(ssn.evictions),
-        podgroup_updates=update_all(ssn),
+        podgroup_updates=update_all(ssn, closing),
         explanations=tuple(ssn.explanations),
         reservation_update=(
             ssn.reservation if ssn.reservation != ssn.snapshot.reservation else None
         ),
         reservation_changes=tuple(ssn.reservation_changes),
         locks_lifted=ssn.locks_lifted,
-        status_updates=status_updates(ssn),
+        status_updates=status_updates(ssn, closing),
         will_bind_changes=tuple(ssn.will_bind.changes),
         enqueue_steps=tuple(ssn.enqueue_steps),
         nomination_changes=tuple(ssn.nomination_changes),
