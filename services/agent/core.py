@@ -9,8 +9,11 @@ job-controller's lifecycle policies work unchanged) and the actions the shell pe
 - ``BindingCreated`` for this node: accepted when the pod's requests fit the node's free
   allocatable and its host ports can be allocated; ``Pending`` (reason ``Bound``) with
   the node's address and the pod's host ports, so that its peers learn them. A binding of a
-  pod already here (same uid) changes nothing; another node's binding is not this agent's
-  (the agent reads only its own). Refused otherwise, as the simulated cluster refuses.
+  pod already here (same uid) changes nothing; nor does a binding of a pod already deleted
+  (read again after a crash once the pod was forgotten, or made as the pod was deleted):
+  it no longer exists, and nothing of it runs again. Another node's binding is not this
+  agent's (the agent reads only its own). Refused otherwise, as the simulated cluster
+  refuses.
 - The shell starts a bound pod once its job's template and every peer it needs are known
   (:func:`launched`), or fails it (:func:`failed_to_start`).
 - A supervisor's report (:func:`observe`): ``Running`` (reason ``Started``), then
@@ -110,12 +113,14 @@ def bind(
     *,
     wanted_ports: Sequence[int],
     busy_ports: Collection[int] = (),
+    deleted: Collection[str] = (),
     trace: tuple[tuple[str, str], ...] = (),
 ) -> Outcome:
     """Accept or refuse a binding to this node.
 
     ``busy_ports`` are host ports some other process of the host holds (its listeners and
-    connections, as the shell found them): they are not handed out either.
+    connections, as the shell found them): they are not handed out either. ``deleted``:
+    the uids of pods whose deletion the agent has read; such a pod is not bound again.
     """
     pod = binding.pod
     if binding.node != conf.node:
@@ -127,6 +132,11 @@ def bind(
         if held.phase is not PodPhase.PENDING or held.launched:
             return Outcome(state)
         return Outcome(state, (_bound(held, conf, now),))
+    if pod.uid in deleted:
+        # the pod is gone: its binding read again after a kill -9 (the offset was not
+        # committed) once its deletion had made the agent forget it, or bound as it was
+        # deleted; running it would run it twice, or run a pod that no longer exists
+        return Outcome(state)
     key = pod_key(pod.namespace, pod.name)
     shortfalls = _shortfalls(state, conf, pod.requests)
     if shortfalls:
