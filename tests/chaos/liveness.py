@@ -1,7 +1,8 @@
 """Liveness: no job waits longer than the documented bound for a step that is due.
 
-README and docs/reliability.md, Reliability: *a job's next step happens at most* :data:`STEP_BOUND` *after it
-becomes due, whatever was lost* (time the broker was frozen not counted). The steps
+README and docs/reliability.md, Reliability: *a job's next step happens at most*
+:data:`STEP_BOUND` *after it becomes due, whatever was lost* (time the broker was frozen
+not counted). The steps
 judged are those the topics show to be due at a known moment, each taken by the first
 record that does it:
 
@@ -48,8 +49,9 @@ from shared.views.phases import FINAL_PHASES
 from tests.chaos.history import History, Violation, past_freezes
 
 STEP_BOUND = timedelta(seconds=60)
-"""The documented bound (README and docs/reliability.md, Reliability): the resync period (10 s), a takeover of the
-step's owner (the 6 s session, a group join and a restore), and a loaded machine's lag."""
+"""The documented bound (README and docs/reliability.md, Reliability): the resync period
+(10 s), a takeover of the step's owner (the 6 s session, a group join and a restore), and a
+loaded machine's lag."""
 GRACE_DEFAULT = 30.0
 """A pod's termination grace period when its template sets none (Kubernetes' default)."""
 ENDED = frozenset({PodPhase.SUCCEEDED, PodPhase.FAILED})

@@ -2,13 +2,18 @@
 
 Layout: a Tansu broker of the run's own (so it can be frozen), two replicas of admission,
 job-controller and cluster, one active plus one standby of podgroup-enqueue and allocator,
-each ``python -m services.cli serve`` in its own process. Jobs (``tests.chaos.workload``)
-are published evenly over the submission window (``kills × kill_interval`` seconds); every
-``kill_interval`` seconds a random process is SIGKILLed and, after ``restart_delay``,
+each ``python -m services.cli serve`` in its own process, and ``agents`` node agents
+(``vcbus agent``, ``tests.chaos.agents``) whose nodes run the real jobs as host processes.
+Jobs (``tests.chaos.workload``) are published evenly over the submission window
+(``kills × kill_interval`` seconds); every ``kill_interval`` seconds a random process (an
+agent among them, each agent at least once) is SIGKILLed and, after ``restart_delay``,
 started again. Halfway through, the broker is frozen (SIGSTOP) for ``outage`` seconds,
-with no kill during the outage. Then the run waits (bounded) until every job is final,
-stops the services with SIGTERM, reads the topics from their start and checks them
-(``tests.chaos.checks``). The figures are printed and written to
+with no kill during the outage. Then the run waits (bounded) until every job is final and
+every process of a real pod has ended, stops the services with SIGTERM, reads the topics
+from their start and checks them (``tests.chaos.checks``). The broker listens on a free
+port, the services' health endpoints and the agents' logs endpoints on ports the system
+picks, and the agents' host ports come from ranges free when the run starts: runs at once
+on one machine do not collide. The figures are printed and written to
 ``bench/results/chaos-<timestamp>.json``.
 """
 
@@ -19,6 +24,7 @@ import contextlib
 import json
 import os
 import random  # noqa: TID251 - the chaos run's own seeded generator, not a service's
+import shutil
 import statistics
 import tempfile
 from collections import Counter
@@ -44,12 +50,22 @@ from shared.runtime.service import changelog_topic
 from shared.runtime.table import Table
 from shared.runtime.topology import ensure_topics
 from shared.views.status import STATUS_TOPICS, StatusView
+from tests.chaos.agents import (
+    PodProcess,
+    agent_args,
+    agents_base,
+    check_pods_left,
+    free_port_ranges,
+    kill_pods,
+    node_names,
+    pod_processes,
+)
 from tests.chaos.checks import LockTiming, check_all, check_exits, figures
-from tests.chaos.fleet import Fleet, Incarnation, Replica
+from tests.chaos.fleet import AGENT, Fleet, Incarnation, Replica
 from tests.chaos.history import HISTORY_TOPICS, History, Violation
 from tests.chaos.liveness import StepTiming, slowest_steps
 from tests.chaos.load import Hogs
-from tests.chaos.workload import PRIORITY_CLASSES, generate
+from tests.chaos.workload import PRIORITY_CLASSES, REAL_LABEL, REAL_TAINT, generate
 from tests.support.processes import ROOT, service_env
 
 SERVICES = ("cluster", "admission", "job-controller", "podgroup-enqueue", "allocator")
@@ -85,6 +101,14 @@ class ChaosConfig:
     """Bound of the wait for every job to be final, after the last submission."""
     load: float = 0.0
     """Duty cycle of the CPU hogs run beside the system, one per core (0: none)."""
+    agents: int = 2
+    """Node agents (real nodes) beside the simulated nodes (0: none, and no real job)."""
+    real_every: int = 8
+    """Every this many jobs one is a real job, run by the agents."""
+    agent_cpu: str = "2"
+    agent_memory: str = "4Gi"
+    pods_end_timeout: float = 60.0
+    """Bound of the wait, once every job is final, for the real pods' processes to end."""
     results_dir: Path = ROOT / "bench" / "results"
     log_dir: Path | None = None
 
@@ -144,6 +168,9 @@ class Report:
     topics: dict[str, object] = field(default_factory=dict)
     violations: list[Violation] = field(default_factory=list)
     log_dir: str = ""
+    agents_dir: str = ""
+    pods_left: list[PodProcess] = field(default_factory=list)
+    """Processes of real pods still running once every job was final and the wait was over."""
     histories: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     """Every record about each job that did not finish or waited too long for a step, per
     job, read before the broker stopped (written beside the figures)."""
@@ -202,6 +229,8 @@ class Report:
             ],
             "takeover_list": [asdict(t) for t in self.takeovers],
             "log_dir": self.log_dir,
+            "agents_dir": self.agents_dir,
+            "pods_left": len(self.pods_left),
             "histories": sorted(self.histories),
         }
 
@@ -466,17 +495,35 @@ def preemption_args(directory: Path) -> dict[str, tuple[str, ...]]:
     }
 
 
+def plan_victims(rng: random.Random, replicas: Sequence[Replica], kills: int) -> list[Replica]:
+    """Whom each of ``kills`` kills hits: a replica drawn at random, each agent at least once
+    when there are kills enough (put in a slot drawn among the other services' kills)."""
+    victims = [rng.choice(replicas) for _ in range(kills)]
+    for agent in (r for r in replicas if r.service == AGENT):
+        others = [i for i, v in enumerate(victims) if v.service != AGENT]
+        if agent not in victims and others:
+            victims[rng.choice(others)] = agent
+    return victims
+
+
 class Run:
     """One chaos run (use :func:`run_chaos`)."""
 
-    def __init__(self, config: ChaosConfig, broker: EmbeddedBroker, fleet: Fleet) -> None:
+    def __init__(
+        self, config: ChaosConfig, broker: EmbeddedBroker, fleet: Fleet, agents_dir: Path
+    ) -> None:
         self.config = config
+        self.agents_dir = agents_dir
         self.broker = broker
         self.fleet = fleet
         self.prefix = f"chaos-{config.seed}-{_clock.now().strftime('%Y%m%d%H%M%S')}."
         self.bus = AioKafkaBus(KafkaSettings(bootstrap_servers=broker.bootstrap_servers))
         self.jobs = generate(
-            config.jobs, config.seed, big_pods=config.big_pods, big_cpu=config.big_cpu
+            config.jobs,
+            config.seed,
+            big_pods=config.big_pods,
+            big_cpu=config.big_cpu,
+            real_every=config.real_every if config.agents else 0,
         )
         self.rng = random.Random(f"kills-{config.seed}")
         self.view = StatusView()
@@ -517,6 +564,21 @@ class Run:
         for service in SERVICES:
             for instance in ("a", "b"):
                 self.fleet.add(service, instance, env, extra.get(service, ()))
+        agent_env = {k: v for k, v in env.items() if k != "VCBUS_HEALTH_PORT"}
+        ranges = free_port_ranges(self.config.agents) if self.config.agents else []
+        for node, ports in zip(node_names(self.config.agents), ranges, strict=True):
+            data_dir = self.agents_dir / node
+            data_dir.mkdir(exist_ok=True)
+            args = agent_args(
+                node,
+                data_dir,
+                ports,
+                cpu=self.config.agent_cpu,
+                memory=self.config.agent_memory,
+                label=REAL_LABEL,
+                taint=REAL_TAINT,
+            )
+            self.fleet.add(AGENT, node, agent_env, args)
 
     async def start_fleet(self) -> None:
         """Start every replica and wait until each consumes, holds or awaits its lease."""
@@ -535,6 +597,10 @@ class Run:
             if service not in SINGLETONS:
                 for replica in self.fleet.of(service):
                     await self._wait_log(replica, "partitions_assigned", 1)
+        for replica in self.fleet.of(AGENT):
+            replica.start()
+        for replica in self.fleet.of(AGENT):
+            await self._wait_log(replica, "node_registered", 1)
 
     async def _wait_log(self, replica: Replica, name: str, count: int) -> None:
         incarnation = replica.current
@@ -569,7 +635,8 @@ class Run:
     async def chaos(self) -> None:
         """Kill a random process every ``kill_interval`` seconds, restart it after a delay."""
         last = -self.config.kill_interval
-        for number in range(self.config.kills):
+        victims = plan_victims(self.rng, self.fleet.replicas, self.config.kills)
+        for number, replica in enumerate(victims):
             due = (number + 0.5) * self.config.kill_interval
             await self._until(due)
             await self.thawed.wait()
@@ -577,10 +644,13 @@ class Run:
             await self._until(last + self.config.kill_interval / 2)
             await self.thawed.wait()
             last = self.elapsed()
-            replica = self.rng.choice(self.fleet.replicas)
             victim = replica.current
             held = replica.service in SINGLETONS and holds_lease(victim)
-            owned = sorted(owned_partitions(victim)) if replica.service not in SINGLETONS else []
+            owned = (
+                sorted(owned_partitions(victim))
+                if replica.service not in SINGLETONS and replica.service != AGENT
+                else []
+            )
             ready = held and any(
                 in_lease_group(other.current)
                 for other in self.fleet.of(replica.service)
@@ -641,9 +711,23 @@ class Run:
                     await asyncio.sleep(0.5)
         return self.view.all_final(keys)
 
+    async def wait_pods_gone(self, timeout: float) -> list[PodProcess]:
+        """Wait (bounded) until no process of a real pod runs; those left at the bound."""
+        left: list[PodProcess] = []
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(timeout):
+                while True:
+                    left = await asyncio.to_thread(pod_processes, self.agents_dir)
+                    if not left:
+                        break
+                    await asyncio.sleep(0.5)
+        return left
 
-async def _run(config: ChaosConfig, broker: EmbeddedBroker, fleet: Fleet, report: Report) -> None:
-    run = Run(config, broker, fleet)
+
+async def _run(
+    config: ChaosConfig, broker: EmbeddedBroker, fleet: Fleet, report: Report, agents_dir: Path
+) -> None:
+    run = Run(config, broker, fleet, agents_dir)
     run.declare()
     began = _clock.monotonic()
     await run.start_fleet()
@@ -651,7 +735,7 @@ async def _run(config: ChaosConfig, broker: EmbeddedBroker, fleet: Fleet, report
     print(
         f"fleet ready in {run.started - began:.1f}s: {len(fleet.replicas)} processes, "
         f"prefix {run.prefix}; {len(run.jobs)} jobs over {config.window:.0f}s, "
-        f"{config.kills} kills, outage {config.outage:g}s",
+        f"{config.kills} kills, outage {config.outage:g}s, {config.agents} agents",
         flush=True,
     )
     follower = asyncio.create_task(run.follow())
@@ -666,6 +750,7 @@ async def _run(config: ChaosConfig, broker: EmbeddedBroker, fleet: Fleet, report
         report.duration_seconds = run.elapsed()
         report.jobs = len(run.jobs)
         report.jobs_final = run.final()
+        report.pods_left = await run.wait_pods_gone(config.pods_end_timeout)
     finally:
         follower.cancel()
         with contextlib.suppress(asyncio.CancelledError):
@@ -678,6 +763,7 @@ async def _run(config: ChaosConfig, broker: EmbeddedBroker, fleet: Fleet, report
                 f"{config.finish_timeout:.0f}s",
             )
         )
+    report.violations.extend(check_pods_left(report.pods_left))
     stopped = _clock.now()
     report.exit_statuses = fleet.stop()
     report.violations.extend(check_exits(fleet.ends()))
@@ -707,19 +793,28 @@ def run_chaos(config: ChaosConfig) -> Report:
         for k, v in asdict(config).items()
         if k not in ("results_dir", "log_dir")
     }
-    report = Report(config=config_view, started=_clock.now().isoformat(), log_dir=str(log_dir))
+    agents_dir = agents_base()
+    report = Report(
+        config=config_view,
+        started=_clock.now().isoformat(),
+        log_dir=str(log_dir),
+        agents_dir=str(agents_dir),
+    )
     hogs = Hogs(config.load) if config.load else None
     broker = start_broker()
     fleet = Fleet(log_dir)
     try:
         if hogs is not None:
             hogs.start()
-        asyncio.run(_run(config, broker, fleet, report))
+        asyncio.run(_run(config, broker, fleet, report, agents_dir))
     finally:
         if hogs is not None:
             hogs.stop()
         fleet.close()
+        kill_pods(agents_dir)  # pods outlive their agents: none may outlive the run
         broker.stop()
+    if report.passed:
+        shutil.rmtree(agents_dir, ignore_errors=True)
     return report
 
 
@@ -754,6 +849,7 @@ def render(report: Report) -> str:
         f"  lease takeover, standby ready and not killed: max "
         f"{s['lease_takeover_seconds_undisturbed']} s (broker freezes not counted)",
         f"  outage          {s['outage'] or 'none'}",
+        f"  pods left       {s['pods_left']} (processes of real pods once every job was final)",
         f"  load            {_load(report.config.get('load', 0.0))}",
         f"  slowest steps   {s['topics'].get('slowest_steps')}",
         f"  duration        {s['duration_seconds']}s (submitting {s['submit_seconds']}s, "
@@ -765,6 +861,8 @@ def render(report: Report) -> str:
     if s["histories"]:
         lines.append(f"  histories       {len(s['histories'])} jobs, beside the figures")
     lines.append(f"  logs            {s['log_dir']}")
+    if s["agents_dir"] and not report.passed:
+        lines.append(f"  agents' data    {s['agents_dir']}")
     return "\n".join(lines)
 
 
