@@ -23,9 +23,12 @@ import socket
 import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
-from tests.chaos.history import Violation
+from contracts import PodPhaseChanged
+from contracts.objects.pod import PodPhase
+from tests.chaos.history import History, Violation
 
 PORTS_PER_AGENT = 20
 PORTS_FIRST = 30000
@@ -174,3 +177,20 @@ def kill_pods(base: Path) -> list[PodProcess]:
 def node_names(count: int) -> Iterator[str]:
     """The agents' node names: ``real-0``, ``real-1`` ..."""
     return (f"real-{number}" for number in range(count))
+
+
+def running_on(history: History, node: str, at: datetime) -> int:
+    """How many pods ran on ``node`` at ``at``: reported ``Running`` there before, not
+    ended by then (what an agent killed at that moment had running)."""
+    started: dict[str, datetime] = {}
+    ended: dict[str, datetime] = {}
+    for event in history.pods_status:
+        if not isinstance(event, PodPhaseChanged) or event.node != node or not event.pod_uid:
+            continue
+        if event.phase is PodPhase.RUNNING:
+            started.setdefault(event.pod_uid, event.occurred_at)
+        elif event.phase in (PodPhase.SUCCEEDED, PodPhase.FAILED):
+            ended.setdefault(event.pod_uid, event.occurred_at)
+    return sum(
+        1 for uid, began in started.items() if began <= at and (uid not in ended or ended[uid] > at)
+    )

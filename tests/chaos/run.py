@@ -59,6 +59,7 @@ from tests.chaos.agents import (
     kill_pods,
     node_names,
     pod_processes,
+    running_on,
 )
 from tests.chaos.checks import LockTiming, check_all, check_exits, figures
 from tests.chaos.fleet import AGENT, Fleet, Incarnation, Replica
@@ -130,6 +131,8 @@ class Kill:
     partitions: list[int] = field(default_factory=list)
     standby_ready: bool = False
     """For a lease holder: whether another replica was in the lease group, caught up."""
+    pods_running: int | None = None
+    """For an agent: how many pods ran on its node when it was killed (from the topics)."""
 
 
 @dataclass
@@ -195,6 +198,11 @@ class Report:
             "jobs_final": self.jobs_final,
             "kills": len(self.kills),
             "kills_by_service": dict(sorted(Counter(k.service for k in self.kills).items())),
+            "agent_kills": [
+                f"{k.label} at {k.elapsed:.1f} s ({k.pods_running} pods running)"
+                for k in self.kills
+                if k.service == AGENT
+            ],
             "takeovers": {kind: len(values) for kind, values in sorted(by_kind.items())},
             "lease_takeover_seconds_undisturbed": max(
                 (
@@ -771,6 +779,10 @@ async def _run(
     report.outage = run.outage
     report.takeovers = takeovers(fleet, run.kills, run.frozen)
     history = await read_history(run.bus, run.prefix)
+    for kill in report.kills:
+        if kill.service == AGENT:
+            node = kill.label.removeprefix(f"{AGENT}-").rpartition(".")[0]
+            kill.pods_running = running_on(history, node, kill.at)
     dump_history(history, Path(report.log_dir) / "topics")
     timing = LockTiming(timedelta(seconds=config.lock_read_bound), run.frozen)
     steps = StepTiming(frozen=run.frozen, end=stopped)
@@ -844,6 +856,7 @@ def render(report: Report) -> str:
         f"chaos run {s['started']}: {'PASSED' if report.passed else 'FAILED'}",
         f"  jobs            {s['jobs_final']}/{s['jobs']} final  {s['topics'].get('final_phases')}",
         f"  kills           {s['kills']}  {s['kills_by_service']}",
+        f"  agent kills     {'; '.join(s['agent_kills']) or 'none'}",
         f"  takeovers       {s['takeovers']}",
         f"  takeover time   {s['takeover_seconds']}",
         f"  lease takeover, standby ready and not killed: max "

@@ -8,11 +8,14 @@ import random  # noqa: TID251 - the chaos run's own seeded generator, as the run
 import socket
 import subprocess
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
-from contracts.objects.pod import ANNOTATION_RUN_SECONDS
+from contracts import PodPhaseChanged
+from contracts.keys import JobKey, NodeName, PodKey
+from contracts.objects.pod import ANNOTATION_RUN_SECONDS, PodPhase
 from tests.chaos.agents import (
     PORTS_FIRST,
     agent_args,
@@ -20,8 +23,10 @@ from tests.chaos.agents import (
     free_port_ranges,
     kill_pods,
     pod_processes,
+    running_on,
 )
 from tests.chaos.fleet import AGENT, Fleet
+from tests.chaos.history import History
 from tests.chaos.run import plan_victims
 from tests.chaos.workload import REAL_LABEL, REAL_SHAPES, REAL_TAINT, generate
 
@@ -163,3 +168,35 @@ def test_every_agent_is_killed_at_least_once(tmp_path: Path) -> None:
         assert len(victims) == 6
         assert all(agent in victims for agent in agents)
     assert plan_victims(random.Random(1), fleet.replicas, 0) == []
+
+
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def _phase(uid: str, node: str, phase: PodPhase, seconds: float) -> PodPhaseChanged:
+    return PodPhaseChanged(
+        event_id=f"{uid}-{phase}",
+        occurred_at=T0 + timedelta(seconds=seconds),
+        pod=PodKey(f"chaos/{uid}"),
+        job=JobKey("chaos/j"),
+        task="rank",
+        node=NodeName(node),
+        phase=phase,
+        pod_uid=uid,
+    )
+
+
+def test_the_pods_an_agent_had_running_when_killed_are_counted_from_the_topics() -> None:
+    history = History()
+    history.pods_status = [
+        _phase("a", "real-0", PodPhase.RUNNING, 1),
+        _phase("b", "real-0", PodPhase.RUNNING, 2),
+        _phase("a", "real-0", PodPhase.SUCCEEDED, 4),
+        _phase("c", "real-1", PodPhase.RUNNING, 2),
+        _phase("b", "real-0", PodPhase.RUNNING, 9),  # published again after a restart
+    ]
+    at = T0 + timedelta(seconds=3)
+    assert running_on(history, "real-0", at) == 2
+    assert running_on(history, "real-0", T0 + timedelta(seconds=5)) == 1
+    assert running_on(history, "real-1", at) == 1
+    assert running_on(history, "real-0", T0) == 0
