@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from contracts import PodPhaseChanged
+from contracts import PodDeleted, PodPhaseChanged
 from contracts.objects.pod import PodPhase
 from tests.chaos.history import History, Violation
 
@@ -180,8 +180,8 @@ def node_names(count: int) -> Iterator[str]:
 
 
 def running_on(history: History, node: str, at: datetime) -> int:
-    """How many pods ran on ``node`` at ``at``: reported ``Running`` there before, not
-    ended by then (what an agent killed at that moment had running)."""
+    """How many pods ran on ``node`` at ``at``: reported ``Running`` there before, neither
+    ended nor deleted by then (what an agent killed at that moment had running)."""
     started: dict[str, datetime] = {}
     ended: dict[str, datetime] = {}
     for event in history.pods_status:
@@ -191,6 +191,11 @@ def running_on(history: History, node: str, at: datetime) -> int:
             started.setdefault(event.pod_uid, event.occurred_at)
         elif event.phase in (PodPhase.SUCCEEDED, PodPhase.FAILED):
             ended.setdefault(event.pod_uid, event.occurred_at)
+    for deleted in history.pods:
+        if isinstance(deleted, PodDeleted) and deleted.pod_uid in started:
+            ended[deleted.pod_uid] = min(
+                ended.get(deleted.pod_uid, deleted.occurred_at), deleted.occurred_at
+            )
     return sum(
         1 for uid, began in started.items() if began <= at and (uid not in ended or ended[uid] > at)
     )

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from contracts import PodPhaseChanged
+from contracts import PodDeleted, PodPhaseChanged
 from contracts.keys import JobKey, NodeName, PodKey
 from contracts.objects.pod import ANNOTATION_RUN_SECONDS, PodPhase
 from tests.chaos.agents import (
@@ -194,6 +194,16 @@ def test_the_pods_an_agent_had_running_when_killed_are_counted_from_the_topics()
         _phase("a", "real-0", PodPhase.SUCCEEDED, 4),
         _phase("c", "real-1", PodPhase.RUNNING, 2),
         _phase("b", "real-0", PodPhase.RUNNING, 9),  # published again after a restart
+        _phase("d", "real-0", PodPhase.RUNNING, 2),
+    ]
+    history.pods = [  # d's job restarted: d deleted, stopped by its agent, no end published
+        PodDeleted(
+            event_id="deleted-d",
+            occurred_at=T0 + timedelta(seconds=2.5),
+            job=JobKey("chaos/j"),
+            pod=PodKey("chaos/d"),
+            pod_uid="d",
+        )
     ]
     at = T0 + timedelta(seconds=3)
     assert running_on(history, "real-0", at) == 2
