@@ -104,7 +104,7 @@ class ChaosConfig:
     """Duty cycle of the CPU hogs run beside the system, one per core (0: none)."""
     agents: int = 2
     """Node agents (real nodes) beside the simulated nodes (0: none, and no real job)."""
-    real_every: int = 8
+    real_every: int = 5
     """Every this many jobs one is a real job, run by the agents."""
     agent_cpu: str = "2"
     agent_memory: str = "4Gi"

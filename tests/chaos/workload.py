@@ -23,7 +23,7 @@ agents: their pods select the agents' nodes (:data:`REAL_LABEL`) and tolerate th
 ``sh -c`` (the ``env`` plugin's ``VC_TASK_INDEX`` must be set) and ends by itself; its
 ``vcbus.io/run-seconds`` says how long that takes, so the liveness bound judges its end.
 
-- ``real-gang``: a gang of 2 or 3 ranks that sleep 1 to 3 s and exit 0: ``Completed``.
+- ``real-gang``: a gang of 2 or 3 ranks that sleep 2 to 6 s and exit 0: ``Completed``.
 - ``real-failing``: a gang of 2 whose rank 1 exits 3 after 1 s while rank 0 sleeps on,
   under ``PodFailed → RestartJob`` with ``maxRetry: 2``: the job is restarted (rank 0's
   processes stopped by its agent) until the retries run out, and ends ``Failed``.
@@ -216,7 +216,7 @@ def real_job(rng: random.Random, index: int) -> PlannedJob:
     """A real job (``real-gang`` or ``real-failing``) drawn from ``rng``."""
     shape = rng.choice(REAL_SHAPES)
     name = f"{shape}-{index:04d}"
-    seconds = rng.choice((1, 2, 3))
+    seconds = rng.choice((2, 3, 4, 5, 6))
     if shape == "real-gang":
         replicas = rng.randint(2, 3)
         tasks = [_real_task("rank", replicas, f"{INDEX_SET}sleep {seconds}", seconds)]
