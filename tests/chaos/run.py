@@ -6,11 +6,12 @@ each ``python -m services.cli serve`` in its own process, and ``agents`` node ag
 (``vcbus agent``, ``tests.chaos.agents``) whose nodes run the real jobs as host processes.
 Jobs (``tests.chaos.workload``) are published evenly over the submission window
 (``kills × kill_interval`` seconds); every ``kill_interval`` seconds a random process (an
-agent among them, each agent at least once) is SIGKILLed and, after ``restart_delay``,
-started again. Halfway through, the broker is frozen (SIGSTOP) for ``outage`` seconds,
-with no kill during the outage. Then the run waits (bounded) until every job is final and
-every process of a real pod has ended, stops the services with SIGTERM, reads the topics
-from their start and checks them (``tests.chaos.checks``). The broker listens on a free
+agent among them, each agent at least once, once one of its pods runs or half an interval
+passed) is SIGKILLed and, after ``restart_delay``, started again. Halfway through, the
+broker is frozen (SIGSTOP) for ``outage`` seconds, with no kill during the outage. Then
+the run waits (bounded) until every job is final and every process of a real pod has
+ended, stops the services with SIGTERM, reads the topics from their start and checks them
+(``tests.chaos.checks``). The broker listens on a free
 port, the services' health endpoints and the agents' logs endpoints on ports the system
 picks, and the agents' host ports come from ranges free when the run starts: runs at once
 on one machine do not collide. The figures are printed and written to
@@ -651,6 +652,9 @@ class Run:
             # after an outage the kills due meanwhile are spread out, not fired at once
             await self._until(last + self.config.kill_interval / 2)
             await self.thawed.wait()
+            if replica.service == AGENT:
+                await self._busy(replica)
+                await self.thawed.wait()
             last = self.elapsed()
             victim = replica.current
             held = replica.service in SINGLETONS and holds_lease(victim)
@@ -676,6 +680,17 @@ class Run:
             )
             await asyncio.sleep(self.config.restart_delay)
             replica.start()
+
+    async def _busy(self, replica: Replica) -> None:
+        """Wait (half a kill interval at most) until a process of one of the agent's pods
+        runs, so that its kill comes mid-job (real jobs come in bursts)."""
+        data_dir = self.agents_dir / replica.instance
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(self.config.kill_interval / 2):
+                while True:
+                    if await asyncio.to_thread(pod_processes, data_dir):
+                        break
+                    await asyncio.sleep(0.2)
 
     async def freeze(self) -> None:
         """Freeze the broker for ``outage`` seconds halfway through the window."""
