@@ -46,7 +46,7 @@ from contracts import (
 )
 from contracts._base import derive_event_id, tag_of
 from contracts.events.nodes import NodeHeartbeat, NodeRegistered
-from contracts.keys import JobKey, NodeName
+from contracts.keys import JobKey, NodeName, pod_key
 from contracts.objects.job import Job
 from contracts.objects.node import Node
 from contracts.objects.pod import Pod, PodPhase
@@ -164,6 +164,7 @@ class Agent:
                     wanted_ports=wanted,
                     busy_ports=host_ports_in_use(*self.conf.port_range) if wanted else (),
                     deleted=self.deleted,
+                    bound_elsewhere=self._bound_elsewhere(event.pod),
                     trace=trace,
                 )
                 self._adopt(outcome)
@@ -175,6 +176,22 @@ class Agent:
                 self._adopt(outcome)
             return outcome.emit
         return ()
+
+    def _bound_elsewhere(self, pod: Pod) -> str | None:
+        """The other node ``pods.status`` last showed this pod (its uid) on, if any.
+
+        Bound there (``Pending`` with a node) or running there.
+        """
+        status = self.statuses.get(pod.job, {}).get(pod_key(pod.namespace, pod.name))
+        if (
+            status is None
+            or status.pod_uid != pod.uid
+            or status.node is None
+            or status.node == self.conf.node
+            or status.phase not in (PodPhase.PENDING, PodPhase.RUNNING)
+        ):
+            return None
+        return str(status.node)
 
     async def _job(self, key: JobKey) -> Job | None:
         until = time.monotonic() + JOB_WAIT_SECONDS

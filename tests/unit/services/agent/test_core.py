@@ -227,6 +227,24 @@ def test_a_binding_read_again_after_its_pod_was_deleted_and_forgotten_runs_nothi
     assert (again.state, again.emit, again.actions) == (state, (), ())
 
 
+def test_a_pod_another_node_has_bound_is_refused_already_bound() -> None:
+    """Two allocators that both held the lease bound one pod to two agents (a chaos run
+    under load): the second agent refuses, as the simulated cluster does."""
+    outcome = core.bind(
+        AgentState(), binding(), CONF, at(0), wanted_ports=[], bound_elsewhere="host-b"
+    )
+    assert outcome.state == AgentState()
+    assert len(outcome.emit) == 1
+    refused = outcome.emit[0]
+    assert isinstance(refused, BindingRefused)
+    assert (refused.reason, refused.pod_uid, refused.node) == ("AlreadyBound", "uid-0", "host-a")
+    assert "already bound to node host-b" in refused.message
+    here = core.bind(
+        AgentState(), binding(), CONF, at(0), wanted_ports=[], bound_elsewhere="host-a"
+    )
+    assert only(here.emit).reason == "Bound"
+
+
 def test_a_pod_deleted_before_its_binding_is_read_is_not_bound() -> None:
     outcome = core.bind(AgentState(), binding(), CONF, at(0), wanted_ports=[], deleted={"uid-0"})
     assert (outcome.state, outcome.emit) == (AgentState(), ())

@@ -1,5 +1,6 @@
-"""The agent's shell remembers the pods it read deleted, so a binding read again after a
-kill -9 never runs a deleted pod a second time (the chaos run saw such a pod end twice)."""
+"""The agent's shell and what it read: a binding read again after a kill -9 never runs a
+deleted pod a second time (the chaos run saw such a pod end twice), and a pod another node
+has bound is refused (the chaos run saw one pod bound to two agents)."""
 
 from __future__ import annotations
 
@@ -9,11 +10,11 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from contracts import BindingCreated, Event, PodDeleted, PodPhaseChanged
+from contracts import BindingCreated, BindingRefused, Event, PodDeleted, PodPhaseChanged
 from contracts.keys import JobKey, NodeName, PodKey
 from contracts.objects.job import Job
 from contracts.objects.node import Node
-from contracts.objects.pod import Pod
+from contracts.objects.pod import Pod, PodPhase
 from services.agent.app import shell
 from services.agent.app.runtime import HostProcesses
 from services.agent.app.shell import Agent, AgentOptions
@@ -100,3 +101,27 @@ def test_only_the_newest_deletions_are_remembered(
     for index in range(3):
         agent.on_pod(_deleted(index), RECORD)
     assert list(agent.deleted) == ["uid-1", "uid-2"]
+
+
+async def test_a_binding_of_a_pod_bound_to_another_node_is_refused(tmp_path: Path) -> None:
+    agent = _agent(tmp_path)
+    elsewhere = PodPhaseChanged(
+        event_id="s-0",
+        occurred_at=T0,
+        pod=PodKey("default/j-worker-0"),
+        job=JobKey("default/j"),
+        task="worker",
+        node=NodeName("host-b"),
+        phase=PodPhase.PENDING,
+        reason="Bound",
+        pod_uid="uid-0",
+    )
+    agent.on_status(elsewhere, RECORD)
+    published = await agent.on_binding(_binding(0))
+    assert [(type(e), e.reason) for e in published if isinstance(e, BindingRefused)] == [
+        (BindingRefused, "AlreadyBound")
+    ]
+    assert agent.state.pods == {}
+    agent.on_status(msgspec.structs.replace(elsewhere, pod_uid="uid-old"), RECORD)
+    published = await agent.on_binding(_binding(0))  # an older incarnation's node: not this pod
+    assert [e.reason for e in published if isinstance(e, PodPhaseChanged)] == ["Bound"]
