@@ -253,6 +253,16 @@ def _timestamp(line: dict[str, Any]) -> datetime | None:
     return None
 
 
+def serving(incarnation: Incarnation) -> bool:
+    """Whether the incarnation's log says it serves (see :meth:`Run.wait_serving`)."""
+    service = incarnation.replica.service
+    if service == AGENT:
+        return bool(incarnation.lines("node_registered"))
+    if service in SINGLETONS:
+        return bool(incarnation.lines("lease_acquired")) or in_lease_group(incarnation)
+    return bool(incarnation.lines("partitions_assigned"))
+
+
 def holds_lease(incarnation: Incarnation) -> bool:
     """Whether the incarnation's log says it holds its lease now."""
     holding = False
@@ -734,6 +744,23 @@ class Run:
                     await asyncio.sleep(0.5)
         return self.view.all_final(keys)
 
+    async def wait_serving(self, timeout: float) -> None:
+        """Wait (bounded) until every live replica serves, so the SIGTERM at the end finds
+        its handlers installed: one restarted just before the end may still be starting
+        (a 2-core machine under load takes over 10 s to start a Python process).
+
+        Serving: an agent registered its node, a singleton joined its lease group, any
+        other replica got its partitions.
+        """
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(timeout):
+                for replica in self.fleet.replicas:
+                    while True:
+                        incarnation = replica.current
+                        if not incarnation.alive or serving(incarnation):
+                            break
+                        await asyncio.sleep(0.5)
+
     async def wait_pods_gone(self, timeout: float) -> list[PodProcess]:
         """Wait (bounded) until no process of a real pod runs; those left at the bound."""
         left: list[PodProcess] = []
@@ -774,6 +801,7 @@ async def _run(
         report.jobs = len(run.jobs)
         report.jobs_final = run.final()
         report.pods_left = await run.wait_pods_gone(config.pods_end_timeout)
+        await run.wait_serving(READY_LIMIT)
     finally:
         follower.cancel()
         with contextlib.suppress(asyncio.CancelledError):
