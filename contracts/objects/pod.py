@@ -41,6 +41,8 @@ POD_EVICTED = "Evicted"
 ``PodEvicted`` for it."""
 POD_NODE_OVERCOMMITTED = "NodeOvercommitted"
 """The reason of a binding refused because the pod would overcommit its node."""
+POD_ALREADY_BOUND = "AlreadyBound"
+"""The reason of a binding refused because the pod is bound to another node already."""
 POD_NODE_LOST = "NodeLost"
 """The reason of a pod that ended ``Failed`` because its node is gone: removed, or a real
 node whose heartbeats stopped past the pod-eviction timeout (SPEC A14)."""

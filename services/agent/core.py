@@ -9,8 +9,13 @@ job-controller's lifecycle policies work unchanged) and the actions the shell pe
 - ``BindingCreated`` for this node: accepted when the pod's requests fit the node's free
   allocatable and its host ports can be allocated; ``Pending`` (reason ``Bound``) with
   the node's address and the pod's host ports, so that its peers learn them. A binding of a
-  pod already here (same uid) changes nothing; another node's binding is not this agent's
-  (the agent reads only its own). Refused otherwise, as the simulated cluster refuses.
+  pod already here (same uid) changes nothing; nor does a binding of a pod already deleted
+  (read again after a crash once the pod was forgotten, or made as the pod was deleted):
+  it no longer exists, and nothing of it runs again. A binding of a pod that
+  ``pods.status`` shows bound to (or running on) another node is refused ``AlreadyBound``,
+  as the simulated cluster refuses it: two allocators that both believed they held the
+  lease bound one pod to two agents. Another node's binding is not this agent's (the agent
+  reads only its own). Refused otherwise, as the simulated cluster refuses.
 - The shell starts a bound pod once its job's template and every peer it needs are known
   (:func:`launched`), or fails it (:func:`failed_to_start`).
 - A supervisor's report (:func:`observe`): ``Running`` (reason ``Started``), then
@@ -43,6 +48,7 @@ from contracts.events.pods_status import BindingRefused, PodPhaseChanged
 from contracts.keys import NodeName, pod_key
 from contracts.objects.pod import (
     DEFAULT_GRACE_SECONDS,
+    POD_ALREADY_BOUND,
     POD_BOUND,
     POD_COMPLETED,
     POD_ERROR,
@@ -61,6 +67,7 @@ REASON_ERROR = POD_ERROR
 REASON_EVICTED = POD_EVICTED
 REASON_LOST = "Lost"
 REASON_NODE_OVERCOMMITTED = POD_NODE_OVERCOMMITTED
+REASON_ALREADY_BOUND = POD_ALREADY_BOUND
 REASON_PORTS_EXHAUSTED = "PortsExhausted"
 NOT_ENFORCED = "limits not enforced (no cgroups)"
 
@@ -110,12 +117,17 @@ def bind(
     *,
     wanted_ports: Sequence[int],
     busy_ports: Collection[int] = (),
+    deleted: Collection[str] = (),
+    bound_elsewhere: str | None = None,
     trace: tuple[tuple[str, str], ...] = (),
 ) -> Outcome:
     """Accept or refuse a binding to this node.
 
     ``busy_ports`` are host ports some other process of the host holds (its listeners and
-    connections, as the shell found them): they are not handed out either.
+    connections, as the shell found them): they are not handed out either. ``deleted``:
+    the uids of pods whose deletion the agent has read; such a pod is not bound again.
+    ``bound_elsewhere``: the other node ``pods.status`` shows this very pod (its uid)
+    bound to or running on, if any.
     """
     pod = binding.pod
     if binding.node != conf.node:
@@ -127,7 +139,15 @@ def bind(
         if held.phase is not PodPhase.PENDING or held.launched:
             return Outcome(state)
         return Outcome(state, (_bound(held, conf, now),))
+    if pod.uid in deleted:
+        # the pod is gone: its binding read again after a kill -9 (the offset was not
+        # committed) once its deletion had made the agent forget it, or bound as it was
+        # deleted; running it would run it twice, or run a pod that no longer exists
+        return Outcome(state)
     key = pod_key(pod.namespace, pod.name)
+    if bound_elsewhere is not None and bound_elsewhere != conf.node:
+        message = f"pod {key} is already bound to node {bound_elsewhere}"
+        return Outcome(state, (_refused(binding, REASON_ALREADY_BOUND, message, now),))
     shortfalls = _shortfalls(state, conf, pod.requests)
     if shortfalls:
         message = f"binding pod {key} would overcommit node {conf.node}: " + "; ".join(shortfalls)

@@ -42,6 +42,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--nodes", type=int, default=defaults.nodes, help="simulated nodes [8]")
     parser.add_argument(
+        "--agents",
+        type=int,
+        default=defaults.agents,
+        help="node agents running the real jobs as processes (0: none) [2]",
+    )
+    parser.add_argument(
         "--lock-read-bound",
         type=float,
         default=defaults.lock_read_bound,
@@ -71,6 +77,7 @@ def main(argv: list[str] | None = None) -> int:
             kill_interval=args.kill_interval,
             outage=args.outage,
             nodes=args.nodes,
+            agents=args.agents,
             lock_read_bound=args.lock_read_bound,
             load=args.load,
             log_dir=Path(args.log_dir) / f"run-{number}" if args.log_dir else None,

@@ -10,6 +10,12 @@ the promise held:
   allowed, two different events are not), and never under a retry count the job's
   ``maxRetry`` does not allow;
 - at most one accepted binding (``PodPhaseChanged`` reason ``Bound``) per pod uid;
+- each pod counted once: a pod uid ends (``Succeeded`` or ``Failed``) by one event only (a
+  redelivery of the same event aside: an agent restarted after a kill reports an exit it
+  had reported under the same id), and no pod ends lost (``Lost``: its agent found its
+  supervisor gone; ``NodeLost``: its node stopped beating past the limits), which no
+  planned kill may cause: a killed agent is back well within the node monitor's grace, and
+  its pods' supervisors outlive it;
 - no node over its allocatable at any moment, replaying accepted bindings, pod ends and
   pod deletions on each node in time order;
 - no ``BindingCreated`` on a node while it is locked for another job, judged from the lock
@@ -64,8 +70,15 @@ from contracts import (
     TargetJobElected,
 )
 from contracts.events.jobs_status import TaskCounts
-from contracts.objects.pod import LABEL_JOB_RETRY_COUNT, LABEL_JOB_VERSION, Pod, PodPhase
+from contracts.objects.pod import (
+    LABEL_JOB_RETRY_COUNT,
+    LABEL_JOB_VERSION,
+    POD_NODE_LOST,
+    Pod,
+    PodPhase,
+)
 from contracts.quantity import PODS, Resources
+from services.agent.core import REASON_LOST
 from services.cluster.model import demand
 from services.job_controller.machine import max_retry
 from tests.chaos.history import History, Violation, past_freezes
@@ -74,6 +87,8 @@ from tests.chaos.workload import PlannedJob
 
 BOUND = "Bound"
 TERMINAL = frozenset({PodPhase.SUCCEEDED, PodPhase.FAILED})
+LOST = frozenset({REASON_LOST, POD_NODE_LOST})
+"""The reasons of a pod that ended without its end being seen."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +117,7 @@ def check_all(
         *check_final_phases(history, planned),
         *check_pods_run_once(history),
         *check_bound_once(history),
+        *check_pods_end_once(history),
         *check_capacity(history),
         *check_locks(history, timing),
         *check_evictions(history),
@@ -225,6 +241,27 @@ def check_bound_once(history: History) -> list[Violation]:
             nodes = sorted(str(e.node) for e in found.values())
             pod = next(iter(found.values())).pod
             out.append(Violation("bound-once", f"pod {pod} uid {uid} bound {len(found)}x: {nodes}"))
+    return out
+
+
+def check_pods_end_once(history: History) -> list[Violation]:
+    """Each pod uid ends by one event (the same event redelivered aside), and none ends lost."""
+    ends: dict[str, dict[str, PodPhaseChanged]] = defaultdict(dict)
+    for event in history.pods_status:
+        if isinstance(event, PodPhaseChanged) and event.phase in TERMINAL:
+            ends[event.pod_uid or event.pod][event.event_id] = event
+    out = []
+    for uid, found in sorted(ends.items()):
+        events = sorted(found.values(), key=lambda e: e.occurred_at)
+        pod = events[0].pod
+        if len(events) > 1:
+            said = [f"{e.phase}/{e.reason} on {e.node}" for e in events]
+            out.append(Violation("ends-once", f"pod {pod} uid {uid} ended {len(events)}x: {said}"))
+        out.extend(
+            Violation("ends-once", f"pod {pod} uid {uid} on {e.node} ended {e.reason}: {e.message}")
+            for e in events
+            if e.reason in LOST
+        )
     return out
 
 

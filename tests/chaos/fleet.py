@@ -1,4 +1,5 @@
-"""The chaos run's service processes: replicas as ``python -m services.cli serve``, logs in files.
+"""The chaos run's processes: service replicas as ``python -m services.cli serve`` and node
+agents as ``python -m services.cli agent``, logs in files.
 
 Every incarnation of a replica writes stdout and stderr to its own file
 (``<service>-<instance>.<n>.log``), so the driver spends no CPU reading lines while the run
@@ -23,6 +24,8 @@ from tests.chaos.checks import ProcessEnd
 from tests.support.processes import ROOT, STOP_LIMIT
 
 Line = dict[str, Any]
+AGENT = "agent"
+"""The service name of a node agent's replicas (``vcbus agent``)."""
 
 
 @dataclass
@@ -83,7 +86,10 @@ class Incarnation:
 
 @dataclass
 class Replica:
-    """One replica slot of a service (``admission`` instance ``a``) and its incarnations."""
+    """One replica slot of a service (``admission`` instance ``a``) and its incarnations.
+
+    A node agent is a replica of service ``agent`` whose instance is its node's name.
+    """
 
     service: str
     instance: str
@@ -91,6 +97,13 @@ class Replica:
     env: Mapping[str, str]
     log_dir: Path
     incarnations: list[Incarnation] = field(default_factory=list)
+
+    @property
+    def argv(self) -> tuple[str, ...]:
+        """The ``services.cli`` arguments: ``agent ARGS`` or ``serve SERVICE --instance I ARGS``."""
+        if self.service == AGENT:
+            return (AGENT, *self.args)
+        return ("serve", self.service, "--instance", self.instance, *self.args)
 
     @property
     def label(self) -> str:
@@ -108,16 +121,7 @@ class Replica:
         log = self.log_dir / f"{self.label}.{number}.log"
         with log.open("wb") as out:
             popen = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "services.cli",
-                    "serve",
-                    self.service,
-                    "--instance",
-                    self.instance,
-                    *self.args,
-                ],
+                [sys.executable, "-m", "services.cli", *self.argv],
                 stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=subprocess.STDOUT,

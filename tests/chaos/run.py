@@ -2,13 +2,19 @@
 
 Layout: a Tansu broker of the run's own (so it can be frozen), two replicas of admission,
 job-controller and cluster, one active plus one standby of podgroup-enqueue and allocator,
-each ``python -m services.cli serve`` in its own process. Jobs (``tests.chaos.workload``)
-are published evenly over the submission window (``kills × kill_interval`` seconds); every
-``kill_interval`` seconds a random process is SIGKILLed and, after ``restart_delay``,
-started again. Halfway through, the broker is frozen (SIGSTOP) for ``outage`` seconds,
-with no kill during the outage. Then the run waits (bounded) until every job is final,
-stops the services with SIGTERM, reads the topics from their start and checks them
-(``tests.chaos.checks``). The figures are printed and written to
+each ``python -m services.cli serve`` in its own process, and ``agents`` node agents
+(``vcbus agent``, ``tests.chaos.agents``) whose nodes run the real jobs as host processes.
+Jobs (``tests.chaos.workload``) are published evenly over the submission window
+(``kills × kill_interval`` seconds); every ``kill_interval`` seconds a random process (an
+agent among them, each agent at least once, once one of its pods runs or half an interval
+passed) is SIGKILLed and, after ``restart_delay``, started again. Halfway through, the
+broker is frozen (SIGSTOP) for ``outage`` seconds, with no kill during the outage. Then
+the run waits (bounded) until every job is final and every process of a real pod has
+ended, stops the services with SIGTERM, reads the topics from their start and checks them
+(``tests.chaos.checks``). The broker listens on a free
+port, the services' health endpoints and the agents' logs endpoints on ports the system
+picks, and the agents' host ports come from ranges free when the run starts: runs at once
+on one machine do not collide. The figures are printed and written to
 ``bench/results/chaos-<timestamp>.json``.
 """
 
@@ -19,6 +25,7 @@ import contextlib
 import json
 import os
 import random  # noqa: TID251 - the chaos run's own seeded generator, not a service's
+import shutil
 import statistics
 import tempfile
 from collections import Counter
@@ -44,12 +51,23 @@ from shared.runtime.service import changelog_topic
 from shared.runtime.table import Table
 from shared.runtime.topology import ensure_topics
 from shared.views.status import STATUS_TOPICS, StatusView
+from tests.chaos.agents import (
+    PodProcess,
+    agent_args,
+    agents_base,
+    check_pods_left,
+    free_port_ranges,
+    kill_pods,
+    node_names,
+    pod_processes,
+    running_on,
+)
 from tests.chaos.checks import LockTiming, check_all, check_exits, figures
-from tests.chaos.fleet import Fleet, Incarnation, Replica
+from tests.chaos.fleet import AGENT, Fleet, Incarnation, Replica
 from tests.chaos.history import HISTORY_TOPICS, History, Violation
 from tests.chaos.liveness import StepTiming, slowest_steps
 from tests.chaos.load import Hogs
-from tests.chaos.workload import PRIORITY_CLASSES, generate
+from tests.chaos.workload import PRIORITY_CLASSES, REAL_LABEL, REAL_TAINT, generate
 from tests.support.processes import ROOT, service_env
 
 SERVICES = ("cluster", "admission", "job-controller", "podgroup-enqueue", "allocator")
@@ -85,6 +103,14 @@ class ChaosConfig:
     """Bound of the wait for every job to be final, after the last submission."""
     load: float = 0.0
     """Duty cycle of the CPU hogs run beside the system, one per core (0: none)."""
+    agents: int = 2
+    """Node agents (real nodes) beside the simulated nodes (0: none, and no real job)."""
+    real_every: int = 5
+    """Every this many jobs one is a real job, run by the agents."""
+    agent_cpu: str = "2"
+    agent_memory: str = "4Gi"
+    pods_end_timeout: float = 60.0
+    """Bound of the wait, once every job is final, for the real pods' processes to end."""
     results_dir: Path = ROOT / "bench" / "results"
     log_dir: Path | None = None
 
@@ -106,6 +132,8 @@ class Kill:
     partitions: list[int] = field(default_factory=list)
     standby_ready: bool = False
     """For a lease holder: whether another replica was in the lease group, caught up."""
+    pods_running: int | None = None
+    """For an agent: how many pods ran on its node when it was killed (from the topics)."""
 
 
 @dataclass
@@ -144,6 +172,9 @@ class Report:
     topics: dict[str, object] = field(default_factory=dict)
     violations: list[Violation] = field(default_factory=list)
     log_dir: str = ""
+    agents_dir: str = ""
+    pods_left: list[PodProcess] = field(default_factory=list)
+    """Processes of real pods still running once every job was final and the wait was over."""
     histories: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     """Every record about each job that did not finish or waited too long for a step, per
     job, read before the broker stopped (written beside the figures)."""
@@ -168,6 +199,11 @@ class Report:
             "jobs_final": self.jobs_final,
             "kills": len(self.kills),
             "kills_by_service": dict(sorted(Counter(k.service for k in self.kills).items())),
+            "agent_kills": [
+                f"{k.label} at {k.elapsed:.1f} s ({k.pods_running} pods running)"
+                for k in self.kills
+                if k.service == AGENT
+            ],
             "takeovers": {kind: len(values) for kind, values in sorted(by_kind.items())},
             "lease_takeover_seconds_undisturbed": max(
                 (
@@ -202,6 +238,8 @@ class Report:
             ],
             "takeover_list": [asdict(t) for t in self.takeovers],
             "log_dir": self.log_dir,
+            "agents_dir": self.agents_dir,
+            "pods_left": len(self.pods_left),
             "histories": sorted(self.histories),
         }
 
@@ -213,6 +251,16 @@ def _timestamp(line: dict[str, Any]) -> datetime | None:
     with contextlib.suppress(ValueError):
         return datetime.fromisoformat(raw)
     return None
+
+
+def serving(incarnation: Incarnation) -> bool:
+    """Whether the incarnation's log says it serves (see :meth:`Run.wait_serving`)."""
+    service = incarnation.replica.service
+    if service == AGENT:
+        return bool(incarnation.lines("node_registered"))
+    if service in SINGLETONS:
+        return bool(incarnation.lines("lease_acquired")) or in_lease_group(incarnation)
+    return bool(incarnation.lines("partitions_assigned"))
 
 
 def holds_lease(incarnation: Incarnation) -> bool:
@@ -466,17 +514,35 @@ def preemption_args(directory: Path) -> dict[str, tuple[str, ...]]:
     }
 
 
+def plan_victims(rng: random.Random, replicas: Sequence[Replica], kills: int) -> list[Replica]:
+    """Whom each of ``kills`` kills hits: a replica drawn at random, each agent at least once
+    when there are kills enough (put in a slot drawn among the other services' kills)."""
+    victims = [rng.choice(replicas) for _ in range(kills)]
+    for agent in (r for r in replicas if r.service == AGENT):
+        others = [i for i, v in enumerate(victims) if v.service != AGENT]
+        if agent not in victims and others:
+            victims[rng.choice(others)] = agent
+    return victims
+
+
 class Run:
     """One chaos run (use :func:`run_chaos`)."""
 
-    def __init__(self, config: ChaosConfig, broker: EmbeddedBroker, fleet: Fleet) -> None:
+    def __init__(
+        self, config: ChaosConfig, broker: EmbeddedBroker, fleet: Fleet, agents_dir: Path
+    ) -> None:
         self.config = config
+        self.agents_dir = agents_dir
         self.broker = broker
         self.fleet = fleet
         self.prefix = f"chaos-{config.seed}-{_clock.now().strftime('%Y%m%d%H%M%S')}."
         self.bus = AioKafkaBus(KafkaSettings(bootstrap_servers=broker.bootstrap_servers))
         self.jobs = generate(
-            config.jobs, config.seed, big_pods=config.big_pods, big_cpu=config.big_cpu
+            config.jobs,
+            config.seed,
+            big_pods=config.big_pods,
+            big_cpu=config.big_cpu,
+            real_every=config.real_every if config.agents else 0,
         )
         self.rng = random.Random(f"kills-{config.seed}")
         self.view = StatusView()
@@ -517,6 +583,21 @@ class Run:
         for service in SERVICES:
             for instance in ("a", "b"):
                 self.fleet.add(service, instance, env, extra.get(service, ()))
+        agent_env = {k: v for k, v in env.items() if k != "VCBUS_HEALTH_PORT"}
+        ranges = free_port_ranges(self.config.agents) if self.config.agents else []
+        for node, ports in zip(node_names(self.config.agents), ranges, strict=True):
+            data_dir = self.agents_dir / node
+            data_dir.mkdir(exist_ok=True)
+            args = agent_args(
+                node,
+                data_dir,
+                ports,
+                cpu=self.config.agent_cpu,
+                memory=self.config.agent_memory,
+                label=REAL_LABEL,
+                taint=REAL_TAINT,
+            )
+            self.fleet.add(AGENT, node, agent_env, args)
 
     async def start_fleet(self) -> None:
         """Start every replica and wait until each consumes, holds or awaits its lease."""
@@ -535,6 +616,10 @@ class Run:
             if service not in SINGLETONS:
                 for replica in self.fleet.of(service):
                     await self._wait_log(replica, "partitions_assigned", 1)
+        for replica in self.fleet.of(AGENT):
+            replica.start()
+        for replica in self.fleet.of(AGENT):
+            await self._wait_log(replica, "node_registered", 1)
 
     async def _wait_log(self, replica: Replica, name: str, count: int) -> None:
         incarnation = replica.current
@@ -569,18 +654,25 @@ class Run:
     async def chaos(self) -> None:
         """Kill a random process every ``kill_interval`` seconds, restart it after a delay."""
         last = -self.config.kill_interval
-        for number in range(self.config.kills):
+        victims = plan_victims(self.rng, self.fleet.replicas, self.config.kills)
+        for number, replica in enumerate(victims):
             due = (number + 0.5) * self.config.kill_interval
             await self._until(due)
             await self.thawed.wait()
             # after an outage the kills due meanwhile are spread out, not fired at once
             await self._until(last + self.config.kill_interval / 2)
             await self.thawed.wait()
+            if replica.service == AGENT:
+                await self._busy(replica)
+                await self.thawed.wait()
             last = self.elapsed()
-            replica = self.rng.choice(self.fleet.replicas)
             victim = replica.current
             held = replica.service in SINGLETONS and holds_lease(victim)
-            owned = sorted(owned_partitions(victim)) if replica.service not in SINGLETONS else []
+            owned = (
+                sorted(owned_partitions(victim))
+                if replica.service not in SINGLETONS and replica.service != AGENT
+                else []
+            )
             ready = held and any(
                 in_lease_group(other.current)
                 for other in self.fleet.of(replica.service)
@@ -598,6 +690,17 @@ class Run:
             )
             await asyncio.sleep(self.config.restart_delay)
             replica.start()
+
+    async def _busy(self, replica: Replica) -> None:
+        """Wait (half a kill interval at most) until a process of one of the agent's pods
+        runs, so that its kill comes mid-job (real jobs come in bursts)."""
+        data_dir = self.agents_dir / replica.instance
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(self.config.kill_interval / 2):
+                while True:
+                    if await asyncio.to_thread(pod_processes, data_dir):
+                        break
+                    await asyncio.sleep(0.2)
 
     async def freeze(self) -> None:
         """Freeze the broker for ``outage`` seconds halfway through the window."""
@@ -641,9 +744,40 @@ class Run:
                     await asyncio.sleep(0.5)
         return self.view.all_final(keys)
 
+    async def wait_serving(self, timeout: float) -> None:
+        """Wait (bounded) until every live replica serves, so the SIGTERM at the end finds
+        its handlers installed: one restarted just before the end may still be starting
+        (a 2-core machine under load takes over 10 s to start a Python process).
 
-async def _run(config: ChaosConfig, broker: EmbeddedBroker, fleet: Fleet, report: Report) -> None:
-    run = Run(config, broker, fleet)
+        Serving: an agent registered its node, a singleton joined its lease group, any
+        other replica got its partitions.
+        """
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(timeout):
+                for replica in self.fleet.replicas:
+                    while True:
+                        incarnation = replica.current
+                        if not incarnation.alive or serving(incarnation):
+                            break
+                        await asyncio.sleep(0.5)
+
+    async def wait_pods_gone(self, timeout: float) -> list[PodProcess]:
+        """Wait (bounded) until no process of a real pod runs; those left at the bound."""
+        left: list[PodProcess] = []
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(timeout):
+                while True:
+                    left = await asyncio.to_thread(pod_processes, self.agents_dir)
+                    if not left:
+                        break
+                    await asyncio.sleep(0.5)
+        return left
+
+
+async def _run(
+    config: ChaosConfig, broker: EmbeddedBroker, fleet: Fleet, report: Report, agents_dir: Path
+) -> None:
+    run = Run(config, broker, fleet, agents_dir)
     run.declare()
     began = _clock.monotonic()
     await run.start_fleet()
@@ -651,7 +785,7 @@ async def _run(config: ChaosConfig, broker: EmbeddedBroker, fleet: Fleet, report
     print(
         f"fleet ready in {run.started - began:.1f}s: {len(fleet.replicas)} processes, "
         f"prefix {run.prefix}; {len(run.jobs)} jobs over {config.window:.0f}s, "
-        f"{config.kills} kills, outage {config.outage:g}s",
+        f"{config.kills} kills, outage {config.outage:g}s, {config.agents} agents",
         flush=True,
     )
     follower = asyncio.create_task(run.follow())
@@ -666,6 +800,8 @@ async def _run(config: ChaosConfig, broker: EmbeddedBroker, fleet: Fleet, report
         report.duration_seconds = run.elapsed()
         report.jobs = len(run.jobs)
         report.jobs_final = run.final()
+        report.pods_left = await run.wait_pods_gone(config.pods_end_timeout)
+        await run.wait_serving(READY_LIMIT)
     finally:
         follower.cancel()
         with contextlib.suppress(asyncio.CancelledError):
@@ -678,6 +814,7 @@ async def _run(config: ChaosConfig, broker: EmbeddedBroker, fleet: Fleet, report
                 f"{config.finish_timeout:.0f}s",
             )
         )
+    report.violations.extend(check_pods_left(report.pods_left))
     stopped = _clock.now()
     report.exit_statuses = fleet.stop()
     report.violations.extend(check_exits(fleet.ends()))
@@ -685,6 +822,10 @@ async def _run(config: ChaosConfig, broker: EmbeddedBroker, fleet: Fleet, report
     report.outage = run.outage
     report.takeovers = takeovers(fleet, run.kills, run.frozen)
     history = await read_history(run.bus, run.prefix)
+    for kill in report.kills:
+        if kill.service == AGENT:
+            node = kill.label.removeprefix(f"{AGENT}-").rpartition(".")[0]
+            kill.pods_running = running_on(history, node, kill.at)
     dump_history(history, Path(report.log_dir) / "topics")
     timing = LockTiming(timedelta(seconds=config.lock_read_bound), run.frozen)
     steps = StepTiming(frozen=run.frozen, end=stopped)
@@ -707,19 +848,28 @@ def run_chaos(config: ChaosConfig) -> Report:
         for k, v in asdict(config).items()
         if k not in ("results_dir", "log_dir")
     }
-    report = Report(config=config_view, started=_clock.now().isoformat(), log_dir=str(log_dir))
+    agents_dir = agents_base()
+    report = Report(
+        config=config_view,
+        started=_clock.now().isoformat(),
+        log_dir=str(log_dir),
+        agents_dir=str(agents_dir),
+    )
     hogs = Hogs(config.load) if config.load else None
     broker = start_broker()
     fleet = Fleet(log_dir)
     try:
         if hogs is not None:
             hogs.start()
-        asyncio.run(_run(config, broker, fleet, report))
+        asyncio.run(_run(config, broker, fleet, report, agents_dir))
     finally:
         if hogs is not None:
             hogs.stop()
         fleet.close()
+        kill_pods(agents_dir)  # pods outlive their agents: none may outlive the run
         broker.stop()
+    if report.passed:
+        shutil.rmtree(agents_dir, ignore_errors=True)
     return report
 
 
@@ -749,11 +899,13 @@ def render(report: Report) -> str:
         f"chaos run {s['started']}: {'PASSED' if report.passed else 'FAILED'}",
         f"  jobs            {s['jobs_final']}/{s['jobs']} final  {s['topics'].get('final_phases')}",
         f"  kills           {s['kills']}  {s['kills_by_service']}",
+        f"  agent kills     {'; '.join(s['agent_kills']) or 'none'}",
         f"  takeovers       {s['takeovers']}",
         f"  takeover time   {s['takeover_seconds']}",
         f"  lease takeover, standby ready and not killed: max "
         f"{s['lease_takeover_seconds_undisturbed']} s (broker freezes not counted)",
         f"  outage          {s['outage'] or 'none'}",
+        f"  pods left       {s['pods_left']} (processes of real pods once every job was final)",
         f"  load            {_load(report.config.get('load', 0.0))}",
         f"  slowest steps   {s['topics'].get('slowest_steps')}",
         f"  duration        {s['duration_seconds']}s (submitting {s['submit_seconds']}s, "
@@ -765,6 +917,8 @@ def render(report: Report) -> str:
     if s["histories"]:
         lines.append(f"  histories       {len(s['histories'])} jobs, beside the figures")
     lines.append(f"  logs            {s['log_dir']}")
+    if s["agents_dir"] and not report.passed:
+        lines.append(f"  agents' data    {s['agents_dir']}")
     return "\n".join(lines)
 
 

@@ -17,7 +17,19 @@ Shapes (each a real ``batch.volcano.sh/v1alpha1`` Job with ``vcbus.io/run-second
 - ``preemptor``: a gang of default priority, above ``evictable`` only: when the cluster is
   full, preempt evicts evictable gangs (all their pods or none) for it (issue 23).
 
-The generator draws from ``random.Random(seed)``: the same seed gives the same jobs.
+Real jobs (every ``real_every``-th job, when asked) run as host processes on the run's node
+agents: their pods select the agents' nodes (:data:`REAL_LABEL`) and tolerate their taint
+(:data:`REAL_TAINT`), which keeps every other job off those nodes. Each pod runs
+``sh -c`` (the ``env`` plugin's ``VC_TASK_INDEX`` must be set) and ends by itself; its
+``vcbus.io/run-seconds`` says how long that takes, so the liveness bound judges its end.
+
+- ``real-gang``: a gang of 2 or 3 ranks that sleep 2 to 6 s and exit 0: ``Completed``.
+- ``real-failing``: a gang of 2 whose rank 1 exits 3 after 1 s while rank 0 sleeps on,
+  under ``PodFailed → RestartJob`` with ``maxRetry: 2``: the job is restarted (rank 0's
+  processes stopped by its agent) until the retries run out, and ends ``Failed``.
+
+The generator draws from ``random.Random(seed)`` (the real jobs from a generator of their
+own): the same seed gives the same jobs.
 """
 
 from __future__ import annotations
@@ -41,6 +53,13 @@ SHAPES = (
     "preemptor",
 )
 """The shapes drawn for ordinary jobs (the big job is placed on purpose)."""
+
+REAL_SHAPES = ("real-gang", "real-failing")
+"""The shapes of the jobs that run on the node agents."""
+REAL_LABEL = ("vcbus.io/real", "true")
+"""The label of the agents' nodes, which real jobs select."""
+REAL_TAINT = "vcbus.io/real=true:NoSchedule"
+"""The taint of the agents' nodes, which only real jobs tolerate."""
 
 LOW_PRIORITY_CLASS = "chaos-low"
 PRIORITY_CLASSES = {LOW_PRIORITY_CLASS: -100}
@@ -169,6 +188,50 @@ def _ordinary(rng: random.Random, index: int) -> PlannedJob:
     return PlannedJob(f"{NAMESPACE}/{name}", shape, _job(name, tasks), "Failed")
 
 
+def _real_task(name: str, replicas: int, script: str, seconds: float) -> dict[str, Any]:
+    """A task of ``replicas`` pods running ``sh -c script`` on the agents' nodes."""
+    task = task_manifest(
+        name,
+        replicas,
+        cpu="100m",
+        memory="32Mi",
+        annotations={ANNOTATION_RUN_SECONDS: f"{seconds:g}"},
+        min_available=replicas,
+    )
+    spec = task["template"]["spec"]
+    spec["containers"][0]["command"] = ["sh", "-c", script]
+    spec["nodeSelector"] = {REAL_LABEL[0]: REAL_LABEL[1]}
+    key, _, rest = REAL_TAINT.partition("=")
+    value, _, effect = rest.partition(":")
+    spec["tolerations"] = [{"key": key, "operator": "Equal", "value": value, "effect": effect}]
+    spec["terminationGracePeriodSeconds"] = 1
+    return task
+
+
+INDEX_SET = 'test -n "$VC_TASK_INDEX" || exit 9; '
+"""A real pod's first command: without the ``env`` plugin's index it exits 9 (its job fails)."""
+
+
+def real_job(rng: random.Random, index: int) -> PlannedJob:
+    """A real job (``real-gang`` or ``real-failing``) drawn from ``rng``."""
+    shape = rng.choice(REAL_SHAPES)
+    name = f"{shape}-{index:04d}"
+    seconds = rng.choice((2, 3, 4, 5, 6))
+    if shape == "real-gang":
+        replicas = rng.randint(2, 3)
+        tasks = [_real_task("rank", replicas, f"{INDEX_SET}sleep {seconds}", seconds)]
+        job = _job(name, tasks, min_available=replicas)
+        job["spec"]["plugins"] = {"env": []}
+        return PlannedJob(f"{NAMESPACE}/{name}", shape, job, "Completed")
+    script = f'{INDEX_SET}sleep 1; if [ "$VC_TASK_INDEX" = 1 ]; then exit 3; fi; sleep {seconds}'
+    tasks = [_real_task("rank", 2, script, 1 + seconds)]
+    job = _job(name, tasks, min_available=2)
+    job["spec"]["plugins"] = {"env": []}
+    job["spec"]["maxRetry"] = 2
+    job["spec"]["policies"] = [{"event": "PodFailed", "action": "RestartJob"}]
+    return PlannedJob(f"{NAMESPACE}/{name}", shape, job, "Failed")
+
+
 def big_job(index: int, *, pods: int, cpu: str) -> PlannedJob:
     """The starving job: ``pods`` pods of ``cpu`` each, all at once, elected as target."""
     name = f"big-{index:04d}"
@@ -181,7 +244,9 @@ def big_job(index: int, *, pods: int, cpu: str) -> PlannedJob:
     )
 
 
-def generate(count: int, seed: int, *, big_pods: int, big_cpu: str) -> list[PlannedJob]:
+def generate(
+    count: int, seed: int, *, big_pods: int, big_cpu: str, real_every: int = 0
+) -> list[PlannedJob]:
     """``count`` jobs in submission order; the big job sits a third of the way in.
 
     Args:
@@ -189,13 +254,21 @@ def generate(count: int, seed: int, *, big_pods: int, big_cpu: str) -> list[Plan
         seed: the generator's seed.
         big_pods: pods of the big job (at most the number of nodes).
         big_cpu: cpu of each of its pods (most of a node).
+        real_every: every this many jobs one is a real job (0: none); the others are
+            drawn as without real jobs.
 
     Returns:
         The jobs, each with a unique key.
     """
     rng = random.Random(seed)
+    real_rng = random.Random(f"real-{seed}")
     big_at = count // 3
-    return [
-        big_job(index, pods=big_pods, cpu=big_cpu) if index == big_at else _ordinary(rng, index)
-        for index in range(count)
-    ]
+    jobs = []
+    for index in range(count):
+        if index == big_at:
+            jobs.append(big_job(index, pods=big_pods, cpu=big_cpu))
+        elif real_every and index % real_every == real_every - 1:
+            jobs.append(real_job(real_rng, index))
+        else:
+            jobs.append(_ordinary(rng, index))
+    return jobs

@@ -2,11 +2,13 @@
 
 The same driver as ``make chaos`` (``tests/chaos``): every service as its own process (two
 replicas of admission, job-controller and cluster; an active and a standby of
-podgroup-enqueue and allocator), jobs of every shape, a random process SIGKILLed every
-7 s and restarted, the broker frozen halfway. The checks read the topics: every job final
-as its shape says, no pod run twice (per job uid, task, index and retry count) or bound
-twice, no node over its allocatable, no locked node taking another job's pod, status counts
-equal to the pods' phases, nothing dead-lettered, no process exit but the planned ones. The
+podgroup-enqueue and allocator) and two node agents whose nodes run the real jobs as host
+processes, jobs of every shape, a random process SIGKILLed every 7 s and restarted (each
+agent at least once), the broker frozen halfway. The checks read the topics: every job
+final as its shape says, no pod run twice (per job uid, task, index and retry count),
+bound twice or ended twice, none lost, no node over its allocatable, no locked node taking
+another job's pod, status counts equal to the pods' phases, nothing dead-lettered, no
+process exit but the planned ones; and no process of a real pod outlives the jobs. The
 figures are printed (``pytest -s``).
 """
 
@@ -40,3 +42,5 @@ def test_nothing_is_lost_or_done_twice_when_processes_are_killed_and_the_broker_
     assert report.passed, render(report)
     assert report.jobs_final == config.jobs
     assert len(report.kills) == config.kills
+    killed = {k.label.rpartition(".")[0] for k in report.kills if k.service == "agent"}
+    assert killed == {"agent-real-0", "agent-real-1"}

@@ -177,12 +177,19 @@ class HostProcesses:
         return True
 
     def report(self, uid: str) -> PodReport | None:
-        """The supervisor's report; a supervisor that is gone without ending the pod: None."""
+        """The supervisor's report; a supervisor that is gone without ending the pod: None.
+
+        Whether the supervisor lives is asked before its report is read: a supervisor
+        writes its final report, then exits, so a report read after a supervisor was seen
+        gone is its last. (Read first, a report of a pod still running could be followed by
+        the supervisor's exit: the pod seemed lost though it had ended, as a chaos run saw.)
+        """
+        alive = self.alive(uid)
         try:
             report = _report_decoder.decode((self.pod_dir(uid) / STATUS_FILE).read_bytes())
         except (FileNotFoundError, msgspec.DecodeError):
             report = PodReport()
-        if report.is_final or self.alive(uid):
+        if report.is_final or alive:
             return report
         return None
 

@@ -46,7 +46,7 @@ from contracts import (
 )
 from contracts._base import derive_event_id, tag_of
 from contracts.events.nodes import NodeHeartbeat, NodeRegistered
-from contracts.keys import JobKey, NodeName
+from contracts.keys import JobKey, NodeName, pod_key
 from contracts.objects.job import Job
 from contracts.objects.node import Node
 from contracts.objects.pod import Pod, PodPhase
@@ -70,6 +70,9 @@ NAME = "agent"
 LOOP_SECONDS = 0.05
 LIVENESS_SECONDS = 2.0
 """How often a running pod's supervisor is checked alive when its report did not change."""
+DELETIONS_KEPT = 50_000
+"""How many of the newest pod deletions the agent remembers (by uid), so that a binding of
+a deleted pod is never run: one read again after a crash, once the pod was forgotten."""
 JOB_WAIT_SECONDS = 10.0
 """How long a binding waits for its job's admission to be read (it was admitted first)."""
 STATE_FILE = "agent.json"
@@ -110,6 +113,8 @@ class Agent:
         self.jobs: dict[JobKey, Job] = {}
         self.statuses: dict[JobKey, dict[str, PodPhaseChanged]] = {}
         self.deletions: collections.deque[PodDeleted] = collections.deque()
+        self.deleted: dict[str, None] = {}
+        """The uids of the newest :data:`DELETIONS_KEPT` deleted pods, oldest first."""
         self.lock = asyncio.Lock()
         self.job_read = asyncio.Event()
         self.bound = asyncio.Event()
@@ -129,9 +134,13 @@ class Agent:
             self.statuses.setdefault(event.job, {})[event.pod] = event
 
     def on_pod(self, event: Event, _record: Record) -> None:
-        """Queue a deletion for the pod loop."""
+        """Queue a deletion for the pod loop; remember its uid (the newest ones)."""
         if isinstance(event, PodDeleted):
             self.deletions.append(event)
+            if event.pod_uid:
+                self.deleted[event.pod_uid] = None
+                if len(self.deleted) > DELETIONS_KEPT:
+                    del self.deleted[next(iter(self.deleted))]
 
     # --- bindings ----------------------------------------------------------------------
 
@@ -154,6 +163,8 @@ class Agent:
                     self.clock.now(),
                     wanted_ports=wanted,
                     busy_ports=host_ports_in_use(*self.conf.port_range) if wanted else (),
+                    deleted=self.deleted,
+                    bound_elsewhere=self._bound_elsewhere(event.pod),
                     trace=trace,
                 )
                 self._adopt(outcome)
@@ -165,6 +176,22 @@ class Agent:
                 self._adopt(outcome)
             return outcome.emit
         return ()
+
+    def _bound_elsewhere(self, pod: Pod) -> str | None:
+        """The other node ``pods.status`` last showed this pod (its uid) on, if any.
+
+        Bound there (``Pending`` with a node) or running there.
+        """
+        status = self.statuses.get(pod.job, {}).get(pod_key(pod.namespace, pod.name))
+        if (
+            status is None
+            or status.pod_uid != pod.uid
+            or status.node is None
+            or status.node == self.conf.node
+            or status.phase not in (PodPhase.PENDING, PodPhase.RUNNING)
+        ):
+            return None
+        return str(status.node)
 
     async def _job(self, key: JobKey) -> Job | None:
         until = time.monotonic() + JOB_WAIT_SECONDS

@@ -20,13 +20,15 @@ from contracts import (
     NodeName,
     PodCreated,
     PodEvictionRequested,
+    PodPhaseChanged,
 )
-from contracts.objects.pod import LABEL_JOB_RETRY_COUNT, LABEL_JOB_VERSION, Pod
+from contracts.objects.pod import LABEL_JOB_RETRY_COUNT, LABEL_JOB_VERSION, Pod, PodPhase
 from tests.chaos.checks import (
     LockTiming,
     check_all,
     check_evictions,
     check_locks,
+    check_pods_end_once,
     check_pods_run_once,
     lock_hits,
     lock_intervals,
@@ -165,3 +167,42 @@ def test_a_pod_evicted_twice_is_caught(run: RealRun) -> None:
     )
     found = check_evictions(history)
     assert any("evicted by 2 different requests" in v.detail for v in found)
+
+
+def _first_end(history: History, phase: PodPhase) -> PodPhaseChanged:
+    return next(
+        e for e in history.pods_status if isinstance(e, PodPhaseChanged) and e.phase is phase
+    )
+
+
+def test_a_pod_run_again_by_an_agent_killed_before_its_binding_was_committed_is_caught(
+    run: RealRun,
+) -> None:
+    """A killed agent read the binding again once the ended pod was forgotten, ran it again
+    and published its end under a new id: the pod is counted twice."""
+    history = run.copy()
+    end = _first_end(history, PodPhase.SUCCEEDED)
+    later = end.occurred_at + timedelta(seconds=3)
+    history.pods_status.append(
+        msgspec.structs.replace(end, event_id=f"{end.event_id}-again", occurred_at=later)
+    )
+    violations = check_pods_end_once(history)
+    assert [v.check for v in violations] == ["ends-once"]
+    assert f"pod {end.pod} uid {end.pod_uid} ended 2x" in violations[0].detail
+    assert violations[0] in check_all(history, run.planned)
+    redelivered = run.copy()
+    redelivered.pods_status.append(end)  # the same event read again is one end
+    assert check_pods_end_once(redelivered) == []
+
+
+def test_a_pod_lost_by_its_agent_is_caught(run: RealRun) -> None:
+    """A supervisor gone with its agent (``Lost``) or a node silent past the limits
+    (``NodeLost``): an agent's kill -9 is shorter than the grace and must lose nothing."""
+    for reason in ("Lost", "NodeLost"):
+        history = run.copy()
+        end = _first_end(history, PodPhase.FAILED)
+        index = history.pods_status.index(end)
+        history.pods_status[index] = msgspec.structs.replace(end, reason=reason)
+        violations = check_pods_end_once(history)
+        assert [v.check for v in violations] == ["ends-once"]
+        assert f"uid {end.pod_uid} on {end.node} ended {reason}" in violations[0].detail

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -14,8 +15,8 @@ import pytest
 from services.cli.serve import priority_classes
 from shared.scheduling.scheduler import parse_conf
 from tests.chaos.checks import check_exits
-from tests.chaos.fleet import Fleet, Incarnation, Replica
-from tests.chaos.run import Kill, preemption_args, takeovers
+from tests.chaos.fleet import AGENT, Fleet, Incarnation, Replica
+from tests.chaos.run import Kill, preemption_args, serving, takeovers
 from tests.chaos.workload import PRIORITY_CLASSES
 
 KILLED_AT = datetime(2026, 1, 1, tzinfo=UTC)
@@ -126,3 +127,30 @@ def test_a_lease_takeover_is_undisturbed_only_when_no_other_replica_was_killed_b
         ("allocator-a.0", "allocator-b.0", 9.0, True, 3.0),
         ("allocator-b.0", "allocator-a.2", 15.0, False, 0.0),
     ]
+
+
+def logged(replica: Replica, *events: str) -> Incarnation:
+    """An incarnation that wrote ``events`` as its log lines, then runs on."""
+    lines = "".join(json.dumps({"event": e}) + "\n" for e in events)
+    return process(
+        replica,
+        f"import sys, time; sys.stderr.write({lines!r}); sys.stderr.flush(); time.sleep(60)",
+    )
+
+
+def test_a_replica_serves_once_its_log_says_so(tmp_path: Path) -> None:
+    """What the run waits for before its SIGTERM: a replica still starting would die of it."""
+    fleet = Fleet(tmp_path)
+    agent = fleet.add(AGENT, "real-0", {})
+    cluster = fleet.add("cluster", "a", {})
+    allocator = fleet.add("allocator", "a", {})
+    starting = [logged(agent, "agent_starting"), logged(cluster, "service_starting")]
+    starting.append(logged(allocator, "service_starting"))
+    ready = [logged(agent, "node_registered"), logged(cluster, "partitions_assigned")]
+    ready.append(logged(allocator, "lease_acquired"))
+    for incarnation in [*starting, *ready]:
+        deadline = time.monotonic() + 30
+        while not incarnation.lines() and time.monotonic() < deadline:
+            time.sleep(0.05)
+    assert [serving(i) for i in starting] == [False, False, False]
+    assert [serving(i) for i in ready] == [True, True, True]

@@ -207,6 +207,51 @@ def test_a_deleted_pod_whose_supervisor_is_gone_is_forgotten_not_lost() -> None:
     assert (outcome.emit, outcome.actions) == ((), (Forget("uid-0"),))
 
 
+def test_a_binding_read_again_after_its_pod_was_deleted_and_forgotten_runs_nothing() -> None:
+    """Killed before the binding's offset was committed, the agent reads the binding again
+    after its pod ended, was deleted (its job restarted) and was forgotten: the pod is not
+    bound again, so it is not run twice (a chaos run saw it end twice)."""
+    ended = PodReport(phase=PodPhase.SUCCEEDED, ran=True, exit_code=0)
+    state = core.observe(running(), "uid-0", ended, CONF, at(2)).state
+    deleted = PodDeleted(
+        event_id="d1",
+        occurred_at=at(3),
+        job=JobKey("default/j"),
+        pod=PodKey("default/j-worker-0"),
+        pod_uid="uid-0",
+    )
+    gone = core.delete(state, deleted)
+    assert gone.actions == (Forget("uid-0"),)
+    state = core.forgotten(gone.state, "uid-0")
+    again = core.bind(state, binding(), CONF, at(4), wanted_ports=[], deleted={"uid-0"})
+    assert (again.state, again.emit, again.actions) == (state, (), ())
+
+
+def test_a_pod_another_node_has_bound_is_refused_already_bound() -> None:
+    """Two allocators that both held the lease bound one pod to two agents (a chaos run
+    under load): the second agent refuses, as the simulated cluster does."""
+    outcome = core.bind(
+        AgentState(), binding(), CONF, at(0), wanted_ports=[], bound_elsewhere="host-b"
+    )
+    assert outcome.state == AgentState()
+    assert len(outcome.emit) == 1
+    refused = outcome.emit[0]
+    assert isinstance(refused, BindingRefused)
+    assert (refused.reason, refused.pod_uid, refused.node) == ("AlreadyBound", "uid-0", "host-a")
+    assert "already bound to node host-b" in refused.message
+    here = core.bind(
+        AgentState(), binding(), CONF, at(0), wanted_ports=[], bound_elsewhere="host-a"
+    )
+    assert only(here.emit).reason == "Bound"
+
+
+def test_a_pod_deleted_before_its_binding_is_read_is_not_bound() -> None:
+    outcome = core.bind(AgentState(), binding(), CONF, at(0), wanted_ports=[], deleted={"uid-0"})
+    assert (outcome.state, outcome.emit) == (AgentState(), ())
+    other = core.bind(AgentState(), binding(1), CONF, at(0), wanted_ports=[], deleted={"uid-0"})
+    assert only(other.emit).reason == "Bound"
+
+
 def test_an_old_deletion_without_uid_does_not_end_a_pod_that_reused_the_name() -> None:
     old = PodDeleted(
         event_id="d0",
