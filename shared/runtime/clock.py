@@ -100,6 +100,8 @@ class _Waiter:
     active: bool = field(default=True)
     period: timedelta | None = None
     """An idle wait's timeout: waking it only starts the same wait again (see ``skip_idle``)."""
+    horizon: datetime | None = None
+    """An idle wait's last moment to skip to: something of its own is due then."""
 
 
 class VirtualClock:
@@ -160,8 +162,14 @@ class VirtualClock:
     def skip_idle(self, until: datetime) -> None:
         """Move each idle waiter due before ``until`` to its last wake-up at or before it.
 
-        The waiters keep their order of registration among those due at one moment.
+        No waiter moves past the earliest horizon of an idle wait (a cycle whose own rule
+        is due then): every waiter wakes at its last wake-up before it, as it would have
+        had each period been woken. The waiters keep their order of registration among
+        those due at one moment.
         """
+        horizons = [w.horizon for _, _, w in self._waiters if w.active and w.horizon is not None]
+        if horizons:
+            until = min(until, *horizons)
         moved = False
         for index, (due, order, waiter) in enumerate(self._waiters):
             if waiter.active and waiter.period is not None and due < until:
@@ -171,9 +179,21 @@ class VirtualClock:
         if moved:
             heapq.heapify(self._waiters)
 
-    def _register(self, seconds: float, wake: Callable[[], None], *, idle: bool = False) -> _Waiter:
+    def _register(
+        self,
+        seconds: float,
+        wake: Callable[[], None],
+        *,
+        idle: bool = False,
+        horizon: datetime | None = None,
+    ) -> _Waiter:
         delay = timedelta(seconds=seconds)
-        waiter = _Waiter(self._now + delay, wake, period=delay if idle else None)
+        waiter = _Waiter(
+            self._now + delay,
+            wake,
+            period=delay if idle else None,
+            horizon=horizon if idle else None,
+        )
         heapq.heappush(self._waiters, (waiter.due, next(self._order), waiter))
         self.registered += 1
         return waiter
@@ -195,12 +215,20 @@ class VirtualClock:
         finally:
             waiter.active = False
 
-    async def wait_for(self, event: asyncio.Event, timeout: float, *, idle: bool = False) -> bool:
+    async def wait_for(
+        self,
+        event: asyncio.Event,
+        timeout: float,
+        *,
+        idle: bool = False,
+        horizon: datetime | None = None,
+    ) -> bool:
         """Wait for ``event`` until the clock has advanced ``timeout`` seconds.
 
         The timeout is asyncio's own (``asyncio.timeout``), expired by the clock instead of
         the event loop's time, so cancellation behaves as in any asyncio wait. ``idle``: a
-        wait that its timeout only repeats (:meth:`skip_idle` may skip its repeats).
+        wait that its timeout only repeats (:meth:`skip_idle` may skip its repeats);
+        ``horizon``: an idle wait's repeats are skipped up to that moment at most.
         """
         if event.is_set():
             return True
@@ -215,7 +243,7 @@ class VirtualClock:
                     if not deadline.expired():
                         deadline.reschedule(loop.time())
 
-                waiter = self._register(timeout, wake, idle=idle)
+                waiter = self._register(timeout, wake, idle=idle, horizon=horizon)
                 try:
                     await event.wait()
                 finally:
@@ -223,12 +251,15 @@ class VirtualClock:
         return event.is_set()
 
 
-async def wait_idle(clock: Clock, event: asyncio.Event, timeout: float) -> bool:
+async def wait_idle(
+    clock: Clock, event: asyncio.Event, timeout: float, *, horizon: datetime | None = None
+) -> bool:
     """``clock.wait_for``, for a wait whose timeout only starts the same wait again.
 
-    On a :class:`VirtualClock` the wait is idle (``VirtualClock.skip_idle``); on any other
-    clock it is an ordinary wait.
+    On a :class:`VirtualClock` the wait is idle (``VirtualClock.skip_idle``), its repeats
+    skipped up to ``horizon`` at most (the moment something of its own is due); on any
+    other clock it is an ordinary wait.
     """
     if isinstance(clock, VirtualClock):
-        return await clock.wait_for(event, timeout, idle=True)
+        return await clock.wait_for(event, timeout, idle=True, horizon=horizon)
     return await clock.wait_for(event, timeout)

@@ -47,6 +47,9 @@ async def run_cycles(
         if due is None:
             # Nothing time-based is due: a cycle on the timer decides what the last did.
             await wait_idle(runtime.clock, table.changed, interval)
+        elif (due - runtime.clock.now()).total_seconds() > interval:
+            # The rule is due after this period: until then, the same.
+            await wait_idle(runtime.clock, table.changed, interval, horizon=due)
         else:
             wait = max(0.0, min(interval, (due - runtime.clock.now()).total_seconds()))
             await runtime.clock.wait_for(table.changed, wait)

@@ -139,6 +139,21 @@ async def test_skip_idle_moves_idle_wait_to_its_last_period_before_the_moment():
     await busy
 
 
+async def test_skip_idle_moves_no_waiter_past_the_horizon_of_an_idle_wait():
+    clock = VirtualClock()
+    event = asyncio.Event()
+    due = EPOCH + timedelta(seconds=4.5)
+    ruled = asyncio.create_task(clock.wait_for(event, 1.0, idle=True, horizon=due))
+    other = asyncio.create_task(clock.wait_for(asyncio.Event(), 2.0, idle=True))
+    await _settle()
+    assert clock.next_due() is None
+    clock.skip_idle(EPOCH + timedelta(seconds=10))
+    assert clock.next_wakeup() == EPOCH + timedelta(seconds=4)
+    clock.advance(4.0)
+    assert await ruled is False
+    assert await other is False
+
+
 async def test_skip_idle_leaves_waits_that_are_not_idle_where_they_are():
     clock = VirtualClock()
     task = asyncio.create_task(clock.wait_for(asyncio.Event(), 1.0))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from datetime import datetime, timedelta
 
 from shared.bus.kafka_settings import KafkaSettings
 from shared.bus.memory import InMemoryBus
@@ -75,3 +76,35 @@ async def test_a_larger_rest_spaces_cycles_further_under_a_stream_of_changes():
     starts = await _cycle_starts([0.0, 1.0], rest=2.0)
 
     assert starts == [DEBOUNCE, DEBOUNCE + CYCLE_SECONDS + 2.0 * CYCLE_SECONDS]
+
+
+async def test_a_rule_due_later_than_the_period_wakes_no_cycle_before_its_last_period():
+    clock = VirtualClock()
+    bus = InMemoryBus()
+    settings = Settings(kafka=KafkaSettings(bootstrap_servers="unused"))
+    runtime = Runtime("svc", bus, clock, settings, bus.producer(client_id="p"))
+    table = Table("cluster", (), lambda event, record: None)
+    rule = clock.now() + timedelta(seconds=10.5)
+    starts: list[float] = []
+
+    async def cycle() -> None:
+        starts.append(clock.monotonic())
+
+    def next_due() -> datetime | None:
+        return rule if clock.now() < rule else None
+
+    task = asyncio.create_task(
+        run_cycles(runtime, table, cycle, debounce=DEBOUNCE, interval=1.0, next_due=next_due)
+    )
+    while clock.monotonic() < 20.0:
+        await _settle()
+        clock.skip_idle(clock.now() + timedelta(seconds=100))
+        wakeup = clock.next_wakeup()
+        assert wakeup is not None
+        clock.set(wakeup)
+    runtime.stopping.set()
+    task.cancel()
+
+    # a cycle each second up to the rule would decide nothing: the last period's and the
+    # rule's own run, no other
+    assert starts == [10.0, 10.5]
