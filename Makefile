@@ -60,7 +60,7 @@ fmt: $(STAMP)
 	$(BIN)/ruff check --fix .
 
 schemas: $(STAMP)
-	$(BIN)/python -m contracts._schemas
+	$(BIN)/python -m vcbus.contracts._schemas
 
 run: $(STAMP)
 	$(BIN)/vcbus up --demo --agent

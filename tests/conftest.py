@@ -11,8 +11,8 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from shared.bus.memory import InMemoryBus
-from shared.runtime.clock import VirtualClock
+from vcbus.shared.bus.memory import InMemoryBus
+from vcbus.shared.runtime.clock import VirtualClock
 
 ROOT = Path(__file__).resolve().parents[1]
 VOLCANO_EXAMPLES = (ROOT / ".." / "shared" / "volcano-examples").resolve()

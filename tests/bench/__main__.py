@@ -24,10 +24,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from shared.runtime.clock import SystemClock
 from tests.bench import allocate_cycle
 from tests.bench.pipeline import PipelineConfig, run_pipeline
 from tests.bench.workload import HOP_PATH
+from vcbus.shared.runtime.clock import SystemClock
 
 RESULTS = Path(__file__).resolve().parents[2] / "bench" / "results"
 

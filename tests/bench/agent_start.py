@@ -32,18 +32,18 @@ from pathlib import Path
 
 import msgspec
 
-from contracts import BindingCreated, Event, JobAdmitted
-from contracts.keys import JobKey, NodeName
-from contracts.objects.job import Job
-from contracts.objects.pod import Pod
-from shared.bus.broker import start_broker
-from shared.bus.kafka import AioKafkaBus
-from shared.bus.kafka_settings import KafkaSettings
-from shared.bus.outbox import Outbox
-from shared.bus.protocol import Producer
-from shared.runtime.clock import SystemClock
-from shared.runtime.topology import ensure_topics
 from tests.bench.stats import summary_ms
+from vcbus.contracts import BindingCreated, Event, JobAdmitted
+from vcbus.contracts.keys import JobKey, NodeName
+from vcbus.contracts.objects.job import Job
+from vcbus.contracts.objects.pod import Pod
+from vcbus.shared.bus.broker import start_broker
+from vcbus.shared.bus.kafka import AioKafkaBus
+from vcbus.shared.bus.kafka_settings import KafkaSettings
+from vcbus.shared.bus.outbox import Outbox
+from vcbus.shared.bus.protocol import Producer
+from vcbus.shared.runtime.clock import SystemClock
+from vcbus.shared.runtime.topology import ensure_topics
 
 PREFIX = "bench-agent."
 NODE = "bench-0"
@@ -184,7 +184,7 @@ def main() -> None:
         command = [
             sys.executable,
             "-m",
-            "services.cli",
+            "vcbus.services.cli",
             "agent",
             "--node-name",
             NODE,

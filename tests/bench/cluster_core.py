@@ -28,22 +28,22 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, cast
 
-from contracts._base import Event, derive_event_id
-from contracts.events.bindings import BindingCreated
-from contracts.events.cluster_commands import NodeAddRequested
-from contracts.events.pods import PodDeleted
-from contracts.keys import JobKey, NodeName, pod_key
-from contracts.objects.pod import ANNOTATION_RUN_SECONDS, Pod
-from contracts.quantity import parse_resources
-from services.cluster import app
-from services.cluster.core import ClusterConf, ClusterInput, decide, next_deadline
-from services.cluster.model import SimNode
-from services.cluster.nodes import add_commands, build_nodes
-from shared.bus.outbox import Outbox
-from shared.bus.partitioner import partition_for
-from shared.runtime.reactor import Reactor
-from shared.runtime.settings import Settings
-from shared.step import Ctx, Tick
+from vcbus.contracts._base import Event, derive_event_id
+from vcbus.contracts.events.bindings import BindingCreated
+from vcbus.contracts.events.cluster_commands import NodeAddRequested
+from vcbus.contracts.events.pods import PodDeleted
+from vcbus.contracts.keys import JobKey, NodeName, pod_key
+from vcbus.contracts.objects.pod import ANNOTATION_RUN_SECONDS, Pod
+from vcbus.contracts.quantity import parse_resources
+from vcbus.services.cluster import app
+from vcbus.services.cluster.core import ClusterConf, ClusterInput, decide, next_deadline
+from vcbus.services.cluster.model import SimNode
+from vcbus.services.cluster.nodes import add_commands, build_nodes
+from vcbus.shared.bus.outbox import Outbox
+from vcbus.shared.bus.partitioner import partition_for
+from vcbus.shared.runtime.reactor import Reactor
+from vcbus.shared.runtime.settings import Settings
+from vcbus.shared.step import Ctx, Tick
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 JOB_SIZE = 10

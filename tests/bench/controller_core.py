@@ -23,19 +23,19 @@ from datetime import UTC, datetime, timedelta
 
 import msgspec
 
-from contracts.events.jobs_admitted import JobAdmitted
-from contracts.events.jobs_rejected import SubmissionOrigin
-from contracts.events.podgroups_status import PodGroupPhaseChanged
-from contracts.events.pods_status import PodPhaseChanged
-from contracts.keys import JobKey, NodeName, PodKey
-from contracts.objects.pod import PodPhase
-from contracts.objects.podgroup import PodGroupPhase
-from services.admission.core import AdmissionLimits, Submission
-from services.admission.core import decide as admit
-from services.job_controller.core import ControllerConf, ControllerInput, decide
-from services.job_controller.state import JobRecord
-from shared.step import Ctx
 from tests.bench.workload import POD_COUNT, build_jobs
+from vcbus.contracts.events.jobs_admitted import JobAdmitted
+from vcbus.contracts.events.jobs_rejected import SubmissionOrigin
+from vcbus.contracts.events.podgroups_status import PodGroupPhaseChanged
+from vcbus.contracts.events.pods_status import PodPhaseChanged
+from vcbus.contracts.keys import JobKey, NodeName, PodKey
+from vcbus.contracts.objects.pod import PodPhase
+from vcbus.contracts.objects.podgroup import PodGroupPhase
+from vcbus.services.admission.core import AdmissionLimits, Submission
+from vcbus.services.admission.core import decide as admit
+from vcbus.services.job_controller.core import ControllerConf, ControllerInput, decide
+from vcbus.services.job_controller.state import JobRecord
+from vcbus.shared.step import Ctx
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 

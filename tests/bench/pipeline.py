@@ -4,7 +4,7 @@ One run:
 
 1. start Tansu on a free port and create the topics;
 2. measure the raw broker on it (:mod:`tests.bench.raw`) before any service starts;
-3. start the services (``python -m services.cli serve …``), the partition-scaled ones
+3. start the services (``python -m vcbus.services.cli serve …``), the partition-scaled ones
    (admission, job-controller, cluster) with ``replicas`` replicas, and wait until each
    answers ``/readyz`` and every node is registered;
 4. probe: submit ``probe_jobs`` gang jobs one at a time, each once the last is gang-ready
@@ -42,17 +42,17 @@ from typing import Any
 import msgspec
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
-from contracts.topics import Topic
-from services.cli.submit import records_for
-from shared.bus.broker import EmbeddedBroker, free_port, start_broker
-from shared.bus.kafka import AioKafkaBus, KafkaProducer
-from shared.runtime.clock import SystemClock
-from shared.runtime.settings import Settings
-from shared.runtime.topology import contract_topics
 from tests.bench.profile import Profiler, summarise
 from tests.bench.raw import measure_raw
 from tests.bench.stats import per_pod, percentile, summary_ms
 from tests.bench.workload import HOPS, BenchJob, build_jobs, node_shape
+from vcbus.contracts.topics import Topic
+from vcbus.services.cli.submit import records_for
+from vcbus.shared.bus.broker import EmbeddedBroker, free_port, start_broker
+from vcbus.shared.bus.kafka import AioKafkaBus, KafkaProducer
+from vcbus.shared.runtime.clock import SystemClock
+from vcbus.shared.runtime.settings import Settings
+from vcbus.shared.runtime.topology import contract_topics
 
 PREFIX = "bench."
 WARMUP_PROBES = 3
@@ -190,7 +190,7 @@ def machine_busy_seconds() -> float:
 
 
 def _service_command(name: str, instance: str, config: PipelineConfig) -> list[str]:
-    command = [sys.executable, "-m", "services.cli", "serve", name, "--instance", instance]
+    command = [sys.executable, "-m", "vcbus.services.cli", "serve", name, "--instance", instance]
     if config.cprofile is not None:
         output = config.cprofile / f"{name}-{instance}.prof"
         command[1:1] = ["-m", "cProfile", "-o", str(output)]

@@ -39,10 +39,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from services.simulation.run import simulate_in_memory
-from services.simulation.scenario import DEFAULT_ACTIONS, load_document, parse_scenario
-from shared.logging.setup import configure_logging
 from tests.bench.traces import TRACE_CASES, TRACE_VARIANTS, render_trace_case, run_trace_case
+from vcbus.services.simulation.run import simulate_in_memory
+from vcbus.services.simulation.scenario import DEFAULT_ACTIONS, load_document, parse_scenario
+from vcbus.shared.logging.setup import configure_logging
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "examples" / "scenarios"
 

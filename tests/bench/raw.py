@@ -23,8 +23,8 @@ from typing import Any
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
-from shared.bus.kafka_settings import KafkaSettings
 from tests.bench.stats import summary_ms
+from vcbus.shared.bus.kafka_settings import KafkaSettings
 
 HEADERS_LIKE_PIPELINE: Sequence[tuple[str, bytes]] = (
     ("event-type", b"pod.phase_changed.v1"),

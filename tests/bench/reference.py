@@ -15,7 +15,7 @@ figures beside:
   before the shadow time or uses only the processors the head leaves then (the extra).
 
 A job's limit is its requested time (its run time when it has none), as the SWF import's
-``activeDeadlineSeconds``. The figures are ``services.simulation.job_metrics``'s, so they read
+``activeDeadlineSeconds``. The figures are ``vcbus.services.simulation.job_metrics``'s, so they read
 the same as vcbus's summary.
 """
 
@@ -25,8 +25,8 @@ import heapq
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from services.simulation.job_metrics import JobRun, job_metrics
-from services.simulation.swf import TraceJob, job_limit
+from vcbus.services.simulation.job_metrics import JobRun, job_metrics
+from vcbus.services.simulation.swf import TraceJob, job_limit
 
 POLICIES = ("fcfs", "greedy", "easy", "easy-sjbf")
 

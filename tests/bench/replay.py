@@ -17,10 +17,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from services.simulation.run import simulate_in_memory
-from services.simulation.scenario import parse_scenario
-from services.simulation.swf import Shape, read_trace, trace_document
-from shared.logging.setup import configure_logging
+from vcbus.services.simulation.run import simulate_in_memory
+from vcbus.services.simulation.scenario import parse_scenario
+from vcbus.services.simulation.swf import Shape, read_trace, trace_document
+from vcbus.shared.logging.setup import configure_logging
 
 TRACES = Path(__file__).resolve().parents[2] / "examples" / "traces"
 COUNTS = (1024, 10_000)

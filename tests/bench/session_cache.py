@@ -21,21 +21,21 @@ from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
-from contracts._base import Event
-from contracts.events.podgroups import PodGroupCreated
-from contracts.events.pods import PodCreated
-from contracts.events.pods_status import PodPhaseChanged
-from contracts.keys import NodeName, pod_key
-from contracts.objects.pod import PodPhase
-from contracts.objects.podgroup import PodGroupPhase
-from services.allocator.cycle import run_cycle as allocator_cycle
-from services.podgroup_enqueue.cycle import run_cycle as enqueue_cycle
-from shared.scheduling.cluster_view import ClusterEvent, ClusterView
-from shared.scheduling.framework.session_cache import SessionCache
-from shared.scheduling.scheduler import default_conf, default_enqueue_conf
-from shared.scheduling.snapshot import ClusterSnapshot
-from shared.step import Ctx
 from tests.support.builders import build_node, build_pod, build_podgroup, build_queue
+from vcbus.contracts._base import Event
+from vcbus.contracts.events.podgroups import PodGroupCreated
+from vcbus.contracts.events.pods import PodCreated
+from vcbus.contracts.events.pods_status import PodPhaseChanged
+from vcbus.contracts.keys import NodeName, pod_key
+from vcbus.contracts.objects.pod import PodPhase
+from vcbus.contracts.objects.podgroup import PodGroupPhase
+from vcbus.services.allocator.cycle import run_cycle as allocator_cycle
+from vcbus.services.podgroup_enqueue.cycle import run_cycle as enqueue_cycle
+from vcbus.shared.scheduling.cluster_view import ClusterEvent, ClusterView
+from vcbus.shared.scheduling.framework.session_cache import SessionCache
+from vcbus.shared.scheduling.scheduler import default_conf, default_enqueue_conf
+from vcbus.shared.scheduling.snapshot import ClusterSnapshot
+from vcbus.shared.step import Ctx
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 REQUEST = {"cpu": "500m", "memory": "1Gi"}
@@ -156,7 +156,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--nodes", type=int, default=5_000)
     parser.add_argument("--pending-jobs", type=int, default=200)
     args = parser.parse_args(argv)
-    gc.set_threshold(100_000, 10, 10)  # as the service processes (services/cli/serve.py)
+    gc.set_threshold(100_000, 10, 10)  # as the service processes (vcbus/services/cli/serve.py)
     outputs = []
     for cached in (False, True):
         times, published = measure(

@@ -38,24 +38,24 @@ from datetime import UTC, datetime, timedelta
 from functools import partial
 from typing import Any, TypeVar
 
-from contracts.events.podgroups import PodGroupCreated, PodGroupDeleted
-from contracts.events.pods import PodCreated, PodDeleted
-from contracts.events.pods_status import PodPhaseChanged
-from contracts.keys import NodeName, job_key, pod_key
-from contracts.objects.pod import PodPhase
-from contracts.objects.podgroup import PodGroupPhase
-from services.allocator.cycle import run_cycle as allocator_cycle
-from services.cli.serve import GC_THRESHOLDS
-from services.podgroup_enqueue.cycle import run_cycle as enqueue_cycle
-from shared.scheduling.actions import ACTIONS
-from shared.scheduling.cluster_view import ClusterEvent, ClusterView
-from shared.scheduling.framework.session import close_session, open_session
-from shared.scheduling.framework.session_cache import SessionCache
-from shared.scheduling.plugins import PLUGIN_BUILDERS
-from shared.scheduling.scheduler import default_conf, default_enqueue_conf
-from shared.scheduling.snapshot import ClusterSnapshot
-from shared.step import Ctx
 from tests.support.builders import build_node, build_pod, build_podgroup, build_queue
+from vcbus.contracts.events.podgroups import PodGroupCreated, PodGroupDeleted
+from vcbus.contracts.events.pods import PodCreated, PodDeleted
+from vcbus.contracts.events.pods_status import PodPhaseChanged
+from vcbus.contracts.keys import NodeName, job_key, pod_key
+from vcbus.contracts.objects.pod import PodPhase
+from vcbus.contracts.objects.podgroup import PodGroupPhase
+from vcbus.services.allocator.cycle import run_cycle as allocator_cycle
+from vcbus.services.cli.serve import GC_THRESHOLDS
+from vcbus.services.podgroup_enqueue.cycle import run_cycle as enqueue_cycle
+from vcbus.shared.scheduling.actions import ACTIONS
+from vcbus.shared.scheduling.cluster_view import ClusterEvent, ClusterView
+from vcbus.shared.scheduling.framework.session import close_session, open_session
+from vcbus.shared.scheduling.framework.session_cache import SessionCache
+from vcbus.shared.scheduling.plugins import PLUGIN_BUILDERS
+from vcbus.shared.scheduling.scheduler import default_conf, default_enqueue_conf
+from vcbus.shared.scheduling.snapshot import ClusterSnapshot
+from vcbus.shared.step import Ctx
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 REQUEST = {"cpu": "500m", "memory": "1Gi"}

@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from services.simulation.run import simulate_in_memory
-from services.simulation.scenario import parse_scenario
-from services.simulation.swf import Shape, read_trace, trace_document
 from tests.bench.reference import POLICIES, simulate
+from vcbus.services.simulation.run import simulate_in_memory
+from vcbus.services.simulation.scenario import parse_scenario
+from vcbus.services.simulation.swf import Shape, read_trace, trace_document
 
 TRACES = Path(__file__).resolve().parents[2] / "examples" / "traces"
 

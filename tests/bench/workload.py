@@ -18,8 +18,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from contracts.objects.pod import ANNOTATION_RUN_SECONDS
 from tests.support.manifests import task_manifest
+from vcbus.contracts.objects.pod import ANNOTATION_RUN_SECONDS
 
 POD_COUNT = 10
 """Pods per job."""

@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from contracts import PodDeleted, PodPhaseChanged
-from contracts.objects.pod import PodPhase
 from tests.chaos.history import History, Violation
+from vcbus.contracts import PodDeleted, PodPhaseChanged
+from vcbus.contracts.objects.pod import PodPhase
 
 PORTS_PER_AGENT = 20
 PORTS_FIRST = 30000

@@ -49,7 +49,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from contracts import (
+from tests.chaos.history import History, Violation, past_freezes
+from tests.chaos.liveness import STEP_TIMING, StepTiming, check_liveness
+from tests.chaos.workload import PlannedJob
+from vcbus.contracts import (
     BindingCreated,
     BindingRefused,
     CapacityReleased,
@@ -69,21 +72,18 @@ from contracts import (
     PodPhaseChanged,
     TargetJobElected,
 )
-from contracts.events.jobs_status import TaskCounts
-from contracts.objects.pod import (
+from vcbus.contracts.events.jobs_status import TaskCounts
+from vcbus.contracts.objects.pod import (
     LABEL_JOB_RETRY_COUNT,
     LABEL_JOB_VERSION,
     POD_NODE_LOST,
     Pod,
     PodPhase,
 )
-from contracts.quantity import PODS, Resources
-from services.agent.core import REASON_LOST
-from services.cluster.model import demand
-from services.job_controller.machine import max_retry
-from tests.chaos.history import History, Violation, past_freezes
-from tests.chaos.liveness import STEP_TIMING, StepTiming, check_liveness
-from tests.chaos.workload import PlannedJob
+from vcbus.contracts.quantity import PODS, Resources
+from vcbus.services.agent.core import REASON_LOST
+from vcbus.services.cluster.model import demand
+from vcbus.services.job_controller.machine import max_retry
 
 BOUND = "Bound"
 TERMINAL = frozenset({PodPhase.SUCCEEDED, PodPhase.FAILED})

@@ -1,5 +1,5 @@
-"""The chaos run's processes: service replicas as ``python -m services.cli serve`` and node
-agents as ``python -m services.cli agent``, logs in files.
+"""The chaos run's processes: service replicas as ``python -m vcbus.services.cli serve`` and node
+agents as ``python -m vcbus.services.cli agent``, logs in files.
 
 Every incarnation of a replica writes stdout and stderr to its own file
 (``<service>-<instance>.<n>.log``), so the driver spends no CPU reading lines while the run
@@ -100,7 +100,7 @@ class Replica:
 
     @property
     def argv(self) -> tuple[str, ...]:
-        """The ``services.cli`` arguments: ``agent ARGS`` or ``serve SERVICE --instance I ARGS``."""
+        """The CLI's arguments: ``agent ARGS`` or ``serve SERVICE --instance I ARGS``."""
         if self.service == AGENT:
             return (AGENT, *self.args)
         return ("serve", self.service, "--instance", self.instance, *self.args)
@@ -121,7 +121,7 @@ class Replica:
         log = self.log_dir / f"{self.label}.{number}.log"
         with log.open("wb") as out:
             popen = subprocess.Popen(
-                [sys.executable, "-m", "services.cli", *self.argv],
+                [sys.executable, "-m", "vcbus.services.cli", *self.argv],
                 stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=subprocess.STDOUT,

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from contracts import Event, Topic
+from vcbus.contracts import Event, Topic
 
 
 @dataclass(frozen=True, slots=True)

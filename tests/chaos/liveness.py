@@ -30,7 +30,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from contracts import (
+from tests.chaos.history import History, Violation, past_freezes
+from vcbus.contracts import (
     Event,
     JobAdmitted,
     JobStatusChanged,
@@ -42,10 +43,9 @@ from contracts import (
     PodGroupPhaseChanged,
     PodPhaseChanged,
 )
-from contracts.objects.pod import ANNOTATION_RUN_SECONDS, ANNOTATION_START_SECONDS, PodPhase
-from contracts.objects.podgroup import PodGroupPhase
-from shared.views.phases import FINAL_PHASES
-from tests.chaos.history import History, Violation, past_freezes
+from vcbus.contracts.objects.pod import ANNOTATION_RUN_SECONDS, ANNOTATION_START_SECONDS, PodPhase
+from vcbus.contracts.objects.podgroup import PodGroupPhase
+from vcbus.shared.views.phases import FINAL_PHASES
 
 STEP_BOUND = timedelta(seconds=60)
 """The documented bound (README's Reliability): the resync period (10 s), a takeover of the

@@ -2,7 +2,7 @@
 
 Layout: a Tansu broker of the run's own (so it can be frozen), two replicas of admission,
 job-controller and cluster, one active plus one standby of podgroup-enqueue and allocator,
-each ``python -m services.cli serve`` in its own process, and ``agents`` node agents
+each ``python -m vcbus.services.cli serve`` in its own process, and ``agents`` node agents
 (``vcbus agent``, ``tests.chaos.agents``) whose nodes run the real jobs as host processes.
 Jobs (``tests.chaos.workload``) are published evenly over the submission window
 (``kills × kill_interval`` seconds); every ``kill_interval`` seconds a random process (an
@@ -38,19 +38,6 @@ from typing import Any
 import msgspec
 import yaml
 
-from contracts import TOPIC_SPECS, Event
-from contracts.topics import DLT_SUFFIX
-from services.cli.submit import records_for
-from shared.bus.broker import EmbeddedBroker, start_broker
-from shared.bus.codec import Poison, TopicCodec, Unknown
-from shared.bus.kafka import AioKafkaBus
-from shared.bus.kafka_settings import KafkaSettings
-from shared.bus.records import OutRecord, TopicPartition
-from shared.runtime.clock import SystemClock
-from shared.runtime.service import changelog_topic
-from shared.runtime.table import Table
-from shared.runtime.topology import ensure_topics
-from shared.views.status import STATUS_TOPICS, StatusView
 from tests.chaos.agents import (
     PodProcess,
     agent_args,
@@ -69,6 +56,19 @@ from tests.chaos.liveness import StepTiming, slowest_steps
 from tests.chaos.load import Hogs
 from tests.chaos.workload import PRIORITY_CLASSES, REAL_LABEL, REAL_TAINT, generate
 from tests.support.processes import ROOT, service_env
+from vcbus.contracts import TOPIC_SPECS, Event
+from vcbus.contracts.topics import DLT_SUFFIX
+from vcbus.services.cli.submit import records_for
+from vcbus.shared.bus.broker import EmbeddedBroker, start_broker
+from vcbus.shared.bus.codec import Poison, TopicCodec, Unknown
+from vcbus.shared.bus.kafka import AioKafkaBus
+from vcbus.shared.bus.kafka_settings import KafkaSettings
+from vcbus.shared.bus.records import OutRecord, TopicPartition
+from vcbus.shared.runtime.clock import SystemClock
+from vcbus.shared.runtime.service import changelog_topic
+from vcbus.shared.runtime.table import Table
+from vcbus.shared.runtime.topology import ensure_topics
+from vcbus.shared.views.status import STATUS_TOPICS, StatusView
 
 SERVICES = ("cluster", "admission", "job-controller", "podgroup-enqueue", "allocator")
 SINGLETONS = frozenset({"podgroup-enqueue", "allocator"})

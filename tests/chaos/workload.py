@@ -39,8 +39,8 @@ import random  # noqa: TID251 - the chaos run's own seeded generator, not a serv
 from dataclasses import dataclass
 from typing import Any
 
-from contracts.objects.pod import ANNOTATION_EXIT_CODE, ANNOTATION_RUN_SECONDS
 from tests.support.manifests import task_manifest
+from vcbus.contracts.objects.pod import ANNOTATION_EXIT_CODE, ANNOTATION_RUN_SECONDS
 
 NAMESPACE = "chaos"
 SHAPES = (

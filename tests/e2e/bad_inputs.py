@@ -18,8 +18,8 @@ from typing import Any
 
 import yaml
 
-from contracts import TOPIC_SPECS, Event, Topic
-from shared.bus.codec import Poison, TopicCodec
+from vcbus.contracts import TOPIC_SPECS, Event, Topic
+from vcbus.shared.bus.codec import Poison, TopicCodec
 
 MIB = 1 << 20
 BIG_PAYLOADS = 3

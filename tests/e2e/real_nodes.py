@@ -1,6 +1,6 @@
 """Real nodes for end-to-end tests: node agents as processes beside the five services.
 
-``agent`` starts ``python -m services.cli agent`` for a node of its own data directory
+``agent`` starts ``python -m vcbus.services.cli agent`` for a node of its own data directory
 (pods run as ``nobody``, host ports from a range of the test's own, the logs endpoint on a
 free port, a heartbeat every second) and waits until it registered its node. Job texts
 come from the demo's real gang job, renamed and reshaped per test. Helpers find a job's
@@ -27,16 +27,17 @@ from typing import Any
 import msgspec
 import yaml
 
-from contracts import PodPhaseChanged, Topic
-from contracts.objects.pod import PodPhase
-from services.agent.model import PodReport
-from services.cli.delete import delete_record
-from shared.runtime.clock import SystemClock
 from tests.e2e.system import WAIT, System, read_topic
 from tests.support.processes import Processes, ServiceProcess, event, service_env
+from vcbus.contracts import PodPhaseChanged, Topic
+from vcbus.contracts.objects.pod import PodPhase
+from vcbus.services.agent.model import PodReport
+from vcbus.services.cli.delete import delete_record
+from vcbus.shared.runtime.clock import SystemClock
 
 DEMO_JOB = (
     Path(__file__).resolve().parents[2]
+    / "vcbus"
     / "services"
     / "cli"
     / "demo"
@@ -75,7 +76,7 @@ def start_agent(
         port_range = next_port_range()
     agent = processes.start(
         f"agent-{node}",
-        "services.cli",
+        "vcbus.services.cli",
         "agent",
         "--node-name",
         node,
@@ -266,7 +267,7 @@ def pod_groups(data_dir: Path, uids: set[str]) -> list[int]:
 def vcbus_logs(system: System, *args: str, token: str = TOKEN) -> subprocess.CompletedProcess[str]:
     """``vcbus logs ARGS`` against the system, with the agents' token (or another)."""
     return subprocess.run(
-        [sys.executable, "-m", "services.cli", "logs", *args],
+        [sys.executable, "-m", "vcbus.services.cli", "logs", *args],
         env=service_env(system.bootstrap, system.prefix, VCBUS_AGENT_TOKEN=token),
         capture_output=True,
         text=True,

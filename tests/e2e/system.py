@@ -1,7 +1,7 @@
 """The whole system for end-to-end tests: five services as processes on a real broker.
 
 ``running_system`` creates the topics under a prefix of its own, starts ``python -m
-services.cli serve <name>`` for every service (as ``vcbus up`` does), waits until each one
+vcbus.services.cli serve <name>`` for every service (as ``vcbus up`` does), waits until each one
 consumes (or holds its lease) and stops them all with SIGTERM when the block ends. The
 helpers submit Volcano Jobs as ``vcbus submit`` does, wait for jobs to finish on
 ``jobs.status``, and read topics back from their start. Every wait is bounded and fails
@@ -19,17 +19,6 @@ from typing import Any
 
 import yaml
 
-from contracts import TOPIC_SPECS, Event, Topic
-from contracts.objects.pod import ANNOTATION_RUN_SECONDS
-from services.cli.submit import Submitted, records_for
-from shared.bus.codec import Poison, TopicCodec, Unknown
-from shared.bus.kafka import AioKafkaBus
-from shared.bus.kafka_settings import KafkaSettings
-from shared.bus.records import Record, TopicPartition
-from shared.runtime.clock import SystemClock
-from shared.runtime.table import Table
-from shared.runtime.topology import ensure_topics
-from shared.views.status import STATUS_TOPICS, StatusView, jobs_table
 from tests.support.processes import (
     STOP_LIMIT,
     Processes,
@@ -38,6 +27,17 @@ from tests.support.processes import (
     event,
     service_env,
 )
+from vcbus.contracts import TOPIC_SPECS, Event, Topic
+from vcbus.contracts.objects.pod import ANNOTATION_RUN_SECONDS
+from vcbus.services.cli.submit import Submitted, records_for
+from vcbus.shared.bus.codec import Poison, TopicCodec, Unknown
+from vcbus.shared.bus.kafka import AioKafkaBus
+from vcbus.shared.bus.kafka_settings import KafkaSettings
+from vcbus.shared.bus.records import Record, TopicPartition
+from vcbus.shared.runtime.clock import SystemClock
+from vcbus.shared.runtime.table import Table
+from vcbus.shared.runtime.topology import ensure_topics
+from vcbus.shared.views.status import STATUS_TOPICS, StatusView, jobs_table
 
 SERVICES = ("cluster", "admission", "job-controller", "podgroup-enqueue", "allocator")
 """Every service, in the order ``vcbus up`` starts them."""
@@ -111,7 +111,7 @@ def running_system(
             extra.update(env or {})
             args = ["serve", name, *(cluster_args if name == "cluster" else ())]
             services[name] = processes.start(
-                name, "services.cli", *args, env=service_env(bootstrap, prefix, **extra)
+                name, "vcbus.services.cli", *args, env=service_env(bootstrap, prefix, **extra)
             )
         for name, process in services.items():
             ready = "lease_acquired" if name in SINGLETONS else "partitions_assigned"

@@ -25,7 +25,10 @@ from collections.abc import Callable, Iterable, Sequence
 import msgspec
 import pytest
 
-from contracts import (
+from tests.e2e.bad_inputs import BadInput, bad_submissions, garbage_records
+from tests.e2e.system import System, read_topic, submit, wait_for_jobs, with_run_seconds
+from tests.support.poison import poison_cases
+from vcbus.contracts import (
     TOPIC_SPECS,
     TOPICS,
     Event,
@@ -37,22 +40,19 @@ from contracts import (
     PodCreated,
     Topic,
 )
-from contracts.limits import MAX_RECORD_BYTES
-from services.cli.submit import records_for
-from shared.bus.codec import Poison, TopicCodec
-from shared.bus.envelope import (
+from vcbus.contracts.limits import MAX_RECORD_BYTES
+from vcbus.services.cli.submit import records_for
+from vcbus.shared.bus.codec import Poison, TopicCodec
+from vcbus.shared.bus.envelope import (
     HEADER_DLT_ERROR,
     HEADER_DLT_OFFSET,
     HEADER_DLT_PARTITION,
     HEADER_DLT_TOPIC,
 )
-from shared.bus.kafka import AioKafkaBus
-from shared.bus.kafka_settings import KafkaSettings
-from shared.bus.records import OutRecord, Record, TopicPartition, record_bytes
-from shared.runtime.clock import SystemClock
-from tests.e2e.bad_inputs import BadInput, bad_submissions, garbage_records
-from tests.e2e.system import System, read_topic, submit, wait_for_jobs, with_run_seconds
-from tests.support.poison import poison_cases
+from vcbus.shared.bus.kafka import AioKafkaBus
+from vcbus.shared.bus.kafka_settings import KafkaSettings
+from vcbus.shared.bus.records import OutRecord, Record, TopicPartition, record_bytes
+from vcbus.shared.runtime.clock import SystemClock
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 

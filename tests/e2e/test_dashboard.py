@@ -29,12 +29,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from services.cli.submit import publish, records_for
-from shared.runtime.clock import SystemClock
-from shared.runtime.settings import Settings
 from tests.support.chromium import Browser, ensure_chromium
 from tests.support.manifests import task_manifest
 from tests.support.processes import ROOT, ServiceProcess, service_env
+from vcbus.services.cli.submit import publish, records_for
+from vcbus.shared.runtime.clock import SystemClock
+from vcbus.shared.runtime.settings import Settings
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(420)]
 
@@ -110,7 +110,7 @@ def up(kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory) -> Iterat
         kafka_bootstrap, f"e2e-{os.getpid()}-dashboard.", VCBUS_DASHBOARD_SAMPLE_SECONDS="1"
     )
     args = ["up", "--dashboard-port", "0", "--nodes", "2", "--node-cpu", "4"]
-    process = ServiceProcess("vcbus-up", "services.cli", [*args, "--log-dir", str(logs)], env)
+    process = ServiceProcess("vcbus-up", "vcbus.services.cli", [*args, "--log-dir", str(logs)], env)
     process.start()
     try:
         line = process.wait_for(lambda line: str(line.get("text", "")).startswith("dashboard: "))
@@ -121,7 +121,7 @@ def up(kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory) -> Iterat
 
 def _vcbus(env: dict[str, str], *args: str) -> str:
     done = subprocess.run(
-        [sys.executable, "-m", "services.cli", *args],
+        [sys.executable, "-m", "vcbus.services.cli", *args],
         env=env,
         cwd=ROOT,
         capture_output=True,

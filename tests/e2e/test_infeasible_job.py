@@ -15,8 +15,6 @@ from collections.abc import Iterator
 
 import pytest
 
-from contracts import PodGroupPhaseChanged, TargetJobElected, Topic
-from contracts.objects import JobPhase
 from tests.conftest import VOLCANO_EXAMPLES
 from tests.e2e.system import (
     System,
@@ -27,6 +25,8 @@ from tests.e2e.system import (
     wait_for_jobs,
     with_run_seconds,
 )
+from vcbus.contracts import PodGroupPhaseChanged, TargetJobElected, Topic
+from vcbus.contracts.objects import JobPhase
 
 pytestmark = pytest.mark.timeout(180)
 

@@ -22,11 +22,9 @@ from pathlib import Path
 
 import pytest
 
-import contracts
-import services
-import shared
 from tests.e2e.system import SERVICES
 from tests.support.processes import ROOT
+from vcbus import contracts, services, shared
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 

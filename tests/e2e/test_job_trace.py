@@ -20,9 +20,6 @@ from pathlib import Path
 
 import pytest
 
-from contracts import PodCreated, Topic
-from contracts.objects import JobPhase
-from shared.views.status import StatusView
 from tests.conftest import VOLCANO_EXAMPLES
 from tests.e2e.conftest import CLUSTER_ARGS
 from tests.e2e.system import (
@@ -36,6 +33,9 @@ from tests.e2e.system import (
 )
 from tests.support.otlp_receiver import OtlpReceiver, ReceivedSpan
 from tests.support.processes import ROOT, service_env
+from vcbus.contracts import PodCreated, Topic
+from vcbus.contracts.objects import JobPhase
+from vcbus.shared.views.status import StatusView
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -93,7 +93,7 @@ def job_trace(kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory) ->
 def _submit_with_cli(system: System, path: Path, otel: dict[str, str]) -> str:
     """``vcbus submit FILE`` as a process; the trace id it prints."""
     done = subprocess.run(
-        [sys.executable, "-m", "services.cli", "submit", str(path)],
+        [sys.executable, "-m", "vcbus.services.cli", "submit", str(path)],
         env=service_env(system.bootstrap, system.prefix, **otel),
         cwd=ROOT,
         capture_output=True,

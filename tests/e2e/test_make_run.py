@@ -19,7 +19,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 def _vcbus() -> list[str]:
     """The ``vcbus`` script of this environment (what ``make run`` calls)."""
     script = Path(sys.executable).with_name("vcbus")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "services.cli"]
+    return [str(script)] if script.exists() else [sys.executable, "-m", "vcbus.services.cli"]
 
 
 def test_demo_completes_every_job_when_vcbus_up_runs_on_a_fresh_log_dir(tmp_path: Path) -> None:

@@ -16,9 +16,6 @@ from collections.abc import Iterator
 
 import pytest
 
-from contracts.objects.pod import PodPhase
-from services.cli.dashboard.app import listen, serve, url_of
-from shared.runtime.settings import Settings
 from tests.e2e.real_nodes import (
     TOKEN,
     DataDirs,
@@ -38,6 +35,9 @@ from tests.e2e.real_nodes import (
 from tests.e2e.system import System, describe, running_system, submit, wait_for_jobs
 from tests.support.otlp_receiver import OtlpReceiver, ReceivedSpan
 from tests.support.processes import Processes, service_env
+from vcbus.contracts.objects.pod import PodPhase
+from vcbus.services.cli.dashboard.app import listen, serve, url_of
+from vcbus.shared.runtime.settings import Settings
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -161,7 +161,7 @@ async def test_vcbus_logs_follows_a_running_pod(system: System, agent: RealNode)
     follower = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "services.cli",
+        "vcbus.services.cli",
         "logs",
         "followed",
         "-f",

@@ -14,12 +14,12 @@ from collections.abc import Iterator
 import msgspec
 import pytest
 
-from contracts import PodPhaseChanged
-from contracts.objects.pod import PodPhase
-from services.agent.model import PodReport
 from tests.e2e.real_nodes import DataDirs, simple_job, start_agent, wait_for_statuses
 from tests.e2e.system import System, running_system, submit
 from tests.support.processes import Processes
+from vcbus.contracts import PodPhaseChanged
+from vcbus.contracts.objects.pod import PodPhase
+from vcbus.services.agent.model import PodReport
 
 pytestmark = pytest.mark.timeout(300)
 

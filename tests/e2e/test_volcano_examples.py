@@ -14,9 +14,6 @@ from datetime import datetime
 
 import pytest
 
-from contracts import PodCreated, PodPhaseChanged, Topic
-from contracts.objects import JobPhase, PodPhase
-from shared.views.status import StatusView
 from tests.conftest import VOLCANO_EXAMPLES
 from tests.e2e.system import (
     System,
@@ -26,6 +23,9 @@ from tests.e2e.system import (
     wait_for_jobs,
     with_run_seconds,
 )
+from vcbus.contracts import PodCreated, PodPhaseChanged, Topic
+from vcbus.contracts.objects import JobPhase, PodPhase
+from vcbus.shared.views.status import StatusView
 
 pytestmark = pytest.mark.timeout(240)
 

@@ -10,17 +10,17 @@ from __future__ import annotations
 import dataclasses
 import json
 
-from contracts import Topic
-from services.cluster.app import build_service as build_cluster
-from services.job_controller.app import build_service as build_job_controller
-from shared.bus.kafka import AioKafkaBus
-from shared.bus.kafka_settings import KafkaSettings
-from shared.bus.records import OutRecord
-from shared.runtime.clock import SystemClock
-from shared.runtime.service import changelog_topic
-from shared.runtime.settings import Settings
-from shared.runtime.topology import ensure_topics
 from tests.chaos.run import job_histories
+from vcbus.contracts import Topic
+from vcbus.services.cluster.app import build_service as build_cluster
+from vcbus.services.job_controller.app import build_service as build_job_controller
+from vcbus.shared.bus.kafka import AioKafkaBus
+from vcbus.shared.bus.kafka_settings import KafkaSettings
+from vcbus.shared.bus.records import OutRecord
+from vcbus.shared.runtime.clock import SystemClock
+from vcbus.shared.runtime.service import changelog_topic
+from vcbus.shared.runtime.settings import Settings
+from vcbus.shared.runtime.topology import ensure_topics
 
 
 async def test_every_record_keyed_by_a_job_or_naming_it_is_in_its_history_in_order(

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from shared.bus.broker import EmbeddedBroker, start_broker
+from vcbus.shared.bus.broker import EmbeddedBroker, start_broker
 
 
 def _docker_answers() -> bool:

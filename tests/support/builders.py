@@ -6,15 +6,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 
-from contracts.keys import job_key
-from contracts.objects.meta import Condition
-from contracts.objects.node import Node, Taint
-from contracts.objects.pod import Pod, PodPhase, Toleration
-from contracts.objects.podgroup import PodGroup, PodGroupPhase
-from contracts.objects.queue import Queue, QueueState
-from contracts.quantity import parse_resources
-from shared.scheduling.scenario_objects import pod_index
-from shared.scheduling.snapshot import PodGroupState, PodState
+from vcbus.contracts.keys import job_key
+from vcbus.contracts.objects.meta import Condition
+from vcbus.contracts.objects.node import Node, Taint
+from vcbus.contracts.objects.pod import Pod, PodPhase, Toleration
+from vcbus.contracts.objects.podgroup import PodGroup, PodGroupPhase
+from vcbus.contracts.objects.queue import Queue, QueueState
+from vcbus.contracts.quantity import parse_resources
+from vcbus.shared.scheduling.scenario_objects import pod_index
+from vcbus.shared.scheduling.snapshot import PodGroupState, PodState
 
 Quantities = Mapping[str, str | int | float]
 

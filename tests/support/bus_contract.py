@@ -10,28 +10,28 @@ from typing import Any
 import msgspec
 import pytest
 
-from contracts import JobDeleted, Topic
-from contracts.limits import MAX_RECORD_BYTES
-from shared.bus.codec import encode
-from shared.bus.envelope import (
+from tests.support.toy import build, delete_event
+from vcbus.contracts import JobDeleted, Topic
+from vcbus.contracts.limits import MAX_RECORD_BYTES
+from vcbus.shared.bus.codec import encode
+from vcbus.shared.bus.envelope import (
     HEADER_DLT_ERROR,
     HEADER_DLT_OFFSET,
     HEADER_DLT_PARTITION,
     HEADER_DLT_TOPIC,
 )
-from shared.bus.errors import RecordRefusedError
-from shared.bus.outbox import event_record
-from shared.bus.protocol import Bus
-from shared.bus.records import OutRecord, Record, TopicConfig, TopicPartition
-from shared.bus.router import Route
-from shared.runtime.clock import SystemClock
-from shared.runtime.lease import Lease
-from shared.runtime.reactor import Entry
-from shared.runtime.service import Runtime, Service, run_service
-from shared.runtime.settings import Settings
-from shared.runtime.topology import ensure_topics
-from shared.state.changelog import ChangelogStore
-from tests.support.toy import build, delete_event
+from vcbus.shared.bus.errors import RecordRefusedError
+from vcbus.shared.bus.outbox import event_record
+from vcbus.shared.bus.protocol import Bus
+from vcbus.shared.bus.records import OutRecord, Record, TopicConfig, TopicPartition
+from vcbus.shared.bus.router import Route
+from vcbus.shared.runtime.clock import SystemClock
+from vcbus.shared.runtime.lease import Lease
+from vcbus.shared.runtime.reactor import Entry
+from vcbus.shared.runtime.service import Runtime, Service, run_service
+from vcbus.shared.runtime.settings import Settings
+from vcbus.shared.runtime.topology import ensure_topics
+from vcbus.shared.state.changelog import ChangelogStore
 
 WAIT = 30.0
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
-from shared.bus.memory import InMemoryBus, MemoryConsumer, MemoryProducer
-from shared.bus.protocol import RebalanceCallback
-from shared.bus.records import OutRecord, TopicPartition
+from vcbus.shared.bus.memory import InMemoryBus, MemoryConsumer, MemoryProducer
+from vcbus.shared.bus.protocol import RebalanceCallback
+from vcbus.shared.bus.records import OutRecord, TopicPartition
 
 YIELDS = 200
 """Loop turns the publish lets the rebalance run (the in-memory one needs a few)."""

@@ -7,19 +7,25 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from contracts.keys import JobKey
-from contracts.objects.node import Node
-from contracts.objects.podgroup import PodGroupPhase
-from contracts.objects.queue import Queue
-from shared.scheduling.actions import ACTIONS
-from shared.scheduling.framework.conf import Arguments, Configuration, Kind, PluginOption, Tier
-from shared.scheduling.framework.results import SessionResult
-from shared.scheduling.framework.session import Session, close_session, open_session
-from shared.scheduling.holds import Nomination, Reservation
-from shared.scheduling.model import TaskStatus
-from shared.scheduling.plugins import PLUGIN_BUILDERS
-from shared.scheduling.scheduler import default_conf
-from shared.scheduling.snapshot import ClusterSnapshot, PodGroupState, PodState
+from vcbus.contracts.keys import JobKey
+from vcbus.contracts.objects.node import Node
+from vcbus.contracts.objects.podgroup import PodGroupPhase
+from vcbus.contracts.objects.queue import Queue
+from vcbus.shared.scheduling.actions import ACTIONS
+from vcbus.shared.scheduling.framework.conf import (
+    Arguments,
+    Configuration,
+    Kind,
+    PluginOption,
+    Tier,
+)
+from vcbus.shared.scheduling.framework.results import SessionResult
+from vcbus.shared.scheduling.framework.session import Session, close_session, open_session
+from vcbus.shared.scheduling.holds import Nomination, Reservation
+from vcbus.shared.scheduling.model import TaskStatus
+from vcbus.shared.scheduling.plugins import PLUGIN_BUILDERS
+from vcbus.shared.scheduling.scheduler import default_conf
+from vcbus.shared.scheduling.snapshot import ClusterSnapshot, PodGroupState, PodState
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 

@@ -1,7 +1,7 @@
 """A system served as ``vcbus serve`` processes, each with its health server, for CLI tests.
 
 ``served_system`` creates the topics under the caller's prefix, starts the five services as
-``python -m services.cli serve <name>`` with ``VCBUS_HEALTH_PORT`` set to a free loopback
+``python -m vcbus.services.cli serve <name>`` with ``VCBUS_HEALTH_PORT`` set to a free loopback
 port each, and waits until every ``/readyz`` answers 200 (bounded; a failure shows each
 service's last lines). The CLI is then run in the test's own process (``run_cli``) with
 the system's broker and prefix in the environment.
@@ -22,11 +22,11 @@ from dataclasses import dataclass
 
 import pytest
 
-from services.cli import main
-from shared.bus.kafka import AioKafkaBus
-from shared.bus.kafka_settings import KafkaSettings
-from shared.runtime.topology import ensure_topics
 from tests.support.processes import Processes, ServiceProcess, service_env
+from vcbus.services.cli import main
+from vcbus.shared.bus.kafka import AioKafkaBus
+from vcbus.shared.bus.kafka_settings import KafkaSettings
+from vcbus.shared.runtime.topology import ensure_topics
 
 SERVICES = ("cluster", "admission", "job-controller", "podgroup-enqueue", "allocator")
 PARTITIONS = 4
@@ -99,7 +99,7 @@ def served_system(
                 VCBUS_HEALTH_HOST="127.0.0.1",
             )
             args = ["serve", name, *(cluster_args if name == "cluster" else ())]
-            services[name] = processes.start(name, "services.cli", *args, env=env)
+            services[name] = processes.start(name, "vcbus.services.cli", *args, env=env)
         system = ServedSystem(bootstrap, prefix, ports, services)
 
         def all_ready() -> bool:

@@ -22,20 +22,20 @@ from datetime import UTC, datetime
 
 import structlog
 
-from contracts import JobDeleteAccepted, JobDeleted, JobKey, Topic, derive_event_id
-from shared.bus.kafka import AioKafkaBus
-from shared.bus.protocol import Bus, Producer
-from shared.bus.records import OutRecord
-from shared.bus.router import Route
-from shared.logging.setup import configure_logging
-from shared.runtime.clock import Clock, SystemClock
-from shared.runtime.reactor import Entry, Reactor
-from shared.runtime.service import Runtime, Service, run_service
-from shared.runtime.settings import Settings
-from shared.runtime.topology import ensure_topics
-from shared.state.changelog import ChangelogStore
-from shared.step import Ctx, Step
-from shared.tracing.setup import configure_tracing, shutdown_tracing
+from vcbus.contracts import JobDeleteAccepted, JobDeleted, JobKey, Topic, derive_event_id
+from vcbus.shared.bus.kafka import AioKafkaBus
+from vcbus.shared.bus.protocol import Bus, Producer
+from vcbus.shared.bus.records import OutRecord
+from vcbus.shared.bus.router import Route
+from vcbus.shared.logging.setup import configure_logging
+from vcbus.shared.runtime.clock import Clock, SystemClock
+from vcbus.shared.runtime.reactor import Entry, Reactor
+from vcbus.shared.runtime.service import Runtime, Service, run_service
+from vcbus.shared.runtime.settings import Settings
+from vcbus.shared.runtime.topology import ensure_topics
+from vcbus.shared.state.changelog import ChangelogStore
+from vcbus.shared.step import Ctx, Step
+from vcbus.shared.tracing.setup import configure_tracing, shutdown_tracing
 
 log = structlog.get_logger("vcbus.toy")
 

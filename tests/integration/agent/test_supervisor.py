@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from contracts.objects.pod import PodPhase
-from services.agent.app.logserver import read_log
-from services.agent.app.runtime import HostProcesses
-from services.agent.model import ContainerRun, PodPlan, PodReport
+from vcbus.contracts.objects.pod import PodPhase
+from vcbus.services.agent.app.logserver import read_log
+from vcbus.services.agent.app.runtime import HostProcesses
+from vcbus.services.agent.model import ContainerRun, PodPlan, PodReport
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -33,7 +33,7 @@ def blocked_signals(pid: int) -> int:
 
 def test_sigterm_stops_the_command_and_its_broker_which_does_not_block_sigterm() -> None:
     with subprocess.Popen(
-        [sys.executable, "-m", "services.cli", "broker", "--port", "0"],
+        [sys.executable, "-m", "vcbus.services.cli", "broker", "--port", "0"],
         stdout=subprocess.PIPE,
         text=True,
     ) as command:

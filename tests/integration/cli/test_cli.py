@@ -14,14 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from services.cli.submit import publish, records_for
-from shared.bus.kafka import AioKafkaBus
-from shared.bus.kafka_settings import KafkaSettings
-from shared.bus.records import OutRecord
-from shared.runtime.clock import SystemClock
-from shared.runtime.settings import Settings
 from tests.support.processes import Processes
 from tests.support.served import eventually, run_cli
+from vcbus.services.cli.submit import publish, records_for
+from vcbus.shared.bus.kafka import AioKafkaBus
+from vcbus.shared.bus.kafka_settings import KafkaSettings
+from vcbus.shared.bus.records import OutRecord
+from vcbus.shared.runtime.clock import SystemClock
+from vcbus.shared.runtime.settings import Settings
 
 pytestmark = pytest.mark.slow
 
@@ -111,7 +111,9 @@ def test_describe_names_the_reason_when_a_job_stays_pending(system, monkeypatch,
 
 def test_get_watch_shows_a_phase_change_when_a_job_starts(system, monkeypatch, manifest):
     with Processes() as processes:
-        watch = processes.start("watch", "services.cli", "get", "jobs", "--watch", env=system.env())
+        watch = processes.start(
+            "watch", "vcbus.services.cli", "get", "jobs", "--watch", env=system.env()
+        )
         watch.wait_for(lambda line: str(line.get("text", "")).startswith("NAMESPACE"))
         status, _, _ = run_cli(
             system, monkeypatch, "submit", manifest("slow", job("slow", start_seconds=4))

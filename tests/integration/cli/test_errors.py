@@ -15,13 +15,13 @@ import socket
 
 import pytest
 
-from contracts import Topic
-from services.cli import main
-from services.cli.up import log_dir_lock
-from shared.bus.kafka import AioKafkaBus
-from shared.bus.records import TopicPartition
-from shared.runtime.settings import Settings
-from shared.runtime.topology import ensure_topics
+from vcbus.contracts import Topic
+from vcbus.services.cli import main
+from vcbus.services.cli.up import log_dir_lock
+from vcbus.shared.bus.kafka import AioKafkaBus
+from vcbus.shared.bus.records import TopicPartition
+from vcbus.shared.runtime.settings import Settings
+from vcbus.shared.runtime.topology import ensure_topics
 
 pytestmark = pytest.mark.slow
 

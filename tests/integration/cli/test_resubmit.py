@@ -12,14 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from contracts import Topic
-from services.cli.submit import publish, records_for
-from shared.bus.kafka import AioKafkaBus
-from shared.bus.kafka_settings import KafkaSettings
-from shared.bus.records import TopicPartition
-from shared.runtime.clock import SystemClock
-from shared.runtime.settings import Settings
 from tests.support.served import ServedSystem, eventually, run_cli, served_system
+from vcbus.contracts import Topic
+from vcbus.services.cli.submit import publish, records_for
+from vcbus.shared.bus.kafka import AioKafkaBus
+from vcbus.shared.bus.kafka_settings import KafkaSettings
+from vcbus.shared.bus.records import TopicPartition
+from vcbus.shared.runtime.clock import SystemClock
+from vcbus.shared.runtime.settings import Settings
 
 pytestmark = pytest.mark.slow
 

@@ -14,12 +14,12 @@ import socket
 
 import pytest
 
-from contracts import PodGroupPhaseChanged, Topic, tag_of
-from shared.bus.envelope import HEADER_EVENT_TYPE
-from shared.bus.kafka import AioKafkaBus
-from shared.bus.kafka_settings import KafkaSettings
-from shared.bus.records import OutRecord
 from tests.support.served import SERVICES, ServedSystem, eventually, run_cli
+from vcbus.contracts import PodGroupPhaseChanged, Topic, tag_of
+from vcbus.shared.bus.envelope import HEADER_EVENT_TYPE
+from vcbus.shared.bus.kafka import AioKafkaBus
+from vcbus.shared.bus.kafka_settings import KafkaSettings
+from vcbus.shared.bus.records import OutRecord
 
 pytestmark = pytest.mark.slow
 

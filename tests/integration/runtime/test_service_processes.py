@@ -14,25 +14,6 @@ from datetime import datetime
 import msgspec
 import pytest
 
-from contracts import Topic, derive_event_id
-from shared.bus.broker import EmbeddedBroker
-from shared.bus.envelope import (
-    HEADER_DLT_ERROR,
-    HEADER_DLT_OFFSET,
-    HEADER_DLT_PARTITION,
-    HEADER_DLT_SERVICE,
-    HEADER_DLT_TOPIC,
-    HEADER_EVENT_ID,
-)
-from shared.bus.kafka import AioKafkaBus
-from shared.bus.kafka_settings import KafkaSettings
-from shared.bus.outbox import event_record
-from shared.bus.partitioner import partition_for
-from shared.bus.records import OutRecord, Record, TopicPartition
-from shared.runtime.clock import SystemClock
-from shared.runtime.reactor import Entry
-from shared.runtime.service import changelog_topic
-from shared.runtime.topology import ensure_topics
 from tests.support.bus_contract import wait_until
 from tests.support.otlp_receiver import OtlpReceiver, ReceivedSpan
 from tests.support.processes import (
@@ -44,6 +25,25 @@ from tests.support.processes import (
     service_env,
 )
 from tests.support.toy import build, delete_event
+from vcbus.contracts import Topic, derive_event_id
+from vcbus.shared.bus.broker import EmbeddedBroker
+from vcbus.shared.bus.envelope import (
+    HEADER_DLT_ERROR,
+    HEADER_DLT_OFFSET,
+    HEADER_DLT_PARTITION,
+    HEADER_DLT_SERVICE,
+    HEADER_DLT_TOPIC,
+    HEADER_EVENT_ID,
+)
+from vcbus.shared.bus.kafka import AioKafkaBus
+from vcbus.shared.bus.kafka_settings import KafkaSettings
+from vcbus.shared.bus.outbox import event_record
+from vcbus.shared.bus.partitioner import partition_for
+from vcbus.shared.bus.records import OutRecord, Record, TopicPartition
+from vcbus.shared.runtime.clock import SystemClock
+from vcbus.shared.runtime.reactor import Entry
+from vcbus.shared.runtime.service import changelog_topic
+from vcbus.shared.runtime.topology import ensure_topics
 
 pytestmark = pytest.mark.slow
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from contracts import (
+from vcbus.contracts import (
     Event,
     JobAdmitted,
     JobStatusChanged,
@@ -20,14 +20,14 @@ from contracts import (
     key_of,
     pod_key,
 )
-from contracts.objects.job import JobPhase
-from contracts.objects.pod import PodPhase
-from contracts.objects.podgroup import PodGroupPhase
-from services.admission.core import AdmissionLimits, Submission, decide
-from shared.bus.outbox import event_record
-from shared.bus.protocol import Bus
-from shared.runtime.clock import SystemClock
-from shared.step import Ctx
+from vcbus.contracts.objects.job import JobPhase
+from vcbus.contracts.objects.pod import PodPhase
+from vcbus.contracts.objects.podgroup import PodGroupPhase
+from vcbus.services.admission.core import AdmissionLimits, Submission, decide
+from vcbus.shared.bus.outbox import event_record
+from vcbus.shared.bus.protocol import Bus
+from vcbus.shared.runtime.clock import SystemClock
+from vcbus.shared.step import Ctx
 
 from .topic_tail import TopicTail
 

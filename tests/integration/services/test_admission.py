@@ -12,7 +12,9 @@ from typing import Any
 import msgspec
 import yaml
 
-from contracts import (
+from tests.conftest import ROOT, VOLCANO_EXAMPLES, VOLCANO_TYPOS
+from tests.support.bus_contract import running, wait_until
+from vcbus.contracts import (
     Event,
     JobAbortAccepted,
     JobAdmitted,
@@ -22,16 +24,14 @@ from contracts import (
     derive_event_id,
     job_key,
 )
-from services.admission.app import build_service
-from services.admission.core import ABORT_ACCEPTED_TAG, ADMITTED_TAG, DELETE_ACCEPTED_TAG
-from shared.bus.kafka import AioKafkaBus
-from shared.bus.records import OutRecord, Record, TopicPartition
-from shared.runtime.clock import SystemClock
-from shared.runtime.service import Runtime
-from shared.runtime.settings import Settings
-from shared.runtime.topology import ensure_topics
-from tests.conftest import ROOT, VOLCANO_EXAMPLES, VOLCANO_TYPOS
-from tests.support.bus_contract import running, wait_until
+from vcbus.services.admission.app import build_service
+from vcbus.services.admission.core import ABORT_ACCEPTED_TAG, ADMITTED_TAG, DELETE_ACCEPTED_TAG
+from vcbus.shared.bus.kafka import AioKafkaBus
+from vcbus.shared.bus.records import OutRecord, Record, TopicPartition
+from vcbus.shared.runtime.clock import SystemClock
+from vcbus.shared.runtime.service import Runtime
+from vcbus.shared.runtime.settings import Settings
+from vcbus.shared.runtime.topology import ensure_topics
 
 from .conftest import PARTITIONS
 from .topic_tail import TopicTail, same_event, tailing

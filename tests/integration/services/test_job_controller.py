@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from contracts import (
+from tests.conftest import ROOT, VOLCANO_EXAMPLES
+from tests.support.bus_contract import running
+from vcbus.contracts import (
     JobAdmitted,
     JobStatusChanged,
     PodCreated,
@@ -11,8 +13,8 @@ from contracts import (
     TaskCounts,
     Topic,
 )
-from contracts.objects.job import JobPhase
-from contracts.objects.pod import (
+from vcbus.contracts.objects.job import JobPhase
+from vcbus.contracts.objects.pod import (
     ANNOTATION_GROUP_NAME,
     ANNOTATION_RUN_SECONDS,
     LABEL_JOB_NAME,
@@ -22,14 +24,12 @@ from contracts.objects.pod import (
     LABEL_TASK_SPEC,
     PodPhase,
 )
-from contracts.quantity import parse_resources
-from services.job_controller.app import build_service
-from shared.bus.kafka import AioKafkaBus
-from shared.runtime.clock import SystemClock
-from shared.runtime.settings import Settings
-from shared.runtime.topology import ensure_topics
-from tests.conftest import ROOT, VOLCANO_EXAMPLES
-from tests.support.bus_contract import running
+from vcbus.contracts.quantity import parse_resources
+from vcbus.services.job_controller.app import build_service
+from vcbus.shared.bus.kafka import AioKafkaBus
+from vcbus.shared.runtime.clock import SystemClock
+from vcbus.shared.runtime.settings import Settings
+from vcbus.shared.runtime.topology import ensure_topics
 
 from .conftest import PARTITIONS
 from .controller_inputs import (

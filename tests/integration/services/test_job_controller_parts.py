@@ -7,17 +7,17 @@ own, read back by the next replica, which then completes the job from them.
 
 from __future__ import annotations
 
-from contracts import Topic
-from contracts.limits import MAX_EVENT_BYTES
-from contracts.objects.job import JobPhase
-from contracts.objects.pod import PodPhase
-from services.job_controller.app import NAME, build_service
-from shared.bus.kafka import AioKafkaBus
-from shared.runtime.clock import SystemClock
-from shared.runtime.service import changelog_topic
-from shared.runtime.settings import Settings
-from shared.runtime.topology import ensure_topics
 from tests.support.bus_contract import read_topic, running
+from vcbus.contracts import Topic
+from vcbus.contracts.limits import MAX_EVENT_BYTES
+from vcbus.contracts.objects.job import JobPhase
+from vcbus.contracts.objects.pod import PodPhase
+from vcbus.services.job_controller.app import NAME, build_service
+from vcbus.shared.bus.kafka import AioKafkaBus
+from vcbus.shared.runtime.clock import SystemClock
+from vcbus.shared.runtime.service import changelog_topic
+from vcbus.shared.runtime.settings import Settings
+from vcbus.shared.runtime.topology import ensure_topics
 
 from .conftest import PARTITIONS
 from .controller_inputs import (

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from contracts import PodCreated, TaskCounts, Topic
-from contracts.objects.job import JobPhase
-from contracts.objects.pod import PodPhase
-from services.job_controller.app import build_service
-from shared.bus.kafka import AioKafkaBus
-from shared.runtime.clock import SystemClock
-from shared.runtime.settings import Settings
-from shared.runtime.topology import ensure_topics
 from tests.conftest import VOLCANO_EXAMPLES
 from tests.support.processes import Processes, event, service_env
+from vcbus.contracts import PodCreated, TaskCounts, Topic
+from vcbus.contracts.objects.job import JobPhase
+from vcbus.contracts.objects.pod import PodPhase
+from vcbus.services.job_controller.app import build_service
+from vcbus.shared.bus.kafka import AioKafkaBus
+from vcbus.shared.runtime.clock import SystemClock
+from vcbus.shared.runtime.settings import Settings
+from vcbus.shared.runtime.topology import ensure_topics
 
 from .conftest import PARTITIONS
 from .controller_inputs import (
@@ -53,7 +53,7 @@ async def test_job_completes_with_each_pod_created_once_when_controller_is_kille
     job = admitted(VOLCANO_EXAMPLES / "task-start-dependency" / "job.yaml", prefix, offset=0)
     key = job.job
     replicas = {"job-nginx1": 1, "job-nginx2": 5, "job-nginx3": 5}
-    serve = ("services.cli", "serve", "job-controller")
+    serve = ("vcbus.services.cli", "serve", "job-controller")
 
     def of_task(task: str) -> list[PodCreated]:
         return [c for c in created_pods(tail, key) if c.pod.task == task]

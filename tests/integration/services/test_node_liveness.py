@@ -15,7 +15,8 @@ import contextlib
 import dataclasses
 from datetime import timedelta
 
-from contracts import (
+from tests.support.bus_contract import running
+from vcbus.contracts import (
     BindingCreated,
     JobStatusChanged,
     NodeHeartbeat,
@@ -24,18 +25,17 @@ from contracts import (
     PodPhaseChanged,
     Topic,
 )
-from contracts.events.cluster_commands import NodeAddRequested
-from contracts.objects import Node
-from contracts.objects.job import JobPhase
-from contracts.objects.pod import PodPhase
-from contracts.quantity import parse_resources
-from services.bootstrap import SystemConf, bootstrap
-from services.cli.submit import records_for
-from shared.bus.kafka import AioKafkaBus
-from shared.runtime.clock import SystemClock
-from shared.runtime.settings import Settings
-from shared.runtime.topology import ensure_topics
-from tests.support.bus_contract import running
+from vcbus.contracts.events.cluster_commands import NodeAddRequested
+from vcbus.contracts.objects import Node
+from vcbus.contracts.objects.job import JobPhase
+from vcbus.contracts.objects.pod import PodPhase
+from vcbus.contracts.quantity import parse_resources
+from vcbus.services.bootstrap import SystemConf, bootstrap
+from vcbus.services.cli.submit import records_for
+from vcbus.shared.bus.kafka import AioKafkaBus
+from vcbus.shared.runtime.clock import SystemClock
+from vcbus.shared.runtime.settings import Settings
+from vcbus.shared.runtime.topology import ensure_topics
 
 from .conftest import PARTITIONS
 from .controller_inputs import publish

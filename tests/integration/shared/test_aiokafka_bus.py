@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from shared.bus.kafka import AioKafkaBus
-from shared.bus.kafka_settings import KafkaSettings
-from shared.runtime.settings import Settings
 from tests.support.bus_contract import BusContract
+from vcbus.shared.bus.kafka import AioKafkaBus
+from vcbus.shared.bus.kafka_settings import KafkaSettings
+from vcbus.shared.runtime.settings import Settings
 
 
 class TestAioKafkaBus(BusContract):

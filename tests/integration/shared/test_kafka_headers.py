@@ -10,9 +10,9 @@ import asyncio
 
 from aiokafka import AIOKafkaProducer
 
-from shared.bus.kafka import AioKafkaBus
-from shared.bus.kafka_settings import KafkaSettings
-from shared.bus.records import Record, TopicConfig, TopicPartition
+from vcbus.shared.bus.kafka import AioKafkaBus
+from vcbus.shared.bus.kafka_settings import KafkaSettings
+from vcbus.shared.bus.records import Record, TopicConfig, TopicPartition
 
 
 async def test_a_header_without_a_value_is_read_as_empty_bytes(

@@ -11,9 +11,9 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 
-from shared.bus.kafka import AioKafkaBus, KafkaConsumer, KafkaProducer
-from shared.bus.kafka_settings import KafkaSettings
-from shared.bus.records import OutRecord, Record, TopicConfig, TopicPartition
+from vcbus.shared.bus.kafka import AioKafkaBus, KafkaConsumer, KafkaProducer
+from vcbus.shared.bus.kafka_settings import KafkaSettings
+from vcbus.shared.bus.records import OutRecord, Record, TopicConfig, TopicPartition
 
 
 async def _read(consumer: KafkaConsumer, want: int) -> list[Record]:

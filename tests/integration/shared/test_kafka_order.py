@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import asyncio
 
-from shared.bus.kafka import AioKafkaBus
-from shared.bus.kafka_settings import KafkaSettings
-from shared.bus.records import OutRecord, Record, TopicConfig, TopicPartition
+from vcbus.shared.bus.kafka import AioKafkaBus
+from vcbus.shared.bus.kafka_settings import KafkaSettings
+from vcbus.shared.bus.records import OutRecord, Record, TopicConfig, TopicPartition
 
 
 async def test_records_of_two_topics_come_in_produced_order_when_read_together(

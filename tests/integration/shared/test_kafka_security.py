@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from services.cli import main
-from shared.bus.broker import free_port
-from shared.bus.errors import BrokerAuthenticationError, BrokerUnavailableError
-from shared.bus.kafka import AioKafkaBus
-from shared.bus.kafka_settings import KafkaSettings
-from shared.logging import configure_logging
+from vcbus.services.cli import main
+from vcbus.shared.bus.broker import free_port
+from vcbus.shared.bus.errors import BrokerAuthenticationError, BrokerUnavailableError
+from vcbus.shared.bus.kafka import AioKafkaBus
+from vcbus.shared.bus.kafka_settings import KafkaSettings
+from vcbus.shared.logging import configure_logging
 
 pytestmark = pytest.mark.integration
 

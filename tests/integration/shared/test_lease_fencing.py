@@ -17,19 +17,19 @@ from typing import TypeGuard
 
 import pytest
 
-from contracts import Event, NodeRegistered, Topic
-from contracts.objects.node import Node
-from shared.bus.kafka import AioKafkaBus
-from shared.bus.kafka_settings import KafkaSettings
-from shared.bus.records import TopicConfig
-from shared.runtime.clock import SystemClock
-from shared.runtime.lease import Lease
-from shared.runtime.scheduler import scheduling_service
-from shared.runtime.service import Service
-from shared.runtime.settings import Settings
-from shared.runtime.topology import ensure_topics
-from shared.step import Ctx
 from tests.support.bus_contract import read_topic, running, wait_until
+from vcbus.contracts import Event, NodeRegistered, Topic
+from vcbus.contracts.objects.node import Node
+from vcbus.shared.bus.kafka import AioKafkaBus
+from vcbus.shared.bus.kafka_settings import KafkaSettings
+from vcbus.shared.bus.records import TopicConfig
+from vcbus.shared.runtime.clock import SystemClock
+from vcbus.shared.runtime.lease import Lease
+from vcbus.shared.runtime.scheduler import scheduling_service
+from vcbus.shared.runtime.service import Service
+from vcbus.shared.runtime.settings import Settings
+from vcbus.shared.runtime.topology import ensure_topics
+from vcbus.shared.step import Ctx
 
 SESSION_MS = 6000
 

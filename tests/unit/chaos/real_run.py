@@ -11,15 +11,15 @@ import asyncio
 import copy
 from dataclasses import dataclass
 
-from contracts import TOPIC_SPECS, Event
-from services.simulation.inprocess import VirtualPacer, run_system
-from services.simulation.run import MEMORY_SETTINGS, build_services
-from services.simulation.scenario import DEFAULT_ACTIONS, parse_scenario, scenario_inputs
-from shared.bus.codec import TopicCodec
-from shared.bus.memory import InMemoryBus
-from shared.runtime.clock import EPOCH, VirtualClock
 from tests.chaos.history import HISTORY_TOPICS, History
 from tests.chaos.workload import PRIORITY_CLASSES, PlannedJob, generate
+from vcbus.contracts import TOPIC_SPECS, Event
+from vcbus.services.simulation.inprocess import VirtualPacer, run_system
+from vcbus.services.simulation.run import MEMORY_SETTINGS, build_services
+from vcbus.services.simulation.scenario import DEFAULT_ACTIONS, parse_scenario, scenario_inputs
+from vcbus.shared.bus.codec import TopicCodec
+from vcbus.shared.bus.memory import InMemoryBus
+from vcbus.shared.runtime.clock import EPOCH, VirtualClock
 
 
 @dataclass(frozen=True)

@@ -13,9 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from contracts import PodDeleted, PodPhaseChanged
-from contracts.keys import JobKey, NodeName, PodKey
-from contracts.objects.pod import ANNOTATION_RUN_SECONDS, PodPhase
 from tests.chaos.agents import (
     PORTS_FIRST,
     agent_args,
@@ -29,6 +26,9 @@ from tests.chaos.fleet import AGENT, Fleet
 from tests.chaos.history import History
 from tests.chaos.run import plan_victims
 from tests.chaos.workload import REAL_LABEL, REAL_SHAPES, REAL_TAINT, generate
+from vcbus.contracts import PodDeleted, PodPhaseChanged
+from vcbus.contracts.keys import JobKey, NodeName, PodKey
+from vcbus.contracts.objects.pod import ANNOTATION_RUN_SECONDS, PodPhase
 
 
 @pytest.fixture

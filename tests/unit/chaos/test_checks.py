@@ -9,7 +9,22 @@ from datetime import UTC, datetime, timedelta
 import msgspec
 import pytest
 
-from contracts import (
+from tests.chaos.checks import (
+    LockTiming,
+    ProcessEnd,
+    check_all,
+    check_bound_once,
+    check_capacity,
+    check_counts,
+    check_exits,
+    check_final_phases,
+    check_locks,
+    check_pods_run_once,
+    lock_hits,
+)
+from tests.chaos.history import History
+from tests.chaos.workload import PlannedJob
+from vcbus.contracts import (
     BindingCreated,
     CapacityReleased,
     CapacityReserved,
@@ -30,29 +45,14 @@ from contracts import (
     SubmissionOrigin,
     TargetJobElected,
 )
-from contracts.events.capacity_reservations import ReservedPod
-from contracts.events.jobs_status import TaskCounts
-from contracts.objects.job import JobPhase
-from contracts.objects.node import Node
-from contracts.objects.pod import LABEL_JOB_RETRY_COUNT, LABEL_JOB_VERSION, Pod, PodPhase
-from contracts.quantity import parse_resources
-from services.admission.core import AdmissionLimits, Submission, decide
-from shared.step import Ctx
-from tests.chaos.checks import (
-    LockTiming,
-    ProcessEnd,
-    check_all,
-    check_bound_once,
-    check_capacity,
-    check_counts,
-    check_exits,
-    check_final_phases,
-    check_locks,
-    check_pods_run_once,
-    lock_hits,
-)
-from tests.chaos.history import History
-from tests.chaos.workload import PlannedJob
+from vcbus.contracts.events.capacity_reservations import ReservedPod
+from vcbus.contracts.events.jobs_status import TaskCounts
+from vcbus.contracts.objects.job import JobPhase
+from vcbus.contracts.objects.node import Node
+from vcbus.contracts.objects.pod import LABEL_JOB_RETRY_COUNT, LABEL_JOB_VERSION, Pod, PodPhase
+from vcbus.contracts.quantity import parse_resources
+from vcbus.services.admission.core import AdmissionLimits, Submission, decide
+from vcbus.shared.step import Ctx
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 LIMITS = AdmissionLimits(max_payload_bytes=1 << 20)

@@ -13,16 +13,6 @@ from datetime import timedelta
 import msgspec
 import pytest
 
-from contracts import (
-    BindingCreated,
-    JobKey,
-    LocksHonoured,
-    NodeName,
-    PodCreated,
-    PodEvictionRequested,
-    PodPhaseChanged,
-)
-from contracts.objects.pod import LABEL_JOB_RETRY_COUNT, LABEL_JOB_VERSION, Pod, PodPhase
 from tests.chaos.checks import (
     LockTiming,
     check_all,
@@ -35,6 +25,16 @@ from tests.chaos.checks import (
 )
 from tests.chaos.history import History
 from tests.unit.chaos.real_run import RealRun, real_run
+from vcbus.contracts import (
+    BindingCreated,
+    JobKey,
+    LocksHonoured,
+    NodeName,
+    PodCreated,
+    PodEvictionRequested,
+    PodPhaseChanged,
+)
+from vcbus.contracts.objects.pod import LABEL_JOB_RETRY_COUNT, LABEL_JOB_VERSION, Pod, PodPhase
 
 
 @pytest.fixture(scope="module")

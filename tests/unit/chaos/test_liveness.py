@@ -8,12 +8,12 @@ from datetime import timedelta
 import msgspec
 import pytest
 
-from contracts import Event, JobStatusChanged, PodCreated, PodPhaseChanged, key_of
-from contracts.objects.pod import PodPhase
 from tests.chaos.checks import check_all
 from tests.chaos.history import History
 from tests.chaos.liveness import STEP_BOUND, StepTiming, check_liveness, slowest_steps, steps
 from tests.unit.chaos.real_run import RealRun, real_run
+from vcbus.contracts import Event, JobStatusChanged, PodCreated, PodPhaseChanged, key_of
+from vcbus.contracts.objects.pod import PodPhase
 
 LATE = STEP_BOUND + timedelta(seconds=30)
 

@@ -15,10 +15,10 @@ from typing import Any
 import msgspec
 from msgspec import inspect as mi
 
-import contracts.events
-from contracts import TOPIC_SPECS, Event, tag_of
-from contracts.events.cluster_commands import ClusterCommand
-from contracts.topics import TOPIC_BY_TAG
+import vcbus.contracts.events
+from vcbus.contracts import TOPIC_SPECS, Event, tag_of
+from vcbus.contracts.events.cluster_commands import ClusterCommand
+from vcbus.contracts.topics import TOPIC_BY_TAG
 
 SAMPLE_TIME = datetime(2026, 1, 2, 3, 4, 5, 678000, tzinfo=UTC)
 ANY_JSON: object = {"kept": ["as", "written", 1, True, None]}
@@ -27,8 +27,8 @@ UNKNOWN_VALUE: object = {"nested": [1, "two"]}
 
 
 def _load_event_modules() -> None:
-    for module in pkgutil.iter_modules(contracts.events.__path__):
-        importlib.import_module(f"contracts.events.{module.name}")
+    for module in pkgutil.iter_modules(vcbus.contracts.events.__path__):
+        importlib.import_module(f"vcbus.contracts.events.{module.name}")
 
 
 def _concrete(kind: type[Event]) -> list[type[Event]]:

@@ -12,7 +12,6 @@ import msgspec
 import pytest
 from msgspec import inspect as mi
 
-from contracts import Event, JobAdmitted, tag_of
 from tests.unit.contracts.samples import (
     EVENT_TYPES,
     UNKNOWN_FIELD,
@@ -23,6 +22,7 @@ from tests.unit.contracts.samples import (
     union_of,
     walk_objects,
 )
+from vcbus.contracts import Event, JobAdmitted, tag_of
 
 
 def as_json(event: Event) -> Any:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from contracts.manifests import ManifestError, read_node, read_priority_class, read_queue
-from contracts.objects.node import Node, Taint
-from contracts.objects.queue import Queue, QueueState
+from vcbus.contracts.manifests import ManifestError, read_node, read_priority_class, read_queue
+from vcbus.contracts.objects.node import Node, Taint
+from vcbus.contracts.objects.queue import Queue, QueueState
 
 GI = 2**30
 

@@ -14,8 +14,8 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from contracts import Event, tag_of
 from tests.unit.contracts.samples import EVENT_TYPES, minimal, sample, union_of
+from vcbus.contracts import Event, tag_of
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 UPDATE = os.environ.get("VCBUS_UPDATE_GOLDEN") == "1"

@@ -1,11 +1,11 @@
-"""The JSON Schemas committed in ``contracts/schemas/`` are the ones the types give today.
+"""The JSON Schemas committed in ``vcbus/contracts/schemas/`` are the ones the types give today.
 
 On a difference, run ``make schemas`` and commit the result with the change that caused it.
 """
 
 from __future__ import annotations
 
-from contracts._schemas import SCHEMA_DIR, render_schemas
+from vcbus.contracts._schemas import SCHEMA_DIR, render_schemas
 
 
 def test_committed_schemas_match_the_types_when_rendered_again() -> None:

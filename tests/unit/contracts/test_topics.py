@@ -6,9 +6,9 @@ import re
 
 import pytest
 
-from contracts import TOPICS, Event, JobAdmitted, key_of, tag_of, topic_of
-from contracts.topics import TOPIC_BY_TAG
 from tests.unit.contracts.samples import EVENT_TYPES, sample
+from vcbus.contracts import TOPICS, Event, JobAdmitted, key_of, tag_of, topic_of
+from vcbus.contracts.topics import TOPIC_BY_TAG
 
 VERSIONED = re.compile(r"^[a-z]+\.[a-z_]+\.v[1-9][0-9]*$")
 

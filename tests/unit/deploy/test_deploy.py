@@ -19,18 +19,18 @@ from typing import Any
 import pytest
 import yaml
 
-from services.bootstrap import SERVICE_NAMES, bootstrap
-from services.cli import agent as agent_command
-from services.cli import build_parser
-from services.cli import serve as serve_command
-from services.cli import topics as topics_command
-from services.cli.serve import add_service_options, system_conf
-from shared.runtime.clock import SystemClock
-from shared.runtime.service import Service
-from shared.runtime.settings import Settings
-from shared.runtime.topic_table import SHIPPED_TABLE
-from shared.runtime.topology import service_topics, topic_configs
-from shared.scheduling.scheduler import parse_conf
+from vcbus.services.bootstrap import SERVICE_NAMES, bootstrap
+from vcbus.services.cli import agent as agent_command
+from vcbus.services.cli import build_parser
+from vcbus.services.cli import serve as serve_command
+from vcbus.services.cli import topics as topics_command
+from vcbus.services.cli.serve import add_service_options, system_conf
+from vcbus.shared.runtime.clock import SystemClock
+from vcbus.shared.runtime.service import Service
+from vcbus.shared.runtime.settings import Settings
+from vcbus.shared.runtime.topic_table import SHIPPED_TABLE
+from vcbus.shared.runtime.topology import service_topics, topic_configs
+from vcbus.shared.scheduling.scheduler import parse_conf
 
 ROOT = Path(__file__).resolve().parents[3]
 DEPLOY = ROOT / "deploy"
@@ -69,12 +69,12 @@ def services(settings: Settings) -> list[Service]:
 
 
 def shipped_settings() -> Settings:
-    """The settings of an installation that uses shared/runtime/topics.yaml as it is."""
+    """The settings of an installation that uses vcbus/shared/runtime/topics.yaml as it is."""
     return Settings.from_env({"KAFKA_BOOTSTRAP_SERVERS": "unused"})
 
 
 def table_names() -> set[str]:
-    """The topics of the topic table, shared/runtime/topics.yaml (without prefix)."""
+    """The topics of the topic table, vcbus/shared/runtime/topics.yaml (without prefix)."""
     table = yaml.safe_load(SHIPPED_TABLE.read_text())
     return {t["name"] for t in table["topics"]}
 
@@ -202,15 +202,15 @@ def test_topic_step_runs_vcbus_topics_for_one_broker_when_compose_is_read(compos
 
 
 def test_topic_table_lists_exactly_the_topics_in_use_when_compared_with_the_code():
-    """A topic added to contracts/topics.py (or a new store or lease) goes in the topic table."""
+    """A topic added to the contracts (or a new store or lease) goes in the topic table."""
     settings = shipped_settings()
     expected = {
         config.name.removeprefix(PREFIX)
         for config in topic_configs(services(settings), PREFIX, 4, settings.topics)
     }
     listed = table_names()
-    assert not listed - expected, "shared/runtime/topics.yaml names topics no service uses"
-    assert not expected - listed, "topics in use are missing from shared/runtime/topics.yaml"
+    assert not listed - expected, "vcbus/shared/runtime/topics.yaml names topics no service uses"
+    assert not expected - listed, "topics in use are missing from vcbus/shared/runtime/topics.yaml"
 
 
 def test_topic_table_keeps_tables_and_changelogs_and_suits_three_brokers_when_read():
@@ -252,7 +252,7 @@ def test_entrypoint_is_the_cli_and_command_parses_when_the_dockerfile_is_read():
     command = yaml.safe_load(matched(r"^CMD (.+)$", text).group(1))
     scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
     assert entrypoint == ["vcbus"]
-    assert scripts["vcbus"] == "services.cli:main"
+    assert scripts["vcbus"] == "vcbus.services.cli:main"
     assert parsed(command).func is serve_command.run
     for source in re.findall(r"^COPY (?!--from)(\S+)", text, re.M):
         assert (ROOT / source).exists(), source

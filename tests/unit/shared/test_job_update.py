@@ -5,9 +5,9 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from contracts.objects.job import Job, PartitionPolicy
-from shared.job_update import changed_fields, update_error
 from tests.unit.services.job_controller.builders import build_job, build_task, with_spec
+from vcbus.contracts.objects.job import Job, PartitionPolicy
+from vcbus.shared.job_update import changed_fields, update_error
 
 OLD = build_job(build_task("a", 2, min_available=1), build_task("b", 3, min_available=2))
 

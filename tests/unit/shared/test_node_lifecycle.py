@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from shared.node_lifecycle import (
+from vcbus.shared.node_lifecycle import (
     NodeLifecycleConf,
     Readiness,
     heartbeat_age,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from shared.printable import cell, printable
+from vcbus.shared.printable import cell, printable
 
 
 def test_control_characters_are_escaped_when_printed_newline_and_tab_only_outside_cells():

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from shared.reasons import REASON_RANK, reason_rank
 from tests.support.lockfile import ROOT
+from vcbus.shared.reasons import REASON_RANK, reason_rank
 
 
 def test_ranks_follow_spec_a8() -> None:

@@ -8,10 +8,10 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
-from services.cli import simulate
-from services.simulation.html import Cluster, cluster_of, render_html
-from services.simulation.run import simulate_document
-from services.simulation.scenario import parse_scenario
+from vcbus.services.cli import simulate
+from vcbus.services.simulation.html import Cluster, cluster_of, render_html
+from vcbus.services.simulation.run import simulate_document
+from vcbus.services.simulation.scenario import parse_scenario
 
 NODE = {"name": "n1", "allocatable": {"cpu": "4", "memory": "8Gi", "pods": 110}}
 

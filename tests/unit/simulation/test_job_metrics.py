@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from services.simulation.job_metrics import JobRun, job_metrics, percentile, size_class
+from vcbus.services.simulation.job_metrics import JobRun, job_metrics, percentile, size_class
 
 
 def test_bounded_slowdown_counts_short_runs_as_ten_seconds_and_is_at_least_one():

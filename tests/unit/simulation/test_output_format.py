@@ -8,16 +8,16 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from services.simulation.outcome_format import SCHEMA_PATH, FullOutcome, render_schema
-from services.simulation.run import simulate_document
-from services.simulation.scenario import load_document
+from vcbus.services.simulation.outcome_format import SCHEMA_PATH, FullOutcome, render_schema
+from vcbus.services.simulation.run import simulate_document
+from vcbus.services.simulation.scenario import load_document
 
 GOLDEN = sorted((Path(__file__).resolve().parent / "golden").glob("full-*.json"))
 
 
 def test_schema_file_is_current_when_rendered_from_the_types() -> None:
     assert SCHEMA_PATH.read_text() == render_schema(), (
-        "run: python -m services.simulation.outcome_format"
+        "run: python -m vcbus.services.simulation.outcome_format"
     )
 
 

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from services.simulation.run import simulate_document
-from services.simulation.scenario import load_document
 from tests.bench.quality import CASES as QUALITY_CASES
 from tests.bench.quality import PREEMPTION, RECLAIM, SCENARIOS, Figures, run_case
+from vcbus.services.simulation.run import simulate_document
+from vcbus.services.simulation.scenario import load_document
 
 GRACE = 30.0
 CYCLE = 1.0

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from services.simulation.run import simulate_document
-from services.simulation.scenario import load_document
 from tests.bench.quality import CASES, RESERVATION, SCENARIOS, Case, Figures, run_case
+from vcbus.services.simulation.run import simulate_document
+from vcbus.services.simulation.scenario import load_document
 
 ON, OFF = RESERVATION
 

@@ -6,7 +6,7 @@ import contextlib
 import io
 from pathlib import Path
 
-from services.cli import main
+from vcbus.services.cli import main
 
 ROOT = Path(__file__).resolve().parents[3]
 

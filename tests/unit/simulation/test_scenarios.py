@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from services.simulation.report import render_json
-from services.simulation.run import simulate_document
-from services.simulation.scenario import load_document
+from vcbus.services.simulation.report import render_json
+from vcbus.services.simulation.run import simulate_document
+from vcbus.services.simulation.scenario import load_document
 
 ROOT = Path(__file__).resolve().parents[3]
 SCENARIOS = sorted((ROOT / "examples" / "scenarios").glob("full-*.yaml"))
@@ -55,10 +55,10 @@ def test_output_matches_golden_when_another_process_uses_another_hash_seed(seed:
     path = ROOT / "examples" / "scenarios" / "full-run-seconds.yaml"
     code = (
         "import sys; from pathlib import Path; "
-        "from services.simulation.report import render_json; "
-        "from services.simulation.scenario import load_document; "
-        "from services.simulation.run import simulate_document; "
-        "from shared.logging.setup import configure_logging; "
+        "from vcbus.services.simulation.report import render_json; "
+        "from vcbus.services.simulation.scenario import load_document; "
+        "from vcbus.services.simulation.run import simulate_document; "
+        "from vcbus.shared.logging.setup import configure_logging; "
         "configure_logging('simulate', level='error'); "
         "p = Path(sys.argv[1]); "
         "sys.stdout.write(render_json(simulate_document(load_document(p.read_text()), p.parent)))"

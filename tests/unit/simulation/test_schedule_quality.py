@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from services.simulation.run import simulate_document
-from services.simulation.scenario import load_document
+from vcbus.services.simulation.run import simulate_document
+from vcbus.services.simulation.scenario import load_document
 
 SCENARIOS = Path(__file__).resolve().parents[3] / "examples" / "scenarios"
 

@@ -7,11 +7,11 @@ import json
 import pytest
 import yaml
 
-from contracts.keys import PodKey
-from contracts.objects.pod import PodPhase
-from services.simulation.snapshot import run_snapshot_scenario, simulation_of
-from shared.scheduling.framework.conf import ConfError
-from shared.scheduling.scenario_objects import ScenarioError
+from vcbus.contracts.keys import PodKey
+from vcbus.contracts.objects.pod import PodPhase
+from vcbus.services.simulation.snapshot import run_snapshot_scenario, simulation_of
+from vcbus.shared.scheduling.framework.conf import ConfError
+from vcbus.shared.scheduling.scenario_objects import ScenarioError
 
 SCENARIO = """
 config:

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from contracts.events.reservations import NodesUnlocked
-from contracts.keys import JobKey
-from services.simulation.snapshot import run_snapshot_scenario, simulation_of
+from vcbus.contracts.events.reservations import NodesUnlocked
+from vcbus.contracts.keys import JobKey
+from vcbus.services.simulation.snapshot import run_snapshot_scenario, simulation_of
 
 EXAMPLES = Path(__file__).parents[3] / "examples" / "scenarios"
 A = JobKey("ns/a")

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from services.simulation.swf import Shape, TraceError, read_trace, trace_document
+from vcbus.services.simulation.swf import Shape, TraceError, read_trace, trace_document
 
 TRACE = """\
 ; Version: 2

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from services.simulation.run import simulate_document
+from vcbus.services.simulation.run import simulate_document
 
 PODS = 10_000
 NODES = PODS // 100 + 1

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from services.simulation.run import simulate_document
-from services.simulation.swf import Shape, read_trace, trace_document
+from vcbus.services.simulation.run import simulate_document
+from vcbus.services.simulation.swf import Shape, read_trace, trace_document
 
 TRACE = """\
 ; MaxNodes: 10

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from services.simulation.run import simulate_document
+from vcbus.services.simulation.run import simulate_document
 
 
 def _task(name: str, replicas: int, cpu: str, **extra: Any) -> dict[str, Any]:

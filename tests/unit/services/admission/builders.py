@@ -6,8 +6,8 @@ from typing import Any
 
 import msgspec
 
-from contracts.objects.job import Job
-from contracts.objects.queue import Queue, QueueState
+from vcbus.contracts.objects.job import Job
+from vcbus.contracts.objects.queue import Queue, QueueState
 
 
 def fake_container(**fields: Any) -> dict[str, Any]:

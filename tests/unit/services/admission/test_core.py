@@ -10,23 +10,24 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contracts._base import derive_event_id
-from contracts.events.jobs_admitted import (
+from tests.unit.services.admission.builders import build_job, build_queue, build_task, manifest
+from vcbus.contracts._base import derive_event_id
+from vcbus.contracts.events.jobs_admitted import (
     JobAbortAccepted,
     JobAdmitted,
     JobDeleteAccepted,
     JobResumeAccepted,
 )
-from contracts.events.jobs_rejected import JobRejected, SubmissionOrigin
-from contracts.events.jobs_submitted import (
+from vcbus.contracts.events.jobs_rejected import JobRejected, SubmissionOrigin
+from vcbus.contracts.events.jobs_submitted import (
     JobAbortRequested,
     JobDeleteRequested,
     JobResumeRequested,
 )
-from contracts.events.queues import QueueDeclared, QueueDeleted
-from contracts.keys import JobKey
-from contracts.objects.queue import Queue, QueueState
-from services.admission.core import (
+from vcbus.contracts.events.queues import QueueDeclared, QueueDeleted
+from vcbus.contracts.keys import JobKey
+from vcbus.contracts.objects.queue import Queue, QueueState
+from vcbus.services.admission.core import (
     AdmissionLimits,
     Submission,
     apply_queue_event,
@@ -34,10 +35,9 @@ from services.admission.core import (
     queues_from_manifests,
     spec_digest,
 )
-from services.admission.decode import decode_submission
-from services.admission.mutate import mutate
-from shared.step import Ctx
-from tests.unit.services.admission.builders import build_job, build_queue, build_task, manifest
+from vcbus.services.admission.decode import decode_submission
+from vcbus.services.admission.mutate import mutate
+from vcbus.shared.step import Ctx
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 CTX = Ctx(now=NOW)

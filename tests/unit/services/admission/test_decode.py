@@ -7,17 +7,17 @@ from datetime import UTC, datetime
 import msgspec
 import pytest
 
-from contracts.events.jobs_rejected import Violation
-from contracts.events.jobs_submitted import (
+from vcbus.contracts.events.jobs_rejected import Violation
+from vcbus.contracts.events.jobs_submitted import (
     JobAbortRequested,
     JobDeleteRequested,
     JobResumeRequested,
 )
-from contracts.keys import JobKey
-from contracts.objects.job import Job
-from services.admission.bounded_parse import MAX_DEPTH
-from services.admission.decode import decode, decode_submission
-from services.admission.fields import FieldValidation
+from vcbus.contracts.keys import JobKey
+from vcbus.contracts.objects.job import Job
+from vcbus.services.admission.bounded_parse import MAX_DEPTH
+from vcbus.services.admission.decode import decode, decode_submission
+from vcbus.services.admission.fields import FieldValidation
 
 JOB_YAML = b"""\
 apiVersion: batch.volcano.sh/v1alpha1

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from services.admission.fields import (
+from vcbus.services.admission.fields import (
     FieldValidation,
     Shape,
     UnknownField,

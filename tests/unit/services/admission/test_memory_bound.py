@@ -16,8 +16,8 @@ from pathlib import Path
 
 import yaml
 
-from contracts.limits import MAX_EVENT_BYTES
 from tests.support.poison import poison_cases
+from vcbus.contracts.limits import MAX_EVENT_BYTES
 
 ROOT = Path(__file__).resolve().parents[4]
 UNITS = {"Ki": 1 << 10, "Mi": 1 << 20, "Gi": 1 << 30}
@@ -27,10 +27,10 @@ import json, resource, sys
 limit = int(sys.argv[1])
 resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 from datetime import UTC, datetime
-from contracts.events.jobs_rejected import SubmissionOrigin
-from services.admission.core import AdmissionLimits, Submission, decide
-from shared.bus.codec import encode
-from shared.step import Ctx
+from vcbus.contracts.events.jobs_rejected import SubmissionOrigin
+from vcbus.services.admission.core import AdmissionLimits, Submission, decide
+from vcbus.shared.bus.codec import encode
+from vcbus.shared.step import Ctx
 from tests.support.poison import poison_cases
 answers = {}
 for case in poison_cases():

@@ -6,9 +6,9 @@ from dataclasses import dataclass
 
 import pytest
 
-from contracts.objects.job import ANNOTATION_DEPENDENT_JOB
-from services.admission.mutate import mutate
 from tests.unit.services.admission.builders import build_job, build_task
+from vcbus.contracts.objects.job import ANNOTATION_DEPENDENT_JOB
+from vcbus.services.admission.mutate import mutate
 
 
 def test_queue_scheduler_and_max_retry_are_defaulted_when_unset() -> None:

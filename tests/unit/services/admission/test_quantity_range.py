@@ -13,10 +13,10 @@ from datetime import UTC, datetime
 
 import pytest
 
-from contracts import JobRejected, SubmissionOrigin
-from contracts.quantity import MAX_BASE_UNITS, QuantityError, to_base_units
-from services.admission.core import AdmissionLimits, Submission, decide
-from shared.step import Ctx
+from vcbus.contracts import JobRejected, SubmissionOrigin
+from vcbus.contracts.quantity import MAX_BASE_UNITS, QuantityError, to_base_units
+from vcbus.services.admission.core import AdmissionLimits, Submission, decide
+from vcbus.shared.step import Ctx
 
 CTX = Ctx(now=datetime(2026, 1, 1, tzinfo=UTC))
 ORIGIN = SubmissionOrigin(topic="jobs.submitted", partition=0, offset=0)

@@ -7,18 +7,18 @@ from datetime import UTC, datetime
 import msgspec
 import pytest
 
-from contracts.events.jobs_admitted import JobAdmitted
-from contracts.events.jobs_rejected import JobRejected, SubmissionOrigin
-from contracts.limits import (
+from tests.unit.services.admission.builders import build_job, build_task, manifest
+from vcbus.contracts.events.jobs_admitted import JobAdmitted
+from vcbus.contracts.events.jobs_rejected import JobRejected, SubmissionOrigin
+from vcbus.contracts.limits import (
     MAX_EVENT_BYTES,
     MAX_PAYLOAD_ECHO_BYTES,
     MAX_VIOLATION_TEXT_BYTES,
     MAX_VIOLATIONS,
 )
-from services.admission.core import AdmissionLimits, Submission, decide
-from shared.bus.codec import encode
-from shared.step import Ctx
-from tests.unit.services.admission.builders import build_job, build_task, manifest
+from vcbus.services.admission.core import AdmissionLimits, Submission, decide
+from vcbus.shared.bus.codec import encode
+from vcbus.shared.step import Ctx
 
 CTX = Ctx(now=datetime(2026, 3, 1, tzinfo=UTC))
 ORIGIN = SubmissionOrigin(topic="vcbus.jobs.submitted", partition=0, offset=7)

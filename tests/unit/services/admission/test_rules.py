@@ -7,15 +7,15 @@ from typing import Any
 import msgspec
 import pytest
 
-from contracts.events.jobs_rejected import Violation
-from contracts.objects.queue import QueueState
-from services.admission.rules import validate, volcano_message
 from tests.unit.services.admission.builders import (
     build_job,
     build_queue,
     build_task,
     fake_container,
 )
+from vcbus.contracts.events.jobs_rejected import Violation
+from vcbus.contracts.objects.queue import QueueState
+from vcbus.services.admission.rules import validate, volcano_message
 
 
 def reasons(violations: tuple[Violation, ...]) -> list[str]:

@@ -2,7 +2,7 @@
 
 Each case names its Go origin. Volcano asserts ``strings.Contains(msg, ret)`` on the
 concatenated message; here the same text must appear in
-:func:`services.admission.rules.volcano_message`, and the reason codes are asserted
+:func:`vcbus.services.admission.rules.volcano_message`, and the reason codes are asserted
 exactly. Where SPEC A1/A2 change Volcano's outcome, the case's ``note`` says how.
 """
 
@@ -13,13 +13,13 @@ from typing import Any
 
 import pytest
 
-from contracts.objects.job import Job
-from contracts.objects.queue import Queue
-from services.admission.dependencies import validate_dependencies
-from services.admission.mutate import mutate
-from services.admission.pod_template import validate_topology
-from services.admission.rules import validate, volcano_message
 from tests.unit.services.admission.builders import build_job, build_queue, build_task
+from vcbus.contracts.objects.job import Job
+from vcbus.contracts.objects.queue import Queue
+from vcbus.services.admission.dependencies import validate_dependencies
+from vcbus.services.admission.mutate import mutate
+from vcbus.services.admission.pod_template import validate_topology
+from vcbus.services.admission.rules import validate, volcano_message
 
 ADMIT_JOB_TEST = "volcano@v1.12.0 pkg/webhooks/admission/jobs/validate/admit_job_test.go"
 UTIL_TEST = "volcano@v1.12.0 pkg/webhooks/admission/jobs/validate/util_test.go"

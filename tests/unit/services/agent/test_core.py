@@ -5,14 +5,14 @@ from __future__ import annotations
 import dataclasses
 from datetime import UTC, datetime, timedelta
 
-from contracts.events.bindings import BindingCreated, PodEvictionRequested
-from contracts.events.pods import PodDeleted
-from contracts.events.pods_status import BindingRefused, PodPhaseChanged
-from contracts.keys import JobKey, NodeName, PodKey
-from contracts.objects.pod import Pod, PodPhase
-from services.agent import core
-from services.agent.core import AgentConf, Forget, Stop
-from services.agent.model import AgentState, PodReport
+from vcbus.contracts.events.bindings import BindingCreated, PodEvictionRequested
+from vcbus.contracts.events.pods import PodDeleted
+from vcbus.contracts.events.pods_status import BindingRefused, PodPhaseChanged
+from vcbus.contracts.keys import JobKey, NodeName, PodKey
+from vcbus.contracts.objects.pod import Pod, PodPhase
+from vcbus.services.agent import core
+from vcbus.services.agent.core import AgentConf, Forget, Stop
+from vcbus.services.agent.model import AgentState, PodReport
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 CONF = AgentConf(

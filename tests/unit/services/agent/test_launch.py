@@ -7,11 +7,11 @@ from typing import Any
 import msgspec
 import pytest
 
-from contracts.keys import JobKey
-from contracts.objects.job import Job
-from contracts.objects.pod import Pod
-from services.agent.launch import Placement, PlanError, Policy, expand, plan_pod
-from services.agent.plugins import Peer
+from vcbus.contracts.keys import JobKey
+from vcbus.contracts.objects.job import Job
+from vcbus.contracts.objects.pod import Pod
+from vcbus.services.agent.launch import Placement, PlanError, Policy, expand, plan_pod
+from vcbus.services.agent.plugins import Peer
 
 PLACE = Placement(
     node="host-a",

@@ -12,8 +12,8 @@ from collections.abc import Mapping, Sequence
 import msgspec
 import pytest
 
-from contracts.objects.job import Job
-from services.agent.plugins import Peer, PodPort, go_flags, pod_plugins, pod_ports
+from vcbus.contracts.objects.job import Job
+from vcbus.services.agent.plugins import Peer, PodPort, go_flags, pod_plugins, pod_ports
 
 DIRECTORY = "/pods/p/volcano"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from services.agent.ports import PortsExhaustedError, allocate, parse_range
+from vcbus.services.agent.ports import PortsExhaustedError, allocate, parse_range
 
 
 def test_each_container_port_gets_a_free_host_port_of_the_range() -> None:

@@ -8,10 +8,10 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from contracts.objects.pod import PodPhase
-from services.agent.app.runtime import HostProcesses
-from services.agent.app.supervisor import STATUS_FILE
-from services.agent.model import PodReport
+from vcbus.contracts.objects.pod import PodPhase
+from vcbus.services.agent.app.runtime import HostProcesses
+from vcbus.services.agent.app.supervisor import STATUS_FILE
+from vcbus.services.agent.model import PodReport
 
 UID = "uid-0"
 

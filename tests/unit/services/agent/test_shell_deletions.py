@@ -10,19 +10,19 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from contracts import BindingCreated, BindingRefused, Event, PodDeleted, PodPhaseChanged
-from contracts.keys import JobKey, NodeName, PodKey
-from contracts.objects.job import Job
-from contracts.objects.node import Node
-from contracts.objects.pod import Pod, PodPhase
-from services.agent.app import shell
-from services.agent.app.runtime import HostProcesses
-from services.agent.app.shell import Agent, AgentOptions
-from services.agent.core import AgentConf
-from services.agent.launch import Policy
-from shared.bus.envelope import Envelope
-from shared.bus.records import Record
-from shared.runtime.clock import SystemClock
+from vcbus.contracts import BindingCreated, BindingRefused, Event, PodDeleted, PodPhaseChanged
+from vcbus.contracts.keys import JobKey, NodeName, PodKey
+from vcbus.contracts.objects.job import Job
+from vcbus.contracts.objects.node import Node
+from vcbus.contracts.objects.pod import Pod, PodPhase
+from vcbus.services.agent.app import shell
+from vcbus.services.agent.app.runtime import HostProcesses
+from vcbus.services.agent.app.shell import Agent, AgentOptions
+from vcbus.services.agent.core import AgentConf
+from vcbus.services.agent.launch import Policy
+from vcbus.shared.bus.envelope import Envelope
+from vcbus.shared.bus.records import Record
+from vcbus.shared.runtime.clock import SystemClock
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 ALLOCATABLE = {"cpu": 2000, "memory": 4 * 2**30, "pods": 10}

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from contracts.events.pods_status import BindingRefused
-from contracts.keys import JobKey, NodeName, PodKey
-from contracts.objects.pod import PodPhase
-from services.allocator.cycle import run_cycle
-from shared.scheduling.cluster_view import ClusterView
-from shared.scheduling.scheduler import default_conf
-from shared.scheduling.snapshot import ClusterSnapshot
-from shared.step import Ctx
 from tests.support.builders import build_node, build_pod, build_podgroup, build_queue
+from vcbus.contracts.events.pods_status import BindingRefused
+from vcbus.contracts.keys import JobKey, NodeName, PodKey
+from vcbus.contracts.objects.pod import PodPhase
+from vcbus.services.allocator.cycle import run_cycle
+from vcbus.shared.scheduling.cluster_view import ClusterView
+from vcbus.shared.scheduling.scheduler import default_conf
+from vcbus.shared.scheduling.snapshot import ClusterSnapshot
+from vcbus.shared.step import Ctx
 
 CTX = Ctx(now=datetime(2026, 1, 1, tzinfo=UTC))
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from contracts import (
+from vcbus.contracts import (
     Event,
     JobKey,
     LocksHonoured,
@@ -17,14 +17,14 @@ from contracts import (
     NodesLocked,
     TargetJobElected,
 )
-from contracts.objects.node import Node
-from services.allocator import app as allocator_app
-from services.allocator.cycle import locks_honoured
-from shared.bus.kafka_settings import KafkaSettings
-from shared.runtime.clock import SystemClock
-from shared.runtime.settings import Settings
-from shared.scheduling.holds import Reservation
-from shared.step import Ctx
+from vcbus.contracts.objects.node import Node
+from vcbus.services.allocator import app as allocator_app
+from vcbus.services.allocator.cycle import locks_honoured
+from vcbus.shared.bus.kafka_settings import KafkaSettings
+from vcbus.shared.runtime.clock import SystemClock
+from vcbus.shared.runtime.settings import Settings
+from vcbus.shared.scheduling.holds import Reservation
+from vcbus.shared.step import Ctx
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 TARGET = JobKey("ns/big")

@@ -4,18 +4,6 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from contracts.events.capacity_reservations import CapacityReleased, CapacityReserved
-from contracts.events.pods import PodCreated
-from contracts.events.pods_status import PodPhaseChanged
-from contracts.keys import JobKey, NodeName, PodKey
-from contracts.objects.pod import PodPhase
-from contracts.objects.podgroup import PodGroupPhase
-from contracts.topics import Topic, key_of, topic_of
-from services.allocator.cycle import CycleResult, next_due, run_cycle
-from services.podgroup_enqueue.cycle import run_cycle as enqueue
-from shared.scheduling.cluster_view import ClusterView
-from shared.scheduling.scheduler import default_conf, parse_conf
-from shared.step import Ctx
 from tests.unit.shared.scheduling.will_bind_builders import (
     MPI,
     NOW,
@@ -25,6 +13,18 @@ from tests.unit.shared.scheduling.will_bind_builders import (
     build_snapshot,
     build_workers,
 )
+from vcbus.contracts.events.capacity_reservations import CapacityReleased, CapacityReserved
+from vcbus.contracts.events.pods import PodCreated
+from vcbus.contracts.events.pods_status import PodPhaseChanged
+from vcbus.contracts.keys import JobKey, NodeName, PodKey
+from vcbus.contracts.objects.pod import PodPhase
+from vcbus.contracts.objects.podgroup import PodGroupPhase
+from vcbus.contracts.topics import Topic, key_of, topic_of
+from vcbus.services.allocator.cycle import CycleResult, next_due, run_cycle
+from vcbus.services.podgroup_enqueue.cycle import run_cycle as enqueue
+from vcbus.shared.scheduling.cluster_view import ClusterView
+from vcbus.shared.scheduling.scheduler import default_conf, parse_conf
+from vcbus.shared.step import Ctx
 
 CTX = Ctx(now=NOW)
 

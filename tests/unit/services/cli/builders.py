@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from contracts import (
+from vcbus.contracts import (
     BindingCreated,
     BindingRefused,
     Event,
@@ -28,7 +28,7 @@ from contracts import (
     TaskCounts,
     Violation,
 )
-from contracts.objects import (
+from vcbus.contracts.objects import (
     Condition,
     Job,
     JobPhase,
@@ -39,13 +39,13 @@ from contracts.objects import (
     PodPhase,
     Queue,
 )
-from contracts.objects.job import JobSpec, TaskSpec
-from services.cli.status import StatusStore
-from shared.bus.kafka_settings import KafkaSettings
-from shared.bus.memory import InMemoryBus
-from shared.bus.outbox import event_record
-from shared.bus.records import Record
-from shared.runtime.settings import Settings
+from vcbus.contracts.objects.job import JobSpec, TaskSpec
+from vcbus.services.cli.status import StatusStore
+from vcbus.shared.bus.kafka_settings import KafkaSettings
+from vcbus.shared.bus.memory import InMemoryBus
+from vcbus.shared.bus.outbox import event_record
+from vcbus.shared.bus.records import Record
+from vcbus.shared.runtime.settings import Settings
 
 PREFIX = "t."
 NOW = datetime(2026, 1, 1, tzinfo=UTC)

@@ -8,15 +8,6 @@ from datetime import timedelta
 
 import msgspec
 
-from contracts import Topic
-from contracts.objects import PodGroupPhase
-from services.cli.admissible import Place, place_in_queue
-from services.cli.describe import describe
-from services.cli.get import get
-from services.cli.kinds import KINDS
-from services.cli.listing import Query
-from services.cli.status import StatusStore, read_store
-from shared.bus.memory import InMemoryBus
 from tests.unit.services.cli.builders import (
     NOW,
     SETTINGS,
@@ -26,6 +17,15 @@ from tests.unit.services.cli.builders import (
     build_status,
     publish,
 )
+from vcbus.contracts import Topic
+from vcbus.contracts.objects import PodGroupPhase
+from vcbus.services.cli.admissible import Place, place_in_queue
+from vcbus.services.cli.describe import describe
+from vcbus.services.cli.get import get
+from vcbus.services.cli.kinds import KINDS
+from vcbus.services.cli.listing import Query
+from vcbus.services.cli.status import StatusStore, read_store
+from vcbus.shared.bus.memory import InMemoryBus
 
 KEY = "default/huge"
 INFEASIBLE = "no node could ever hold a minimum pod"

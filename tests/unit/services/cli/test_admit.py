@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 import yaml
 
-from services.cli import main
 from tests.conftest import VOLCANO_TYPOS
+from vcbus.services.cli import main
 
 EXAMPLES = (Path(__file__).parents[4] / ".." / "shared" / "volcano-examples").resolve()
 JOB_API_VERSION = "batch.volcano.sh/v1alpha1"

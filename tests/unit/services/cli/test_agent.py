@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from contracts.objects.node import Taint
-from services.agent.app.shell import AgentOptions
-from services.cli import build_parser
-from services.cli.agent import (
+from vcbus.contracts.objects.node import Taint
+from vcbus.services.agent.app.shell import AgentOptions
+from vcbus.services.cli import build_parser
+from vcbus.services.cli.agent import (
     LABEL_ADDRESS,
     LABEL_AGENT,
     LABEL_AGENT_PORT,
@@ -21,7 +21,7 @@ from services.cli.agent import (
     options_from,
     run_as,
 )
-from shared.runtime.settings import Settings, SettingsError
+from vcbus.shared.runtime.settings import Settings, SettingsError
 
 SETTINGS = Settings.from_env({"KAFKA_BOOTSTRAP_SERVERS": "127.0.0.1:9092"})
 ROOT = os.geteuid() == 0

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from services.cli import main
+from vcbus.services.cli import main
 
 
 def script(capsys: pytest.CaptureFixture[str], shell: str) -> str:

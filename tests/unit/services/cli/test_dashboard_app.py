@@ -15,10 +15,6 @@ from dataclasses import dataclass
 
 import msgspec
 
-from contracts import JobDeleteRequested, QueueDeclared, Topic
-from contracts.objects import PodGroupPhase, QueueState
-from services.cli.dashboard.app import listen, serve, url_of
-from shared.bus.memory import InMemoryBus
 from tests.support.bus_contract import wait_until
 from tests.unit.services.cli.builders import (
     PREFIX,
@@ -31,6 +27,10 @@ from tests.unit.services.cli.builders import (
     build_status,
     publish,
 )
+from vcbus.contracts import JobDeleteRequested, QueueDeclared, Topic
+from vcbus.contracts.objects import PodGroupPhase, QueueState
+from vcbus.services.cli.dashboard.app import listen, serve, url_of
+from vcbus.shared.bus.memory import InMemoryBus
 
 LIMIT = 30.0
 

@@ -7,20 +7,6 @@ from datetime import timedelta
 
 import msgspec
 
-from contracts import Event, PodGroupCreated
-from contracts.objects import PodGroupPhase
-from services.cli.dashboard.job_detail import job_detail
-from services.cli.dashboard.pages import job_page, jobs_page, nodes_page, overview_page
-from services.cli.dashboard.store import DashboardStore
-from services.cli.dashboard.views import (
-    JobFilter,
-    job_list,
-    node_cells,
-    overview,
-    queue_views,
-)
-from shared.bus.outbox import event_record
-from shared.bus.records import Record
 from tests.unit.services.cli.builders import (
     NOW,
     PREFIX,
@@ -41,6 +27,20 @@ from tests.unit.services.cli.builders import (
     pod_deleted,
     pod_phase,
 )
+from vcbus.contracts import Event, PodGroupCreated
+from vcbus.contracts.objects import PodGroupPhase
+from vcbus.services.cli.dashboard.job_detail import job_detail
+from vcbus.services.cli.dashboard.pages import job_page, jobs_page, nodes_page, overview_page
+from vcbus.services.cli.dashboard.store import DashboardStore
+from vcbus.services.cli.dashboard.views import (
+    JobFilter,
+    job_list,
+    node_cells,
+    overview,
+    queue_views,
+)
+from vcbus.shared.bus.outbox import event_record
+from vcbus.shared.bus.records import Record
 
 JAEGER = "http://jaeger.example:16686/"
 _offsets = itertools.count()

@@ -7,19 +7,6 @@ from datetime import UTC, datetime, timedelta
 import msgspec
 import pytest
 
-from contracts import (
-    CapacityReleased,
-    CapacityReserved,
-    JobKey,
-    NodeName,
-    NominatedPod,
-    PodKey,
-    PodsNominated,
-    ReservedPod,
-)
-from contracts.objects import Condition, PodGroupPhase
-from services.cli.describe import describe, describe_node_on
-from shared.bus.memory import InMemoryBus
 from tests.unit.services.cli.builders import (
     NOW,
     SETTINGS,
@@ -39,6 +26,19 @@ from tests.unit.services.cli.builders import (
     pod_phase,
     publish,
 )
+from vcbus.contracts import (
+    CapacityReleased,
+    CapacityReserved,
+    JobKey,
+    NodeName,
+    NominatedPod,
+    PodKey,
+    PodsNominated,
+    ReservedPod,
+)
+from vcbus.contracts.objects import Condition, PodGroupPhase
+from vcbus.services.cli.describe import describe, describe_node_on
+from vcbus.shared.bus.memory import InMemoryBus
 
 UNTIL = datetime(2026, 1, 1, 0, 10, tzinfo=UTC)
 

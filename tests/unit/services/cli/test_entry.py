@@ -6,7 +6,7 @@ import argparse
 
 import pytest
 
-from services.cli import admit, main
+from vcbus.services.cli import admit, main
 
 
 def boom(args: argparse.Namespace) -> int:

@@ -7,12 +7,6 @@ from datetime import timedelta
 import msgspec
 import pytest
 
-from contracts import Event, JobDeleted, JobKey, Topic
-from contracts.objects import PodGroupPhase
-from services.cli.describe import describe
-from shared.bus.memory import InMemoryBus
-from shared.views.age import human_duration
-from shared.views.events import MAX_EVENTS, job_events
 from tests.unit.services.cli.builders import (
     NOW,
     SETTINGS,
@@ -27,6 +21,12 @@ from tests.unit.services.cli.builders import (
     pod_phase,
     publish,
 )
+from vcbus.contracts import Event, JobDeleted, JobKey, Topic
+from vcbus.contracts.objects import PodGroupPhase
+from vcbus.services.cli.describe import describe
+from vcbus.shared.bus.memory import InMemoryBus
+from vcbus.shared.views.age import human_duration
+from vcbus.shared.views.events import MAX_EVENTS, job_events
 
 KEY = "default/big"
 

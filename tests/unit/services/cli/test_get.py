@@ -10,11 +10,6 @@ import msgspec
 import pytest
 import yaml
 
-from contracts.objects import Pod, PodGroupPhase, QueueState
-from services.cli.get import get
-from services.cli.kinds import KINDS
-from services.cli.listing import Query
-from shared.bus.memory import InMemoryBus
 from tests.support.bus_contract import wait_until
 from tests.unit.services.cli.builders import (
     NOW,
@@ -36,6 +31,11 @@ from tests.unit.services.cli.builders import (
     pod_phase,
     publish,
 )
+from vcbus.contracts.objects import Pod, PodGroupPhase, QueueState
+from vcbus.services.cli.get import get
+from vcbus.services.cli.kinds import KINDS
+from vcbus.services.cli.listing import Query
+from vcbus.shared.bus.memory import InMemoryBus
 
 LATER = NOW + timedelta(seconds=90)
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from contracts.objects import Queue
-from services.cli.queue import delete_refusal
+from vcbus.contracts.objects import Queue
+from vcbus.services.cli.queue import delete_refusal
 
 QUEUES = {
     "default": Queue(name="default"),

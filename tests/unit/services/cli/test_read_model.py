@@ -4,13 +4,6 @@ from __future__ import annotations
 
 import msgspec
 
-from contracts import JobKey, PodGroupDeleted, Topic
-from contracts.objects import PodGroupPhase
-from services.cli.describe import describe_job
-from services.cli.kinds import KINDS, job_object
-from services.cli.listing import Query
-from services.cli.status import StatusStore
-from services.cli.submit import outcome
 from tests.unit.services.cli.builders import (
     NOW,
     PREFIX,
@@ -20,6 +13,13 @@ from tests.unit.services.cli.builders import (
     build_status,
     store_of,
 )
+from vcbus.contracts import JobKey, PodGroupDeleted, Topic
+from vcbus.contracts.objects import PodGroupPhase
+from vcbus.services.cli.describe import describe_job
+from vcbus.services.cli.kinds import KINDS, job_object
+from vcbus.services.cli.listing import Query
+from vcbus.services.cli.status import StatusStore
+from vcbus.services.cli.submit import outcome
 
 
 def podgroup_deleted(key: str) -> PodGroupDeleted:

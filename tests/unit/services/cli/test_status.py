@@ -11,18 +11,6 @@ from datetime import UTC, datetime
 
 import pytest
 
-from contracts import BindingCreated, BindingRefused, NodeName, PodCreated, PodKey, Topic
-from contracts.objects import PodGroupPhase
-from contracts.objects.pod import PodPhase
-from services.cli.describe import describe
-from services.cli.get import get
-from services.cli.kinds import KINDS
-from services.cli.listing import Query
-from services.cli.status import StatusStore
-from services.cli.submit import outcome
-from shared.bus.memory import InMemoryBus
-from shared.bus.outbox import event_record
-from shared.bus.records import OutRecord, Record
 from tests.support.builders import build_pod
 from tests.unit.services.cli.builders import (
     PREFIX,
@@ -32,6 +20,18 @@ from tests.unit.services.cli.builders import (
     build_status,
     publish,
 )
+from vcbus.contracts import BindingCreated, BindingRefused, NodeName, PodCreated, PodKey, Topic
+from vcbus.contracts.objects import PodGroupPhase
+from vcbus.contracts.objects.pod import PodPhase
+from vcbus.services.cli.describe import describe
+from vcbus.services.cli.get import get
+from vcbus.services.cli.kinds import KINDS
+from vcbus.services.cli.listing import Query
+from vcbus.services.cli.status import StatusStore
+from vcbus.services.cli.submit import outcome
+from vcbus.shared.bus.memory import InMemoryBus
+from vcbus.shared.bus.outbox import event_record
+from vcbus.shared.bus.records import OutRecord, Record
 
 AT = datetime(2026, 1, 1, tzinfo=UTC)
 

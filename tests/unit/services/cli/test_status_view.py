@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from shared.views.status import StatusView, nodes_table
 from tests.unit.services.cli.builders import NOW, build_node, elected, heartbeat, locked
+from vcbus.shared.views.status import StatusView, nodes_table
 
 UNTIL = datetime(2026, 1, 1, 0, 10, tzinfo=UTC)
 

@@ -11,13 +11,13 @@ import msgspec
 import pytest
 import yaml
 
-from contracts import JobAdmitted, JobKey, QueueDeclared, QueuesEvent
-from contracts.objects.queue import QueueState
-from contracts.quantity import parse_resources
-from services.cli import main
-from services.cli.admit import Verdict, admit
-from services.cli.submit import MANIFEST_TYPE, Submitted, answer, records_for
 from tests.unit.services.cli.builders import store_of
+from vcbus.contracts import JobAdmitted, JobKey, QueueDeclared, QueuesEvent
+from vcbus.contracts.objects.queue import QueueState
+from vcbus.contracts.quantity import parse_resources
+from vcbus.services.cli import main
+from vcbus.services.cli.admit import Verdict, admit
+from vcbus.services.cli.submit import MANIFEST_TYPE, Submitted, answer, records_for
 
 PREFIX = "t."
 NOW = datetime(2026, 1, 1, tzinfo=UTC)

@@ -5,9 +5,10 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
-import services.cli
-from services.cli.admit import admit, as_text
-from services.cli.up import (
+import vcbus.services.cli
+from tests.unit.services.cli.builders import build_status
+from vcbus.services.cli.admit import admit, as_text
+from vcbus.services.cli.up import (
     DEMO_DIR,
     demo_texts,
     health_lines,
@@ -16,9 +17,8 @@ from services.cli.up import (
     starting_line,
     waiting_lines,
 )
-from shared.views.jobs import JobView
-from shared.views.status import StatusView
-from tests.unit.services.cli.builders import build_status
+from vcbus.shared.views.jobs import JobView
+from vcbus.shared.views.status import StatusView
 
 
 def test_the_demo_jobs_are_package_data_that_admission_allows():
@@ -27,7 +27,7 @@ def test_the_demo_jobs_are_package_data_that_admission_allows():
     package_data = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"][
         "package-data"
     ]
-    assert str(DEMO_DIR) == str(Path(services.cli.__file__).parent / "demo")
+    assert str(DEMO_DIR) == str(Path(vcbus.services.cli.__file__).parent / "demo")
     assert "*.yaml" in package_data["*"]
     texts = demo_texts(DEMO_DIR)
     assert len(texts) == 3

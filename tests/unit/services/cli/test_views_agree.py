@@ -2,7 +2,7 @@
 
 One sequence of events, with a binding the cluster refused, a pod deleted while Running and
 a late event of that deleted pod, is folded by each reader: ``up``'s view
-(:class:`~shared.views.status.StatusView`), the CLI's store (``get nodes``, ``get pods``)
+(:class:`~vcbus.shared.views.status.StatusView`), the CLI's store (``get nodes``, ``get pods``)
 and ``simulate``'s outcome. Each must say which pods hold which node, and the same of
 every pod.
 """
@@ -11,11 +11,6 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from contracts import Event
-from services.cli.kinds import node_rows, pod_rows
-from services.cli.listing import Query
-from services.simulation.outcome import Outcome
-from shared.views.status import StatusView, nodes_table
 from tests.unit.services.cli.builders import (
     build_node,
     build_pod,
@@ -26,6 +21,11 @@ from tests.unit.services.cli.builders import (
     pod_refused,
     store_of,
 )
+from vcbus.contracts import Event
+from vcbus.services.cli.kinds import node_rows, pod_rows
+from vcbus.services.cli.listing import Query
+from vcbus.services.simulation.outcome import Outcome
+from vcbus.shared.views.status import StatusView, nodes_table
 
 JOB = "default/a"
 

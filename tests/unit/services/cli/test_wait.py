@@ -9,13 +9,6 @@ from datetime import UTC, datetime
 import msgspec
 import pytest
 
-from contracts import JobDeleteRequested, Topic
-from contracts.objects import PodGroupPhase
-from services.cli.delete import Requirement, delete_record, field_selector
-from services.cli.queue import resources
-from services.cli.status import StatusStore, trace_id_of
-from services.cli.submit import Progress, outcome
-from shared.bus.records import Record
 from tests.unit.services.cli.builders import (
     PREFIX,
     build_admitted,
@@ -24,6 +17,13 @@ from tests.unit.services.cli.builders import (
     build_status,
     store_of,
 )
+from vcbus.contracts import JobDeleteRequested, Topic
+from vcbus.contracts.objects import PodGroupPhase
+from vcbus.services.cli.delete import Requirement, delete_record, field_selector
+from vcbus.services.cli.queue import resources
+from vcbus.services.cli.status import StatusStore, trace_id_of
+from vcbus.services.cli.submit import Progress, outcome
+from vcbus.shared.bus.records import Record
 
 
 def test_outcome_is_done_when_the_job_runs():

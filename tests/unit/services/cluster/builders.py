@@ -5,23 +5,23 @@ from __future__ import annotations
 import random  # noqa: TID251 - tests seed their own Random for ctx.rng (STYLE §11.4)
 from datetime import UTC, datetime, timedelta
 
-from contracts._base import derive_event_id
-from contracts.events.bindings import BindingCreated
-from contracts.events.cluster_commands import (
+from vcbus.contracts._base import derive_event_id
+from vcbus.contracts.events.bindings import BindingCreated
+from vcbus.contracts.events.cluster_commands import (
     NodeAddRequested,
     NodeCordonRequested,
     NodeRemoveRequested,
     NodeUncordonRequested,
     PodPhaseSetRequested,
 )
-from contracts.events.pods import PodDeleted
-from contracts.keys import JobKey, NodeName, PodKey, pod_key
-from contracts.objects.node import Node
-from contracts.objects.pod import Pod, PodPhase
-from contracts.quantity import parse_resources
-from services.cluster.core import ClusterConf, decide
-from services.cluster.model import SimNode
-from shared.step import Ctx
+from vcbus.contracts.events.pods import PodDeleted
+from vcbus.contracts.keys import JobKey, NodeName, PodKey, pod_key
+from vcbus.contracts.objects.node import Node
+from vcbus.contracts.objects.pod import Pod, PodPhase
+from vcbus.contracts.quantity import parse_resources
+from vcbus.services.cluster.core import ClusterConf, decide
+from vcbus.services.cluster.model import SimNode
+from vcbus.shared.step import Ctx
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 CONF = ClusterConf()

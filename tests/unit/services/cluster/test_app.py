@@ -2,21 +2,21 @@
 
 from __future__ import annotations
 
-from contracts import TOPIC_SPECS, Event, Topic
-from contracts.events.bindings import BindingCreated
-from contracts.events.pods_status import BindingRefused, PodPhaseChanged
-from contracts.objects.pod import ANNOTATION_RUN_SECONDS, PodPhase
-from services.cluster.app import build_service
-from services.cluster.core import REASON_ALREADY_BOUND
-from shared.bus.codec import TopicCodec
-from shared.bus.kafka_settings import KafkaSettings
-from shared.bus.memory import InMemoryBus
-from shared.bus.outbox import event_record
-from shared.runtime.clock import SystemClock
-from shared.runtime.settings import Settings
-from shared.runtime.topology import ensure_topics
 from tests.support.bus_contract import read_topic, running
 from tests.unit.services.cluster.builders import build_binding, build_node, build_pod
+from vcbus.contracts import TOPIC_SPECS, Event, Topic
+from vcbus.contracts.events.bindings import BindingCreated
+from vcbus.contracts.events.pods_status import BindingRefused, PodPhaseChanged
+from vcbus.contracts.objects.pod import ANNOTATION_RUN_SECONDS, PodPhase
+from vcbus.services.cluster.app import build_service
+from vcbus.services.cluster.core import REASON_ALREADY_BOUND
+from vcbus.shared.bus.codec import TopicCodec
+from vcbus.shared.bus.kafka_settings import KafkaSettings
+from vcbus.shared.bus.memory import InMemoryBus
+from vcbus.shared.bus.outbox import event_record
+from vcbus.shared.runtime.clock import SystemClock
+from vcbus.shared.runtime.settings import Settings
+from vcbus.shared.runtime.topology import ensure_topics
 
 PREFIX = "unit."
 CODEC = TopicCodec[Event](TOPIC_SPECS[Topic.PODS_STATUS].union)

@@ -6,17 +6,6 @@ import random  # noqa: TID251 - tests seed their own Random for ctx.rng (STYLE Â
 
 import pytest
 
-from contracts.events.nodes import NodeChanged, NodeRegistered, NodeRemoved
-from contracts.events.pods_status import BindingRefused, PodPhaseChanged
-from contracts.keys import NodeName
-from contracts.objects.pod import (
-    ANNOTATION_EXIT_CODE,
-    ANNOTATION_RUN_SECONDS,
-    ANNOTATION_START_SECONDS,
-    PodPhase,
-)
-from services.cluster.core import ClusterConf, decide, locate_pods, next_deadline
-from shared.step import Tick
 from tests.unit.services.cluster.builders import (
     CONF,
     at,
@@ -33,6 +22,17 @@ from tests.unit.services.cluster.builders import (
     build_sim_node,
     build_uncordon,
 )
+from vcbus.contracts.events.nodes import NodeChanged, NodeRegistered, NodeRemoved
+from vcbus.contracts.events.pods_status import BindingRefused, PodPhaseChanged
+from vcbus.contracts.keys import NodeName
+from vcbus.contracts.objects.pod import (
+    ANNOTATION_EXIT_CODE,
+    ANNOTATION_RUN_SECONDS,
+    ANNOTATION_START_SECONDS,
+    PodPhase,
+)
+from vcbus.services.cluster.core import ClusterConf, decide, locate_pods, next_deadline
+from vcbus.shared.step import Tick
 
 RUN_10S = {ANNOTATION_START_SECONDS: "2", ANNOTATION_RUN_SECONDS: "10"}
 

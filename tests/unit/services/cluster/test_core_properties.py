@@ -8,18 +8,6 @@ import msgspec
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contracts.objects.node import Node
-from contracts.objects.pod import (
-    ANNOTATION_EXIT_CODE,
-    ANNOTATION_RUN_SECONDS,
-    ANNOTATION_START_SECONDS,
-    Pod,
-    PodPhase,
-)
-from contracts.quantity import PODS, Resources, add
-from services.cluster.core import ClusterInput, decide
-from services.cluster.model import ACTIVE_PHASES, SimNode, SimPod, usage
-from shared.step import Step, Tick
 from tests.unit.services.cluster.builders import (
     CONF,
     at,
@@ -34,6 +22,18 @@ from tests.unit.services.cluster.builders import (
     build_set_phase,
     build_uncordon,
 )
+from vcbus.contracts.objects.node import Node
+from vcbus.contracts.objects.pod import (
+    ANNOTATION_EXIT_CODE,
+    ANNOTATION_RUN_SECONDS,
+    ANNOTATION_START_SECONDS,
+    Pod,
+    PodPhase,
+)
+from vcbus.contracts.quantity import PODS, Resources, add
+from vcbus.services.cluster.core import ClusterInput, decide
+from vcbus.services.cluster.model import ACTIVE_PHASES, SimNode, SimPod, usage
+from vcbus.shared.step import Step, Tick
 
 GPU = "nvidia.com/gpu"
 

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import msgspec
 
-from contracts._base import derive_event_id
-from contracts.events.bindings import PodEvictionRequested
-from contracts.events.pods_status import PodPhaseChanged
-from contracts.keys import JobKey, NodeName
-from contracts.objects.pod import Pod, PodPhase
-from services.cluster.core import REASON_EVICTED, decide, next_deadline
-from services.cluster.model import SimNode
-from shared.step import Tick
+from vcbus.contracts._base import derive_event_id
+from vcbus.contracts.events.bindings import PodEvictionRequested
+from vcbus.contracts.events.pods_status import PodPhaseChanged
+from vcbus.contracts.keys import JobKey, NodeName
+from vcbus.contracts.objects.pod import Pod, PodPhase
+from vcbus.services.cluster.core import REASON_EVICTED, decide, next_deadline
+from vcbus.services.cluster.model import SimNode
+from vcbus.shared.step import Tick
 
 from .builders import (
     CONF,

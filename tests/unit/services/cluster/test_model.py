@@ -4,10 +4,6 @@ from __future__ import annotations
 
 import msgspec
 
-from contracts.objects.pod import ANNOTATION_RUN_SECONDS, ANNOTATION_START_SECONDS, PodPhase
-from services.cluster.core import decide
-from services.cluster.model import SimNode, demand, usage
-from shared.step import Tick
 from tests.unit.services.cluster.builders import (
     CONF,
     at,
@@ -16,6 +12,10 @@ from tests.unit.services.cluster.builders import (
     build_pod,
     build_sim_node,
 )
+from vcbus.contracts.objects.pod import ANNOTATION_RUN_SECONDS, ANNOTATION_START_SECONDS, PodPhase
+from vcbus.services.cluster.core import decide
+from vcbus.services.cluster.model import SimNode, demand, usage
+from vcbus.shared.step import Tick
 
 
 def test_demand_counts_one_pod_slot_when_the_requests_name_pods():

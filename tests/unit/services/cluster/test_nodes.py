@@ -6,10 +6,11 @@ import json
 
 import pytest
 
-from contracts.events.nodes import NodeRegistered
-from contracts.objects.node import Node, Taint
-from services.cluster.core import decide
-from services.cluster.nodes import (
+from tests.unit.services.cluster.builders import CONF, T0, build_ctx
+from vcbus.contracts.events.nodes import NodeRegistered
+from vcbus.contracts.objects.node import Node, Taint
+from vcbus.services.cluster.core import decide
+from vcbus.services.cluster.nodes import (
     NodesError,
     add_commands,
     build_nodes,
@@ -17,7 +18,6 @@ from services.cluster.nodes import (
     load_nodes,
     parse_nodes,
 )
-from tests.unit.services.cluster.builders import CONF, T0, build_ctx
 
 GI = 2**30
 

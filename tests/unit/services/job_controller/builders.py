@@ -10,19 +10,19 @@ from pathlib import Path
 
 import msgspec
 
-from contracts._base import Event
-from contracts.events.jobs_admitted import (
+from vcbus.contracts._base import Event
+from vcbus.contracts.events.jobs_admitted import (
     JobAbortAccepted,
     JobAdmitted,
     JobDeleteAccepted,
     JobResumeAccepted,
 )
-from contracts.events.jobs_status import JobStatusChanged
-from contracts.events.podgroups_status import PodGroupPhaseChanged
-from contracts.events.pods import PodCreated, PodDeleted
-from contracts.events.pods_status import BindingRefused, PodPhaseChanged
-from contracts.keys import JobKey, NodeName, PodKey, job_key
-from contracts.objects.job import (
+from vcbus.contracts.events.jobs_status import JobStatusChanged
+from vcbus.contracts.events.podgroups_status import PodGroupPhaseChanged
+from vcbus.contracts.events.pods import PodCreated, PodDeleted
+from vcbus.contracts.events.pods_status import BindingRefused, PodPhaseChanged
+from vcbus.contracts.keys import JobKey, NodeName, PodKey, job_key
+from vcbus.contracts.objects.job import (
     DependsOn,
     Job,
     JobSpec,
@@ -30,12 +30,12 @@ from contracts.objects.job import (
     PodTemplate,
     TaskSpec,
 )
-from contracts.objects.meta import Condition, ObjectMeta
-from contracts.objects.pod import PodPhase
-from contracts.objects.podgroup import PodGroupPhase
-from services.job_controller.core import ControllerConf, ControllerInput, decide
-from services.job_controller.state import JobRecord
-from shared.step import Ctx, Tick
+from vcbus.contracts.objects.meta import Condition, ObjectMeta
+from vcbus.contracts.objects.pod import PodPhase
+from vcbus.contracts.objects.podgroup import PodGroupPhase
+from vcbus.services.job_controller.core import ControllerConf, ControllerInput, decide
+from vcbus.services.job_controller.state import JobRecord
+from vcbus.shared.step import Ctx, Tick
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 REPO_ROOT = Path(__file__).resolve().parents[4]

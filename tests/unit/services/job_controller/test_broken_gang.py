@@ -10,10 +10,6 @@ Pending for good. The job is Failed now.
 
 from __future__ import annotations
 
-from contracts.objects.job import JobPhase
-from contracts.objects.pod import PodPhase
-from contracts.objects.podgroup import PodGroupPhase
-from services.job_controller.policies import Action
 from tests.unit.services.job_controller.builders import (
     Driver,
     build_job,
@@ -21,6 +17,10 @@ from tests.unit.services.job_controller.builders import (
     policy,
     statuses,
 )
+from vcbus.contracts.objects.job import JobPhase
+from vcbus.contracts.objects.pod import PodPhase
+from vcbus.contracts.objects.podgroup import PodGroupPhase
+from vcbus.services.job_controller.policies import Action
 
 WORKERS = ["gang-worker-0", "gang-worker-1", "gang-worker-2"]
 

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from contracts.events.jobs_status import JobDeleted, JobStatusChanged, TaskCounts
-from contracts.events.podgroups import PodGroupCreated, PodGroupDeleted, PodGroupUpdated
-from contracts.events.podgroups_status import PodGroupPhaseChanged
-from contracts.events.pods import PodCreated
-from contracts.objects.job import Job, JobPhase
-from contracts.objects.meta import Condition
-from contracts.objects.pod import PodPhase
-from contracts.objects.podgroup import PodGroupPhase
-from services.job_controller.core import ControllerConf, decide, next_deadline
-from shared.step import Ctx, Tick
+from vcbus.contracts.events.jobs_status import JobDeleted, JobStatusChanged, TaskCounts
+from vcbus.contracts.events.podgroups import PodGroupCreated, PodGroupDeleted, PodGroupUpdated
+from vcbus.contracts.events.podgroups_status import PodGroupPhaseChanged
+from vcbus.contracts.events.pods import PodCreated
+from vcbus.contracts.objects.job import Job, JobPhase
+from vcbus.contracts.objects.meta import Condition
+from vcbus.contracts.objects.pod import PodPhase
+from vcbus.contracts.objects.podgroup import PodGroupPhase
+from vcbus.services.job_controller.core import ControllerConf, decide, next_deadline
+from vcbus.shared.step import Ctx, Tick
 
 from .builders import (
     T0,

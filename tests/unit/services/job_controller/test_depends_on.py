@@ -6,11 +6,11 @@ import msgspec
 import pytest
 import yaml
 
-from contracts.objects.job import DependsOn, Job, JobPhase
-from contracts.objects.pod import PodPhase
-from contracts.objects.podgroup import PodGroupPhase
-from services.job_controller.pods import is_task_ready
-from services.job_controller.state import PodState
+from vcbus.contracts.objects.job import DependsOn, Job, JobPhase
+from vcbus.contracts.objects.pod import PodPhase
+from vcbus.contracts.objects.podgroup import PodGroupPhase
+from vcbus.services.job_controller.pods import is_task_ready
+from vcbus.services.job_controller.state import PodState
 
 from .builders import EXAMPLES, Driver, build_task, last_status, pods_of, with_spec
 

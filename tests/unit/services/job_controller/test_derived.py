@@ -5,18 +5,18 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from contracts._base import Event
-from contracts.keys import JobKey
-from contracts.objects.job import Job
-from contracts.objects.pod import PodPhase
-from contracts.objects.podgroup import PodGroupPhase
-from services.job_controller import derived
-from services.job_controller.core import ControllerConf, ControllerInput, decide
-from services.job_controller.derived import derive_facts, job_facts
-from services.job_controller.podgroup import build_podgroup, has_spec, podgroup_spec
-from services.job_controller.state import JobRecord, PodState
-from services.job_controller.status import count_pods
-from shared.step import Ctx
+from vcbus.contracts._base import Event
+from vcbus.contracts.keys import JobKey
+from vcbus.contracts.objects.job import Job
+from vcbus.contracts.objects.pod import PodPhase
+from vcbus.contracts.objects.podgroup import PodGroupPhase
+from vcbus.services.job_controller import derived
+from vcbus.services.job_controller.core import ControllerConf, ControllerInput, decide
+from vcbus.services.job_controller.derived import derive_facts, job_facts
+from vcbus.services.job_controller.podgroup import build_podgroup, has_spec, podgroup_spec
+from vcbus.services.job_controller.state import JobRecord, PodState
+from vcbus.services.job_controller.status import count_pods
+from vcbus.shared.step import Ctx
 
 from .builders import T0, Driver, admitted, build_job, build_task, policy, with_spec
 

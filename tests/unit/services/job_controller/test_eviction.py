@@ -6,9 +6,9 @@ SPEC B2.1: a pod that ends ``Evicted`` raises ``PodEvicted``; the job's policies
 
 from __future__ import annotations
 
-from contracts.objects.job import JobPhase
-from contracts.objects.pod import PodPhase
-from contracts.objects.podgroup import PodGroupPhase
+from vcbus.contracts.objects.job import JobPhase
+from vcbus.contracts.objects.pod import PodPhase
+from vcbus.contracts.objects.podgroup import PodGroupPhase
 
 from .builders import Driver, build_job, build_task, deleted_pods, last_status, policy, statuses
 

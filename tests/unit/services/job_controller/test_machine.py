@@ -10,9 +10,9 @@ from dataclasses import dataclass
 
 import pytest
 
-from contracts.events.jobs_status import TaskCounts
-from contracts.objects.job import Job, JobPhase
-from services.job_controller.machine import (
+from vcbus.contracts.events.jobs_status import TaskCounts
+from vcbus.contracts.objects.job import Job, JobPhase
+from vcbus.services.job_controller.machine import (
     RETAIN_NONE,
     RETAIN_SOFT,
     Counts,
@@ -26,7 +26,7 @@ from services.job_controller.machine import (
     evaluate_running,
     plan,
 )
-from services.job_controller.policies import Action
+from vcbus.services.job_controller.policies import Action
 
 from .builders import build_job, build_task, with_spec
 

@@ -6,11 +6,11 @@ from dataclasses import dataclass
 
 import pytest
 
-from contracts.keys import JobKey
-from contracts.objects.job import Job
-from contracts.objects.pod import Toleration
-from contracts.objects.podgroup import PodGroup, StageTask
-from services.job_controller.podgroup import (
+from vcbus.contracts.keys import JobKey
+from vcbus.contracts.objects.job import Job
+from vcbus.contracts.objects.pod import Toleration
+from vcbus.contracts.objects.podgroup import PodGroup, StageTask
+from vcbus.services.job_controller.podgroup import (
     build_podgroup,
     min_resources,
     min_task_member,

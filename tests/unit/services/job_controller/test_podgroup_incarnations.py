@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import dataclasses
 
-from contracts import PodCreated, PodGroupPhaseChanged
-from contracts.objects.pod import PodPhase
-from contracts.objects.podgroup import PodGroupPhase
-from services.job_controller.core import decide
-from shared.step import Ctx
 from tests.unit.services.job_controller.builders import T0, Driver, build_job, build_task, policy
+from vcbus.contracts import PodCreated, PodGroupPhaseChanged
+from vcbus.contracts.objects.pod import PodPhase
+from vcbus.contracts.objects.podgroup import PodGroupPhase
+from vcbus.services.job_controller.core import decide
+from vcbus.shared.step import Ctx
 
 
 def restarted_job() -> tuple[Driver, Driver]:

@@ -11,9 +11,9 @@ from datetime import timedelta
 
 import pytest
 
-from contracts.keys import JobKey
-from contracts.objects.job import Job, LifecyclePolicy
-from services.job_controller.policies import (
+from vcbus.contracts.keys import JobKey
+from vcbus.contracts.objects.job import Job, LifecyclePolicy
+from vcbus.services.job_controller.policies import (
     Action,
     PolicyEvent,
     Request,
@@ -26,7 +26,7 @@ from services.job_controller.policies import (
     parse_duration,
     resolve_action,
 )
-from services.job_controller.state import JobRecord, PolicyTimer
+from vcbus.services.job_controller.state import JobRecord, PolicyTimer
 
 from .builders import T0, build_job, build_task, policy
 

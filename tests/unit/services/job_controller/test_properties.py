@@ -11,20 +11,20 @@ import msgspec
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contracts._base import Event
-from contracts.events.jobs_admitted import JobAbortAccepted, JobDeleteAccepted
-from contracts.events.podgroups_status import PodGroupPhaseChanged
-from contracts.events.pods import PodCreated, PodDeleted
-from contracts.events.pods_status import BindingRefused, PodPhaseChanged
-from contracts.keys import NodeName, PodKey
-from contracts.objects.pod import PodPhase
-from contracts.objects.podgroup import PodGroupPhase
-from services.job_controller.core import ControllerConf, ControllerInput, decide
-from services.job_controller.state import JobRecord
-from shared.runtime.clock import VirtualClock
-from shared.runtime.reactor import Entry, Reactor
-from shared.state.changelog import ChangelogStore
-from shared.step import Ctx, Tick
+from vcbus.contracts._base import Event
+from vcbus.contracts.events.jobs_admitted import JobAbortAccepted, JobDeleteAccepted
+from vcbus.contracts.events.podgroups_status import PodGroupPhaseChanged
+from vcbus.contracts.events.pods import PodCreated, PodDeleted
+from vcbus.contracts.events.pods_status import BindingRefused, PodPhaseChanged
+from vcbus.contracts.keys import NodeName, PodKey
+from vcbus.contracts.objects.pod import PodPhase
+from vcbus.contracts.objects.podgroup import PodGroupPhase
+from vcbus.services.job_controller.core import ControllerConf, ControllerInput, decide
+from vcbus.services.job_controller.state import JobRecord
+from vcbus.shared.runtime.clock import VirtualClock
+from vcbus.shared.runtime.reactor import Entry, Reactor
+from vcbus.shared.state.changelog import ChangelogStore
+from vcbus.shared.step import Ctx, Tick
 
 from .builders import T0, admitted, build_job, build_task, policy, with_spec
 

@@ -6,17 +6,17 @@ from datetime import UTC, datetime
 
 import msgspec
 
-from contracts.events.jobs_admitted import JobAdmitted
-from contracts.events.jobs_rejected import SubmissionOrigin
-from contracts.events.pods import PodCreated
-from contracts.limits import MAX_EVENT_BYTES, POD_PART_PODS
-from contracts.objects.pod import ANNOTATION_RUN_SECONDS, PodPhase
-from services.admission.core import AdmissionLimits, Submission
-from services.admission.core import decide as admit
-from services.job_controller.state import JobRecord, RecordCodec
-from shared.runtime.reactor import Entry
-from shared.step import Ctx
 from tests.unit.services.job_controller.builders import Driver, build_job, build_task, policy
+from vcbus.contracts.events.jobs_admitted import JobAdmitted
+from vcbus.contracts.events.jobs_rejected import SubmissionOrigin
+from vcbus.contracts.events.pods import PodCreated
+from vcbus.contracts.limits import MAX_EVENT_BYTES, POD_PART_PODS
+from vcbus.contracts.objects.pod import ANNOTATION_RUN_SECONDS, PodPhase
+from vcbus.services.admission.core import AdmissionLimits, Submission
+from vcbus.services.admission.core import decide as admit
+from vcbus.services.job_controller.state import JobRecord, RecordCodec
+from vcbus.shared.runtime.reactor import Entry
+from vcbus.shared.step import Ctx
 
 NODE = "n" * 63
 """A node name as long as admission's estimate allows for."""

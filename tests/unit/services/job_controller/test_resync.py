@@ -4,10 +4,6 @@ from __future__ import annotations
 
 import msgspec
 
-from contracts.objects.job import JobPhase
-from contracts.objects.pod import PodPhase
-from contracts.objects.podgroup import PodGroupPhase
-from shared.step import Tick
 from tests.unit.services.job_controller.builders import (
     Driver,
     build_job,
@@ -15,6 +11,10 @@ from tests.unit.services.job_controller.builders import (
     pods_of,
     statuses,
 )
+from vcbus.contracts.objects.job import JobPhase
+from vcbus.contracts.objects.pod import PodPhase
+from vcbus.contracts.objects.podgroup import PodGroupPhase
+from vcbus.shared.step import Tick
 
 
 def failing_gang() -> Driver:

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import msgspec
 
-from contracts.objects.pod import PodPhase
-from services.job_controller.pod_index import replace_pod, summary
-from services.job_controller.state import JobRecord, RecordCodec
-from shared.bus.memory import InMemoryBus
-from shared.bus.records import OutRecord, TopicConfig
-from shared.runtime.reactor import Entry
-from shared.state.changelog import ChangelogStore
 from tests.unit.services.job_controller.builders import Driver, build_job, build_task
+from vcbus.contracts.objects.pod import PodPhase
+from vcbus.services.job_controller.pod_index import replace_pod, summary
+from vcbus.services.job_controller.state import JobRecord, RecordCodec
+from vcbus.shared.bus.memory import InMemoryBus
+from vcbus.shared.bus.records import OutRecord, TopicConfig
+from vcbus.shared.runtime.reactor import Entry
+from vcbus.shared.state.changelog import ChangelogStore
 
 TOPIC = "unit.job-controller.jobs.changelog"
 KEY = "default/job"

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from contracts import JobDeleteAccepted, JobStatusChanged, job_key
-from contracts.objects import JobPhase
-from services.job_controller.status import counts_superseded
-from shared.bus.outbox import Outbox
+from vcbus.contracts import JobDeleteAccepted, JobStatusChanged, job_key
+from vcbus.contracts.objects import JobPhase
+from vcbus.services.job_controller.status import counts_superseded
+from vcbus.shared.bus.outbox import Outbox
 
 PREFIX = "unit."
 NOW = datetime(2026, 3, 1, tzinfo=UTC)

@@ -11,12 +11,12 @@ from datetime import timedelta
 import msgspec
 import pytest
 
-from contracts.objects.job import JobPhase
-from contracts.objects.pod import PodPhase
-from contracts.objects.podgroup import PodGroupPhase
-from services.job_controller.core import next_deadline
-from shared.step import Tick
 from tests.unit.services.job_controller.builders import Driver, build_job, build_task, kinds
+from vcbus.contracts.objects.job import JobPhase
+from vcbus.contracts.objects.pod import PodPhase
+from vcbus.contracts.objects.podgroup import PodGroupPhase
+from vcbus.services.job_controller.core import next_deadline
+from vcbus.shared.step import Tick
 
 PODS = ["done-worker-0", "done-worker-1"]
 

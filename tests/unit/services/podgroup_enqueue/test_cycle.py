@@ -5,23 +5,23 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from contracts.events.bindings import BindingCreated
-from contracts.events.podgroups import PodGroupCreated
-from contracts.events.podgroups_status import PodGroupPhaseChanged
-from contracts.events.pods import PodCreated
-from contracts.events.queues import QueueDeclared
-from contracts.events.reservations import NodesLocked, NodesUnlocked, TargetJobElected
-from contracts.keys import JobKey, NodeName
-from contracts.objects.pod import PodPhase
-from contracts.objects.podgroup import PodGroupPhase
-from services.allocator.cycle import run_cycle as allocate
-from services.podgroup_enqueue.cycle import CycleResult, next_due, run_cycle
-from shared.scheduling.cluster_view import ClusterView
-from shared.scheduling.holds import Reservation
-from shared.scheduling.scheduler import default_conf, default_enqueue_conf, parse_conf
-from shared.scheduling.snapshot import ClusterSnapshot
-from shared.step import Ctx
 from tests.support.builders import build_node, build_pod, build_podgroup, build_queue
+from vcbus.contracts.events.bindings import BindingCreated
+from vcbus.contracts.events.podgroups import PodGroupCreated
+from vcbus.contracts.events.podgroups_status import PodGroupPhaseChanged
+from vcbus.contracts.events.pods import PodCreated
+from vcbus.contracts.events.queues import QueueDeclared
+from vcbus.contracts.events.reservations import NodesLocked, NodesUnlocked, TargetJobElected
+from vcbus.contracts.keys import JobKey, NodeName
+from vcbus.contracts.objects.pod import PodPhase
+from vcbus.contracts.objects.podgroup import PodGroupPhase
+from vcbus.services.allocator.cycle import run_cycle as allocate
+from vcbus.services.podgroup_enqueue.cycle import CycleResult, next_due, run_cycle
+from vcbus.shared.scheduling.cluster_view import ClusterView
+from vcbus.shared.scheduling.holds import Reservation
+from vcbus.shared.scheduling.scheduler import default_conf, default_enqueue_conf, parse_conf
+from vcbus.shared.scheduling.snapshot import ClusterSnapshot
+from vcbus.shared.step import Ctx
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 DEPLOY = Path(__file__).parents[4] / "deploy" / "scheduler"

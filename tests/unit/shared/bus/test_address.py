@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from shared.bus.address import Address, AddressError, normalized, parse_servers
+from vcbus.shared.bus.address import Address, AddressError, normalized, parse_servers
 
 
 @pytest.mark.parametrize(

@@ -11,9 +11,9 @@ from aiokafka.coordinator.protocol import (
 from hypothesis import given
 from hypothesis import strategies as st
 
-from shared.bus.assignor import CopartitionedAssignor, plan
-from shared.bus.memory import InMemoryBus
-from shared.bus.records import TopicConfig
+from vcbus.shared.bus.assignor import CopartitionedAssignor, plan
+from vcbus.shared.bus.memory import InMemoryBus
+from vcbus.shared.bus.records import TopicConfig
 
 TOPICS = ("jobs.admitted", "podgroups.status", "pods.status")
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from shared.bus.kafka_settings import KafkaSettings
-from shared.bus.memory import InMemoryBus
-from shared.runtime.settings import Settings
 from tests.support.bus_contract import BusContract
+from vcbus.shared.bus.kafka_settings import KafkaSettings
+from vcbus.shared.bus.memory import InMemoryBus
+from vcbus.shared.runtime.settings import Settings
 
 
 class TestInMemoryBus(BusContract):

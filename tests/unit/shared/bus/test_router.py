@@ -9,11 +9,11 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind
 
-from contracts import Event, JobDeleteAccepted, Topic, job_key
-from shared.bus.envelope import Envelope
-from shared.bus.outbox import Outbox
-from shared.bus.records import Record
-from shared.bus.router import Route, Router
+from vcbus.contracts import Event, JobDeleteAccepted, Topic, job_key
+from vcbus.shared.bus.envelope import Envelope
+from vcbus.shared.bus.outbox import Outbox
+from vcbus.shared.bus.records import Record
+from vcbus.shared.bus.router import Route, Router
 
 PREFIX = "unit."
 NOW = datetime(2026, 3, 1, tzinfo=UTC)

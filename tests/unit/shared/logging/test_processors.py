@@ -2,7 +2,7 @@ import structlog
 from opentelemetry import trace
 from structlog.testing import capture_logs
 
-from shared.logging import (
+from vcbus.shared.logging import (
     REDACTED,
     add_record_context,
     add_service,

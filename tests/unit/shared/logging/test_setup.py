@@ -6,7 +6,7 @@ import pytest
 import structlog
 from opentelemetry import trace
 
-from shared.logging import configure_logging
+from vcbus.shared.logging import configure_logging
 
 log = structlog.get_logger()
 

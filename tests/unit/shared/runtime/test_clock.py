@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 from datetime import timedelta
 
-from shared.bus.memory import InMemoryBus
-from shared.runtime.clock import EPOCH, ArrivalStamps, SystemClock, VirtualClock
+from vcbus.shared.bus.memory import InMemoryBus
+from vcbus.shared.runtime.clock import EPOCH, ArrivalStamps, SystemClock, VirtualClock
 
 
 async def _settle() -> None:

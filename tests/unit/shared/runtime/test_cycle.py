@@ -5,13 +5,13 @@ from __future__ import annotations
 import asyncio
 from datetime import datetime, timedelta
 
-from shared.bus.kafka_settings import KafkaSettings
-from shared.bus.memory import InMemoryBus
-from shared.runtime.clock import VirtualClock
-from shared.runtime.cycle import run_cycles
-from shared.runtime.service import Runtime
-from shared.runtime.settings import Settings
-from shared.runtime.table import Table
+from vcbus.shared.bus.kafka_settings import KafkaSettings
+from vcbus.shared.bus.memory import InMemoryBus
+from vcbus.shared.runtime.clock import VirtualClock
+from vcbus.shared.runtime.cycle import run_cycles
+from vcbus.shared.runtime.service import Runtime
+from vcbus.shared.runtime.settings import Settings
+from vcbus.shared.runtime.table import Table
 
 CYCLE_SECONDS = 2.0
 DEBOUNCE = 0.005

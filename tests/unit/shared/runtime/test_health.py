@@ -6,16 +6,16 @@ import asyncio
 
 import pytest
 
-from contracts import Topic
-from shared.bus.kafka_settings import KafkaSettings
-from shared.bus.memory import InMemoryBus
-from shared.bus.records import TopicPartition
-from shared.bus.router import Route
-from shared.runtime.clock import VirtualClock
-from shared.runtime.health import HealthServer, Readiness, readiness
-from shared.runtime.service import Runtime, Service
-from shared.runtime.settings import Settings
-from shared.runtime.table import Table
+from vcbus.contracts import Topic
+from vcbus.shared.bus.kafka_settings import KafkaSettings
+from vcbus.shared.bus.memory import InMemoryBus
+from vcbus.shared.bus.records import TopicPartition
+from vcbus.shared.bus.router import Route
+from vcbus.shared.runtime.clock import VirtualClock
+from vcbus.shared.runtime.health import HealthServer, Readiness, readiness
+from vcbus.shared.runtime.service import Runtime, Service
+from vcbus.shared.runtime.settings import Settings
+from vcbus.shared.runtime.table import Table
 
 
 async def fetch(port: int, request: str) -> tuple[int, str]:

@@ -7,23 +7,23 @@ from datetime import UTC, datetime
 
 import pytest
 
-from contracts import Event, JobDeleteAccepted, Topic, job_key
-from contracts.limits import MAX_RECORD_BYTES
-from shared.bus.envelope import HEADER_DLT_ERROR, HEADER_DLT_OFFSET, Envelope
-from shared.bus.errors import RecordTooLargeError
-from shared.bus.kafka_settings import KafkaSettings
-from shared.bus.memory import InMemoryBus
-from shared.bus.outbox import Outbox
-from shared.bus.records import OutRecord, Record
-from shared.bus.router import Route
-from shared.runtime.clock import VirtualClock
-from shared.runtime.reactor import Entry, Reactor
-from shared.runtime.service import Service
-from shared.runtime.settings import Settings
-from shared.runtime.topology import ensure_topics
-from shared.state.changelog import ChangelogStore
-from shared.step import Ctx, Step
 from tests.support.bus_contract import read_topic, running
+from vcbus.contracts import Event, JobDeleteAccepted, Topic, job_key
+from vcbus.contracts.limits import MAX_RECORD_BYTES
+from vcbus.shared.bus.envelope import HEADER_DLT_ERROR, HEADER_DLT_OFFSET, Envelope
+from vcbus.shared.bus.errors import RecordTooLargeError
+from vcbus.shared.bus.kafka_settings import KafkaSettings
+from vcbus.shared.bus.memory import InMemoryBus
+from vcbus.shared.bus.outbox import Outbox
+from vcbus.shared.bus.records import OutRecord, Record
+from vcbus.shared.bus.router import Route
+from vcbus.shared.runtime.clock import VirtualClock
+from vcbus.shared.runtime.reactor import Entry, Reactor
+from vcbus.shared.runtime.service import Service
+from vcbus.shared.runtime.settings import Settings
+from vcbus.shared.runtime.topology import ensure_topics
+from vcbus.shared.state.changelog import ChangelogStore
+from vcbus.shared.step import Ctx, Step
 
 PREFIX = "unit."
 SUBMITTED = f"{PREFIX}{Topic.JOBS_SUBMITTED}"

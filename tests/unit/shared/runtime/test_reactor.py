@@ -6,13 +6,13 @@ from datetime import datetime, timedelta
 
 from opentelemetry import trace
 
-from contracts import JobDeleteAccepted, JobDeleted, JobKey, derive_event_id
-from shared.bus.outbox import Outbox
-from shared.runtime.clock import EPOCH, VirtualClock
-from shared.runtime.reactor import Entry, Reactor
-from shared.state.changelog import ChangelogStore
-from shared.step import Ctx, Step, Tick
-from shared.tracing.spans import business_span
+from vcbus.contracts import JobDeleteAccepted, JobDeleted, JobKey, derive_event_id
+from vcbus.shared.bus.outbox import Outbox
+from vcbus.shared.runtime.clock import EPOCH, VirtualClock
+from vcbus.shared.runtime.reactor import Entry, Reactor
+from vcbus.shared.state.changelog import ChangelogStore
+from vcbus.shared.step import Ctx, Step, Tick
+from vcbus.shared.tracing.spans import business_span
 
 DELAY = timedelta(seconds=5)
 

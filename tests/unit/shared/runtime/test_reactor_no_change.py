@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from contracts import JobDeleteAccepted, JobKey
-from shared.runtime.clock import VirtualClock
-from shared.runtime.reactor import Entry, Reactor
-from shared.state.changelog import ChangelogStore
-from shared.step import Ctx, Step, Tick
+from vcbus.contracts import JobDeleteAccepted, JobKey
+from vcbus.shared.runtime.clock import VirtualClock
+from vcbus.shared.runtime.reactor import Entry, Reactor
+from vcbus.shared.state.changelog import ChangelogStore
+from vcbus.shared.step import Ctx, Step, Tick
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 

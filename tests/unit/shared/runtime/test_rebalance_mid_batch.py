@@ -18,20 +18,20 @@ from __future__ import annotations
 import asyncio
 from datetime import UTC, datetime
 
-from contracts import JobDeleteAccepted, Topic, job_key
-from shared.bus.kafka_settings import KafkaSettings
-from shared.bus.memory import MemoryProducer
-from shared.bus.records import OutRecord
-from shared.bus.router import Route
-from shared.runtime.clock import SystemClock
-from shared.runtime.reactor import Entry, Reactor
-from shared.runtime.service import Runtime, Service, changelog_topic
-from shared.runtime.settings import Settings
-from shared.runtime.topology import ensure_topics
-from shared.state.changelog import ChangelogStore
-from shared.step import Ctx, Step, Tick
 from tests.support.bus_contract import read_topic, running, wait_until
 from tests.support.eager_bus import EagerBus
+from vcbus.contracts import JobDeleteAccepted, Topic, job_key
+from vcbus.shared.bus.kafka_settings import KafkaSettings
+from vcbus.shared.bus.memory import MemoryProducer
+from vcbus.shared.bus.records import OutRecord
+from vcbus.shared.bus.router import Route
+from vcbus.shared.runtime.clock import SystemClock
+from vcbus.shared.runtime.reactor import Entry, Reactor
+from vcbus.shared.runtime.service import Runtime, Service, changelog_topic
+from vcbus.shared.runtime.settings import Settings
+from vcbus.shared.runtime.topology import ensure_topics
+from vcbus.shared.state.changelog import ChangelogStore
+from vcbus.shared.step import Ctx, Step, Tick
 
 PREFIX = "unit."
 SUBMITTED = f"{PREFIX}{Topic.JOBS_SUBMITTED}"

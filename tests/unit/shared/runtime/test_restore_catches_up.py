@@ -12,20 +12,20 @@ from datetime import UTC, datetime, timedelta
 
 import msgspec
 
-from contracts import JobDeleteAccepted, Topic, job_key
-from shared.bus.kafka_settings import KafkaSettings
-from shared.bus.memory import InMemoryBus
-from shared.bus.partitioner import partition_for
-from shared.bus.records import OutRecord
-from shared.bus.router import Route
-from shared.runtime.clock import SystemClock
-from shared.runtime.reactor import Entry, Reactor
-from shared.runtime.service import Service, changelog_topic
-from shared.runtime.settings import Settings
-from shared.runtime.topology import ensure_topics
-from shared.state.changelog import ChangelogStore
-from shared.step import Ctx, Step, Tick
 from tests.support.bus_contract import read_topic, running
+from vcbus.contracts import JobDeleteAccepted, Topic, job_key
+from vcbus.shared.bus.kafka_settings import KafkaSettings
+from vcbus.shared.bus.memory import InMemoryBus
+from vcbus.shared.bus.partitioner import partition_for
+from vcbus.shared.bus.records import OutRecord
+from vcbus.shared.bus.router import Route
+from vcbus.shared.runtime.clock import SystemClock
+from vcbus.shared.runtime.reactor import Entry, Reactor
+from vcbus.shared.runtime.service import Service, changelog_topic
+from vcbus.shared.runtime.settings import Settings
+from vcbus.shared.runtime.topology import ensure_topics
+from vcbus.shared.state.changelog import ChangelogStore
+from vcbus.shared.step import Ctx, Step, Tick
 
 PREFIX = "unit."
 NOW = datetime(2026, 3, 1, tzinfo=UTC)

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from contracts import JobDeleteAccepted, JobKey
-from shared.bus.outbox import Outbox
-from shared.runtime.clock import VirtualClock
-from shared.runtime.reactor import Entry, Reactor, Resync
-from shared.state.changelog import ChangelogStore
-from shared.step import Ctx, Step, Tick
+from vcbus.contracts import JobDeleteAccepted, JobKey
+from vcbus.shared.bus.outbox import Outbox
+from vcbus.shared.runtime.clock import VirtualClock
+from vcbus.shared.runtime.reactor import Entry, Reactor, Resync
+from vcbus.shared.state.changelog import ChangelogStore
+from vcbus.shared.step import Ctx, Step, Tick
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from shared.bus.broker import free_port
-from shared.runtime.settings import Settings, SettingsError
 from tests.support.processes import Processes, event, service_env
+from vcbus.shared.bus.broker import free_port
+from vcbus.shared.runtime.settings import Settings, SettingsError
 
 HERE = Path(__file__).parent
 CERT = HERE / "tls-test-only-cert.pem"
@@ -189,7 +189,7 @@ def test_the_password_never_appears_in_a_services_log_when_it_starts_and_connect
         KAFKA_SASL_PASSWORD=PASSWORD,
     )
     with Processes() as processes:
-        service = processes.start("admission", "services.cli", "serve", "admission", env=env)
+        service = processes.start("admission", "vcbus.services.cli", "serve", "admission", env=env)
         starting = service.wait_for(event("service_starting"))
         unsafe = service.wait_for(event("unsafe_kafka_settings_accepted"))
         service.wait_for(lambda line: "Unable connect" in str(line.get("event")), count=2)

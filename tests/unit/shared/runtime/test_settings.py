@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from shared.runtime.settings import Settings, SettingsError
+from vcbus.shared.runtime.settings import Settings, SettingsError
 
 BASE = {"KAFKA_BOOTSTRAP_SERVERS": "localhost:9092"}
 

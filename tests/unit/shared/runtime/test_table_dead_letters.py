@@ -7,24 +7,24 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from contracts import Event, JobAdmitted, JobDeleteAccepted, Topic, tag_of
-from shared.bus.envelope import (
+from tests.support.bus_contract import read_topic, running, wait_until
+from tests.support.toy import delete_event
+from vcbus.contracts import Event, JobAdmitted, JobDeleteAccepted, Topic, tag_of
+from vcbus.shared.bus.envelope import (
     HEADER_DLT_ERROR,
     HEADER_DLT_OFFSET,
     HEADER_DLT_SERVICE,
     HEADER_DLT_TOPIC,
     HEADER_EVENT_TYPE,
 )
-from shared.bus.kafka_settings import KafkaSettings
-from shared.bus.memory import InMemoryBus
-from shared.bus.outbox import event_record
-from shared.bus.records import OutRecord, Record
-from shared.runtime.service import Service
-from shared.runtime.settings import Settings
-from shared.runtime.table import Table
-from shared.runtime.topology import ensure_topics
-from tests.support.bus_contract import read_topic, running, wait_until
-from tests.support.toy import delete_event
+from vcbus.shared.bus.kafka_settings import KafkaSettings
+from vcbus.shared.bus.memory import InMemoryBus
+from vcbus.shared.bus.outbox import event_record
+from vcbus.shared.bus.records import OutRecord, Record
+from vcbus.shared.runtime.service import Service
+from vcbus.shared.runtime.settings import Settings
+from vcbus.shared.runtime.table import Table
+from vcbus.shared.runtime.topology import ensure_topics
 
 PREFIX = "unit."
 TOPIC = f"{PREFIX}{Topic.JOBS_ADMITTED}"

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from contracts import Topic
-from shared.bus.records import TopicConfig
-from shared.runtime.service import Service
-from shared.runtime.settings import Settings
-from shared.runtime.table import Table
-from shared.runtime.topic_table import (
+from vcbus.contracts import Topic
+from vcbus.shared.bus.records import TopicConfig
+from vcbus.shared.runtime.service import Service
+from vcbus.shared.runtime.settings import Settings
+from vcbus.shared.runtime.table import Table
+from vcbus.shared.runtime.topic_table import (
     SHIPPED_TABLE,
     TopicPolicy,
     TopicTableError,
@@ -20,8 +20,8 @@ from shared.runtime.topic_table import (
     table_path,
     topic_table,
 )
-from shared.runtime.topology import drift, service_topics, topic_configs
-from shared.state.changelog import ChangelogStore
+from vcbus.shared.runtime.topology import drift, service_topics, topic_configs
+from vcbus.shared.state.changelog import ChangelogStore
 
 ENV = {"KAFKA_BOOTSTRAP_SERVERS": "unused"}
 

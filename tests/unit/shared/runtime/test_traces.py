@@ -1,11 +1,11 @@
-"""Which job's trace a scheduling cycle's event continues (``shared.runtime.traces``)."""
+"""Which job's trace a scheduling cycle's event continues (``vcbus.shared.runtime.traces``)."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from contracts import JobKey, NodeName, PodEvictionRequested, PodKey
-from shared.runtime.traces import job_of
+from vcbus.contracts import JobKey, NodeName, PodEvictionRequested, PodKey
+from vcbus.shared.runtime.traces import job_of
 
 
 def test_an_eviction_continues_the_preemptors_trace_not_the_victims() -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from shared.scheduling.framework.conf import ConfError, Kind
-from shared.scheduling.scheduler import default_conf, parse_conf
+from vcbus.shared.scheduling.framework.conf import ConfError, Kind
+from vcbus.shared.scheduling.scheduler import default_conf, parse_conf
 
 VOLCANO_CONF = """
 actions: "allocate, backfill"

@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-from contracts.keys import JobKey
-from contracts.objects.meta import Condition
-from contracts.objects.pod import PodPhase
-from contracts.objects.podgroup import PodGroupPhase
-from shared.reasons import REASON_RANK, reason_rank
-from shared.scheduling.framework.job_updater import pod_group_phase
-from shared.scheduling.framework.results import PodGroupStatusUpdate
-from shared.scheduling.framework.session import close_session, open_session
-from shared.scheduling.plugins import PLUGIN_BUILDERS
-from shared.scheduling.snapshot import ClusterSnapshot
 from tests.support.builders import build_node, build_pod, build_podgroup, build_queue
 from tests.support.scheduling import NOW, plugin, tier
+from vcbus.contracts.keys import JobKey
+from vcbus.contracts.objects.meta import Condition
+from vcbus.contracts.objects.pod import PodPhase
+from vcbus.contracts.objects.podgroup import PodGroupPhase
+from vcbus.shared.reasons import REASON_RANK, reason_rank
+from vcbus.shared.scheduling.framework.job_updater import pod_group_phase
+from vcbus.shared.scheduling.framework.results import PodGroupStatusUpdate
+from vcbus.shared.scheduling.framework.session import close_session, open_session
+from vcbus.shared.scheduling.plugins import PLUGIN_BUILDERS
+from vcbus.shared.scheduling.snapshot import ClusterSnapshot
 
 
 def _unschedulable(reason: str) -> Condition:

@@ -6,15 +6,15 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from contracts.keys import JobKey, PodKey, job_key
-from contracts.objects.pod import Pod
-from contracts.objects.podgroup import PodGroup, PodGroupPhase
-from shared.scheduling.framework.status import (
+from vcbus.contracts.keys import JobKey, PodKey, job_key
+from vcbus.contracts.objects.pod import Pod
+from vcbus.contracts.objects.podgroup import PodGroup, PodGroupPhase
+from vcbus.shared.scheduling.framework.status import (
     NODE_POD_NUMBER_EXCEEDED,
     NODE_RESOURCE_FIT_FAILED,
     FitErrors,
 )
-from shared.scheduling.model import JobInfo, Resource, TaskInfo, TaskStatus
+from vcbus.shared.scheduling.model import JobInfo, Resource, TaskInfo, TaskStatus
 
 JOB_INFO_TEST = "volcano@06ed9f98 pkg/scheduler/api/job_info_test.go"
 

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from contracts.keys import JobKey
-from contracts.objects.pod import PodPhase
-from shared.scheduling.framework.session import open_session
-from shared.scheduling.framework.statement import Statement
-from shared.scheduling.plugins import PLUGIN_BUILDERS
-from shared.scheduling.snapshot import ClusterSnapshot
 from tests.support.builders import build_node, build_pod, build_podgroup, build_queue
 from tests.support.scheduling import DEFAULT_TIERS, NOW
+from vcbus.contracts.keys import JobKey
+from vcbus.contracts.objects.pod import PodPhase
+from vcbus.shared.scheduling.framework.session import open_session
+from vcbus.shared.scheduling.framework.statement import Statement
+from vcbus.shared.scheduling.plugins import PLUGIN_BUILDERS
+from vcbus.shared.scheduling.snapshot import ClusterSnapshot
 
 
 def _snapshot(nodes: int, pods: int) -> ClusterSnapshot:

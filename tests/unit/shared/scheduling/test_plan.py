@@ -6,9 +6,9 @@ from datetime import datetime, timedelta
 
 import numpy as np
 
-from contracts.keys import JobKey
-from shared.runtime.clock import EPOCH
-from shared.scheduling.framework.plan import (
+from vcbus.contracts.keys import JobKey
+from vcbus.shared.runtime.clock import EPOCH
+from vcbus.shared.scheduling.framework.plan import (
     Plan,
     Release,
     Shape,

@@ -9,12 +9,12 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contracts.objects.pod import PodPhase
-from shared.scheduling.framework.session import open_session
-from shared.scheduling.plugins import PLUGIN_BUILDERS
-from shared.scheduling.scheduler import default_conf, run_session
-from shared.scheduling.snapshot import ClusterSnapshot, PodGroupState, PodState
 from tests.support.builders import build_node, build_pod, build_podgroup, build_queue
+from vcbus.contracts.objects.pod import PodPhase
+from vcbus.shared.scheduling.framework.session import open_session
+from vcbus.shared.scheduling.plugins import PLUGIN_BUILDERS
+from vcbus.shared.scheduling.scheduler import default_conf, run_session
+from vcbus.shared.scheduling.snapshot import ClusterSnapshot, PodGroupState, PodState
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 

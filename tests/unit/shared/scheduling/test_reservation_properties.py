@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from contracts.events.reservations import NodesUnlocked
-from contracts.keys import JobKey
-from contracts.objects.pod import PodPhase
-from services.simulation.snapshot import CycleRecord, Simulation, simulation_of
-from shared.scheduling.snapshot import ClusterSnapshot
+from vcbus.contracts.events.reservations import NodesUnlocked
+from vcbus.contracts.keys import JobKey
+from vcbus.contracts.objects.pod import PodPhase
+from vcbus.services.simulation.snapshot import CycleRecord, Simulation, simulation_of
+from vcbus.shared.scheduling.snapshot import ClusterSnapshot
 
 
 @dataclass(frozen=True)

@@ -7,14 +7,14 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from contracts.events.podgroups import PodGroupCreated, PodGroupDeleted, PodGroupUpdated
-from contracts.events.podgroups_status import PodGroupPhaseChanged
-from contracts.events.reservations import NodesLocked, NodesUnlocked, TargetJobElected
-from contracts.keys import JobKey, NodeName
-from contracts.objects.podgroup import PodGroup, PodGroupPhase
-from shared.scheduling.cluster_view import ClusterView
-from shared.scheduling.holds import Reservation, fold_reservation
 from tests.support.builders import build_podgroup
+from vcbus.contracts.events.podgroups import PodGroupCreated, PodGroupDeleted, PodGroupUpdated
+from vcbus.contracts.events.podgroups_status import PodGroupPhaseChanged
+from vcbus.contracts.events.reservations import NodesLocked, NodesUnlocked, TargetJobElected
+from vcbus.contracts.keys import JobKey, NodeName
+from vcbus.contracts.objects.podgroup import PodGroup, PodGroupPhase
+from vcbus.shared.scheduling.cluster_view import ClusterView
+from vcbus.shared.scheduling.holds import Reservation, fold_reservation
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 A, B = JobKey("ns/a"), JobKey("ns/b")

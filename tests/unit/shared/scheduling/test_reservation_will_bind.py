@@ -7,9 +7,6 @@ from datetime import timedelta
 
 import msgspec
 
-from contracts.keys import JobKey
-from shared.scheduling.holds import Reservation
-from shared.scheduling.scheduler import conf_from_mapping
 from tests.unit.shared.scheduling.will_bind_builders import (
     NOW,
     RUNNING,
@@ -23,6 +20,9 @@ from tests.unit.shared.scheduling.will_bind_builders import (
     build_workers,
     run,
 )
+from vcbus.contracts.keys import JobKey
+from vcbus.shared.scheduling.holds import Reservation
+from vcbus.shared.scheduling.scheduler import conf_from_mapping
 
 ELECT = conf_from_mapping({"actions": "elect, enqueue, reserve"})
 """podgroup-enqueue's default tiers (the reservation plugin among them)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from shared.scheduling.resource import Missing, Resource, share
+from vcbus.shared.scheduling.resource import Missing, Resource, share
 
 NAMES = st.sampled_from(["cpu", "memory", "nvidia.com/gpu", "example.com/foo"])
 AMOUNTS = st.integers(min_value=0, max_value=10**12).map(float)

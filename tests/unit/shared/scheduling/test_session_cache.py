@@ -18,7 +18,9 @@ from types import MappingProxyType
 import msgspec
 import pytest
 
-from contracts import (
+from tests.support.builders import build_node, build_pod, build_podgroup, build_queue
+from tests.unit.shared.scheduling.will_bind_builders import build_mpi_podgroup
+from vcbus.contracts import (
     BindingCreated,
     BindingRefused,
     CapacityReserved,
@@ -32,23 +34,21 @@ from contracts import (
     PodKey,
     PodPhaseChanged,
 )
-from contracts.events.capacity_reservations import ReservedPod
-from contracts.keys import JobKey
-from contracts.objects.pod import Pod, PodPhase
-from contracts.objects.podgroup import PodGroupPhase
-from services.allocator.cycle import run_cycle as allocator_cycle
-from services.podgroup_enqueue.cycle import run_cycle as enqueue_cycle
-from shared.scheduling.actions import ACTIONS
-from shared.scheduling.cluster_view import ClusterEvent, ClusterView
-from shared.scheduling.framework.session import Session, open_session
-from shared.scheduling.framework.session_cache import SessionCache
-from shared.scheduling.model import JobInfo, TaskInfo, TaskStatus
-from shared.scheduling.plugins import PLUGIN_BUILDERS
-from shared.scheduling.scheduler import default_conf, default_enqueue_conf
-from shared.scheduling.snapshot import ClusterSnapshot
-from shared.step import Ctx
-from tests.support.builders import build_node, build_pod, build_podgroup, build_queue
-from tests.unit.shared.scheduling.will_bind_builders import build_mpi_podgroup
+from vcbus.contracts.events.capacity_reservations import ReservedPod
+from vcbus.contracts.keys import JobKey
+from vcbus.contracts.objects.pod import Pod, PodPhase
+from vcbus.contracts.objects.podgroup import PodGroupPhase
+from vcbus.services.allocator.cycle import run_cycle as allocator_cycle
+from vcbus.services.podgroup_enqueue.cycle import run_cycle as enqueue_cycle
+from vcbus.shared.scheduling.actions import ACTIONS
+from vcbus.shared.scheduling.cluster_view import ClusterEvent, ClusterView
+from vcbus.shared.scheduling.framework.session import Session, open_session
+from vcbus.shared.scheduling.framework.session_cache import SessionCache
+from vcbus.shared.scheduling.model import JobInfo, TaskInfo, TaskStatus
+from vcbus.shared.scheduling.plugins import PLUGIN_BUILDERS
+from vcbus.shared.scheduling.scheduler import default_conf, default_enqueue_conf
+from vcbus.shared.scheduling.snapshot import ClusterSnapshot
+from vcbus.shared.step import Ctx
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 CONF = default_conf()

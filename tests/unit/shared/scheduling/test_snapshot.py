@@ -7,19 +7,19 @@ from datetime import UTC, datetime
 
 import pytest
 
-from contracts.events.bindings import BindingCreated
-from contracts.events.nodes import NodeRegistered, NodeRemoved
-from contracts.events.podgroups import PodGroupCreated, PodGroupDeleted
-from contracts.events.podgroups_status import PodGroupPhaseChanged
-from contracts.events.pods import PodCreated, PodDeleted
-from contracts.events.pods_status import BindingRefused, PodPhaseChanged
-from contracts.events.queues import QueueDeclared
-from contracts.events.reservations import NodesLocked, NodesUnlocked, TargetJobElected
-from contracts.keys import JobKey, NodeName, PodKey
-from contracts.objects.pod import PodPhase
-from contracts.objects.podgroup import PodGroupPhase
-from shared.scheduling.cluster_view import ClusterEvent, ClusterView
 from tests.support.builders import build_node, build_pod, build_podgroup, build_queue
+from vcbus.contracts.events.bindings import BindingCreated
+from vcbus.contracts.events.nodes import NodeRegistered, NodeRemoved
+from vcbus.contracts.events.podgroups import PodGroupCreated, PodGroupDeleted
+from vcbus.contracts.events.podgroups_status import PodGroupPhaseChanged
+from vcbus.contracts.events.pods import PodCreated, PodDeleted
+from vcbus.contracts.events.pods_status import BindingRefused, PodPhaseChanged
+from vcbus.contracts.events.queues import QueueDeclared
+from vcbus.contracts.events.reservations import NodesLocked, NodesUnlocked, TargetJobElected
+from vcbus.contracts.keys import JobKey, NodeName, PodKey
+from vcbus.contracts.objects.pod import PodPhase
+from vcbus.contracts.objects.podgroup import PodGroupPhase
+from vcbus.shared.scheduling.cluster_view import ClusterEvent, ClusterView
 
 AT = datetime(2026, 1, 1, tzinfo=UTC)
 POD = build_pod("ns", "job-w-0", None, PodPhase.PENDING, {"cpu": "1"}, "job").pod

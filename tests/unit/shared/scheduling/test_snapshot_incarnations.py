@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from contracts import (
+from vcbus.contracts import (
     BindingCreated,
     NodeName,
     PodCreated,
@@ -19,9 +19,9 @@ from contracts import (
     PodKey,
     PodPhaseChanged,
 )
-from contracts.keys import JobKey
-from contracts.objects.pod import Pod, PodPhase
-from shared.scheduling.cluster_view import ClusterView
+from vcbus.contracts.keys import JobKey
+from vcbus.contracts.objects.pod import Pod, PodPhase
+from vcbus.shared.scheduling.cluster_view import ClusterView
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 KEY = PodKey("ns/job-w-0")

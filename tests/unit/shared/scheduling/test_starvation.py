@@ -13,10 +13,10 @@ from collections.abc import Mapping
 
 import pytest
 
-from contracts.events.reservations import NodesLocked, NodesUnlocked
-from contracts.keys import JobKey
-from contracts.objects.pod import PodPhase
-from services.simulation.snapshot import CycleRecord, simulation_of
+from vcbus.contracts.events.reservations import NodesLocked, NodesUnlocked
+from vcbus.contracts.keys import JobKey
+from vcbus.contracts.objects.pod import PodPhase
+from vcbus.services.simulation.snapshot import CycleRecord, simulation_of
 
 A = JobKey("ns/a")
 NODES = ("n1", "n2", "n3", "n4")

@@ -7,30 +7,6 @@ from datetime import timedelta
 import msgspec
 import pytest
 
-from contracts.objects.job import ANNOTATION_WILL_BIND
-from contracts.objects.node import Node
-from contracts.objects.pod import PodPhase
-from contracts.objects.podgroup import PodGroupPhase
-from shared.reasons import WILL_BIND_TIMEOUT
-from shared.scheduling.actions import ACTIONS
-from shared.scheduling.framework.conf import ConfError, SchedulerConf
-from shared.scheduling.framework.results import SessionResult, WillBindChangeKind
-from shared.scheduling.framework.session import Session, open_session
-from shared.scheduling.framework.will_bind import (
-    CAPACITY_RESERVED,
-    CONDITION_TYPE,
-    JOB_DELETED,
-    JOB_ENDED,
-    NOT_NEEDED,
-    STAGE_BOUND,
-    WILL_BIND_DISABLED,
-    WillBindArgs,
-)
-from shared.scheduling.plugins import PLUGIN_BUILDERS
-from shared.scheduling.plugins.overcommit import OvercommitPlugin
-from shared.scheduling.resource import Resource
-from shared.scheduling.scheduler import parse_conf
-from shared.scheduling.snapshot import PodGroupState, PodState
 from tests.support.builders import build_podgroup
 from tests.unit.shared.scheduling.will_bind_builders import (
     MPI,
@@ -48,6 +24,30 @@ from tests.unit.shared.scheduling.will_bind_builders import (
     run,
     used_cpu,
 )
+from vcbus.contracts.objects.job import ANNOTATION_WILL_BIND
+from vcbus.contracts.objects.node import Node
+from vcbus.contracts.objects.pod import PodPhase
+from vcbus.contracts.objects.podgroup import PodGroupPhase
+from vcbus.shared.reasons import WILL_BIND_TIMEOUT
+from vcbus.shared.scheduling.actions import ACTIONS
+from vcbus.shared.scheduling.framework.conf import ConfError, SchedulerConf
+from vcbus.shared.scheduling.framework.results import SessionResult, WillBindChangeKind
+from vcbus.shared.scheduling.framework.session import Session, open_session
+from vcbus.shared.scheduling.framework.will_bind import (
+    CAPACITY_RESERVED,
+    CONDITION_TYPE,
+    JOB_DELETED,
+    JOB_ENDED,
+    NOT_NEEDED,
+    STAGE_BOUND,
+    WILL_BIND_DISABLED,
+    WillBindArgs,
+)
+from vcbus.shared.scheduling.plugins import PLUGIN_BUILDERS
+from vcbus.shared.scheduling.plugins.overcommit import OvercommitPlugin
+from vcbus.shared.scheduling.resource import Resource
+from vcbus.shared.scheduling.scheduler import parse_conf
+from vcbus.shared.scheduling.snapshot import PodGroupState, PodState
 
 
 def _first_stage(*smalls: str, **arguments: str | bool | int) -> tuple[Session, SessionResult]:

@@ -19,12 +19,12 @@ from datetime import timedelta
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from contracts.keys import JobKey, PodKey
-from contracts.objects.pod import PodPhase
-from contracts.objects.podgroup import PodGroupPhase
-from services.simulation.snapshot import Simulation, simulation_of
-from shared.scheduling.model import naive_utc
-from shared.scheduling.snapshot import ClusterSnapshot
+from vcbus.contracts.keys import JobKey, PodKey
+from vcbus.contracts.objects.pod import PodPhase
+from vcbus.contracts.objects.podgroup import PodGroupPhase
+from vcbus.services.simulation.snapshot import Simulation, simulation_of
+from vcbus.shared.scheduling.model import naive_utc
+from vcbus.shared.scheduling.snapshot import ClusterSnapshot
 
 Doc = dict[str, object]
 _DONE = (PodPhase.SUCCEEDED, PodPhase.FAILED)

@@ -4,17 +4,17 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from contracts.events.capacity_reservations import (
+from tests.support.builders import build_podgroup
+from vcbus.contracts.events.capacity_reservations import (
     CapacityReleased,
     CapacityReserved,
     ReservedPod,
 )
-from contracts.events.podgroups import PodGroupCreated, PodGroupDeleted
-from contracts.keys import JobKey, NodeName
-from shared.reasons import WILL_BIND_TIMEOUT
-from shared.scheduling.cluster_view import ClusterView
-from shared.scheduling.holds import WillBind, fold_will_bind
-from tests.support.builders import build_podgroup
+from vcbus.contracts.events.podgroups import PodGroupCreated, PodGroupDeleted
+from vcbus.contracts.keys import JobKey, NodeName
+from vcbus.shared.reasons import WILL_BIND_TIMEOUT
+from vcbus.shared.scheduling.cluster_view import ClusterView
+from vcbus.shared.scheduling.holds import WillBind, fold_will_bind
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 JOB = JobKey("ns/mpi")

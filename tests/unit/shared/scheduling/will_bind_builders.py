@@ -8,21 +8,21 @@ from datetime import UTC, datetime, timedelta
 
 import msgspec
 
-from contracts.events.capacity_reservations import ReservedPod
-from contracts.keys import JobKey, NodeName
-from contracts.objects.node import Node
-from contracts.objects.pod import PodPhase
-from contracts.objects.podgroup import PodGroupPhase, StageTask
-from contracts.objects.queue import Queue
-from shared.scheduling.actions import ACTIONS
-from shared.scheduling.framework.conf import Configuration, SchedulerConf
-from shared.scheduling.framework.results import SessionResult
-from shared.scheduling.framework.session import Session, close_session, open_session
-from shared.scheduling.holds import WillBind
-from shared.scheduling.plugins import PLUGIN_BUILDERS
-from shared.scheduling.scheduler import conf_from_mapping
-from shared.scheduling.snapshot import ClusterSnapshot, PodGroupState, PodState
 from tests.support.builders import build_node, build_pod, build_podgroup, build_queue
+from vcbus.contracts.events.capacity_reservations import ReservedPod
+from vcbus.contracts.keys import JobKey, NodeName
+from vcbus.contracts.objects.node import Node
+from vcbus.contracts.objects.pod import PodPhase
+from vcbus.contracts.objects.podgroup import PodGroupPhase, StageTask
+from vcbus.contracts.objects.queue import Queue
+from vcbus.shared.scheduling.actions import ACTIONS
+from vcbus.shared.scheduling.framework.conf import Configuration, SchedulerConf
+from vcbus.shared.scheduling.framework.results import SessionResult
+from vcbus.shared.scheduling.framework.session import Session, close_session, open_session
+from vcbus.shared.scheduling.holds import WillBind
+from vcbus.shared.scheduling.plugins import PLUGIN_BUILDERS
+from vcbus.shared.scheduling.scheduler import conf_from_mapping
+from vcbus.shared.scheduling.snapshot import ClusterSnapshot, PodGroupState, PodState
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 MPI = JobKey("ns/mpi")

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from contracts import (
+from vcbus.contracts import (
     BindingCreated,
     JobAdmitted,
     JobKey,
@@ -16,12 +16,12 @@ from contracts import (
     PodGroupDeleted,
     PodGroupPhaseChanged,
 )
-from contracts.objects import Condition, Job, Pod, PodGroup, PodGroupPhase
-from shared.bus.dead_letter import dead_letter
-from shared.bus.memory import InMemoryBus
-from shared.bus.outbox import event_record
-from shared.bus.records import OutRecord, Record, TopicConfig
-from shared.telemetry import PendingPodGroups, ServiceMetrics, prometheus_name
+from vcbus.contracts.objects import Condition, Job, Pod, PodGroup, PodGroupPhase
+from vcbus.shared.bus.dead_letter import dead_letter
+from vcbus.shared.bus.memory import InMemoryBus
+from vcbus.shared.bus.outbox import event_record
+from vcbus.shared.bus.records import OutRecord, Record, TopicConfig
+from vcbus.shared.telemetry import PendingPodGroups, ServiceMetrics, prometheus_name
 
 PREFIX = "t."
 NOW = datetime(2026, 1, 1, tzinfo=UTC)

@@ -1,7 +1,7 @@
 import inspect
 
-import shared.telemetry
-from shared.telemetry import exposition, metrics
+import vcbus.shared.telemetry
+from vcbus.shared.telemetry import exposition, metrics
 
 
 def test_public_names_are_exported_when_the_package_is_imported():
@@ -14,6 +14,6 @@ def test_public_names_are_exported_when_the_package_is_imported():
         and value.__module__ == module.__name__
     }
 
-    assert defined <= set(shared.telemetry.__all__)
-    assert shared.telemetry.__all__ == sorted(shared.telemetry.__all__)
-    assert all(hasattr(shared.telemetry, name) for name in shared.telemetry.__all__)
+    assert defined <= set(vcbus.shared.telemetry.__all__)
+    assert vcbus.shared.telemetry.__all__ == sorted(vcbus.shared.telemetry.__all__)
+    assert all(hasattr(vcbus.shared.telemetry, name) for name in vcbus.shared.telemetry.__all__)

@@ -5,7 +5,7 @@ from collections.abc import Iterator
 import pytest
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from shared.tracing import configure_tracing
+from vcbus.shared.tracing import configure_tracing
 
 
 @pytest.fixture(scope="session")

@@ -2,18 +2,18 @@ import inspect
 
 import pytest
 
-import shared.logging
-import shared.tracing
-from shared.logging import processors, setup
-from shared.tracing import propagation, spans
-from shared.tracing import setup as tracing_setup
+import vcbus.shared.logging
+import vcbus.shared.tracing
+from vcbus.shared.logging import processors, setup
+from vcbus.shared.tracing import propagation, spans
+from vcbus.shared.tracing import setup as tracing_setup
 
 
 @pytest.mark.parametrize(
     ("package", "modules"),
     [
-        (shared.tracing, [propagation, spans, tracing_setup]),
-        (shared.logging, [processors, setup]),
+        (vcbus.shared.tracing, [propagation, spans, tracing_setup]),
+        (vcbus.shared.logging, [processors, setup]),
     ],
     ids=["tracing", "logging"],
 )

@@ -2,7 +2,7 @@ from opentelemetry import trace
 from opentelemetry.context import Context
 from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags, TraceState
 
-from shared.tracing import HEADERS_GETTER, extract, inject
+from vcbus.shared.tracing import HEADERS_GETTER, extract, inject
 
 TRACE_ID = 0x0AF7651916CD43DD8448EB211C80319C
 SPAN_ID = 0xB7AD6B7169203331

@@ -15,7 +15,9 @@ from tests.support.otlp_receiver import OtlpReceiver, ReceivedSpan
 ROOT = Path(__file__).resolve().parents[4]
 
 ONE_SPAN = """
-from shared.tracing import business_span, configure_tracing, current_trace_id, shutdown_tracing
+from vcbus.shared.tracing import (
+    business_span, configure_tracing, current_trace_id, shutdown_tracing,
+)
 configure_tracing("admission")
 with business_span("admission.validate", job="ns/a"):
     print(current_trace_id(), file=sys.stderr)
@@ -23,7 +25,7 @@ shutdown_tracing()
 """
 
 SEND_AND_PROCESS = """
-from shared.tracing import (
+from vcbus.shared.tracing import (
     business_span, configure_tracing, process_span, send_span, shutdown_tracing,
 )
 configure_tracing("admission")
@@ -141,7 +143,7 @@ def test_one_connected_trace_reaches_the_otlp_receiver_when_an_endpoint_is_set(
 def test_explicit_exporters_keep_receiving_spans_when_tracing_is_shut_down():
     result = run("""
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-    from shared.tracing import business_span, configure_tracing, shutdown_tracing
+    from vcbus.shared.tracing import business_span, configure_tracing, shutdown_tracing
     exporter = InMemorySpanExporter()
     configure_tracing("admission", exporter=exporter)
     shutdown_tracing()

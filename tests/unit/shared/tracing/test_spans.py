@@ -6,7 +6,7 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanContext, SpanKind, StatusCode, TraceFlags
 
-from shared.tracing import (
+from vcbus.shared.tracing import (
     business_span,
     configure_tracing,
     context_of,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from html.parser import HTMLParser
 
-from shared.views.charts import (
+from vcbus.shared.views.charts import (
     MAX_BARS,
     MAX_POINTS,
     GanttBar,

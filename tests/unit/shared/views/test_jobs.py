@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import msgspec
 
-from contracts import (
+from vcbus.contracts import (
     JobAdmitted,
     JobDeleted,
     JobKey,
@@ -15,7 +15,7 @@ from contracts import (
     PodGroupDeleted,
     PodGroupPhaseChanged,
 )
-from contracts.objects import (
+from vcbus.contracts.objects import (
     Condition,
     Job,
     JobPhase,
@@ -26,7 +26,7 @@ from contracts.objects import (
     PodTemplate,
     TaskSpec,
 )
-from shared.views.jobs import JobFold, pod_counts, podgroup_phase
+from vcbus.shared.views.jobs import JobFold, pod_counts, podgroup_phase
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 JOB = JobKey("default/a")

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from contracts.objects import Condition
-from shared.views.reason import Reason, job_reason, reason_candidates
+from vcbus.contracts.objects import Condition
+from vcbus.shared.views.reason import Reason, job_reason, reason_candidates
 
 
 def unschedulable(reason: str, message: str = "") -> Condition:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from contracts import JobKey, PodGroupDeleted
-from contracts.objects import PodGroupPhase
-from shared.printable import cell
-from shared.views.status import StatusView, jobs_table
-from shared.views.table import format_row, render_table, widths_of
 from tests.unit.services.cli.builders import NOW, build_phase, build_podgroup, build_status
+from vcbus.contracts import JobKey, PodGroupDeleted
+from vcbus.contracts.objects import PodGroupPhase
+from vcbus.shared.printable import cell
+from vcbus.shared.views.status import StatusView, jobs_table
+from vcbus.shared.views.table import format_row, render_table, widths_of
 
 
 def deleted() -> PodGroupDeleted:

@@ -4,19 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from contracts.keys import JobKey
-from contracts.objects.node import Node
-from contracts.objects.pod import PodPhase
-from contracts.objects.podgroup import PodGroupPhase
-from contracts.objects.queue import Queue, QueueState
-from shared.scheduling.actions import ACTIONS
-from shared.scheduling.framework.conf import Configuration, Kind
-from shared.scheduling.framework.session import close_session, open_session
-from shared.scheduling.framework.statement import Statement
-from shared.scheduling.holds import Reservation
-from shared.scheduling.model import TaskStatus
-from shared.scheduling.plugins import PLUGIN_BUILDERS
-from shared.scheduling.snapshot import PodGroupState, PodState
 from tests.support.builders import build_node, build_pod, build_podgroup, build_queue
 from tests.support.scheduling import (
     NOW,
@@ -26,6 +13,19 @@ from tests.support.scheduling import (
     snapshot_of,
     tier,
 )
+from vcbus.contracts.keys import JobKey
+from vcbus.contracts.objects.node import Node
+from vcbus.contracts.objects.pod import PodPhase
+from vcbus.contracts.objects.podgroup import PodGroupPhase
+from vcbus.contracts.objects.queue import Queue, QueueState
+from vcbus.shared.scheduling.actions import ACTIONS
+from vcbus.shared.scheduling.framework.conf import Configuration, Kind
+from vcbus.shared.scheduling.framework.session import close_session, open_session
+from vcbus.shared.scheduling.framework.statement import Statement
+from vcbus.shared.scheduling.holds import Reservation
+from vcbus.shared.scheduling.model import TaskStatus
+from vcbus.shared.scheduling.plugins import PLUGIN_BUILDERS
+from vcbus.shared.scheduling.snapshot import PodGroupState, PodState
 
 PENDING, RUNNING = PodPhase.PENDING, PodPhase.RUNNING
 INQUEUE = PodGroupPhase.INQUEUE

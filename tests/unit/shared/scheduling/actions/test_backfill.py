@@ -2,12 +2,6 @@
 
 from __future__ import annotations
 
-from contracts.objects.pod import PodPhase
-from shared.scheduling.actions.backfill import pick_up_pending_tasks
-from shared.scheduling.framework.conf import Kind
-from shared.scheduling.framework.session import open_session
-from shared.scheduling.plugins import PLUGIN_BUILDERS
-from shared.scheduling.snapshot import PodState
 from tests.support.builders import build_node, build_pod, build_podgroup, build_queue
 from tests.support.scheduling import (
     NOW,
@@ -17,6 +11,12 @@ from tests.support.scheduling import (
     snapshot_of,
     tier,
 )
+from vcbus.contracts.objects.pod import PodPhase
+from vcbus.shared.scheduling.actions.backfill import pick_up_pending_tasks
+from vcbus.shared.scheduling.framework.conf import Kind
+from vcbus.shared.scheduling.framework.session import open_session
+from vcbus.shared.scheduling.plugins import PLUGIN_BUILDERS
+from vcbus.shared.scheduling.snapshot import PodState
 
 BACKFILL_TEST = "volcano@07309f69 pkg/scheduler/actions/backfill/backfill_test.go"
 PENDING = PodPhase.PENDING

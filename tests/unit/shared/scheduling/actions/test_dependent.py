@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from contracts.objects.pod import PodPhase
 from tests.support.builders import build_node, build_pod, build_podgroup, build_queue
 from tests.support.scheduling import SchedulingCase, run_case
+from vcbus.contracts.objects.pod import PodPhase
 
 PENDING, RUNNING = PodPhase.PENDING, PodPhase.RUNNING
 

@@ -6,17 +6,17 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from contracts.keys import JobKey
-from contracts.objects.pod import PodPhase
-from contracts.objects.podgroup import PodGroupPhase
-from contracts.objects.queue import Queue, QueueState
-from shared.scheduling.framework.conf import Arguments
-from shared.scheduling.framework.results import ReservationChangeKind
-from shared.scheduling.holds import Reservation
-from shared.scheduling.plugins.reservation import ReservationArgs
-from shared.scheduling.snapshot import PodGroupState, PodState
 from tests.support.builders import build_node, build_pod, build_podgroup, build_queue
 from tests.support.scheduling import NOW, CaseRun, SchedulingCase, plugin, run_case, tier
+from vcbus.contracts.keys import JobKey
+from vcbus.contracts.objects.pod import PodPhase
+from vcbus.contracts.objects.podgroup import PodGroupPhase
+from vcbus.contracts.objects.queue import Queue, QueueState
+from vcbus.shared.scheduling.framework.conf import Arguments
+from vcbus.shared.scheduling.framework.results import ReservationChangeKind
+from vcbus.shared.scheduling.holds import Reservation
+from vcbus.shared.scheduling.plugins.reservation import ReservationArgs
+from vcbus.shared.scheduling.snapshot import PodGroupState, PodState
 
 ELECT = "volcano@v1.5.1 pkg/scheduler/actions/elect/elect.go"
 TARGET_FN = "volcano@v1.5.1 pkg/scheduler/plugins/reservation/reservation.go targetJobFn"

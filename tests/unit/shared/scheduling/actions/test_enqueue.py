@@ -7,17 +7,17 @@ from datetime import UTC, datetime
 
 import pytest
 
-from contracts.keys import JobKey
-from contracts.objects.pod import PodPhase
-from contracts.objects.podgroup import PodGroupPhase
-from contracts.objects.queue import Queue, QueueState
-from shared.scheduling.framework.conf import Configuration, Kind, SchedulerConf
-from shared.scheduling.framework.results import SessionResult
-from shared.scheduling.holds import Reservation
-from shared.scheduling.scheduler import run_session
-from shared.scheduling.snapshot import ClusterSnapshot, PodGroupState
 from tests.support.builders import build_node, build_pod, build_podgroup, build_queue
 from tests.support.scheduling import NOW, SchedulingCase, go_plugin, plugin, run_case, tier
+from vcbus.contracts.keys import JobKey
+from vcbus.contracts.objects.pod import PodPhase
+from vcbus.contracts.objects.podgroup import PodGroupPhase
+from vcbus.contracts.objects.queue import Queue, QueueState
+from vcbus.shared.scheduling.framework.conf import Configuration, Kind, SchedulerConf
+from vcbus.shared.scheduling.framework.results import SessionResult
+from vcbus.shared.scheduling.holds import Reservation
+from vcbus.shared.scheduling.scheduler import run_session
+from vcbus.shared.scheduling.snapshot import ClusterSnapshot, PodGroupState
 
 PENDING, RUNNING = PodPhase.PENDING, PodPhase.RUNNING
 PG_PENDING, PG_INQUEUE = PodGroupPhase.PENDING, PodGroupPhase.INQUEUE

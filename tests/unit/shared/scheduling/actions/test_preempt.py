@@ -7,17 +7,17 @@ from datetime import timedelta
 
 import pytest
 
-from contracts.events.capacity_reservations import NominatedPod
-from contracts.keys import JobKey, NodeName, PodKey
-from contracts.objects.node import Node
-from contracts.objects.pod import PodPhase
-from contracts.objects.podgroup import PodGroupPhase
-from shared.scheduling.framework.conf import Kind
-from shared.scheduling.framework.results import NominationChangeKind
-from shared.scheduling.holds import Nomination, Reservation
-from shared.scheduling.model import TaskStatus
 from tests.support.builders import build_node, build_pod, build_podgroup, build_queue
 from tests.support.scheduling import NOW, SchedulingCase, go_plugin, plugin, run_case, tier
+from vcbus.contracts.events.capacity_reservations import NominatedPod
+from vcbus.contracts.keys import JobKey, NodeName, PodKey
+from vcbus.contracts.objects.node import Node
+from vcbus.contracts.objects.pod import PodPhase
+from vcbus.contracts.objects.podgroup import PodGroupPhase
+from vcbus.shared.scheduling.framework.conf import Kind
+from vcbus.shared.scheduling.framework.results import NominationChangeKind
+from vcbus.shared.scheduling.holds import Nomination, Reservation
+from vcbus.shared.scheduling.model import TaskStatus
 
 PENDING, RUNNING = PodPhase.PENDING, PodPhase.RUNNING
 INQUEUE = PodGroupPhase.INQUEUE

@@ -7,14 +7,14 @@ import dataclasses
 
 import pytest
 
-from contracts.objects.node import Node
-from contracts.objects.pod import PodPhase
-from contracts.objects.podgroup import PodGroupPhase
-from contracts.objects.queue import QueueState
-from shared.scheduling.framework.conf import Kind
-from shared.scheduling.framework.results import NominationChangeKind
 from tests.support.builders import build_node, build_pod, build_podgroup, build_queue
 from tests.support.scheduling import SchedulingCase, go_plugin, plugin, run_case, tier
+from vcbus.contracts.objects.node import Node
+from vcbus.contracts.objects.pod import PodPhase
+from vcbus.contracts.objects.podgroup import PodGroupPhase
+from vcbus.contracts.objects.queue import QueueState
+from vcbus.shared.scheduling.framework.conf import Kind
+from vcbus.shared.scheduling.framework.results import NominationChangeKind
 
 PENDING, RUNNING = PodPhase.PENDING, PodPhase.RUNNING
 R1 = {"cpu": "1", "memory": "1G"}

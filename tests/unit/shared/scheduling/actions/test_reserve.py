@@ -6,15 +6,15 @@ from datetime import timedelta
 
 import pytest
 
-from contracts.keys import JobKey
-from contracts.objects.pod import PodPhase
-from contracts.objects.podgroup import PodGroupPhase
-from shared.scheduling.framework.conf import Arguments
-from shared.scheduling.framework.results import ReservationChange, ReservationChangeKind
-from shared.scheduling.holds import Reservation
-from shared.scheduling.snapshot import PodGroupState, PodState
 from tests.support.builders import build_node, build_pod, build_podgroup, build_queue
 from tests.support.scheduling import NOW, CaseRun, SchedulingCase, plugin, run_case, tier
+from vcbus.contracts.keys import JobKey
+from vcbus.contracts.objects.pod import PodPhase
+from vcbus.contracts.objects.podgroup import PodGroupPhase
+from vcbus.shared.scheduling.framework.conf import Arguments
+from vcbus.shared.scheduling.framework.results import ReservationChange, ReservationChangeKind
+from vcbus.shared.scheduling.holds import Reservation
+from vcbus.shared.scheduling.snapshot import PodGroupState, PodState
 
 RESERVE = "volcano@v1.5.1 pkg/scheduler/actions/reserve/reserve.go"
 RESERVED_NODES_FN = "volcano@v1.5.1 pkg/scheduler/plugins/reservation/reservation.go"

@@ -6,15 +6,15 @@ import math
 
 import pytest
 
-from contracts.objects.pod import PodPhase
-from contracts.objects.podgroup import PodGroupPhase
-from shared.scheduling.framework.conf import Arguments, Kind
-from shared.scheduling.framework.session import open_session
-from shared.scheduling.plugins import PLUGIN_BUILDERS
-from shared.scheduling.plugins.binpack import weights
-from shared.scheduling.snapshot import ClusterSnapshot
 from tests.support.builders import build_node, build_pod, build_podgroup, build_queue
 from tests.support.scheduling import NOW, go_plugin, tier
+from vcbus.contracts.objects.pod import PodPhase
+from vcbus.contracts.objects.podgroup import PodGroupPhase
+from vcbus.shared.scheduling.framework.conf import Arguments, Kind
+from vcbus.shared.scheduling.framework.session import open_session
+from vcbus.shared.scheduling.plugins import PLUGIN_BUILDERS
+from vcbus.shared.scheduling.plugins.binpack import weights
+from vcbus.shared.scheduling.snapshot import ClusterSnapshot
 
 BINPACK_TEST = "volcano@00561f92 pkg/scheduler/plugins/binpack/binpack_test.go"
 GPU, FOO = "nvidia.com/gpu", "example.com/foo"

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from contracts.objects.pod import PodPhase
-from contracts.objects.podgroup import PodGroupPhase
-from shared.scheduling.framework.conf import Kind
 from tests.support.builders import build_node, build_pod, build_podgroup, build_queue
 from tests.support.scheduling import SchedulingCase, go_plugin, run_case, tier
+from vcbus.contracts.objects.pod import PodPhase
+from vcbus.contracts.objects.podgroup import PodGroupPhase
+from vcbus.shared.scheduling.framework.conf import Kind
 
 GANG_TEST = "volcano@781f4608 pkg/scheduler/plugins/gang/gang_test.go"
 GANG_TIER = (tier(go_plugin("gang", Kind.JOB_READY, Kind.JOB_PIPELINED)),)

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from contracts.keys import JobKey
-from contracts.objects.pod import PodPhase
-from shared.scheduling.framework.conf import Kind
-from shared.scheduling.framework.session import open_session
-from shared.scheduling.plugins import PLUGIN_BUILDERS
-from shared.scheduling.snapshot import ClusterSnapshot
 from tests.support.builders import build_node, build_pod, build_podgroup, build_queue
 from tests.support.scheduling import NOW, go_plugin, tier
+from vcbus.contracts.keys import JobKey
+from vcbus.contracts.objects.pod import PodPhase
+from vcbus.shared.scheduling.framework.conf import Kind
+from vcbus.shared.scheduling.framework.session import open_session
+from vcbus.shared.scheduling.plugins import PLUGIN_BUILDERS
+from vcbus.shared.scheduling.snapshot import ClusterSnapshot
 
 
 def test_scores_follow_kubernetes_formulas_when_nodes_are_empty_or_half_used() -> None:

@@ -6,16 +6,16 @@ from dataclasses import dataclass
 
 import pytest
 
-from contracts.objects.pod import PodPhase
-from contracts.objects.podgroup import PodGroupPhase
-from contracts.objects.queue import Queue
-from shared.scheduling.framework.conf import Arguments, Kind
-from shared.scheduling.framework.session import open_session
-from shared.scheduling.plugins import PLUGIN_BUILDERS
-from shared.scheduling.plugins.overcommit import OvercommitPlugin, parse_factors
-from shared.scheduling.snapshot import PodGroupState
 from tests.support.builders import build_node, build_pod, build_podgroup, build_queue
 from tests.support.scheduling import NOW, SchedulingCase, go_plugin, snapshot_of, tier
+from vcbus.contracts.objects.pod import PodPhase
+from vcbus.contracts.objects.podgroup import PodGroupPhase
+from vcbus.contracts.objects.queue import Queue
+from vcbus.shared.scheduling.framework.conf import Arguments, Kind
+from vcbus.shared.scheduling.framework.session import open_session
+from vcbus.shared.scheduling.plugins import PLUGIN_BUILDERS
+from vcbus.shared.scheduling.plugins.overcommit import OvercommitPlugin, parse_factors
+from vcbus.shared.scheduling.snapshot import PodGroupState
 
 OVERCOMMIT_TEST = "volcano@ed72c7c8 pkg/scheduler/plugins/overcommit/overcommit_test.go"
 INQUEUE = PodGroupPhase.INQUEUE

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from contracts.keys import JobKey
-from contracts.objects.node import Node, Taint
-from contracts.objects.pod import PodPhase, Toleration
-from shared.scheduling.framework.session import Session, open_session
-from shared.scheduling.holds import Reservation
-from shared.scheduling.plugins import PLUGIN_BUILDERS
-from shared.scheduling.snapshot import ClusterSnapshot, PodState
-from shared.scheduling.taints import tolerates
 from tests.support.builders import build_node, build_pod, build_podgroup, build_queue
 from tests.support.scheduling import DEFAULT_TIERS, NOW
+from vcbus.contracts.keys import JobKey
+from vcbus.contracts.objects.node import Node, Taint
+from vcbus.contracts.objects.pod import PodPhase, Toleration
+from vcbus.shared.scheduling.framework.session import Session, open_session
+from vcbus.shared.scheduling.holds import Reservation
+from vcbus.shared.scheduling.plugins import PLUGIN_BUILDERS
+from vcbus.shared.scheduling.snapshot import ClusterSnapshot, PodState
+from vcbus.shared.scheduling.taints import tolerates
 
 PENDING = PodPhase.PENDING
 

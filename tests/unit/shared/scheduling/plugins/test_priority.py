@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from contracts.keys import JobKey
-from contracts.objects.pod import PodPhase
-from shared.scheduling.framework.session import Session, open_session
-from shared.scheduling.plugins import PLUGIN_BUILDERS
-from shared.scheduling.snapshot import ClusterSnapshot, PodState
 from tests.support.builders import build_pod, build_podgroup, build_queue
 from tests.support.scheduling import DEFAULT_TIERS, NOW
+from vcbus.contracts.keys import JobKey
+from vcbus.contracts.objects.pod import PodPhase
+from vcbus.shared.scheduling.framework.session import Session, open_session
+from vcbus.shared.scheduling.plugins import PLUGIN_BUILDERS
+from vcbus.shared.scheduling.snapshot import ClusterSnapshot, PodState
 
 
 def _session(pods: list[PodState], min_task: dict[str, int] | None = None) -> Session:

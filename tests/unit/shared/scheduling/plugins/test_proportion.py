@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from contracts.objects.pod import PodPhase
-from contracts.objects.podgroup import PodGroupPhase
-from contracts.objects.queue import Queue, QueueState
-from shared.scheduling.framework.conf import Kind
-from shared.scheduling.framework.session import open_session
-from shared.scheduling.plugins import PLUGIN_BUILDERS
-from shared.scheduling.plugins.proportion import ProportionPlugin
-from shared.scheduling.snapshot import ClusterSnapshot, PodGroupState, PodState
 from tests.support.builders import build_node, build_pod, build_podgroup, build_queue
 from tests.support.scheduling import NOW, go_plugin, tier
+from vcbus.contracts.objects.pod import PodPhase
+from vcbus.contracts.objects.podgroup import PodGroupPhase
+from vcbus.contracts.objects.queue import Queue, QueueState
+from vcbus.shared.scheduling.framework.conf import Kind
+from vcbus.shared.scheduling.framework.session import open_session
+from vcbus.shared.scheduling.plugins import PLUGIN_BUILDERS
+from vcbus.shared.scheduling.plugins.proportion import ProportionPlugin
+from vcbus.shared.scheduling.snapshot import ClusterSnapshot, PodGroupState, PodState
 
 
 def _deserved(queues: list[Queue], demand: dict[str, int]) -> dict[str, float]:

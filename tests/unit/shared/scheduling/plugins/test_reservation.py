@@ -6,15 +6,15 @@ from datetime import timedelta
 
 import pytest
 
-from contracts.keys import JobKey
-from contracts.objects.podgroup import PodGroupPhase
-from shared.scheduling.framework.conf import ConfError
-from shared.scheduling.holds import Reservation
-from shared.scheduling.plugins.reservation import LockMode, ReservationArgs, ReservationPlugin
-from shared.scheduling.scheduler import parse_conf
-from shared.scheduling.snapshot import ClusterSnapshot
 from tests.support.builders import build_node, build_podgroup
 from tests.support.scheduling import NOW
+from vcbus.contracts.keys import JobKey
+from vcbus.contracts.objects.podgroup import PodGroupPhase
+from vcbus.shared.scheduling.framework.conf import ConfError
+from vcbus.shared.scheduling.holds import Reservation
+from vcbus.shared.scheduling.plugins.reservation import LockMode, ReservationArgs, ReservationPlugin
+from vcbus.shared.scheduling.scheduler import parse_conf
+from vcbus.shared.scheduling.snapshot import ClusterSnapshot
 
 
 def test_arguments_take_their_defaults_when_none_are_given() -> None:

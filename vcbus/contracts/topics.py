@@ -1,0 +1,220 @@
+"""The topic table: the single source of truth for names, unions, keys and writers."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+from vcbus.contracts._base import Event, tag_of
+from vcbus.contracts.events.bindings import BindingCreated, BindingsEvent, PodEvictionRequested
+from vcbus.contracts.events.capacity_reservations import (
+    CapacityReleased,
+    CapacityReservationsEvent,
+    CapacityReserved,
+    LocksHonoured,
+    LocksLifted,
+    NominationEnded,
+    PodsNominated,
+)
+from vcbus.contracts.events.cluster_commands import (
+    NodeAddRequested,
+    NodeCommand,
+    NodeCordonRequested,
+    NodeRemoveRequested,
+    NodeUncordonRequested,
+)
+from vcbus.contracts.events.jobs_admitted import (
+    JobAbortAccepted,
+    JobAdmitted,
+    JobDeleteAccepted,
+    JobResumeAccepted,
+    JobsAdmittedEvent,
+)
+from vcbus.contracts.events.jobs_rejected import JobRejected, JobsRejectedEvent
+from vcbus.contracts.events.jobs_status import JobDeleted, JobsStatusEvent, JobStatusChanged
+from vcbus.contracts.events.jobs_submitted import (
+    JobAbortRequested,
+    JobDeleteRequested,
+    JobResumeRequested,
+    JobsSubmittedCommand,
+)
+from vcbus.contracts.events.nodes import (
+    NodeChanged,
+    NodeHeartbeat,
+    NodeRegistered,
+    NodeRemoved,
+    NodesEvent,
+)
+from vcbus.contracts.events.podgroups import (
+    PodGroupCreated,
+    PodGroupDeleted,
+    PodGroupsEvent,
+    PodGroupUpdated,
+)
+from vcbus.contracts.events.podgroups_conditions import (
+    PodGroupConditionsChanged,
+    PodGroupsConditionsEvent,
+)
+from vcbus.contracts.events.podgroups_status import PodGroupPhaseChanged, PodGroupsStatusEvent
+from vcbus.contracts.events.pods import PodCreated, PodDeleted, PodsEvent
+from vcbus.contracts.events.pods_status import BindingRefused, PodPhaseChanged, PodsStatusEvent
+from vcbus.contracts.events.queues import QueueDeclared, QueueDeleted, QueuesEvent
+from vcbus.contracts.events.reservations import (
+    NodesLocked,
+    NodesUnlocked,
+    ReservationsEvent,
+    TargetJobElected,
+)
+
+DEFAULT_PREFIX = "vcbus."
+DLT_SUFFIX = ".DLT"
+
+
+class Topic(enum.StrEnum):
+    """DESIGN §2 topic names, without the installation prefix."""
+
+    JOBS_SUBMITTED = "jobs.submitted"
+    JOBS_ADMITTED = "jobs.admitted"
+    JOBS_REJECTED = "jobs.rejected"
+    JOBS_STATUS = "jobs.status"
+    PODGROUPS = "podgroups"
+    PODGROUPS_STATUS = "podgroups.status"
+    PODGROUPS_CONDITIONS = "podgroups.conditions"
+    PODS = "pods"
+    BINDINGS = "bindings"
+    PODS_STATUS = "pods.status"
+    NODES = "nodes"
+    RESERVATIONS = "reservations"
+    QUEUES = "queues"
+    CLUSTER_COMMANDS = "cluster.commands"
+    CAPACITY_RESERVATIONS = "capacity.reservations"
+
+
+class KeyKind(enum.StrEnum):
+    """What a topic is keyed by."""
+
+    JOB = "job"
+    NODE = "node"
+    QUEUE = "queue"
+
+
+@dataclass(frozen=True, slots=True)
+class TopicSpec:
+    """One row of the topic table.
+
+    ``union`` is the tagged union of the topic's events. ``raw_values`` marks a topic
+    whose values may also be untyped text (``jobs.submitted`` takes Job manifests as
+    written), decoded by its consumer rather than by the codec.
+    """
+
+    topic: Topic
+    union: object
+    key: KeyKind
+    writer: str
+    raw_values: bool = False
+
+    @property
+    def dead_letter(self) -> str:
+        """The DLT of this topic, without prefix."""
+        return f"{self.topic}{DLT_SUFFIX}"
+
+
+TOPICS: tuple[TopicSpec, ...] = (
+    TopicSpec(Topic.JOBS_SUBMITTED, JobsSubmittedCommand, KeyKind.JOB, "users", raw_values=True),
+    TopicSpec(Topic.JOBS_ADMITTED, JobsAdmittedEvent, KeyKind.JOB, "admission"),
+    TopicSpec(Topic.JOBS_REJECTED, JobsRejectedEvent, KeyKind.JOB, "admission"),
+    TopicSpec(Topic.JOBS_STATUS, JobsStatusEvent, KeyKind.JOB, "job-controller"),
+    TopicSpec(Topic.PODGROUPS, PodGroupsEvent, KeyKind.JOB, "job-controller"),
+    TopicSpec(Topic.PODGROUPS_STATUS, PodGroupsStatusEvent, KeyKind.JOB, "podgroup-enqueue"),
+    TopicSpec(Topic.PODGROUPS_CONDITIONS, PodGroupsConditionsEvent, KeyKind.JOB, "allocator"),
+    TopicSpec(Topic.PODS, PodsEvent, KeyKind.JOB, "job-controller"),
+    TopicSpec(Topic.BINDINGS, BindingsEvent, KeyKind.NODE, "allocator"),
+    TopicSpec(Topic.PODS_STATUS, PodsStatusEvent, KeyKind.JOB, "cluster, agent, allocator"),
+    TopicSpec(Topic.NODES, NodesEvent, KeyKind.NODE, "cluster, agent"),
+    TopicSpec(Topic.RESERVATIONS, ReservationsEvent, KeyKind.JOB, "podgroup-enqueue"),
+    TopicSpec(Topic.QUEUES, QueuesEvent, KeyKind.QUEUE, "users"),
+    TopicSpec(Topic.CLUSTER_COMMANDS, NodeCommand, KeyKind.NODE, "users"),
+    TopicSpec(Topic.CAPACITY_RESERVATIONS, CapacityReservationsEvent, KeyKind.JOB, "allocator"),
+)
+
+TOPIC_SPECS: dict[Topic, TopicSpec] = {spec.topic: spec for spec in TOPICS}
+
+
+def topic_name(topic: Topic | str, prefix: str = DEFAULT_PREFIX) -> str:
+    """Return the broker-side name of a topic under an installation prefix."""
+    return f"{prefix}{topic}"
+
+
+def _tag_table() -> dict[str, TopicSpec]:
+    table: dict[str, TopicSpec] = {}
+    for spec in TOPICS:
+        members: tuple[type[Event], ...] = getattr(spec.union, "__args__", None) or (
+            spec.union,  # type: ignore[assignment]
+        )
+        for member in members:
+            tag = tag_of(member)
+            if tag in table:
+                raise ValueError(f"tag {tag} belongs to two topics")
+            table[tag] = spec
+    return table
+
+
+TOPIC_BY_TAG: dict[str, TopicSpec] = _tag_table()
+
+
+def topic_of(event: Event) -> TopicSpec:
+    """Return the topic an event is published on (each type belongs to one topic)."""
+    return TOPIC_BY_TAG[tag_of(type(event))]
+
+
+def key_of(event: Event) -> str:
+    """Return the record key of an event: the job key, node name or queue name it is about."""
+    match event:
+        case (
+            JobAdmitted()
+            | JobDeleteAccepted()
+            | JobAbortAccepted()
+            | JobResumeAccepted()
+            | JobStatusChanged()
+            | JobDeleted()
+        ):
+            return event.job
+        case JobRejected():
+            return event.job or ""
+        case JobDeleteRequested() | JobAbortRequested() | JobResumeRequested():
+            return event.job
+        case PodGroupCreated() | PodGroupUpdated():
+            return event.podgroup.job
+        case PodCreated():
+            return event.pod.job
+        case (
+            PodGroupDeleted()
+            | PodGroupPhaseChanged()
+            | PodGroupConditionsChanged()
+            | PodDeleted()
+            | PodPhaseChanged()
+            | BindingRefused()
+            | TargetJobElected()
+            | NodesLocked()
+            | NodesUnlocked()
+            | CapacityReserved()
+            | CapacityReleased()
+            | LocksHonoured()
+            | LocksLifted()
+            | PodsNominated()
+            | NominationEnded()
+        ):
+            return event.job
+        case BindingCreated() | PodEvictionRequested():
+            return event.node
+        case NodeRegistered() | NodeChanged() | NodeAddRequested():
+            return event.node.name
+        case NodeCordonRequested() | NodeUncordonRequested() | NodeRemoveRequested():
+            return event.name
+        case NodeRemoved() | NodeHeartbeat():
+            return event.name
+        case QueueDeclared():
+            return event.queue.name
+        case QueueDeleted():
+            return event.name
+    raise TypeError(f"no key for event type {type(event).__name__}")

@@ -1,0 +1,62 @@
+"""Wiring of the admission service: jobs.submitted in; jobs.admitted and jobs.rejected out.
+
+Each submission is handled at its own microsecond (:class:`ArrivalStamps`): a job's
+creation time is when admission read it, and jobs read in one instant keep the order they
+were read in (partition offset order; a scenario's file order), SPEC A11.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from vcbus.contracts import Event, QueueDeclared, QueueDeleted, SubmissionOrigin, Topic
+from vcbus.contracts.objects import Queue
+from vcbus.shared.bus.envelope import Envelope
+from vcbus.shared.bus.records import Record
+from vcbus.shared.bus.router import Route
+from vcbus.shared.runtime.clock import ArrivalStamps, Clock
+from vcbus.shared.runtime.service import Service
+from vcbus.shared.runtime.settings import Settings
+from vcbus.shared.runtime.table import Table
+from vcbus.shared.step import Ctx
+from vcbus.shared.tracing.spans import current_trace_id
+
+from .core import AdmissionLimits, Submission, apply_queue_event, decide
+from .fields import FIELD_VALIDATION_HEADER, field_validation_of
+
+NAME = "admission"
+
+
+class _Queues:
+    """The queue view folded from the ``queues`` topic."""
+
+    def __init__(self) -> None:
+        self.queues: dict[str, Queue] = {}
+
+    def apply(self, event: Event, record: Record) -> None:
+        if isinstance(event, QueueDeclared | QueueDeleted):
+            self.queues = apply_queue_event(self.queues, event)
+
+
+def build_service(settings: Settings, clock: Clock) -> Service:
+    """The admission service: stateless over jobs, with the queues as a table."""
+    view = _Queues()
+    limits = AdmissionLimits(max_payload_bytes=settings.max_payload_bytes)
+    stamps = ArrivalStamps(clock)
+
+    async def handle(envelope: Envelope[bytes]) -> Sequence[Event]:
+        origin = SubmissionOrigin(
+            topic=f"{settings.topic_prefix}{envelope.topic}",
+            partition=envelope.partition,
+            offset=envelope.offset,
+        )
+        ctx = Ctx(now=stamps.next(), trace_id=current_trace_id())
+        header = dict(envelope.headers).get(FIELD_VALIDATION_HEADER)
+        submission = Submission(envelope.event, origin, field_validation_of(header))
+        return decide(view.queues, submission, ctx, limits)
+
+    return Service(
+        name=NAME,
+        routes=[Route(Topic.JOBS_SUBMITTED, handle, "admission.validate", raw=True)],
+        tables=[Table("queues", [Topic.QUEUES], view.apply)],
+    )

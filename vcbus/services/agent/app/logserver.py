@@ -1,0 +1,248 @@
+"""The agent's HTTP(S) endpoint: its pods' logs, as ``vcbus logs`` reads them from any host.
+
+``GET /pods/<namespace>/<name>/log`` answers the log of one container of the pod bound
+here (kubectl's parameters: ``container`` [the first non-init container], ``previous``
+[the run before the current one], ``tail`` [lines], ``follow`` [stream until the container
+ends]); ``GET /healthz`` answers ``ok``. A rotated log is read whole, oldest file first.
+
+Authentication is a shared token (``VCBUS_AGENT_TOKEN``): every request but ``/healthz``
+carries ``Authorization: Bearer <token>``, compared in constant time; without a token the
+agent listens on the loopback address only. TLS, when given a certificate and key
+(``VCBUS_AGENT_TLS_CERTFILE``/``VCBUS_AGENT_TLS_KEYFILE``), is served by uvicorn; clients
+check it with ``VCBUS_AGENT_TLS_CAFILE``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import socket
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+import msgspec
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from vcbus.contracts.keys import pod_key
+from vcbus.services.agent.app.supervisor import PLAN_FILE
+from vcbus.services.agent.model import PodPlan
+
+if TYPE_CHECKING:
+    from vcbus.services.agent.app.runtime import PodRuntime
+    from vcbus.services.agent.core import AgentConf
+    from vcbus.services.agent.model import AgentState
+
+
+class Agent(Protocol):
+    """What the log server reads of the agent: its node's pods and where their logs are."""
+
+    conf: AgentConf
+    state: AgentState
+    runtime: PodRuntime
+
+
+FOLLOW_POLL = 0.1
+"""Seconds between two looks at a followed log."""
+ENV_TOKEN = "VCBUS_AGENT_TOKEN"
+ENV_CERTFILE = "VCBUS_AGENT_TLS_CERTFILE"
+ENV_KEYFILE = "VCBUS_AGENT_TLS_KEYFILE"
+ENV_CAFILE = "VCBUS_AGENT_TLS_CAFILE"
+
+
+@dataclass(frozen=True)
+class ServerOptions:
+    """Where and how the endpoint listens: a bound socket (None: no endpoint), TLS, token."""
+
+    sock: socket.socket | None = None
+    token: str = ""
+    certfile: str = ""
+    keyfile: str = ""
+
+
+class _Server(uvicorn.Server):
+    """uvicorn, leaving SIGINT and SIGTERM to the agent."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+class LogServer:
+    """Serves the logs of the agent's pods."""
+
+    def __init__(self, options: ServerOptions, agent: Agent) -> None:
+        self.options = options
+        self.agent = agent
+
+    async def serve(self, stop: asyncio.Event) -> None:
+        """Serve until ``stop`` is set."""
+        if self.options.sock is None:
+            await stop.wait()
+            return
+        config = uvicorn.Config(
+            self.app(),
+            lifespan="off",
+            log_config=None,
+            access_log=False,
+            timeout_graceful_shutdown=1,
+            ssl_certfile=self.options.certfile or None,
+            ssl_keyfile=self.options.keyfile or None,
+        )
+        server = _Server(config)
+        serving = asyncio.create_task(server.serve(sockets=[self.options.sock]))
+        try:
+            await stop.wait()
+        finally:
+            server.should_exit = True
+            await serving
+
+    def app(self) -> Starlette:
+        """The Starlette application."""
+        return Starlette(
+            routes=[
+                Route("/healthz", self._health),
+                Route("/pods/{namespace}/{name}/log", self._log),
+            ]
+        )
+
+    async def _health(self, _request: Request) -> Response:
+        return PlainTextResponse("ok\n")
+
+    async def _log(self, request: Request) -> Response:
+        if not self._allowed(request):
+            return PlainTextResponse("unauthorized: give the agent's token\n", status_code=401)
+        key = pod_key(request.path_params["namespace"], request.path_params["name"])
+        pod = self.agent.state.by_key(key)
+        if pod is None:
+            return PlainTextResponse(
+                f"pod {key} is not on node {self.agent.conf.node}\n", status_code=404
+            )
+        runtime = self.agent.runtime
+        containers = _containers(runtime.pod_dir(pod.uid))
+        container = request.query_params.get("container") or (containers[0] if containers else "")
+        if container not in containers:
+            names = ", ".join(containers) or "none yet"
+            return PlainTextResponse(
+                f"pod {key} has no container {container!r} (it has: {names})\n", status_code=404
+            )
+        report = runtime.report(pod.uid)
+        restarts = next(
+            (c.restart_count for c in (report.containers if report else ()) if c.name == container),
+            0,
+        )
+        run = restarts - 1 if _flag(request, "previous") else restarts
+        if run < 0:
+            return PlainTextResponse(
+                f"container {container} of pod {key} has no previous run\n", status_code=400
+            )
+        path = runtime.log_file(pod.uid, container, run)
+        tail = _int(request.query_params.get("tail"))
+        text = _tail(read_log(path), tail)
+        if not _flag(request, "follow"):
+            return Response(text, media_type="text/plain")
+        return StreamingResponse(self._follow(pod.uid, path, text), media_type="text/plain")
+
+    async def _follow(self, uid: str, path: Path, first: bytes) -> AsyncIterator[bytes]:
+        """What is in the log, then what is appended, until the pod has ended."""
+        yield first
+        cursor = _Cursor.at_end(path)
+        runtime = self.agent.runtime
+        while True:
+            report = runtime.report(uid) if runtime.pod_dir(uid).exists() else None
+            data = cursor.read()
+            if data:
+                yield data
+                continue
+            if report is None or report.is_final:
+                return
+            await asyncio.sleep(FOLLOW_POLL)
+
+    def _allowed(self, request: Request) -> bool:
+        token = self.options.token
+        if not token:
+            return True
+        given = request.headers.get("authorization", "")
+        scheme, _, value = given.partition(" ")
+        return scheme.lower() == "bearer" and hmac.compare_digest(value.encode(), token.encode())
+
+
+@dataclass
+class _Cursor:
+    """Where a follower is in a log file; a rotation starts it on the new file."""
+
+    path: Path
+    position: int = 0
+    inode: int = 0
+
+    @classmethod
+    def at_end(cls, path: Path) -> _Cursor:
+        try:
+            stat = path.stat()
+        except FileNotFoundError:
+            return cls(path)
+        return cls(path, stat.st_size, stat.st_ino)
+
+    def read(self) -> bytes:
+        """What was appended since the last read (the new file's start after a rotation)."""
+        try:
+            stat = self.path.stat()
+        except FileNotFoundError:
+            return b""
+        if stat.st_ino != self.inode or stat.st_size < self.position:
+            self.position, self.inode = 0, stat.st_ino
+        if stat.st_size <= self.position:
+            return b""
+        with self.path.open("rb") as file:
+            file.seek(self.position)
+            data = file.read()
+        self.position += len(data)
+        return data
+
+
+def read_log(path: Path) -> bytes:
+    """A container run's whole log: its rotated files, oldest first, then the current one."""
+    rotated = sorted(
+        path.parent.glob(f"{path.name}.*"), key=lambda p: int(p.suffix[1:] or 0), reverse=True
+    )
+    out = b""
+    for part in (*rotated, path):
+        with contextlib.suppress(FileNotFoundError):
+            out += part.read_bytes()
+    return out
+
+
+def _tail(text: bytes, lines: int | None) -> bytes:
+    if lines is None or lines < 0:
+        return text
+    if lines == 0:
+        return b""
+    kept = text.splitlines(keepends=True)[-lines:]
+    return b"".join(kept)
+
+
+def _containers(pod_dir: Path) -> list[str]:
+    """The pod's containers, the non-init ones first (``kubectl logs``' default is the first)."""
+    try:
+        plan = msgspec.json.decode((pod_dir / PLAN_FILE).read_bytes(), type=PodPlan)
+    except (FileNotFoundError, msgspec.DecodeError):
+        return []
+    runs = sorted(plan.containers, key=lambda c: c.init)
+    return [c.name for c in runs]
+
+
+def _flag(request: Request, name: str) -> bool:
+    return request.query_params.get(name, "").lower() in ("1", "true", "yes")
+
+
+def _int(text: str | None) -> int | None:
+    try:
+        return None if text is None or text == "" else int(text)
+    except ValueError:
+        return None

@@ -1,0 +1,438 @@
+"""Wiring of the node agent: bindings of its node in; pods.status and nodes out.
+
+One agent per host owns one real node (SPEC A14). It consumes ``bindings`` in a group of
+its own (``vcbus-agent-<node>``: every partition, offsets kept across restarts) and acts on
+those for its node; it follows ``jobs.admitted`` (the task templates and plugins),
+``pods.status`` (its peers' addresses and host ports) and ``pods`` (deletions) as tables.
+
+Its state (:class:`AgentState`) is a file of its data directory, written at each change;
+the pods' own records are written by their supervisors (:mod:`vcbus.services.agent.app.runtime`).
+What the agent publishes goes out before the state that says it was published is saved
+(a crash in between publishes the same event ids again, which readers drop), as the
+delivery loop does for services.
+
+Beside the consumer run:
+
+- the pod loop (every :data:`LOOP_SECONDS`): starts each bound pod once its job's template
+  and every peer it needs are known (or fails it after ``peer_wait_seconds``), publishes
+  what the supervisors report, applies deletions, forgets what has ended and was deleted;
+  each publication continues the pod's job trace (``agent.start``, ``agent.exit``, ...);
+- the heartbeat: ``NodeRegistered`` at start, then ``NodeHeartbeat`` every
+  ``heartbeat_seconds``;
+- the HTTP(S) server of the pods' logs (:mod:`vcbus.services.agent.app.logserver`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import msgspec
+import structlog
+
+from vcbus.contracts import (
+    BindingCreated,
+    Event,
+    JobAdmitted,
+    PodDeleted,
+    PodEvictionRequested,
+    PodPhaseChanged,
+    Topic,
+)
+from vcbus.contracts._base import derive_event_id, tag_of
+from vcbus.contracts.events.nodes import NodeHeartbeat, NodeRegistered
+from vcbus.contracts.keys import JobKey, NodeName, pod_key
+from vcbus.contracts.objects.job import Job
+from vcbus.contracts.objects.node import Node
+from vcbus.contracts.objects.pod import Pod, PodPhase
+from vcbus.services.agent import core
+from vcbus.services.agent.app.cgroups import Cgroups
+from vcbus.services.agent.app.logserver import LogServer, ServerOptions
+from vcbus.services.agent.app.runtime import HostProcesses, PodRuntime, host_ports_in_use
+from vcbus.services.agent.core import Action, AgentConf, Forget, Outcome, Stop
+from vcbus.services.agent.launch import Placement, PlanError, Policy, plan_pod
+from vcbus.services.agent.model import AgentPod, AgentState, StopCause
+from vcbus.services.agent.plugins import Peer, pod_ports
+from vcbus.shared.bus.envelope import Envelope
+from vcbus.shared.bus.records import Record
+from vcbus.shared.bus.router import Route
+from vcbus.shared.runtime.clock import Clock
+from vcbus.shared.runtime.service import Runtime, Service
+from vcbus.shared.runtime.table import Table
+from vcbus.shared.tracing.spans import context_of, job_span
+
+NAME = "agent"
+LOOP_SECONDS = 0.05
+LIVENESS_SECONDS = 2.0
+"""How often a running pod's supervisor is checked alive when its report did not change."""
+DELETIONS_KEPT = 50_000
+"""How many of the newest pod deletions the agent remembers (by uid), so that a binding of
+a deleted pod is never run: one read again after a crash, once the pod was forgotten."""
+JOB_WAIT_SECONDS = 10.0
+"""How long a binding waits for its job's admission to be read (it was admitted first)."""
+STATE_FILE = "agent.json"
+REASON_PEERS_UNKNOWN = "PeersUnknown"
+
+log = structlog.get_logger("vcbus.agent")
+
+_state_decoder = msgspec.json.Decoder(AgentState)
+_encoder = msgspec.json.Encoder()
+
+
+@dataclass(frozen=True)
+class AgentOptions:
+    """Everything an agent is started with."""
+
+    conf: AgentConf
+    node: Node
+    data_dir: Path
+    policy: Policy
+    heartbeat_seconds: float = 10.0
+    peer_wait_seconds: float = 120.0
+    server: ServerOptions = field(default_factory=ServerOptions)
+    cgroups: Cgroups | None = None
+    """Where pods' cgroups go; None: limits not enforced."""
+    limits_reason: str = ""
+    """Why limits are not enforced (empty when they are)."""
+
+
+class Agent:
+    """The agent's state, its views of the topics and its pods' runtime."""
+
+    def __init__(self, options: AgentOptions, runtime: PodRuntime, clock: Clock) -> None:
+        self.options = options
+        self.conf = options.conf
+        self.runtime = runtime
+        self.clock = clock
+        self.state = load_state(options.data_dir)
+        self.jobs: dict[JobKey, Job] = {}
+        self.statuses: dict[JobKey, dict[str, PodPhaseChanged]] = {}
+        self.deletions: collections.deque[PodDeleted] = collections.deque()
+        self.deleted: dict[str, None] = {}
+        """The uids of the newest :data:`DELETIONS_KEPT` deleted pods, oldest first."""
+        self.lock = asyncio.Lock()
+        self.job_read = asyncio.Event()
+        self.bound = asyncio.Event()
+        self._checked: dict[str, float] = {}
+
+    # --- views -----------------------------------------------------------------------
+
+    def on_job(self, event: Event, _record: Record) -> None:
+        """Keep each admitted job's newest spec."""
+        if isinstance(event, JobAdmitted):
+            self.jobs[event.job] = event.manifest
+            self.job_read.set()
+
+    def on_status(self, event: Event, _record: Record) -> None:
+        """Keep each pod's newest status (its node, address and host ports)."""
+        if isinstance(event, PodPhaseChanged):
+            self.statuses.setdefault(event.job, {})[event.pod] = event
+
+    def on_pod(self, event: Event, _record: Record) -> None:
+        """Queue a deletion for the pod loop; remember its uid (the newest ones)."""
+        if isinstance(event, PodDeleted):
+            self.deletions.append(event)
+            if event.pod_uid:
+                self.deleted[event.pod_uid] = None
+                if len(self.deleted) > DELETIONS_KEPT:
+                    del self.deleted[next(iter(self.deleted))]
+
+    # --- bindings ----------------------------------------------------------------------
+
+    async def on_binding(self, envelope: Envelope[Event]) -> Sequence[Event]:
+        """Accept, refuse or evict; the outputs go out with the route's process span."""
+        event = envelope.event
+        if isinstance(event, BindingCreated):
+            if event.node != self.conf.node:
+                return ()
+            job = await self._job(event.pod.job)
+            wanted = [port.container_port for port in pod_ports(job, event.pod.task)] if job else []
+            trace = tuple(
+                (name, value.decode(errors="replace")) for name, value in envelope.headers
+            )
+            async with self.lock:
+                outcome = core.bind(
+                    self.state,
+                    event,
+                    self.conf,
+                    self.clock.now(),
+                    wanted_ports=wanted,
+                    busy_ports=host_ports_in_use(*self.conf.port_range) if wanted else (),
+                    deleted=self.deleted,
+                    bound_elsewhere=self._bound_elsewhere(event.pod),
+                    trace=trace,
+                )
+                self._adopt(outcome)
+            self.bound.set()  # the pod loop starts it now, not at its next pass
+            return outcome.emit
+        if isinstance(event, PodEvictionRequested):
+            async with self.lock:
+                outcome = core.evict(self.state, event, self.conf)
+                self._adopt(outcome)
+            return outcome.emit
+        return ()
+
+    def _bound_elsewhere(self, pod: Pod) -> str | None:
+        """The other node ``pods.status`` last showed this pod (its uid) on, if any.
+
+        Bound there (``Pending`` with a node) or running there.
+        """
+        status = self.statuses.get(pod.job, {}).get(pod_key(pod.namespace, pod.name))
+        if (
+            status is None
+            or status.pod_uid != pod.uid
+            or status.node is None
+            or status.node == self.conf.node
+            or status.phase not in (PodPhase.PENDING, PodPhase.RUNNING)
+        ):
+            return None
+        return str(status.node)
+
+    async def _job(self, key: JobKey) -> Job | None:
+        until = time.monotonic() + JOB_WAIT_SECONDS
+        while key not in self.jobs and time.monotonic() < until:
+            self.job_read.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.job_read.wait(), until - time.monotonic())
+        return self.jobs.get(key)
+
+    # --- the pod loop ------------------------------------------------------------------
+
+    async def loop(self, runtime: Runtime) -> None:
+        """Start, watch and clear pods until the service stops."""
+        await runtime.ready.wait()
+        try:
+            while True:
+                try:
+                    await self.step(runtime)
+                except Exception:
+                    # the loop goes on; the pod stays as it was, and is tried again
+                    log.exception("agent_step_failed")
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self.bound.wait(), LOOP_SECONDS)
+                self.bound.clear()
+        finally:
+            self.runtime.close()
+
+    async def step(self, runtime: Runtime) -> None:
+        """One pass: deletions, then each pod's start or report."""
+        async with self.lock:
+            while self.deletions:
+                self._adopt(core.delete(self.state, self.deletions.popleft()))
+            for uid in list(self.state.pods):
+                pod = self.state.pods.get(uid)
+                if pod is None:
+                    continue
+                if not pod.launched and pod.is_active and pod.stop is StopCause.NONE:
+                    await self._try_start(runtime, pod)
+                elif pod.launched and (pod.is_active or pod.stop is StopCause.DELETED):
+                    await self._watch(runtime, pod)
+
+    async def _try_start(self, runtime: Runtime, pod: AgentPod) -> None:
+        now = self.clock.now()
+        waited = (now - pod.bound_at).total_seconds()
+        job = self.jobs.get(pod.job)
+        if job is None:
+            if waited >= self.options.peer_wait_seconds:
+                message = f"job {pod.job} of pod {pod.key} was never read from jobs.admitted"
+                await self._fail(runtime, pod, "JobUnknown", message)
+            return
+        placement = Placement(
+            node=self.conf.node,
+            host_ip=self.conf.host_ip,
+            pod_dir=str(self.runtime.files_dir(pod.uid)),
+            work_dir=str(self.runtime.work_dir(pod.uid)),
+        )
+        try:
+            plan, grants = plan_pod(
+                job, _pod(pod), self._peers(pod), placement, self.options.policy
+            )
+        except PlanError as exc:
+            await self._fail(runtime, pod, exc.reason, str(exc))
+            return
+        if grants.missing:
+            if waited >= self.options.peer_wait_seconds:
+                names = ", ".join(f"{task}-{index}" for task, index in grants.missing)
+                message = (
+                    f"peers of pod {pod.key} not bound after {self.options.peer_wait_seconds:g}s "
+                    f"(their addresses and ports unknown): {names}"
+                )
+                await self._fail(runtime, pod, REASON_PEERS_UNKNOWN, message)
+            return
+        with job_span("agent.start", context_of(_headers(pod)), pod=pod.key, node=self.conf.node):
+            self.runtime.start(plan, grants.files)
+        log.info("pod_started", pod=pod.key, uid=pod.uid, job=pod.job)
+        self._adopt(core.launched(self.state, pod.uid))
+
+    async def _watch(self, runtime: Runtime, pod: AgentPod) -> None:
+        now = time.monotonic()
+        changed = self.runtime.changed(pod.uid)
+        if not changed and now - self._checked.get(pod.uid, 0.0) < LIVENESS_SECONDS:
+            return
+        self._checked[pod.uid] = now
+        report = self.runtime.report(pod.uid)
+        outcome = core.observe(self.state, pod.uid, report, self.conf, self.clock.now())
+        await self._publish(runtime, pod, outcome.emit)
+        self._adopt(outcome)
+
+    async def _fail(self, runtime: Runtime, pod: AgentPod, reason: str, message: str) -> None:
+        outcome = core.failed_to_start(
+            self.state, pod.uid, self.conf, self.clock.now(), reason=reason, message=message
+        )
+        log.warning("pod_not_started", pod=pod.key, reason=reason, message=message)
+        await self._publish(runtime, pod, outcome.emit)
+        self._adopt(outcome)
+
+    async def _publish(self, runtime: Runtime, pod: AgentPod, events: Sequence[Event]) -> None:
+        """Publish a pod's events in a span continuing its job's trace."""
+        if not events:
+            return
+        last = events[-1]
+        name = (
+            "agent.exit"
+            if isinstance(last, PodPhaseChanged)
+            and last.phase in (PodPhase.SUCCEEDED, PodPhase.FAILED)
+            else "agent.running"
+        )
+        with job_span(name, context_of(_headers(pod)), pod=pod.key, node=self.conf.node):
+            await runtime.publish(events)
+
+    # --- state -------------------------------------------------------------------------
+
+    def _adopt(self, outcome: Outcome) -> None:
+        """Take the outcome's state, save it, perform its actions."""
+        self.state = outcome.state
+        for action in outcome.actions:
+            self._perform(action)
+        save_state(self.options.data_dir, self.state)
+
+    def _perform(self, action: Action) -> None:
+        match action:
+            case Stop(uid=uid):
+                pod = self.state.pods.get(uid)
+                with job_span("agent.stop", context_of(_headers(pod) if pod else ()), uid=uid):
+                    self.runtime.stop(uid)
+            case Forget(uid=uid):
+                self.runtime.forget(uid)
+                self.state = core.forgotten(self.state, uid)
+                self._checked.pop(uid, None)
+
+    def _peers(self, pod: AgentPod) -> list[Peer]:
+        """The job's pods whose address and ports are known: its status, or this node's."""
+        peers: dict[tuple[str, int], Peer] = {}
+        for status in self.statuses.get(pod.job, {}).values():
+            if status.phase not in (PodPhase.PENDING, PodPhase.RUNNING) or not status.host_ip:
+                continue
+            index = _index(status.pod)
+            if index is not None:
+                peers[(status.task, index)] = Peer(
+                    task=status.task, index=index, address=status.host_ip, ports=status.ports
+                )
+        for here in self.state.pods.values():
+            if here.job == pod.job and here.is_active:
+                peers[(here.task, here.index)] = Peer(
+                    task=here.task, index=here.index, address=self.conf.host_ip, ports=here.ports
+                )
+        return list(peers.values())
+
+    # --- the node ----------------------------------------------------------------------
+
+    async def heartbeat(self, runtime: Runtime) -> None:
+        """Register the node, then say it is alive every ``heartbeat_seconds``."""
+        await runtime.ready.wait()
+        started = self.clock.now()
+        node = self.options.node
+        registered = NodeRegistered(
+            event_id=derive_event_id(tag_of(NodeRegistered), node.name, started.isoformat()),
+            occurred_at=started,
+            node=node,
+        )
+        await runtime.publish([registered])
+        log.info(
+            "node_registered",
+            node=node.name,
+            address=self.conf.host_ip,
+            limits_enforced=self.conf.limits_enforced,
+            limits=self.options.limits_reason or "cpu quota and memory limit per pod",
+        )
+        interval = self.options.heartbeat_seconds
+        while True:
+            now = self.clock.now()
+            beat = NodeHeartbeat(
+                event_id=derive_event_id(tag_of(NodeHeartbeat), node.name, now.isoformat()),
+                occurred_at=now,
+                name=NodeName(node.name),
+                node=node,
+                at=now,
+                interval_seconds=interval,
+                limits_enforced=self.conf.limits_enforced,
+            )
+            await runtime.publish([beat])
+            await asyncio.sleep(interval)
+
+    async def serve_logs(self, runtime: Runtime) -> None:
+        """Serve the pods' logs until the service stops."""
+        server = LogServer(self.options.server, self)
+        await server.serve(runtime.stopping)
+
+
+def build_service(options: AgentOptions, clock: Clock) -> tuple[Service, Agent]:
+    """The agent of one node, as a service, and the agent itself (tests look into it)."""
+    runtime = HostProcesses(options.data_dir, options.cgroups)
+    agent = Agent(options, runtime, clock)
+    service = Service(
+        name=f"{NAME}-{options.conf.node}",
+        routes=[Route(Topic.BINDINGS, agent.on_binding, "agent.bind")],
+        tables=[
+            Table("jobs", [Topic.JOBS_ADMITTED], agent.on_job, only=[JobAdmitted]),
+            Table("statuses", [Topic.PODS_STATUS], agent.on_status, only=[PodPhaseChanged]),
+            Table("pods", [Topic.PODS], agent.on_pod, only=[PodDeleted]),
+        ],
+        tasks=[agent.loop, agent.heartbeat, agent.serve_logs],
+    )
+    return service, agent
+
+
+def load_state(data_dir: Path) -> AgentState:
+    """The agent's state as last saved, or an empty one."""
+    try:
+        return _state_decoder.decode((data_dir / STATE_FILE).read_bytes())
+    except FileNotFoundError:
+        return AgentState()
+
+
+def save_state(data_dir: Path, state: AgentState) -> None:
+    """Save the state whole (a crash leaves the old file or the new one)."""
+    path = data_dir / STATE_FILE
+    temporary = path.with_name(f".{path.name}.tmp")
+    temporary.write_bytes(_encoder.encode(state))
+    temporary.replace(path)
+
+
+def _headers(pod: AgentPod) -> list[tuple[str, bytes]]:
+    return [(name, value.encode()) for name, value in pod.trace]
+
+
+def _pod(pod: AgentPod) -> Pod:
+    """The pod as the launch plan reads it."""
+    return Pod(
+        name=pod.name,
+        namespace=pod.namespace,
+        job=pod.job,
+        task=pod.task,
+        index=pod.index,
+        podgroup="",
+        uid=pod.uid,
+        termination_grace_period_seconds=int(pod.grace_seconds),
+    )
+
+
+def _index(key: str) -> int | None:
+    """A pod's index: the text after the last ``-`` of its name."""
+    tail = key.rpartition("-")[2]
+    return int(tail) if tail.isdigit() else None

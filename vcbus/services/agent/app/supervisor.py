@@ -1,0 +1,470 @@
+"""A pod's supervisor: a small process of its own that runs the pod and records how it ends.
+
+Forked by the launcher (:mod:`vcbus.services.agent.app.launcher`) in a session of its own
+(``setsid``) for the pod directory ``POD_DIR``, so the pod outlives the agent (anchors:
+Nomad's executor, Slurm's slurmstepd, containerd's shim). It reads ``POD_DIR/plan.json``
+(:class:`PodPlan`), and:
+
+- runs the init containers one after the other, then the containers together, each a host
+  process in a process group of its own, joined to the pod's cgroup and switched to the
+  pod's user before it executes (``preexec``: cgroup, groups, gid, uid, in that order);
+- copies each container's output (stdout and stderr, merged as a kubelet's log reader shows
+  them) to ``POD_DIR/logs/<container>/<restart>.log``, rotated at ``log_max_bytes`` with at
+  most ``log_max_files`` files per run;
+- restarts a container as ``restartPolicy`` says (``Always``; ``OnFailure`` for an exit
+  other than 0; never for ``Never``), after a back-off doubling from 1 s to 60 s (a
+  kubelet's starts at 10 s and stops at 5 min), counting ``restart_count``;
+- kills what a container left behind in its group when its main process exits (a
+  container's processes end with it);
+- past ``activeDeadlineSeconds`` (from its start) stops the pod: ``Failed``,
+  ``DeadlineExceeded``;
+- on SIGTERM (the agent's eviction or deletion) sends SIGTERM to every container's process
+  group, waits ``terminationGracePeriodSeconds``, then SIGKILLs the groups and every process
+  left in the pod's cgroup;
+- a container killed by the kernel for its memory limit (the cgroup's ``oom_kill`` count
+  grew) ends ``OOMKilled``;
+- writes ``POD_DIR/status.json`` (:class:`PodReport`) whole at each change;
+- removes the pod's cgroup once the pod has ended.
+
+It imports only the standard library, msgspec and the agent's model, to start fast.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import selectors
+import signal
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+import msgspec
+
+from vcbus.contracts.objects.pod import POD_COMPLETED, POD_ERROR, POD_STARTED, PodPhase
+from vcbus.services.agent.model import ContainerReport, ContainerRun, Limits, PodPlan, PodReport
+
+PLAN_FILE = "plan.json"
+STATUS_FILE = "status.json"
+LOGS_DIR = "logs"
+WORK_DIR = "work"
+
+BACKOFF_FIRST = 1.0
+BACKOFF_MAX = 60.0
+TICK = 0.05
+"""Seconds between two looks at the containers when no output arrives."""
+
+PR_SET_CHILD_SUBREAPER = 36
+MIN_LOG_BYTES = 1024
+GROUP_WAIT = 2.0
+"""How long a killed process group may take to vanish (its members reaped)."""
+
+REASON_COMPLETED = POD_COMPLETED
+REASON_ERROR = POD_ERROR
+REASON_OOM = "OOMKilled"
+REASON_DEADLINE = "DeadlineExceeded"
+REASON_STOPPED = "Stopped"
+REASON_START_ERROR = "StartError"
+REASON_INIT_ERROR = "InitError"
+
+_encoder = msgspec.json.Encoder()
+
+
+def _now() -> datetime:
+    """The time of a report.
+
+    The supervisor is a process of its own, given no clock; the services' clock would
+    import asyncio, a tenth of a second of every pod's start.
+    """
+    return datetime.now(UTC)  # noqa: TID251 - see above
+
+
+def write_whole(path: Path, data: bytes) -> None:
+    """Replace ``path`` with ``data`` at once (a reader never sees half a file)."""
+    temporary = path.with_name(f".{path.name}.tmp")
+    temporary.write_bytes(data)
+    os.replace(temporary, path)
+
+
+def log_path(pod_dir: Path, container: str, restart: int) -> Path:
+    """The log of one run of a container (its ``restart``-th restart; 0 the first run)."""
+    return pod_dir / LOGS_DIR / container / f"{restart}.log"
+
+
+class RotatingLog:
+    """A log file that, past ``max_bytes``, becomes ``.1`` (``.1`` becomes ``.2``, …)."""
+
+    def __init__(self, path: Path, max_bytes: int, max_files: int) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self.max_bytes = max(max_bytes, MIN_LOG_BYTES)
+        self.max_files = max(max_files, 1)
+        self._file = path.open("ab")
+        self._size = self._file.tell()
+
+    def write(self, data: bytes) -> None:
+        """Append ``data``, rotating each time the file reaches its size bound."""
+        while data:
+            room = self.max_bytes - self._size
+            if room <= 0:
+                self._rotate()
+                room = self.max_bytes
+            part, data = data[:room], data[room:]
+            self._file.write(part)
+            self._size += len(part)
+        self._file.flush()
+
+    def _rotate(self) -> None:
+        self._file.close()
+        oldest = self.path.with_name(f"{self.path.name}.{self.max_files - 1}")
+        with contextlib.suppress(FileNotFoundError):
+            oldest.unlink()
+        for number in range(self.max_files - 2, 0, -1):
+            older = self.path.with_name(f"{self.path.name}.{number}")
+            if older.exists():
+                os.replace(older, self.path.with_name(f"{self.path.name}.{number + 1}"))
+        if self.max_files > 1:
+            os.replace(self.path, self.path.with_name(f"{self.path.name}.1"))
+        else:
+            self.path.unlink()
+        self._file = self.path.open("ab")
+        self._size = 0
+
+    def close(self) -> None:
+        """Close the file."""
+        self._file.close()
+
+
+def oom_kills(limits: Limits) -> int:
+    """How many processes the kernel killed in the pod's cgroup for its memory limit."""
+    for directory in limits.dirs:
+        name = "memory.oom_control" if limits.version == 1 else "memory.events"
+        path = Path(directory) / name
+        if limits.version == 1 and "/memory/" not in f"{directory}/":
+            continue
+        with contextlib.suppress(OSError):
+            for line in path.read_text().splitlines():
+                key, _, value = line.partition(" ")
+                if key == "oom_kill":
+                    return int(value)
+    return 0
+
+
+def cgroup_pids(limits: Limits) -> set[int]:
+    """The processes in the pod's cgroup (every controller's directory)."""
+    out: set[int] = set()
+    for directory in limits.dirs:
+        with contextlib.suppress(OSError):
+            out.update(int(p) for p in (Path(directory) / "cgroup.procs").read_text().split())
+    return out
+
+
+def kill_group(pgid: int, wait: float = GROUP_WAIT) -> None:
+    """SIGKILL a process group and wait (``wait`` seconds at most) until none of it is left."""
+    until = time.monotonic() + wait
+    while True:
+        try:
+            os.killpg(pgid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            return
+        with contextlib.suppress(ChildProcessError):  # orphans of the group are ours to reap
+            while os.waitpid(-pgid, os.WNOHANG)[0]:
+                pass
+        if time.monotonic() >= until:
+            return
+        time.sleep(0.01)
+
+
+def become_subreaper() -> None:
+    """Have the pod's orphans reparented here (``PR_SET_CHILD_SUBREAPER``).
+
+    A killed group is then reaped at once, not whenever the host's init gets to it.
+    """
+    with contextlib.suppress(OSError, AttributeError):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+
+
+def _preexec(limits: Limits, user: int | None, group: int | None) -> Callable[[], None]:
+    """Join the pod's cgroup, then drop to its user: run in the child before it executes."""
+    dirs = limits.dirs
+
+    def run() -> None:
+        os.setpgid(0, 0)
+        pid = str(os.getpid()).encode()
+        for directory in dirs:
+            fd = os.open(os.path.join(directory, "cgroup.procs"), os.O_WRONLY)
+            try:
+                os.write(fd, pid)
+            finally:
+                os.close(fd)
+        if group is not None:
+            os.setgroups([])
+            os.setgid(group)
+        if user is not None:
+            os.setuid(user)
+
+    return run
+
+
+@dataclass
+class Running:
+    """A container's process, its log and its report so far."""
+
+    spec: ContainerRun
+    report: ContainerReport
+    process: subprocess.Popen[bytes] | None = None
+    log: RotatingLog | None = None
+    restart_at: float | None = None
+    started_oom: int = 0
+
+
+@dataclass
+class Supervisor:
+    """Runs one pod's plan from ``pod_dir``."""
+
+    pod_dir: Path
+    plan: PodPlan
+    report: PodReport = field(default_factory=PodReport)
+    stop_requested: bool = False
+    selector: selectors.DefaultSelector = field(default_factory=selectors.DefaultSelector)
+
+    def write(self, **changes: object) -> None:
+        """Change the report and write it whole."""
+        self.report = msgspec.structs.replace(self.report, **changes)
+        write_whole(self.pod_dir / STATUS_FILE, _encoder.encode(self.report))
+
+    def run(self) -> int:
+        """Run the pod to its end; the supervisor's exit status (0 once recorded)."""
+        started = time.monotonic()
+        deadline = (
+            None
+            if self.plan.active_deadline_seconds is None
+            else started + self.plan.active_deadline_seconds
+        )
+        self.write(supervisor=os.getpid(), started_at=_now())
+        inits = [c for c in self.plan.containers if c.init]
+        mains = [c for c in self.plan.containers if not c.init]
+        for spec in inits:
+            ended = self._run_group([spec], deadline, init=True)
+            if ended is not None:
+                return self._finish(*ended)
+        ended = self._run_group(mains, deadline, init=False)
+        if ended is None:  # every container ended by itself, none to restart
+            failed = [r for r in self.report.containers if r.exit_code not in (None, 0)]
+            if failed:
+                first = failed[0]
+                return self._finish(PodPhase.FAILED, first.reason, "", first.exit_code)
+            return self._finish(PodPhase.SUCCEEDED, REASON_COMPLETED, "", 0)
+        return self._finish(*ended)
+
+    def _finish(self, phase: PodPhase, reason: str, message: str, code: int | None) -> int:
+        for directory in self.plan.limits.dirs:  # nothing runs in the pod's cgroup any more
+            with contextlib.suppress(OSError):
+                os.rmdir(directory)
+        self.write(
+            phase=phase,
+            reason=reason,
+            message=message,
+            exit_code=code,
+            finished_at=_now(),
+            stopped=self.stop_requested,
+        )
+        return 0
+
+    def _run_group(
+        self, specs: list[ContainerRun], deadline: float | None, *, init: bool
+    ) -> tuple[PodPhase, str, str, int | None] | None:
+        """Run ``specs`` together until each ended for good; None, or how the pod ends."""
+        runs = [Running(spec, ContainerReport(name=spec.name)) for spec in specs]
+        for run in runs:
+            problem = self._start(run)
+            if problem:
+                self._kill_all(runs)
+                reason = REASON_INIT_ERROR if init else REASON_START_ERROR
+                return PodPhase.FAILED, reason, problem, 128
+        if not init and self.report.phase != PodPhase.RUNNING:
+            self.write(phase=PodPhase.RUNNING, reason=POD_STARTED, ran=True)
+        self._publish(runs)
+        while True:
+            if self.stop_requested:
+                self._terminate(runs)
+                return PodPhase.FAILED, REASON_STOPPED, "stopped by the agent", 143
+            if deadline is not None and time.monotonic() >= deadline:
+                self._terminate(runs)
+                message = (
+                    f"the pod ran past its activeDeadlineSeconds "
+                    f"({self.plan.active_deadline_seconds:g}s)"
+                )
+                return PodPhase.FAILED, REASON_DEADLINE, message, None
+            self._pump(TICK)
+            changed = False
+            for run in runs:
+                changed = self._reap(run, init=init) or changed
+                if run.restart_at is not None and time.monotonic() >= run.restart_at:
+                    problem = self._start(run)
+                    changed = True
+                    if problem:
+                        self._kill_all(runs)
+                        return PodPhase.FAILED, REASON_START_ERROR, problem, 128
+            if changed:
+                self._publish(runs)
+            if all(r.process is None and r.restart_at is None for r in runs):
+                if init and runs[0].report.exit_code not in (None, 0):
+                    failed = runs[0].report
+                    message = f"init container {failed.name} exited {failed.exit_code}"
+                    return PodPhase.FAILED, REASON_INIT_ERROR, message, failed.exit_code
+                return None
+
+    def _publish(self, runs: list[Running]) -> None:
+        done = {r.name: r for r in self.report.containers}
+        for run in runs:
+            done[run.report.name] = run.report
+        restarts = sum(r.restart_count for r in done.values())
+        self.write(containers=tuple(done.values()), restart_count=restarts)
+
+    def _start(self, run: Running) -> str:
+        """Start a container's process; an error message when it cannot start."""
+        spec = run.spec
+        restart = run.report.restart_count
+        if run.log is not None:
+            run.log.close()
+        run.log = RotatingLog(
+            log_path(self.pod_dir, spec.name, restart),
+            self.plan.log_max_bytes,
+            self.plan.log_max_files,
+        )
+        run.started_oom = oom_kills(self.plan.limits)
+        try:
+            process = subprocess.Popen(
+                list(spec.argv),
+                env=spec.env,
+                cwd=spec.working_dir or None,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                close_fds=True,
+                preexec_fn=_preexec(self.plan.limits, self.plan.user, self.plan.group),  # noqa: PLW1509 - single-threaded
+            )
+        except (OSError, subprocess.SubprocessError) as exc:
+            message = f"container {spec.name}: cannot run {spec.argv[0]!r}: {exc}"
+            run.log.write(f"{message}\n".encode())
+            run.report = msgspec.structs.replace(
+                run.report, state="terminated", exit_code=128, reason=REASON_START_ERROR
+            )
+            return message
+        assert process.stdout is not None
+        os.set_blocking(process.stdout.fileno(), False)
+        self.selector.register(process.stdout, selectors.EVENT_READ, run)
+        run.process = process
+        run.restart_at = None
+        run.report = msgspec.structs.replace(
+            run.report, state="running", exit_code=None, reason="", pgid=process.pid
+        )
+        return ""
+
+    def _pump(self, timeout: float) -> None:
+        """Copy what the containers wrote to their logs, waiting ``timeout`` at most."""
+        for key, _ in self.selector.select(timeout):
+            run: Running = key.data
+            self._drain(run)
+
+    def _drain(self, run: Running) -> None:
+        process = run.process
+        if process is None or process.stdout is None or run.log is None:
+            return
+        while True:
+            try:
+                data = os.read(process.stdout.fileno(), 65536)
+            except BlockingIOError:
+                return
+            except OSError:
+                data = b""
+            if not data:
+                with contextlib.suppress(KeyError, ValueError):
+                    self.selector.unregister(process.stdout)
+                return
+            run.log.write(data)
+
+    def _reap(self, run: Running, *, init: bool) -> bool:
+        """Note a container's exit, kill what it left, plan its restart; whether it ended."""
+        process = run.process
+        if process is None or process.poll() is None:
+            return False
+        kill_group(process.pid)
+        self._drain(run)
+        with contextlib.suppress(KeyError, ValueError):
+            assert process.stdout is not None
+            self.selector.unregister(process.stdout)
+            process.stdout.close()
+        code = process.returncode
+        exit_code = 128 - code if code < 0 else code
+        reason = REASON_COMPLETED if exit_code == 0 else REASON_ERROR
+        if exit_code != 0 and oom_kills(self.plan.limits) > run.started_oom:
+            # the kernel killed a process of the pod for its memory limit while this
+            # container ran: its main process, or a child whose death ended it (a shell's
+            # 137); the kubelet reads the cgroup's OOM kills the same way
+            reason = REASON_OOM
+        run.process = None
+        report = msgspec.structs.replace(
+            run.report, state="terminated", exit_code=exit_code, reason=reason
+        )
+        policy = self.plan.restart_policy
+        again = policy == "Always" or (policy == "OnFailure" and exit_code != 0)
+        if init and policy == "Always":
+            again = exit_code != 0  # init containers restart only on failure
+        if again and not self.stop_requested:
+            delay = min(BACKOFF_FIRST * 2 ** min(report.restart_count, 16), BACKOFF_MAX)
+            run.restart_at = time.monotonic() + delay
+            report = msgspec.structs.replace(report, restart_count=report.restart_count + 1)
+        run.report = report
+        return True
+
+    def _terminate(self, runs: list[Running]) -> None:
+        """SIGTERM every group, wait the grace period (copying output), then SIGKILL."""
+        for run in runs:
+            run.restart_at = None
+            if run.process is not None:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(run.process.pid, signal.SIGTERM)
+        until = time.monotonic() + self.plan.grace_seconds
+        while time.monotonic() < until and any(r.process is not None for r in runs):
+            self._pump(TICK)
+            for run in runs:
+                self._reap(run, init=False)
+                run.restart_at = None
+        self._kill_all(runs)
+        self._publish(runs)
+
+    def _kill_all(self, runs: list[Running]) -> None:
+        """SIGKILL every container's group and every process left in the pod's cgroup."""
+        for run in runs:
+            if run.process is not None:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(run.process.pid, signal.SIGKILL)
+                run.process.wait()
+                self._reap(run, init=False)
+                run.restart_at = None
+        for pid in cgroup_pids(self.plan.limits):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def main(argv: list[str]) -> int:
+    """Supervise the pod of the directory ``argv[0]``."""
+    pod_dir = Path(argv[0])
+    plan = msgspec.json.decode((pod_dir / PLAN_FILE).read_bytes(), type=PodPlan)
+    supervisor = Supervisor(pod_dir, plan)
+    become_subreaper()
+
+    def stop(_signum: int, _frame: object) -> None:
+        supervisor.stop_requested = True
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    return supervisor.run()

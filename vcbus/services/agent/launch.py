@@ -1,0 +1,329 @@
+r"""A pod's launch plan: its task template read as host processes, with the plugins' grants.
+
+Pure. :func:`plan_pod` turns the job's task template (``jobs.admitted``: pods carry no
+template) into a :class:`PodPlan` as a kubelet would read it, for processes on the host:
+
+- ``command`` + ``args`` with Kubernetes' ``$(VAR)`` expansion (``$$`` escapes, an unknown
+  name stays as written: ``expansion.go`` of ``k8s.io/kubernetes/third_party/forked/
+  golang/expansion``), against the container's own environment;
+- ``env``: ``value`` (expanded against the variables before it) and the ``fieldRef``\\ s a pod
+  commonly uses (``metadata.name``, ``metadata.namespace``, ``metadata.uid``,
+  ``spec.nodeName``, ``status.hostIP``, ``status.podIP``: a host process's address is its
+  host's); any other ``valueFrom`` cannot be read without an API server, and fails the pod;
+- ``workingDir``, else the pod's private directory;
+- init containers first, in order (the plugins' own after the pod's), then containers;
+- the image is recorded, not pulled; a container without ``command`` cannot run without an
+  image runtime and fails the pod (:data:`REASON_NO_COMMAND`);
+- the user: the agent's run-as user, or the pod's ``securityContext.runAsUser`` /
+  ``runAsGroup`` (a container's overriding the pod's) where the policy allows it;
+- limits: each container's ``limits``, else its ``requests``; cpu becomes a CFS quota,
+  memory a memory limit (:mod:`vcbus.services.agent.app.cgroups`).
+
+What every process gets besides: ``PATH`` (the agent's), ``HOME`` (the pod's directory),
+``HOSTNAME`` (the pod's name, as in a pod), and what
+:func:`vcbus.services.agent.plugins.pod_plugins` grants, appended after the container's own ``env``
+as Volcano appends it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from vcbus.contracts.objects.job import Job, TaskSpec
+from vcbus.contracts.objects.pod import Pod
+from vcbus.contracts.quantity import CPU, MEMORY, QuantityError, to_base_units
+from vcbus.services.agent.model import ContainerRun, Limits, PodPlan
+from vcbus.services.agent.plugins import Peer, PluginGrants, pod_plugins
+
+REASON_NO_COMMAND = "NoCommand"
+REASON_CONFIG_ERROR = "CreateContainerConfigError"
+REASON_HOST_PATH = "HostPathNotAllowed"
+REASON_USER_NOT_ALLOWED = "RunAsUserNotAllowed"
+
+DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+
+class PlanError(ValueError):
+    """A pod that cannot run here: ``reason`` is its status reason, the message says why."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    """What the agent allows a pod.
+
+    Attributes:
+        user: the uid pods run as (None: the agent's own, when it is not root).
+        group: the gid pods run as.
+        allow_root: pods may run as root (``--allow-root``).
+        allow_pod_users: a pod's ``runAsUser`` other than root is honoured.
+        host_paths: the prefixes a ``hostPath`` volume may name.
+        path: ``PATH`` of every process.
+    """
+
+    user: int | None = None
+    group: int | None = None
+    allow_root: bool = False
+    allow_pod_users: bool = False
+    host_paths: tuple[str, ...] = ()
+    path: str = DEFAULT_PATH
+
+
+@dataclass(frozen=True, slots=True)
+class Placement:
+    """Where the pod runs: its node, the node's address, its directory, limits to apply."""
+
+    node: str
+    host_ip: str
+    pod_dir: str
+    work_dir: str
+    cgroup_dirs: tuple[str, ...] = ()
+    cgroup_version: int = 0
+
+
+def find_task(job: Job, task: str) -> TaskSpec | None:
+    """The job's first task of that name."""
+    return next((spec for spec in job.spec.tasks if spec.name == task), None)
+
+
+def check_host_paths(job: Job, task: str, allowed: Sequence[str]) -> str:
+    """A message naming the ``hostPath`` volumes outside ``allowed``; empty when none is."""
+    spec = find_task(job, task)
+    if spec is None:
+        return ""
+    bad = []
+    for volume in _list(spec.template.spec.get("volumes")):
+        host = _mapping(volume).get("hostPath")
+        path = _mapping(host).get("path")
+        if isinstance(path, str) and not any(_under(path, prefix) for prefix in allowed):
+            bad.append(path)
+    if not bad:
+        return ""
+    allow = ", ".join(allowed) or "none (--host-path-allow)"
+    return f"hostPath {', '.join(bad)} is outside the agent's allowed paths: {allow}"
+
+
+def plan_pod(
+    job: Job, pod: Pod, peers: Iterable[Peer], placement: Placement, policy: Policy
+) -> tuple[PodPlan, PluginGrants]:
+    """Return what the pod's supervisor runs, and what the plugins granted.
+
+    Raises:
+        PlanError: the pod cannot run here (no command, an env source that cannot be read,
+            a host path or a user the policy forbids).
+    """
+    task = find_task(job, pod.task)
+    if task is None:
+        raise PlanError(REASON_CONFIG_ERROR, f"job {pod.job} has no task {pod.task!r}")
+    spec = task.template.spec
+    problem = check_host_paths(job, pod.task, policy.host_paths)
+    if problem:
+        raise PlanError(REASON_HOST_PATH, problem)
+    grants = pod_plugins(job, pod.task, pod.index, peers, directory=placement.pod_dir)
+    fields = {
+        "metadata.name": pod.name,
+        "metadata.namespace": pod.namespace,
+        "metadata.uid": pod.uid,
+        "spec.nodeName": placement.node,
+        "status.hostIP": placement.host_ip,
+        "status.podIP": placement.host_ip,
+    }
+    base = {"PATH": policy.path, "HOME": placement.work_dir, "HOSTNAME": pod.name}
+    pod_security = _mapping(spec.get("securityContext"))
+    runs: list[ContainerRun] = []
+    users: set[tuple[int | None, int | None]] = set()
+    inits = [*_containers(spec, "initContainers"), *grants.init_containers]
+    for init, containers, extra in (
+        (True, inits, grants.init_env),
+        (False, _containers(spec, "containers"), grants.env),
+    ):
+        for container in containers:
+            runs.append(_container(container, base, fields, extra, placement, init=init))
+            users.add(_user(pod_security, _mapping(container.get("securityContext")), policy))
+    if len(users) > 1:
+        raise PlanError(
+            REASON_USER_NOT_ALLOWED, "containers of one pod run as one user here (one directory)"
+        )
+    user, group = users.pop() if users else (policy.user, policy.group)
+    cpu, memory = _limits(spec)
+    limits = Limits(
+        dirs=placement.cgroup_dirs,
+        version=placement.cgroup_version,
+        cpu_millis=cpu,
+        memory_bytes=memory,
+    )
+    deadline = spec.get("activeDeadlineSeconds")
+    plan = PodPlan(
+        pod=pod.name,
+        uid=pod.uid,
+        containers=tuple(runs),
+        restart_policy=str(spec.get("restartPolicy") or "Always"),
+        active_deadline_seconds=float(deadline)
+        if isinstance(deadline, int | float) and not isinstance(deadline, bool) and deadline > 0
+        else None,
+        grace_seconds=float(
+            30
+            if pod.termination_grace_period_seconds is None
+            else max(pod.termination_grace_period_seconds, 0)
+        ),
+        user=user,
+        group=group,
+        limits=limits,
+    )
+    return plan, grants
+
+
+def _container(
+    container: Mapping[str, object],
+    base: Mapping[str, str],
+    fields: Mapping[str, str],
+    extra: Sequence[tuple[str, str]],
+    placement: Placement,
+    *,
+    init: bool,
+) -> ContainerRun:
+    name = str(container.get("name") or "")
+    command = _strings(container.get("command"))
+    if not command:
+        raise PlanError(
+            REASON_NO_COMMAND,
+            f"container {name} has no command: its image's entrypoint needs a container "
+            "runtime, and this node runs host processes (give the command in the template)",
+        )
+    env = dict(base)
+    for item in _list(container.get("env")):
+        variable = _mapping(item)
+        key = variable.get("name")
+        if not isinstance(key, str):
+            continue
+        env[key] = _env_value(name, key, variable, env, fields)
+    for key, value in extra:
+        env[key] = value
+    argv = [expand(word, env) for word in (*command, *_strings(container.get("args")))]
+    working = container.get("workingDir")
+    return ContainerRun(
+        name=name,
+        argv=tuple(argv),
+        env=env,
+        working_dir=working if isinstance(working, str) and working else placement.work_dir,
+        image=str(container.get("image") or ""),
+        init=init,
+    )
+
+
+def _env_value(
+    container: str,
+    key: str,
+    variable: Mapping[str, object],
+    env: Mapping[str, str],
+    fields: Mapping[str, str],
+) -> str:
+    value = variable.get("value")
+    if isinstance(value, str):
+        return expand(value, env)
+    source = _mapping(variable.get("valueFrom"))
+    if not source:
+        return ""
+    path = _mapping(source.get("fieldRef")).get("fieldPath")
+    if isinstance(path, str) and path in fields:
+        return fields[path]
+    what = path if isinstance(path, str) else ", ".join(sorted(source))
+    raise PlanError(
+        REASON_CONFIG_ERROR,
+        f"container {container}: env {key} comes from {what}, which a host process cannot "
+        f"read (fieldRefs read here: {', '.join(sorted(fields))})",
+    )
+
+
+_REFERENCE = re.compile(r"\$\$|\$\(([^)$]*)\)")
+
+
+def expand(text: str, env: Mapping[str, str]) -> str:
+    """Kubernetes' ``$(VAR)`` expansion: a known name is replaced, ``$$`` is ``$``.
+
+    An unknown name, or one not closed, stays as written (``expansion.go`` ``Expand``).
+    """
+
+    def replace(match: re.Match[str]) -> str:
+        if match.group(0) == "$$":
+            return "$"
+        name = match.group(1)
+        return env.get(name, match.group(0))
+
+    return _REFERENCE.sub(replace, text)
+
+
+def _user(
+    pod: Mapping[str, object], container: Mapping[str, object], policy: Policy
+) -> tuple[int | None, int | None]:
+    """The uid and gid a container runs as: the pod's (where allowed), else the policy's."""
+    user = _int(container.get("runAsUser"), _int(pod.get("runAsUser"), None))
+    group = _int(container.get("runAsGroup"), _int(pod.get("runAsGroup"), None))
+    if user is None:
+        user, group = policy.user, policy.group if group is None else group
+    elif user != policy.user:
+        if user == 0 and not policy.allow_root:
+            raise PlanError(REASON_USER_NOT_ALLOWED, "runAsUser 0 (root) needs --allow-root")
+        if user != 0 and not policy.allow_pod_users:
+            raise PlanError(
+                REASON_USER_NOT_ALLOWED,
+                f"runAsUser {user} is not the agent's run-as user (--allow-pod-users allows it)",
+            )
+    if user == 0 and not policy.allow_root:
+        raise PlanError(REASON_USER_NOT_ALLOWED, "pods run as root only with --allow-root")
+    return user, group if group is not None else policy.group
+
+
+def _limits(spec: Mapping[str, object]) -> tuple[int, int]:
+    """The pod's cpu (milli) and memory (bytes) limits: each container's limits, else requests."""
+    cpu = memory = 0
+    for container in _containers(spec, "containers"):
+        resources = _mapping(container.get("resources"))
+        given = _mapping(resources.get("limits")) or _mapping(resources.get("requests"))
+        cpu += _quantity(CPU, given.get(CPU))
+        memory += _quantity(MEMORY, given.get(MEMORY))
+    for container in _containers(spec, "initContainers"):
+        resources = _mapping(container.get("resources"))
+        given = _mapping(resources.get("limits")) or _mapping(resources.get("requests"))
+        cpu = max(cpu, _quantity(CPU, given.get(CPU)))
+        memory = max(memory, _quantity(MEMORY, given.get(MEMORY)))
+    return cpu, memory
+
+
+def _quantity(name: str, value: object) -> int:
+    if not isinstance(value, str | int | float) or isinstance(value, bool):
+        return 0
+    try:
+        return to_base_units(name, value)
+    except QuantityError:
+        return 0
+
+
+def _under(path: str, prefix: str) -> bool:
+    prefix = prefix.rstrip("/") or "/"
+    return prefix in ("/", path) or path.startswith(prefix + "/")
+
+
+def _int(value: object, default: int | None) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else default
+
+
+def _strings(value: object) -> list[str]:
+    return [str(item) for item in value] if isinstance(value, list) else []
+
+
+def _containers(spec: Mapping[str, object], field: str) -> list[Mapping[str, object]]:
+    return [item for item in _list(spec.get(field)) if isinstance(item, Mapping)]
+
+
+def _list(value: object) -> list[object]:
+    return value if isinstance(value, list) else []
+
+
+def _mapping(value: object) -> Mapping[str, object]:
+    return value if isinstance(value, Mapping) else {}

@@ -1,0 +1,156 @@
+"""What the agent keeps, plans and reads back: its pods, each pod's launch plan, its report.
+
+Three records, each a file of the agent's data directory (``vcbus.services.agent.app.runtime``):
+
+- :class:`AgentState` (``agent.json``): the pods bound to this node and what was last
+  reported of each, the host ports they hold. Written by the agent alone.
+- :class:`PodPlan` (``pods/<uid>/plan.json``): what the pod's supervisor runs, built by
+  :mod:`vcbus.services.agent.launch`. Written once, before the supervisor starts.
+- :class:`PodReport` (``pods/<uid>/status.json``): what the supervisor saw, written by it
+  alone at each change (a file replaced whole, never half-written).
+"""
+
+from __future__ import annotations
+
+import enum
+from datetime import datetime
+
+import msgspec
+
+from vcbus.contracts.keys import JobKey, PodKey
+from vcbus.contracts.objects.pod import PodPhase
+from vcbus.contracts.quantity import Resources
+
+
+class StopCause(enum.StrEnum):
+    """Why the agent stops a pod's processes."""
+
+    NONE = ""
+    EVICTED = "Evicted"
+    DELETED = "Deleted"
+
+
+class AgentPod(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """A pod bound to this node: who it is, what it holds, what was last said of it."""
+
+    key: PodKey
+    uid: str
+    name: str
+    namespace: str
+    job: JobKey
+    task: str
+    index: int
+    seq: int
+    """The node's binding number of this pod (event ids of two incarnations differ)."""
+    requests: Resources = {}
+    bound_at: datetime
+    ports: dict[int, int] = {}
+    """Host ports held for this pod: container port -> host port."""
+    phase: PodPhase = PodPhase.PENDING
+    """The phase last published."""
+    restart_count: int = 0
+    """The restarts last published."""
+    launched: bool = False
+    """Whether its supervisor was started (never twice)."""
+    stop: StopCause = StopCause.NONE
+    stop_message: str = ""
+    grace_seconds: float = 30.0
+    trace: tuple[tuple[str, str], ...] = ()
+    """The trace headers of its binding: its start, exit and eviction continue that trace."""
+
+    @property
+    def is_active(self) -> bool:
+        """Whether the pod holds capacity (Pending or Running)."""
+        return self.phase in (PodPhase.PENDING, PodPhase.RUNNING)
+
+
+class AgentState(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """Every pod bound to this node that is not yet forgotten, by uid."""
+
+    seq: int = 0
+    pods: dict[str, AgentPod] = {}
+
+    def by_key(self, key: PodKey) -> AgentPod | None:
+        """The active pod of that key, else its newest incarnation here, or None."""
+        found = [pod for pod in self.pods.values() if pod.key == key]
+        if not found:
+            return None
+        return max(found, key=lambda pod: (pod.is_active, pod.seq))
+
+    def ports_used(self) -> set[int]:
+        """Every host port held by a pod here."""
+        return {port for pod in self.pods.values() for port in pod.ports.values()}
+
+
+class ContainerRun(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """One container as a host process: its command line, environment and directory."""
+
+    name: str
+    argv: tuple[str, ...]
+    env: dict[str, str] = {}
+    working_dir: str = ""
+    image: str = ""
+    """Recorded, not pulled: host processes run what the host has."""
+    init: bool = False
+
+
+class Limits(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """A pod's cgroup: its directories (one per v1 controller, one on v2) and limits."""
+
+    dirs: tuple[str, ...] = ()
+    version: int = 0
+    """1 or 2; 0: limits not enforced."""
+    cpu_millis: int = 0
+    memory_bytes: int = 0
+
+
+class PodPlan(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """What a pod's supervisor runs: init containers in order, then the containers."""
+
+    pod: str
+    uid: str
+    containers: tuple[ContainerRun, ...]
+    restart_policy: str = "Always"
+    active_deadline_seconds: float | None = None
+    grace_seconds: float = 30.0
+    user: int | None = None
+    group: int | None = None
+    limits: Limits = Limits()
+    log_max_bytes: int = 10 * 1024 * 1024
+    log_max_files: int = 5
+
+
+class ContainerReport(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """One container as its supervisor last saw it."""
+
+    name: str
+    state: str = "waiting"
+    """``waiting``, ``running`` or ``terminated``."""
+    exit_code: int | None = None
+    reason: str = ""
+    restart_count: int = 0
+    pgid: int = 0
+
+
+class PodReport(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """What a pod's supervisor saw: the pod's phase, why, and each container."""
+
+    phase: PodPhase = PodPhase.PENDING
+    reason: str = ""
+    message: str = ""
+    exit_code: int | None = None
+    restart_count: int = 0
+    supervisor: int = 0
+    """The supervisor's process id (its process group too)."""
+    containers: tuple[ContainerReport, ...] = ()
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    ran: bool = False
+    """Whether the containers (after the init containers) were started."""
+    stopped: bool = False
+    """Whether it ended because the agent asked it to stop."""
+
+    @property
+    def is_final(self) -> bool:
+        """Whether the pod has ended (Succeeded or Failed)."""
+        return self.phase in (PodPhase.SUCCEEDED, PodPhase.FAILED)

@@ -1,0 +1,181 @@
+"""``vcbus get jobs|podgroups|pods|nodes|queues``: tables, ``-o wide|json|yaml``, ``--watch``.
+
+State is read from the status topics (newest record per key, ``vcbus.services.cli.status``).
+Only the topics a kind needs are read, and ``get jobs NAME`` reads that job's partition
+only. ``--watch`` prints the listing, then one line (or object) per change, as kubectl does,
+until interrupted. As with kubectl, namespaced kinds are listed in ``default`` unless
+``-n`` names another or ``-A`` asks for all; jobs and PodGroups have an AGE column, and
+``-o wide`` adds columns (a job's queue, priority class and nodes; a PodGroup's priority
+and minimum resources). On a terminal, phases are coloured (not with ``NO_COLOR``).
+
+The kinds and their rows are :mod:`vcbus.services.cli.kinds`; the listing and its formats,
+:mod:`vcbus.services.cli.listing`. This module reads the topics and prints.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+from collections.abc import Callable
+from datetime import datetime
+
+from vcbus.services.cli import terminal
+from vcbus.services.cli.kinds import ALIASES, KINDS
+from vcbus.services.cli.listing import Kind, Query, Row, deleted_row, render, render_change
+from vcbus.services.cli.status import StatusReader, StatusStore, add_verbose
+from vcbus.shared.bus.kafka import AioKafkaBus
+from vcbus.shared.bus.protocol import Bus
+from vcbus.shared.runtime.clock import SystemClock
+from vcbus.shared.runtime.settings import Settings
+from vcbus.shared.runtime.topology import ensure_topics
+from vcbus.shared.views.table import format_row, widths_of
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``vcbus get``."""
+    parser = sub.add_parser("get", help="list jobs, podgroups, pods, nodes or queues")
+    parser.add_argument("kind", choices=sorted([*KINDS, *ALIASES]), metavar="KIND")
+    parser.add_argument("names", nargs="*", metavar="NAME", help="only these (name or ns/name)")
+    add_list_arguments(parser)
+    parser.set_defaults(func=run)
+
+
+def add_list_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the options of a listing: namespace, output format, watch, verbose."""
+    parser.add_argument("-n", "--namespace", help="only this namespace (default: default)")
+    parser.add_argument("-A", "--all-namespaces", action="store_true", help="list every namespace")
+    parser.add_argument(
+        "-o", "--output", choices=("table", "wide", "json", "yaml"), default="table"
+    )
+    parser.add_argument(
+        "-w", "--watch", action="store_true", help="after the listing, print every change"
+    )
+    add_verbose(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    """List (and with ``--watch`` follow) the things asked for; 0 unless reading failed."""
+    kind = KINDS[ALIASES.get(args.kind, args.kind)]
+    namespace = None if args.all_namespaces else (args.namespace or "default")
+    query = Query(tuple(args.names), namespace)
+    settings = Settings.from_env()
+    bus = AioKafkaBus(settings.kafka)
+    return asyncio.run(
+        get(
+            bus,
+            settings,
+            kind,
+            query,
+            output=args.output,
+            watch=args.watch,
+            verbose=args.verbose,
+            colour=terminal.colours_on(),
+        )
+    )
+
+
+async def get(
+    bus: Bus,
+    settings: Settings,
+    kind: Kind,
+    query: Query,
+    *,
+    output: str = "table",
+    watch: bool = False,
+    stop: asyncio.Event | None = None,
+    write: Callable[[str], object] | None = None,
+    verbose: int = 0,
+    colour: bool = False,
+    clock: Callable[[], datetime] | None = None,
+) -> int:
+    """Print the listing of ``kind``; with ``watch``, then every change until ``stop``.
+
+    Args:
+        bus: the bus to read.
+        settings: the topic prefix and partitions.
+        kind: what to list.
+        query: which ones.
+        output: ``table``, ``wide``, ``json`` or ``yaml``.
+        watch: keep printing changes after the listing.
+        stop: set to end a watch (SIGINT and SIGTERM set it when not given).
+        write: where text goes, control characters escaped already (standard output when
+            not given).
+        verbose: at 1 and more, say how many records were skipped (after the listing).
+        colour: colour the state column.
+        clock: the time ages are counted to (the system's when not given).
+
+    Returns:
+        The exit status.
+    """
+    out = write or terminal.write_escaped
+    now = clock or SystemClock().now
+    table = output in ("table", "wide")
+    topics = (*kind.topics, *(kind.wide_topics if output == "wide" else ()))
+
+    await ensure_topics(bus, [], settings.topic_prefix, settings.partitions, settings.topics)
+    key = query.job_key() if kind.job_keyed else None
+    keys = [key] if key is not None else None
+    store = StatusStore(settings.topic_prefix, now=now)
+    async with StatusReader(bus, settings.topic_prefix, topics, keys=keys) as reader:
+        await reader.catch_up(store)
+        rows = kind.rows(store, query)
+        if watch and not table:
+            text = "".join(render_change(kind, row, output, ()) for row in rows.values())
+        else:
+            text = render(kind, rows, output, now=now(), colour=colour)
+        if text:
+            out(text)
+        elif not watch:
+            terminal.error("No resources found\n")
+        store.report_skipped(verbose)
+        if not watch:
+            return 0
+        header = kind.header_of(output)
+        at = now()
+        widths = widths_of(header, [kind.cells_of(r, output, at) for r in rows.values()])
+        if stop is None:
+            stop = asyncio.Event()
+            loop = asyncio.get_running_loop()
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                loop.add_signal_handler(signum, stop.set)
+        if not rows and table:
+            out(format_row(header, widths) + "\n")
+        store.touched.clear()
+        while not stop.is_set():
+            if not await reader.poll(store) or not store.touched:
+                continue
+            touched, store.touched = frozenset(store.touched), set()
+            for changed in watch_changes(kind, store, query, rows, touched):
+                out(render_change(kind, changed, output, widths, now=now(), colour=colour))
+    return 0
+
+
+def watch_changes(
+    kind: Kind, store: StatusStore, query: Query, rows: dict[str, Row], touched: frozenset[str]
+) -> list[Row]:
+    """The rows that changed since ``rows`` (which is brought up to date), gone ones included.
+
+    Args:
+        kind: what is listed.
+        store: the store, after the records that touched ``touched``.
+        query: which ones are listed.
+        rows: the rows shown so far, by key; updated in place.
+        touched: the keys the new records were about.
+
+    Returns:
+        The changed rows, and a ``Deleted`` row for each one gone.
+    """
+    scope = touched if kind.incremental else None
+    now = kind.rows(store, Query(query.names, query.namespace, scope))
+    keys = touched if scope is not None else frozenset(rows) | frozenset(now)
+    changed: list[Row] = []
+    for key in sorted(keys):
+        before, after = rows.get(key), now.get(key)
+        if after is not None and after != before:
+            rows[key] = after
+            changed.append(after)
+        elif after is None and before is not None:
+            del rows[key]
+            changed.append(deleted_row(kind, before))
+    return changed

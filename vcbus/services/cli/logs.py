@@ -1,0 +1,177 @@
+"""``vcbus logs JOB``: the logs of a job's pods, read from the agents that run them.
+
+As ``kubectl logs``: ``--task`` and ``--index`` pick pods (default every pod of the job,
+each line prefixed ``[<pod>]`` when there are several), ``-c`` a container (default the
+pod's first), ``--tail N`` the last lines, ``--previous`` the run before the last restart,
+``-f`` follows until the container ends. The CLI finds each pod's node on ``pods.status``
+and the node's agent on ``nodes`` (labels ``vcbus.io/address``, ``vcbus.io/agent-port``),
+then asks that agent over HTTP(S): ``VCBUS_AGENT_TOKEN`` is sent as a bearer token, and
+with ``VCBUS_AGENT_TLS_CAFILE`` the connection is TLS, checked against that CA. A pod on a
+simulated node has no log.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import concurrent.futures
+import http.client
+import os
+import ssl
+import sys
+import threading
+from dataclasses import dataclass
+from urllib.parse import quote, urlencode
+
+from vcbus.contracts import NodeChanged, NodeHeartbeat, NodeRegistered, Topic
+from vcbus.services.agent.app.logserver import ENV_CAFILE, ENV_TOKEN
+from vcbus.services.cli import terminal
+from vcbus.services.cli.agent import LABEL_ADDRESS, LABEL_AGENT_PORT
+from vcbus.services.cli.status import StatusStore, read_store
+from vcbus.shared.bus.kafka import AioKafkaBus
+from vcbus.shared.runtime.settings import Settings
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """One pod's log endpoint."""
+
+    pod: str
+    host: str
+    port: int
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``vcbus logs``."""
+    parser = sub.add_parser("logs", help="print the logs of a job's pods (real nodes)")
+    parser.add_argument("job", metavar="JOB", help="name or namespace/name")
+    parser.add_argument("-n", "--namespace", default="default")
+    parser.add_argument("--task", help="only this task's pods")
+    parser.add_argument("--index", type=int, help="only the pod of this index")
+    parser.add_argument("-c", "--container", default="", help="[the pod's first container]")
+    parser.add_argument("-f", "--follow", action="store_true", help="stream until it ends")
+    parser.add_argument("--tail", type=int, help="only the last N lines")
+    parser.add_argument("-p", "--previous", action="store_true", help="the run before a restart")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the logs; 1 when no pod of the job matches or an agent refuses."""
+    key = args.job if "/" in args.job else f"{args.namespace}/{args.job}"
+    settings = Settings.from_env()
+    targets, problems = asyncio.run(find_targets(settings, key, args.task, args.index))
+    for problem in problems:
+        terminal.error(problem + "\n")
+    if not targets:
+        if not problems:
+            terminal.error(f"no pod of job {key} matches\n")
+        return 1
+    query = {"container": args.container, "follow": "1" if args.follow else ""}
+    if args.tail is not None:
+        query["tail"] = str(args.tail)
+    if args.previous:
+        query["previous"] = "1"
+    prefix = len(targets) > 1
+    lock = threading.Lock()
+    with concurrent.futures.ThreadPoolExecutor(max_workers=len(targets)) as pool:
+        results = list(pool.map(lambda t: fetch(t, query, prefix=prefix, lock=lock), targets))
+    return 0 if all(results) else 1
+
+
+async def find_targets(
+    settings: Settings, job: str, task: str | None, index: int | None
+) -> tuple[list[Target], list[str]]:
+    """The job's pods that match, with their agents' endpoints; and what could not be found."""
+    store = await read_store(
+        AioKafkaBus(settings.kafka),
+        settings,
+        (Topic.PODS, Topic.PODS_STATUS, Topic.BINDINGS, Topic.NODES),
+        keys=[job],
+        whole=frozenset({Topic.NODES}),
+    )
+    targets, problems = [], []
+    for pod, row in sorted(store.pods.items()):
+        if row.job != job or (task is not None and row.task != task):
+            continue
+        if index is not None and pod.rpartition("-")[2] != str(index):
+            continue
+        found = target_of(store, pod)
+        if isinstance(found, Target):
+            targets.append(found)
+        else:
+            problems.append(found)
+    return targets, problems
+
+
+def target_of(store: StatusStore, pod: str) -> Target | str:
+    """Where pod ``namespace/name``'s log is served, or why it is not.
+
+    Its node is the one ``pods.status`` names; the node's agent is found by the labels it
+    registered (``vcbus.io/address``, ``vcbus.io/agent-port``).
+    """
+    row = store.pods.get(pod)
+    if row is None or not row.node:
+        return f"pod {pod} is not bound to a node yet"
+    node = store.get(Topic.NODES, row.node)
+    labels = (
+        node.node.labels if isinstance(node, NodeRegistered | NodeChanged | NodeHeartbeat) else {}
+    )
+    if LABEL_ADDRESS not in labels or LABEL_AGENT_PORT not in labels:
+        return f"pod {pod} runs on node {row.node}, which has no agent (no logs)"
+    return Target(pod, labels[LABEL_ADDRESS], int(labels[LABEL_AGENT_PORT]))
+
+
+def request_log(target: Target, query: dict[str, str]) -> http.client.HTTPConnection:
+    """Ask the pod's agent for its log (the token and TLS of ``vcbus logs``); the connection.
+
+    The caller reads ``getresponse()`` and closes the connection.
+    """
+    namespace, _, name = target.pod.partition("/")
+    path = f"/pods/{quote(namespace)}/{quote(name)}/log?{urlencode(query)}"
+    cafile = os.environ.get(ENV_CAFILE, "")
+    connection: http.client.HTTPConnection = (
+        http.client.HTTPSConnection(
+            target.host, target.port, context=ssl.create_default_context(cafile=cafile)
+        )
+        if cafile
+        else http.client.HTTPConnection(target.host, target.port)
+    )
+    headers = {}
+    token = os.environ.get(ENV_TOKEN, "")
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    connection.request("GET", path, headers=headers)
+    return connection
+
+
+def fetch(target: Target, query: dict[str, str], *, prefix: bool, lock: threading.Lock) -> bool:
+    """Copy one pod's log to standard output; False when the agent refused or failed."""
+    name = target.pod.partition("/")[2]
+    connection: http.client.HTTPConnection | None = None
+    try:
+        connection = request_log(target, query)
+        response = connection.getresponse()
+        if response.status != 200:
+            body = response.read().decode(errors="replace").strip()
+            terminal.error(f"pod {target.pod}: {body} (HTTP {response.status})\n")
+            return False
+        tag = f"[{name}] ".encode() if prefix else b""
+        pending = b""
+        while chunk := response.read1(65536):
+            lines = (pending + chunk).split(b"\n")
+            pending = lines.pop()
+            if lines:
+                with lock:
+                    sys.stdout.buffer.write(b"".join(tag + line + b"\n" for line in lines))
+                    sys.stdout.buffer.flush()
+        if pending:
+            with lock:
+                sys.stdout.buffer.write(tag + pending)
+                sys.stdout.buffer.flush()
+        return True
+    except OSError as exc:
+        terminal.error(f"pod {target.pod}: agent at {target.host}:{target.port}: {exc}\n")
+        return False
+    finally:
+        if connection is not None:
+            connection.close()

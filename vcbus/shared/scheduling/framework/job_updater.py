@@ -1,0 +1,235 @@
+"""PodGroup phase and conditions at session close.
+
+Port of volcano@v1.12.0 ``pkg/scheduler/framework/job_updater.go`` (``UpdateAll``,
+``isPodGroupStatusUpdated``) and ``session.go`` ``getPodGroupPhase`` (B3.8):
+1. running tasks and an Unschedulable condition this session → Unknown;
+2. scheduled (Running, Bound, Failed, Succeeded, Releasing with a node) ≥ minMember →
+   Completed when every scheduled task finished, else Running;
+3. otherwise Pending, unless the PodGroup is Inqueue (it stays Inqueue).
+
+Deliberate deviations:
+- A dependent job compares with its wait-create-adjusted minimum (SPEC A5), and a Running
+  (or Unknown) dependent job with pods scheduled does not fall back to Pending when a later
+  stage's pods appear: enqueue admitted it on the whole job's minResources (A5), so its
+  later stages are not admitted again (else the job would wait for room for all its stages
+  beside its own running ones: half-started, and counted twice).
+- A PodGroup without pods keeps its phase.
+- Only PodGroups whose phase or allocator conditions changed are returned, as values.
+- ``status_updates`` adds what ``podgroups.status`` carries (SPEC A8): one ``Unschedulable``
+  condition with the highest-ranked reason among enqueue's rejections of this session, the
+  allocator's last ``Unschedulable`` condition and a dependent job's missing stages, ranked
+  by :func:`vcbus.shared.reasons.reason_rank`. Volcano records these as events and
+  a gang condition. ``WillBindTimeout`` comes from the allocator's ``WillBind`` condition: a
+  dependent job whose reservation for its later stages timed out (vcbus, will-bind).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
+from typing import Protocol
+
+from vcbus.contracts.keys import JobKey
+from vcbus.contracts.objects.meta import Condition
+from vcbus.contracts.objects.podgroup import PodGroupPhase
+from vcbus.shared.reasons import (
+    INFEASIBLE,
+    UNSCHEDULABLE,
+    WAITING_FOR_DEPENDENCY,
+    WILL_BIND_TIMEOUT,
+    reason_rank,
+)
+from vcbus.shared.scheduling.framework.conf import ENQUEUE_SIDE_ACTIONS
+from vcbus.shared.scheduling.framework.results import PodGroupStatusUpdate, PodGroupUpdate
+from vcbus.shared.scheduling.model import JobInfo, TaskStatus
+from vcbus.shared.scheduling.snapshot import ClusterSnapshot
+
+
+class ClosingSession(Protocol):
+    """What the PodGroup updates read from a session at close (``Session`` has it all)."""
+
+    @property
+    def jobs(self) -> Mapping[JobKey, JobInfo]:
+        """The session's jobs."""
+        ...
+
+    @property
+    def snapshot(self) -> ClusterSnapshot:
+        """The cluster state the session opened on (the PodGroups' previous phases)."""
+        ...
+
+    @property
+    def unschedulable(self) -> AbstractSet[JobKey]:
+        """Jobs given an Unschedulable condition this session."""
+        ...
+
+    @property
+    def job_conditions(self) -> Mapping[JobKey, tuple[Condition, ...]]:
+        """Allocator conditions set this session."""
+        ...
+
+    @property
+    def enqueue_reasons(self) -> Mapping[JobKey, Mapping[str, str]]:
+        """Why enqueue left a job Pending: reason code → message."""
+        ...
+
+    @property
+    def actions(self) -> Sequence[str]:
+        """The actions the session ran."""
+        ...
+
+    def infeasibility(self, job: JobInfo) -> str | None:
+        """Why ``job`` could never run on this cluster, or ``None``."""
+        ...
+
+
+def pod_group_phase(job: JobInfo, *, unschedulable: bool) -> PodGroupPhase:
+    """Return the phase a PodGroup should have now (``getPodGroupPhase``)."""
+    if not job.tasks:
+        return job.phase
+    if job.count(TaskStatus.RUNNING) and unschedulable:
+        return PodGroupPhase.UNKNOWN
+    releasing = job.releasing_scheduled_task_num()
+    scheduled = job.scheduled_task_num() + releasing
+    if scheduled >= job.gang_min:
+        finished = job.count(TaskStatus.SUCCEEDED, TaskStatus.FAILED)
+        if scheduled > 0 and releasing == 0 and finished == scheduled:
+            return PodGroupPhase.COMPLETED
+        return PodGroupPhase.RUNNING
+    if job.phase is PodGroupPhase.INQUEUE:
+        return job.phase
+    if job.dependent and scheduled > 0 and job.phase in _ADMITTED:
+        return job.phase
+    return PodGroupPhase.PENDING
+
+
+_ADMITTED = frozenset({PodGroupPhase.RUNNING, PodGroupPhase.UNKNOWN})
+_WAITING = frozenset({PodGroupPhase.PENDING, PodGroupPhase.INQUEUE})
+
+
+def phases(ssn: ClosingSession) -> dict[JobKey, PodGroupPhase]:
+    """Each job's phase at close (``pod_group_phase``), by job key.
+
+    Computed once per session and read by both ``update_all`` and ``status_updates``.
+    """
+    unschedulable = ssn.unschedulable
+    return {
+        key: pod_group_phase(ssn.jobs[key], unschedulable=key in unschedulable)
+        for key in sorted(ssn.jobs)
+    }
+
+
+def update_all(
+    ssn: ClosingSession, closing: Mapping[JobKey, PodGroupPhase] | None = None
+) -> tuple[PodGroupUpdate, ...]:
+    """Return the PodGroups whose phase or allocator conditions changed (``UpdateAll``).
+
+    Args:
+        ssn: the closing session.
+        closing: the jobs' phases at close (``phases``); computed here when omitted.
+    """
+    if closing is None:
+        closing = phases(ssn)
+    updates = []
+    for key, phase in closing.items():
+        job = ssn.jobs[key]
+        snapshot_state = ssn.snapshot.podgroups.get(key)
+        previous = snapshot_state.phase if snapshot_state is not None else job.phase
+        conditions = ssn.job_conditions.get(key, job.conditions)
+        conditions_changed = conditions != job.conditions
+        if phase is previous and not conditions_changed:
+            continue
+        updates.append(
+            PodGroupUpdate(
+                job=key,
+                podgroup=job.name,
+                phase=phase,
+                previous_phase=previous,
+                conditions=conditions,
+                conditions_changed=conditions_changed,
+            )
+        )
+    return tuple(updates)
+
+
+def reason_conditions(
+    ssn: ClosingSession, job: JobInfo, phase: PodGroupPhase
+) -> tuple[Condition, ...]:
+    """Return the one reason condition of a PodGroup in ``phase`` (SPEC A8), or none.
+
+    Candidates: enqueue's rejections of this session, the allocator's ``Unschedulable``
+    condition known from the snapshot, its will-bind timeout, ``Infeasible`` when no node
+    could ever hold the job (in podgroup-enqueue's sessions, which publish the reasons),
+    and, for a dependent job, its stages without pods.
+    """
+    if phase is PodGroupPhase.COMPLETED:
+        return ()
+    candidates: list[Condition] = [
+        Condition(type=UNSCHEDULABLE, status="True", reason=reason, message=message)
+        for reason, message in sorted(ssn.enqueue_reasons.get(job.key, {}).items())
+    ]
+    candidates.extend(
+        c for c in job.conditions if c.type == UNSCHEDULABLE and c.status == "True" and c.reason
+    )
+    candidates.extend(
+        Condition(type=UNSCHEDULABLE, status="True", reason=c.reason, message=c.message)
+        for c in job.conditions
+        if c.reason == WILL_BIND_TIMEOUT
+    )
+    if (
+        phase in _WAITING
+        and job.min_available > 0
+        and ENQUEUE_SIDE_ACTIONS & set(ssn.actions)
+        and (why := ssn.infeasibility(job)) is not None
+    ):
+        candidates.append(
+            Condition(type=UNSCHEDULABLE, status="True", reason=INFEASIBLE, message=why)
+        )
+    if job.dependent and job.wait_create > 0:
+        present = set(job.roles())
+        waiting = sorted(r for r, m in job.task_min_available.items() if m > 0 and r not in present)
+        candidates.append(
+            Condition(
+                type=UNSCHEDULABLE,
+                status="True",
+                reason=WAITING_FOR_DEPENDENCY,
+                message=f"tasks {', '.join(waiting)} wait for their dependencies (dependsOn)",
+            )
+        )
+    if not candidates:
+        return ()
+    return (min(candidates, key=lambda c: (reason_rank(c.reason), c.reason, c.message)),)
+
+
+def status_updates(
+    ssn: ClosingSession, closing: Mapping[JobKey, PodGroupPhase] | None = None
+) -> tuple[PodGroupStatusUpdate, ...]:
+    """Return the PodGroups whose phase or reason condition changed (``podgroups.status``).
+
+    Args:
+        ssn: the closing session.
+        closing: the jobs' phases at close (``phases``); computed here when omitted.
+    """
+    if closing is None:
+        closing = phases(ssn)
+    updates = []
+    for key, phase in closing.items():
+        job = ssn.jobs[key]
+        state = ssn.snapshot.podgroups.get(key)
+        previous = state.phase if state is not None else job.phase
+        previous_conditions = state.status_conditions if state is not None else ()
+        conditions = reason_conditions(ssn, job, phase)
+        if phase is previous and conditions == previous_conditions:
+            continue
+        updates.append(
+            PodGroupStatusUpdate(
+                job=key,
+                podgroup=job.name,
+                uid=job.podgroup.uid,
+                phase=phase,
+                previous_phase=previous,
+                conditions=conditions,
+                previous_conditions=previous_conditions,
+            )
+        )
+    return tuple(updates)

@@ -1,0 +1,196 @@
+"""Planned start times and backfill (SPEC A15).
+
+A pod's deadline is ``activeDeadlineSeconds`` after it started (a pod placed but not
+started yet: after now); a pod without one never ends, for planning. For a job that cannot
+start now, :func:`earliest_start` replays the running pods' deadlines in time order on the
+nodes' idle capacity until the job's minimum gang fits: that moment is its planned start,
+and the nodes whose capacity idle now that start needs are kept for it. Another job may use
+a kept node only if it ends, by its own deadline, by the planned start
+(:func:`ends_by`): EASY backfill (Lifka, "The ANL/IBM SP scheduling system", JSSPP 1995;
+Slurm's ``sched/backfill``), with a node-level reservation in place of EASY's processor
+count, so jobs of other shapes keep their own nodes.
+
+The pure core is :func:`earliest_start` over arrays; ``framework.planning`` reads a
+session and applies the plans.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from itertools import groupby
+
+import numpy as np
+
+from vcbus.contracts.keys import JobKey
+from vcbus.shared.scheduling.model import TaskInfo, TaskStatus
+from vcbus.shared.scheduling.node_matrix import BoolArray, FloatArray, NodeMatrix
+
+PLANNED = "kept for the planned start of"
+"""The fit-error reason of a node kept for another job's planned start (its key and time
+follow)."""
+_PLACED = frozenset(
+    {
+        TaskStatus.ALLOCATED,
+        TaskStatus.PIPELINED,
+        TaskStatus.BINDING,
+        TaskStatus.BOUND,
+        TaskStatus.RUNNING,
+        TaskStatus.RELEASING,
+    }
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Release:
+    """Capacity a placed pod gives back on its node (a row) when its deadline passes."""
+
+    end: datetime
+    row: int
+    request: FloatArray
+
+
+@dataclass(frozen=True, slots=True)
+class Shape:
+    """``count`` pods of one request that may go on the rows where ``allowed`` is true."""
+
+    request: FloatArray
+    allowed: BoolArray
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """A job's planned start and the rows whose capacity idle now it needs then."""
+
+    job: JobKey
+    start: datetime
+    kept: BoolArray
+
+
+def _slots(free: FloatArray, request: FloatArray) -> FloatArray:
+    """How many pods of ``request`` each row's ``free`` capacity holds."""
+    asked = request > 0
+    if not asked.any():
+        return np.full(len(free), np.inf)
+    slots: FloatArray = np.floor(np.min(free[:, asked] / request[asked], axis=1) + 1e-9)
+    return slots
+
+
+def fit(free: FloatArray, released: FloatArray, shapes: Sequence[Shape]) -> FloatArray | None:
+    """Place ``shapes`` on ``free`` capacity; the capacity each row gives them, or None.
+
+    Rows with the most capacity released by deadlines come first (then row order), so the
+    gang leaves the capacity idle now to others where it can.
+    """
+    left = free.copy()
+    used = np.zeros_like(free)
+    order = np.lexsort((np.arange(len(free)), -released.sum(axis=1)))
+    for shape in shapes:
+        slots = np.where(shape.allowed, _slots(left, shape.request), 0.0)[order]
+        if slots.sum() < shape.count:
+            return None
+        before = np.cumsum(slots) - slots
+        take = np.clip(shape.count - before, 0, slots)
+        taken = np.zeros(len(free))
+        taken[order] = take
+        left -= np.outer(taken, shape.request)
+        used += np.outer(taken, shape.request)
+    return used
+
+
+def earliest_start(
+    idle: FloatArray, releases: Sequence[Release], shapes: Sequence[Shape], now: datetime
+) -> tuple[datetime, BoolArray] | None:
+    """When ``shapes`` fit at the earliest, and the rows whose capacity idle now they need.
+
+    ``releases`` are replayed on ``idle`` in time order until the shapes fit.
+
+    Returns:
+        ``now`` and the rows they use when they fit now; None when they never fit (pods
+        without deadlines hold what they need, or the cluster is too small).
+    """
+    free = idle.copy()
+    released = np.zeros_like(idle)
+    used = fit(free, released, shapes)
+    if used is not None:
+        return now, np.any(used > 1e-9, axis=1)
+    for end, group in groupby(sorted(releases, key=lambda r: (r.end, r.row)), key=lambda r: r.end):
+        for release in group:
+            free[release.row] += release.request
+            released[release.row] += release.request
+        used = fit(free, released, shapes)
+        if used is not None:
+            kept = np.any(used > released + 1e-9, axis=1)
+            return max(end, now), kept
+    return None
+
+
+def deadline_of(task: TaskInfo) -> timedelta | None:
+    """The task's pod time limit (``activeDeadlineSeconds``), None without one."""
+    seconds = task.pod.active_deadline_seconds
+    return timedelta(seconds=seconds) if seconds is not None else None
+
+
+def ends_by(tasks: Sequence[TaskInfo], now: datetime) -> datetime | None:
+    """When pods of ``tasks`` started now end by their deadlines; None if one has none."""
+    limits = [deadline_of(task) for task in tasks]
+    if not limits:
+        return now
+    if any(limit is None for limit in limits):
+        return None
+    return now + max(limit for limit in limits if limit is not None)
+
+
+def releases(
+    matrix: NodeMatrix,
+    placed: Sequence[TaskInfo],
+    started: dict[str, datetime | None],
+    now: datetime,
+) -> list[Release]:
+    """What the placed tasks give back, by their deadlines from when they started."""
+    out: list[Release] = []
+    for task in placed:
+        limit = deadline_of(task)
+        if limit is None or task.node_name is None or task.node_name not in matrix.index:
+            continue
+        start = started.get(task.uid) or now
+        vector = task.vector if task.vector is not None else matrix.vector(task.resreq)
+        out.append(Release(max(start + limit, now), matrix.index[task.node_name], vector))
+    return out
+
+
+def shapes_of(matrix: NodeMatrix, tasks: Sequence[TaskInfo]) -> list[Shape]:
+    """``tasks`` grouped by request and node selector, in order of first appearance."""
+    out: dict[tuple[object, ...], tuple[FloatArray, BoolArray, int]] = {}
+    for task in tasks:
+        key = (
+            tuple(sorted(task.resreq.as_dict().items())),
+            tuple(sorted(task.pod.node_selector.items())),
+        )
+        if key in out:
+            request, allowed, count = out[key]
+            out[key] = (request, allowed, count + 1)
+            continue
+        allowed = ~matrix.unschedulable
+        for label, value in sorted(task.pod.node_selector.items()):
+            allowed = allowed & matrix.label_mask(label, value)
+        vector = task.vector if task.vector is not None else matrix.vector(task.resreq)
+        out[key] = (vector, allowed, 1)
+    return [Shape(request, allowed, count) for request, allowed, count in out.values()]
+
+
+def placed_tasks(nodes: Sequence[Sequence[TaskInfo]]) -> list[TaskInfo]:
+    """The tasks of the nodes that hold capacity (placed, not finished)."""
+    return [task for tasks in nodes for task in tasks if task.status in _PLACED]
+
+
+def allowed_rows(plans: Sequence[Plan], job: JobKey, end: datetime | None, size: int) -> BoolArray:
+    """Rows a pod of ``job``, ending by ``end`` (None: never), may take under ``plans``."""
+    allowed = np.ones(size, dtype=np.bool_)
+    for plan in plans:
+        if plan.job == job or (end is not None and end <= plan.start):
+            continue
+        allowed &= ~plan.kept
+    return allowed

@@ -1,0 +1,315 @@
+"""What a session derives from each job, kept from one session to the next (vcbus).
+
+Not in Volcano, whose ``SchedulerCache`` keeps ``JobInfo`` objects alive and clones them
+(``Snapshot``) every session. A scheduling service owns one ``SessionCache`` next to its
+``ClusterView`` and passes it to every session it opens; tests and the simulation may pass
+none (every job is derived afresh, as before).
+
+For each job the cache holds a ``JobRecipe``: the arguments of the job's ``JobInfo`` and of
+its ``TaskInfo`` objects, in the order the session makes them, and the job's bookkeeping as
+``JobInfo.add_task_infos`` left it (task maps as positions, counters, request sums). A
+recipe holds only immutable values. It stays valid while the job's ``PodGroupState`` and
+its pods' ``PodState`` objects are the same objects (a ``ClusterView`` makes new ones on
+every change, see ``snapshot``); a session whose job changed derives it again.
+
+Every session still gets its own ``JobInfo`` and ``TaskInfo`` objects, made from the recipe
+(positional construction, dict copies, no re-summing): sessions mutate them, and nothing one
+session does reaches the next.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from vcbus.contracts.keys import JobKey, PodKey
+from vcbus.contracts.objects.meta import Condition
+from vcbus.contracts.objects.pod import Pod
+from vcbus.contracts.objects.podgroup import PodGroup, PodGroupPhase
+from vcbus.shared.scheduling.model import JobInfo, TaskInfo, TaskStatus
+from vcbus.shared.scheduling.node_matrix import FloatArray
+from vcbus.shared.scheduling.resource import Resource
+from vcbus.shared.scheduling.snapshot import JobPods, PodGroupState
+
+__all__ = ["JobHead", "JobRecipe", "SessionCache", "Shape", "TaskArgs"]
+
+TaskArgs = tuple[
+    str,  # uid
+    PodKey,  # key
+    str,  # name
+    str,  # namespace
+    JobKey,  # job
+    str,  # role
+    int,  # index
+    int,  # priority
+    Resource,  # resreq
+    TaskStatus,  # status
+    str | None,  # node_name
+    Pod,  # pod
+    datetime | None,  # creation
+    int,  # attempt
+    bool,  # best_effort
+]
+"""``TaskInfo``'s leading fields, positionally, as the session builds a task."""
+
+JobHead = tuple[
+    str,  # uid
+    JobKey,  # key
+    str,  # name
+    str,  # namespace
+    str,  # queue
+    int,  # priority
+    int,  # min_available
+    PodGroup,  # podgroup
+    PodGroupPhase,  # phase
+]
+"""``JobInfo``'s fields before ``task_min_available``, positionally."""
+
+Shape = tuple[Resource, bool, frozenset[str]]
+"""A pod request as the session uses it: the shared ``Resource``, best effort, its names."""
+
+_Slots = tuple[tuple[str, int], ...] | None
+"""uid → position of the task in the recipe's ``tasks``, in the map's order; ``None`` for
+every task in order under its own uid (the usual case)."""
+
+_MAX_SHAPES = 1 << 14
+
+
+@dataclass(frozen=True, slots=True)
+class JobRecipe:
+    """How to make one job's ``JobInfo`` and ``TaskInfo`` objects again, and when it is valid.
+
+    Attributes:
+        state: the ``PodGroupState`` it was made from (valid while the same object).
+        pods: the job's pods it was made from (valid while the same state objects).
+        dims: the resource names of the job's stages and pod requests.
+    """
+
+    state: PodGroupState
+    pods: JobPods
+    dims: frozenset[str]
+    head: JobHead
+    task_min_available: tuple[tuple[str, int], ...]
+    dependent: bool
+    creation: datetime | None
+    first_seen: datetime | None
+    conditions: tuple[Condition, ...]
+    tasks: tuple[TaskArgs, ...]
+    uids: tuple[str, ...]
+    shapes: tuple[Resource, ...]
+    """The distinct task requests, first seen first."""
+    shape_of: tuple[int, ...] | None
+    """Each task's request in ``shapes``; ``None`` when there is one request (or none)."""
+    placed: tuple[int, ...]
+    """Tasks the session accounts on their nodes (a node and not finished), by position."""
+    placed_nodes: tuple[str, ...]
+    placed_releasing: tuple[bool, ...]
+    placed_pipelined: tuple[bool, ...]
+    by_uid: _Slots
+    by_status: tuple[tuple[TaskStatus, _Slots], ...]
+    allocated: Resource
+    total_request: Resource
+    wait_create: int
+    status_count: tuple[tuple[TaskStatus, int], ...]
+    role_status: tuple[tuple[str, tuple[tuple[TaskStatus, int], ...]], ...]
+    role_pending_best_effort: tuple[tuple[str, int], ...]
+    pending_best_effort: int
+    ready: int
+    valid: int
+    role_ready: tuple[tuple[str, int], ...]
+
+    @classmethod
+    def record(
+        cls,
+        job: JobInfo,
+        tasks: list[TaskInfo],
+        args: list[TaskArgs],
+        *,
+        state: PodGroupState,
+        pods: JobPods,
+        dims: frozenset[str],
+    ) -> JobRecipe:
+        """Write down a job just built (before the session changes anything of it).
+
+        Args:
+            job: the job, its tasks added (``add_task_infos``) and ``wait_create`` set.
+            tasks: its tasks, in the order they were made.
+            args: the arguments each task was made with (``TaskInfo(*args[i])``).
+            state: the ``PodGroupState`` the job was made from.
+            pods: the pods its tasks were made from.
+            dims: the resource names of the job's stages and pod requests.
+        """
+        uids = tuple(task.uid for task in tasks)
+        position: dict[int, int] = {}
+
+        def slots(bucket: Mapping[str, TaskInfo]) -> _Slots:
+            if (
+                len(bucket) == len(tasks)
+                and tuple(bucket) == uids
+                and all(map(operator.is_, bucket.values(), tasks))
+            ):
+                return None
+            if not position:
+                position.update((id(task), i) for i, task in enumerate(tasks))
+            return tuple((uid, position[id(t)]) for uid, t in bucket.items())
+
+        shape_index: dict[int, int] = {}
+        shapes: list[Resource] = []
+        shape_of: list[int] = []
+        for task in tasks:
+            index = shape_index.get(id(task.resreq))
+            if index is None:
+                index = shape_index[id(task.resreq)] = len(shapes)
+                shapes.append(task.resreq)
+            shape_of.append(index)
+        placed = [
+            i
+            for i, task in enumerate(tasks)
+            if task.node_name and task.status not in (TaskStatus.SUCCEEDED, TaskStatus.FAILED)
+        ]
+        return cls(
+            state=state,
+            pods=pods,
+            dims=dims,
+            head=(
+                job.uid,
+                job.key,
+                job.name,
+                job.namespace,
+                job.queue,
+                job.priority,
+                job.min_available,
+                job.podgroup,
+                job.phase,
+            ),
+            task_min_available=tuple(job.task_min_available.items()),
+            dependent=job.dependent,
+            creation=job.creation,
+            first_seen=job.first_seen,
+            conditions=job.conditions,
+            tasks=tuple(args),
+            uids=uids,
+            shapes=tuple(shapes),
+            shape_of=tuple(shape_of) if len(shapes) > 1 else None,
+            placed=tuple(placed),
+            placed_nodes=tuple(tasks[i].node_name or "" for i in placed),
+            placed_releasing=tuple(tasks[i].status is TaskStatus.RELEASING for i in placed),
+            placed_pipelined=tuple(tasks[i].status is TaskStatus.PIPELINED for i in placed),
+            by_uid=slots(job.tasks),
+            by_status=tuple(
+                (status, slots(bucket)) for status, bucket in job.tasks_by_status.items()
+            ),
+            allocated=job.allocated,
+            total_request=job.total_request,
+            wait_create=job.wait_create,
+            status_count=tuple(job._status_count.items()),
+            role_status=tuple(
+                (role, tuple(counts.items())) for role, counts in job._role_status.items()
+            ),
+            role_pending_best_effort=tuple(job._role_pending_best_effort.items()),
+            pending_best_effort=job._pending_best_effort,
+            ready=job._ready,
+            valid=job._valid,
+            role_ready=tuple(job._role_ready.items()),
+        )
+
+    def matches(self, state: PodGroupState, pods: JobPods) -> bool:
+        """Whether the recipe was made from these very objects."""
+        if state is not self.state:
+            return False
+        mine = self.pods
+        if pods is mine:
+            return True
+        return len(pods) == len(mine) and all(
+            key == old_key and pod is old_pod
+            for (key, pod), (old_key, old_pod) in zip(pods, mine, strict=True)
+        )
+
+    def make(self, vectors: Sequence[FloatArray]) -> tuple[JobInfo, list[TaskInfo]]:
+        """Return new ``JobInfo`` and ``TaskInfo`` objects equal to the recorded ones.
+
+        Args:
+            vectors: the session's request vector of each of ``shapes``, given to the tasks.
+        """
+        shape_of = self.shape_of
+        if shape_of is not None:
+            tasks = [
+                TaskInfo(*args, vectors[i]) for args, i in zip(self.tasks, shape_of, strict=True)
+            ]
+        elif vectors:
+            vector = vectors[0]
+            tasks = [TaskInfo(*args, vector) for args in self.tasks]
+        else:
+            tasks = []
+        uids = self.uids
+
+        def bucket(slots: _Slots) -> dict[str, TaskInfo]:
+            if slots is None:
+                return dict(zip(uids, tasks, strict=True))
+            return {uid: tasks[i] for uid, i in slots}
+
+        job = JobInfo(
+            *self.head,
+            dict(self.task_min_available),
+            self.dependent,
+            self.creation,
+            self.first_seen,
+            self.conditions,
+            bucket(self.by_uid),
+            {status: bucket(slots) for status, slots in self.by_status},
+            self.allocated,
+            self.total_request,
+            {},
+            "",
+            self.wait_create,
+            None,
+            dict(self.status_count),
+            {role: dict(counts) for role, counts in self.role_status},
+            dict(self.role_pending_best_effort),
+            self.pending_best_effort,
+            self.ready,
+            self.valid,
+            dict(self.role_ready),
+            None,
+        )
+        return job, tasks
+
+
+class SessionCache:
+    """Job recipes and request shapes kept across the sessions of one service.
+
+    Not safe for two sessions opened at the same time (a service runs one cycle at a time).
+    """
+
+    def __init__(self) -> None:
+        self._recipes: dict[JobKey, JobRecipe] = {}
+        self._shapes: dict[tuple[tuple[str, int], ...], Shape] = {}
+        self.derived: tuple[JobKey, ...] = ()
+        """The jobs the last session derived afresh (new or changed), in job order."""
+        self.reused: int = 0
+        """How many jobs the last session made from their recipe."""
+
+    @property
+    def shapes(self) -> dict[tuple[tuple[str, int], ...], Shape]:
+        """Pod request (as given) → its shape; emptied when it grows past a bound."""
+        if len(self._shapes) > _MAX_SHAPES:
+            self._shapes.clear()
+        return self._shapes
+
+    def recipe(self, key: JobKey, state: PodGroupState, pods: JobPods) -> JobRecipe | None:
+        """The job's recipe, if it was made from these very objects."""
+        recipe = self._recipes.get(key)
+        if recipe is None or not recipe.matches(state, pods):
+            return None
+        return recipe
+
+    def keep(self, recipes: Mapping[JobKey, JobRecipe], derived: tuple[JobKey, ...]) -> None:
+        """Keep the recipes of the jobs of the session just built (and forget the others)."""
+        self._recipes = dict(recipes)
+        self.derived = derived
+        self.reused = len(recipes) - len(derived)
+
+    def __len__(self) -> int:
+        return len(self._recipes)

@@ -1,0 +1,269 @@
+"""The session's working copy: jobs, tasks and nodes built from a snapshot, job by job.
+
+Port of the copying half of volcano@v1.12.0 ``pkg/scheduler/framework/session.go``
+``openSession`` (jobs, nodes and queues taken from the cache's snapshot) and of
+``pkg/scheduler/api/helpers.go`` ``getTaskStatus``.
+
+Deliberate deviations (vcbus's speed layer):
+- The working copy is built job by job (by job key, each job's pods by pod key), and a job
+  unchanged since the service's last session is made from its recipe in a ``SessionCache``
+  (``framework.session_cache``) instead of derived again. Tasks are therefore put on their
+  nodes (``NodeInfo.tasks``) job by job, not in pod-key order across jobs.
+- Node accounting lives in a ``NodeMatrix``: the placed tasks of every job are added to it
+  at once (``NodeMatrix.add_many``); one request vector is made per request shape.
+- The matrix has a column for every resource named by a stage, a pod request or a will-bind
+  reservation of the snapshot, so the will-bind ledger can count its pods on their nodes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import cast
+
+from vcbus.contracts.keys import JobKey
+from vcbus.contracts.objects.pod import PodPhase
+from vcbus.shared.scheduling.framework.session_cache import JobRecipe, SessionCache, Shape, TaskArgs
+from vcbus.shared.scheduling.model import JobInfo, NodeInfo, TaskInfo, TaskStatus, task_priority
+from vcbus.shared.scheduling.node_matrix import FloatArray, NodeMatrix
+from vcbus.shared.scheduling.resource import Resource
+from vcbus.shared.scheduling.snapshot import ClusterSnapshot, JobPods, PodGroupState, PodState
+
+__all__ = ["WorkingCopy", "build_working_copy", "task_status"]
+
+_TERMINAL = (TaskStatus.SUCCEEDED, TaskStatus.FAILED)
+
+_PHASE_STATUS: dict[PodPhase, TaskStatus] = {
+    PodPhase.RUNNING: TaskStatus.RUNNING,
+    PodPhase.SUCCEEDED: TaskStatus.SUCCEEDED,
+    PodPhase.FAILED: TaskStatus.FAILED,
+}
+
+
+def task_status(state: PodState) -> TaskStatus:
+    """Task status from a pod's state (volcano ``api/helpers.go`` ``getTaskStatus``)."""
+    if state.binding:
+        return TaskStatus.BINDING
+    if state.releasing:
+        return TaskStatus.RELEASING
+    phase = state.phase
+    if phase == PodPhase.PENDING:
+        return TaskStatus.BOUND if state.node else TaskStatus.PENDING
+    return _PHASE_STATUS.get(phase, TaskStatus.UNKNOWN)
+
+
+def _derive_job(
+    key: JobKey,
+    state: PodGroupState,
+    pods: JobPods,
+    shapes: dict[tuple[tuple[str, int], ...], Shape],
+) -> tuple[JobInfo, list[TaskInfo], list[TaskArgs], frozenset[str]]:
+    """Build a job and its tasks from its ``PodGroupState`` and its pods (by pod key).
+
+    A pod's request dict, as given (its item order), names one shared ``Resource`` per
+    request shape in ``shapes``; ``TaskInfo`` takes positional arguments (field order).
+
+    Returns:
+        The job (tasks added, ``wait_create`` set), its tasks, the arguments each task was
+        made with, and the resource names of its stages and pod requests.
+    """
+    pg = state.podgroup
+    job = JobInfo(
+        uid=pg.uid or str(key),
+        key=key,
+        name=pg.name,
+        namespace=pg.namespace,
+        queue=pg.queue,
+        priority=pg.priority,
+        min_available=pg.min_member,
+        podgroup=pg,
+        phase=state.phase,
+        task_min_available=dict(sorted(pg.min_task_member.items())),
+        dependent=pg.dependent,
+        creation=pg.creation_timestamp,
+        first_seen=state.first_seen,
+        conditions=state.conditions,
+    )
+    dims: set[str] = set()
+    for stage in pg.stages:
+        dims.update(stage.requests)
+    args: list[TaskArgs] = []
+    seen: set[int] = set()
+    for pkey, pod_state in pods:
+        pod = pod_state.pod
+        given = tuple(pod.requests.items())
+        shape = shapes.get(given)
+        if shape is None:
+            req_key = tuple(sorted(given))
+            resreq = Resource({k: float(v) for k, v in req_key})
+            shape = shapes[given] = (resreq, resreq.is_empty(), frozenset(n for n, _ in req_key))
+        resreq, best_effort, names = shape
+        if id(names) not in seen:
+            seen.add(id(names))
+            dims.update(names)
+        args.append(
+            (
+                pod.uid or str(pkey),
+                pkey,
+                pod.name,
+                pod.namespace,
+                key,
+                pod.task,
+                pod.index,
+                task_priority(pod),
+                resreq,
+                task_status(pod_state),
+                pod_state.node,
+                pod,
+                pod.creation_timestamp,
+                pod_state.attempt,
+                best_effort,
+            )
+        )
+    tasks = [TaskInfo(*task_args) for task_args in args]
+    job.add_task_infos(tasks)
+    if job.dependent:
+        present = set(job.roles())
+        job.wait_create = sum(
+            m for r, m in job.task_min_available.items() if m > 0 and r not in present
+        )
+    return job, tasks, args, frozenset(dims)
+
+
+@dataclass(slots=True)
+class _Placed:
+    """Tasks to account on their nodes as the session opens (``NodeMatrix.add_many``)."""
+
+    rows: list[int] = field(default_factory=list)
+    requests: list[FloatArray] = field(default_factory=list)
+    releasing: list[bool] = field(default_factory=list)
+    pipelined: list[bool] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class WorkingCopy:
+    """A session's private jobs, tasks and nodes, with the tasks counted on their nodes."""
+
+    matrix: NodeMatrix
+    node_list: list[NodeInfo]
+    """Nodes in matrix row order."""
+    nodes: dict[str, NodeInfo]
+    jobs: dict[JobKey, JobInfo]
+
+
+def build_working_copy(snapshot: ClusterSnapshot, cache: SessionCache | None) -> WorkingCopy:
+    """Make a session's jobs, tasks and nodes from the snapshot.
+
+    Jobs are built one by one, by job key, each with its pods by pod key; a job the
+    cache holds a recipe of (same ``PodGroupState`` and ``PodState`` objects) is made
+    from the recipe instead of derived again (``session_cache``).
+
+    Args:
+        snapshot: the cluster state of this cycle.
+        cache: the service's job recipes; ``None`` derives every job.
+
+    Returns:
+        The working copy; the matrix still lists its changes (the session clears them).
+    """
+    groups = snapshot.job_pods()
+    shapes: dict[tuple[tuple[str, int], ...], Shape] = cache.shapes if cache is not None else {}
+    recipes: dict[JobKey, JobRecipe] = {}
+    derived: list[JobKey] = []
+    made: list[tuple[JobKey, JobRecipe | tuple[JobInfo, list[TaskInfo]]]] = []
+    dims: set[str] = set()
+    podgroups = snapshot.podgroups
+    for key in sorted(podgroups):
+        state = podgroups[key]
+        pods = groups.get(key, ())
+        recipe = cache.recipe(key, state, pods) if cache is not None else None
+        if recipe is not None:
+            dims.update(recipe.dims)
+            made.append((key, recipe))
+            recipes[key] = recipe
+            continue
+        job, job_tasks, args, job_dims = _derive_job(key, state, pods, shapes)
+        dims.update(job_dims)
+        made.append((key, (job, job_tasks)))
+        if cache is not None:
+            recipes[key] = JobRecipe.record(
+                job, job_tasks, args, state=state, pods=pods, dims=job_dims
+            )
+            derived.append(key)
+    if cache is not None:
+        cache.keep(recipes, tuple(derived))
+    for held in snapshot.will_bind.values():
+        for reserved in held.pods:
+            dims.update(reserved.requests)
+
+    matrix = NodeMatrix(list(snapshot.nodes.values()), extra_dimensions=dims)
+    node_list = [
+        NodeInfo(name=node.name, node=node, row=row, matrix=matrix)
+        for row, node in enumerate(matrix.nodes)
+    ]
+    nodes = {n.name: n for n in node_list}
+    jobs: dict[JobKey, JobInfo] = {}
+    placed = _Placed()
+    vectors: dict[int, FloatArray] = {}
+    for key, entry in made:
+        if isinstance(entry, JobRecipe):
+            job_vectors = []
+            for resreq in entry.shapes:
+                vector = vectors.get(id(resreq))
+                if vector is None:
+                    vector = vectors[id(resreq)] = matrix.vector(resreq)
+                job_vectors.append(vector)
+            job, job_tasks = entry.make(job_vectors)
+            _place_recipe(entry, job_tasks, nodes, placed)
+        else:
+            job, job_tasks = entry
+            _place(job_tasks, matrix, nodes, vectors, placed)
+        jobs[key] = job
+    matrix.add_many(placed.rows, placed.requests, placed.releasing, placed.pipelined)
+    return WorkingCopy(matrix=matrix, node_list=node_list, nodes=nodes, jobs=jobs)
+
+
+def _place(
+    tasks: Sequence[TaskInfo],
+    matrix: NodeMatrix,
+    nodes: dict[str, NodeInfo],
+    vectors: dict[int, FloatArray],
+    placed: _Placed,
+) -> None:
+    """Give each task its request vector; collect the placed ones for their nodes."""
+    for task in tasks:
+        resreq = task.resreq
+        vector = vectors.get(id(resreq))
+        if vector is None:
+            vector = vectors[id(resreq)] = matrix.vector(resreq)
+        task.vector = vector
+        node_name = task.node_name
+        if node_name and task.status not in _TERMINAL:
+            node = nodes.get(node_name)
+            if node is not None:
+                status = task.status
+                placed.rows.append(node.row)
+                placed.requests.append(vector)
+                placed.releasing.append(status is TaskStatus.RELEASING)
+                placed.pipelined.append(status is TaskStatus.PIPELINED)
+                node.tasks[task.uid] = task
+
+
+def _place_recipe(
+    recipe: JobRecipe, tasks: list[TaskInfo], nodes: dict[str, NodeInfo], placed: _Placed
+) -> None:
+    """As ``_place`` for tasks made from a recipe (vectors given, placed ones known)."""
+    for i, name, releasing, pipelined in zip(
+        recipe.placed,
+        recipe.placed_nodes,
+        recipe.placed_releasing,
+        recipe.placed_pipelined,
+        strict=True,
+    ):
+        node = nodes.get(name)
+        if node is not None:
+            task = tasks[i]
+            placed.rows.append(node.row)
+            placed.requests.append(cast("FloatArray", task.vector))  # made with it
+            placed.releasing.append(releasing)
+            placed.pipelined.append(pipelined)
+            node.tasks[task.uid] = task

@@ -1,0 +1,608 @@
+"""The session's working model: tasks, jobs, nodes and queues, with Volcano's counters.
+
+Port of volcano@v1.12.0 ``pkg/scheduler/api/job_info.go`` (``TaskInfo``, ``JobInfo``:
+``ReadyTaskNum``, ``WaitingTaskNum``, ``PendingBestEffortTaskNum``, ``ValidTaskNum``,
+``IsReady``, ``IsPipelined``, ``IsStarving``, ``CheckTaskValid/Ready/Pipelined/Starving``,
+``NeedContinueAllocating``, ``FitError``, ``TaskSchedulingReason``), ``helpers.go``
+(``AllocatedStatus``, task status from the pod) and ``queue_info.go``. These objects are mutable
+inside a session, as Volcano's are; snapshots and results are frozen.
+
+Deliberate deviations:
+- SPEC A4: task-level minimums are enforced whenever ``minTaskMember`` has entries (Volcano
+  skips them when ``minAvailable < Σ task minimums``).
+- SPEC A5: for a job marked dependent, roles with a minimum but no pods yet ("wait-create")
+  are skipped by the task-level checks and their minimums are taken off the job-level minimum
+  (``gang_min``), so the first stage is gang-scheduled on its own.
+- ``NeedContinueAllocating`` keeps Volcano's two rules but applies both together (a failed
+  role below its minimum stops; so does a job count that can no longer reach ``gang_min``),
+  since A4 makes the task and job minimums hold at the same time.
+- Counters are kept incrementally (per status and per role) instead of recounted.
+"""
+
+from __future__ import annotations
+
+import enum
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from vcbus.contracts.keys import JobKey, PodKey
+from vcbus.contracts.objects.job import ANNOTATION_TASK_PRIORITY
+from vcbus.contracts.objects.meta import Condition
+from vcbus.contracts.objects.node import Node, Taint
+from vcbus.contracts.objects.pod import Pod
+from vcbus.contracts.objects.podgroup import PodGroup, PodGroupPhase
+from vcbus.contracts.objects.queue import Queue, QueueState
+from vcbus.shared.reasons import SCHEDULABLE, UNSCHEDULABLE
+from vcbus.shared.scheduling.framework.status import FitErrors
+from vcbus.shared.scheduling.node_matrix import FloatArray, NodeMatrix
+from vcbus.shared.scheduling.resource import CPU, MEMORY, Missing, Resource, share
+
+__all__ = [
+    "ALLOCATED_STATUSES",
+    "SCHEDULED_STATUSES",
+    "JobInfo",
+    "Missing",
+    "NodeInfo",
+    "QueueInfo",
+    "Resource",
+    "TaskInfo",
+    "TaskStatus",
+    "share",
+]
+
+
+class TaskStatus(enum.IntEnum):
+    """Task status (volcano ``api/types.go`` ``TaskStatus``); session-only ones included.
+
+    An ``IntEnum`` so counters keyed by status hash at C speed; ``label`` is Volcano's name.
+    """
+
+    PENDING = 1
+    ALLOCATED = 2
+    PIPELINED = 3
+    BINDING = 4
+    BOUND = 5
+    RUNNING = 6
+    RELEASING = 7
+    SUCCEEDED = 8
+    FAILED = 9
+    UNKNOWN = 10
+
+    @property
+    def label(self) -> str:
+        """Volcano's name of the status (``Pending``, ``Allocated`` …)."""
+        return self.name.capitalize()
+
+
+ALLOCATED_STATUSES = frozenset(
+    {TaskStatus.BOUND, TaskStatus.BINDING, TaskStatus.RUNNING, TaskStatus.ALLOCATED}
+)
+"""Volcano ``AllocatedStatus``: statuses that hold resources on a node."""
+
+SCHEDULED_STATUSES = frozenset(
+    {TaskStatus.RUNNING, TaskStatus.BOUND, TaskStatus.FAILED, TaskStatus.SUCCEEDED}
+)
+"""Volcano ``ScheduledStatus``."""
+
+READY_STATUSES = (
+    TaskStatus.BOUND,
+    TaskStatus.BINDING,
+    TaskStatus.RUNNING,
+    TaskStatus.ALLOCATED,
+    TaskStatus.SUCCEEDED,
+)
+"""Statuses a gang counts as ready (Volcano ``ReadyTaskNum``)."""
+_VALID = (*READY_STATUSES, TaskStatus.PIPELINED, TaskStatus.PENDING)
+_READY_SET = frozenset(READY_STATUSES)
+_VALID_SET = frozenset(_VALID)
+_OCCUPIED = (*READY_STATUSES,)
+_PIPELINED = (*READY_STATUSES, TaskStatus.PIPELINED)
+_EPOCH = datetime.min
+
+
+def task_priority(pod: Pod) -> int:
+    """Return a task's priority: ``volcano.sh/task-priority`` if an integer, else the pod's."""
+    raw = pod.annotations.get(ANNOTATION_TASK_PRIORITY)
+    if raw is not None:
+        try:
+            return int(raw)
+        except ValueError:
+            return pod.priority
+    return pod.priority
+
+
+@dataclass(slots=True, eq=False)
+class TaskInfo:
+    """One pod as the scheduler sees it (volcano ``TaskInfo``)."""
+
+    uid: str
+    key: PodKey
+    name: str
+    namespace: str
+    job: JobKey
+    role: str
+    index: int
+    priority: int
+    resreq: Resource
+    status: TaskStatus
+    node_name: str | None
+    pod: Pod
+    creation: datetime | None = None
+    attempt: int = 0
+    best_effort: bool = False
+    vector: FloatArray | None = None
+    """The request over the session's node-matrix dimensions (set by the session)."""
+    signature: tuple[object, ...] | None = None
+    """What node filters and scores read from this task (set by the placement cache)."""
+    last_transaction: tuple[TaskStatus, str | None] | None = None
+    """Status and node of the last discarded placement (Volcano ``LastTransaction``)."""
+
+    @property
+    def init_resreq(self) -> Resource:
+        """The request used to launch the task (Volcano ``InitResreq``; same as ``resreq``)."""
+        return self.resreq
+
+    @property
+    def creation_key(self) -> datetime:
+        """Creation time for ordering; a missing time sorts first, as Go's zero time does."""
+        return naive_utc(self.creation)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def naive_utc(moment: datetime | None) -> datetime:
+    """Return a moment as naive UTC, so aware and naive times compare; None sorts first.
+
+    Remembered per moment: job and task order compare creation times on every step of a
+    session's queues (``astimezone`` was ~4 % of an allocate cycle).
+    """
+    if moment is None:
+        return _EPOCH
+    if moment.tzinfo is None:
+        return moment
+    return moment.astimezone(UTC).replace(tzinfo=None)
+
+
+@dataclass(slots=True, eq=False)
+class JobInfo:
+    """A PodGroup and its tasks (volcano ``JobInfo``)."""
+
+    uid: str
+    key: JobKey
+    name: str
+    namespace: str
+    queue: str
+    priority: int
+    min_available: int
+    podgroup: PodGroup
+    phase: PodGroupPhase
+    task_min_available: dict[str, int]
+    dependent: bool = False
+    creation: datetime | None = None
+    first_seen: datetime | None = None
+    """When the scheduler first saw the job (``ScheduleStartTimestamp``): waiting starts."""
+    conditions: tuple[Condition, ...] = ()
+    """The allocator conditions known from the snapshot."""
+    tasks: dict[str, TaskInfo] = field(default_factory=dict)
+    tasks_by_status: dict[TaskStatus, dict[str, TaskInfo]] = field(default_factory=dict)
+    allocated: Resource = field(default_factory=Resource)
+    total_request: Resource = field(default_factory=Resource)
+    nodes_fit_errors: dict[str, FitErrors] = field(default_factory=dict)
+    """Task uid → why it fits no node (Volcano ``NodesFitErrors``)."""
+    job_fit_errors: str = ""
+    wait_create: int = 0
+    """SPEC A5: Σ minimums of roles without pods yet, for a dependent job."""
+    blocked: tuple[str, str] | None = None
+    """(reason code, message) when the job's queue stopped it this session (A8)."""
+    _status_count: dict[TaskStatus, int] = field(default_factory=dict)
+    _role_status: dict[str, dict[TaskStatus, int]] = field(default_factory=dict)
+    _role_pending_best_effort: dict[str, int] = field(default_factory=dict)
+    _pending_best_effort: int = 0
+    _ready: int = 0
+    _valid: int = 0
+    _role_ready: dict[str, int] = field(default_factory=dict)
+    _checked: list[tuple[str, int]] | None = None
+
+    @property
+    def creation_key(self) -> datetime:
+        """Creation time for ordering; a missing time sorts first."""
+        return naive_utc(self.creation)
+
+    def waiting_since(self) -> datetime | None:
+        """When the job started waiting: first seen, else created (``ScheduleStartTimestamp``)."""
+        return self.first_seen if self.first_seen is not None else self.creation
+
+    # Task bookkeeping ------------------------------------------------------------------
+    def add_task_info(self, task: TaskInfo) -> None:
+        """Add a task (``AddTaskInfo``)."""
+        self._checked = None
+        self.tasks[task.uid] = task
+        self._index(task, +1)
+        self.total_request = self.total_request + task.resreq
+        if task.status in ALLOCATED_STATUSES:
+            self.allocated = self.allocated + task.resreq
+
+    def add_task_infos(self, tasks: Sequence[TaskInfo]) -> None:
+        """Add several tasks, as :meth:`add_task_info` does for each, summing requests once.
+
+        Amounts are whole base units held as floats, so the sums equal the one-by-one ones
+        (a request shared by ``n`` tasks is added once, times ``n``); the counters are
+        summed per (status, role, best-effort) and applied once, in first-seen order.
+        """
+        if not tasks:
+            return
+        self._checked = None
+        by_uid = self.tasks
+        by_status = self.tasks_by_status
+        shapes: dict[int, tuple[Resource, list[int]]] = {}
+        counts: dict[tuple[TaskStatus, str, bool], int] = {}
+        for task in tasks:
+            uid = task.uid
+            status = task.status
+            by_uid[uid] = task
+            bucket = by_status.get(status)
+            if bucket is None:
+                bucket = by_status[status] = {}
+            bucket[uid] = task
+            group = (status, task.role, task.best_effort)
+            counts[group] = counts.get(group, 0) + 1
+            shape = shapes.get(id(task.resreq))
+            if shape is None:
+                shape = shapes[id(task.resreq)] = (task.resreq, [0, 0])
+            shape[1][0] += 1
+            if status in ALLOCATED_STATUSES:
+                shape[1][1] += 1
+        for (status, role, best_effort), n in counts.items():
+            self._count(status, role, best_effort, n)
+        total = dict(self.total_request._amounts)
+        allocated = dict(self.allocated._amounts)
+        allocated_changed = False
+        for resreq, (n_total, n_allocated) in shapes.values():
+            for name, amount in resreq._amounts.items():
+                total[name] = total.get(name, 0.0) + amount * n_total
+                if n_allocated:
+                    allocated[name] = allocated.get(name, 0.0) + amount * n_allocated
+            allocated_changed = allocated_changed or n_allocated > 0
+        self.total_request = Resource._raw(total)
+        if allocated_changed:
+            self.allocated = Resource._raw(allocated)
+
+    def delete_task_info(self, task: TaskInfo) -> None:
+        """Remove a task (``DeleteTaskInfo``)."""
+        existing = self.tasks.pop(task.uid, None)
+        if existing is None:
+            return
+        self._checked = None
+        self._index(existing, -1)
+        self.total_request = self.total_request - existing.resreq
+        if existing.status in ALLOCATED_STATUSES:
+            self.allocated = self.allocated - existing.resreq
+
+    def update_task_status(self, task: TaskInfo, status: TaskStatus) -> None:
+        """Move a task to another status (``UpdateTaskStatus``)."""
+        if task.uid not in self.tasks:
+            task.status = status
+            self.add_task_info(task)
+            return
+        previous = task.status
+        self._index(task, -1)
+        task.status = status
+        self._index(task, +1)
+        was, now = previous in ALLOCATED_STATUSES, status in ALLOCATED_STATUSES
+        if was and not now:
+            self.allocated = self.allocated - task.resreq
+        elif now and not was:
+            self.allocated = self.allocated + task.resreq
+
+    def _index(self, task: TaskInfo, delta: int) -> None:
+        status = task.status
+        bucket = self.tasks_by_status.setdefault(status, {})
+        if delta > 0:
+            bucket[task.uid] = task
+        else:
+            bucket.pop(task.uid, None)
+        self._count(status, task.role, task.best_effort, delta)
+
+    def _count(self, status: TaskStatus, role: str, best_effort: bool, delta: int) -> None:
+        """Move the counters of ``delta`` tasks of ``status`` and ``role``."""
+        self._status_count[status] = self._status_count.get(status, 0) + delta
+        if status in _READY_SET:
+            self._ready += delta
+            self._role_ready[role] = self._role_ready.get(role, 0) + delta
+        if status in _VALID_SET:
+            self._valid += delta
+        roles = self._role_status.setdefault(role, {})
+        roles[status] = roles.get(status, 0) + delta
+        if status is TaskStatus.PENDING and best_effort:
+            self._pending_best_effort += delta
+            self._role_pending_best_effort[role] = (
+                self._role_pending_best_effort.get(role, 0) + delta
+            )
+
+    def count(self, *statuses: TaskStatus) -> int:
+        """Return how many tasks are in any of ``statuses``."""
+        return sum(self._status_count.get(s, 0) for s in statuses)
+
+    def role_count(self, role: str, statuses: tuple[TaskStatus, ...]) -> int:
+        """Return how many tasks of ``role`` are in any of ``statuses``."""
+        counts = self._role_status.get(role)
+        if counts is None:
+            return 0
+        return sum(counts.get(s, 0) for s in statuses)
+
+    def roles(self) -> tuple[str, ...]:
+        """Return the roles that have tasks, sorted."""
+        return tuple(sorted(r for r, c in self._role_status.items() if sum(c.values()) > 0))
+
+    def pending_tasks(self) -> list[TaskInfo]:
+        """Return the Pending tasks, by uid (callers sort them by task order)."""
+        bucket = self.tasks_by_status.get(TaskStatus.PENDING, {})
+        return [bucket[uid] for uid in sorted(bucket)]
+
+    # Counters (job_info.go) ------------------------------------------------------------
+    @property
+    def task_min_available_total(self) -> int:
+        """Σ of the task minimums (``TaskMinAvailableTotal``)."""
+        return sum(self.task_min_available.values())
+
+    @property
+    def gang_min(self) -> int:
+        """The job-level minimum the gang checks use: minMember less wait-create (A5)."""
+        return max(0, self.min_available - self.wait_create)
+
+    def ready_task_num(self) -> int:
+        """Bound + Binding + Running + Allocated + Succeeded (``ReadyTaskNum``)."""
+        return self._ready
+
+    def waiting_task_num(self) -> int:
+        """Pipelined tasks (``WaitingTaskNum``)."""
+        return self._status_count.get(TaskStatus.PIPELINED, 0)
+
+    def pending_best_effort_task_num(self) -> int:
+        """Pending tasks without a request (``PendingBestEffortTaskNum``)."""
+        return self._pending_best_effort
+
+    def valid_task_num(self) -> int:
+        """AllocatedStatus + Succeeded + Pipelined + Pending (``ValidTaskNum``)."""
+        return self._valid
+
+    def scheduled_task_num(self) -> int:
+        """Tasks in ``ScheduledStatus`` (``ScheduledTaskNum``)."""
+        return self.count(*SCHEDULED_STATUSES)
+
+    def releasing_scheduled_task_num(self) -> int:
+        """Releasing tasks that have a node (``ReleasingScheduledTaskNum``)."""
+        bucket = self.tasks_by_status.get(TaskStatus.RELEASING, {})
+        return sum(1 for t in bucket.values() if t.node_name)
+
+    def is_ready(self) -> bool:
+        """``ReadyTaskNum + PendingBestEffort >= minAvailable`` (``IsReady``; A5 ``gang_min``)."""
+        return self.ready_task_num() + self.pending_best_effort_task_num() >= self.gang_min
+
+    def is_pipelined(self) -> bool:
+        """``Waiting + Ready + PendingBestEffort >= minAvailable`` (``IsPipelined``)."""
+        return (
+            self.waiting_task_num() + self.ready_task_num() + self.pending_best_effort_task_num()
+            >= self.gang_min
+        )
+
+    def is_starving(self) -> bool:
+        """``Waiting + Ready < minAvailable`` (``IsStarving``)."""
+        return self.waiting_task_num() + self.ready_task_num() < self.gang_min
+
+    def is_pending(self) -> bool:
+        """Whether the PodGroup is Pending (``IsPending``)."""
+        return self.phase is PodGroupPhase.PENDING
+
+    def has_pending_tasks(self) -> bool:
+        """Whether any task is Pending."""
+        return self.count(TaskStatus.PENDING) > 0
+
+    def _checked_roles(self) -> list[tuple[str, int]]:
+        """Roles the task-level checks apply to (A4), skipping wait-create roles (A5)."""
+        if self._checked is not None:
+            return self._checked
+        out = []
+        for role in sorted(self.task_min_available):
+            minimum = self.task_min_available[role]
+            if minimum <= 0:
+                continue
+            if self.dependent and role not in self._role_status_nonempty():
+                continue
+            out.append((role, minimum))
+        self._checked = out
+        return out
+
+    def _role_status_nonempty(self) -> set[str]:
+        return {r for r, c in self._role_status.items() if sum(c.values()) > 0}
+
+    def _role_occupied(self, role: str, statuses: tuple[TaskStatus, ...]) -> int:
+        return self.role_count(role, statuses) + self._role_pending_best_effort.get(role, 0)
+
+    def check_task_valid(self) -> bool:
+        """Every role with a minimum has that many valid tasks (``CheckTaskValid``, A4/A5)."""
+        return all(self.role_count(r, _VALID) >= m for r, m in self._checked_roles())
+
+    def check_task_ready(self) -> bool:
+        """Every role has its minimum occupied or best-effort pending (``CheckTaskReady``)."""
+        ready, best_effort = self._role_ready, self._role_pending_best_effort
+        return all(ready.get(r, 0) + best_effort.get(r, 0) >= m for r, m in self._checked_roles())
+
+    def check_task_pipelined(self) -> bool:
+        """As ``check_task_ready``, Pipelined counted too (``CheckTaskPipelined``)."""
+        return all(self._role_occupied(r, _PIPELINED) >= m for r, m in self._checked_roles())
+
+    def check_task_starving(self) -> bool:
+        """Some role is below its minimum counting Pipelined (``CheckTaskStarving``)."""
+        return any(self.role_count(r, _PIPELINED) < m for r, m in self._checked_roles())
+
+    def fit_failed_roles(self) -> set[str]:
+        """Roles of the tasks with fit errors (``FitFailedRoles``)."""
+        return {self.tasks[uid].role for uid in self.nodes_fit_errors if uid in self.tasks}
+
+    def task_has_fit_errors(self, task: TaskInfo) -> bool:
+        """Whether another task of the same (non-empty) role failed predicates."""
+        if not task.role or not self.nodes_fit_errors:
+            return False
+        return task.role in self.fit_failed_roles()
+
+    def need_continue_allocating(self) -> bool:
+        """Whether allocation should go on after a predicate failure.
+
+        Port of ``JobInfo.NeedContinueAllocating`` with both of its rules applied (see the
+        module docstring): stop when every task is needed, when a failed role with a minimum
+        cannot reach it, or when the tasks left cannot reach the job-level minimum.
+        """
+        if self.gang_min >= len(self.tasks):
+            return False
+        failed = self.fit_failed_roles()
+        for role in sorted(failed):
+            minimum = self.task_min_available.get(role, 0)
+            if minimum > 0 and self._role_occupied(role, _OCCUPIED) < minimum:
+                return False
+        pending = self.tasks_by_status.get(TaskStatus.PENDING, {})
+        left = sum(1 for t in pending.values() if t.role not in failed)
+        return self.ready_task_num() + left >= self.gang_min
+
+    def fit_error(self) -> str:
+        """The job's unschedulable summary (``FitError``), Volcano's wording.
+
+        ``pod group is not ready, 2 Pending, 3 minAvailable; Pending: 2 Unschedulable.
+        Origin reason is p1: 0/3 nodes are unavailable: 3 Insufficient cpu.``
+        """
+        reasons: dict[str, int] = {}
+        for status, bucket in self.tasks_by_status.items():
+            if bucket:
+                reasons[status.label] = reasons.get(status.label, 0) + len(bucket)
+        reasons["minAvailable"] = self.min_available
+        text = "pod group is not ready, " + ", ".join(
+            sorted(f"{count} {reason}" for reason, count in reasons.items())
+        )
+        pending = self.tasks_by_status.get(TaskStatus.PENDING, {})
+        histogram: dict[str, int] = {}
+        for uid in pending:
+            reason, _ = self.task_scheduling_reason(uid)
+            histogram[reason] = histogram.get(reason, 0) + 1
+        if histogram:
+            text += "; Pending: " + ", ".join(sorted(f"{n} {r}" for r, n in histogram.items()))
+        if self.job_fit_errors:
+            return f"{text}. Origin reason is: {self.job_fit_errors}"
+        for task in sorted(self.tasks.values(), key=lambda t: t.key):
+            errors = self.nodes_fit_errors.get(task.uid)
+            if errors is not None:
+                return f"{text}. Origin reason is {task.name}: {errors.message()}"
+        return text
+
+    def task_scheduling_reason(self, uid: str) -> tuple[str, str]:
+        """Reason and message of one task, after its last transaction (``TaskSchedulingReason``)."""
+        task = self.tasks.get(uid)
+        if task is None:
+            return "", ""
+        status, node = task.last_transaction or (task.status, task.node_name)
+        where = f"Pod {task.namespace}/{task.name} can possibly be assigned to {node}"
+        if status is TaskStatus.ALLOCATED:
+            return SCHEDULABLE, f"{where}, once minAvailable is satisfied"
+        if status is TaskStatus.PIPELINED:
+            return (
+                UNSCHEDULABLE,
+                f"{where}, once resource is released and minAvailable is satisfied",
+            )
+        if status is TaskStatus.PENDING:
+            errors = self.nodes_fit_errors.get(uid)
+            if errors is not None:
+                return UNSCHEDULABLE, errors.message()
+            return UNSCHEDULABLE, self.job_fit_errors
+        return status.label, self.job_fit_errors
+
+
+@dataclass(slots=True, eq=False)
+class NodeInfo:
+    """A node and its accounting row in the session's ``NodeMatrix`` (volcano ``NodeInfo``)."""
+
+    name: str
+    node: Node
+    row: int
+    matrix: NodeMatrix
+    tasks: dict[str, TaskInfo] = field(default_factory=dict)
+
+    @property
+    def labels(self) -> dict[str, str]:
+        """The node's labels."""
+        return self.node.labels
+
+    @property
+    def taints(self) -> tuple[Taint, ...]:
+        """The node's taints."""
+        return self.node.taints
+
+    @property
+    def allocatable(self) -> Resource:
+        """What the node can hold (``pods`` excluded)."""
+        return self.matrix.resource(self.matrix.allocatable, self.row)
+
+    @property
+    def idle(self) -> Resource:
+        """Allocatable minus used."""
+        return self.matrix.resource(self.matrix.idle, self.row)
+
+    @property
+    def used(self) -> Resource:
+        """Requests of the tasks holding resources here."""
+        return self.matrix.resource(self.matrix.used, self.row)
+
+    @property
+    def releasing(self) -> Resource:
+        """Requests of the Releasing tasks here."""
+        return self.matrix.resource(self.matrix.releasing, self.row)
+
+    @property
+    def pipelined(self) -> Resource:
+        """Requests of the tasks pipelined onto this node."""
+        return self.matrix.resource(self.matrix.pipelined, self.row)
+
+    def future_idle(self) -> Resource:
+        """``Idle + Releasing - Pipelined`` (``FutureIdle``)."""
+        return self.idle + self.releasing - self.pipelined
+
+    @property
+    def max_pods(self) -> float:
+        """The node's pod limit (infinite when it declares none)."""
+        return float(self.matrix.max_pods[self.row])
+
+
+@dataclass(slots=True, eq=False)
+class QueueInfo:
+    """A queue (volcano ``QueueInfo``)."""
+
+    name: str
+    queue: Queue
+    weight: int
+    capability: Resource | None
+    guarantee: Resource
+    state: QueueState
+    priority: int
+
+    @classmethod
+    def from_queue(cls, queue: Queue) -> QueueInfo:
+        """Build from the contract, capability cpu/memory ≤ 0 meaning unlimited (``PROP``)."""
+        capability: Resource | None = None
+        if queue.capability:
+            raw: dict[str, float] = {k: float(v) for k, v in queue.capability.items()}
+            for name in (CPU, MEMORY):
+                if raw.get(name, 0.0) <= 0:
+                    raw[name] = float("inf")
+            capability = Resource(raw)
+        return cls(
+            name=queue.name,
+            queue=queue,
+            weight=queue.weight,
+            capability=capability,
+            guarantee=Resource({k: float(v) for k, v in queue.guarantee.items()}),
+            state=queue.state,
+            priority=queue.priority,
+        )
+
+    def is_open(self) -> bool:
+        """Whether the queue takes new work."""
+        return self.state is QueueState.OPEN

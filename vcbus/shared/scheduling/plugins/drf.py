@@ -1,0 +1,93 @@
+"""Dominant resource fairness: the job with the smaller dominant share goes first.
+
+Port of volcano@v1.12.0 ``pkg/scheduler/plugins/drf/drf.go`` (``jobOrderFn``,
+``calculateShare``, ``preemptableFn``, the allocate/deallocate event handlers).
+
+Deliberate deviations:
+- Hierarchical DRF (and its ``reclaimFn``) and namespace order are not ported.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from vcbus.shared.scheduling.framework.conf import Arguments
+from vcbus.shared.scheduling.framework.extension_points import EventHandler
+from vcbus.shared.scheduling.framework.session import Session
+from vcbus.shared.scheduling.framework.status import Vote
+from vcbus.shared.scheduling.model import JobInfo, TaskInfo
+from vcbus.shared.scheduling.resource import Resource, share
+
+NAME = "drf"
+SHARE_DELTA = 0.000001
+"""Volcano's ``shareDelta``: shares this close are equal."""
+
+
+def dominant_share(allocated: Resource, total: Resource) -> float:
+    """``max`` over the cluster's dimensions of ``allocated / total`` (``calculateShare``)."""
+    return max((share(allocated.amount(n), total.amount(n)) for n in total), default=0.0)
+
+
+class DrfPlugin:
+    """The ``drf`` plugin."""
+
+    name = NAME
+
+    def __init__(self, arguments: Arguments) -> None:
+        self.arguments = arguments
+        self.allocated: dict[str, Resource] = {}
+        self.shares: dict[str, float] = {}
+
+    def on_session_open(self, ssn: Session) -> None:
+        """Compute every job's share and keep it current as tasks are placed."""
+        total = ssn.total_resource
+        for key, job in ssn.jobs.items():
+            self.allocated[key] = job.allocated
+            self.shares[key] = dominant_share(job.allocated, total)
+
+        def job_order(left: JobInfo, right: JobInfo) -> int:
+            left_share, right_share = self.shares[left.key], self.shares[right.key]
+            if left_share == right_share:
+                return 0
+            return -1 if left_share < right_share else 1
+
+        def on_allocate(task: TaskInfo) -> None:
+            allocated = self.allocated[task.job] + task.resreq
+            self.allocated[task.job] = allocated
+            self.shares[task.job] = dominant_share(allocated, total)
+
+        def on_deallocate(task: TaskInfo) -> None:
+            allocated = self.allocated[task.job] - task.resreq
+            self.allocated[task.job] = allocated
+            self.shares[task.job] = dominant_share(allocated, total)
+
+        def preemptable(
+            preemptor: TaskInfo, preemptees: Sequence[TaskInfo]
+        ) -> tuple[list[TaskInfo], Vote]:
+            """Victims whose job keeps a dominant share at least the preemptor's would be."""
+            mine = dominant_share(self.allocated[preemptor.job] + preemptor.resreq, total)
+            allocations: dict[str, Resource] = {}
+            victims = []
+            for task in preemptees:
+                left = allocations.get(task.job, self.allocated[task.job]) - task.resreq
+                allocations[task.job] = left
+                theirs = dominant_share(left, total)
+                if mine < theirs or abs(mine - theirs) <= SHARE_DELTA:
+                    victims.append(task)
+            return victims, Vote.PERMIT
+
+        ssn.add_job_order_fn(NAME, job_order)
+        ssn.add_preemptable_fn(NAME, preemptable)
+        ssn.add_event_handler(
+            EventHandler(allocate_func=on_allocate, deallocate_func=on_deallocate)
+        )
+
+    def on_session_close(self, ssn: Session) -> None:
+        """Drop the session's state."""
+        self.allocated.clear()
+        self.shares.clear()
+
+
+def new(arguments: Arguments) -> DrfPlugin:
+    """Build the plugin."""
+    return DrfPlugin(arguments)
