@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 from vcbus.services.cli import terminal
@@ -18,7 +19,12 @@ from vcbus.services.simulation import swf
 from vcbus.services.simulation.html import cluster_of, render_html
 from vcbus.services.simulation.report import render_json, render_text
 from vcbus.services.simulation.run import simulate_file
-from vcbus.services.simulation.scenario import ScenarioFileError, load_document, parse_scenario
+from vcbus.services.simulation.scenario import (
+    ScenarioFileError,
+    check_keys,
+    load_document,
+    parse_scenario,
+)
 from vcbus.services.simulation.snapshot import ScenarioError
 from vcbus.shared.logging.setup import configure_logging
 from vcbus.shared.scheduling.framework.conf import ConfError
@@ -57,12 +63,13 @@ def run(args: argparse.Namespace) -> int:
     """Run the scenario and print its outcome; 2 when the scenario cannot be run."""
     configure_logging("simulate", level="warning")
     path = Path(args.file)
+    document: Mapping[str, object]
     try:
-        document = (
-            swf.document_from_args(path, args)
-            if swf.is_trace(path)
-            else load_document(path.read_text())
-        )
+        if swf.is_trace(path):
+            document = swf.document_from_args(path, args)
+        else:
+            document = load_document(path.read_text())
+            check_keys(document, str(path))
         outcome, snapshot = simulate_file(
             path,
             document=document,
