@@ -9,12 +9,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from vcbus.contracts import Event, QueueDeclared, QueueDeleted, SubmissionOrigin, Topic
+from vcbus.contracts import (
+    Event,
+    JobRejected,
+    QueueDeclared,
+    QueueDeleted,
+    SubmissionOrigin,
+    Topic,
+)
 from vcbus.contracts.objects import Queue
 from vcbus.shared.bus.envelope import Envelope
 from vcbus.shared.bus.records import Record
 from vcbus.shared.bus.router import Route
-from vcbus.shared.runtime.clock import ArrivalStamps, Clock
+from vcbus.shared.reasons import QUEUE_NOT_FOUND
+from vcbus.shared.runtime.clock import ArrivalStamps, Clock, SystemClock
 from vcbus.shared.runtime.service import Service
 from vcbus.shared.runtime.settings import Settings
 from vcbus.shared.runtime.table import Table
@@ -43,6 +51,7 @@ def build_service(settings: Settings, clock: Clock) -> Service:
     view = _Queues()
     limits = AdmissionLimits(max_payload_bytes=settings.max_payload_bytes)
     stamps = ArrivalStamps(clock)
+    live = isinstance(clock, SystemClock)  # a simulation's in-memory bus is read in order
 
     async def handle(envelope: Envelope[bytes]) -> Sequence[Event]:
         origin = SubmissionOrigin(
@@ -53,10 +62,28 @@ def build_service(settings: Settings, clock: Clock) -> Service:
         ctx = Ctx(now=stamps.next(), trace_id=current_trace_id())
         header = dict(envelope.headers).get(FIELD_VALIDATION_HEADER)
         submission = Submission(envelope.event, origin, field_validation_of(header))
-        return decide(view.queues, submission, ctx, limits)
+        events = decide(view.queues, submission, ctx, limits)
+        if live and _queue_not_found(events) and await queues.read_to_end(QUEUE_CATCH_UP_SECONDS):
+            # the queue may have been created a moment before the job: judge it again on
+            # everything the queues topic holds now (read-your-writes)
+            events = decide(view.queues, submission, ctx, limits)
+        return events
 
+    queues = Table("queues", [Topic.QUEUES], view.apply)
     return Service(
         name=NAME,
         routes=[Route(Topic.JOBS_SUBMITTED, handle, "admission.validate", raw=True)],
-        tables=[Table("queues", [Topic.QUEUES], view.apply)],
+        tables=[queues],
+    )
+
+
+QUEUE_CATCH_UP_SECONDS = 2.0
+"""How long admission waits for its queues to catch up before refusing a job's unknown queue."""
+
+
+def _queue_not_found(events: Sequence[Event]) -> bool:
+    return any(
+        isinstance(event, JobRejected)
+        and any(violation.reason == QUEUE_NOT_FOUND for violation in event.violations)
+        for event in events
     )

@@ -19,7 +19,7 @@ from vcbus.contracts._base import Event, tag_of
 from vcbus.contracts.topics import TOPIC_SPECS, Topic
 from vcbus.shared.bus.codec import Poison, TopicCodec, Unknown
 from vcbus.shared.bus.envelope import HEADER_EVENT_TYPE
-from vcbus.shared.bus.protocol import Bus
+from vcbus.shared.bus.protocol import Bus, Consumer
 from vcbus.shared.bus.records import Record, TopicPartition
 
 log = structlog.get_logger("vcbus.table")
@@ -54,6 +54,8 @@ class Table:
         self.changed = asyncio.Event()
         self.records_read = 0
         self.folding = asyncio.Lock()
+        self._consumer: Consumer | None = None
+        self._positions: dict[TopicPartition, int] = {}
         """Held while a batch is folded; whoever reads the view from another thread holds it."""
 
     def add_listener(self, apply: Apply) -> None:
@@ -83,6 +85,7 @@ class Table:
         try:
             ends = await consumer.end_offsets(sorted(consumer.assignment()))
             positions: dict[TopicPartition, int] = dict.fromkeys(ends, 0)
+            self._consumer, self._positions = consumer, positions
             if all(end == 0 for end in ends.values()):
                 self.caught_up.set()
             while True:
@@ -137,6 +140,24 @@ class Table:
                     await dead_letter(record, f"{self.name} could not apply it: {exc!r}")
                 continue
             self.records_read += 1
+
+    async def read_to_end(self, timeout: float) -> bool:
+        """Wait until the table has folded what its topics hold now, at most ``timeout`` s.
+
+        Read-your-writes for a decision that depends on a record written a moment ago (a
+        queue created just before a job that names it). True when caught up.
+        """
+        consumer = self._consumer
+        if consumer is None:
+            return False
+        ends = await consumer.end_offsets(sorted(self._positions))
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while any(self._positions.get(tp, 0) < end for tp, end in ends.items()):
+            if loop.time() >= deadline:
+                return False
+            await asyncio.sleep(0.02)
+        return True
 
     async def wait_caught_up(self) -> None:
         """Wait until the table has read what its topics held when it started."""

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import vcbus.services.cli
 from tests.unit.services.cli.builders import build_status
-from vcbus.services.cli.admit import admit, as_text
+from vcbus.contracts.objects import Queue
+from vcbus.services.cli.admit import admit, admit_queue, as_text
 from vcbus.services.cli.up import (
     DEMO_DIR,
     demo_texts,
@@ -29,10 +30,13 @@ def test_the_demo_jobs_are_package_data_that_admission_allows():
     ]
     assert str(DEMO_DIR) == str(Path(vcbus.services.cli.__file__).parent / "demo")
     assert "*.yaml" in package_data["*"]
-    texts = demo_texts(DEMO_DIR)
-    assert len(texts) == 3
-    for index, text in enumerate(texts):
-        verdict = admit({}, text.encode(), index)
+    queue, *jobs = demo_texts(DEMO_DIR)  # the demo's queue first, then three jobs
+    declared = admit_queue(queue.encode(), 0)
+    assert declared is not None
+    assert declared.allowed, as_text(declared)
+    assert len(jobs) == 3
+    for index, text in enumerate(jobs, start=1):
+        verdict = admit({"demo": Queue(name="demo")}, text.encode(), index)
         assert verdict.allowed, as_text(verdict)
 
 
