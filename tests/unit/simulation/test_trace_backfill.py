@@ -43,3 +43,30 @@ def test_long_job_that_would_delay_the_head_waits_and_the_head_starts_as_planned
     starts = _starts()
     assert 100 <= starts["job-3"] < 101
     assert starts["job-5"] >= 100  # 2 cpus for 300 s would take the kept cpu
+
+
+OVERTAKEN = """\
+; MaxNodes: 10
+; MaxProcs: 10
+1    0 -1  100 8 -1 -1 8 -1 -1 1 -1 -1 -1 0 -1 -1 -1
+2   10 -1   50 4 -1 -1 4 -1 -1 1 -1 -1 -1 0 -1 -1 -1
+3   20 -1    5 1 -1 -1 1 -1 -1 1 -1 -1 -1 0 -1 -1 -1
+"""
+"""``job-2`` (4 cpus) waits for ``job-1``'s end at 100 s; ``job-3`` (1 cpu, 5 s) overtakes it."""
+
+
+def _elections(walltime: str) -> list[str]:
+    document = trace_document(
+        read_trace(OVERTAKEN.splitlines()), Shape(nodes=10), walltime=walltime
+    )
+    outcome: dict[str, Any] = simulate_document(document)
+    assert outcome["jobs"]["default/job-3"]["times"]["running"] < 21
+    return [entry["job"] for entry in outcome["timeline"] if entry["event"] == "elected"]
+
+
+def test_an_overtaken_job_with_a_planned_start_is_not_a_reservation_target():
+    assert _elections("run") == []  # its plan keeps its room: no node is locked
+
+
+def test_an_overtaken_job_without_a_time_limit_is_still_elected():
+    assert _elections("request") == ["default/job-2"]

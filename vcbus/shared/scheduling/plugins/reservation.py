@@ -28,8 +28,11 @@ Deliberate deviations (SPEC A6 revised: reservation solves starvation and never 
   overtaken (a job behind it in order that arrived after it, so was placed while it waited,
   holds capacity on a node the job could use) or has waited ``target-min-waiting``; a job
   that fits the idle capacity now (the next cycle places it), or would fit but for room
-  another job's will-bind holds, is not. Among those: highest priority, then longest
-  waiting, then older creation, then job key (Volcano: first in map order). Without
+  another job's will-bind holds, is not; nor is a job with a planned start (SPEC A15: the
+  plan keeps its room from every job that ends after that start, as EASY's reservation
+  does, so locks would only idle nodes that such jobs could use). Among those: highest
+  priority, then longest waiting, then older creation, then job key (Volcano: first in map
+  order). Without
   starvation nothing is elected, so a workload in which nobody starves runs exactly as with
   reservation off.
 - Nodes (``reservedNodesFn``): only nodes that could hold one of the target's minimum pods;
@@ -67,6 +70,7 @@ from vcbus.shared.reasons import WAITING_FOR_RESERVATION
 from vcbus.shared.scheduling.framework.arguments import get_duration, get_str
 from vcbus.shared.scheduling.framework.conf import Arguments, SchedulerConf
 from vcbus.shared.scheduling.framework.extension_points import Election
+from vcbus.shared.scheduling.framework.planning import plan_head
 from vcbus.shared.scheduling.framework.reservation import (
     DEFAULT_LOCK_BACKOFF,
     DEFAULT_LOCK_MAX,
@@ -391,16 +395,23 @@ class ReservationPlugin:
         """Why the job starves (overtaken, or waiting ``target-min-waiting``), or ``None``.
 
         Not when it fits the idle capacity now (the next cycle places it), nor when only
-        room other jobs' will-bind holds keeps it out.
+        room other jobs' will-bind holds keeps it out, nor when it has a planned start
+        (SPEC A15): the plan already keeps the room it waits for from every job that would
+        end after that start, and a job that overtook it ends before it (EASY's
+        reservation); locks would only keep those jobs off idle nodes.
         """
         usable = ssn.feasibility.job(job).usable
         if holds(ssn, job, usable, cluster_idle) or waits_only_for_will_bind(ssn, job):
             return None
         minimum = self.args.min_waiting
         if minimum is not None and waiting_time(job, ssn.now) >= minimum:
-            return f"waited at least {TARGET_MIN_WAITING} {seconds_text(minimum)}"
-        other = placed.overtaker(job, usable)
-        return None if other is None else f"overtaken by {other.key}"
+            why = f"waited at least {TARGET_MIN_WAITING} {seconds_text(minimum)}"
+        else:
+            other = placed.overtaker(job, usable)
+            if other is None:
+                return None
+            why = f"overtaken by {other.key}"
+        return None if plan_head(ssn, job) is not None else why
 
     def target_job(self, ssn: Session, jobs: Sequence[JobInfo]) -> Election | None:
         """Elect the target among ``jobs`` (``targetJobFn`` with SPEC A6's rules), and why."""
