@@ -32,9 +32,8 @@ Deliberate deviations (SPEC A6 revised: reservation solves starvation and never 
   plan keeps its room from every job that ends after that start, as EASY's reservation
   does, so locks would only idle nodes that such jobs could use). Among those: highest
   priority, then longest waiting, then older creation, then job key (Volcano: first in map
-  order). Without
-  starvation nothing is elected, so a workload in which nobody starves runs exactly as with
-  reservation off.
+  order). Without starvation nothing is elected, so a workload in which nobody starves
+  runs exactly as with reservation off.
 - Nodes (``reservedNodesFn``): only nodes that could hold one of the target's minimum pods;
   most idle first by (cpu, memory, other resources), then the node whose newest pod is
   oldest (it likely drains first), then the smaller name (SPEC A7). Cordoned nodes are not
