@@ -99,7 +99,7 @@ def scheduling_service(
     table = Table("cluster", SCHEDULING_TOPICS, follow)
 
     async def cycles(runtime: Runtime) -> None:
-        async def once() -> None:
+        async def once() -> bool:
             started = clock.monotonic()
             ctx = Ctx(now=clock.now())
             if isinstance(clock, SystemClock):
@@ -112,7 +112,7 @@ def scheduling_service(
                 events = decide(ctx)
             decided = clock.monotonic()
             if not events:
-                return
+                return False
             if runtime.lease is not None and not runtime.lease.is_active:
                 # the lease lapsed or moved while deciding: another replica may be active
                 # now, so these decisions are dropped and the holder makes its own
@@ -122,7 +122,7 @@ def scheduling_service(
                     decide_ms=round((decided - started) * 1000, 3),
                     reason="the lease lapsed while deciding",
                 )
-                return
+                return True
             await traces.publish_cycle(runtime, cycle_span, action, events)
             assume(events)
             runtime.stats["published"] = runtime.stats.get("published", 0) + len(events)
@@ -132,6 +132,7 @@ def scheduling_service(
                 decide_ms=round((decided - started) * 1000, 3),
                 publish_ms=round((clock.monotonic() - decided) * 1000, 3),
             )
+            return True
 
         due = (lambda: next_due(clock.now())) if next_due is not None else None
         await run_cycles(

@@ -1,4 +1,5 @@
-"""Scheduling cycles rest after a cycle under a stream of changes, not after a quiet spell."""
+"""Scheduling cycles rest after a cycle under a stream of changes, not after a quiet spell;
+after a cycle that decided nothing, timer-only cycles run once in ten periods."""
 
 from __future__ import annotations
 
@@ -31,9 +32,10 @@ async def _cycle_starts(changes_at: list[float], *, rest: float) -> list[float]:
     table = Table("cluster", (), lambda event, record: None)
     starts: list[float] = []
 
-    async def cycle() -> None:
+    async def cycle() -> bool:
         starts.append(clock.monotonic())
         await clock.sleep(CYCLE_SECONDS)
+        return True
 
     task = asyncio.create_task(
         run_cycles(runtime, table, cycle, debounce=DEBOUNCE, interval=60.0, rest=rest, max_rest=5.0)
@@ -87,8 +89,9 @@ async def test_a_rule_due_later_than_the_period_wakes_no_cycle_before_its_last_p
     rule = clock.now() + timedelta(seconds=10.5)
     starts: list[float] = []
 
-    async def cycle() -> None:
+    async def cycle() -> bool:
         starts.append(clock.monotonic())
+        return True
 
     def next_due() -> datetime | None:
         return rule if clock.now() < rule else None
@@ -108,3 +111,52 @@ async def test_a_rule_due_later_than_the_period_wakes_no_cycle_before_its_last_p
     # a cycle each second up to the rule would decide nothing: the last period's and the
     # rule's own run, no other
     assert starts == [10.0, 10.5]
+
+
+async def _timer_starts(decides: bool, *, change_at: float | None = None) -> list[float]:
+    """Virtual moments cycles started over 25 s of 1 s periods, with at most one change."""
+    clock = VirtualClock()
+    bus = InMemoryBus()
+    settings = Settings(kafka=KafkaSettings(bootstrap_servers="unused"))
+    runtime = Runtime("svc", bus, clock, settings, bus.producer(client_id="p"))
+    table = Table("cluster", (), lambda event, record: None)
+    starts: list[float] = []
+
+    async def cycle() -> bool:
+        starts.append(round(clock.monotonic(), 3))
+        return decides
+
+    task = asyncio.create_task(
+        run_cycles(runtime, table, cycle, debounce=DEBOUNCE, interval=1.0, quiet_periods=10)
+    )
+    while clock.monotonic() < 25.0:
+        await _settle()
+        if change_at is not None and clock.monotonic() >= change_at:
+            change_at = None
+            table.changed.set()
+            continue
+        wakeup = clock.next_wakeup()
+        assert wakeup is not None
+        if change_at is not None:
+            wakeup = min(wakeup, clock.now() + timedelta(seconds=change_at - clock.monotonic()))
+        clock.set(wakeup)
+    runtime.stopping.set()
+    task.cancel()
+    return starts
+
+
+async def test_timer_cycles_after_one_that_decided_nothing_run_once_in_ten_periods():
+    assert await _timer_starts(False) == [1.0, 11.0, 21.0]
+
+
+async def test_timer_cycles_run_every_period_while_cycles_decide():
+    assert await _timer_starts(True) == [float(s) for s in range(1, 25)]
+
+
+async def test_a_change_while_timer_cycles_are_skipped_runs_a_cycle_after_the_debounce():
+    assert await _timer_starts(False, change_at=4.5) == [
+        1.0,
+        4.5 + DEBOUNCE,
+        14.5 + DEBOUNCE,
+        24.5 + DEBOUNCE,
+    ]
