@@ -70,3 +70,27 @@ def test_kept_rows_go_only_to_jobs_that_end_by_the_planned_start():
     assert allowed_rows([plan], other, _at(101), 2).tolist() == [False, True]
     assert allowed_rows([plan], other, None, 2).tolist() == [False, True]
     assert allowed_rows([plan], plan.job, None, 2).tolist() == [True, True]
+
+
+def test_one_shape_found_by_bisection_starts_where_the_replay_of_every_moment_does():
+    # a second shape of no pods changes no fit but makes earliest_start replay each moment
+    random = np.random.default_rng(7)
+    for _ in range(200):
+        rows = int(random.integers(1, 12))
+        idle = np.array([[float(c), float(m)] for c, m in random.integers(0, 3, (rows, 2))])
+        releases = [
+            Release(_at(float(random.integers(1, 30))), int(random.integers(rows)), request)
+            for request in random.integers(1, 3, (int(random.integers(0, 25)), 2)).astype(float)
+        ]
+        allowed = random.random(rows) < 0.8
+        request = random.integers(1, 3, 2).astype(float)
+        shape = Shape(request, allowed, int(random.integers(1, 2 * rows + 2)))
+        nothing = Shape(request, allowed, 0)
+        bisected = earliest_start(idle, releases, [shape], EPOCH)
+        replayed = earliest_start(idle, releases, [shape, nothing], EPOCH)
+        if replayed is None:
+            assert bisected is None
+            continue
+        assert bisected is not None
+        assert bisected[0] == replayed[0]
+        assert bisected[1].tolist() == replayed[1].tolist()

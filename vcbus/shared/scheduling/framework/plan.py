@@ -16,6 +16,7 @@ session and applies the plans.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -116,15 +117,56 @@ def earliest_start(
     used = fit(free, released, shapes)
     if used is not None:
         return now, np.any(used > 1e-9, axis=1)
-    for end, group in groupby(sorted(releases, key=lambda r: (r.end, r.row)), key=lambda r: r.end):
+    ordered = sorted(releases, key=lambda r: (r.end, r.row))
+    skip_to: datetime | None = None
+    if len(shapes) == 1:
+        # the moment it first fits, found at once: the replay below tries only that one
+        ordered = ordered[: _first_fit(idle, ordered, shapes[0])]
+        skip_to = ordered[-1].end if ordered else None
+    for end, group in groupby(ordered, key=lambda r: r.end):
         for release in group:
             free[release.row] += release.request
             released[release.row] += release.request
+        if skip_to is not None and end < skip_to:
+            continue
         used = fit(free, released, shapes)
         if used is not None:
             kept = np.any(used > released + 1e-9, axis=1)
             return max(end, now), kept
     return None
+
+
+def _first_fit(idle: FloatArray, ordered: Sequence[Release], shape: Shape) -> int:
+    """How many of ``ordered`` are released when one ``shape`` first fits (0: never).
+
+    One shape fits when the pods its rows hold add up to its count, which only grows as
+    capacity is released: the first moment it fits is found by bisecting the release
+    moments, not by trying each in turn. The count ends after that moment's last release.
+    """
+    ends = [release.end for release in ordered]
+    rows = np.fromiter((release.row for release in ordered), dtype=np.intp, count=len(ordered))
+    amounts = np.array([release.request for release in ordered], dtype=np.float64).reshape(
+        len(ordered), idle.shape[1]
+    )
+
+    def fits(upto: int) -> bool:
+        free = idle.copy()
+        np.add.at(free, rows[:upto], amounts[:upto])
+        slots = np.where(shape.allowed, _slots(free, shape.request), 0.0)
+        return bool(slots.sum() >= shape.count)
+
+    cuts = sorted({bisect_right(ends, end) for end in ends})
+    """Per moment, how many releases have come by its end."""
+    if not cuts or not fits(cuts[-1]):
+        return 0
+    low, high = 0, len(cuts) - 1
+    while low < high:
+        middle = (low + high) // 2
+        if fits(cuts[middle]):
+            high = middle
+        else:
+            low = middle + 1
+    return cuts[low]
 
 
 def deadline_of(task: TaskInfo) -> timedelta | None:

@@ -36,6 +36,7 @@ from vcbus.shared.scheduling.framework.extension_points import NodeFilter
 from vcbus.shared.scheduling.framework.plan import (
     PLANNED,
     Plan,
+    Release,
     Shape,
     allowed_rows,
     earliest_start,
@@ -64,6 +65,13 @@ def _gang(ssn: Session, job: JobInfo) -> list[Shape]:
     pending = [task for task in job.pending_tasks() if not task.best_effort]
     if pending:
         need = max(1, job.gang_min - job.ready_task_num())
+        first = pending[0]
+        if all(
+            task.resreq is first.resreq and task.pod.node_selector == first.pod.node_selector
+            for task in pending
+        ):
+            # one shape (the usual gang): which ``need`` of them come first does not matter
+            return shapes_of(matrix, pending[:need])
         return shapes_of(matrix, ssn.sort_tasks(pending)[:need])
     members = job.podgroup.min_member
     minimum = job.podgroup.min_resources
@@ -84,19 +92,31 @@ def plan_head(ssn: Session, job: JobInfo) -> Plan | None:
     shapes = _gang(ssn, job)
     if not shapes:
         return None
+    found = earliest_start(ssn.matrix.idle, _releases(ssn), shapes, ssn.now)
+    if found is None:
+        return None
+    start, kept = found
+    return Plan(job=job.key, start=start, kept=kept)
+
+
+def _releases(ssn: Session) -> list[Release]:
+    """What the session's placed pods give back by their deadlines.
+
+    Made once per state of the session's placements: the matrix lists every change to
+    them (``NodeMatrix.changes``), so the list is made again only after one.
+    """
+    revision = len(ssn.matrix.changes)
+    if ssn.plan_releases is not None and ssn.plan_releases[0] == revision:
+        return ssn.plan_releases[1]
     placed = placed_tasks([list(node.tasks.values()) for node in ssn.node_list])
     pods = ssn.snapshot.pods
     started: dict[str, datetime | None] = {}
     for task in placed:
         state = pods.get(task.key)
         started[task.uid] = state.started if state is not None else None
-    found = earliest_start(
-        ssn.matrix.idle, releases(ssn.matrix, placed, started, ssn.now), shapes, ssn.now
-    )
-    if found is None:
-        return None
-    start, kept = found
-    return Plan(job=job.key, start=start, kept=kept)
+    made = releases(ssn.matrix, placed, started, ssn.now)
+    ssn.plan_releases = (revision, made)
+    return made
 
 
 def ends_before_start(ssn: Session, job: JobKey, plan: Plan | None) -> bool:
