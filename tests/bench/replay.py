@@ -4,8 +4,10 @@
 ``examples/traces/lublin_256.swf`` (256 one-cpu nodes) in memory on the virtual clock, as
 ``vcbus simulate TRACE.swf --count N`` does, and prints per slice the jobs, the virtual
 days, the pods, the wall and CPU seconds and the jobs finished. ``--count`` picks other
-slices, ``--walltime run`` gives each job its run time as its time limit. Figures:
-docs/performance.md ("Trace replay speed").
+slices. Each job has its run time as its time limit (``--walltime run``, as the trace
+cases of ``make quality`` and RLScheduler do: Lublin's model gives no requested times);
+``--walltime request`` replays it without limits. Figures: docs/performance.md ("Trace
+replay speed").
 """
 
 from __future__ import annotations
@@ -53,7 +55,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m tests.bench.replay")
     parser.add_argument("--trace", default="lublin_256.swf")
     parser.add_argument("--count", type=int, action="append", help="jobs [1024 and 10000]")
-    parser.add_argument("--walltime", choices=("request", "run"), default="request")
+    parser.add_argument("--walltime", choices=("request", "run"), default="run")
     args = parser.parse_args(argv)
     configure_logging("simulate", level="warning")
     for count in args.count or COUNTS:
