@@ -4,15 +4,17 @@
 and applies the plans in both scheduling services:
 
 - enqueue (:class:`EnqueuePlans`): the first job of a queue that the admission budget turns
-  away gets a plan, and its reason's message says when (what ``vcbus describe`` and the
-  dashboard show, as Slurm's ``squeue --start`` does). Once its planned start has come
-  (the capacity idle now holds its gang) it is admitted although the budget is spent (jobs
-  admitted but not placed hold it), so later jobs cannot hold it back forever. Until then
-  a later job is admitted only if it ends by the planned start, or its minimum fits the
-  idle capacity the plan does not keep. The first admitted job of a queue not placed yet
-  (admitted before its room was free) is planned too, and a job the budget alone turns
-  away is admitted when it fits the idle capacity no admitted job waits for and delays no
-  plan (:meth:`EnqueuePlans.backfills`): EASY backfill past a head that holds the budget.
+  away gets a plan (which keeps room only when no admitted job of its queue waits ahead of
+  it: one head per queue, as EASY), and its reason's message says when (what ``vcbus
+  describe`` and the dashboard show, as Slurm's ``squeue --start`` does). Once its planned
+  start has come (the capacity idle now holds its gang) it is admitted although the budget
+  is spent (jobs admitted but not placed hold it), so later jobs cannot hold it back
+  forever. Until then a later job is admitted only if it ends by the planned start, or its
+  minimum fits the idle capacity the plan does not keep. The first admitted job of a queue
+  not placed yet (admitted before its room was free) is planned too, and a job the budget
+  alone turns away is admitted when it fits the idle capacity no admitted job waits for and
+  delays no plan (:meth:`EnqueuePlans.backfills`): EASY backfill past a head that holds the
+  budget.
 - allocate (:func:`plan_head` and the ``predicates`` filter it registers): the first job of
   each queue that cannot start now (or is still Pending) keeps the nodes its planned start
   needs; a pod of another job takes a kept node only if its job ends by that start.
@@ -162,6 +164,8 @@ class EnqueuePlans:
     def __init__(self, ssn: Session) -> None:
         self._ssn = ssn
         self._planned: set[str] = set()
+        self._headed: set[str] = set()
+        """Queues whose head is an admitted job (:meth:`_plan_admitted`)."""
         self._plans: list[tuple[Plan, FloatArray]] = []
         """Each plan with the idle capacity it does not keep, less later admissions."""
         self._free: FloatArray | None = None
@@ -195,6 +199,7 @@ class EnqueuePlans:
             if plan is None or plan.start <= ssn.now:
                 continue
             planned.add(job.key)
+            self._headed.add(job.queue)
             self._plans.append((plan, ssn.matrix.idle[~plan.kept].sum(axis=0)))
         if not self._plans:
             return
@@ -269,7 +274,10 @@ class EnqueuePlans:
         """Plan the first job of its queue the budget turned away; whether to admit it now.
 
         It is admitted when its planned start has come (its gang fits the idle capacity)
-        and only the admission budget stood in its way (:meth:`_budget_only`).
+        and only the admission budget stood in its way (:meth:`_budget_only`). Its plan
+        keeps room from later jobs only when it is its queue's head: behind an admitted job
+        that waits (:meth:`_plan_admitted`) it is not, and EASY keeps room for the head
+        alone (keeping room for both kept backfills off that EASY lets run).
         """
         if job.queue in self._planned:
             return False
@@ -283,6 +291,7 @@ class EnqueuePlans:
         if said is not None:
             planned = f"{said}; planned start {plan.start.isoformat()}"
             self._ssn.record_enqueue_reason(job, CLUSTER_OVERUSED, planned)
-        idle = self._ssn.matrix.idle
-        self._plans.append((plan, idle[~plan.kept].sum(axis=0)))
+        if job.queue not in self._headed:
+            idle = self._ssn.matrix.idle
+            self._plans.append((plan, idle[~plan.kept].sum(axis=0)))
         return False
