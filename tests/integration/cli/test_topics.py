@@ -20,8 +20,8 @@ pytestmark = pytest.mark.integration
 async def described(bootstrap: str, topics: list[str]) -> dict[str, tuple[int, dict[str, str]]]:
     """Each topic's replica count (of partition 0) and its configs, as the broker says."""
     admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
-    await admin.start()
     try:
+        await admin.start()
         layout = {
             t["topic"]: len(t["partitions"][0]["replicas"])
             for t in await admin.describe_topics(topics)

@@ -22,8 +22,8 @@ async def test_a_header_without_a_value_is_read_as_empty_bytes(
     topic = f"{topic_prefix}null-header"
     await bus.ensure_topics([TopicConfig(topic, 1)])
     outside = AIOKafkaProducer(bootstrap_servers=kafka_bootstrap)
-    await outside.start()
     try:
+        await outside.start()
         await outside.send_and_wait(
             topic, b"v", key=b"k", headers=[("empty", None), ("event-type", b"x.v1")]
         )

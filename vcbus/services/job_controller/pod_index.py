@@ -17,12 +17,29 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol, TypeVar
 
 from vcbus.contracts.objects.pod import PodPhase
 
-if TYPE_CHECKING:
-    from vcbus.services.job_controller.state import PodState
+
+class PodState(Protocol):
+    """What the index reads of a pod (``state.PodState`` has it), so it imports no state."""
+
+    @property
+    def name(self) -> str: ...  # noqa: D102
+    @property
+    def task(self) -> str: ...  # noqa: D102
+    @property
+    def index(self) -> int: ...  # noqa: D102
+    @property
+    def phase(self) -> PodPhase: ...  # noqa: D102
+    @property
+    def restarts(self) -> int: ...  # noqa: D102
+    @property
+    def refused(self) -> bool: ...  # noqa: D102
+
+
+P = TypeVar("P", bound=PodState)
 
 MEMO_LIMIT = 64
 """How many pods tuples the memo keeps (the oldest goes first): those of the jobs in the
@@ -107,7 +124,7 @@ def _restarts(pod: PodState) -> int:
     return pod.restarts if pod.phase in _LIVE else 0
 
 
-def replace_pod(pods: tuple[PodState, ...], new: PodState) -> tuple[PodState, ...]:
+def replace_pod(pods: tuple[P, ...], new: P) -> tuple[P, ...]:
     """``pods`` with the pod named as ``new`` replaced by it (same task and index).
 
     Its summary is derived from ``pods``' own, without a pass over the pods.

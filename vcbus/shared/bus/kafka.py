@@ -35,7 +35,6 @@ from vcbus.shared.bus.assignor import CopartitionedAssignor
 from vcbus.shared.bus.errors import (
     BrokerAuthenticationError,
     BrokerUnavailableError,
-    BusError,
     CommitError,
     PublishError,
     RecordRefusedError,
@@ -64,15 +63,32 @@ def _backoff(settings: KafkaSettings, attempt: int) -> float:
 
 
 async def _connect(
-    settings: KafkaSettings, start: Callable[[], Awaitable[None]], what: str
+    settings: KafkaSettings,
+    start: Callable[[], Awaitable[None]],
+    close: Callable[[], Awaitable[None]],
+    what: str,
 ) -> None:
     """Run a client's ``start``, retried with backoff while no broker answers.
+
+    However it ends without a started client (no broker, a refusal, the caller cancelled),
+    ``close`` closes the client first: aiokafka connects as it starts, and a client nobody
+    closes keeps its sockets and tasks until the garbage collector finds it.
 
     Raises:
         BrokerAuthenticationError: the broker refuses the client's TLS or SASL (at the first
             failure: no retry would help).
         BrokerUnavailableError: no broker answered after every attempt.
     """
+    try:
+        await _start_with_retries(settings, start, what)
+    except BaseException:
+        await close()
+        raise
+
+
+async def _start_with_retries(
+    settings: KafkaSettings, start: Callable[[], Awaitable[None]], what: str
+) -> None:
     for attempt in range(settings.publish_attempts):
         try:
             await start()
@@ -137,7 +153,7 @@ class AioKafkaBus:
 
     async def _admin(self) -> AIOKafkaAdminClient:
         admin = AIOKafkaAdminClient(**self.settings.client_options())
-        await _connect(self.settings, admin.start, "admin client")
+        await _connect(self.settings, admin.start, admin.close, "admin client")
         return admin
 
     async def ensure_topics(self, topics: Sequence[TopicConfig]) -> None:
@@ -255,9 +271,13 @@ class KafkaProducer:
         self._settings = settings
         self._client_id = client_id
         self._producer: AIOKafkaProducer | None = None
+        self._starting = asyncio.Lock()
+        """Held while the client connects: concurrent first sends make one client, not two."""
 
     async def _started(self) -> AIOKafkaProducer:
-        if self._producer is None:
+        async with self._starting:
+            if self._producer is not None:
+                return self._producer
             producer = AIOKafkaProducer(
                 client_id=self._client_id,
                 acks="all",
@@ -267,13 +287,9 @@ class KafkaProducer:
                 max_request_size=self._settings.max_record_bytes,
                 **self._settings.client_options(),
             )
-            try:
-                await _connect(self._settings, producer.start, "producer")
-            except BusError:
-                await producer.stop()
-                raise
+            await _connect(self._settings, producer.start, producer.stop, "producer")
             self._producer = producer
-        return self._producer
+            return producer
 
     async def send(self, records: Sequence[OutRecord]) -> None:
         """Publish in order and wait for every acknowledgement, retrying with backoff."""
@@ -328,9 +344,10 @@ class KafkaProducer:
         raise PublishError(f"publishing failed after {self._settings.publish_attempts} attempts")
 
     async def stop(self) -> None:
-        """Flush and close."""
-        if self._producer is not None:
+        """Flush and close (after a connect under way, which either started or closed)."""
+        async with self._starting:
             producer, self._producer = self._producer, None
+        if producer is not None:
             await producer.stop()
 
 
@@ -407,12 +424,18 @@ class KafkaConsumer:
             partition_assignment_strategy=(CopartitionedAssignor(),),
             **self._settings.client_options(),
         )
+        await _connect(self._settings, consumer.start, consumer.stop, "consumer")
+        self._consumer = consumer
         try:
-            await _connect(self._settings, consumer.start, "consumer")
-        except BusError:
+            await self._join(consumer)
+        except BaseException:
+            # started but not joined (no partitions yet, a callback raised, a cancel): closed
+            # here: callers stop a consumer only once its start has returned
+            self._consumer = None
             await consumer.stop()
             raise
-        self._consumer = consumer
+
+    async def _join(self, consumer: AIOKafkaConsumer) -> None:
         if self._group is not None:
             _watch_heartbeats(consumer, self._heartbeat_confirmed)
         if self._group is None:

@@ -26,7 +26,11 @@ class Consumer(Protocol):
     """Reads records of a group's assigned partitions (or of every partition, without group)."""
 
     async def start(self) -> None:
-        """Join the group (or assign every partition) and wait for the first assignment."""
+        """Join the group (or assign every partition) and wait for the first assignment.
+
+        A start that raises (or is cancelled) leaves nothing open: ``stop`` is for a
+        consumer whose start returned.
+        """
         ...
 
     async def getmany(self, timeout: float, max_records: int) -> list[Record]:
