@@ -82,7 +82,8 @@ def test_only_the_head_keeps_room_so_thirty_lublin_jobs_wait_as_under_easy():
     # its own, so a later job that EASY backfills waited (the p50 wait was 89 s longer)
     trace = read_trace(LUBLIN.read_text().splitlines())
     document = trace_document(trace, Shape(nodes=256), start=2288, count=30, walltime="run")
-    waits: dict[str, float] = simulate_document(document)["summary"]["wait"]
+    outcome: dict[str, Any] = simulate_document(document)
+    waits: dict[str, float] = outcome["summary"]["wait"]
     jobs = [job for job in trace.jobs if job.processors <= 256][2288:2318]
     easy: dict[str, float] = simulate(jobs, 256, "easy")["wait"]  # type: ignore[assignment]
     for figure in ("avg", "p50", "p95", "max"):
