@@ -64,6 +64,8 @@ TRACE_CASES = (
     TraceCase("lublin_256.swf", 1024, 1024),
     TraceCase("lublin_256.swf", 2048, 1024),
     TraceCase("lublin-aaroh.swf", 0, 1024),
+    TraceCase("lublin-aaroh.swf", 1024, 1024),
+    TraceCase("lublin-aaroh.swf", 2048, 1024),
 )
 
 
