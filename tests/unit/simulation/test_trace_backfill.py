@@ -27,9 +27,15 @@ TRACE = """\
 """
 
 
-def _starts() -> dict[str, float]:
-    document = trace_document(read_trace(TRACE.splitlines()), Shape(nodes=10), walltime="run")
+def _outcome(trace: str, walltime: str) -> dict[str, Any]:
+    """The outcome of ``trace`` on ten one-cpu nodes."""
+    document = trace_document(read_trace(trace.splitlines()), Shape(nodes=10), walltime=walltime)
     outcome: dict[str, Any] = simulate_document(document)
+    return outcome
+
+
+def _starts() -> dict[str, float]:
+    outcome = _outcome(TRACE, "run")
     return {
         key.removeprefix("default/"): job["times"]["running"]
         for key, job in outcome["jobs"].items()
@@ -58,10 +64,7 @@ OVERTAKEN = """\
 
 
 def _elections(walltime: str) -> list[str]:
-    document = trace_document(
-        read_trace(OVERTAKEN.splitlines()), Shape(nodes=10), walltime=walltime
-    )
-    outcome: dict[str, Any] = simulate_document(document)
+    outcome = _outcome(OVERTAKEN, walltime)
     assert outcome["jobs"]["default/job-3"]["times"]["running"] < 21
     return [entry["job"] for entry in outcome["timeline"] if entry["event"] == "elected"]
 

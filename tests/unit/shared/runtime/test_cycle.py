@@ -18,6 +18,14 @@ CYCLE_SECONDS = 2.0
 DEBOUNCE = 0.005
 
 
+def _service(clock: VirtualClock) -> tuple[Runtime, Table]:
+    """A runtime on ``clock`` and the table whose changes wake its cycles."""
+    bus = InMemoryBus()
+    settings = Settings(kafka=KafkaSettings(bootstrap_servers="unused"))
+    runtime = Runtime("svc", bus, clock, settings, bus.producer(client_id="p"))
+    return runtime, Table("cluster", (), lambda event, record: None)
+
+
 async def _settle() -> None:
     for _ in range(20):
         await asyncio.sleep(0)
@@ -26,10 +34,7 @@ async def _settle() -> None:
 async def _cycle_starts(changes_at: list[float], *, rest: float) -> list[float]:
     """Virtual moments cycles started when the table changed at ``changes_at``."""
     clock = VirtualClock()
-    bus = InMemoryBus()
-    settings = Settings(kafka=KafkaSettings(bootstrap_servers="unused"))
-    runtime = Runtime("svc", bus, clock, settings, bus.producer(client_id="p"))
-    table = Table("cluster", (), lambda event, record: None)
+    runtime, table = _service(clock)
     starts: list[float] = []
 
     async def cycle() -> bool:
@@ -82,10 +87,7 @@ async def test_a_larger_rest_spaces_cycles_further_under_a_stream_of_changes():
 
 async def test_a_rule_due_later_than_the_period_wakes_no_cycle_before_its_last_period():
     clock = VirtualClock()
-    bus = InMemoryBus()
-    settings = Settings(kafka=KafkaSettings(bootstrap_servers="unused"))
-    runtime = Runtime("svc", bus, clock, settings, bus.producer(client_id="p"))
-    table = Table("cluster", (), lambda event, record: None)
+    runtime, table = _service(clock)
     rule = clock.now() + timedelta(seconds=10.5)
     starts: list[float] = []
 
@@ -116,10 +118,7 @@ async def test_a_rule_due_later_than_the_period_wakes_no_cycle_before_its_last_p
 async def _timer_starts(decides: bool, *, change_at: float | None = None) -> list[float]:
     """Virtual moments cycles started over 25 s of 1 s periods, with at most one change."""
     clock = VirtualClock()
-    bus = InMemoryBus()
-    settings = Settings(kafka=KafkaSettings(bootstrap_servers="unused"))
-    runtime = Runtime("svc", bus, clock, settings, bus.producer(client_id="p"))
-    table = Table("cluster", (), lambda event, record: None)
+    runtime, table = _service(clock)
     starts: list[float] = []
 
     async def cycle() -> bool:
