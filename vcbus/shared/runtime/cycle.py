@@ -53,8 +53,7 @@ async def run_cycles(
     """
     last = 0.0
     ended = float("-inf")
-    decided = True
-    """Whether the last cycle decided anything (a first cycle always runs)."""
+    decided = True  # whether the last cycle decided anything: a first cycle always runs
     holding = False
     skipped = 0
     while not runtime.stopping.is_set():

@@ -155,8 +155,8 @@ def _first_fit(idle: FloatArray, ordered: Sequence[Release], shape: Shape) -> in
         slots = np.where(shape.allowed, _slots(free, shape.request), 0.0)
         return bool(slots.sum() >= shape.count)
 
+    # per moment, how many releases have come by its end
     cuts = sorted({bisect_right(ends, end) for end in ends})
-    """Per moment, how many releases have come by its end."""
     if not cuts or not fits(cuts[-1]):
         return 0
     low, high = 0, len(cuts) - 1
