@@ -13,6 +13,7 @@ Deliberate deviations:
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
@@ -45,20 +46,36 @@ class NodeMatrix:
             for name, amount in node.allocatable.items():
                 if name in self.dimension_index:
                     self.allocatable[row, self.dimension_index[name]] = float(amount)
-        self.used: FloatArray = np.zeros((count, width), dtype=np.float64)
-        self.idle: FloatArray = self.allocatable.copy()
-        self.releasing: FloatArray = np.zeros((count, width), dtype=np.float64)
-        self.pipelined: FloatArray = np.zeros((count, width), dtype=np.float64)
-        self.pod_count: npt.NDArray[np.int64] = np.zeros(count, dtype=np.int64)
         self.max_pods: FloatArray = np.array(
             [float(n.allocatable[PODS]) if PODS in n.allocatable else np.inf for n in ordered],
             dtype=np.float64,
         )
         self.unschedulable: BoolArray = np.array([n.unschedulable for n in ordered], dtype=np.bool_)
-        self.changes: list[int] = []
-        """Rows changed so far, in order (a row appears once per change)."""
         self._label_masks: dict[tuple[str, str], BoolArray] = {}
         self._taint_groups: dict[tuple[Taint, ...], IntArray] | None = None
+        self._empty()
+
+    def _empty(self) -> None:
+        """Start the accounting arrays with no task on any node."""
+        count, width = self.allocatable.shape
+        self.used: FloatArray = np.zeros((count, width), dtype=np.float64)
+        self.idle: FloatArray = self.allocatable.copy()
+        self.releasing: FloatArray = np.zeros((count, width), dtype=np.float64)
+        self.pipelined: FloatArray = np.zeros((count, width), dtype=np.float64)
+        self.pod_count: npt.NDArray[np.int64] = np.zeros(count, dtype=np.int64)
+        self.changes: list[int] = []
+        """Rows changed so far, in order (a row appears once per change)."""
+
+    def fresh(self) -> NodeMatrix:
+        """A matrix of the same nodes and dimensions with no task accounted.
+
+        The nodes' attributes (allocatable, labels, taints) are shared, not made again:
+        they are read only, so the next session of a service whose nodes did not change
+        starts from them.
+        """
+        matrix = copy.copy(self)
+        matrix._empty()
+        return matrix
 
     def __len__(self) -> int:
         return len(self.names)

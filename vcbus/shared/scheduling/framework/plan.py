@@ -26,7 +26,7 @@ import numpy as np
 
 from vcbus.contracts.keys import JobKey
 from vcbus.shared.scheduling.model import TaskInfo, TaskStatus
-from vcbus.shared.scheduling.node_matrix import BoolArray, FloatArray, NodeMatrix
+from vcbus.shared.scheduling.node_matrix import BoolArray, FloatArray, IntArray, NodeMatrix
 
 PLANNED = "kept for the planned start of"
 """The fit-error reason of a node kept for another job's planned start (its key and time
@@ -101,8 +101,43 @@ def fit(free: FloatArray, released: FloatArray, shapes: Sequence[Shape]) -> Floa
     return used
 
 
+@dataclass(frozen=True, slots=True)
+class Releases:
+    """Releases in time order, with the arrays that replay them (made once per placement).
+
+    ``cuts`` says, per moment a release comes, how many releases have come by its end.
+    """
+
+    ordered: tuple[Release, ...]
+    rows: IntArray
+    amounts: FloatArray
+    cuts: tuple[int, ...]
+
+    @classmethod
+    def of(cls, releases: Sequence[Release], dimensions: int) -> Releases:
+        """``releases`` in time order (then row order), over ``dimensions`` resources."""
+        ordered = tuple(sorted(releases, key=lambda r: (r.end, r.row)))
+        ends = [release.end for release in ordered]
+        rows = np.fromiter((release.row for release in ordered), dtype=np.intp, count=len(ends))
+        amounts = np.array([release.request for release in ordered], dtype=np.float64)
+        return cls(
+            ordered=ordered,
+            rows=rows,
+            amounts=amounts.reshape(len(ends), dimensions),
+            cuts=tuple(sorted({bisect_right(ends, end) for end in ends})),
+        )
+
+    def replayed(self, idle: FloatArray, count: int) -> tuple[FloatArray, FloatArray]:
+        """The capacity free and released once the first ``count`` releases have come."""
+        released = np.zeros_like(idle)
+        np.add.at(released, self.rows[:count], self.amounts[:count])
+        free = idle.copy()
+        np.add.at(free, self.rows[:count], self.amounts[:count])
+        return free, released
+
+
 def earliest_start(
-    idle: FloatArray, releases: Sequence[Release], shapes: Sequence[Shape], now: datetime
+    idle: FloatArray, releases: Releases, shapes: Sequence[Shape], now: datetime
 ) -> tuple[datetime, BoolArray] | None:
     """When ``shapes`` fit at the earliest, and the rows whose capacity idle now they need.
 
@@ -112,23 +147,26 @@ def earliest_start(
         ``now`` and the rows they use when they fit now; None when they never fit (pods
         without deadlines hold what they need, or the cluster is too small).
     """
-    free = idle.copy()
-    released = np.zeros_like(idle)
-    used = fit(free, released, shapes)
+    used = fit(idle, np.zeros_like(idle), shapes)
     if used is not None:
         return now, np.any(used > 1e-9, axis=1)
-    ordered = sorted(releases, key=lambda r: (r.end, r.row))
-    skip_to: datetime | None = None
     if len(shapes) == 1:
-        # the moment it first fits, found at once: the replay below tries only that one
-        ordered = ordered[: _first_fit(idle, ordered, shapes[0])]
-        skip_to = ordered[-1].end if ordered else None
-    for end, group in groupby(ordered, key=lambda r: r.end):
+        # the moment it first fits, found at once: only that one is tried
+        count = _first_fit(idle, releases, shapes[0])
+        if count == 0:
+            return None
+        free, released = releases.replayed(idle, count)
+        used = fit(free, released, shapes)
+        if used is None:
+            return None
+        kept = np.any(used > released + 1e-9, axis=1)
+        return max(releases.ordered[count - 1].end, now), kept
+    free = idle.copy()
+    released = np.zeros_like(idle)
+    for end, group in groupby(releases.ordered, key=lambda r: r.end):
         for release in group:
             free[release.row] += release.request
             released[release.row] += release.request
-        if skip_to is not None and end < skip_to:
-            continue
         used = fit(free, released, shapes)
         if used is not None:
             kept = np.any(used > released + 1e-9, axis=1)
@@ -136,33 +174,39 @@ def earliest_start(
     return None
 
 
-def _first_fit(idle: FloatArray, ordered: Sequence[Release], shape: Shape) -> int:
-    """How many of ``ordered`` are released when one ``shape`` first fits (0: never).
+def ever_fits(idle: FloatArray, releases: Releases, shapes: Sequence[Shape], now: datetime) -> bool:
+    """Whether :func:`earliest_start` finds a start, without finding when.
+
+    One shape fits at some moment exactly when it fits once every release has come (its
+    fit only grows); several shapes are replayed.
+    """
+    if len(shapes) != 1:
+        return earliest_start(idle, releases, shapes, now) is not None
+    return _fits(idle, releases, shapes[0], len(releases.ordered))
+
+
+def _fits(idle: FloatArray, releases: Releases, shape: Shape, count: int) -> bool:
+    """Whether ``shape`` fits once the first ``count`` releases have come."""
+    free = idle.copy()
+    np.add.at(free, releases.rows[:count], releases.amounts[:count])
+    slots = np.where(shape.allowed, _slots(free, shape.request), 0.0)
+    return bool(slots.sum() >= shape.count)
+
+
+def _first_fit(idle: FloatArray, releases: Releases, shape: Shape) -> int:
+    """How many releases have come when one ``shape`` first fits (0: never).
 
     One shape fits when the pods its rows hold add up to its count, which only grows as
     capacity is released: the first moment it fits is found by bisecting the release
     moments, not by trying each in turn. The count ends after that moment's last release.
     """
-    ends = [release.end for release in ordered]
-    rows = np.fromiter((release.row for release in ordered), dtype=np.intp, count=len(ordered))
-    amounts = np.array([release.request for release in ordered], dtype=np.float64).reshape(
-        len(ordered), idle.shape[1]
-    )
-
-    def fits(upto: int) -> bool:
-        free = idle.copy()
-        np.add.at(free, rows[:upto], amounts[:upto])
-        slots = np.where(shape.allowed, _slots(free, shape.request), 0.0)
-        return bool(slots.sum() >= shape.count)
-
-    # per moment, how many releases have come by its end
-    cuts = sorted({bisect_right(ends, end) for end in ends})
-    if not cuts or not fits(cuts[-1]):
+    cuts = releases.cuts
+    if not cuts or not _fits(idle, releases, shape, cuts[-1]):
         return 0
     low, high = 0, len(cuts) - 1
     while low < high:
         middle = (low + high) // 2
-        if fits(cuts[middle]):
+        if _fits(idle, releases, shape, cuts[middle]):
             high = middle
         else:
             low = middle + 1

@@ -38,10 +38,11 @@ from vcbus.shared.scheduling.framework.extension_points import NodeFilter
 from vcbus.shared.scheduling.framework.plan import (
     PLANNED,
     Plan,
-    Release,
+    Releases,
     Shape,
     allowed_rows,
     earliest_start,
+    ever_fits,
     placed_tasks,
     releases,
     shapes_of,
@@ -101,7 +102,15 @@ def plan_head(ssn: Session, job: JobInfo) -> Plan | None:
     return Plan(job=job.key, start=start, kept=kept)
 
 
-def _releases(ssn: Session) -> list[Release]:
+def has_plan(ssn: Session, job: JobInfo) -> bool:
+    """Whether :func:`plan_head` gives ``job`` a plan, without making it."""
+    if job.podgroup.active_deadline_seconds is None:
+        return False
+    shapes = _gang(ssn, job)
+    return bool(shapes) and ever_fits(ssn.matrix.idle, _releases(ssn), shapes, ssn.now)
+
+
+def _releases(ssn: Session) -> Releases:
     """What the session's placed pods give back by their deadlines.
 
     Made once per state of the session's placements: the matrix lists every change to
@@ -116,7 +125,7 @@ def _releases(ssn: Session) -> list[Release]:
     for task in placed:
         state = pods.get(task.key)
         started[task.uid] = state.started if state is not None else None
-    made = releases(ssn.matrix, placed, started, ssn.now)
+    made = Releases.of(releases(ssn.matrix, placed, started, ssn.now), ssn.matrix.idle.shape[1])
     ssn.plan_releases = (revision, made)
     return made
 

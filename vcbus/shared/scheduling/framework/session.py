@@ -43,7 +43,7 @@ from vcbus.shared.scheduling.framework.feasibility import Feasibility
 from vcbus.shared.scheduling.framework.job_updater import phases, status_updates, update_all
 from vcbus.shared.scheduling.framework.nomination_open import open_nominations
 from vcbus.shared.scheduling.framework.placement import Placement, PlacementCache
-from vcbus.shared.scheduling.framework.plan import Plan, Release
+from vcbus.shared.scheduling.framework.plan import Plan, Releases
 from vcbus.shared.scheduling.framework.results import (
     BindDecision,
     EnqueueStep,
@@ -160,7 +160,7 @@ class Session(SessionPlugins):
         self._placement: PlacementCache | None = None
         self.plans: list[Plan] = []
         """Planned starts whose nodes other jobs keep off (SPEC A15, ``framework.planning``)."""
-        self.plan_releases: tuple[int, list[Release]] | None = None
+        self.plan_releases: tuple[int, Releases] | None = None
         """What placed pods give back by their deadlines, with the count of matrix changes
         it was made at (``framework.planning``)."""
 

@@ -26,10 +26,11 @@ from datetime import datetime
 
 from vcbus.contracts.keys import JobKey, PodKey
 from vcbus.contracts.objects.meta import Condition
+from vcbus.contracts.objects.node import Node
 from vcbus.contracts.objects.pod import Pod
 from vcbus.contracts.objects.podgroup import PodGroup, PodGroupPhase
-from vcbus.shared.scheduling.model import JobInfo, TaskInfo, TaskStatus
-from vcbus.shared.scheduling.node_matrix import FloatArray
+from vcbus.shared.scheduling.model import JobInfo, NodeInfo, TaskInfo, TaskStatus
+from vcbus.shared.scheduling.node_matrix import FloatArray, NodeMatrix
 from vcbus.shared.scheduling.resource import Resource
 from vcbus.shared.scheduling.snapshot import JobPods, PodGroupState
 
@@ -290,6 +291,10 @@ class SessionCache:
         """The jobs the last session derived afresh (new or changed), in job order."""
         self.reused: int = 0
         """How many jobs the last session made from their recipe."""
+        self._nodes: tuple[frozenset[str], tuple[int, ...], NodeMatrix, list[NodeInfo]] | None
+        self._nodes = None
+        """The last session's dimensions, its nodes' identities (the matrix holds the
+        nodes, so the identities stay theirs), its matrix before any task, its nodes."""
 
     @property
     def shapes(self) -> dict[tuple[tuple[str, int], ...], Shape]:
@@ -304,6 +309,34 @@ class SessionCache:
         if recipe is None or not recipe.matches(state, pods):
             return None
         return recipe
+
+    def nodes(
+        self, nodes: Sequence[Node], dimensions: frozenset[str]
+    ) -> tuple[NodeMatrix, list[NodeInfo]]:
+        """A matrix of ``nodes`` with no task on them, and a ``NodeInfo`` per row.
+
+        When the nodes are the very same objects as last session's (a view replaces a node
+        that changed) and the dimensions are the same, the matrix is the last one's
+        :meth:`NodeMatrix.fresh` and the ``NodeInfo`` objects are the last ones, emptied
+        and pointed at it: a session's nodes live until the next session opens.
+        """
+        identities = tuple(map(id, nodes))
+        last = self._nodes
+        if last is not None and last[0] == dimensions and last[1] == identities:
+            matrix = last[2].fresh()
+            node_list = last[3]
+            for info in node_list:
+                info.matrix = matrix
+                info.tasks = {}
+            return matrix, node_list
+        template = NodeMatrix(nodes, extra_dimensions=dimensions)
+        matrix = template.fresh()
+        node_list = [
+            NodeInfo(name=node.name, node=node, row=row, matrix=matrix)
+            for row, node in enumerate(matrix.nodes)
+        ]
+        self._nodes = (dimensions, identities, template, node_list)
+        return matrix, node_list
 
     def keep(self, recipes: Mapping[JobKey, JobRecipe], derived: tuple[JobKey, ...]) -> None:
         """Keep the recipes of the jobs of the session just built (and forget the others)."""

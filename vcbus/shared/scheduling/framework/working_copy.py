@@ -195,11 +195,14 @@ def build_working_copy(snapshot: ClusterSnapshot, cache: SessionCache | None) ->
         for reserved in held.pods:
             dims.update(reserved.requests)
 
-    matrix = NodeMatrix(list(snapshot.nodes.values()), extra_dimensions=dims)
-    node_list = [
-        NodeInfo(name=node.name, node=node, row=row, matrix=matrix)
-        for row, node in enumerate(matrix.nodes)
-    ]
+    if cache is not None:
+        matrix, node_list = cache.nodes(list(snapshot.nodes.values()), frozenset(dims))
+    else:
+        matrix = NodeMatrix(list(snapshot.nodes.values()), extra_dimensions=dims)
+        node_list = [
+            NodeInfo(name=node.name, node=node, row=row, matrix=matrix)
+            for row, node in enumerate(matrix.nodes)
+        ]
     nodes = {n.name: n for n in node_list}
     jobs: dict[JobKey, JobInfo] = {}
     placed = _Placed()

@@ -69,7 +69,7 @@ from vcbus.shared.reasons import WAITING_FOR_RESERVATION
 from vcbus.shared.scheduling.framework.arguments import get_duration, get_str
 from vcbus.shared.scheduling.framework.conf import Arguments, SchedulerConf
 from vcbus.shared.scheduling.framework.extension_points import Election
-from vcbus.shared.scheduling.framework.planning import plan_head
+from vcbus.shared.scheduling.framework.planning import has_plan
 from vcbus.shared.scheduling.framework.reservation import (
     DEFAULT_LOCK_BACKOFF,
     DEFAULT_LOCK_MAX,
@@ -410,7 +410,7 @@ class ReservationPlugin:
             if other is None:
                 return None
             why = f"overtaken by {other.key}"
-        return None if plan_head(ssn, job) is not None else why
+        return None if has_plan(ssn, job) else why
 
     def target_job(self, ssn: Session, jobs: Sequence[JobInfo]) -> Election | None:
         """Elect the target among ``jobs`` (``targetJobFn`` with SPEC A6's rules), and why."""
