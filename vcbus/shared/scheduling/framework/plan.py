@@ -17,9 +17,10 @@ session and applies the plans.
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import lru_cache
 from itertools import groupby
 
 import numpy as np
@@ -231,20 +232,27 @@ def ends_by(tasks: Sequence[TaskInfo], now: datetime) -> datetime | None:
 
 def releases(
     matrix: NodeMatrix,
-    placed: Sequence[TaskInfo],
-    started: dict[str, datetime | None],
+    placed: Iterable[TaskInfo],
+    started: Callable[[TaskInfo], datetime | None],
     now: datetime,
 ) -> list[Release]:
-    """What the placed tasks give back, by their deadlines from when they started."""
+    """What the placed tasks give back, by their deadlines from when they ``started``."""
     out: list[Release] = []
+    index = matrix.index
     for task in placed:
-        limit = deadline_of(task)
-        if limit is None or task.node_name is None or task.node_name not in matrix.index:
+        seconds = task.pod.active_deadline_seconds
+        row = index.get(task.node_name) if task.node_name is not None else None
+        if seconds is None or row is None:
             continue
-        start = started.get(task.uid) or now
+        end = (started(task) or now) + _limit(seconds)
         vector = task.vector if task.vector is not None else matrix.vector(task.resreq)
-        out.append(Release(max(start + limit, now), matrix.index[task.node_name], vector))
+        out.append(Release(max(end, now), row, vector))
     return out
+
+
+@lru_cache(maxsize=4096)
+def _limit(seconds: int) -> timedelta:
+    return timedelta(seconds=seconds)
 
 
 def shapes_of(matrix: NodeMatrix, tasks: Sequence[TaskInfo]) -> list[Shape]:
@@ -267,9 +275,9 @@ def shapes_of(matrix: NodeMatrix, tasks: Sequence[TaskInfo]) -> list[Shape]:
     return [Shape(request, allowed, count) for request, allowed, count in out.values()]
 
 
-def placed_tasks(nodes: Sequence[Sequence[TaskInfo]]) -> list[TaskInfo]:
+def placed_tasks(nodes: Iterable[Iterable[TaskInfo]]) -> Iterator[TaskInfo]:
     """The tasks of the nodes that hold capacity (placed, not finished)."""
-    return [task for tasks in nodes for task in tasks if task.status in _PLACED]
+    return (task for tasks in nodes for task in tasks if task.status in _PLACED)
 
 
 def allowed_rows(plans: Sequence[Plan], job: JobKey, end: datetime | None, size: int) -> BoolArray:

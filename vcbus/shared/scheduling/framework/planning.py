@@ -119,12 +119,13 @@ def _releases(ssn: Session) -> Releases:
     revision = len(ssn.matrix.changes)
     if ssn.plan_releases is not None and ssn.plan_releases[0] == revision:
         return ssn.plan_releases[1]
-    placed = placed_tasks([list(node.tasks.values()) for node in ssn.node_list])
+    placed = placed_tasks(node.tasks.values() for node in ssn.node_list)
     pods = ssn.snapshot.pods
-    started: dict[str, datetime | None] = {}
-    for task in placed:
+
+    def started(task: TaskInfo) -> datetime | None:
         state = pods.get(task.key)
-        started[task.uid] = state.started if state is not None else None
+        return state.started if state is not None else None
+
     made = Releases.of(releases(ssn.matrix, placed, started, ssn.now), ssn.matrix.idle.shape[1])
     ssn.plan_releases = (revision, made)
     return made
