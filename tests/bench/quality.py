@@ -43,6 +43,7 @@ from tests.bench.traces import TRACE_CASES, TRACE_VARIANTS, render_trace_case, r
 from vcbus.services.simulation.run import simulate_in_memory
 from vcbus.services.simulation.scenario import DEFAULT_ACTIONS, load_document, parse_scenario
 from vcbus.shared.logging.setup import configure_logging
+from vcbus.shared.runtime.collector import tune_collector
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "examples" / "scenarios"
 
@@ -240,6 +241,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--variant", default="", help="trace cases: run the vcbus variants whose name has this"
     )
     args = parser.parse_args(argv)
+    tune_collector()  # as vcbus simulate does
     configure_logging("quality", level="error")
     everything: list[dict[str, object]] = []
     for case in CASES:

@@ -23,6 +23,7 @@ from vcbus.services.simulation.run import simulate_in_memory
 from vcbus.services.simulation.scenario import parse_scenario
 from vcbus.services.simulation.swf import Shape, read_trace, trace_document
 from vcbus.shared.logging.setup import configure_logging
+from vcbus.shared.runtime.collector import tune_collector
 
 TRACES = Path(__file__).resolve().parents[2] / "examples" / "traces"
 COUNTS = (1024, 10_000)
@@ -57,6 +58,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--count", type=int, action="append", help="jobs [1024 and 10000]")
     parser.add_argument("--walltime", choices=("request", "run"), default="run")
     args = parser.parse_args(argv)
+    tune_collector()  # as vcbus simulate does
     configure_logging("simulate", level="warning")
     for count in args.count or COUNTS:
         figures = replay(args.trace, count, args.walltime)

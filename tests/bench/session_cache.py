@@ -31,6 +31,7 @@ from vcbus.contracts.objects.pod import PodPhase
 from vcbus.contracts.objects.podgroup import PodGroupPhase
 from vcbus.services.allocator.cycle import run_cycle as allocator_cycle
 from vcbus.services.podgroup_enqueue.cycle import run_cycle as enqueue_cycle
+from vcbus.shared.runtime.collector import tune_collector
 from vcbus.shared.scheduling.cluster_view import ClusterEvent, ClusterView
 from vcbus.shared.scheduling.framework.session_cache import SessionCache
 from vcbus.shared.scheduling.scheduler import default_conf, default_enqueue_conf
@@ -156,7 +157,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--nodes", type=int, default=5_000)
     parser.add_argument("--pending-jobs", type=int, default=200)
     args = parser.parse_args(argv)
-    gc.set_threshold(100_000, 10, 10)  # as the service processes (vcbus/services/cli/serve.py)
+    tune_collector()  # as the service processes
     outputs = []
     for cached in (False, True):
         times, published = measure(

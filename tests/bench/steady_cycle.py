@@ -46,8 +46,8 @@ from vcbus.contracts.keys import NodeName, job_key, pod_key
 from vcbus.contracts.objects.pod import PodPhase
 from vcbus.contracts.objects.podgroup import PodGroupPhase
 from vcbus.services.allocator.cycle import run_cycle as allocator_cycle
-from vcbus.services.cli.serve import GC_THRESHOLDS
 from vcbus.services.podgroup_enqueue.cycle import run_cycle as enqueue_cycle
+from vcbus.shared.runtime.collector import tune_collector
 from vcbus.shared.scheduling.actions import ACTIONS
 from vcbus.shared.scheduling.cluster_view import ClusterEvent, ClusterView
 from vcbus.shared.scheduling.framework.session import close_session, open_session
@@ -352,7 +352,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--profile", type=int, default=0, metavar="N", help="top N functions")
     parser.add_argument("--no-parts", action="store_true", help="skip the allocator's parts")
     args = parser.parse_args(argv)
-    gc.set_threshold(*GC_THRESHOLDS)  # as the service processes
+    tune_collector()  # as the service processes
     gc.callbacks.append(COLLECTIONS)
     figures = run(
         args.nodes,

@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
-import gc
 import os
 import signal
 import socket
@@ -34,6 +33,7 @@ from vcbus.services.podgroup_enqueue import app as podgroup_enqueue
 from vcbus.shared.bus.kafka import AioKafkaBus
 from vcbus.shared.logging.setup import configure_logging
 from vcbus.shared.runtime.clock import SystemClock
+from vcbus.shared.runtime.collector import tune_collector
 from vcbus.shared.runtime.health import HealthServer, readiness
 from vcbus.shared.runtime.service import Runtime, Service, run_service
 from vcbus.shared.runtime.settings import Settings, SettingsError
@@ -49,15 +49,6 @@ DEFAULT_HEALTH_HOST = "0.0.0.0"
 """All interfaces: probes and scrapes come from outside the container."""
 
 log = structlog.get_logger("vcbus.serve")
-
-GC_THRESHOLDS = (100_000, 10, 10)
-"""The collector's thresholds in a service process (Python's are 700, 10, 10).
-
-A service keeps a large, long-lived heap (a scheduler's view of every pod, a controller's
-jobs) and allocates fast; at 700 the collector ran so often that a 5,000-node scheduling
-session spent about 30 % of its time collecting (74-93 of 250 ms), at 100,000 about 7 %.
-The garbage it leaves longer is at most that many container objects (tens of MB).
-"""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -233,7 +224,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the chosen service until SIGTERM or SIGINT; 0 on a clean stop."""
-    gc.set_threshold(*GC_THRESHOLDS)
+    tune_collector()
     configure_logging(args.service, cache=True)
     configure_tracing(args.service)
     settings = Settings.from_env()

@@ -27,6 +27,7 @@ from vcbus.services.simulation.scenario import (
 )
 from vcbus.services.simulation.snapshot import ScenarioError
 from vcbus.shared.logging.setup import configure_logging
+from vcbus.shared.runtime.collector import tune_collector
 from vcbus.shared.scheduling.framework.conf import ConfError
 
 
@@ -61,6 +62,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the scenario and print its outcome; 2 when the scenario cannot be run."""
+    tune_collector()
     configure_logging("simulate", level="warning")
     path = Path(args.file)
     document: Mapping[str, object]
