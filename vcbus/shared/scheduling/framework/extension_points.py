@@ -32,7 +32,28 @@ from vcbus.shared.scheduling.resource import Resource
 JobOrderFn = Callable[[JobInfo, JobInfo], int]
 """Negative when the left job goes first, positive when the right one does, 0 for a tie."""
 QueueOrderFn = Callable[[QueueInfo, QueueInfo], int]
-TaskOrderFn = Callable[[TaskInfo, TaskInfo], int]
+
+
+@dataclass(frozen=True, slots=True)
+class TaskOrder:
+    """A plugin's task order (``TaskOrderFn``): the ascending order of a key.
+
+    Volcano's plugins give a comparison; the task order vcbus has (``priority``'s) is a
+    key's, and a key lets a session sort a job's tasks without a comparison call per
+    pair. Called with two tasks, it compares their keys (-1, 0 or 1), as Volcano's
+    ``TaskOrderFn`` does.
+    """
+
+    key: Callable[[TaskInfo], tuple[int, ...]]
+
+    def __call__(self, left: TaskInfo, right: TaskInfo) -> int:
+        """-1 when ``left``'s key is lower, 1 when higher, 0 when equal."""
+        first, second = self.key(left), self.key(right)
+        if first < second:
+            return -1
+        return 1 if second < first else 0
+
+
 JobReadyFn = Callable[[JobInfo], bool]
 JobValidFn = Callable[[JobInfo], ValidateResult | None]
 JobVoteFn = Callable[[JobInfo], Vote]

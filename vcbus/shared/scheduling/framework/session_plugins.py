@@ -21,7 +21,6 @@ Deliberate deviations:
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterator, Sequence
 from typing import TypeVar
 
@@ -52,7 +51,7 @@ from vcbus.shared.scheduling.framework.extension_points import (
     ReservedNodesFn,
     RowScoreFn,
     TargetJobFn,
-    TaskOrderFn,
+    TaskOrder,
 )
 from vcbus.shared.scheduling.framework.reservation import ReservationLimits
 from vcbus.shared.scheduling.framework.status import Code, Status, ValidateResult, Vote
@@ -79,7 +78,7 @@ class SessionPlugins:
         self.tiers = tuple(tiers)
         self._job_order = ExtensionPoint[JobOrderFn](Kind.JOB_ORDER)
         self._queue_order = ExtensionPoint[QueueOrderFn](Kind.QUEUE_ORDER)
-        self._task_order = ExtensionPoint[TaskOrderFn](Kind.TASK_ORDER)
+        self._task_order = ExtensionPoint[TaskOrder](Kind.TASK_ORDER)
         self._job_ready = ExtensionPoint[JobReadyFn](Kind.JOB_READY)
         self._job_pipelined = ExtensionPoint[JobVoteFn](Kind.JOB_PIPELINED)
         self._job_valid = ExtensionPoint[JobValidFn](None)
@@ -112,7 +111,7 @@ class SessionPlugins:
         """Register a queue order function (``AddQueueOrderFn``)."""
         self._queue_order.register(name, fn)
 
-    def add_task_order_fn(self, name: str, fn: TaskOrderFn) -> None:
+    def add_task_order_fn(self, name: str, fn: TaskOrder) -> None:
         """Register a task order function (``AddTaskOrderFn``)."""
         self._task_order.register(name, fn)
 
@@ -255,16 +254,12 @@ class SessionPlugins:
         return left.uid < right.uid
 
     def sort_tasks(self, tasks: Sequence[TaskInfo]) -> list[TaskInfo]:
-        """Return tasks in task order (stable, so equal tasks keep their order)."""
+        """Return tasks in task order (stable, so equal tasks keep their order).
 
-        def compare(left: TaskInfo, right: TaskInfo) -> int:
-            if self.task_order_fn(left, right):
-                return -1
-            if self.task_order_fn(right, left):
-                return 1
-            return 0
-
-        return sorted(tasks, key=functools.cmp_to_key(compare))
+        By the plugins' keys, then creation time, then uid: :meth:`task_order_fn`'s order.
+        """
+        keys = [fn.key for fn in self._task_order_fns]
+        return sorted(tasks, key=lambda t: (*(key(t) for key in keys), t.creation_key, t.uid))
 
     def job_ready(self, job: JobInfo) -> bool:
         """AND of the plugins' ready functions (``JobReady``)."""
@@ -473,7 +468,7 @@ class SessionPlugins:
         """
         self._job_order_fns: list[JobOrderFn] = list(self._enabled(self._job_order))
         self._queue_order_fns: list[QueueOrderFn] = list(self._enabled(self._queue_order))
-        self._task_order_fns: list[TaskOrderFn] = list(self._enabled(self._task_order))
+        self._task_order_fns: list[TaskOrder] = list(self._enabled(self._task_order))
         self._job_ready_fns: list[JobReadyFn] = list(self._enabled(self._job_ready))
         self._job_valid_fns: list[JobValidFn] = list(self._enabled(self._job_valid))
         self._overused_fns: list[OverusedFn] = list(self._enabled(self._overused))

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from vcbus.shared.scheduling.framework.conf import Arguments
+from vcbus.shared.scheduling.framework.extension_points import TaskOrder
 from vcbus.shared.scheduling.framework.session import Session
 from vcbus.shared.scheduling.framework.status import Vote
 from vcbus.shared.scheduling.model import JobInfo, TaskInfo
@@ -52,18 +53,12 @@ class PriorityPlugin:
         """Register the job and task orders."""
         ssn.add_job_order_fn(NAME, job_order)
 
-        def task_order(left: TaskInfo, right: TaskInfo) -> int:
-            left_min = within_minimum(ssn.jobs[left.job], left)
-            right_min = within_minimum(ssn.jobs[right.job], right)
-            if left_min != right_min:
-                return -1 if left_min else 1
-            if left.priority != right.priority:
-                return -1 if left.priority > right.priority else 1
-            if left.index != right.index:
-                return -1 if left.index < right.index else 1
-            return 0
+        def task_key(task: TaskInfo) -> tuple[int, ...]:
+            # a pod within its task's minimum first, then higher priority, then lower index
+            within = within_minimum(ssn.jobs[task.job], task)
+            return (0 if within else 1, -task.priority, task.index)
 
-        ssn.add_task_order_fn(NAME, task_order)
+        ssn.add_task_order_fn(NAME, TaskOrder(task_key))
 
         def preemptable(
             preemptor: TaskInfo, preemptees: Sequence[TaskInfo]
