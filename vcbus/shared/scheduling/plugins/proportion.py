@@ -311,10 +311,14 @@ class ProportionPlugin:
             attr = self.queue_opts.get(queue.name)
             if attr is None:
                 return True
-            future = attr.allocated + task.resreq
-            requested = task.resreq.requested_names()
-            if future.less_equal_on(attr.deserved, requested):
+            request = task.resreq
+            requested = request.requested_names()
+            allocated, deserved = attr.allocated, attr.deserved
+            if all(
+                allocated.amount(d) + request.amount(d) <= deserved.amount(d) for d in requested
+            ):
                 return True
+            future = allocated + request
             if attr.capability is not None and not future.less_equal_on(attr.capability, requested):
                 job.blocked = (
                     QUEUE_OVER_CAPABILITY,
