@@ -162,10 +162,14 @@ class ClusterView:
         self._reservation = Reservation()
         self._will_bind: dict[JobKey, WillBind] = {}
         self._nominations: dict[JobKey, Nomination] = {}
+        self._snapshot: ClusterSnapshot | None = None
+        """The last snapshot, while nothing was folded since (a cycle's and its next-due
+        rules' reads share it)."""
 
     # Folding ---------------------------------------------------------------------------
     def apply(self, event: ClusterEvent) -> None:  # noqa: PLR0915 - one case per event type
         """Fold one event into the view (idempotent; order across topics does not matter)."""
+        self._snapshot = None
         match event:
             case (
                 PodGroupCreated(podgroup=pg, occurred_at=at)
@@ -332,7 +336,12 @@ class ClusterView:
 
     # Reading ---------------------------------------------------------------------------
     def snapshot(self) -> ClusterSnapshot:
-        """Return a frozen copy of the view for one cycle."""
+        """Return a frozen copy of the view for one cycle (the last one, if unchanged since)."""
+        if self._snapshot is None:
+            self._snapshot = self._make_snapshot()
+        return self._snapshot
+
+    def _make_snapshot(self) -> ClusterSnapshot:
         podgroups: dict[JobKey, PodGroupState] = {}
         made = self._pg_states
         kept: dict[JobKey, tuple[tuple[object, ...], PodGroupState]] = {}
@@ -412,11 +421,13 @@ class ClusterView:
 
     def set_phase(self, job: JobKey, phase: PodGroupPhase) -> None:
         """Set a PodGroup's phase directly (snapshot scenarios, which run without enqueue)."""
+        self._snapshot = None
         _, conditions, uid = self._phases.get(job, (PodGroupPhase.PENDING, (), ""))
         self._phases[job] = (phase, conditions, uid)
 
     def confirm_bindings(self) -> None:
         """Treat every assumed binding as confirmed by the cluster (snapshot scenarios)."""
+        self._snapshot = None
         for key, state in sorted(self._state.items()):
             if state.binding and state.node:
                 self._status.setdefault(key, {})[state.pod.uid] = (PodPhase.PENDING, state.node)
@@ -458,6 +469,7 @@ class ClusterView:
         Raises:
             ScenarioError: when an entry is malformed.
         """
+        self._snapshot = None
         for index, raw in enumerate(as_list(doc.get("nodes"), "nodes")):
             node = read_manifest(read_node, raw, f"nodes[{index}]")
             self._nodes[node.name] = node

@@ -61,14 +61,15 @@ def _task_states(
     snapshot: ClusterSnapshot, jobs: set[JobKey]
 ) -> dict[JobKey, list[tuple[str, str, str]]]:
     """The pods of ``jobs`` as (uid, phase, node), each job's in pod key order."""
-    states: dict[JobKey, list[tuple[str, str, str]]] = {}
-    ours = sorted(key for key, state in snapshot.pods.items() if state.pod.job in jobs)
-    for key in ours:
-        state = snapshot.pods[key]
-        states.setdefault(state.pod.job, []).append(
+    groups = snapshot.job_pods()
+    return {
+        job: [
             (state.pod.uid or str(key), state.phase.value, state.node or "")
-        )
-    return states
+            for key, state in groups[job]
+        ]
+        for job in sorted(jobs)
+        if job in groups
+    }
 
 
 def phase_event(update: PodGroupStatusUpdate, tasks: object, now: datetime) -> PodGroupPhaseChanged:
