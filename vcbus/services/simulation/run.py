@@ -74,7 +74,9 @@ async def simulate_in_memory(scenario: Scenario, *, cycles: bool = False) -> dic
     With ``cycles``, the outcome also says what each scheduling cycle decided.
     """
     clock = VirtualClock(EPOCH)
-    bus = InMemoryBus(clock=clock, default_partitions=MEMORY_SETTINGS.partitions)
+    # compacted topics keep the newest record per key, as on Kafka: a long replay's
+    # changelogs would otherwise hold every state each node and job ever had
+    bus = InMemoryBus(clock=clock, default_partitions=MEMORY_SETTINGS.partitions, compact=True)
     log = CycleLog() if cycles else None
     return await run_system(
         build_services(scenario, MEMORY_SETTINGS, clock, log),
