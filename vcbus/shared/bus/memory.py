@@ -34,7 +34,7 @@ from vcbus.shared.bus.protocol import RebalanceCallback
 from vcbus.shared.bus.records import OutRecord, Record, TopicConfig, TopicPartition, oversized
 
 DEFAULT_PARTITIONS = 4
-COMPACT_EVERY = 4096
+COMPACT_EVERY = 1024
 """Records appended to a compacted partition between two compactions, at least: a
 compaction walks the partition once, so its cost is spread over as many appends as the
 records it kept."""
