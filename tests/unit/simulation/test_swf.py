@@ -136,8 +136,10 @@ def test_a_ttl_that_is_not_whole_seconds_or_never_is_refused(
 
 def test_a_finished_trace_job_is_deleted_with_its_pods_and_its_summary_is_unchanged():
     trace = read_trace(TRACE.splitlines())
-    kept = simulate_document(trace_document(trace, Shape(nodes=8), ttl_after_finished=None))
-    deleted = simulate_document(trace_document(trace, Shape(nodes=8)))
+    kept: dict[str, Any] = simulate_document(
+        trace_document(trace, Shape(nodes=8), ttl_after_finished=None)
+    )
+    deleted: dict[str, Any] = simulate_document(trace_document(trace, Shape(nodes=8)))
     assert {job["phase"] for job in kept["jobs"].values()} == {"Completed"}
     assert {job["phase"] for job in deleted["jobs"].values()} == {"Deleted"}
     assert deleted["summary"] == kept["summary"]
