@@ -165,15 +165,17 @@ class InMemoryBus:
         record = Record(out.topic, partition, held.end, out.key, out.value, out.headers)
         held.records.append(record)
         held.end += 1
-        if held.latest is not None:
+        if (latest := held.latest) is not None:
             if out.key is not None:
-                held.latest[out.key] = record.offset
+                latest[out.key] = record.offset
             if len(held.records) >= held.due:
-                self._compact_partition(TopicPartition(out.topic, partition), held)
+                self._compact_partition(TopicPartition(out.topic, partition), held, latest)
         self._appended.set()
         return record
 
-    def _compact_partition(self, tp: TopicPartition, held: _Partition) -> None:
+    def _compact_partition(
+        self, tp: TopicPartition, held: _Partition, latest: Mapping[bytes, int]
+    ) -> None:
         """Drop the records a newer one of their key supersedes, below every reader.
 
         The floor is the lowest offset an assigned consumer or a group's commit of ``tp``
@@ -181,8 +183,6 @@ class InMemoryBus:
         Tombstones stay (they are the newest of their key). The next compaction is due
         when the partition has grown by at least as many records as it kept.
         """
-        latest = held.latest
-        assert latest is not None
         floor = held.end
         for consumer in self._consumers:
             position = consumer._positions.get(tp)
