@@ -2,11 +2,22 @@
 
 from __future__ import annotations
 
+import argparse
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from vcbus.services.simulation.swf import Shape, TraceError, read_trace, trace_document
+from vcbus.services.simulation.run import simulate_document
+from vcbus.services.simulation.swf import (
+    TTL_AFTER_FINISHED,
+    Shape,
+    TraceError,
+    add_arguments,
+    document_from_args,
+    read_trace,
+    trace_document,
+)
 
 TRACE = """\
 ; Version: 2
@@ -87,3 +98,51 @@ def test_a_line_that_is_not_numbers_names_its_line():
 def test_an_empty_slice_is_refused():
     with pytest.raises(TraceError, match="no job"):
         trace_document(read_trace(TRACE.splitlines()), Shape(nodes=8), start=10)
+
+
+def _job_spec(document: dict[str, Any]) -> dict[str, Any]:
+    spec: dict[str, Any] = _jobs(document)[0]["job"]["spec"]
+    return spec
+
+
+def _parsed(tmp_path: Path, *options: str) -> dict[str, object]:
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    path = tmp_path / "small.swf"
+    path.write_text(TRACE)
+    return document_from_args(path, parser.parse_args(list(options)))
+
+
+def test_trace_jobs_are_deleted_as_they_finish_unless_told_otherwise(tmp_path: Path):
+    assert _job_spec(_parsed(tmp_path))["ttlSecondsAfterFinished"] == TTL_AFTER_FINISHED == 0
+    assert (
+        _job_spec(_parsed(tmp_path, "--ttl-after-finished", "600"))["ttlSecondsAfterFinished"]
+        == 600
+    )
+    kept = _job_spec(_parsed(tmp_path, "--ttl-after-finished", "never"))
+    assert "ttlSecondsAfterFinished" not in kept
+
+
+@pytest.mark.parametrize("value", ["-1", "soon", "1.5"])
+def test_a_ttl_that_is_not_whole_seconds_or_never_is_refused(
+    value: str, capsys: pytest.CaptureFixture[str]
+):
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--ttl-after-finished", value])
+    assert "whole seconds from 0 or never" in capsys.readouterr().err
+
+
+def test_a_finished_trace_job_is_deleted_with_its_pods_and_its_summary_is_unchanged():
+    trace = read_trace(TRACE.splitlines())
+    kept: dict[str, Any] = simulate_document(
+        trace_document(trace, Shape(nodes=8), ttl_after_finished=None)
+    )
+    deleted: dict[str, Any] = simulate_document(trace_document(trace, Shape(nodes=8)))
+    assert {job["phase"] for job in kept["jobs"].values()} == {"Completed"}
+    assert {job["phase"] for job in deleted["jobs"].values()} == {"Deleted"}
+    assert deleted["summary"] == kept["summary"]
+    assert [job["times"]["finished"] for job in deleted["jobs"].values()] == [
+        job["times"]["finished"] for job in kept["jobs"].values()
+    ]

@@ -42,6 +42,7 @@ from vcbus.shared.bus.memory import InMemoryBus
 from vcbus.shared.runtime.clock import EPOCH, Clock, SystemClock, VirtualClock
 from vcbus.shared.runtime.service import Service
 from vcbus.shared.runtime.settings import Settings
+from vcbus.shared.runtime.topic_table import SHIPPED_TABLE, load_topic_table
 
 MEMORY_SETTINGS = Settings(kafka=KafkaSettings(bootstrap_servers="memory"), poll_timeout=1.0)
 """In-memory settings; poll timeouts are virtual, so a longer one only saves wake-ups."""
@@ -74,15 +75,18 @@ async def simulate_in_memory(scenario: Scenario, *, cycles: bool = False) -> dic
     With ``cycles``, the outcome also says what each scheduling cycle decided.
     """
     clock = VirtualClock(EPOCH)
-    bus = InMemoryBus(clock=clock, default_partitions=MEMORY_SETTINGS.partitions)
+    # the shipped topic table's compacted topics keep the newest record per key, as on
+    # Kafka: a long replay's changelogs would otherwise hold every state each node had
+    settings = dataclasses.replace(MEMORY_SETTINGS, topics=load_topic_table(SHIPPED_TABLE))
+    bus = InMemoryBus(clock=clock, default_partitions=settings.partitions, compact=True)
     log = CycleLog() if cycles else None
     return await run_system(
-        build_services(scenario, MEMORY_SETTINGS, clock, log),
-        scenario_inputs(scenario, MEMORY_SETTINGS, clock.now()),
+        build_services(scenario, settings, clock, log),
+        scenario_inputs(scenario, settings, clock.now()),
         bus=bus,
         pacer=VirtualPacer(bus, clock),
         clock=clock,
-        settings=MEMORY_SETTINGS,
+        settings=settings,
         jobs=[key for _, key, _ in scenario.jobs if key],
         until=scenario.until,
         before_start=[queue_event(queue, clock.now()) for queue in scenario.queues],

@@ -13,6 +13,7 @@ capacity was used. At most ``MAX_WINDOWS`` windows are kept (SPEC A12), the firs
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -50,18 +51,57 @@ def _overlap(start: float, end: float, lo: float, hi: float) -> float:
     return max(0.0, min(end, hi) - max(start, lo))
 
 
+def _add(out: dict[str, dict[str, float]], usage: Usage, seconds: float) -> None:
+    """Add what ``usage`` held for ``seconds`` to ``out`` (queue → resource → amount)."""
+    queue = out.setdefault(usage.queue, {})
+    for name, amount in usage.requests.items():
+        if name == "pods":
+            continue
+        queue[name] = queue.get(name, 0.0) + whole_units(name, amount) * seconds
+
+
 def _resource_seconds(usages: Iterable[Usage], lo: float, hi: float) -> dict[str, dict[str, float]]:
     """Queue → resource → resource-seconds held within ``[lo, hi)``."""
     out: dict[str, dict[str, float]] = {}
     for usage in usages:
         seconds = _overlap(usage.start, usage.end, lo, hi)
-        if seconds <= 0:
-            continue
-        queue = out.setdefault(usage.queue, {})
-        for name, amount in usage.requests.items():
-            if name == "pods":
-                continue
-            queue[name] = queue.get(name, 0.0) + whole_units(name, amount) * seconds
+        if seconds > 0:
+            _add(out, usage, seconds)
+    return out
+
+
+def _window_bounds(end: float) -> list[tuple[float, float]]:
+    """The windows' ``[lo, hi)``: ``WINDOW_SECONDS`` each from 0 to ``end``, the first ones.
+
+    At most ``MAX_WINDOWS`` (SPEC A12).
+    """
+    bounds: list[tuple[float, float]] = []
+    lo = 0.0
+    while lo < end and len(bounds) < MAX_WINDOWS:
+        hi = min(lo + WINDOW_SECONDS, end)
+        bounds.append((lo, hi))
+        lo = hi
+    return bounds
+
+
+def _windowed_resource_seconds(
+    usages: Iterable[Usage], bounds: Sequence[tuple[float, float]]
+) -> list[dict[str, dict[str, float]]]:
+    """``_resource_seconds`` of each window, in one pass over the usages.
+
+    Each window's sums are added in the usages' order, as a pass per window would, so the
+    figures are the same to the last digit; a usage visits only the windows it overlaps.
+    """
+    out: list[dict[str, dict[str, float]]] = [{} for _ in bounds]
+    his = [hi for _, hi in bounds]
+    for usage in usages:
+        index = bisect.bisect_right(his, usage.start)
+        while index < len(bounds) and bounds[index][0] < usage.end:
+            lo, hi = bounds[index]
+            seconds = _overlap(usage.start, usage.end, lo, hi)
+            if seconds > 0:
+                _add(out[index], usage, seconds)
+            index += 1
     return out
 
 
@@ -134,20 +174,18 @@ def summarise(
         }
         for queue, amounts in sorted(used.items())
     }
-    windows: list[dict[str, object]] = []
-    lo = 0.0
-    while lo < end and len(windows) < MAX_WINDOWS:
-        hi = min(lo + WINDOW_SECONDS, end)
-        window_used = _resource_seconds(usages, lo, hi)
-        windows.append(
-            {
-                "from": round(lo, 6),
-                "to": round(hi, 6),
-                "shares": _shares(window_used),
-                "utilisation": _utilisation(window_used, _capacity_seconds(capacity, lo, hi)),
-            }
+    bounds = _window_bounds(end)
+    windows = [
+        {
+            "from": round(lo, 6),
+            "to": round(hi, 6),
+            "shares": _shares(window_used),
+            "utilisation": _utilisation(window_used, _capacity_seconds(capacity, lo, hi)),
+        }
+        for (lo, hi), window_used in zip(
+            bounds, _windowed_resource_seconds(usages, bounds), strict=True
         )
-        lo = hi
+    ]
     return {
         "makespan": round(makespan, 6) if makespan is not None else None,
         "queues": queues,

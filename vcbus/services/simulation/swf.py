@@ -10,7 +10,8 @@ https://www.cs.huji.ac.il/labs/parallel/workload/swf.html
 Each job becomes one gang (:func:`trace_document`): one task of ``processors`` replicas,
 ``minAvailable`` = replicas, one pod per processor requesting one processor's share of a
 node, its run time as ``vcbus.io/run-seconds`` and its requested time as
-``activeDeadlineSeconds``. The rules follow RLScheduler's reader (DIR-LAB
+``activeDeadlineSeconds``, and ``ttlSecondsAfterFinished`` (0 by default: a trace job is
+deleted as it finishes). The rules follow RLScheduler's reader (DIR-LAB
 deep-batch-scheduler ``job.py``, SC'20): processors = max(allocated, requested); a run time
 below 0 counts as 10 s; a job that ran 0 s is left out; with ``walltime="run"`` a job
 without a requested time has its run time as its limit.
@@ -29,6 +30,11 @@ trace gives no request."""
 NEGATIVE_RUN_SECONDS = 10
 """The run time of a job whose trace run time is below 0 (RLScheduler's rule)."""
 FIELDS = 18
+TTL_AFTER_FINISHED = 0
+"""Seconds a finished trace job is kept before it is deleted (``ttlSecondsAfterFinished``).
+0: the trace says nothing more of a job once it ended, and a job kept forever keeps its
+pods on their nodes' state, which grows with the replay's history."""
+NEVER = "never"
 
 
 class TraceError(ValueError):
@@ -126,11 +132,13 @@ def trace_document(
     start: int = 0,
     count: int | None = None,
     walltime: str = "request",
+    ttl_after_finished: int | None = TTL_AFTER_FINISHED,
 ) -> dict[str, object]:
     """A full-mode scenario document holding ``count`` jobs of ``trace`` from ``start``.
 
     Times are shifted so that the first job of the slice arrives at 0. Jobs wider than the
-    cluster are left out (they could never run).
+    cluster are left out (they could never run). Each job is deleted
+    ``ttl_after_finished`` seconds after it finished (None: kept).
 
     Raises:
         TraceError: an unknown ``walltime``, or an empty slice.
@@ -154,7 +162,10 @@ def trace_document(
         }
         for index in range(shape.nodes)
     ]
-    jobs = [{"at": job.submit - origin, "job": _manifest(job, shape, walltime)} for job in chosen]
+    jobs = [
+        {"at": job.submit - origin, "job": _manifest(job, shape, walltime, ttl_after_finished)}
+        for job in chosen
+    ]
     last = max(job.submit - origin for job in chosen)
     longest = max(job_limit(job, "run") or job.run for job in chosen)
     total = sum(job.run for job in chosen)
@@ -166,7 +177,9 @@ def _times(quantity: str, factor: int) -> str:
     return f"{int(digits) * factor}{quantity[len(digits) :]}"
 
 
-def _manifest(job: TraceJob, shape: Shape, walltime: str) -> dict[str, object]:
+def _manifest(
+    job: TraceJob, shape: Shape, walltime: str, ttl_after_finished: int | None
+) -> dict[str, object]:
     spec: dict[str, object] = {
         "containers": [
             {
@@ -179,23 +192,26 @@ def _manifest(job: TraceJob, shape: Shape, walltime: str) -> dict[str, object]:
     limit = job_limit(job, walltime)
     if limit is not None:
         spec["activeDeadlineSeconds"] = limit
+    job_spec: dict[str, object] = {
+        "minAvailable": job.processors,
+        "tasks": [
+            {
+                "name": "main",
+                "replicas": job.processors,
+                "template": {
+                    "metadata": {"annotations": {"vcbus.io/run-seconds": str(job.run)}},
+                    "spec": spec,
+                },
+            }
+        ],
+    }
+    if ttl_after_finished is not None:
+        job_spec["ttlSecondsAfterFinished"] = ttl_after_finished
     return {
         "apiVersion": "batch.volcano.sh/v1alpha1",
         "kind": "Job",
         "metadata": {"name": f"job-{job.number}"},
-        "spec": {
-            "minAvailable": job.processors,
-            "tasks": [
-                {
-                    "name": "main",
-                    "replicas": job.processors,
-                    "template": {
-                        "metadata": {"annotations": {"vcbus.io/run-seconds": str(job.run)}},
-                        "spec": spec,
-                    },
-                }
-            ],
-        },
+        "spec": job_spec,
     }
 
 
@@ -218,6 +234,31 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="time limit of a job the trace gives no requested time: none (request) or its "
         "run time (run) [request]",
     )
+    group.add_argument(
+        "--ttl-after-finished",
+        type=ttl_seconds,
+        default=TTL_AFTER_FINISHED,
+        metavar="SECONDS",
+        help="seconds a finished job is kept before it is deleted (its "
+        f"ttlSecondsAfterFinished), or {NEVER} [{TTL_AFTER_FINISHED}]",
+    )
+
+
+def ttl_seconds(text: str) -> int | None:
+    """A ``--ttl-after-finished`` value: whole seconds from 0, or ``never`` (None).
+
+    Raises:
+        argparse.ArgumentTypeError: anything else.
+    """
+    if text.strip().lower() == NEVER:
+        return None
+    try:
+        seconds = int(text)
+    except ValueError:
+        seconds = -1
+    if seconds < 0:
+        raise argparse.ArgumentTypeError(f"expected whole seconds from 0 or {NEVER}, got {text!r}")
+    return seconds
 
 
 def is_trace(path: Path) -> bool:
@@ -241,4 +282,11 @@ def document_from_args(path: Path, args: argparse.Namespace) -> dict[str, object
             raise TraceError("the trace's header gives no MaxProcs or MaxNodes: give --nodes")
         nodes = max(1, processors // args.node_cpu)
     shape = Shape(nodes=nodes, cpu=args.node_cpu, memory_per_cpu=args.memory_per_cpu)
-    return trace_document(trace, shape, start=args.start, count=args.count, walltime=args.walltime)
+    return trace_document(
+        trace,
+        shape,
+        start=args.start,
+        count=args.count,
+        walltime=args.walltime,
+        ttl_after_finished=args.ttl_after_finished,
+    )

@@ -8,11 +8,19 @@ consumer with nothing to read waits until a record is appended or its timeout pa
 Timeouts are the event loop's by default. Given a clock (``vcbus.shared.runtime.clock``), they are
 that clock's: with a virtual clock, a ``getmany`` timeout passes only when the clock is
 advanced, which is how ``vcbus simulate`` runs every service deterministically.
+
+Given ``compact=True`` (``vcbus simulate``'s long replays), a topic created with
+``cleanup.policy: compact`` keeps, as on Kafka, only the newest record of each key, but
+only below every reader's position: a record is dropped once a newer one of its key exists
+and every assigned consumer and every group's committed offset of its partition is past
+it, so no running consumer misses a record, and one that starts later reads the compacted
+log. Offsets never change.
 """
 
 from __future__ import annotations
 
 import asyncio
+import bisect
 import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -26,6 +34,10 @@ from vcbus.shared.bus.protocol import RebalanceCallback
 from vcbus.shared.bus.records import OutRecord, Record, TopicConfig, TopicPartition, oversized
 
 DEFAULT_PARTITIONS = 4
+COMPACT_EVERY = 1024
+"""Records appended to a compacted partition between two compactions, at least: a
+compaction walks the partition once, so its cost is spread over as many appends as the
+records it kept."""
 
 
 class WaitClock(Protocol):
@@ -40,6 +52,39 @@ class WaitClock(Protocol):
         ...
 
 
+@dataclass(slots=True)
+class _Partition:
+    """One partition's log: its records in offset order, with gaps once compacted."""
+
+    records: list[Record] = field(default_factory=list)
+    end: int = 0
+    """The offset the next record gets (Kafka's log end offset)."""
+    latest: dict[bytes, int] | None = None
+    """Per key, its newest record's offset; None when the topic is not compacted."""
+    due: int = COMPACT_EVERY
+    """Records held at which the partition is compacted next."""
+
+    def index(self, offset: int) -> int:
+        """Where the first record at or after ``offset`` sits in ``records``."""
+        if len(self.records) == self.end:
+            return offset
+        return bisect.bisect_left(self.records, offset, key=_offset)
+
+    def read(self, offset: int, limit: int) -> list[Record]:
+        """Up to ``limit`` records from ``offset`` on."""
+        start = self.index(offset)
+        return self.records[start : start + limit]
+
+
+def _offset(record: Record) -> int:
+    return record.offset
+
+
+def _compacted(configs: Mapping[str, str]) -> bool:
+    """Whether a topic's configs make it compacted (``cleanup.policy`` names ``compact``)."""
+    return "compact" in configs.get("cleanup.policy", "").split(",")
+
+
 @dataclass
 class _Group:
     members: list[MemoryConsumer] = field(default_factory=list)
@@ -52,6 +97,9 @@ class InMemoryBus:
     ``clock``, when given, measures consumer timeouts (a virtual clock for simulation).
     ``max_record_bytes`` is the broker's ``message.max.bytes``: producers refuse a larger
     record (Kafka's default, 1 MiB, unless a test models a broker set lower).
+    ``compact``: compact the topics created with ``cleanup.policy: compact`` below every
+    reader's position, once a partition has grown by ``compact_every`` records (at least)
+    since its last compaction; otherwise every record is kept.
     """
 
     def __init__(
@@ -60,11 +108,15 @@ class InMemoryBus:
         default_partitions: int = DEFAULT_PARTITIONS,
         clock: WaitClock | None = None,
         max_record_bytes: int = MAX_RECORD_BYTES,
+        compact: bool = False,
+        compact_every: int = COMPACT_EVERY,
     ) -> None:
         self.max_record_bytes = max_record_bytes
         self._default_partitions = default_partitions
         self._clock = clock
-        self._logs: dict[str, list[list[Record]]] = {}
+        self._compact = compact
+        self._compact_every = max(1, compact_every)
+        self._logs: dict[str, list[_Partition]] = {}
         self._groups: dict[str, _Group] = {}
         self._appended = asyncio.Event()
         self._consumers: list[MemoryConsumer] = []
@@ -74,20 +126,26 @@ class InMemoryBus:
     async def ensure_topics(self, topics: Sequence[TopicConfig]) -> None:
         """Create the topics that do not exist yet."""
         for topic in topics:
-            self._logs.setdefault(topic.name, [[] for _ in range(topic.partitions)])
+            if topic.name in self._logs:
+                continue
+            compacted = self._compact and _compacted(topic.configs)
+            self._logs[topic.name] = [
+                _Partition(latest={} if compacted else None, due=self._compact_every)
+                for _ in range(topic.partitions)
+            ]
 
     async def partitions(self, topic: str) -> int:
         """Number of partitions of a topic (created with the default count if unknown)."""
         return len(self._log(topic))
 
-    def _log(self, topic: str) -> list[list[Record]]:
+    def _log(self, topic: str) -> list[_Partition]:
         if topic not in self._logs:
-            self._logs[topic] = [[] for _ in range(self._default_partitions)]
+            self._logs[topic] = [_Partition() for _ in range(self._default_partitions)]
         return self._logs[topic]
 
     def records(self, topic: str) -> list[Record]:
-        """Every record of a topic, partition by partition (for tests and simulation)."""
-        return [record for log in self._log(topic) for record in log]
+        """Every record a topic holds, partition by partition (for tests and simulation)."""
+        return [record for log in self._log(topic) for record in log.records]
 
     def topics(self) -> list[str]:
         """Names of the topics that exist."""
@@ -103,11 +161,43 @@ class InMemoryBus:
             partition = partition_for(out.key, len(log))
         else:
             partition = next(self._ids) % len(log)
-        records = log[partition]
-        record = Record(out.topic, partition, len(records), out.key, out.value, out.headers)
-        records.append(record)
+        held = log[partition]
+        record = Record(out.topic, partition, held.end, out.key, out.value, out.headers)
+        held.records.append(record)
+        held.end += 1
+        if (latest := held.latest) is not None:
+            if out.key is not None:
+                latest[out.key] = record.offset
+            if len(held.records) >= held.due:
+                self._compact_partition(TopicPartition(out.topic, partition), held, latest)
         self._appended.set()
         return record
+
+    def _compact_partition(
+        self, tp: TopicPartition, held: _Partition, latest: Mapping[bytes, int]
+    ) -> None:
+        """Drop the records a newer one of their key supersedes, below every reader.
+
+        The floor is the lowest offset an assigned consumer or a group's commit of ``tp``
+        still reads from; records from it on stay, so no running consumer misses one.
+        Tombstones stay (they are the newest of their key). The next compaction is due
+        when the partition has grown by at least as many records as it kept.
+        """
+        floor = held.end
+        for consumer in self._consumers:
+            position = consumer._positions.get(tp)
+            if position is not None:
+                floor = min(floor, position)
+        for group in self._groups.values():
+            committed = group.committed.get(tp)
+            if committed is not None:
+                floor = min(floor, committed)
+        held.records = [
+            record
+            for record in held.records
+            if record.offset >= floor or record.key is None or latest[record.key] == record.offset
+        ]
+        held.due = len(held.records) + max(self._compact_every, len(held.records))
 
     def producer(self, *, client_id: str) -> MemoryProducer:
         """A producer writing to this bus."""
@@ -305,7 +395,7 @@ class MemoryConsumer:
     def _has_records(self) -> bool:
         logs = self._bus._logs
         return any(
-            position < len(logs[tp.topic][tp.partition]) for tp, position in self._positions.items()
+            position < logs[tp.topic][tp.partition].end for tp, position in self._positions.items()
         )
 
     async def getmany(self, timeout: float, max_records: int) -> list[Record]:
@@ -316,11 +406,12 @@ class MemoryConsumer:
                 await self._bus._wait_for_records(timeout)
             out: list[Record] = []
             for tp in sorted(self._positions):
-                log = self._bus._logs[tp.topic][tp.partition]
-                position = self._positions[tp]
-                take = log[position : position + max_records - len(out)]
-                out.extend(take)
-                self._positions[tp] = position + len(take)
+                take = self._bus._logs[tp.topic][tp.partition].read(
+                    self._positions[tp], max_records - len(out)
+                )
+                if take:
+                    out.extend(take)
+                    self._positions[tp] = take[-1].offset + 1
                 if len(out) >= max_records:
                     break
             return out
@@ -341,7 +432,7 @@ class MemoryConsumer:
 
     async def end_offsets(self, partitions: Sequence[TopicPartition]) -> dict[TopicPartition, int]:
         """The offset after the last record of each partition."""
-        return {tp: len(self._bus._log(tp.topic)[tp.partition]) for tp in partitions}
+        return {tp: self._bus._log(tp.topic)[tp.partition].end for tp in partitions}
 
     async def stop(self) -> None:
         """Leave the group (uncommitted records are read again by the next member)."""
