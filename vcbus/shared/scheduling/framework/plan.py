@@ -104,28 +104,44 @@ def fit(free: FloatArray, released: FloatArray, shapes: Sequence[Shape]) -> Floa
 
 @dataclass(frozen=True, slots=True)
 class Releases:
-    """Releases in time order, with the arrays that replay them (made once per placement).
+    """Releases in time order (then row order), as the arrays that replay them.
 
     ``cuts`` says, per moment a release comes, how many releases have come by its end.
+    Made once per state of a session's placements.
     """
 
-    ordered: tuple[Release, ...]
+    ends: tuple[datetime, ...]
     rows: IntArray
     amounts: FloatArray
     cuts: tuple[int, ...]
 
     @classmethod
     def of(cls, releases: Sequence[Release], dimensions: int) -> Releases:
-        """``releases`` in time order (then row order), over ``dimensions`` resources."""
-        ordered = tuple(sorted(releases, key=lambda r: (r.end, r.row)))
-        ends = [release.end for release in ordered]
-        rows = np.fromiter((release.row for release in ordered), dtype=np.intp, count=len(ends))
-        amounts = np.array([release.request for release in ordered], dtype=np.float64)
+        """``releases`` over ``dimensions`` resources."""
+        return cls.build(
+            [r.end for r in releases],
+            [r.row for r in releases],
+            [r.request for r in releases],
+            dimensions,
+        )
+
+    @classmethod
+    def build(
+        cls,
+        ends: Sequence[datetime],
+        rows: Sequence[int],
+        requests: Sequence[FloatArray],
+        dimensions: int,
+    ) -> Releases:
+        """The releases whose ``i``-th gives back ``requests[i]`` on ``rows[i]`` at ``ends[i]``."""
+        order = sorted(range(len(ends)), key=lambda i: (ends[i], rows[i]))
+        ordered = tuple(ends[i] for i in order)
+        amounts = np.array([requests[i] for i in order], dtype=np.float64)
         return cls(
-            ordered=ordered,
-            rows=rows,
-            amounts=amounts.reshape(len(ends), dimensions),
-            cuts=tuple(sorted({bisect_right(ends, end) for end in ends})),
+            ends=ordered,
+            rows=np.fromiter((rows[i] for i in order), dtype=np.intp, count=len(order)),
+            amounts=amounts.reshape(len(order), dimensions),
+            cuts=tuple(sorted({bisect_right(ordered, end) for end in ordered})),
         )
 
     def replayed(self, idle: FloatArray, count: int) -> tuple[FloatArray, FloatArray]:
@@ -161,13 +177,14 @@ def earliest_start(
         if used is None:
             return None
         kept = np.any(used > released + 1e-9, axis=1)
-        return max(releases.ordered[count - 1].end, now), kept
+        return max(releases.ends[count - 1], now), kept
     free = idle.copy()
     released = np.zeros_like(idle)
-    for end, group in groupby(releases.ordered, key=lambda r: r.end):
-        for release in group:
-            free[release.row] += release.request
-            released[release.row] += release.request
+    ends = releases.ends
+    for end, group in groupby(range(len(ends)), key=lambda i: ends[i]):
+        for i in group:
+            free[releases.rows[i]] += releases.amounts[i]
+            released[releases.rows[i]] += releases.amounts[i]
         used = fit(free, released, shapes)
         if used is not None:
             kept = np.any(used > released + 1e-9, axis=1)
@@ -183,7 +200,7 @@ def ever_fits(idle: FloatArray, releases: Releases, shapes: Sequence[Shape], now
     """
     if len(shapes) != 1:
         return earliest_start(idle, releases, shapes, now) is not None
-    return _fits(idle, releases, shapes[0], len(releases.ordered))
+    return _fits(idle, releases, shapes[0], len(releases.ends))
 
 
 def _fits(idle: FloatArray, releases: Releases, shape: Shape, count: int) -> bool:
@@ -235,19 +252,21 @@ def releases(
     placed: Iterable[TaskInfo],
     started: Callable[[TaskInfo], datetime | None],
     now: datetime,
-) -> list[Release]:
+) -> Releases:
     """What the placed tasks give back, by their deadlines from when they ``started``."""
-    out: list[Release] = []
+    ends: list[datetime] = []
+    rows: list[int] = []
+    requests: list[FloatArray] = []
     index = matrix.index
     for task in placed:
         seconds = task.pod.active_deadline_seconds
         row = index.get(task.node_name) if task.node_name is not None else None
         if seconds is None or row is None:
             continue
-        end = (started(task) or now) + _limit(seconds)
-        vector = task.vector if task.vector is not None else matrix.vector(task.resreq)
-        out.append(Release(max(end, now), row, vector))
-    return out
+        ends.append(max((started(task) or now) + _limit(seconds), now))
+        rows.append(row)
+        requests.append(task.vector if task.vector is not None else matrix.vector(task.resreq))
+    return Releases.build(ends, rows, requests, matrix.idle.shape[1])
 
 
 @lru_cache(maxsize=4096)

@@ -126,7 +126,7 @@ def _releases(ssn: Session) -> Releases:
         state = pods.get(task.key)
         return state.started if state is not None else None
 
-    made = Releases.of(releases(ssn.matrix, placed, started, ssn.now), ssn.matrix.idle.shape[1])
+    made = releases(ssn.matrix, placed, started, ssn.now)
     ssn.plan_releases = (revision, made)
     return made
 
