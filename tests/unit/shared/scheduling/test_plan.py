@@ -36,7 +36,8 @@ def _gang(count: int, rows: int) -> list[Shape]:
 
 def test_gang_starts_when_enough_deadlines_have_passed():
     releases = [Release(_at(50), 1, CPU), Release(_at(20), 2, CPU), Release(_at(90), 3, CPU)]
-    found = earliest_start(_idle(1, 0, 0, 0), Releases.of(releases, 1), _gang(3, 4), EPOCH)
+    idle = _idle(1, 0, 0, 0)
+    found = earliest_start(idle, Releases.of(releases, idle), _gang(3, 4), EPOCH)
     assert found is not None
     start, kept = found
     assert start == _at(50)
@@ -44,14 +45,14 @@ def test_gang_starts_when_enough_deadlines_have_passed():
 
 
 def test_gang_that_fits_now_starts_now_on_the_rows_it_uses():
-    found = earliest_start(_idle(1, 1, 1), Releases.of([], 1), _gang(2, 3), EPOCH)
+    found = earliest_start(_idle(1, 1, 1), Releases.of([], _idle(1, 1, 1)), _gang(2, 3), EPOCH)
     assert found is not None
     assert found[0] == EPOCH
     assert found[1].tolist() == [True, True, False]
 
 
 def test_pods_without_deadlines_never_release_so_no_plan():
-    assert earliest_start(_idle(1, 0), Releases.of([], 1), _gang(2, 2), EPOCH) is None
+    assert earliest_start(_idle(1, 0), Releases.of([], _idle(1, 0)), _gang(2, 2), EPOCH) is None
 
 
 def test_fit_prefers_released_capacity_leaving_idle_rows_to_others():
@@ -88,7 +89,7 @@ def test_one_shape_found_by_bisection_starts_where_the_replay_of_every_moment_do
         request = random.integers(1, 3, 2).astype(float)
         shape = Shape(request, allowed, int(random.integers(1, 2 * rows + 2)))
         nothing = Shape(request, allowed, 0)
-        schedule = Releases.of(releases, 2)
+        schedule = Releases.of(releases, idle)
         bisected = earliest_start(idle, schedule, [shape], EPOCH)
         replayed = earliest_start(idle, schedule, [shape, nothing], EPOCH)
         assert ever_fits(idle, schedule, [shape], EPOCH) is (replayed is not None)

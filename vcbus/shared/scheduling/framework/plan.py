@@ -106,23 +106,25 @@ def fit(free: FloatArray, released: FloatArray, shapes: Sequence[Shape]) -> Floa
 class Releases:
     """Releases in time order (then row order), as the arrays that replay them.
 
-    ``cuts`` says, per moment a release comes, how many releases have come by its end.
-    Made once per state of a session's placements.
+    ``cuts`` says, per moment a release comes, how many releases have come by its end;
+    ``total``, what each row gets back once every release has come. Made once per state of
+    a session's placements.
     """
 
     ends: tuple[datetime, ...]
     rows: IntArray
     amounts: FloatArray
     cuts: tuple[int, ...]
+    total: FloatArray
 
     @classmethod
-    def of(cls, releases: Sequence[Release], dimensions: int) -> Releases:
-        """``releases`` over ``dimensions`` resources."""
+    def of(cls, releases: Sequence[Release], idle: FloatArray) -> Releases:
+        """``releases`` on the rows and resources of ``idle``."""
         return cls.build(
             [r.end for r in releases],
             [r.row for r in releases],
             [r.request for r in releases],
-            dimensions,
+            idle.shape,
         )
 
     @classmethod
@@ -131,17 +133,25 @@ class Releases:
         ends: Sequence[datetime],
         rows: Sequence[int],
         requests: Sequence[FloatArray],
-        dimensions: int,
+        shape: tuple[int, ...],
     ) -> Releases:
-        """The releases whose ``i``-th gives back ``requests[i]`` on ``rows[i]`` at ``ends[i]``."""
+        """The releases whose ``i``-th gives back ``requests[i]`` on ``rows[i]`` at ``ends[i]``.
+
+        ``shape``: the session's rows and resources (its matrix's ``idle.shape``).
+        """
         order = sorted(range(len(ends)), key=lambda i: (ends[i], rows[i]))
         ordered = tuple(ends[i] for i in order)
         amounts = np.array([requests[i] for i in order], dtype=np.float64)
+        amounts = amounts.reshape(len(order), shape[1])
+        indices = np.fromiter((rows[i] for i in order), dtype=np.intp, count=len(order))
+        total = np.zeros(shape, dtype=np.float64)
+        np.add.at(total, indices, amounts)
         return cls(
             ends=ordered,
-            rows=np.fromiter((rows[i] for i in order), dtype=np.intp, count=len(order)),
-            amounts=amounts.reshape(len(order), dimensions),
+            rows=indices,
+            amounts=amounts,
             cuts=tuple(sorted({bisect_right(ordered, end) for end in ordered})),
+            total=total,
         )
 
     def replayed(self, idle: FloatArray, count: int) -> tuple[FloatArray, FloatArray]:
@@ -196,17 +206,23 @@ def ever_fits(idle: FloatArray, releases: Releases, shapes: Sequence[Shape], now
     """Whether :func:`earliest_start` finds a start, without finding when.
 
     One shape fits at some moment exactly when it fits once every release has come (its
-    fit only grows); several shapes are replayed.
+    fit only grows); several shapes are replayed. Amounts are whole base units held as
+    floats, so ``idle + total`` is the sum the replay makes release by release.
     """
     if len(shapes) != 1:
         return earliest_start(idle, releases, shapes, now) is not None
-    return _fits(idle, releases, shapes[0], len(releases.ends))
+    return _holds(idle + releases.total, shapes[0])
 
 
 def _fits(idle: FloatArray, releases: Releases, shape: Shape, count: int) -> bool:
     """Whether ``shape`` fits once the first ``count`` releases have come."""
     free = idle.copy()
     np.add.at(free, releases.rows[:count], releases.amounts[:count])
+    return _holds(free, shape)
+
+
+def _holds(free: FloatArray, shape: Shape) -> bool:
+    """Whether the rows ``shape`` may use hold its pods on ``free`` capacity."""
     slots = np.where(shape.allowed, _slots(free, shape.request), 0.0)
     return bool(slots.sum() >= shape.count)
 
@@ -266,7 +282,7 @@ def releases(
         ends.append(max((started(task) or now) + _limit(seconds), now))
         rows.append(row)
         requests.append(task.vector if task.vector is not None else matrix.vector(task.resreq))
-    return Releases.build(ends, rows, requests, matrix.idle.shape[1])
+    return Releases.build(ends, rows, requests, matrix.idle.shape)
 
 
 @lru_cache(maxsize=4096)

@@ -74,7 +74,8 @@ def _gang(ssn: Session, job: JobInfo) -> list[Shape]:
             for task in pending
         ):
             # one shape (the usual gang): which ``need`` of them come first does not matter
-            return shapes_of(matrix, pending[:need])
+            (shape,) = shapes_of(matrix, pending[:1])
+            return [Shape(shape.request, shape.allowed, min(need, len(pending)))]
         return shapes_of(matrix, ssn.sort_tasks(pending)[:need])
     members = job.podgroup.min_member
     minimum = job.podgroup.min_resources
