@@ -250,7 +250,7 @@ def _first_fit(idle: FloatArray, releases: Releases, shape: Shape) -> int:
 def deadline_of(task: TaskInfo) -> timedelta | None:
     """The task's pod time limit (``activeDeadlineSeconds``), None without one."""
     seconds = task.pod.active_deadline_seconds
-    return timedelta(seconds=seconds) if seconds is not None else None
+    return _limit(seconds) if seconds is not None else None
 
 
 def ends_by(tasks: Sequence[TaskInfo], now: datetime) -> datetime | None:
@@ -287,6 +287,7 @@ def releases(
 
 @lru_cache(maxsize=4096)
 def _limit(seconds: int) -> timedelta:
+    """A time limit of ``seconds`` (made once per length: a session asks for many)."""
     return timedelta(seconds=seconds)
 
 
