@@ -42,6 +42,7 @@ from vcbus.services.allocator.cycle import run_cycle as allocator_cycle
 from vcbus.services.podgroup_enqueue.cycle import run_cycle as enqueue_cycle
 from vcbus.shared.scheduling.actions import ACTIONS
 from vcbus.shared.scheduling.cluster_view import ClusterEvent, ClusterView
+from vcbus.shared.scheduling.framework.feasibility import Feasibility
 from vcbus.shared.scheduling.framework.session import Session, open_session
 from vcbus.shared.scheduling.framework.session_cache import SessionCache
 from vcbus.shared.scheduling.model import JobInfo, TaskInfo, TaskStatus
@@ -393,3 +394,24 @@ def test_a_copy_with_other_pods_does_not_use_the_views_groups() -> None:
     copy = replace(snapshot, pods=MappingProxyType(fewer))
     assert JobKey("ns/b") not in copy.job_pods()
     assert JobKey("ns/b") in snapshot.job_pods()
+
+
+def test_a_jobs_feasibility_is_judged_again_only_when_its_pods_or_the_nodes_change() -> None:
+    snapshot = _walk()[-1][1]
+    cache = SessionCache()
+    first = _open(snapshot, cache)
+    key = sorted(first.jobs)[0]
+    verdict = first.feasibility.job(first.jobs[key])
+    second = _open(snapshot, cache)
+    assert second.feasibility.job(second.jobs[key]) is verdict
+    bigger = {**snapshot.nodes, "n9": build_node("n9", {"cpu": "4", "memory": "16Gi"})}
+    third = _open(replace(snapshot, nodes=MappingProxyType(bigger)), cache)
+    judged = third.feasibility.job(third.jobs[key])
+    assert judged is not verdict
+    assert judged.usable.shape == (len(bigger),)
+    scratch = Feasibility(third.matrix, third.total_resource).job(third.jobs[key])
+    assert (judged.why, judged.usable.tolist(), judged.largest) == (
+        scratch.why,
+        scratch.usable.tolist(),
+        scratch.largest,
+    )

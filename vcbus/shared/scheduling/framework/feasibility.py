@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
@@ -144,12 +145,34 @@ class JobFit:
     largest: Resource
 
 
-class Feasibility:
-    """The session's feasibility verdicts, each pod shape and each job judged once."""
+class VerdictMemo(Protocol):
+    """Verdicts kept from earlier sessions (``SessionCache``).
 
-    def __init__(self, matrix: NodeMatrix, total: Resource) -> None:
+    A job's verdict holds while its pods, its PodGroup and the nodes are the same.
+    """
+
+    def fit(self, key: JobKey) -> JobFit | None:
+        """The job's kept verdict, if it still holds."""
+        ...
+
+    def keep_fit(self, key: JobKey, fit: JobFit) -> None:
+        """Keep the job's verdict."""
+        ...
+
+
+class Feasibility:
+    """The session's feasibility verdicts, each pod shape and each job judged once.
+
+    With a ``memo``, a job judged in an earlier session on the same pods, PodGroup and
+    nodes is not judged again.
+    """
+
+    def __init__(
+        self, matrix: NodeMatrix, total: Resource, memo: VerdictMemo | None = None
+    ) -> None:
         self._matrix = matrix
         self._total = total
+        self._memo = memo
         self._shapes: dict[Shape, tuple[BoolArray, Counter[str]]] = {}
         self._jobs: dict[JobKey, JobFit] = {}
 
@@ -164,7 +187,13 @@ class Feasibility:
         """Judge ``job`` (once per session)."""
         found = self._jobs.get(job.key)
         if found is None:
-            found = self._jobs[job.key] = self._judge(job)
+            memo = self._memo
+            found = memo.fit(job.key) if memo is not None else None
+            if found is None:
+                found = self._judge(job)
+                if memo is not None:
+                    memo.keep_fit(job.key, found)
+            self._jobs[job.key] = found
         return found
 
     def _judge(self, job: JobInfo) -> JobFit:

@@ -138,6 +138,7 @@ class Session(SessionPlugins):
         self.nomination_changes: list[NominationChange] = []
         """Nominations made and ended this session, in order."""
 
+        self._cache = cache
         copy = build_working_copy(snapshot, cache)
         self.matrix = copy.matrix
         self.node_list = copy.node_list
@@ -168,7 +169,7 @@ class Session(SessionPlugins):
     def feasibility(self) -> Feasibility:
         """The cluster as built, judged per job once a session (``framework.feasibility``)."""
         if self._feasibility is None:
-            self._feasibility = Feasibility(self.matrix, self.total_resource)
+            self._feasibility = Feasibility(self.matrix, self.total_resource, self._cache)
         return self._feasibility
 
     def infeasibility(self, job: JobInfo) -> str | None:

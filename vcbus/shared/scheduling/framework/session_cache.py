@@ -29,6 +29,7 @@ from vcbus.contracts.objects.meta import Condition
 from vcbus.contracts.objects.node import Node
 from vcbus.contracts.objects.pod import Pod
 from vcbus.contracts.objects.podgroup import PodGroup, PodGroupPhase
+from vcbus.shared.scheduling.framework.feasibility import JobFit
 from vcbus.shared.scheduling.model import JobInfo, NodeInfo, TaskInfo, TaskStatus
 from vcbus.shared.scheduling.node_matrix import FloatArray, NodeMatrix
 from vcbus.shared.scheduling.resource import Resource
@@ -291,6 +292,9 @@ class SessionCache:
         """The jobs the last session derived afresh (new or changed), in job order."""
         self.reused: int = 0
         """How many jobs the last session made from their recipe."""
+        self._fits: dict[JobKey, tuple[JobRecipe, JobFit]] = {}
+        """Each job's feasibility verdict, with the recipe it was judged on, for the nodes
+        of ``_nodes``."""
         self._nodes: tuple[frozenset[str], tuple[int, ...], NodeMatrix, list[NodeInfo]] | None
         self._nodes = None
         """The last session's dimensions, its nodes' identities (the matrix holds the
@@ -330,6 +334,7 @@ class SessionCache:
                 info.tasks = {}
             return matrix, node_list
         template = NodeMatrix(nodes, extra_dimensions=dimensions)
+        self._fits.clear()
         matrix = template.fresh()
         node_list = [
             NodeInfo(name=node.name, node=node, row=row, matrix=matrix)
@@ -338,8 +343,26 @@ class SessionCache:
         self._nodes = (dimensions, identities, template, node_list)
         return matrix, node_list
 
+    def fit(self, key: JobKey) -> JobFit | None:
+        """The job's feasibility verdict, if judged on this session's recipe and nodes."""
+        kept = self._fits.get(key)
+        if kept is None or kept[0] is not self._recipes.get(key):
+            return None
+        return kept[1]
+
+    def keep_fit(self, key: JobKey, fit: JobFit) -> None:
+        """Keep the job's verdict for the next sessions made from the same recipe and nodes.
+
+        A job's verdict reads only what its recipe holds (its pods and PodGroup) and the
+        nodes as built: a session's placements change neither.
+        """
+        recipe = self._recipes.get(key)
+        if recipe is not None:
+            self._fits[key] = (recipe, fit)
+
     def keep(self, recipes: Mapping[JobKey, JobRecipe], derived: tuple[JobKey, ...]) -> None:
         """Keep the recipes of the jobs of the session just built (and forget the others)."""
+        self._fits = {key: kept for key, kept in self._fits.items() if key in recipes}
         self._recipes = dict(recipes)
         self.derived = derived
         self.reused = len(recipes) - len(derived)
