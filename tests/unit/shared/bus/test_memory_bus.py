@@ -25,20 +25,12 @@ class TestInMemoryBus(BusContract):
         )
 
 
-class TestCompactingInMemoryBus(BusContract):
+class TestCompactingInMemoryBus(TestInMemoryBus):
     """The contract holds with compaction on, compacting at every append."""
 
     @pytest.fixture
     def bus(self) -> InMemoryBus:
         return InMemoryBus(compact=True, compact_every=1)
-
-    @pytest.fixture
-    def settings(self, topic_prefix: str) -> Settings:
-        return Settings(
-            kafka=KafkaSettings(bootstrap_servers="memory"),
-            topic_prefix=topic_prefix,
-            poll_timeout=0.05,
-        )
 
 
 COMPACTED = TopicConfig("changelog", 1, configs={"cleanup.policy": "compact"})
