@@ -115,13 +115,26 @@ def serve(path: Path) -> None:
     while True:
         connection, _ = server.accept()
         with connection, connection.makefile("rwb") as stream:
-            pod_dir = stream.readline().decode().strip()
-            try:
-                reply = f"ok {launch(Path(pod_dir))}\n"
-            except OSError as exc:
-                reply = f"error {exc}\n"
-            stream.write(reply.encode())
-            stream.flush()
+            reply = _answer(stream.readline())
+            with contextlib.suppress(OSError):  # the agent may be gone: the next one asks
+                stream.write(reply.encode())
+                stream.flush()
+
+
+def _answer(request: bytes) -> str:
+    """Launch the supervisor a request names; the reply, ``ok <pid>`` or ``error <why>``.
+
+    A request is one absolute pod directory and a newline. Anything else (an agent killed
+    while it sent, a relative path) is refused: a supervisor started there would run in
+    the launcher's own working directory.
+    """
+    text = request.decode(errors="replace").strip()
+    if not request.endswith(b"\n") or not os.path.isabs(text):
+        return f"error a launch request is one absolute pod directory and a newline, got {text!r}\n"
+    try:
+        return f"ok {launch(Path(text))}\n"
+    except OSError as exc:
+        return f"error {exc}\n"
 
 
 if __name__ == "__main__":
