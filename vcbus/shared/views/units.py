@@ -18,6 +18,7 @@ Machine-readable output (``-o json``, ``simulate --json``) keeps Kubernetes quan
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from functools import lru_cache
 
 from vcbus.contracts.quantity import units_per_whole
 
@@ -54,8 +55,13 @@ def show_bytes(amount: float) -> str:
     return f"{_decimal(amount, 0)}"
 
 
+@lru_cache(maxsize=4096)
 def show_amount(name: str, amount: float) -> str:
-    """A base-unit amount of resource ``name`` as people read it (module docstring)."""
+    """A base-unit amount of resource ``name`` as people read it (module docstring).
+
+    Kept for the last 4,096 amounts asked: a scheduler's messages show the same few
+    amounts in every cycle.
+    """
     if name in BYTE_RESOURCES:
         return show_bytes(amount)
     if name in COUNT_RESOURCES:

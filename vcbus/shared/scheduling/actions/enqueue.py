@@ -38,6 +38,8 @@ Deliberate deviations:
 
 from __future__ import annotations
 
+from functools import cmp_to_key
+
 from vcbus.contracts.objects.podgroup import PodGroupPhase
 from vcbus.shared.reasons import CLUSTER_OVERUSED, QUEUE_NOT_FOUND, reason_rank
 from vcbus.shared.scheduling.actions.eviction import take_back_room
@@ -103,7 +105,7 @@ class EnqueueAction:
         """Run enqueue over the session."""
         queues: PriorityQueue[QueueInfo] = PriorityQueue(ssn.queue_order_fn)
         queued: set[str] = set()
-        jobs_map: dict[str, PriorityQueue[JobInfo]] = {}
+        jobs_map: dict[str, list[JobInfo]] = {}
         target = ssn.jobs.get(ssn.reservation.target_job) if ssn.reservation.target_job else None
         arguments = {**ssn.arguments, **ssn.action_arguments(NAME)}
         taken: dict[str, Resource] | None = {} if get_bool(arguments, TAKE_BACK, False) else None
@@ -120,7 +122,11 @@ class EnqueueAction:
                 queued.add(queue.name)
                 queues.push(queue)
             if job.is_pending() and job is not target:
-                jobs_map.setdefault(queue.name, PriorityQueue(ssn.job_order_fn)).push(job)
+                jobs_map.setdefault(queue.name, []).append(job)
+        # Nothing enqueue does changes a Pending job's order: each queue's jobs are sorted
+        # once, last first, and popped (the order a PriorityQueue of them gives).
+        for pending in jobs_map.values():
+            pending.sort(key=cmp_to_key(ssn.job_compare), reverse=True)
 
         if target is not None and target.is_pending() and target.queue in queued:
             try_enqueue(ssn, target, ssn.queues[target.queue], taken)
@@ -129,7 +135,7 @@ class EnqueueAction:
         while not queues.empty():
             queue = queues.pop()
             jobs = jobs_map.get(queue.name)
-            if jobs is None or jobs.empty():
+            if not jobs:
                 continue
             job = jobs.pop()
             plan = plans.blocks(job)

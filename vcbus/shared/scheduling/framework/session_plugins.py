@@ -100,6 +100,8 @@ class SessionPlugins:
         self._reclaim_room = ExtensionPoint[ReclaimRoomFn](None)
         self._reservation_limits = ExtensionPoint[ReservationLimits](None)
         self._event_handlers: list[EventHandler] = []
+        self._enqueue_asked: tuple[JobInfo | None, list[JobVoteFn]] = (None, [])
+        """The job ``job_enqueueable`` asked about last, and the votes it asked."""
         self.freeze_dispatch()
 
     # Registrars (session_plugins.go Add…Fn) ----------------------------------------------
@@ -220,13 +222,24 @@ class SessionPlugins:
     # Dispatchers (session_plugins.go) ------------------------------------------------------
     def job_order_fn(self, left: JobInfo, right: JobInfo) -> bool:
         """Whether ``left`` goes before ``right``: first non-zero plugin, then age and uid."""
+        return self.job_compare(left, right) < 0
+
+    def job_compare(self, left: JobInfo, right: JobInfo) -> int:
+        """``job_order_fn`` as a comparison: negative when ``left`` goes first, 0 for one job.
+
+        A total order (every job order function is antisymmetric, and age and uid decide
+        the rest), so ``sorted(jobs, key=functools.cmp_to_key(ssn.job_compare))`` lists
+        jobs in the order a ``PriorityQueue(ssn.job_order_fn)`` of them pops them.
+        """
         for fn in self._job_order_fns:
             result = fn(left, right)
             if result != 0:
-                return result < 0
+                return result
         if left.creation_key != right.creation_key:
-            return left.creation_key < right.creation_key
-        return left.uid < right.uid
+            return -1 if left.creation_key < right.creation_key else 1
+        if left.uid != right.uid:
+            return -1 if left.uid < right.uid else 1
+        return 0
 
     def queue_order_fn(self, left: QueueInfo, right: QueueInfo) -> bool:
         """Whether ``left`` goes before ``right``: first non-zero plugin, then name."""
@@ -271,12 +284,18 @@ class SessionPlugins:
 
     def job_enqueueable(self, job: JobInfo) -> bool:
         """Tiered votes on enqueueing (``JobEnqueueable``), gated by ``enableJobEnqueued``."""
-        return self._tiered_vote(self._job_enqueueable, job)
+        asked: list[JobVoteFn] = []
+        self._enqueue_asked = (job, asked)
+        return self._tiered_vote(self._job_enqueueable, job, asked)
 
-    def _tiered_vote(self, point: ExtensionPoint[JobVoteFn], job: JobInfo) -> bool:
+    def _tiered_vote(
+        self, point: ExtensionPoint[JobVoteFn], job: JobInfo, asked: list[JobVoteFn] | None = None
+    ) -> bool:
         for tier in self.tiers:
             permitted = False
             for fn in self._tier_fns(tier, point):
+                if asked is not None:
+                    asked.append(fn)
                 vote = fn(job)
                 if vote == Vote.REJECT:
                     return False
@@ -290,10 +309,15 @@ class SessionPlugins:
         """Ask every enabled enqueue vote about ``job`` so each rejecting plugin says why.
 
         ``job_enqueueable`` stops at the first Reject; a rejected job's reason must be the
-        highest-ranked one (SPEC A8), so enqueue asks them all once more. The votes only read.
+        highest-ranked one (SPEC A8), so enqueue asks the others too. The votes only read
+        (and record their reasons), so a vote ``job_enqueueable`` just asked about this job
+        is not asked again.
         """
+        last, asked = self._enqueue_asked
+        skip = asked if last is job else ()
         for fn in self._enabled(self._job_enqueueable):
-            fn(job)
+            if fn not in skip:
+                fn(job)
 
     def job_enqueued(self, job: JobInfo) -> None:
         """Tell the plugins a job was enqueued (``JobEnqueued``)."""
