@@ -14,7 +14,7 @@ from vcbus.contracts.objects.pod import PodPhase
 from vcbus.shared.scheduling.framework.priority_queue import PriorityQueue
 from vcbus.shared.scheduling.framework.session import open_session
 from vcbus.shared.scheduling.plugins import PLUGIN_BUILDERS
-from vcbus.shared.scheduling.snapshot import ClusterSnapshot
+from vcbus.shared.scheduling.snapshot import ClusterSnapshot, PodGroupState, PodState
 
 _job = st.tuples(
     st.integers(0, 3),  # priority
@@ -25,8 +25,11 @@ _job = st.tuples(
 
 @settings(max_examples=60, deadline=None)
 @given(st.lists(_job, min_size=1, max_size=12))
-def test_sorting_by_job_compare_pops_as_the_priority_queue(jobs: list[tuple[int, int, int]]) -> None:
-    podgroups, pods = [], []
+def test_sorting_by_job_compare_pops_as_the_priority_queue(
+    jobs: list[tuple[int, int, int]],
+) -> None:
+    podgroups: list[PodGroupState] = []
+    pods: list[PodState] = []
     for i, (priority, created, running) in enumerate(jobs):
         name = f"job-{i}"
         creation = NOW + timedelta(seconds=created)

@@ -63,6 +63,7 @@ from datetime import datetime, timedelta
 
 import numpy as np
 
+from vcbus.contracts.keys import JobKey
 from vcbus.contracts.objects.podgroup import PodGroupPhase
 from vcbus.contracts.quantity import QuantityError, parse_resources
 from vcbus.shared.reasons import WAITING_FOR_RESERVATION
@@ -313,16 +314,46 @@ def _seconds_of(job: JobInfo) -> float:
     return (arrival(job) - EPOCH).total_seconds()
 
 
-def waits_only_for_will_bind(ssn: Session, job: JobInfo) -> bool:
-    """Whether ``job`` would fit the idle capacity but for room other jobs' will-bind holds."""
+@dataclass(frozen=True, slots=True)
+class IdleRoom:
+    """The cluster's idle capacity and what will-bind holds, read once per election.
+
+    What every job the election asks about is measured against.
+    """
+
+    idle: FloatArray
+    room: Resource
+    """``idle`` as a resource."""
+    held: Resource
+    """Every job's will-bind reservation, summed in job order."""
+
+    @classmethod
+    def of(cls, ssn: Session) -> IdleRoom:
+        """Read the session's idle capacity and will-bind holds now."""
+        idle = ssn.matrix.idle.sum(axis=0)
+        room = Resource(dict(zip(ssn.matrix.dimensions, (float(v) for v in idle), strict=True)))
+        return cls(idle, room, _held(ssn, None))
+
+
+def _held(ssn: Session, but: JobKey | None) -> Resource:
     held = Resource()
     for key in sorted(ssn.will_bind.held):
-        if key != job.key:
+        if key != but:
             held = held + ssn.will_bind.reserved(key)
+    return held
+
+
+def waits_only_for_will_bind(ssn: Session, job: JobInfo, idle: IdleRoom | None = None) -> bool:
+    """Whether ``job`` would fit the idle capacity but for room other jobs' will-bind holds.
+
+    ``idle``: the session's :class:`IdleRoom`, when read already.
+    """
+    if idle is None:
+        idle = IdleRoom.of(ssn)
+    held = _held(ssn, job.key) if job.key in ssn.will_bind.held else idle.held
     if not held.requested_names():
         return False
-    idle = ssn.matrix.idle.sum(axis=0)
-    free = Resource(dict(zip(ssn.matrix.dimensions, (float(v) for v in idle), strict=True)))
+    free = idle.room
     wanted = requested(job)
     return not wanted.less_equal(free) and wanted.less_equal(free + held)
 
@@ -349,21 +380,22 @@ def newest_pods(ssn: Session) -> dict[str, datetime]:
     return out
 
 
-def holds(
-    ssn: Session, job: JobInfo, rows: BoolArray, cluster_idle: FloatArray | None = None
-) -> bool:
+def holds(ssn: Session, job: JobInfo, rows: BoolArray, cluster: IdleRoom | None = None) -> bool:
     """Whether the node ``rows`` hold ``job``'s minimum gang now.
 
     Their idle capacity, summed, holds what the job asks for, and one of them its largest
-    minimum pod. ``cluster_idle``: the idle capacity of every node, summed (when known).
+    minimum pod. ``cluster``: the idle capacity of every node, summed (when read already).
     """
     if not rows.any():
         return False
     matrix = ssn.matrix
     every = bool(rows.all())
     idle = matrix.idle if every else matrix.idle[rows]
-    total = cluster_idle if every and cluster_idle is not None else idle.sum(axis=0)
-    room = Resource(dict(zip(matrix.dimensions, (float(v) for v in total), strict=True)))
+    if every and cluster is not None:
+        room = cluster.room
+    else:
+        total = idle.sum(axis=0)
+        room = Resource(dict(zip(matrix.dimensions, (float(v) for v in total), strict=True)))
     if not requested(job).less_equal(room):
         return False
     largest = ssn.feasibility.job(job).largest
@@ -389,7 +421,7 @@ class ReservationPlugin:
         return all(wanted.amount(d) >= minimum.amount(d) for d in minimum if minimum.amount(d) > 0)
 
     def starving(
-        self, ssn: Session, job: JobInfo, placed: Overtakers, cluster_idle: FloatArray
+        self, ssn: Session, job: JobInfo, placed: Overtakers, idle: IdleRoom
     ) -> str | None:
         """Why the job starves (overtaken, or waiting ``target-min-waiting``), or ``None``.
 
@@ -400,7 +432,7 @@ class ReservationPlugin:
         reservation); locks would only keep those jobs off idle nodes.
         """
         usable = ssn.feasibility.job(job).usable
-        if holds(ssn, job, usable, cluster_idle) or waits_only_for_will_bind(ssn, job):
+        if holds(ssn, job, usable, idle) or waits_only_for_will_bind(ssn, job, idle):
             return None
         minimum = self.args.min_waiting
         if minimum is not None and waiting_time(job, ssn.now) >= minimum:
@@ -422,10 +454,10 @@ class ReservationPlugin:
         ]
         if not candidates:
             placed = Overtakers.of(ssn)
-            cluster_idle = ssn.matrix.idle.sum(axis=0)
+            idle = IdleRoom.of(ssn)
             for job in jobs:
                 big = self.is_big_enough(job)
-                why = self.starving(ssn, job, placed, cluster_idle) if big else None
+                why = self.starving(ssn, job, placed, idle) if big else None
                 if why is not None:
                     candidates.append(Election(job, why))
         if not candidates:
