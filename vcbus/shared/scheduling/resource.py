@@ -212,8 +212,11 @@ class Resource(Mapping[str, float]):
     def exceeded_part(self, other: Resource) -> Resource:
         """Return the part of ``self`` above ``other`` (``ExceededPart``; ``diff``'s first)."""
         mine, theirs = self._amounts, other._amounts
-        names = set(mine) | set(theirs)
-        return Resource({n: max(mine.get(n, 0.0) - theirs.get(n, 0.0), 0.0) for n in names})
+        out = {n: max(a - theirs.get(n, 0.0), 0.0) for n, a in mine.items()}
+        for name, amount in theirs.items():
+            if name not in out:
+                out[name] = max(0.0 - amount, 0.0)
+        return Resource._raw(out)  # both sides clean: so is every name and amount
 
     def as_dict(self) -> dict[str, float]:
         """Return the amounts as a plain dict in canonical order."""
