@@ -35,6 +35,7 @@ Deliberate deviations:
 from __future__ import annotations
 
 import operator
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 from types import MappingProxyType
@@ -125,6 +126,10 @@ T = TypeVar("T")
 
 _LIVE = frozenset({PodPhase.PENDING, PodPhase.RUNNING})
 
+GONE_LIMIT = 1 << 16
+"""How many deleted pods' uids, and refused bindings' event ids, a view remembers (SPEC
+A12): enough to cover the records still in flight about them."""
+
 
 class ClusterView:
     """The cluster as the scheduling services know it, updated one event at a time."""
@@ -147,7 +152,12 @@ class ClusterView:
         self._status: dict[PodKey, dict[str, tuple[PodPhase, str | None]]] = {}
         self._bindings: dict[PodKey, dict[str, tuple[str, int]]] = {}
         self._refusals: dict[PodKey, dict[str, int]] = {}
-        self._refusal_ids: set[str] = set()
+        self._refusal_ids: OrderedDict[str, None] = OrderedDict()
+        """The refusals folded, newest last, to fold each once (the last ``GONE_LIMIT``)."""
+        self._gone: OrderedDict[str, None] = OrderedDict()
+        """Uids of deleted pods, newest last (the last ``GONE_LIMIT``): a pod's uid is never
+        reused (the job-controller counts each pod's incarnations), so a status, binding or
+        eviction that arrives after its pod's deletion is dropped, not kept forever."""
         self._evicting: dict[PodKey, dict[str, str]] = {}
         """Pod → uid → node of the evictions requested (the pod is Releasing)."""
         self._started: dict[PodKey, dict[str, datetime]] = {}
@@ -218,15 +228,19 @@ class ClusterView:
                             table.pop(key, None)
                     else:
                         table.pop(key, None)
+                if uid:
+                    _remember(self._gone, uid)
             case PodPhaseChanged(pod=key, phase=phase, node=node, pod_uid=uid, occurred_at=at):
+                if uid in self._gone:
+                    return
                 self._status.setdefault(key, {})[uid] = (phase, node)
                 if phase is PodPhase.RUNNING:
                     self._started.setdefault(key, {}).setdefault(uid, at)
                 self._compose(key)
             case BindingRefused(pod=key, node=node, event_id=event_id, pod_uid=uid):
-                if event_id in self._refusal_ids:
+                if event_id in self._refusal_ids or uid in self._gone:
                     return
-                self._refusal_ids.add(event_id)
+                _remember(self._refusal_ids, event_id)
                 bound = _of(self._bindings, key, uid)
                 if bound is None or bound[0] == node:
                     refusals = self._refusals.setdefault(key, {})
@@ -236,12 +250,16 @@ class ClusterView:
                     self._status.get(key, {}).pop(uid, None)
                 self._compose(key)
             case BindingCreated(pod=pod, node=node, attempt=attempt):
+                if pod.uid in self._gone:
+                    return
                 key = pod_key(pod.namespace, pod.name)
                 previous = _of(self._bindings, key, pod.uid)
                 if previous is None or attempt >= previous[1]:
                     self._bindings.setdefault(key, {})[pod.uid] = (node, attempt)
                 self._compose(key)
             case PodEvictionRequested(pod=key, pod_uid=uid, node=node):
+                if uid in self._gone:
+                    return
                 self._evicting.setdefault(key, {})[uid] = node
                 self._compose(key)
             case NodeRegistered(node=node) | NodeChanged(node=node):
@@ -335,6 +353,15 @@ class ClusterView:
         self._groups.pop(job, None)
 
     # Reading ---------------------------------------------------------------------------
+    def held_entries(self) -> int:
+        """How many per-pod entries the view holds besides its pods' states (SPEC A12).
+
+        Statuses, bindings, refusals, evictions and start times, per pod uid: none is left
+        once every pod is deleted, whatever arrives after the deletion.
+        """
+        tables = (self._status, self._bindings, self._refusals, self._evicting, self._started)
+        return sum(len(by_uid) for table in tables for by_uid in table.values())
+
     def snapshot(self) -> ClusterSnapshot:
         """Return a frozen copy of the view for one cycle (the last one, if unchanged since)."""
         if self._snapshot is None:
@@ -492,6 +519,14 @@ class ClusterView:
             if where or pod_phase is not PodPhase.PENDING:
                 self._status[key] = {pod.uid: (pod_phase, where)}
             self._compose(key)
+
+
+def _remember(recent: OrderedDict[str, None], item: str) -> None:
+    """Add ``item`` as the newest of ``recent``, forgetting the oldest past ``GONE_LIMIT``."""
+    recent[item] = None
+    recent.move_to_end(item)
+    if len(recent) > GONE_LIMIT:
+        recent.popitem(last=False)
 
 
 def _of(table: Mapping[PodKey, Mapping[str, T]], key: PodKey, uid: str) -> T | None:

@@ -104,3 +104,29 @@ def test_a_binding_of_the_old_pod_does_not_count_for_the_new_one() -> None:
 
     state = view.snapshot().pods[KEY]
     assert (state.binding, state.node) == (False, None)
+
+
+def test_records_that_arrive_after_their_pods_deletion_leave_nothing_behind() -> None:
+    """SPEC A12: a late status, binding or eviction of a deleted pod is not kept forever."""
+    view = ClusterView()
+    for event in (
+        created("v0"),
+        phase("v0", PodPhase.RUNNING, "n1"),
+        deleted("v0"),
+        phase("v0", PodPhase.SUCCEEDED, "n1"),  # read late, from pods.status
+        BindingCreated(event_id="b", occurred_at=T0, pod=pod("v0"), node=NodeName("n1")),
+    ):
+        view.apply(event)
+
+    assert KEY not in view.snapshot().pods
+    assert view.held_entries() == 0
+
+
+def test_a_status_read_before_its_pod_is_still_kept() -> None:
+    view = ClusterView()
+    view.apply(phase("v2", PodPhase.RUNNING, "n1"))  # pods.status read ahead of pods
+    assert view.held_entries() == 2  # its phase and when it started
+    view.apply(created("v2"))
+
+    state = view.snapshot().pods[KEY]
+    assert (state.pod.uid, state.phase, state.node) == ("v2", PodPhase.RUNNING, "n1")
