@@ -321,9 +321,8 @@ class IdleRoom:
     What every job the election asks about is measured against.
     """
 
-    idle: FloatArray
     room: Resource
-    """``idle`` as a resource."""
+    """The idle capacity of every node, summed."""
     held: Resource
     """Every job's will-bind reservation, summed in job order."""
 
@@ -332,7 +331,7 @@ class IdleRoom:
         """Read the session's idle capacity and will-bind holds now."""
         idle = ssn.matrix.idle.sum(axis=0)
         room = Resource(dict(zip(ssn.matrix.dimensions, (float(v) for v in idle), strict=True)))
-        return cls(idle, room, _held(ssn, None))
+        return cls(room, _held(ssn, None))
 
 
 def _held(ssn: Session, but: JobKey | None) -> Resource:
