@@ -21,6 +21,7 @@ from vcbus.contracts import (
 )
 from vcbus.contracts.keys import JobKey
 from vcbus.contracts.objects.pod import Pod, PodPhase
+from vcbus.shared.scheduling import ClusterEvent
 from vcbus.shared.scheduling.cluster_view import ClusterView
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -63,60 +64,60 @@ def phase(uid: str, what: PodPhase, node: str, reason: str = "") -> PodPhaseChan
     )
 
 
-def test_the_old_pods_late_failure_is_not_the_new_pods_phase_when_a_job_restarts() -> None:
+def folded(*events: ClusterEvent) -> ClusterView:
+    """A view that folded ``events`` in this order."""
     view = ClusterView()
-    for event in (
+    for event in events:
+        view.apply(event)
+    return view
+
+
+def test_the_old_pods_late_failure_is_not_the_new_pods_phase_when_a_job_restarts() -> None:
+    view = folded(
         created("v0"),
         phase("v0", PodPhase.RUNNING, "n1"),
         deleted("v0"),
         created("v1"),
         phase("v0", PodPhase.FAILED, "n1"),  # read late, from pods.status
-    ):
-        view.apply(event)
+    )
 
     state = view.snapshot().pods[KEY]
     assert (state.pod.uid, state.phase, state.node) == ("v1", PodPhase.PENDING, None)
 
 
 def test_the_new_pods_binding_survives_the_old_pods_deletion_when_read_before_it() -> None:
-    view = ClusterView()
-    for event in (
+    view = folded(
         created("v0"),
         phase("v1", PodPhase.PENDING, "n2", reason="Bound"),  # pods.status read ahead
         deleted("v0"),
         created("v1"),
-    ):
-        view.apply(event)
+    )
 
     state = view.snapshot().pods[KEY]
     assert (state.pod.uid, state.phase, state.node) == ("v1", PodPhase.PENDING, "n2")
 
 
 def test_a_binding_of_the_old_pod_does_not_count_for_the_new_one() -> None:
-    view = ClusterView()
-    for event in (
+    view = folded(
         created("v0"),
         BindingCreated(event_id="b", occurred_at=T0, pod=pod("v0"), node=NodeName("n1")),
         deleted("v0"),
         created("v1"),
-    ):
-        view.apply(event)
+    )
 
     state = view.snapshot().pods[KEY]
     assert (state.binding, state.node) == (False, None)
 
 
 def test_records_that_arrive_after_their_pods_deletion_leave_nothing_behind() -> None:
-    """SPEC A12: a late status, binding or eviction of a deleted pod is not kept forever."""
-    view = ClusterView()
-    for event in (
+    """SPEC A12: a late status or binding of a deleted pod is not kept forever."""
+    view = folded(
         created("v0"),
         phase("v0", PodPhase.RUNNING, "n1"),
         deleted("v0"),
         phase("v0", PodPhase.SUCCEEDED, "n1"),  # read late, from pods.status
         BindingCreated(event_id="b", occurred_at=T0, pod=pod("v0"), node=NodeName("n1")),
-    ):
-        view.apply(event)
+    )
 
     assert KEY not in view.snapshot().pods
     assert view.held_entries() == 0

@@ -342,13 +342,11 @@ def _held(ssn: Session, but: JobKey | None) -> Resource:
     return held
 
 
-def waits_only_for_will_bind(ssn: Session, job: JobInfo, idle: IdleRoom | None = None) -> bool:
+def waits_only_for_will_bind(ssn: Session, job: JobInfo, idle: IdleRoom) -> bool:
     """Whether ``job`` would fit the idle capacity but for room other jobs' will-bind holds.
 
-    ``idle``: the session's :class:`IdleRoom`, when read already.
+    ``idle``: the session's :class:`IdleRoom`, read once per election.
     """
-    if idle is None:
-        idle = IdleRoom.of(ssn)
     held = _held(ssn, job.key) if job.key in ssn.will_bind.held else idle.held
     if not held.requested_names():
         return False
