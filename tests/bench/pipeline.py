@@ -101,7 +101,7 @@ class Observer:
         self.bytes = 0
         self.records = 0
         self.changed = asyncio.Event()
-        self._decoder = msgspec.json.Decoder(_Peek)
+        self._decoder = msgspec.json.Decoder(_Peek | list[_Peek])
         self._consumer: AIOKafkaConsumer | None = None
 
     def pause(self) -> None:
@@ -150,7 +150,11 @@ class Observer:
     def _take(self, value: bytes, now: float) -> None:
         self.records += 1
         self.bytes += len(value)
-        peek = self._decoder.decode(value)
+        peeked = self._decoder.decode(value)
+        for peek in peeked if isinstance(peeked, list) else (peeked,):
+            self._note(peek, now)
+
+    def _note(self, peek: _Peek, now: float) -> None:
         if peek.type == "pod.phase_changed.v1" and peek.phase == "Running":
             self.pod_running.setdefault(peek.pod, now)
         elif peek.type == "job.status_changed.v1" and peek.phase == "Running":

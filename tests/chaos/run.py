@@ -395,13 +395,13 @@ async def read_history(bus: AioKafkaBus, prefix: str) -> History:
                             history.dead_letters.get(record.topic, 0) + 1
                         )
                         continue
-                    decoded = codecs[record.topic].decode(record.value)
+                    decoded = codecs[record.topic].decode_all(record.value)
                     if isinstance(decoded, Unknown | Poison):
                         history.undecodable[record.topic] = (
                             history.undecodable.get(record.topic, 0) + 1
                         )
                         continue
-                    per_partition[record.tp].append(decoded)
+                    per_partition[record.tp].extend(decoded)
     finally:
         await consumer.stop()
     for tp in sorted(per_partition, key=lambda tp: (tp.topic, tp.partition)):

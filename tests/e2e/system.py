@@ -201,9 +201,9 @@ async def read_topic(system: System, topic: Topic) -> list[tuple[Record, Event]]
             while any(positions[tp] < end for tp, end in ends.items()):
                 for record in await consumer.getmany(timeout=0.2, max_records=1000):
                     positions[record.tp] = record.offset + 1
-                    decoded = codec.decode(record.value)
+                    decoded = codec.decode_all(record.value)
                     assert not isinstance(decoded, Unknown | Poison), (record, decoded)
-                    out.append((record, decoded))
+                    out.extend((record, event) for event in decoded)
     finally:
         await consumer.stop()
     return out

@@ -42,7 +42,7 @@ from vcbus.contracts import (
 )
 from vcbus.contracts.limits import MAX_RECORD_BYTES
 from vcbus.services.cli.submit import records_for
-from vcbus.shared.bus.codec import Poison, TopicCodec
+from vcbus.shared.bus.codec import Poison, TopicCodec, Unknown, encode
 from vcbus.shared.bus.envelope import (
     HEADER_DLT_ERROR,
     HEADER_DLT_OFFSET,
@@ -164,7 +164,7 @@ async def test_every_bad_submission_is_answered_on_jobs_rejected_when_ten_thousa
     def origin_of(record: Record) -> tuple[str, Origin] | None:
         if record.topic != rejected_topic:
             return "admitted", (record.partition, record.offset)
-        event = codec.decode(record.value)
+        event = one_event(codec, record.value)
         assert isinstance(event, JobRejected), event
         assert event.violations, event
         assert event.origin is not None
@@ -211,7 +211,7 @@ async def test_every_undecodable_internal_record_is_dead_lettered_when_garbage_a
         wanted[name] = {
             (r.partition, r.offset)
             for r in await read_raw(system, name, at_least=GARBAGE_PER_TOPIC)
-            if isinstance(codec.decode(r.value), Poison)
+            if isinstance(codec.decode_all(r.value), Poison)
         }
         assert len(wanted[name]) == GARBAGE_PER_TOPIC, topic
 
@@ -250,14 +250,14 @@ async def answers_by_offset(
 
     def origin_of(record: Record) -> tuple[str, Origin] | None:
         if record.topic == rejected_topic:
-            event = rejected_codec.decode(record.value)
+            event = one_event(rejected_codec, record.value)
             assert isinstance(event, JobRejected), event
             assert event.origin is not None
             if event.origin.topic != submitted or event.origin.partition != partition:
                 return None
             offset = event.origin.offset
         else:
-            event = admitted_codec.decode(record.value)
+            event = one_event(admitted_codec, record.value)
             if (
                 not isinstance(event, JobAdmitted)
                 or event.manifest.metadata.name not in admitted_at
@@ -313,32 +313,42 @@ async def test_poison_is_answered_in_bounded_records_and_the_good_job_behind_it_
         if case is None or not case.reasons:
             assert record.topic.endswith(str(Topic.JOBS_ADMITTED)), (case, record.topic)
             continue
-        event = rejected_codec.decode(record.value)
+        event = one_event(rejected_codec, record.value)
         assert isinstance(event, JobRejected)
         assert sorted({v.reason for v in event.violations}) == sorted(case.reasons), case.label
     view = await wait_for_jobs(system, [good.label])
     assert view.jobs[good.label].phase == "Completed", system.logs()
     annotated = await created_pods(system, "default/annotated", want=100)
     assert len(annotated) == 100, "the annotated job's pods are created"
-    assert all(len(record.value or b"") < 4096 for record in annotated)
+    assert all(len(encode(event)) < 4096 for event in annotated)
     assert_alive(system)
 
 
-async def created_pods(system: System, job: str, *, want: int) -> list[Record]:
-    """The ``PodCreated`` records of ``job`` (the topic also holds the garbage test's)."""
+async def created_pods(system: System, job: str, *, want: int) -> list[PodCreated]:
+    """The ``PodCreated`` events of ``job`` (the topic also holds the garbage test's)."""
     codec = TopicCodec[Event](TOPIC_SPECS[Topic.PODS].union)
-    found: list[Record] = []
+    found: list[PodCreated] = []
     with contextlib.suppress(TimeoutError):
         async with asyncio.timeout(WAIT):
             while len(found) < want:
                 found = [
-                    record
+                    event
                     for record in await read_raw(system, f"{system.prefix}{Topic.PODS}")
-                    if isinstance(event := codec.decode(record.value), PodCreated)
-                    and event.pod.job == job
+                    if isinstance(decoded := codec.decode_all(record.value), tuple)
+                    for event in decoded
+                    if isinstance(event, PodCreated) and event.pod.job == job
                 ]
                 await asyncio.sleep(0.5)
     return found
+
+
+def one_event(codec: TopicCodec[Event], value: bytes | None) -> Event | Unknown | Poison:
+    """The event of a record that answers one input (admission writes one per input)."""
+    decoded = codec.decode_all(value)
+    if isinstance(decoded, Unknown | Poison):
+        return decoded
+    assert len(decoded) == 1, decoded
+    return decoded[0]
 
 
 async def publish_at(system: System, records: Sequence[OutRecord]) -> None:

@@ -13,6 +13,7 @@ import pytest
 from tests.support.toy import build, delete_event
 from vcbus.contracts import JobDeleted, Topic
 from vcbus.contracts.limits import MAX_RECORD_BYTES
+from vcbus.shared.bus.batch import events_in
 from vcbus.shared.bus.codec import encode
 from vcbus.shared.bus.envelope import (
     HEADER_DLT_ERROR,
@@ -37,13 +38,16 @@ WAIT = 30.0
 
 
 async def read_topic(bus: Bus, topic: str, *, want: int, timeout: float = WAIT) -> list[Record]:
-    """Read a topic from the start (no group) until ``want`` records or the time limit."""
+    """Read a topic from the start (no group) until it holds ``want`` events or the time limit.
+
+    A record of several events (``vcbus.shared.bus.batch``) counts as many.
+    """
     consumer = bus.consumer([topic], group=None, client_id="reader")
     await consumer.start()
     out: list[Record] = []
     try:
         async with asyncio.timeout(timeout):
-            while len(out) < want:
+            while sum(map(events_in, out)) < want:
                 out.extend(await consumer.getmany(timeout=0.2, max_records=1000))
     except TimeoutError:
         pass

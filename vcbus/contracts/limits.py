@@ -27,6 +27,11 @@ the framing: an event's encoded value is at most ``MAX_RECORD_BYTES`` minus this
 MAX_EVENT_BYTES = MAX_RECORD_BYTES - RECORD_HEADROOM_BYTES
 """Largest encoded event value admission lets a job's records reach."""
 
+MAX_RECORD_EVENTS = 512
+"""Most events one record carries: the outbox writes the consecutive events of one topic,
+key, type and trace, answering the same input, as one record (``vcbus.shared.bus.batch``),
+within this count and :data:`MAX_RECORD_BYTES`."""
+
 MAX_VIOLATIONS = 100
 """Most violations one ``JobRejected`` lists; the rest are counted."""
 

@@ -37,9 +37,9 @@ class TopicTail:
         codec = self._codecs.setdefault(topic, TopicCodec(TOPIC_SPECS[topic].union))
         out: list[Event] = []
         for record in self.of(topic):
-            decoded = codec.decode(record.value)
+            decoded = codec.decode_all(record.value)
             assert not isinstance(decoded, Unknown | Poison), (record, decoded)
-            out.append(decoded)
+            out.extend(decoded)
         return out
 
     def unique(self, topic: Topic) -> list[Event]:

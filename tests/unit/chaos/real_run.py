@@ -69,7 +69,7 @@ def real_run(jobs: int = 24, seed: int = 3, nodes: int = 4) -> RealRun:
         codec = TopicCodec[Event](TOPIC_SPECS[topic].union)
         events: list[Event] = getattr(history, name)
         for record in bus.records(f"{MEMORY_SETTINGS.topic_prefix}{topic}"):
-            decoded = codec.decode(record.value)
-            assert isinstance(decoded, Event), (topic, decoded)
-            events.append(decoded)
+            decoded = codec.decode_all(record.value)
+            assert isinstance(decoded, tuple), (topic, decoded)
+            events.extend(decoded)
     return RealRun(history, planned)

@@ -138,12 +138,20 @@ class StatusStore:
         self._topics: dict[str, Topic | None] = {}
 
     def decode(self, topic: Topic, value: bytes | None) -> Event | None:
-        """Decode a value of ``topic``; ``None`` for a record this reader cannot read."""
+        """The newest event of a value of ``topic``: the last of a record of several.
+
+        ``None`` for a record this reader cannot read.
+        """
+        events = self.events(topic, value)
+        return events[-1] if events else None
+
+    def events(self, topic: Topic, value: bytes | None) -> tuple[Event, ...]:
+        """The events of a value of ``topic``; none for a record this reader cannot read."""
         codec = self._codecs.get(topic)
         if codec is None:
             codec = self._codecs[topic] = TopicCodec[Event](TOPIC_SPECS[topic].union)
-        decoded = codec.decode(value)
-        return None if isinstance(decoded, Unknown | Poison) else decoded
+        decoded = codec.decode_all(value)
+        return () if isinstance(decoded, Unknown | Poison) else decoded
 
     def fold(self, record: Record) -> None:
         """Fold one record of a status topic; one no contract decodes is skipped (counted)."""
@@ -156,29 +164,32 @@ class StatusStore:
             return
         if topic is Topic.JOBS_ADMITTED and record.header("event-type") != _ADMITTED_TAG:
             return
-        event = self.decode(topic, record.value)
-        if event is None:
+        events = self.events(topic, record.value)
+        if not events:
             self.skipped[topic] += 1
             return
-        if isinstance(event, NodeHeartbeat):
-            last = self.heartbeats.get(event.name)
-            if last is None or event.at >= last.at:
-                self.heartbeats[event.name] = event
-        elif isinstance(event, NodeRemoved):
-            self.heartbeats.pop(event.name, None)
+        for event in events:
+            if isinstance(event, NodeHeartbeat):
+                last = self.heartbeats.get(event.name)
+                if last is None or event.at >= last.at:
+                    self.heartbeats[event.name] = event
+            elif isinstance(event, NodeRemoved):
+                self.heartbeats.pop(event.name, None)
         if topic in LATEST_TOPICS:
             key = record.key.decode("utf-8", "replace") if record.key else ""
             if not key:
                 key = f"{_UNNAMED}@{record.partition}:{record.offset}"
-            if isinstance(event, JobAdmitted) and not self._replaces_spec(key, event):
+            newest = events[-1]
+            if isinstance(newest, JobAdmitted) and not self._replaces_spec(key, newest):
                 return
             self.latest[topic][key] = record
             self.touched.add(key)
             return
-        if topic is Topic.RESERVATIONS:
-            self.reservation.apply(event)
-        elif topic in POD_TOPICS and (pod := self._pods.apply(event)) is not None:
-            self.touched.add(pod)
+        for event in events:
+            if topic is Topic.RESERVATIONS:
+                self.reservation.apply(event)
+            elif topic in POD_TOPICS and (pod := self._pods.apply(event)) is not None:
+                self.touched.add(pod)
 
     def _replaces_spec(self, key: str, admitted: JobAdmitted) -> bool:
         """Whether ``admitted`` becomes the job's spec (``vcbus.shared.views.jobs.replaces_spec``).

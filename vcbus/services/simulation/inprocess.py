@@ -255,9 +255,10 @@ class _Fold:
             codec = self._codec(record.topic)
             if codec is None:
                 continue
-            decoded = codec.decode(record.value)
-            if isinstance(decoded, Event):
-                self.outcome.apply(t, decoded)
+            decoded = codec.decode_all(record.value)
+            if isinstance(decoded, tuple):
+                for event in decoded:
+                    self.outcome.apply(t, event)
 
 
 # --- pacers ------------------------------------------------------------------------------

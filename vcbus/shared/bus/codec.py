@@ -1,13 +1,17 @@
 """TopicCodec: events to JSON bytes and back, one typed decoder per topic union.
 
-A record whose ``type`` is unknown to this reader (a newer writer is ahead) decodes as
-:class:`Unknown`; a record of a known type that does not decode is :class:`Poison`.
+A record holds one event (a JSON object) or several (a JSON array of them, written by the
+outbox, ``batch``); :meth:`TopicCodec.decode_all` reads both. A record whose ``type`` is
+unknown to this reader (a newer writer is ahead) decodes as :class:`Unknown`; a record of
+a known type that does not decode is :class:`Poison`. In a record of several events, the
+events of unknown types are left out, and one that does not decode makes the whole record
+poison.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 import msgspec
 
@@ -49,11 +53,18 @@ def event_tag(event: Event) -> str:
     return tag_of(type(event))
 
 
+_RAW_LIST = msgspec.json.Decoder(list[msgspec.Raw])
+
+
 class TopicCodec(Generic[E]):
     """Decodes the records of one topic into its union."""
 
     def __init__(self, union: object) -> None:
         self._decoder: msgspec.json.Decoder[E] = msgspec.json.Decoder(union)
+        one: Any = union
+        self._either: msgspec.json.Decoder[E | list[E]] = msgspec.json.Decoder(
+            one | list.__class_getitem__(one)  # the union, or a list of it
+        )
         self._tags = frozenset(_tags_of(union))
 
     @property
@@ -61,10 +72,43 @@ class TopicCodec(Generic[E]):
         """Every tag of the union."""
         return self._tags
 
-    def decode(self, value: bytes | None) -> E | Unknown | Poison:
-        """Decode one record value."""
+    def decode_all(self, value: bytes | None) -> tuple[E, ...] | Unknown | Poison:
+        """Decode one record value: its event, or its events in order."""
         if value is None:
             return Poison("empty record value (tombstone) on an event topic")
+        try:
+            decoded = self._either.decode(value)
+        except (msgspec.DecodeError, RecursionError):
+            pass
+        else:
+            if not isinstance(decoded, list):
+                return (decoded,)
+            if decoded:
+                return tuple(decoded)
+            return Poison("an empty array of events")
+        if value.lstrip()[:1] != b"[":
+            single = self._decode(value)
+            return single if isinstance(single, Unknown | Poison) else (single,)
+        try:
+            parts = _RAW_LIST.decode(value)
+        except (msgspec.DecodeError, RecursionError) as exc:
+            return Poison(f"not a JSON array of events: {exc}")
+        events: list[E] = []
+        unknown: Unknown | None = None
+        for index, part in enumerate(parts):
+            one = self._decode(bytes(part))
+            if isinstance(one, Poison):
+                return Poison(f"event {index} of {len(parts)}: {one.error}")
+            if isinstance(one, Unknown):
+                unknown = one
+            else:
+                events.append(one)
+        if events:
+            return tuple(events)
+        return unknown or Poison("an empty array of events")
+
+    def _decode(self, value: bytes) -> E | Unknown | Poison:
+        """Decode one event (a JSON object)."""
         try:
             return self._decoder.decode(value)
         except RecursionError:

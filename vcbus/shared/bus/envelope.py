@@ -12,6 +12,9 @@ E = TypeVar("E")
 HEADER_EVENT_TYPE = "event-type"
 HEADER_EVENT_ID = "event-id"
 HEADER_CONTENT_TYPE = "content-type"
+HEADER_EVENT_COUNT = "event-count"
+"""On a record that carries several events (``batch``): how many; absent on a record of
+one event."""
 HEADER_DLT_TOPIC = "dlt-original-topic"
 HEADER_DLT_PARTITION = "dlt-original-partition"
 HEADER_DLT_OFFSET = "dlt-original-offset"

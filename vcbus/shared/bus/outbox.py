@@ -3,7 +3,8 @@
 A record's ``send <topic>`` span is made when its event is emitted, as a child of the
 handler's span, so the trace continues; records of one batch emitted under the same span
 to the same topic share it (``SendSpans``). The records are published later, in one
-batch, before the input offsets are committed.
+batch, before the input offsets are committed; the outputs about one key join one record
+(``batch``).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import structlog
 
 from vcbus.contracts._base import Event
 from vcbus.contracts.topics import key_of, topic_of
+from vcbus.shared.bus.batch import join
 from vcbus.shared.bus.codec import encode, event_tag
 from vcbus.shared.bus.envelope import HEADER_CONTENT_TYPE, HEADER_EVENT_ID, HEADER_EVENT_TYPE
 from vcbus.shared.bus.errors import RecordTooLargeError
@@ -103,11 +105,14 @@ class Outbox:
         self._groups.append(None)
 
     def take(self) -> list[OutRecord]:
-        """Every queued record, emptying the outbox."""
-        return [record for record, _ in self.take_with_sources()]
+        """Every queued record, emptying the outbox; the events about one key joined."""
+        return join([record for record, _ in self.take_with_sources()])
 
     def take_with_sources(self) -> list[tuple[OutRecord, Record | None]]:
-        """Every queued record with the input it answers (``None``: a timer's), emptying it."""
+        """Every queued record with the input it answers (``None``: a timer's), emptying it.
+
+        Superseded outputs are left out; nothing is joined yet (``batch.join`` when sent).
+        """
         self._sends.close()
         queued = list(zip(self._records, self._sources, strict=True))
         groups = self._groups

@@ -21,7 +21,7 @@ import time
 import traceback
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import structlog
 from opentelemetry import trace
@@ -32,6 +32,7 @@ from opentelemetry.trace import Span, Status, StatusCode
 
 from vcbus.contracts._base import Event
 from vcbus.contracts.topics import TOPIC_SPECS, Topic
+from vcbus.shared.bus.batch import single
 from vcbus.shared.bus.codec import Poison, TopicCodec, Unknown
 from vcbus.shared.bus.dead_letter import dead_letter
 from vcbus.shared.bus.envelope import HEADER_EVENT_ID, HEADER_EVENT_TYPE, Envelope
@@ -121,62 +122,101 @@ class Router:
         else:
             processing.count += 1
         span = processing.span
-        with (
-            trace.use_span(span, end_on_exit=False),
-            record_context(
-                service=self.service,
-                topic=str(route.topic),
-                partition=record.partition,
-                offset=record.offset,
-                event_type=event_type,
-                event_id=event_id,
-                job=key,
-            ),
-        ):
-            event: object
+        with trace.use_span(span, end_on_exit=False):
+            events: Sequence[object]
             if route.raw:
-                event = record.value or b""
+                events = (record.value or b"",)
             else:
-                decoded = self._codecs[record.topic].decode(record.value)
-                if isinstance(decoded, Unknown):
-                    log.info("record_skipped", reason="unknown event type", type=decoded.type)
+                decoded = self._codecs[record.topic].decode_all(record.value)
+                if isinstance(decoded, Unknown | Poison):
+                    with record_context(
+                        service=self.service,
+                        topic=str(route.topic),
+                        partition=record.partition,
+                        offset=record.offset,
+                        event_type=event_type,
+                        event_id=event_id,
+                        job=key,
+                    ):
+                        self._undecoded(record, decoded, outbox, span)
                     return
-                if isinstance(decoded, Poison):
-                    outbox.add_record(
-                        dead_letter(record, decoded.error, service=self.service), source=record
+                events = decoded
+            alone = len(events) == 1
+            for event in events:
+                with record_context(
+                    service=self.service,
+                    topic=str(route.topic),
+                    partition=record.partition,
+                    offset=record.offset,
+                    event_type=event_type,
+                    event_id=event_id if alone else cast(Event, event).event_id,
+                    job=key,
+                ):
+                    await self._handle(
+                        route, record, key, event, outbox=outbox, span=span, alone=alone
                     )
-                    span.set_attribute("vcbus.dead_lettered", True)
-                    log.warning("record_dead_lettered", error=decoded.error)
-                    return
-                event = decoded
-            envelope = Envelope(
-                str(route.topic), key, event, record.partition, record.offset, record.headers
-            )
-            started = time.perf_counter()
-            for attempt in range(1, self.attempts + 1):
-                try:
-                    emitted = await route.handler(envelope)
-                    outbox.add_events(emitted, source=record)
-                except RecordRefusedError as exc:
-                    # An answer that can never be written: the same input gives it again.
-                    self._dead_letter(record, str(exc), exc, outbox, span, attempts=attempt)
-                    return
-                except Exception as exc:  # noqa: BLE001 - the error policy: retry, then dead-letter
-                    if attempt < self.attempts:
-                        span.record_exception(exc, attributes={"vcbus.attempt": attempt})
-                        log.warning("handler_retried", attempt=attempt, error=repr(exc))
-                        continue
-                    reason = "".join(traceback.format_exception(exc))
-                    self._dead_letter(record, reason, exc, outbox, span, attempts=attempt)
-                    return
-                # the canonical line per record is at debug; the delivery loop writes one
-                # per batch at info (``batch_handled``)
-                log.debug(
-                    "record_handled",
-                    emitted=len(emitted),
-                    duration_ms=round((time.perf_counter() - started) * 1000, 3),
+
+    def _undecoded(
+        self, record: Record, decoded: Unknown | Poison, outbox: Outbox, span: Span
+    ) -> None:
+        """Skip a record of an unknown type; dead-letter one that does not decode."""
+        if isinstance(decoded, Unknown):
+            log.info("record_skipped", reason="unknown event type", type=decoded.type)
+            return
+        outbox.add_record(dead_letter(record, decoded.error, service=self.service), source=record)
+        span.set_attribute("vcbus.dead_lettered", True)
+        log.warning("record_dead_lettered", error=decoded.error)
+
+    async def _handle(
+        self,
+        route: Route,
+        record: Record,
+        key: str | None,
+        event: object,
+        *,
+        outbox: Outbox,
+        span: Span,
+        alone: bool,
+    ) -> None:
+        """Run one event of ``record`` through its handler: retries, then its dead letter.
+
+        Unless the event is ``alone`` in its record, its dead letter is a record of that
+        event only (``batch.single``): the record's other events are handled as usual.
+        """
+        envelope = Envelope(
+            str(route.topic), key, event, record.partition, record.offset, record.headers
+        )
+        started = time.perf_counter()
+        for attempt in range(1, self.attempts + 1):
+            try:
+                emitted = await route.handler(envelope)
+                outbox.add_events(emitted, source=record)
+            except RecordRefusedError as exc:
+                # An answer that can never be written: the same input gives it again.
+                letter = record if alone else single(record, event)  # type: ignore[arg-type]
+                self._dead_letter(
+                    letter, str(exc), exc, outbox, span, attempts=attempt, source=record
                 )
                 return
+            except Exception as exc:  # noqa: BLE001 - the error policy: retry, then dead-letter
+                if attempt < self.attempts:
+                    span.record_exception(exc, attributes={"vcbus.attempt": attempt})
+                    log.warning("handler_retried", attempt=attempt, error=repr(exc))
+                    continue
+                reason = "".join(traceback.format_exception(exc))
+                letter = record if alone else single(record, event)  # type: ignore[arg-type]
+                self._dead_letter(
+                    letter, reason, exc, outbox, span, attempts=attempt, source=record
+                )
+                return
+            # the canonical line per record is at debug; the delivery loop writes one
+            # per batch at info (``batch_handled``)
+            log.debug(
+                "record_handled",
+                emitted=len(emitted),
+                duration_ms=round((time.perf_counter() - started) * 1000, 3),
+            )
+            return
 
     def _dead_letter(
         self,
@@ -187,8 +227,9 @@ class Router:
         span: Span,
         *,
         attempts: int,
+        source: Record,
     ) -> None:
-        outbox.add_record(dead_letter(record, reason, service=self.service), source=record)
+        outbox.add_record(dead_letter(record, reason, service=self.service), source=source)
         span.set_attribute("vcbus.dead_lettered", True)
         span.set_status(Status(StatusCode.ERROR, repr(exc)))
         span.record_exception(exc)

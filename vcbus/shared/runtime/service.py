@@ -24,6 +24,7 @@ from typing import Any
 import structlog
 
 from vcbus.contracts._base import Event
+from vcbus.shared.bus.batch import join
 from vcbus.shared.bus.dead_letter import dead_letter
 from vcbus.shared.bus.errors import CommitError, RecordRefusedError
 from vcbus.shared.bus.outbox import Outbox, Supersedes
@@ -437,10 +438,11 @@ async def _publish_outputs(
     already published by event id); the outputs of an input whose own are refused are
     replaced by its dead letter. An output of a timer or a cycle (no input) that is
     refused is logged and dropped alone. Transient failures still raise, after the bus's
-    retries.
+    retries. The events about one key are joined in one record (``batch.join``): over the
+    whole batch, then over each input's outputs when published input by input.
     """
     try:
-        await _send(runtime, [record for record, _ in queued])
+        await _send(runtime, join([record for record, _ in queued]))
         return
     except RecordRefusedError as exc:
         log.warning("batch_refused", error=str(exc), records=len(queued))
@@ -452,7 +454,7 @@ async def _publish_outputs(
                 if error is not None:
                     log.error("output_dropped", topic=record.topic, error=error)
             continue
-        error = await _refusal(runtime, answers)
+        error = await _refusal(runtime, join(answers))
         if error is None:
             continue
         letter = dead_letter(source, f"publishing its output failed: {error}", service=runtime.name)

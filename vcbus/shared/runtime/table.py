@@ -17,6 +17,7 @@ import structlog
 
 from vcbus.contracts._base import Event, tag_of
 from vcbus.contracts.topics import TOPIC_SPECS, Topic
+from vcbus.shared.bus.batch import single
 from vcbus.shared.bus.codec import Poison, TopicCodec, Unknown
 from vcbus.shared.bus.envelope import HEADER_EVENT_TYPE
 from vcbus.shared.bus.protocol import Bus, Consumer
@@ -114,7 +115,7 @@ class Table:
                 named = record.header(HEADER_EVENT_TYPE)
                 if named is not None and named not in self._only:
                     continue
-            decoded = codecs[record.topic].decode(record.value)
+            decoded = codecs[record.topic].decode_all(record.value)
             if isinstance(decoded, Unknown | Poison):
                 log.info(
                     "table_record_skipped",
@@ -125,21 +126,24 @@ class Table:
                 if isinstance(decoded, Poison) and dead_letter is not None:
                     await dead_letter(record, decoded.error)
                 continue
-            try:
-                for apply in self._applies:
-                    apply(decoded, record)
-            except Exception as exc:  # noqa: BLE001 - a bad record must not stop the view
-                log.error(
-                    "table_record_failed",
-                    table=self.name,
-                    topic=record.topic,
-                    offset=record.offset,
-                    error=repr(exc),
-                )
-                if dead_letter is not None:
-                    await dead_letter(record, f"{self.name} could not apply it: {exc!r}")
-                continue
-            self.records_read += 1
+            folded = True
+            for event in decoded:
+                try:
+                    for apply in self._applies:
+                        apply(event, record)
+                except Exception as exc:  # noqa: BLE001 - a bad record must not stop the view
+                    log.error(
+                        "table_record_failed",
+                        table=self.name,
+                        topic=record.topic,
+                        offset=record.offset,
+                        error=repr(exc),
+                    )
+                    folded = False
+                    if dead_letter is not None:
+                        letter = record if len(decoded) == 1 else single(record, event)
+                        await dead_letter(letter, f"{self.name} could not apply it: {exc!r}")
+            self.records_read += folded
 
     async def read_to_end(self, timeout: float) -> bool:
         """Wait until the table has folded what its topics hold now, at most ``timeout`` s.

@@ -48,6 +48,7 @@ from vcbus.contracts import (
 )
 from vcbus.contracts.objects import PodGroupPhase
 from vcbus.contracts.topics import DLT_SUFFIX
+from vcbus.shared.bus.batch import events_in
 from vcbus.shared.bus.envelope import HEADER_DLT_TOPIC, HEADER_EVENT_TYPE
 from vcbus.shared.bus.protocol import Consumer
 from vcbus.shared.bus.records import OutRecord, Record, TopicPartition
@@ -240,8 +241,8 @@ class ServiceMetrics:
             description=helps["vcbus.job.submit_to_gang_ready"],
             explicit_bucket_boundaries_advisory=LATENCY_BUCKETS,
         )
-        self._admitted_peek = msgspec.json.Decoder(_AdmittedPeek)
-        self._phase_peek = msgspec.json.Decoder(_PhasePeek)
+        self._admitted_peek = msgspec.json.Decoder(_AdmittedPeek | list[_AdmittedPeek])
+        self._phase_peek = msgspec.json.Decoder(_PhasePeek | list[_PhasePeek])
         self._admitted: dict[str, datetime] = {}
         self._positions: dict[TopicPartition, int] = {}
         self._lag: dict[TopicPartition, int] = {}
@@ -287,7 +288,7 @@ class ServiceMetrics:
                 topic = original.decode() if original else record.topic[: -len(DLT_SUFFIX)]
                 self._dead_lettered.add(1, {"topic": self._short(topic)})
             elif dict(record.headers).get(HEADER_EVENT_TYPE) == _BINDING:
-                bindings += 1
+                bindings += events_in(record)
         if bindings:
             self._bindings.add(bindings)
 
@@ -346,25 +347,27 @@ class ServiceMetrics:
 
     def _note_admitted(self, record: Record) -> None:
         try:
-            peek = self._admitted_peek.decode(record.value or b"")
+            peeked = self._admitted_peek.decode(record.value or b"")
         except msgspec.MsgspecError:
             return
-        self._admitted.pop(peek.job_key, None)
-        self._admitted[peek.job_key] = peek.occurred_at
+        for peek in peeked if isinstance(peeked, list) else (peeked,):
+            self._admitted.pop(peek.job_key, None)
+            self._admitted[peek.job_key] = peek.occurred_at
         while len(self._admitted) > MAX_TRACKED_JOBS:
             self._admitted.pop(next(iter(self._admitted)))
 
     def _note_phase(self, record: Record) -> None:
         try:
-            peek = self._phase_peek.decode(record.value or b"")
+            peeked = self._phase_peek.decode(record.value or b"")
         except msgspec.MsgspecError:
             return
-        if peek.phase != PodGroupPhase.RUNNING:
-            return
-        admitted = self._admitted.pop(peek.job, None)
-        if admitted is not None:
-            seconds = (peek.occurred_at - admitted).total_seconds()
-            self._latency.record(max(0.0, seconds))
+        for peek in peeked if isinstance(peeked, list) else (peeked,):
+            if peek.phase != PodGroupPhase.RUNNING:
+                continue
+            admitted = self._admitted.pop(peek.job, None)
+            if admitted is not None:
+                seconds = (peek.occurred_at - admitted).total_seconds()
+                self._latency.record(max(0.0, seconds))
 
     def _observe_pending(self, options: CallbackOptions) -> Iterable[Observation]:
         if self.pending is None or not self.is_active():

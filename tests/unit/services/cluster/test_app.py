@@ -24,7 +24,13 @@ CODEC = TopicCodec[Event](TOPIC_SPECS[Topic.PODS_STATUS].union)
 
 async def _statuses(bus: InMemoryBus, want: int) -> list[object]:
     records = await read_topic(bus, f"{PREFIX}{Topic.PODS_STATUS}", want=want)
-    return [CODEC.decode(record.value) for record in records]
+    return [event for record in records for event in _events(record.value)]
+
+
+def _events(value: bytes | None) -> tuple[Event, ...]:
+    decoded = CODEC.decode_all(value)
+    assert isinstance(decoded, tuple), decoded
+    return decoded
 
 
 async def _run(bindings_in_turn: list[tuple[BindingCreated, int]]) -> list[object]:
