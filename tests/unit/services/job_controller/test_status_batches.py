@@ -28,9 +28,7 @@ def _status(
 
 def _ids(outbox: Outbox) -> list[str]:
     """The ids of the outputs kept, in order, before a key's are joined in one record."""
-    return [
-        dict(record.headers)["event-id"].decode() for record, _ in outbox.take_with_sources()
-    ]
+    return [dict(record.headers)["event-id"].decode() for record, _ in outbox.take_with_sources()]
 
 
 def test_a_jobs_count_only_status_is_replaced_by_its_later_status_in_the_batch() -> None:
