@@ -34,12 +34,16 @@ class TopicTail:
 
     def events(self, topic: Topic) -> list[Event]:
         """The events of one topic, decoded, duplicates included, in the order read."""
+        return [event for _, event in self.pairs(topic)]
+
+    def pairs(self, topic: Topic) -> list[tuple[Record, Event]]:
+        """Each event of one topic with the record that carried it, in the order read."""
         codec = self._codecs.setdefault(topic, TopicCodec(TOPIC_SPECS[topic].union))
-        out: list[Event] = []
+        out: list[tuple[Record, Event]] = []
         for record in self.of(topic):
             decoded = codec.decode_all(record.value)
             assert not isinstance(decoded, Unknown | Poison), (record, decoded)
-            out.extend(decoded)
+            out.extend((record, event) for event in decoded)
         return out
 
     def unique(self, topic: Topic) -> list[Event]:
