@@ -26,6 +26,7 @@ import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Protocol
 
 from vcbus.contracts.keys import JobKey, PodKey
 from vcbus.contracts.objects.job import ANNOTATION_TASK_PRIORITY
@@ -100,6 +101,25 @@ _VALID_SET = frozenset(_VALID)
 _OCCUPIED = (*READY_STATUSES,)
 _PIPELINED = (*READY_STATUSES, TaskStatus.PIPELINED)
 _EPOCH = datetime.min
+
+
+class LazyTasks(Protocol):
+    """What a job made from a recipe keeps to make its tasks when first needed."""
+
+    @property
+    def count(self) -> int:
+        """How many tasks it makes."""
+        ...
+
+    def make(
+        self,
+    ) -> tuple[list[TaskInfo], dict[str, TaskInfo], dict[TaskStatus, dict[str, TaskInfo]]]:
+        """The tasks in made order, by uid, and by status then uid."""
+        ...
+
+    def placed_nodes(self, statuses: frozenset[TaskStatus]) -> list[str]:
+        """The nodes of the tasks in ``statuses`` that have one, in ``placed_nodes`` order."""
+        ...
 
 
 def task_priority(pod: Pod) -> int:
@@ -184,8 +204,8 @@ class JobInfo:
     """When the scheduler first saw the job (``ScheduleStartTimestamp``): waiting starts."""
     conditions: tuple[Condition, ...] = ()
     """The allocator conditions known from the snapshot."""
-    tasks: dict[str, TaskInfo] = field(default_factory=dict)
-    tasks_by_status: dict[TaskStatus, dict[str, TaskInfo]] = field(default_factory=dict)
+    _tasks: dict[str, TaskInfo] = field(default_factory=dict)
+    _by_status: dict[TaskStatus, dict[str, TaskInfo]] = field(default_factory=dict)
     allocated: Resource = field(default_factory=Resource)
     total_request: Resource = field(default_factory=Resource)
     nodes_fit_errors: dict[str, FitErrors] = field(default_factory=dict)
@@ -203,6 +223,64 @@ class JobInfo:
     _valid: int = 0
     _role_ready: dict[str, int] = field(default_factory=dict)
     _checked: list[tuple[str, int]] | None = None
+    _lazy: LazyTasks | None = None
+    """How to make the tasks, until a first reader needs them (``LazyTasks``)."""
+    _made: list[TaskInfo] | None = None
+    """The tasks in the order they were made, for the nodes they are placed on."""
+
+    @property
+    def tasks(self) -> dict[str, TaskInfo]:
+        """The tasks by uid (made on first use for a job made from a recipe)."""
+        if self._lazy is not None:
+            self._materialize()
+        return self._tasks
+
+    @property
+    def tasks_by_status(self) -> dict[TaskStatus, dict[str, TaskInfo]]:
+        """The tasks by status, then uid (made on first use, as ``tasks``)."""
+        if self._lazy is not None:
+            self._materialize()
+        return self._by_status
+
+    @property
+    def task_count(self) -> int:
+        """How many tasks the job has, without making them."""
+        lazy = self._lazy
+        return len(self._tasks) if lazy is None else lazy.count
+
+    @property
+    def materialized(self) -> bool:
+        """Whether the job's ``TaskInfo`` objects exist (a reader or a change made them)."""
+        return self._lazy is None
+
+    def made_tasks(self) -> list[TaskInfo]:
+        """The tasks in the order they were made (made now if they were not)."""
+        if self._lazy is not None:
+            self._materialize()
+        return self._made if self._made is not None else list(self._tasks.values())
+
+    def keep_made(self, tasks: list[TaskInfo]) -> None:
+        """Remember ``tasks``, this job's, in the order they were made (``made_tasks``)."""
+        self._made = tasks
+
+    def placed_nodes(self, statuses: frozenset[TaskStatus]) -> list[str]:
+        """The nodes of the tasks in ``statuses`` that have one, without making the tasks."""
+        lazy = self._lazy
+        if lazy is not None:
+            return lazy.placed_nodes(statuses)
+        by_status = self._by_status
+        return [
+            task.node_name
+            for status in statuses
+            for task in by_status.get(status, {}).values()
+            if task.node_name
+        ]
+
+    def _materialize(self) -> None:
+        lazy = self._lazy
+        assert lazy is not None
+        self._lazy = None
+        self._made, self._tasks, self._by_status = lazy.make()
 
     @property
     def creation_key(self) -> datetime:
@@ -337,6 +415,8 @@ class JobInfo:
 
     def pending_tasks(self) -> list[TaskInfo]:
         """Return the Pending tasks, by uid (callers sort them by task order)."""
+        if not self._status_count.get(TaskStatus.PENDING):
+            return []
         bucket = self.tasks_by_status.get(TaskStatus.PENDING, {})
         return [bucket[uid] for uid in sorted(bucket)]
 
@@ -373,6 +453,8 @@ class JobInfo:
 
     def releasing_scheduled_task_num(self) -> int:
         """Releasing tasks that have a node (``ReleasingScheduledTaskNum``)."""
+        if not self._status_count.get(TaskStatus.RELEASING):
+            return 0
         bucket = self.tasks_by_status.get(TaskStatus.RELEASING, {})
         return sum(1 for t in bucket.values() if t.node_name)
 
@@ -454,7 +536,7 @@ class JobInfo:
         module docstring): stop when every task is needed, when a failed role with a minimum
         cannot reach it, or when the tasks left cannot reach the job-level minimum.
         """
-        if self.gang_min >= len(self.tasks):
+        if self.gang_min >= self.task_count:
             return False
         failed = self.fit_failed_roles()
         for role in sorted(failed):
@@ -524,7 +606,45 @@ class NodeInfo:
     node: Node
     row: int
     matrix: NodeMatrix
-    tasks: dict[str, TaskInfo] = field(default_factory=dict)
+    _tasks: dict[str, TaskInfo] = field(default_factory=dict)
+    _pending: list[tuple[JobInfo | TaskInfo, tuple[int, ...]]] = field(default_factory=list)
+    """What is placed here and not yet in ``_tasks``, in order: a job's made tasks at
+    these positions, or a task added since (``add_task``)."""
+
+    @property
+    def tasks(self) -> dict[str, TaskInfo]:
+        """The tasks placed here, by uid, in the order they were placed."""
+        if self._pending:
+            self._settle()
+        return self._tasks
+
+    def add_task(self, task: TaskInfo) -> None:
+        """Place ``task`` here, after every task placed before (its job's tasks not made)."""
+        if self._pending:
+            self._pending.append((task, ()))
+        else:
+            self._tasks[task.uid] = task
+
+    def place_later(self, job: JobInfo, positions: tuple[int, ...]) -> None:
+        """Place ``job``'s made tasks at ``positions`` here, when the node's tasks are read."""
+        self._pending.append((job, positions))
+
+    def reset(self) -> None:
+        """Empty the node for another session."""
+        self._tasks = {}
+        self._pending = []
+
+    def _settle(self) -> None:
+        tasks = self._tasks
+        for owner, positions in self._pending:
+            if isinstance(owner, TaskInfo):
+                tasks[owner.uid] = owner
+                continue
+            made = owner.made_tasks()
+            for i in positions:
+                task = made[i]
+                tasks[task.uid] = task
+        self._pending = []
 
     @property
     def labels(self) -> dict[str, str]:

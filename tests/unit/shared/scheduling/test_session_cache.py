@@ -225,12 +225,17 @@ def _task(task: TaskInfo) -> tuple[object, ...]:
 
 def _job(job: JobInfo) -> tuple[object, ...]:
     out: list[object] = []
+    job.tasks  # noqa: B018 - makes a job's tasks if a reader had not yet
     for f in fields(JobInfo):
         value = getattr(job, f.name)
-        if f.name == "tasks":
+        if f.name == "_lazy":
+            continue  # gone once made
+        if f.name == "_tasks":
             value = [(uid, _task(task)) for uid, task in value.items()]
-        elif f.name == "tasks_by_status":
+        elif f.name == "_by_status":
             value = [(status, list(bucket)) for status, bucket in value.items()]
+        elif f.name == "_made":
+            value = [task.uid for task in value or ()]
         elif f.name == "_role_status":
             value = [(role, list(counts.items())) for role, counts in value.items()]
         elif f.name in {"allocated", "total_request"}:

@@ -85,7 +85,7 @@ class ClosingSession(Protocol):
 
 def pod_group_phase(job: JobInfo, *, unschedulable: bool) -> PodGroupPhase:
     """Return the phase a PodGroup should have now (``getPodGroupPhase``)."""
-    if not job.tasks:
+    if not job.task_count:
         return job.phase
     if job.count(TaskStatus.RUNNING) and unschedulable:
         return PodGroupPhase.UNKNOWN

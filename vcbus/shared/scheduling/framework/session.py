@@ -203,8 +203,9 @@ class Session(SessionPlugins):
         """Rebuild the node-choice cache on next use: a node filter was added or changed."""
         self._placement = None
         for job in self.jobs.values():
-            for task in job.tasks.values():
-                task.signature = None
+            if job.materialized:  # tasks made later have none yet
+                for task in job.tasks.values():
+                    task.signature = None
 
     @property
     def placement(self) -> PlacementCache:
@@ -338,7 +339,7 @@ class Session(SessionPlugins):
         self.matrix.add(
             node.row, vector, releasing=task.status is TaskStatus.RELEASING, pipelined=pipelined
         )
-        node.tasks[task.uid] = task
+        node.add_task(task)
 
     def _remove_from_node(self, task: TaskInfo, node: NodeInfo, *, pipelined: bool) -> None:
         vector = task.vector if task.vector is not None else self.matrix.vector(task.resreq)

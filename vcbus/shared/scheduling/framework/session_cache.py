@@ -109,6 +109,11 @@ class JobRecipe:
     placed_nodes: tuple[str, ...]
     placed_releasing: tuple[bool, ...]
     placed_pipelined: tuple[bool, ...]
+    placed_shapes: tuple[int, ...]
+    """Each placed task's request in ``shapes``."""
+    placed_statuses: tuple[TaskStatus, ...]
+    node_groups: tuple[tuple[str, tuple[int, ...]], ...]
+    """Each node of the placed tasks, first placed first, with its tasks' positions."""
     by_uid: _Slots
     by_status: tuple[tuple[TaskStatus, _Slots], ...]
     allocated: Resource
@@ -171,6 +176,9 @@ class JobRecipe:
             for i, task in enumerate(tasks)
             if task.node_name and task.status not in (TaskStatus.SUCCEEDED, TaskStatus.FAILED)
         ]
+        groups: dict[str, list[int]] = {}
+        for i in placed:
+            groups.setdefault(tasks[i].node_name or "", []).append(i)
         return cls(
             state=state,
             pods=pods,
@@ -199,6 +207,9 @@ class JobRecipe:
             placed_nodes=tuple(tasks[i].node_name or "" for i in placed),
             placed_releasing=tuple(tasks[i].status is TaskStatus.RELEASING for i in placed),
             placed_pipelined=tuple(tasks[i].status is TaskStatus.PIPELINED for i in placed),
+            placed_shapes=tuple(shape_of[i] for i in placed),
+            placed_statuses=tuple(tasks[i].status for i in placed),
+            node_groups=tuple((name, tuple(members)) for name, members in groups.items()),
             by_uid=slots(job.tasks),
             by_status=tuple(
                 (status, slots(bucket)) for status, bucket in job.tasks_by_status.items()
@@ -229,11 +240,45 @@ class JobRecipe:
             for (key, pod), (old_key, old_pod) in zip(pods, mine, strict=True)
         )
 
-    def make(self, vectors: Sequence[FloatArray]) -> tuple[JobInfo, list[TaskInfo]]:
-        """Return new ``JobInfo`` and ``TaskInfo`` objects equal to the recorded ones.
+    def make(self, vectors: Sequence[FloatArray]) -> JobInfo:
+        """Return a new ``JobInfo`` equal to the recorded one, its tasks made on first use.
 
         Args:
             vectors: the session's request vector of each of ``shapes``, given to the tasks.
+        """
+        return JobInfo(
+            *self.head,
+            dict(self.task_min_available),
+            self.dependent,
+            self.creation,
+            self.first_seen,
+            self.conditions,
+            {},
+            {},
+            self.allocated,
+            self.total_request,
+            {},
+            "",
+            self.wait_create,
+            None,
+            dict(self.status_count),
+            {role: dict(counts) for role, counts in self.role_status},
+            dict(self.role_pending_best_effort),
+            self.pending_best_effort,
+            self.ready,
+            self.valid,
+            dict(self.role_ready),
+            None,
+            _RecipeTasks(self, vectors),
+        )
+
+    def make_tasks(
+        self, vectors: Sequence[FloatArray]
+    ) -> tuple[list[TaskInfo], dict[str, TaskInfo], dict[TaskStatus, dict[str, TaskInfo]]]:
+        """New ``TaskInfo`` objects equal to the recorded ones.
+
+        Returns:
+            The tasks in made order, by uid, and by status then uid.
         """
         shape_of = self.shape_of
         if shape_of is not None:
@@ -252,31 +297,35 @@ class JobRecipe:
                 return dict(zip(uids, tasks, strict=True))
             return {uid: tasks[i] for uid, i in slots}
 
-        job = JobInfo(
-            *self.head,
-            dict(self.task_min_available),
-            self.dependent,
-            self.creation,
-            self.first_seen,
-            self.conditions,
-            bucket(self.by_uid),
-            {status: bucket(slots) for status, slots in self.by_status},
-            self.allocated,
-            self.total_request,
-            {},
-            "",
-            self.wait_create,
-            None,
-            dict(self.status_count),
-            {role: dict(counts) for role, counts in self.role_status},
-            dict(self.role_pending_best_effort),
-            self.pending_best_effort,
-            self.ready,
-            self.valid,
-            dict(self.role_ready),
-            None,
-        )
-        return job, tasks
+        by_status = {status: bucket(slots) for status, slots in self.by_status}
+        return tasks, bucket(self.by_uid), by_status
+
+
+class _RecipeTasks:
+    """A recipe's tasks for one session, made when the job's first reader needs them."""
+
+    __slots__ = ("_recipe", "_vectors")
+
+    def __init__(self, recipe: JobRecipe, vectors: Sequence[FloatArray]) -> None:
+        self._recipe = recipe
+        self._vectors = vectors
+
+    @property
+    def count(self) -> int:
+        return len(self._recipe.uids)
+
+    def make(
+        self,
+    ) -> tuple[list[TaskInfo], dict[str, TaskInfo], dict[TaskStatus, dict[str, TaskInfo]]]:
+        return self._recipe.make_tasks(self._vectors)
+
+    def placed_nodes(self, statuses: frozenset[TaskStatus]) -> list[str]:
+        recipe = self._recipe
+        return [
+            name
+            for name, status in zip(recipe.placed_nodes, recipe.placed_statuses, strict=True)
+            if status in statuses
+        ]
 
 
 class SessionCache:
@@ -331,7 +380,7 @@ class SessionCache:
             node_list = last[3]
             for info in node_list:
                 info.matrix = matrix
-                info.tasks = {}
+                info.reset()
             return matrix, node_list
         template = NodeMatrix(nodes, extra_dimensions=dimensions)
         self._fits.clear()

@@ -9,6 +9,11 @@ Deliberate deviations (vcbus's speed layer):
   unchanged since the service's last session is made from its recipe in a ``SessionCache``
   (``framework.session_cache``) instead of derived again. Tasks are therefore put on their
   nodes (``NodeInfo.tasks``) job by job, not in pod-key order across jobs.
+- A job made from a recipe makes its ``TaskInfo`` objects only when something first reads
+  them (``JobInfo.tasks``); its placed tasks are counted in the matrix from the recipe, and
+  a node takes them into ``NodeInfo.tasks`` when that is first read, in the same order as
+  if they had been made at once (``NodeInfo.place_later``). A steady cycle makes task
+  objects for the jobs it changes, not for every pod of the cluster.
 - Node accounting lives in a ``NodeMatrix``: the placed tasks of every job are added to it
   at once (``NodeMatrix.add_many``); one request vector is made per request shape.
 - The matrix has a column for every resource named by a stage, a pod request or a will-bind
@@ -19,7 +24,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import cast
 
 from vcbus.contracts.keys import JobKey
 from vcbus.contracts.objects.pod import PodPhase
@@ -215,25 +219,28 @@ def build_working_copy(snapshot: ClusterSnapshot, cache: SessionCache | None) ->
                 if vector is None:
                     vector = vectors[id(resreq)] = matrix.vector(resreq)
                 job_vectors.append(vector)
-            job, job_tasks = entry.make(job_vectors)
-            _place_recipe(entry, job_tasks, nodes, placed)
+            job = entry.make(job_vectors)
+            _place_recipe(entry, job, job_vectors, nodes, placed)
         else:
             job, job_tasks = entry
-            _place(job_tasks, matrix, nodes, vectors, placed)
+            _place(job, job_tasks, matrix=matrix, nodes=nodes, vectors=vectors, placed=placed)
         jobs[key] = job
     matrix.add_many(placed.rows, placed.requests, placed.releasing, placed.pipelined)
     return WorkingCopy(matrix=matrix, node_list=node_list, nodes=nodes, jobs=jobs)
 
 
 def _place(
-    tasks: Sequence[TaskInfo],
+    job: JobInfo,
+    tasks: list[TaskInfo],
+    *,
     matrix: NodeMatrix,
     nodes: dict[str, NodeInfo],
     vectors: dict[int, FloatArray],
     placed: _Placed,
 ) -> None:
-    """Give each task its request vector; collect the placed ones for their nodes."""
-    for task in tasks:
+    """Give each task its request vector; count the placed ones on their nodes."""
+    job.keep_made(tasks)
+    for position, task in enumerate(tasks):
         resreq = task.resreq
         vector = vectors.get(id(resreq))
         if vector is None:
@@ -248,25 +255,35 @@ def _place(
                 placed.requests.append(vector)
                 placed.releasing.append(status is TaskStatus.RELEASING)
                 placed.pipelined.append(status is TaskStatus.PIPELINED)
-                node.tasks[task.uid] = task
+                node.place_later(job, (position,))
 
 
 def _place_recipe(
-    recipe: JobRecipe, tasks: list[TaskInfo], nodes: dict[str, NodeInfo], placed: _Placed
+    recipe: JobRecipe,
+    job: JobInfo,
+    vectors: Sequence[FloatArray],
+    nodes: dict[str, NodeInfo],
+    placed: _Placed,
 ) -> None:
-    """As ``_place`` for tasks made from a recipe (vectors given, placed ones known)."""
-    for i, name, releasing, pipelined in zip(
-        recipe.placed,
+    """As ``_place`` for a job made from a recipe, without making its tasks.
+
+    Its placed tasks are counted in the matrix from the recipe, and each of its nodes
+    takes them when the node's tasks are first read (``NodeInfo.place_later``).
+    """
+    for name, releasing, pipelined, shape in zip(
         recipe.placed_nodes,
         recipe.placed_releasing,
         recipe.placed_pipelined,
+        recipe.placed_shapes,
         strict=True,
     ):
         node = nodes.get(name)
         if node is not None:
-            task = tasks[i]
             placed.rows.append(node.row)
-            placed.requests.append(cast("FloatArray", task.vector))  # made with it
+            placed.requests.append(vectors[shape])
             placed.releasing.append(releasing)
             placed.pipelined.append(pipelined)
-            node.tasks[task.uid] = task
+    for name, positions in recipe.node_groups:
+        node = nodes.get(name)
+        if node is not None:
+            node.place_later(job, positions)

@@ -106,7 +106,7 @@ class GangPlugin:
         """Give each job with pods a ``Scheduled`` or ``Unschedulable`` condition."""
         for key in sorted(ssn.jobs):
             job = ssn.jobs[key]
-            if not job.tasks or job.phase is PodGroupPhase.PENDING:
+            if not job.task_count or job.phase is PodGroupPhase.PENDING:
                 continue
             if job_ready(job):
                 ssn.update_pod_group_condition(

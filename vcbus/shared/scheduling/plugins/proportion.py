@@ -138,7 +138,7 @@ class _QueueSums:
         if held:
             _accumulate(self.allocated, allocated)
             _accumulate(self.request, allocated)
-        pending = job.tasks_by_status.get(TaskStatus.PENDING)
+        pending = job.tasks_by_status.get(TaskStatus.PENDING) if job.has_pending_tasks() else None
         if pending:
             shapes: dict[int, tuple[Resource, list[int]]] = {}
             for task in pending.values():

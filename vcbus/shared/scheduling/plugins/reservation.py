@@ -273,13 +273,9 @@ class Overtakers:
         by_priority: dict[int, list[tuple[float, JobInfo, list[int]]]] = {}
         for key in sorted(ssn.jobs):
             job = ssn.jobs[key]
+            index = ssn.matrix.index
             rows = sorted(
-                {
-                    ssn.matrix.index[t.node_name]
-                    for status in ALLOCATED_STATUSES
-                    for t in job.tasks_by_status.get(status, {}).values()
-                    if t.node_name in ssn.matrix.index
-                }
+                {index[name] for name in job.placed_nodes(ALLOCATED_STATUSES) if name in index}
             )
             if rows:
                 by_priority.setdefault(job.priority, []).append((_seconds_of(job), job, rows))
