@@ -23,10 +23,10 @@ from __future__ import annotations
 
 import enum
 import functools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Protocol
+from typing import Protocol, cast
 
 from vcbus.contracts.keys import JobKey, PodKey
 from vcbus.contracts.objects.job import ANNOTATION_TASK_PRIORITY
@@ -224,7 +224,9 @@ class JobInfo:
     _role_ready: dict[str, int] = field(default_factory=dict)
     _checked: list[tuple[str, int]] | None = None
     _lazy: LazyTasks | None = None
-    """How to make the tasks, until a first reader needs them (``LazyTasks``)."""
+    """How to make the tasks, until a first reader needs them (``LazyTasks``). Until then
+    the counters and ``task_min_available`` are the recipe's, read only: every change of
+    them changes a task, which makes the tasks first (``_materialize`` copies them)."""
     _made: list[TaskInfo] | None = None
     """The tasks in the order they were made, for the nodes they are placed on."""
 
@@ -277,10 +279,16 @@ class JobInfo:
         ]
 
     def _materialize(self) -> None:
+        """Make the tasks; the counters, shared with the recipe until now, become own."""
         lazy = self._lazy
         assert lazy is not None
         self._lazy = None
         self._made, self._tasks, self._by_status = lazy.make()
+        self.task_min_available = dict(self.task_min_available)
+        self._status_count = dict(self._status_count)
+        self._role_status = {role: dict(counts) for role, counts in self._role_status.items()}
+        self._role_pending_best_effort = dict(self._role_pending_best_effort)
+        self._role_ready = dict(self._role_ready)
 
     @property
     def creation_key(self) -> datetime:
@@ -400,7 +408,11 @@ class JobInfo:
 
     def count(self, *statuses: TaskStatus) -> int:
         """Return how many tasks are in any of ``statuses``."""
-        return sum(self._status_count.get(s, 0) for s in statuses)
+        counts = self._status_count
+        total = 0
+        for status in statuses:
+            total += counts.get(status, 0)
+        return total
 
     def role_count(self, role: str, statuses: tuple[TaskStatus, ...]) -> int:
         """Return how many tasks of ``role`` are in any of ``statuses``."""
@@ -607,44 +619,69 @@ class NodeInfo:
     row: int
     matrix: NodeMatrix
     _tasks: dict[str, TaskInfo] = field(default_factory=dict)
-    _pending: list[tuple[JobInfo | TaskInfo, tuple[int, ...]]] = field(default_factory=list)
-    """What is placed here and not yet in ``_tasks``, in order: a job's made tasks at
-    these positions, or a task added since (``add_task``)."""
+    _placed: Sequence[tuple[JobKey | JobInfo, tuple[int, ...]]] = ()
+    """Tasks placed here and not yet in ``_tasks``, job by job in job order: a job (or
+    its key in ``_jobs``) and the positions of its made tasks (``JobInfo.made_tasks``)."""
+    _added: list[TaskInfo] = field(default_factory=list)
+    """Tasks added (``add_task``) while ``_placed`` was not yet taken, in order."""
+    _jobs: Mapping[JobKey, JobInfo] | None = None
+    """The session's jobs, for the keys of ``_placed``."""
 
     @property
     def tasks(self) -> dict[str, TaskInfo]:
         """The tasks placed here, by uid, in the order they were placed."""
-        if self._pending:
+        if self._placed:
             self._settle()
         return self._tasks
 
     def add_task(self, task: TaskInfo) -> None:
-        """Place ``task`` here, after every task placed before (its job's tasks not made)."""
-        if self._pending:
-            self._pending.append((task, ()))
+        """Place ``task`` here, after every task placed before."""
+        if self._placed:
+            self._added.append(task)
         else:
             self._tasks[task.uid] = task
 
     def place_later(self, job: JobInfo, positions: tuple[int, ...]) -> None:
         """Place ``job``'s made tasks at ``positions`` here, when the node's tasks are read."""
-        self._pending.append((job, positions))
+        placed = self._placed
+        if not isinstance(placed, list):
+            placed = self._placed = list(placed)
+        placed.append((job, positions))
 
-    def reset(self) -> None:
-        """Empty the node for another session."""
+    def reset(
+        self,
+        placed: Sequence[tuple[JobKey | JobInfo, tuple[int, ...]]] = (),
+        jobs: Mapping[JobKey, JobInfo] | None = None,
+    ) -> None:
+        """Empty the node for another session, its tasks to be those of ``placed``.
+
+        Args:
+            placed: each job with tasks here, in job order, with their positions; read
+                only (a shared index), taken when the node's tasks are first read.
+            jobs: the session's jobs, for the keys in ``placed``.
+        """
         self._tasks = {}
-        self._pending = []
+        self._placed = placed
+        self._added = []
+        self._jobs = jobs
 
     def _settle(self) -> None:
         tasks = self._tasks
-        for owner, positions in self._pending:
-            if isinstance(owner, TaskInfo):
-                tasks[owner.uid] = owner
-                continue
-            made = owner.made_tasks()
+        jobs = self._jobs
+        for owner, positions in self._placed:
+            job = (
+                owner
+                if isinstance(owner, JobInfo)
+                else cast("Mapping[JobKey, JobInfo]", jobs)[owner]
+            )
+            made = job.made_tasks()
             for i in positions:
                 task = made[i]
                 tasks[task.uid] = task
-        self._pending = []
+        for task in self._added:
+            tasks[task.uid] = task
+        self._placed = ()
+        self._added = []
 
     @property
     def labels(self) -> dict[str, str]:

@@ -77,6 +77,17 @@ class NodeMatrix:
         matrix._empty()
         return matrix
 
+    def copy(self) -> NodeMatrix:
+        """A matrix of the same nodes and dimensions with the same accounting, apart."""
+        matrix = copy.copy(self)
+        matrix.used = self.used.copy()
+        matrix.idle = self.idle.copy()
+        matrix.releasing = self.releasing.copy()
+        matrix.pipelined = self.pipelined.copy()
+        matrix.pod_count = self.pod_count.copy()
+        matrix.changes = []
+        return matrix
+
     def __len__(self) -> int:
         return len(self.names)
 
@@ -140,6 +151,28 @@ class NodeMatrix:
         np.subtract.at(self.idle, index[placed], amounts[placed])
         np.add.at(self.used, index[placed], amounts[placed])
         np.add.at(self.pod_count, index, 1)
+        self.changes.extend(rows)
+
+    def remove_many(
+        self,
+        rows: Sequence[int],
+        requests: Sequence[FloatArray],
+        releasing: Sequence[bool],
+        pipelined: Sequence[bool],
+    ) -> None:
+        """Take many tasks off at once: :meth:`add_many` undone (whole units: exact)."""
+        if not rows:
+            return
+        index = np.asarray(rows, dtype=np.intp)
+        amounts = np.asarray(requests, dtype=np.float64)
+        piped = np.asarray(pipelined, dtype=np.bool_)
+        placed = ~piped
+        freeing = placed & np.asarray(releasing, dtype=np.bool_)
+        np.subtract.at(self.pipelined, index[piped], amounts[piped])
+        np.subtract.at(self.releasing, index[freeing], amounts[freeing])
+        np.add.at(self.idle, index[placed], amounts[placed])
+        np.subtract.at(self.used, index[placed], amounts[placed])
+        np.subtract.at(self.pod_count, index, 1)
         self.changes.extend(rows)
 
     def remove(self, row: int, request: FloatArray, *, releasing: bool, pipelined: bool) -> None:

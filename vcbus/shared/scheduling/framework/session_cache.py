@@ -8,17 +8,24 @@ none (every job is derived afresh, as before).
 For each job the cache holds a ``JobRecipe``: the arguments of the job's ``JobInfo`` and of
 its ``TaskInfo`` objects, in the order the session makes them, and the job's bookkeeping as
 ``JobInfo.add_task_infos`` left it (task maps as positions, counters, request sums). A
-recipe holds only immutable values. It stays valid while the job's ``PodGroupState`` and
-its pods' ``PodState`` objects are the same objects (a ``ClusterView`` makes new ones on
-every change, see ``snapshot``); a session whose job changed derives it again.
+recipe holds immutable values, and its counters as dicts that the jobs made from it only
+read. It stays valid while the job's ``PodGroupState`` and its pods' ``PodState`` objects
+are the same objects (a ``ClusterView`` makes new ones on every change, see
+``snapshot``); a session whose job changed derives it again.
 
-Every session still gets its own ``JobInfo`` and ``TaskInfo`` objects, made from the recipe
-(positional construction, dict copies, no re-summing): sessions mutate them, and nothing one
-session does reaches the next.
+Every session still gets its own ``JobInfo`` objects, made from the recipe (positional
+construction, no re-summing), and a job makes its ``TaskInfo`` objects only when something
+first reads them; changing a task makes them first, and the job's counters become its own
+then: sessions mutate their jobs, and nothing one session does reaches the next.
+
+The cache also keeps the nodes' accounting of every recipe's placed tasks, and each node's
+jobs (``placements``), from one session to the next, patched by the jobs that changed: a
+steady cycle counts the placed tasks of the jobs that changed, not of every pod.
 """
 
 from __future__ import annotations
 
+import bisect
 import operator
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -78,6 +85,16 @@ every task in order under its own uid (the usual case)."""
 
 _MAX_SHAPES = 1 << 14
 
+_Counters = tuple[
+    dict[str, int],  # task_min_available
+    dict[TaskStatus, int],  # _status_count
+    dict[str, dict[TaskStatus, int]],  # _role_status
+    dict[str, int],  # _role_pending_best_effort
+    dict[str, int],  # _role_ready
+]
+
+_job_of = operator.itemgetter(0)
+
 
 @dataclass(frozen=True, slots=True)
 class JobRecipe:
@@ -93,7 +110,6 @@ class JobRecipe:
     pods: JobPods
     dims: frozenset[str]
     head: JobHead
-    task_min_available: tuple[tuple[str, int], ...]
     dependent: bool
     creation: datetime | None
     first_seen: datetime | None
@@ -119,13 +135,12 @@ class JobRecipe:
     allocated: Resource
     total_request: Resource
     wait_create: int
-    status_count: tuple[tuple[TaskStatus, int], ...]
-    role_status: tuple[tuple[str, tuple[tuple[TaskStatus, int], ...]], ...]
-    role_pending_best_effort: tuple[tuple[str, int], ...]
     pending_best_effort: int
     ready: int
     valid: int
-    role_ready: tuple[tuple[str, int], ...]
+    shared: _Counters
+    """The counters as dicts, shared read only by the jobs made until they make their
+    tasks (``JobInfo._materialize`` copies them)."""
 
     @classmethod
     def record(
@@ -194,7 +209,6 @@ class JobRecipe:
                 job.podgroup,
                 job.phase,
             ),
-            task_min_available=tuple(job.task_min_available.items()),
             dependent=job.dependent,
             creation=job.creation,
             first_seen=job.first_seen,
@@ -217,15 +231,16 @@ class JobRecipe:
             allocated=job.allocated,
             total_request=job.total_request,
             wait_create=job.wait_create,
-            status_count=tuple(job._status_count.items()),
-            role_status=tuple(
-                (role, tuple(counts.items())) for role, counts in job._role_status.items()
-            ),
-            role_pending_best_effort=tuple(job._role_pending_best_effort.items()),
             pending_best_effort=job._pending_best_effort,
             ready=job._ready,
             valid=job._valid,
-            role_ready=tuple(job._role_ready.items()),
+            shared=(
+                dict(job.task_min_available),
+                dict(job._status_count),
+                {role: dict(counts) for role, counts in job._role_status.items()},
+                dict(job._role_pending_best_effort),
+                dict(job._role_ready),
+            ),
         )
 
     def matches(self, state: PodGroupState, pods: JobPods) -> bool:
@@ -246,9 +261,10 @@ class JobRecipe:
         Args:
             vectors: the session's request vector of each of ``shapes``, given to the tasks.
         """
+        task_min, status_count, role_status, role_pending_best_effort, role_ready = self.shared
         return JobInfo(
             *self.head,
-            dict(self.task_min_available),
+            task_min,
             self.dependent,
             self.creation,
             self.first_seen,
@@ -261,13 +277,13 @@ class JobRecipe:
             "",
             self.wait_create,
             None,
-            dict(self.status_count),
-            {role: dict(counts) for role, counts in self.role_status},
-            dict(self.role_pending_best_effort),
+            status_count,
+            role_status,
+            role_pending_best_effort,
             self.pending_best_effort,
             self.ready,
             self.valid,
-            dict(self.role_ready),
+            role_ready,
             None,
             _RecipeTasks(self, vectors),
         )
@@ -348,6 +364,12 @@ class SessionCache:
         self._nodes = None
         """The last session's dimensions, its nodes' identities (the matrix holds the
         nodes, so the identities stay theirs), its matrix before any task, its nodes."""
+        self._base: NodeMatrix | None = None
+        """The nodes of ``_nodes`` with the placed tasks of ``_placed`` counted."""
+        self._placed: dict[JobKey, JobRecipe] = {}
+        self._index: dict[str, list[tuple[JobKey, tuple[int, ...]]]] = {}
+        """Node name → each job of ``_placed`` with tasks there, by job key, with their
+        positions (``JobRecipe.node_groups``)."""
 
     @property
     def shapes(self) -> dict[tuple[tuple[str, int], ...], Shape]:
@@ -370,20 +392,17 @@ class SessionCache:
 
         When the nodes are the very same objects as last session's (a view replaces a node
         that changed) and the dimensions are the same, the matrix is the last one's
-        :meth:`NodeMatrix.fresh` and the ``NodeInfo`` objects are the last ones, emptied
-        and pointed at it: a session's nodes live until the next session opens.
+        :meth:`NodeMatrix.fresh` and the ``NodeInfo`` objects are the last ones, for the
+        caller to empty and point at the session's matrix (``NodeInfo.reset``): a
+        session's nodes live until the next session opens.
         """
         identities = tuple(map(id, nodes))
         last = self._nodes
         if last is not None and last[0] == dimensions and last[1] == identities:
-            matrix = last[2].fresh()
-            node_list = last[3]
-            for info in node_list:
-                info.matrix = matrix
-                info.reset()
-            return matrix, node_list
+            return last[2].fresh(), last[3]
         template = NodeMatrix(nodes, extra_dimensions=dimensions)
         self._fits.clear()
+        self._base = None
         matrix = template.fresh()
         node_list = [
             NodeInfo(name=node.name, node=node, row=row, matrix=matrix)
@@ -391,6 +410,87 @@ class SessionCache:
         ]
         self._nodes = (dimensions, identities, template, node_list)
         return matrix, node_list
+
+    def placements(
+        self,
+        matrix: NodeMatrix,
+        recipes: Mapping[JobKey, JobRecipe],
+        vectors: dict[int, FloatArray],
+    ) -> tuple[NodeMatrix, dict[str, list[tuple[JobKey, tuple[int, ...]]]]]:
+        """The session's matrix with the placed tasks of ``recipes`` counted, and its nodes.
+
+        Returns the matrix and, per node name, each job with tasks there (by job key) with
+        the positions of those tasks. Both are kept from the last session and patched by
+        the jobs whose recipe changed (taken off, counted again), or counted whole when the
+        nodes changed: amounts are whole units held as floats, so both give the same sums.
+
+        Args:
+            matrix: this session's matrix, with no task counted.
+            recipes: every job of the session, by job key.
+            vectors: the session's request vectors by ``id`` of the request (filled here).
+        """
+        base = self._base
+        if base is None:
+            base = matrix
+            self._placed, self._index = {}, {}
+        old = self._placed
+        gone = [key for key in old if recipes.get(key) is not old[key]]
+        new = [key for key, recipe in recipes.items() if old.get(key) is not recipe]
+        index = self._index
+        if gone:
+            # vectors of their own: a request of a job gone may be freed after this call
+            self._count(base, [old[key] for key in gone], {}, remove=True)
+            for key in gone:
+                for name, _ in old[key].node_groups:
+                    entries = index[name]
+                    del entries[bisect.bisect_left(entries, key, key=operator.itemgetter(0))]
+        if new:
+            self._count(base, [recipes[key] for key in new], vectors, remove=False)
+            for key in new:
+                for name, positions in recipes[key].node_groups:
+                    bisect.insort(index.setdefault(name, []), (key, positions), key=_job_of)
+        base.changes.clear()
+        self._base, self._placed = base, dict(recipes)
+        return base.copy(), index
+
+    @staticmethod
+    def _count(
+        matrix: NodeMatrix,
+        recipes: Sequence[JobRecipe],
+        vectors: dict[int, FloatArray],
+        *,
+        remove: bool,
+    ) -> None:
+        """Count the placed tasks of ``recipes`` on ``matrix`` (take them off: ``remove``)."""
+        at = matrix.index
+        rows: list[int] = []
+        requests: list[FloatArray] = []
+        releasing: list[bool] = []
+        pipelined: list[bool] = []
+        for recipe in recipes:
+            shapes = []
+            for resreq in recipe.shapes:
+                vector = vectors.get(id(resreq))
+                if vector is None:
+                    vector = vectors[id(resreq)] = matrix.vector(resreq)
+                shapes.append(vector)
+            for name, freeing, piped, shape in zip(
+                recipe.placed_nodes,
+                recipe.placed_releasing,
+                recipe.placed_pipelined,
+                recipe.placed_shapes,
+                strict=True,
+            ):
+                row = at.get(name)
+                if row is not None:
+                    rows.append(row)
+                    requests.append(shapes[shape])
+                    releasing.append(freeing)
+                    pipelined.append(piped)
+        if remove:
+            matrix.remove_many(rows, requests, releasing, pipelined)
+        else:
+            matrix.add_many(rows, requests, releasing, pipelined)
 
     def fit(self, key: JobKey) -> JobFit | None:
         """The job's feasibility verdict, if judged on this session's recipe and nodes."""

@@ -22,8 +22,8 @@ Deliberate deviations (vcbus's speed layer):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import cast
 
 from vcbus.contracts.keys import JobKey
 from vcbus.contracts.objects.pod import PodPhase
@@ -199,91 +199,81 @@ def build_working_copy(snapshot: ClusterSnapshot, cache: SessionCache | None) ->
         for reserved in held.pods:
             dims.update(reserved.requests)
 
-    if cache is not None:
-        matrix, node_list = cache.nodes(list(snapshot.nodes.values()), frozenset(dims))
-    else:
-        matrix = NodeMatrix(list(snapshot.nodes.values()), extra_dimensions=dims)
-        node_list = [
-            NodeInfo(name=node.name, node=node, row=row, matrix=matrix)
-            for row, node in enumerate(matrix.nodes)
-        ]
-    nodes = {n.name: n for n in node_list}
     jobs: dict[JobKey, JobInfo] = {}
-    placed = _Placed()
     vectors: dict[int, FloatArray] = {}
+    if cache is not None:
+        template, node_list = cache.nodes(list(snapshot.nodes.values()), frozenset(dims))
+        matrix, index = cache.placements(template, recipes, vectors)
+        for info in node_list:
+            info.matrix = matrix
+            info.reset(index.get(info.name, ()), jobs)
+        for key, entry in made:
+            if isinstance(entry, JobRecipe):
+                jobs[key] = entry.make(_vectors_of(entry, matrix, vectors))
+            else:
+                job, job_tasks = entry
+                _give_vectors(job, job_tasks, matrix, vectors)
+                jobs[key] = job
+        return WorkingCopy(matrix=matrix, node_list=node_list, nodes=_by_name(node_list), jobs=jobs)
+    matrix = NodeMatrix(list(snapshot.nodes.values()), extra_dimensions=dims)
+    node_list = [
+        NodeInfo(name=node.name, node=node, row=row, matrix=matrix)
+        for row, node in enumerate(matrix.nodes)
+    ]
+    nodes = _by_name(node_list)
+    placed = _Placed()
     for key, entry in made:
-        if isinstance(entry, JobRecipe):
-            job_vectors = []
-            for resreq in entry.shapes:
-                vector = vectors.get(id(resreq))
-                if vector is None:
-                    vector = vectors[id(resreq)] = matrix.vector(resreq)
-                job_vectors.append(vector)
-            job = entry.make(job_vectors)
-            _place_recipe(entry, job, job_vectors, nodes, placed)
-        else:
-            job, job_tasks = entry
-            _place(job, job_tasks, matrix=matrix, nodes=nodes, vectors=vectors, placed=placed)
+        assert not isinstance(entry, JobRecipe)  # no cache, no recipes
+        job, job_tasks = entry
+        _give_vectors(job, job_tasks, matrix, vectors)
+        _place(job, job_tasks, nodes, placed)
         jobs[key] = job
     matrix.add_many(placed.rows, placed.requests, placed.releasing, placed.pipelined)
     return WorkingCopy(matrix=matrix, node_list=node_list, nodes=nodes, jobs=jobs)
 
 
-def _place(
-    job: JobInfo,
-    tasks: list[TaskInfo],
-    *,
-    matrix: NodeMatrix,
-    nodes: dict[str, NodeInfo],
-    vectors: dict[int, FloatArray],
-    placed: _Placed,
+def _by_name(node_list: list[NodeInfo]) -> dict[str, NodeInfo]:
+    return {n.name: n for n in node_list}
+
+
+def _vectors_of(
+    recipe: JobRecipe, matrix: NodeMatrix, vectors: dict[int, FloatArray]
+) -> list[FloatArray]:
+    """The session's request vector of each of the recipe's request shapes."""
+    out = []
+    for resreq in recipe.shapes:
+        vector = vectors.get(id(resreq))
+        if vector is None:
+            vector = vectors[id(resreq)] = matrix.vector(resreq)
+        out.append(vector)
+    return out
+
+
+def _give_vectors(
+    job: JobInfo, tasks: list[TaskInfo], matrix: NodeMatrix, vectors: dict[int, FloatArray]
 ) -> None:
-    """Give each task its request vector; count the placed ones on their nodes."""
+    """Give each task of a job just derived its request vector; keep their made order."""
     job.keep_made(tasks)
-    for position, task in enumerate(tasks):
+    for task in tasks:
         resreq = task.resreq
         vector = vectors.get(id(resreq))
         if vector is None:
             vector = vectors[id(resreq)] = matrix.vector(resreq)
         task.vector = vector
+
+
+def _place(
+    job: JobInfo, tasks: list[TaskInfo], nodes: dict[str, NodeInfo], placed: _Placed
+) -> None:
+    """Collect the placed tasks of a job (vectors given) for the matrix and their nodes."""
+    for position, task in enumerate(tasks):
         node_name = task.node_name
         if node_name and task.status not in _TERMINAL:
             node = nodes.get(node_name)
             if node is not None:
                 status = task.status
                 placed.rows.append(node.row)
-                placed.requests.append(vector)
+                placed.requests.append(cast("FloatArray", task.vector))
                 placed.releasing.append(status is TaskStatus.RELEASING)
                 placed.pipelined.append(status is TaskStatus.PIPELINED)
                 node.place_later(job, (position,))
-
-
-def _place_recipe(
-    recipe: JobRecipe,
-    job: JobInfo,
-    vectors: Sequence[FloatArray],
-    nodes: dict[str, NodeInfo],
-    placed: _Placed,
-) -> None:
-    """As ``_place`` for a job made from a recipe, without making its tasks.
-
-    Its placed tasks are counted in the matrix from the recipe, and each of its nodes
-    takes them when the node's tasks are first read (``NodeInfo.place_later``).
-    """
-    for name, releasing, pipelined, shape in zip(
-        recipe.placed_nodes,
-        recipe.placed_releasing,
-        recipe.placed_pipelined,
-        recipe.placed_shapes,
-        strict=True,
-    ):
-        node = nodes.get(name)
-        if node is not None:
-            placed.rows.append(node.row)
-            placed.requests.append(vectors[shape])
-            placed.releasing.append(releasing)
-            placed.pipelined.append(pipelined)
-    for name, positions in recipe.node_groups:
-        node = nodes.get(name)
-        if node is not None:
-            node.place_later(job, positions)
