@@ -642,11 +642,15 @@ class NodeInfo:
             self._tasks[task.uid] = task
 
     def place_later(self, job: JobInfo, positions: tuple[int, ...]) -> None:
-        """Place ``job``'s made tasks at ``positions`` here, when the node's tasks are read."""
-        placed = self._placed
-        if not isinstance(placed, list):
-            placed = self._placed = list(placed)
-        placed.append((job, positions))
+        """Place ``job``'s made tasks at ``positions`` here, when the node's tasks are read.
+
+        For a node reset with nothing placed (a session without a cache builds its own).
+        """
+        if not self._placed:
+            self._placed = []
+        cast("list[tuple[JobKey | JobInfo, tuple[int, ...]]]", self._placed).append(
+            (job, positions)
+        )
 
     def reset(
         self,
@@ -657,7 +661,9 @@ class NodeInfo:
 
         Args:
             placed: each job with tasks here, in job order, with their positions; read
-                only (a shared index), taken when the node's tasks are first read.
+                only (a shared index, never changed here: ``place_later`` starts a list of
+                its own only on a node reset with nothing placed), taken when the node's
+                tasks are first read.
             jobs: the session's jobs, for the keys in ``placed``.
         """
         self._tasks = {}

@@ -160,6 +160,27 @@ def _recreate_c(view: ClusterView) -> list[ClusterEvent]:
     return events
 
 
+def _delete_job(name: str) -> Callable[[ClusterView], list[ClusterEvent]]:
+    """The job's PodGroup and pods deleted (its pods' room on their nodes freed)."""
+
+    def delete(view: ClusterView) -> list[ClusterEvent]:
+        snapshot = view.snapshot()
+        group = snapshot.podgroups[JobKey(f"ns/{name}")].podgroup
+        events: list[ClusterEvent] = [
+            PodDeleted(
+                event_id=f"del-{key}", occurred_at=T0, job=group.job, pod=key, pod_uid=state.pod.uid
+            )
+            for key, state in sorted(snapshot.pods.items())
+            if state.pod.job == group.job
+        ]
+        events.append(
+            PodGroupDeleted(event_id=f"del-{name}", occurred_at=T0, job=group.job, name=group.name)
+        )
+        return events
+
+    return delete
+
+
 def _c_inqueue(view: ClusterView) -> list[ClusterEvent]:
     return [
         PodGroupPhaseChanged(
@@ -207,6 +228,7 @@ STEPS: Sequence[tuple[str, Callable[[ClusterView], list[ClusterEvent]]]] = (
             )
         ],
     ),
+    ("job deleted", _delete_job("a")),
 )
 
 
