@@ -20,6 +20,7 @@ from __future__ import annotations
 import time
 import traceback
 from collections.abc import Awaitable, Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -129,32 +130,31 @@ class Router:
             else:
                 decoded = self._codecs[record.topic].decode_all(record.value)
                 if isinstance(decoded, Unknown | Poison):
-                    with record_context(
-                        service=self.service,
-                        topic=str(route.topic),
-                        partition=record.partition,
-                        offset=record.offset,
-                        event_type=event_type,
-                        event_id=event_id,
-                        job=key,
-                    ):
+                    with self._context(route, record, key, event_type, event_id):
                         self._undecoded(record, decoded, outbox, span)
                     return
                 events = decoded
             alone = len(events) == 1
             for event in events:
-                with record_context(
-                    service=self.service,
-                    topic=str(route.topic),
-                    partition=record.partition,
-                    offset=record.offset,
-                    event_type=event_type,
-                    event_id=event_id if alone else cast(Event, event).event_id,
-                    job=key,
-                ):
+                one = event_id if alone else cast(Event, event).event_id
+                with self._context(route, record, key, event_type, one):
                     await self._handle(
                         route, record, key, event, outbox=outbox, span=span, alone=alone
                     )
+
+    def _context(
+        self, route: Route, record: Record, key: str | None, event_type: str, event_id: str
+    ) -> AbstractContextManager[None]:
+        """The log context of one event of ``record`` (``event_id``: that event's)."""
+        return record_context(
+            service=self.service,
+            topic=str(route.topic),
+            partition=record.partition,
+            offset=record.offset,
+            event_type=event_type,
+            event_id=event_id,
+            job=key,
+        )
 
     def _undecoded(
         self, record: Record, decoded: Unknown | Poison, outbox: Outbox, span: Span

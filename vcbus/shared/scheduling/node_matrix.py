@@ -139,19 +139,7 @@ class NodeMatrix:
         Amounts are whole base units (milli-cpu, bytes) held as floats, so the sums do not
         depend on the order they are made in.
         """
-        if not rows:
-            return
-        index = np.asarray(rows, dtype=np.intp)
-        amounts = np.asarray(requests, dtype=np.float64)
-        piped = np.asarray(pipelined, dtype=np.bool_)
-        placed = ~piped
-        freeing = placed & np.asarray(releasing, dtype=np.bool_)
-        np.add.at(self.pipelined, index[piped], amounts[piped])
-        np.add.at(self.releasing, index[freeing], amounts[freeing])
-        np.subtract.at(self.idle, index[placed], amounts[placed])
-        np.add.at(self.used, index[placed], amounts[placed])
-        np.add.at(self.pod_count, index, 1)
-        self.changes.extend(rows)
+        self._account_many(rows, requests, releasing, pipelined, sign=1)
 
     def remove_many(
         self,
@@ -161,18 +149,29 @@ class NodeMatrix:
         pipelined: Sequence[bool],
     ) -> None:
         """Take many tasks off at once: :meth:`add_many` undone (whole units: exact)."""
+        self._account_many(rows, requests, releasing, pipelined, sign=-1)
+
+    def _account_many(
+        self,
+        rows: Sequence[int],
+        requests: Sequence[FloatArray],
+        releasing: Sequence[bool],
+        pipelined: Sequence[bool],
+        *,
+        sign: int,
+    ) -> None:
         if not rows:
             return
         index = np.asarray(rows, dtype=np.intp)
-        amounts = np.asarray(requests, dtype=np.float64)
+        amounts = np.asarray(requests, dtype=np.float64) * sign
         piped = np.asarray(pipelined, dtype=np.bool_)
         placed = ~piped
         freeing = placed & np.asarray(releasing, dtype=np.bool_)
-        np.subtract.at(self.pipelined, index[piped], amounts[piped])
-        np.subtract.at(self.releasing, index[freeing], amounts[freeing])
-        np.add.at(self.idle, index[placed], amounts[placed])
-        np.subtract.at(self.used, index[placed], amounts[placed])
-        np.subtract.at(self.pod_count, index, 1)
+        np.add.at(self.pipelined, index[piped], amounts[piped])
+        np.add.at(self.releasing, index[freeing], amounts[freeing])
+        np.subtract.at(self.idle, index[placed], amounts[placed])
+        np.add.at(self.used, index[placed], amounts[placed])
+        np.add.at(self.pod_count, index, sign)
         self.changes.extend(rows)
 
     def remove(self, row: int, request: FloatArray, *, releasing: bool, pipelined: bool) -> None:

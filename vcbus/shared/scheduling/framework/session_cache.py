@@ -255,6 +255,21 @@ class JobRecipe:
             for (key, pod), (old_key, old_pod) in zip(pods, mine, strict=True)
         )
 
+    def vectors(self, matrix: NodeMatrix, made: dict[int, FloatArray]) -> list[FloatArray]:
+        """The request vector of each of ``shapes`` on ``matrix``.
+
+        Args:
+            matrix: the session's matrix (its dimensions).
+            made: vectors made so far, by ``id`` of the request (filled here).
+        """
+        out = []
+        for resreq in self.shapes:
+            vector = made.get(id(resreq))
+            if vector is None:
+                vector = made[id(resreq)] = matrix.vector(resreq)
+            out.append(vector)
+        return out
+
     def make(self, vectors: Sequence[FloatArray]) -> JobInfo:
         """Return a new ``JobInfo`` equal to the recorded one, its tasks made on first use.
 
@@ -468,12 +483,7 @@ class SessionCache:
         releasing: list[bool] = []
         pipelined: list[bool] = []
         for recipe in recipes:
-            shapes = []
-            for resreq in recipe.shapes:
-                vector = vectors.get(id(resreq))
-                if vector is None:
-                    vector = vectors[id(resreq)] = matrix.vector(resreq)
-                shapes.append(vector)
+            shapes = recipe.vectors(matrix, vectors)
             for name, freeing, piped, shape in zip(
                 recipe.placed_nodes,
                 recipe.placed_releasing,

@@ -209,7 +209,7 @@ def build_working_copy(snapshot: ClusterSnapshot, cache: SessionCache | None) ->
             info.reset(index.get(info.name, ()), jobs)
         for key, entry in made:
             if isinstance(entry, JobRecipe):
-                jobs[key] = entry.make(_vectors_of(entry, matrix, vectors))
+                jobs[key] = entry.make(entry.vectors(matrix, vectors))
             else:
                 job, job_tasks = entry
                 _give_vectors(job, job_tasks, matrix, vectors)
@@ -234,19 +234,6 @@ def build_working_copy(snapshot: ClusterSnapshot, cache: SessionCache | None) ->
 
 def _by_name(node_list: list[NodeInfo]) -> dict[str, NodeInfo]:
     return {n.name: n for n in node_list}
-
-
-def _vectors_of(
-    recipe: JobRecipe, matrix: NodeMatrix, vectors: dict[int, FloatArray]
-) -> list[FloatArray]:
-    """The session's request vector of each of the recipe's request shapes."""
-    out = []
-    for resreq in recipe.shapes:
-        vector = vectors.get(id(resreq))
-        if vector is None:
-            vector = vectors[id(resreq)] = matrix.vector(resreq)
-        out.append(vector)
-    return out
 
 
 def _give_vectors(
