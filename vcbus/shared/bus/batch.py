@@ -2,11 +2,11 @@
 
 A service publishes the outputs of a batch (or a cycle) that share their topic, key,
 event type and trace as one record (``join``): its value is the JSON array of the events,
-its headers those of the first, with ``event-count``. A job's pods
-created in one step, a cycle's bindings to one node, a node's reports of one job's pods
-in one batch each take one record instead of one per pod: fewer records to write, to
-fetch, to trace and to commit. A run is cut at :data:`MAX_RECORD_EVENTS` events and at
-the 1 MiB record limit (SPEC A12).
+its headers those of the first, with ``event-count``. A job's pods created in one step,
+a job's pods bound to one node in one cycle, and the reports of one job's pods in one
+batch each take one record instead of one per pod: fewer records to write, to fetch, to
+trace and to commit. A group is cut at :data:`MAX_RECORD_EVENTS` events and at the 1 MiB
+record limit (SPEC A12).
 
 Each event keeps its own ``event_id`` in its body, so readers deduplicate exactly as
 before; every reader decodes both shapes (``TopicCodec.decode_all``), so the records
