@@ -7,9 +7,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import msgspec
+
 from tests.support.bus_contract import read_topic, running, wait_until
 from tests.support.toy import delete_event
 from vcbus.contracts import Event, JobAdmitted, JobDeleteAccepted, Topic, tag_of
+from vcbus.shared.bus.batch import events_in
 from vcbus.shared.bus.envelope import (
     HEADER_DLT_ERROR,
     HEADER_DLT_OFFSET,
@@ -19,7 +22,7 @@ from vcbus.shared.bus.envelope import (
 )
 from vcbus.shared.bus.kafka_settings import KafkaSettings
 from vcbus.shared.bus.memory import InMemoryBus
-from vcbus.shared.bus.outbox import event_record
+from vcbus.shared.bus.outbox import Outbox, event_record
 from vcbus.shared.bus.records import OutRecord, Record
 from vcbus.shared.runtime.service import Service
 from vcbus.shared.runtime.settings import Settings
@@ -108,3 +111,31 @@ async def test_records_of_other_types_are_passed_over_unread_and_the_rest_folded
     # both garbage records are ns/a's (offsets 0 and 1 of its partition): only the second
     assert [record.header(HEADER_DLT_OFFSET) for record in dead] == [b"1"]
     assert table.records_read == 2
+
+
+async def test_a_record_of_several_events_is_folded_event_by_event_and_only_a_bad_one_dead() -> (
+    None
+):
+    seen: list[str] = []
+    exploding = delete_event("ns/a", 2)
+
+    def fold(event: Event, record: Record) -> None:
+        if event.event_id == exploding.event_id:
+            raise OverflowError("too big to fold")
+        seen.append(event.event_id)
+
+    outbox = Outbox(PREFIX)
+    outbox.add_events([delete_event("ns/a", 1), exploding, delete_event("ns/a", 3)])
+    (joined,) = outbox.take()
+    assert events_in(joined) == 3
+    dead = await _follow(
+        Table("view", [Topic.JOBS_ADMITTED], fold),
+        [joined],
+        lambda: len(seen) == 2,
+        1,
+    )
+
+    assert seen == [delete_event("ns/a", n).event_id for n in (1, 3)]
+    (letter,) = dead
+    assert letter.header(HEADER_DLT_TOPIC) == TOPIC.encode()
+    assert msgspec.json.decode(letter.value or b"")["event_id"] == exploding.event_id
