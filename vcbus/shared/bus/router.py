@@ -10,6 +10,9 @@ then the dead-letter topic), timing, and the handler, which runs in the ``proces
 the handler's outputs are sent from it. Each handled record is logged as
 ``record_handled`` at debug level (the delivery loop logs each batch at info); retries and
 dead letters at warning and error.
+A record of several events (``batch``) is handled event by event, each with its own id
+in the log context; a handler that keeps failing on one of them dead-letters that event
+alone (``batch.single``), and the others are handled.
 A record never stops the consumer: undecodable records, records whose handler keeps
 failing, and records whose answer could never be written (over the 1 MiB record limit,
 SPEC A12; no retry) go to ``<topic>.DLT``; records of unknown types are skipped.
