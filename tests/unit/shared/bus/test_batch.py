@@ -106,10 +106,13 @@ def test_a_run_is_cut_at_the_event_count_and_the_record_limit() -> None:
 
 
 def test_joined_records_stay_under_the_broker_limit() -> None:
+    # events of about 4 KiB each: 512 of them would be 2 MiB in one record
     outbox = Outbox(PREFIX)
-    outbox.add_events([delete_event(f"ns/{'x' * 200}", n) for n in range(MAX_RECORD_EVENTS)])
+    outbox.add_events([delete_event(f"ns/{'x' * 4000}", n) for n in range(MAX_RECORD_EVENTS)])
     records = outbox.take()
+    assert len(records) >= 2
     assert all(record_bytes(r) <= MAX_RECORD_BYTES for r in records)
+    assert sum(events_in(r) for r in records) == MAX_RECORD_EVENTS
 
 
 def test_the_codec_reads_one_event_and_a_record_of_several() -> None:
