@@ -47,6 +47,9 @@ from vcbus.shared.scheduling.framework.session import Session, open_session
 from vcbus.shared.scheduling.framework.session_cache import SessionCache
 from vcbus.shared.scheduling.model import JobInfo, TaskInfo, TaskStatus
 from vcbus.shared.scheduling.plugins import PLUGIN_BUILDERS
+from vcbus.shared.scheduling.plugins.drf import DrfPlugin
+from vcbus.shared.scheduling.plugins.proportion import ProportionPlugin, QueueAttr
+from vcbus.shared.scheduling.resource import Resource
 from vcbus.shared.scheduling.scheduler import default_conf, default_enqueue_conf
 from vcbus.shared.scheduling.snapshot import ClusterSnapshot
 from vcbus.shared.step import Ctx
@@ -286,7 +289,32 @@ def picture(ssn: Session) -> dict[str, object]:
         "node_tasks": [(n.name, list(n.tasks)) for n in ssn.node_list],
         "total": list(ssn.total_resource._amounts.items()),
         "queues": list(ssn.queues),
+        "plugins": [_plugin(plugin) for _, plugin in ssn.plugins],
     }
+
+
+def _amounts(value: object) -> object:
+    if isinstance(value, Resource):
+        return sorted(value._amounts.items())
+    if isinstance(value, tuple):
+        return tuple(_amounts(v) for v in value)
+    return value
+
+
+def _plugin(plugin: object) -> tuple[str, object]:
+    """What a plugin worked out at session open over every job (kept between sessions)."""
+    name = getattr(plugin, "name", "")
+    if isinstance(plugin, ProportionPlugin):
+        return name, (
+            [
+                (queue, [(f.name, _amounts(getattr(attr, f.name))) for f in fields(QueueAttr)])
+                for queue, attr in sorted(plugin.queue_opts.items())
+            ],
+            sorted((key, _amounts(value)) for key, value in plugin.admitted.items()),
+        )
+    if isinstance(plugin, DrfPlugin):
+        return name, sorted((key, _amounts(value)) for key, value in plugin.held.items())
+    return name, None
 
 
 def _open(snapshot: ClusterSnapshot, cache: SessionCache | None) -> Session:

@@ -166,6 +166,11 @@ class Session(SessionPlugins):
         it was made at (``framework.planning``)."""
 
     @property
+    def cache(self) -> SessionCache | None:
+        """The service's cache, kept between its sessions (``None`` in tests without one)."""
+        return self._cache
+
+    @property
     def feasibility(self) -> Feasibility:
         """The cluster as built, judged per job once a session (``framework.feasibility``)."""
         if self._feasibility is None:

@@ -27,9 +27,10 @@ from __future__ import annotations
 
 import bisect
 import operator
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TypeVar, cast
 
 from vcbus.contracts.keys import JobKey, PodKey
 from vcbus.contracts.objects.meta import Condition
@@ -94,6 +95,7 @@ _Counters = tuple[
 ]
 
 _job_of = operator.itemgetter(0)
+_K = TypeVar("_K")
 
 
 @dataclass(frozen=True, slots=True)
@@ -370,6 +372,15 @@ class SessionCache:
         self._shapes: dict[tuple[tuple[str, int], ...], Shape] = {}
         self.derived: tuple[JobKey, ...] = ()
         """The jobs the last session derived afresh (new or changed), in job order."""
+        self.gone: tuple[JobKey, ...] = ()
+        """The jobs of the session before the last one whose recipe the last one dropped
+        (gone or changed)."""
+        self.generation = 0
+        """How many sessions were built with this cache (``keep``)."""
+        self.nodes_generation = 0
+        """How many times the nodes were built afresh (``nodes``): a plugin value that
+        reads the nodes as built holds while this stays the same."""
+        self._kept: dict[str, object] = {}
         self.reused: int = 0
         """How many jobs the last session made from their recipe."""
         self._fits: dict[JobKey, tuple[JobRecipe, JobFit]] = {}
@@ -416,6 +427,7 @@ class SessionCache:
         if last is not None and last[0] == dimensions and last[1] == identities:
             return last[2].fresh(), last[3]
         template = NodeMatrix(nodes, extra_dimensions=dimensions)
+        self.nodes_generation += 1
         self._fits.clear()
         self._base = None
         matrix = template.fresh()
@@ -522,9 +534,19 @@ class SessionCache:
     def keep(self, recipes: Mapping[JobKey, JobRecipe], derived: tuple[JobKey, ...]) -> None:
         """Keep the recipes of the jobs of the session just built (and forget the others)."""
         self._fits = {key: kept for key, kept in self._fits.items() if key in recipes}
+        old = self._recipes
+        self.gone = tuple(key for key, recipe in old.items() if recipes.get(key) is not recipe)
         self._recipes = dict(recipes)
         self.derived = derived
         self.reused = len(recipes) - len(derived)
+        self.generation += 1
+
+    def kept(self, name: str, make: Callable[[], _K]) -> _K:
+        """What the plugin ``name`` keeps between sessions (``kept``), made on first use."""
+        value = self._kept.get(name)
+        if value is None:
+            value = self._kept[name] = make()
+        return cast("_K", value)
 
     def __len__(self) -> int:
         return len(self._recipes)

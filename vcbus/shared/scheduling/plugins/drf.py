@@ -11,8 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from vcbus.contracts.keys import JobKey
 from vcbus.shared.scheduling.framework.conf import Arguments
 from vcbus.shared.scheduling.framework.extension_points import EventHandler
+from vcbus.shared.scheduling.framework.kept import KeptByJob
 from vcbus.shared.scheduling.framework.session import Session
 from vcbus.shared.scheduling.framework.status import Vote
 from vcbus.shared.scheduling.model import JobInfo, TaskInfo
@@ -35,41 +37,50 @@ class DrfPlugin:
 
     def __init__(self, arguments: Arguments) -> None:
         self.arguments = arguments
-        self.allocated: dict[str, Resource] = {}
-        self.shares: dict[str, float] = {}
+        self.held: dict[JobKey, tuple[Resource, float]] = {}
+        """Job key → what it holds and its dominant share, kept current as tasks move."""
 
     def on_session_open(self, ssn: Session) -> None:
-        """Compute every job's share and keep it current as tasks are placed."""
+        """Compute every job's share and keep it current as tasks are placed.
+
+        The shares at open are kept between sessions (``framework.kept``): a job's share
+        reads only what it holds and the cluster's total.
+        """
         total = ssn.total_resource
-        for key, job in ssn.jobs.items():
-            self.allocated[key] = job.allocated
-            self.shares[key] = dominant_share(job.allocated, total)
+        kept: KeptByJob[tuple[Resource, float]] = (
+            ssn.cache.kept(NAME, KeptByJob) if ssn.cache is not None else KeptByJob()
+        )
+        kept.update(
+            ssn.cache,
+            ssn.jobs,
+            tuple(sorted(total._amounts.items())),
+            lambda job: (job.allocated, dominant_share(job.allocated, total)),
+        )
+        held = self.held = dict(kept.values)
 
         def job_order(left: JobInfo, right: JobInfo) -> int:
-            left_share, right_share = self.shares[left.key], self.shares[right.key]
+            left_share, right_share = held[left.key][1], held[right.key][1]
             if left_share == right_share:
                 return 0
             return -1 if left_share < right_share else 1
 
         def on_allocate(task: TaskInfo) -> None:
-            allocated = self.allocated[task.job] + task.resreq
-            self.allocated[task.job] = allocated
-            self.shares[task.job] = dominant_share(allocated, total)
+            allocated = held[task.job][0] + task.resreq
+            held[task.job] = (allocated, dominant_share(allocated, total))
 
         def on_deallocate(task: TaskInfo) -> None:
-            allocated = self.allocated[task.job] - task.resreq
-            self.allocated[task.job] = allocated
-            self.shares[task.job] = dominant_share(allocated, total)
+            allocated = held[task.job][0] - task.resreq
+            held[task.job] = (allocated, dominant_share(allocated, total))
 
         def preemptable(
             preemptor: TaskInfo, preemptees: Sequence[TaskInfo]
         ) -> tuple[list[TaskInfo], Vote]:
             """Victims whose job keeps a dominant share at least the preemptor's would be."""
-            mine = dominant_share(self.allocated[preemptor.job] + preemptor.resreq, total)
+            mine = dominant_share(held[preemptor.job][0] + preemptor.resreq, total)
             allocations: dict[str, Resource] = {}
             victims = []
             for task in preemptees:
-                left = allocations.get(task.job, self.allocated[task.job]) - task.resreq
+                left = allocations.get(task.job, held[task.job][0]) - task.resreq
                 allocations[task.job] = left
                 theirs = dominant_share(left, total)
                 if mine < theirs or abs(mine - theirs) <= SHARE_DELTA:
@@ -84,8 +95,7 @@ class DrfPlugin:
 
     def on_session_close(self, ssn: Session) -> None:
         """Drop the session's state."""
-        self.allocated.clear()
-        self.shares.clear()
+        self.held.clear()
 
 
 def new(arguments: Arguments) -> DrfPlugin:

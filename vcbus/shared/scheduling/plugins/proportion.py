@@ -28,7 +28,9 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
+from vcbus.contracts.keys import JobKey
 from vcbus.contracts.objects.podgroup import PodGroupPhase
 from vcbus.shared.reasons import (
     GANG_UNSCHEDULABLE,
@@ -45,6 +47,7 @@ from vcbus.shared.scheduling.framework.extension_points import (
     QueueOrderFn,
     TaskFn,
 )
+from vcbus.shared.scheduling.framework.kept import KeptByJob
 from vcbus.shared.scheduling.framework.session import Session
 from vcbus.shared.scheduling.framework.status import Vote
 from vcbus.shared.scheduling.model import (
@@ -102,76 +105,183 @@ def _accumulate(into: dict[str, float], amounts: Resource, times: int = 1) -> No
         into[name] = into.get(name, 0.0) + amount * times
 
 
-class _QueueSums:
-    """A queue's job sums at session open, as plain dicts (``allocated``, ``request``, …).
+_Amounts = tuple[tuple[str, float], ...]
 
-    Volcano adds each allocated task's request to allocated and request, each pending one's
-    to request, and each job's inqueue and elastic parts, one ``Resource`` at a time.
-    ``job.allocated`` is the first sum already, and every amount is a whole base unit held
-    as a float, so these sums (applied once, by :meth:`apply`) equal Volcano's.
+
+class _JobPart(NamedTuple):
+    """One job's part of its queue's sums at session open (Volcano's loop over its tasks)."""
+
+    key: JobKey
+    queue: str
+    allocated: _Amounts
+    request: _Amounts
+    inqueue: _Amounts
+    elastic: _Amounts
+    admitted: tuple[Resource, Resource] | None
+    """(minResources, its unplaced part) when the unplaced part counts as ``inqueue``."""
+
+
+def _job_part(
+    job: JobInfo, *, total: Resource, queue_open: bool, infeasible: bool = False
+) -> _JobPart:
+    """What one job adds to its queue's sums, as the session opens.
+
+    Volcano adds each allocated task's request to allocated and request, each pending
+    one's to request, and each job's inqueue and elastic parts. A Pending job's minimum
+    counts as asked for (A10) when its queue is open and the cluster (``total``) could hold
+    it: demand that can never be admitted must not shrink the other queues' deserved
+    shares. An ``infeasible`` Inqueue job (no node could ever hold it) counts in no
+    admission budget (SPEC A6): it would hold it forever.
     """
+    allocated_sum: dict[str, float] = {}
+    request: dict[str, float] = {}
+    inqueue: dict[str, float] = {}
+    elastic: dict[str, float] = {}
+    allocated = job.allocated
+    held = job.count(*ALLOCATED_STATUSES)
+    if held:
+        _accumulate(allocated_sum, allocated)
+        _accumulate(request, allocated)
+    pending = job.tasks_by_status.get(TaskStatus.PENDING) if job.has_pending_tasks() else None
+    if pending:
+        shapes: dict[int, tuple[Resource, list[int]]] = {}
+        for task in pending.values():
+            entry = shapes.get(id(task.resreq))
+            if entry is None:
+                entry = shapes[id(task.resreq)] = (task.resreq, [0])
+            entry[1][0] += 1
+        for resreq, (n,) in shapes.values():
+            _accumulate(request, resreq, n)
+    minimum = _min_resources(job)
+    if (
+        job.phase is PodGroupPhase.PENDING
+        and queue_open
+        and minimum.less_equal_on(total, minimum.requested_names())
+    ):
+        # A10: a Pending job asks for its minimum even before it has pods.
+        _accumulate(request, minimum.exceeded_part(job.total_request))
+    _accumulate(elastic, allocated.exceeded_part(minimum))
+    admitted = None
+    if (job.phase is PodGroupPhase.INQUEUE and not infeasible) or (
+        job.phase is PodGroupPhase.RUNNING
+        and job.podgroup.min_resources
+        and held >= job.min_available
+    ):
+        unplaced = minimum.exceeded_part(allocated)
+        _accumulate(inqueue, unplaced)
+        admitted = (minimum, unplaced)
+    return _JobPart(
+        job.key,
+        job.queue,
+        tuple(allocated_sum.items()),
+        tuple(request.items()),
+        tuple(inqueue.items()),
+        tuple(elastic.items()),
+        admitted,
+    )
 
-    __slots__ = ("allocated", "elastic", "inqueue", "request")
+
+class _Sum:
+    """Amounts summed over jobs' parts, each dimension present while a part names it."""
+
+    __slots__ = ("amounts", "holders")
 
     def __init__(self) -> None:
-        self.allocated: dict[str, float] = {}
-        self.request: dict[str, float] = {}
-        self.inqueue: dict[str, float] = {}
-        self.elastic: dict[str, float] = {}
+        self.amounts: dict[str, float] = {}
+        self.holders: dict[str, int] = {}
 
-    def add_job(
-        self, job: JobInfo, *, total: Resource, queue_open: bool, infeasible: bool = False
-    ) -> Resource | None:
-        """Add one job (Volcano's loop over its tasks in ``OnSessionOpen``).
+    def add(self, part: _Amounts, sign: int) -> None:
+        amounts, holders = self.amounts, self.holders
+        for name, amount in part:
+            amounts[name] = amounts.get(name, 0.0) + sign * amount
+            count = holders[name] = holders.get(name, 0) + sign
+            if not count:
+                del amounts[name], holders[name]
 
-        A Pending job's minimum counts as asked for (A10) when its queue is open and the
-        cluster (``total``) could hold it: demand that can never be admitted must not
-        shrink the other queues' deserved shares. An ``infeasible`` Inqueue job (no node
-        could ever hold it) counts in no admission budget (SPEC A6): it would hold it
-        forever.
 
-        Returns:
-            The job's minResources when its unplaced part counts as ``inqueue``, else None.
-        """
-        allocated = job.allocated
-        held = job.count(*ALLOCATED_STATUSES)
-        if held:
-            _accumulate(self.allocated, allocated)
-            _accumulate(self.request, allocated)
-        pending = job.tasks_by_status.get(TaskStatus.PENDING) if job.has_pending_tasks() else None
-        if pending:
-            shapes: dict[int, tuple[Resource, list[int]]] = {}
-            for task in pending.values():
-                entry = shapes.get(id(task.resreq))
-                if entry is None:
-                    entry = shapes[id(task.resreq)] = (task.resreq, [0])
-                entry[1][0] += 1
-            for resreq, (n,) in shapes.values():
-                _accumulate(self.request, resreq, n)
-        minimum = _min_resources(job)
-        if (
-            job.phase is PodGroupPhase.PENDING
-            and queue_open
-            and minimum.less_equal_on(total, minimum.requested_names())
-        ):
-            # A10: a Pending job asks for its minimum even before it has pods.
-            _accumulate(self.request, minimum.exceeded_part(job.total_request))
-        _accumulate(self.elastic, allocated.exceeded_part(minimum))
-        if (job.phase is PodGroupPhase.INQUEUE and not infeasible) or (
-            job.phase is PodGroupPhase.RUNNING
-            and job.podgroup.min_resources
-            and held >= job.min_available
-        ):
-            _accumulate(self.inqueue, minimum.exceeded_part(allocated))
-            return minimum
-        return None
+class _QueueSums:
+    """A queue's job sums at session open (``allocated``, ``request``, …), by job part.
+
+    Every amount is a whole base unit held as a float, so a sum is exact whatever the
+    order its parts were added and taken off in: the sums kept from the last session and
+    patched by the jobs that changed equal the sums of every job (and Volcano's).
+    """
+
+    __slots__ = ("allocated", "elastic", "inqueue", "jobs", "request")
+
+    def __init__(self) -> None:
+        self.jobs = 0
+        self.allocated = _Sum()
+        self.request = _Sum()
+        self.inqueue = _Sum()
+        self.elastic = _Sum()
+
+    def add(self, part: _JobPart, sign: int = 1) -> None:
+        """Add a job's part (take it off: ``sign`` -1)."""
+        self.jobs += sign
+        self.allocated.add(part.allocated, sign)
+        self.request.add(part.request, sign)
+        self.inqueue.add(part.inqueue, sign)
+        self.elastic.add(part.elastic, sign)
 
     def apply(self, attr: QueueAttr) -> None:
         """Add the sums to the queue's attributes."""
-        attr.allocated = attr.allocated + Resource(self.allocated)
-        attr.request = attr.request + Resource(self.request)
-        attr.inqueue = attr.inqueue + Resource(self.inqueue)
-        attr.elastic = attr.elastic + Resource(self.elastic)
+        attr.allocated = attr.allocated + Resource(self.allocated.amounts)
+        attr.request = attr.request + Resource(self.request.amounts)
+        attr.inqueue = attr.inqueue + Resource(self.inqueue.amounts)
+        attr.elastic = attr.elastic + Resource(self.elastic.amounts)
+
+
+class _KeptSums:
+    """The jobs' parts and the queues' sums, kept between sessions (``framework.kept``)."""
+
+    __slots__ = ("admitted", "parts", "queues")
+
+    def __init__(self) -> None:
+        self.parts: KeptByJob[_JobPart | None] = KeptByJob()
+        self.queues: dict[str, _QueueSums] = {}
+        self.admitted: dict[JobKey, tuple[Resource, Resource]] = {}
+
+    def update(self, ssn: Session) -> None:
+        """Bring the parts and sums up to the session's jobs."""
+        total = ssn.total_resource
+        queues = ssn.queues
+        cache = ssn.cache
+        inputs = (
+            tuple(sorted(total._amounts.items())),
+            tuple((name, queue.is_open()) for name, queue in queues.items()),
+            cache.nodes_generation if cache is not None else None,
+        )
+
+        def part_of(job: JobInfo) -> _JobPart | None:
+            queue = queues.get(job.queue)
+            if queue is None:
+                return None
+            infeasible = job.phase is PodGroupPhase.INQUEUE and ssn.infeasibility(job) is not None
+            return _job_part(job, total=total, queue_open=queue.is_open(), infeasible=infeasible)
+
+        patch = self.parts.update(cache, ssn.jobs, inputs, part_of)
+        if patch.whole:
+            self.queues, self.admitted = {}, {}
+        for part in patch.removed:
+            if part is not None:
+                self._add(part, -1)
+        for part in patch.added:
+            if part is not None:
+                self._add(part, 1)
+
+    def _add(self, part: _JobPart, sign: int) -> None:
+        sums = self.queues.get(part.queue)
+        if sums is None:
+            sums = self.queues[part.queue] = _QueueSums()
+        sums.add(part, sign)
+        if not sums.jobs:
+            del self.queues[part.queue]
+        if part.admitted is not None:
+            if sign > 0:
+                self.admitted[part.key] = part.admitted
+            else:
+                del self.admitted[part.key]
 
 
 def _min_resources(job: JobInfo) -> Resource:
@@ -186,7 +296,7 @@ class ProportionPlugin:
     def __init__(self, arguments: Arguments) -> None:
         self.arguments = arguments
         self.queue_opts: dict[str, QueueAttr] = {}
-        self.admitted: dict[str, tuple[Resource, Resource]] = {}
+        self.admitted: dict[JobKey, tuple[Resource, Resource]] = {}
         """Job key → (minResources, its unplaced part counted in the queue's ``inqueue``)."""
 
     def on_session_open(self, ssn: Session) -> None:
@@ -195,25 +305,12 @@ class ProportionPlugin:
         total_guarantee = Resource()
         for queue in ssn.queues.values():
             total_guarantee = total_guarantee + queue.guarantee
-        sums: dict[str, _QueueSums] = {}
-        for key in sorted(ssn.jobs):
-            job = ssn.jobs[key]
-            queue_info = ssn.queues.get(job.queue)
-            if queue_info is None:
-                continue
-            attr = self.queue_opts.get(queue_info.name)
-            if attr is None:
-                attr = self._attr(queue_info, total, total_guarantee)
-                self.queue_opts[queue_info.name] = attr
-                sums[queue_info.name] = _QueueSums()
-            infeasible = job.phase is PodGroupPhase.INQUEUE and ssn.infeasibility(job) is not None
-            minimum = sums[queue_info.name].add_job(
-                job, total=total, queue_open=queue_info.is_open(), infeasible=infeasible
-            )
-            if minimum is not None:
-                self.admitted[key] = (minimum, minimum.exceeded_part(job.allocated))
-        for name, queue_sums in sums.items():
-            queue_sums.apply(self.queue_opts[name])
+        kept = ssn.cache.kept(NAME, _KeptSums) if ssn.cache is not None else _KeptSums()
+        kept.update(ssn)
+        for name in sorted(kept.queues):
+            attr = self.queue_opts[name] = self._attr(ssn.queues[name], total, total_guarantee)
+            kept.queues[name].apply(attr)
+        self.admitted = dict(kept.admitted)
         self._water_fill(total)
 
         ssn.add_queue_order_fn(NAME, self._queue_order(ssn))

@@ -56,10 +56,12 @@ from __future__ import annotations
 
 import bisect
 import enum
+import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from functools import partial
 
 import numpy as np
 
@@ -414,7 +416,7 @@ class ReservationPlugin:
         return all(wanted.amount(d) >= minimum.amount(d) for d in minimum if minimum.amount(d) > 0)
 
     def starving(
-        self, ssn: Session, job: JobInfo, placed: Overtakers, idle: IdleRoom
+        self, ssn: Session, job: JobInfo, placed: Callable[[], Overtakers], idle: IdleRoom
     ) -> str | None:
         """Why the job starves (overtaken, or waiting ``target-min-waiting``), or ``None``.
 
@@ -422,7 +424,8 @@ class ReservationPlugin:
         room other jobs' will-bind holds keeps it out, nor when it has a planned start
         (SPEC A15): the plan already keeps the room it waits for from every job that would
         end after that start, and a job that overtook it ends before it (EASY's
-        reservation); locks would only keep those jobs off idle nodes.
+        reservation); locks would only keep those jobs off idle nodes. ``placed`` gives
+        the jobs holding nodes (read on its first call).
         """
         usable = ssn.feasibility.job(job).usable
         if holds(ssn, job, usable, idle) or waits_only_for_will_bind(ssn, job, idle):
@@ -431,7 +434,7 @@ class ReservationPlugin:
         if minimum is not None and waiting_time(job, ssn.now) >= minimum:
             why = f"waited at least {TARGET_MIN_WAITING} {seconds_text(minimum)}"
         else:
-            other = placed.overtaker(job, usable)
+            other = placed().overtaker(job, usable)
             if other is None:
                 return None
             why = f"overtaken by {other.key}"
@@ -446,7 +449,8 @@ class ReservationPlugin:
             if is_annotated_target(j)
         ]
         if not candidates:
-            placed = Overtakers.of(ssn)
+            # read only once a job needs it: a walk over every job holding nodes
+            placed = functools.cache(partial(Overtakers.of, ssn))
             idle = IdleRoom.of(ssn)
             for job in jobs:
                 big = self.is_big_enough(job)
