@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 from tests.support.builders import build_node, build_pod, build_podgroup, build_queue
 from vcbus.contracts import PodGroupDeleted, PodPhaseChanged
-from vcbus.contracts.keys import JobKey, job_key, pod_key
+from vcbus.contracts.keys import JobKey, NodeName, job_key, pod_key
 from vcbus.contracts.objects.pod import PodPhase
 from vcbus.shared.scheduling.cluster_view import ClusterView
 from vcbus.shared.scheduling.framework.kept import KeptByJob
@@ -56,7 +56,7 @@ def _run(view: ClusterView) -> ClusterView:
             pod=pod_key("ns", "a-w-0"),
             job=job_key("ns", "a"),
             task="w",
-            node="n1",
+            node=NodeName("n1"),
             phase=PodPhase.RUNNING,
             pod_uid=state.pod.uid,
         )

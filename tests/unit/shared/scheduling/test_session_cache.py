@@ -259,6 +259,8 @@ def _job(job: JobInfo) -> tuple[object, ...]:
             value = [(uid, _task(task)) for uid, task in value.items()]
         elif f.name == "_by_status":
             value = [(status, list(bucket)) for status, bucket in value.items()]
+        elif f.name == "_checked":
+            value = job._checked_roles()  # a memo: the recipe's, or worked out on first use
         elif f.name == "_made":
             value = [task.uid for task in value or ()]
         elif f.name == "_role_status":

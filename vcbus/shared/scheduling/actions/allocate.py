@@ -71,7 +71,7 @@ class AllocateAction:
         jobs_by_queue: dict[str, PriorityQueue[JobInfo]] = {}
         pending: dict[str, list[TaskInfo]] = {}
         heads: dict[str, JobInfo] = {}
-        for key in sorted(ssn.jobs):
+        for key in ssn.unsettled_jobs():  # a settled job is valid, its queue there, none pending
             job = ssn.jobs[key]
             if job.is_pending():
                 if not promote:

@@ -34,6 +34,7 @@ from vcbus.contracts.objects.meta import Condition
 from vcbus.contracts.objects.podgroup import PodGroupPhase
 from vcbus.shared.reasons import (
     INFEASIBLE,
+    SCHEDULED,
     UNSCHEDULABLE,
     WAITING_FOR_DEPENDENCY,
     WILL_BIND_TIMEOUT,
@@ -42,7 +43,17 @@ from vcbus.shared.reasons import (
 from vcbus.shared.scheduling.framework.conf import ENQUEUE_SIDE_ACTIONS
 from vcbus.shared.scheduling.framework.results import PodGroupStatusUpdate, PodGroupUpdate
 from vcbus.shared.scheduling.model import JobInfo, TaskStatus
-from vcbus.shared.scheduling.snapshot import ClusterSnapshot
+from vcbus.shared.scheduling.snapshot import ClusterSnapshot, PodGroupState
+
+SCHEDULED_CONDITIONS = (
+    Condition(
+        type=SCHEDULED,
+        status="True",
+        reason=SCHEDULED,
+        message="tasks in gang are ready to be scheduled",
+    ),
+)
+"""The allocator conditions the gang plugin gives a job whose gang is ready."""
 
 
 class ClosingSession(Protocol):
@@ -78,6 +89,10 @@ class ClosingSession(Protocol):
         """The actions the session ran."""
         ...
 
+    def unsettled_jobs(self) -> list[JobKey]:
+        """Every job but the settled ones (``settled``), by job key."""
+        ...
+
     def infeasibility(self, job: JobInfo) -> str | None:
         """Why ``job`` could never run on this cluster, or ``None``."""
         ...
@@ -103,6 +118,32 @@ def pod_group_phase(job: JobInfo, *, unschedulable: bool) -> PodGroupPhase:
     return PodGroupPhase.PENDING
 
 
+def settled(job: JobInfo, state: PodGroupState) -> bool:
+    """Whether a job just built from ``state`` is settled: nothing at close changes it.
+
+    Its PodGroup is Running with no reason condition, the job is not dependent, every task
+    is Running, its gang is ready and its allocator conditions are the ones the gang gives
+    a ready job (``SCHEDULED_CONDITIONS``). While a session leaves it untouched (its tasks
+    not made, ``Session.unsettled_jobs``), each close pass leaves it as it is: the gang
+    gives it the conditions it has, it has no ``WillBind`` condition to add or drop, its
+    phase stays Running and it has no reason condition, so no update names it; and
+    allocate finds it valid with nothing pending. Those passes walk the unsettled jobs.
+    """
+    return (
+        state.phase is PodGroupPhase.RUNNING
+        and job.phase is PodGroupPhase.RUNNING
+        and not state.status_conditions
+        and not job.dependent
+        and not job.podgroup.stages
+        and job.task_count > 0
+        and job.count(TaskStatus.RUNNING) == job.task_count
+        and job.check_task_ready()
+        and job.is_ready()
+        and job.conditions == SCHEDULED_CONDITIONS
+        and pod_group_phase(job, unschedulable=False) is PodGroupPhase.RUNNING
+    )
+
+
 _ADMITTED = frozenset({PodGroupPhase.RUNNING, PodGroupPhase.UNKNOWN})
 _WAITING = frozenset({PodGroupPhase.PENDING, PodGroupPhase.INQUEUE})
 
@@ -115,7 +156,7 @@ def phases(ssn: ClosingSession) -> dict[JobKey, PodGroupPhase]:
     unschedulable = ssn.unschedulable
     return {
         key: pod_group_phase(ssn.jobs[key], unschedulable=key in unschedulable)
-        for key in sorted(ssn.jobs)
+        for key in ssn.unsettled_jobs()
     }
 
 

@@ -144,6 +144,8 @@ class Session(SessionPlugins):
         self.node_list = copy.node_list
         self.nodes: dict[str, NodeInfo] = copy.nodes
         self.jobs: dict[JobKey, JobInfo] = copy.jobs
+        self._unsettled = copy.unsettled
+        self._touched = copy.touched
         self.will_bind = WillBindLedger(self, snapshot.will_bind)
         self.matrix.changes.clear()
         self.total_resource = Resource(
@@ -164,6 +166,30 @@ class Session(SessionPlugins):
         self.plan_releases: tuple[int, Releases] | None = None
         """What placed pods give back by their deadlines, with the count of matrix changes
         it was made at (``framework.planning``)."""
+
+    def unsettled_jobs(self) -> list[JobKey]:
+        """Every job but the settled ones, by job key (``job_updater.settled``).
+
+        What a pass that leaves a settled job as it is and records nothing of it walks.
+        A settled job was made from a settled recipe, its queue exists, and the session
+        has not touched it: its tasks were not made (every change of a task makes them
+        first), and it has no condition, reason or will-bind entry of this session. Without
+        a cache every job is unsettled.
+        """
+        if self._unsettled is None:
+            return sorted(self.jobs)
+        awake = set(self._unsettled)
+        awake.update(self._touched)
+        for entries in (
+            self.job_conditions,
+            self.unschedulable,
+            self.enqueue_reasons,
+            self.will_bind.held,
+            self.will_bind.timed_out,
+        ):
+            awake.update(entries)
+        jobs = self.jobs
+        return sorted(key for key in awake if key in jobs)
 
     @property
     def cache(self) -> SessionCache | None:
@@ -404,9 +430,10 @@ def admitted_valid_jobs(
         ssn: the session.
         with_tasks: a cheap filter checked before validity (the walk's own first test,
             backfill's "has pending best-effort tasks"): a job it refuses is skipped
-            without judging its gang, which has no effect on the session.
+            without judging its gang, which has no effect on the session. It refuses a
+            job whose every task is Running: with it, settled jobs are not walked.
     """
-    for key in sorted(ssn.jobs):
+    for key in sorted(ssn.jobs) if with_tasks is None else ssn.unsettled_jobs():
         job = ssn.jobs[key]
         if job.is_pending():
             continue

@@ -38,6 +38,7 @@ from vcbus.contracts.objects.node import Node
 from vcbus.contracts.objects.pod import Pod
 from vcbus.contracts.objects.podgroup import PodGroup, PodGroupPhase
 from vcbus.shared.scheduling.framework.feasibility import JobFit
+from vcbus.shared.scheduling.framework.job_updater import settled
 from vcbus.shared.scheduling.model import JobInfo, NodeInfo, TaskInfo, TaskStatus
 from vcbus.shared.scheduling.node_matrix import FloatArray, NodeMatrix
 from vcbus.shared.scheduling.resource import Resource
@@ -143,6 +144,11 @@ class JobRecipe:
     shared: _Counters
     """The counters as dicts, shared read only by the jobs made until they make their
     tasks (``JobInfo._materialize`` copies them)."""
+    checked: list[tuple[str, int]]
+    """The roles the task-level checks apply to (``JobInfo._checked_roles``), shared read
+    only: a job works them out again when its roles change."""
+    settled: bool
+    """Whether the job is settled (``job_updater.settled``)."""
 
     @classmethod
     def record(
@@ -243,6 +249,8 @@ class JobRecipe:
                 dict(job._role_pending_best_effort),
                 dict(job._role_ready),
             ),
+            checked=job._checked_roles(),
+            settled=settled(job, state),
         )
 
     def matches(self, state: PodGroupState, pods: JobPods) -> bool:
@@ -272,11 +280,12 @@ class JobRecipe:
             out.append(vector)
         return out
 
-    def make(self, vectors: Sequence[FloatArray]) -> JobInfo:
+    def make(self, vectors: Sequence[FloatArray], touched: list[JobKey]) -> JobInfo:
         """Return a new ``JobInfo`` equal to the recorded one, its tasks made on first use.
 
         Args:
             vectors: the session's request vector of each of ``shapes``, given to the tasks.
+            touched: the session's jobs whose tasks were made (the job's key is added then).
         """
         task_min, status_count, role_status, role_pending_best_effort, role_ready = self.shared
         return JobInfo(
@@ -301,8 +310,8 @@ class JobRecipe:
             self.ready,
             self.valid,
             role_ready,
-            None,
-            _RecipeTasks(self, vectors),
+            self.checked,
+            _RecipeTasks(self, vectors, touched),
         )
 
     def make_tasks(
@@ -337,11 +346,14 @@ class JobRecipe:
 class _RecipeTasks:
     """A recipe's tasks for one session, made when the job's first reader needs them."""
 
-    __slots__ = ("_recipe", "_vectors")
+    __slots__ = ("_recipe", "_touched", "_vectors")
 
-    def __init__(self, recipe: JobRecipe, vectors: Sequence[FloatArray]) -> None:
+    def __init__(
+        self, recipe: JobRecipe, vectors: Sequence[FloatArray], touched: list[JobKey]
+    ) -> None:
         self._recipe = recipe
         self._vectors = vectors
+        self._touched = touched
 
     @property
     def count(self) -> int:
@@ -350,6 +362,7 @@ class _RecipeTasks:
     def make(
         self,
     ) -> tuple[list[TaskInfo], dict[str, TaskInfo], dict[TaskStatus, dict[str, TaskInfo]]]:
+        self._touched.append(self._recipe.head[1])
         return self._recipe.make_tasks(self._vectors)
 
     def placed_nodes(self, statuses: frozenset[TaskStatus]) -> list[str]:

@@ -165,6 +165,10 @@ class WillBindSession(Protocol):
         """The session's ledger."""
         ...
 
+    def unsettled_jobs(self) -> list[JobKey]:
+        """Every job but the settled ones (``job_updater.settled``), by job key."""
+        ...
+
 
 def same_incarnation(job: JobInfo, uid: str) -> bool:
     """Whether ``job`` is the PodGroup incarnation ``uid`` names (either uid unknown: yes)."""
@@ -496,8 +500,12 @@ def _condition(ssn: WillBindSession, job: JobInfo) -> Condition | None:
 
 
 def set_conditions(ssn: WillBindSession) -> None:
-    """Give each job its ``WillBind`` condition (or none), beside the other conditions."""
-    for key in sorted(ssn.jobs):
+    """Give each job its ``WillBind`` condition (or none), beside the other conditions.
+
+    A settled job (``job_updater.settled``) has neither a ``WillBind`` condition nor a
+    ledger entry: it is left as it is.
+    """
+    for key in ssn.unsettled_jobs():
         job = ssn.jobs[key]
         current = ssn.job_conditions.get(key, job.conditions)
         wanted = _condition(ssn, job)

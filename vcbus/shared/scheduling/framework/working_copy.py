@@ -153,6 +153,11 @@ class WorkingCopy:
     """Nodes in matrix row order."""
     nodes: dict[str, NodeInfo]
     jobs: dict[JobKey, JobInfo]
+    unsettled: list[JobKey] | None = None
+    """The jobs not made from a settled recipe (``job_updater.settled``) or whose queue
+    is missing, by job key; ``None``: every job (no cache)."""
+    touched: list[JobKey] = field(default_factory=list)
+    """The jobs made from a recipe whose tasks were made since (filled as they are)."""
 
 
 def build_working_copy(snapshot: ClusterSnapshot, cache: SessionCache | None) -> WorkingCopy:
@@ -173,6 +178,8 @@ def build_working_copy(snapshot: ClusterSnapshot, cache: SessionCache | None) ->
     shapes: dict[tuple[tuple[str, int], ...], Shape] = cache.shapes if cache is not None else {}
     recipes: dict[JobKey, JobRecipe] = {}
     derived: list[JobKey] = []
+    unsettled: list[JobKey] = []
+    queues = snapshot.queues
     made: list[tuple[JobKey, JobRecipe | tuple[JobInfo, list[TaskInfo]]]] = []
     dims: set[str] = set()
     podgroups = snapshot.podgroups
@@ -184,10 +191,13 @@ def build_working_copy(snapshot: ClusterSnapshot, cache: SessionCache | None) ->
             dims.update(recipe.dims)
             made.append((key, recipe))
             recipes[key] = recipe
+            if not recipe.settled or recipe.head[4] not in queues:
+                unsettled.append(key)
             continue
         job, job_tasks, args, job_dims = _derive_job(key, state, pods, shapes)
         dims.update(job_dims)
         made.append((key, (job, job_tasks)))
+        unsettled.append(key)
         if cache is not None:
             recipes[key] = JobRecipe.record(
                 job, job_tasks, args, state=state, pods=pods, dims=job_dims
@@ -199,22 +209,12 @@ def build_working_copy(snapshot: ClusterSnapshot, cache: SessionCache | None) ->
         for reserved in held.pods:
             dims.update(reserved.requests)
 
+    if cache is not None:
+        return _from_cache(
+            snapshot, cache, frozenset(dims), recipes=recipes, made=made, unsettled=unsettled
+        )
     jobs: dict[JobKey, JobInfo] = {}
     vectors: dict[int, FloatArray] = {}
-    if cache is not None:
-        template, node_list = cache.nodes(list(snapshot.nodes.values()), frozenset(dims))
-        matrix, index = cache.placements(template, recipes, vectors)
-        for info in node_list:
-            info.matrix = matrix
-            info.reset(index.get(info.name, ()), jobs)
-        for key, entry in made:
-            if isinstance(entry, JobRecipe):
-                jobs[key] = entry.make(entry.vectors(matrix, vectors))
-            else:
-                job, job_tasks = entry
-                _give_vectors(job, job_tasks, matrix, vectors)
-                jobs[key] = job
-        return WorkingCopy(matrix=matrix, node_list=node_list, nodes=_by_name(node_list), jobs=jobs)
     matrix = NodeMatrix(list(snapshot.nodes.values()), extra_dimensions=dims)
     node_list = [
         NodeInfo(name=node.name, node=node, row=row, matrix=matrix)
@@ -230,6 +230,41 @@ def build_working_copy(snapshot: ClusterSnapshot, cache: SessionCache | None) ->
         jobs[key] = job
     matrix.add_many(placed.rows, placed.requests, placed.releasing, placed.pipelined)
     return WorkingCopy(matrix=matrix, node_list=node_list, nodes=nodes, jobs=jobs)
+
+
+def _from_cache(
+    snapshot: ClusterSnapshot,
+    cache: SessionCache,
+    dims: frozenset[str],
+    *,
+    recipes: dict[JobKey, JobRecipe],
+    made: list[tuple[JobKey, JobRecipe | tuple[JobInfo, list[TaskInfo]]]],
+    unsettled: list[JobKey],
+) -> WorkingCopy:
+    """The working copy of ``build_working_copy`` with a cache: its nodes and placements."""
+    jobs: dict[JobKey, JobInfo] = {}
+    vectors: dict[int, FloatArray] = {}
+    template, node_list = cache.nodes(list(snapshot.nodes.values()), dims)
+    matrix, index = cache.placements(template, recipes, vectors)
+    for info in node_list:
+        info.matrix = matrix
+        info.reset(index.get(info.name, ()), jobs)
+    touched: list[JobKey] = []
+    for key, entry in made:
+        if isinstance(entry, JobRecipe):
+            jobs[key] = entry.make(entry.vectors(matrix, vectors), touched)
+        else:
+            job, job_tasks = entry
+            _give_vectors(job, job_tasks, matrix, vectors)
+            jobs[key] = job
+    return WorkingCopy(
+        matrix=matrix,
+        node_list=node_list,
+        nodes=_by_name(node_list),
+        jobs=jobs,
+        unsettled=unsettled,
+        touched=touched,
+    )
 
 
 def _by_name(node_list: list[NodeInfo]) -> dict[str, NodeInfo]:

@@ -30,11 +30,11 @@ from vcbus.shared.reasons import (
     GANG_UNSCHEDULABLE,
     NOT_ENOUGH_PODS_OF_TASK,
     NOT_ENOUGH_TASKS,
-    SCHEDULED,
     UNSCHEDULABLE,
     WAITING_FOR_RESERVATION,
 )
 from vcbus.shared.scheduling.framework.conf import Arguments
+from vcbus.shared.scheduling.framework.job_updater import SCHEDULED_CONDITIONS
 from vcbus.shared.scheduling.framework.session import Session
 from vcbus.shared.scheduling.framework.status import (
     NODE_LOCKED_PREFIX,
@@ -45,8 +45,6 @@ from vcbus.shared.scheduling.framework.status import (
 from vcbus.shared.scheduling.model import JobInfo, TaskInfo, TaskStatus
 
 NAME = "gang"
-
-SCHEDULED_MESSAGE = "tasks in gang are ready to be scheduled"
 
 
 def job_ready(job: JobInfo) -> bool:
@@ -104,22 +102,12 @@ class GangPlugin:
 
     def on_session_close(self, ssn: Session) -> None:
         """Give each job with pods a ``Scheduled`` or ``Unschedulable`` condition."""
-        for key in sorted(ssn.jobs):
+        for key in ssn.unsettled_jobs():  # a settled job has these conditions already
             job = ssn.jobs[key]
             if not job.task_count or job.phase is PodGroupPhase.PENDING:
                 continue
             if job_ready(job):
-                ssn.update_pod_group_condition(
-                    job,
-                    (
-                        Condition(
-                            type=SCHEDULED,
-                            status="True",
-                            reason=SCHEDULED,
-                            message=SCHEDULED_MESSAGE,
-                        ),
-                    ),
-                )
+                ssn.update_pod_group_condition(job, SCHEDULED_CONDITIONS)
                 continue
             if job.ready_task_num() + job.releasing_scheduled_task_num() >= job.gang_min and (
                 job.releasing_scheduled_task_num() > 0
