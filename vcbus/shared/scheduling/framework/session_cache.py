@@ -314,6 +314,18 @@ class JobRecipe:
             _RecipeTasks(self, vectors, touched),
         )
 
+    def made_it(self, job: JobInfo) -> bool:
+        """Whether ``job`` was made from this recipe and is still as made (see ``made``)."""
+        lazy = job._lazy
+        return (
+            isinstance(lazy, _RecipeTasks)
+            and lazy._recipe is self
+            and job.phase is self.head[8]
+            and job.blocked is None
+            and not job.nodes_fit_errors
+            and not job.job_fit_errors
+        )
+
     def make_tasks(
         self, vectors: Sequence[FloatArray]
     ) -> tuple[list[TaskInfo], dict[str, TaskInfo], dict[TaskStatus, dict[str, TaskInfo]]]:
@@ -394,6 +406,12 @@ class SessionCache:
         """How many times the nodes were built afresh (``nodes``): a plugin value that
         reads the nodes as built holds while this stays the same."""
         self._kept: dict[str, object] = {}
+        self.touched: list[JobKey] = []
+        """The jobs made from a recipe whose tasks were made since the session opened (the
+        jobs' ``LazyTasks`` add them); emptied as each session opens (``made``)."""
+        self._made: tuple[int, dict[JobKey, JobInfo]] = (0, {})
+        """The last session's jobs made from a recipe, with the nodes generation they were
+        made for (their tasks' request vectors are that matrix's)."""
         self.reused: int = 0
         """How many jobs the last session made from their recipe."""
         self._fits: dict[JobKey, tuple[JobRecipe, JobFit]] = {}
@@ -553,6 +571,39 @@ class SessionCache:
         self.derived = derived
         self.reused = len(recipes) - len(derived)
         self.generation += 1
+
+    def made(
+        self,
+        matrix: NodeMatrix,
+        recipes: Sequence[tuple[JobKey, JobRecipe]],
+        vectors: dict[int, FloatArray],
+    ) -> dict[JobKey, JobInfo]:
+        """The session's jobs made from ``recipes``, in their order.
+
+        A job the last session made from the same recipe, for the same nodes, and left
+        untouched is the very object again: its tasks were not made (every change of a task
+        makes them first, ``touched``), and no field a session sets without changing a task
+        was set (its phase as the recipe says, not blocked, no fit errors). Any other job
+        is made from its recipe (``JobRecipe.make``).
+
+        Args:
+            matrix: the session's matrix (its dimensions, those of ``nodes_generation``).
+            recipes: the jobs to make, by job key, in the session's job order.
+            vectors: the session's request vectors by ``id`` of the request (filled here).
+        """
+        generation, last = self._made
+        if generation != self.nodes_generation:
+            last = {}
+        self.touched.clear()
+        touched = self.touched
+        jobs: dict[JobKey, JobInfo] = {}
+        for key, recipe in recipes:
+            job = last.get(key)
+            if job is None or not recipe.made_it(job):
+                job = recipe.make(recipe.vectors(matrix, vectors), touched)
+            jobs[key] = job
+        self._made = (self.nodes_generation, jobs)
+        return jobs
 
     def kept(self, name: str, make: Callable[[], _K]) -> _K:
         """What the plugin ``name`` keeps between sessions (``kept``), made on first use."""

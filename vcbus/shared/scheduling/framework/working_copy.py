@@ -249,10 +249,12 @@ def _from_cache(
     for info in node_list:
         info.matrix = matrix
         info.reset(index.get(info.name, ()), jobs)
-    touched: list[JobKey] = []
+    from_recipes = cache.made(
+        matrix, [(key, entry) for key, entry in made if isinstance(entry, JobRecipe)], vectors
+    )
     for key, entry in made:
         if isinstance(entry, JobRecipe):
-            jobs[key] = entry.make(entry.vectors(matrix, vectors), touched)
+            jobs[key] = from_recipes[key]
         else:
             job, job_tasks = entry
             _give_vectors(job, job_tasks, matrix, vectors)
@@ -263,7 +265,7 @@ def _from_cache(
         nodes=_by_name(node_list),
         jobs=jobs,
         unsettled=unsettled,
-        touched=touched,
+        touched=cache.touched,
     )
 
 
