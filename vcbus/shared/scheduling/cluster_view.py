@@ -34,6 +34,7 @@ Deliberate deviations:
 
 from __future__ import annotations
 
+import bisect
 import operator
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
@@ -169,6 +170,13 @@ class ClusterView:
         """Each job's pods as a sorted tuple, made again only after one of them changed."""
         self._pg_states: dict[JobKey, tuple[tuple[object, ...], PodGroupState]] = {}
         """Each job's last ``PodGroupState`` and the objects it was made from."""
+        self._pg_values: dict[JobKey, PodGroupState] = {}
+        """Each job's last ``PodGroupState`` (those of ``_pg_states``)."""
+        self._pg_order: list[JobKey] = []
+        """The jobs of ``_pg_states``, sorted."""
+        self._pg_dirty: set[JobKey] = set()
+        """The jobs whose PodGroup, phase, conditions or first sight changed since the last
+        snapshot (each write to those adds the job)."""
         self._reservation = Reservation()
         self._will_bind: dict[JobKey, WillBind] = {}
         self._nominations: dict[JobKey, Nomination] = {}
@@ -186,10 +194,12 @@ class ClusterView:
                 | PodGroupUpdated(podgroup=pg, occurred_at=at)
             ):
                 self._podgroups[pg.job] = pg
+                self._pg_dirty.add(pg.job)
                 seen = self._first_seen.get(pg.job)
                 if seen is None or seen[0] != pg.uid:
                     self._first_seen[pg.job] = (pg.uid, at)
             case PodGroupDeleted(job=job):
+                self._pg_dirty.add(job)
                 deleted = self._podgroups.pop(job, None)
                 self._first_seen.pop(job, None)
                 phase = self._phases.get(job)
@@ -204,8 +214,10 @@ class ClusterView:
                     del self._will_bind[job]
             case PodGroupPhaseChanged(job=job, phase=phase, conditions=conditions, uid=uid):
                 self._phases[job] = (phase, conditions, uid)
+                self._pg_dirty.add(job)
             case PodGroupConditionsChanged(job=job, conditions=conditions):
                 self._conditions[job] = conditions
+                self._pg_dirty.add(job)
             case PodCreated(pod=pod):
                 key = pod_key(pod.namespace, pod.name)
                 self._pods[key] = pod
@@ -369,19 +381,25 @@ class ClusterView:
         return self._snapshot
 
     def _make_snapshot(self) -> ClusterSnapshot:
-        podgroups: dict[JobKey, PodGroupState] = {}
-        made = self._pg_states
-        kept: dict[JobKey, tuple[tuple[object, ...], PodGroupState]] = {}
-        for job in sorted(self._podgroups):
-            podgroup = self._podgroups[job]
+        made, values, order = self._pg_states, self._pg_values, self._pg_order
+        for job in self._pg_dirty:
+            podgroup = self._podgroups.get(job)
+            at = bisect.bisect_left(order, job)
+            listed = at < len(order) and order[at] == job
+            if podgroup is None:
+                made.pop(job, None)
+                values.pop(job, None)
+                if listed:
+                    del order[at]
+                continue
+            if not listed:
+                order.insert(at, job)
             phases = self._phases.get(job)
             conditions = self._conditions.get(job)
             seen = self._first_seen.get(job)
             sources = (podgroup, phases, conditions, seen)
             last = made.get(job)
             if last is not None and all(map(operator.is_, last[0], sources)):
-                kept[job] = last
-                podgroups[job] = last[1]
                 continue
             phase, status_conditions, uid = phases or (PodGroupPhase.PENDING, (), "")
             if uid and podgroup.uid and uid != podgroup.uid:
@@ -393,9 +411,10 @@ class ClusterView:
                 status_conditions=status_conditions,
                 first_seen=seen[1] if seen is not None else None,
             )
-            kept[job] = (sources, state)
-            podgroups[job] = state
-        self._pg_states = kept
+            made[job] = (sources, state)
+            values[job] = state
+        self._pg_dirty.clear()
+        podgroups = dict(zip(order, map(values.__getitem__, order), strict=True))
         groups = self._groups
         for job, members in self._by_job.items():
             if job not in groups:
@@ -423,6 +442,7 @@ class ClusterView:
         view._heartbeats = dict(snapshot.heartbeats)
         view._queues = dict(snapshot.queues)
         for job, state in snapshot.podgroups.items():
+            view._pg_dirty.add(job)
             view._podgroups[job] = state.podgroup
             view._phases[job] = (state.phase, state.status_conditions, state.podgroup.uid)
             if state.first_seen is not None:
@@ -451,6 +471,7 @@ class ClusterView:
         self._snapshot = None
         _, conditions, uid = self._phases.get(job, (PodGroupPhase.PENDING, (), ""))
         self._phases[job] = (phase, conditions, uid)
+        self._pg_dirty.add(job)
 
     def confirm_bindings(self) -> None:
         """Treat every assumed binding as confirmed by the cluster (snapshot scenarios)."""
@@ -506,6 +527,7 @@ class ClusterView:
         for raw in as_list(doc.get("podgroups"), "podgroups"):
             pg, phase = read_podgroup(raw, classes)
             self._podgroups[pg.job] = pg
+            self._pg_dirty.add(pg.job)
             self._phases[pg.job] = (phase, (), pg.uid)
             first_seen = as_timestamp(as_mapping(raw, "podgroups[]").get("firstSeen"), pg.job)
             if first_seen is None:
