@@ -87,6 +87,7 @@ from vcbus.shared.scheduling.scenario_objects import (
 )
 from vcbus.shared.scheduling.snapshot import (
     ClusterSnapshot,
+    JobChanges,
     JobPods,
     PodGroupState,
     PodsByJob,
@@ -177,6 +178,12 @@ class ClusterView:
         self._pg_dirty: set[JobKey] = set()
         """The jobs whose PodGroup, phase, conditions or first sight changed since the last
         snapshot (each write to those adds the job)."""
+        self._pods_changed: set[JobKey] = set()
+        """The jobs whose pods changed since the last snapshot (``_set_state``)."""
+        self._snapshots = 0
+        """How many snapshots the view made (``JobChanges.number``)."""
+        self._token = object()
+        """The view's identity in its snapshots' ``JobChanges``."""
         self._reservation = Reservation()
         self._will_bind: dict[JobKey, WillBind] = {}
         self._nominations: dict[JobKey, Nomination] = {}
@@ -356,6 +363,7 @@ class ClusterView:
                 if not members:
                     del self._by_job[job]
                 self._groups.pop(job, None)
+                self._pods_changed.add(job)
         if state is None:
             self._state.pop(key, None)
             return
@@ -363,6 +371,7 @@ class ClusterView:
         job = state.pod.job
         self._by_job.setdefault(job, {})[key] = state
         self._groups.pop(job, None)
+        self._pods_changed.add(job)
 
     # Reading ---------------------------------------------------------------------------
     def held_entries(self) -> int:
@@ -382,6 +391,9 @@ class ClusterView:
 
     def _make_snapshot(self) -> ClusterSnapshot:
         made, values, order = self._pg_states, self._pg_values, self._pg_order
+        changed = frozenset(self._pg_dirty | self._pods_changed)
+        self._pods_changed.clear()
+        self._snapshots += 1
         for job in self._pg_dirty:
             podgroup = self._podgroups.get(job)
             at = bisect.bisect_left(order, job)
@@ -420,11 +432,12 @@ class ClusterView:
             if job not in groups:
                 groups[job] = tuple(sorted(members.items()))
         pods = MappingProxyType(dict(self._state))
+        frozen = MappingProxyType(podgroups)
         return ClusterSnapshot(
             nodes=MappingProxyType(dict(self._nodes)),
             heartbeats=MappingProxyType(dict(self._heartbeats)),
             queues=MappingProxyType(dict(self._queues)),
-            podgroups=MappingProxyType(podgroups),
+            podgroups=frozen,
             pods=pods,
             reservation=self._reservation,
             will_bind=MappingProxyType({k: self._will_bind[k] for k in sorted(self._will_bind)}),
@@ -432,6 +445,9 @@ class ClusterView:
                 {k: self._nominations[k] for k in sorted(self._nominations)}
             ),
             pods_by_job=PodsByJob(pods=pods, groups=MappingProxyType(dict(groups))),
+            changes=JobChanges(
+                view=self._token, number=self._snapshots, jobs=changed, podgroups=frozen, pods=pods
+            ),
         )
 
     @classmethod

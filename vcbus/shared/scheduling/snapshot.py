@@ -58,6 +58,27 @@ JobPods = tuple[tuple[PodKey, PodState], ...]
 
 
 @dataclass(frozen=True, slots=True)
+class JobChanges:
+    """The jobs that changed since a view's previous snapshot: a reading aid, not more state.
+
+    Attributes:
+        view: the view's identity (changes chain only between snapshots of one view).
+        number: the snapshot's number in the view (each new snapshot is one more).
+        jobs: every job whose ``PodGroupState`` or pods are other objects than in the
+            previous snapshot (a job may be named and be the same).
+        podgroups: the mapping the changes describe (see ``pods``).
+        pods: the mapping the changes describe: a snapshot uses the changes only when
+            these are its own ``podgroups`` and ``pods``.
+    """
+
+    view: object
+    number: int
+    jobs: frozenset[JobKey]
+    podgroups: Mapping[JobKey, PodGroupState]
+    pods: Mapping[PodKey, PodState]
+
+
+@dataclass(frozen=True, slots=True)
 class PodsByJob:
     """The pods of a snapshot grouped by job: a reading aid, not more state.
 
@@ -90,6 +111,15 @@ class ClusterSnapshot:
     """Preemptors' pods waiting for the capacity their victims release (preempt, reclaim)."""
     pods_by_job: PodsByJob | None = field(default=None, compare=False, repr=False)
     """``pods`` grouped by job, when the snapshot comes from a ``ClusterView``."""
+    changes: JobChanges | None = field(default=None, compare=False, repr=False)
+    """The jobs changed since the view's previous snapshot, when it comes from a view."""
+
+    def job_changes(self) -> JobChanges | None:
+        """The jobs changed since the view's previous snapshot, when they describe this one."""
+        changes = self.changes
+        if changes is None or changes.podgroups is not self.podgroups:
+            return None
+        return changes if changes.pods is self.pods else None
 
     def job_pods(self) -> Mapping[JobKey, JobPods]:
         """Each job's pods as ``(pod key, state)`` by pod key (jobs with pods only).

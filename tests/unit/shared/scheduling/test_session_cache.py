@@ -28,6 +28,7 @@ from vcbus.contracts import (
     NodeRegistered,
     PodCreated,
     PodDeleted,
+    PodGroupConditionsChanged,
     PodGroupCreated,
     PodGroupDeleted,
     PodGroupPhaseChanged,
@@ -43,6 +44,7 @@ from vcbus.services.podgroup_enqueue.cycle import run_cycle as enqueue_cycle
 from vcbus.shared.scheduling.actions import ACTIONS
 from vcbus.shared.scheduling.cluster_view import ClusterEvent, ClusterView
 from vcbus.shared.scheduling.framework.feasibility import Feasibility
+from vcbus.shared.scheduling.framework.job_updater import SCHEDULED_CONDITIONS
 from vcbus.shared.scheduling.framework.session import Session, open_session
 from vcbus.shared.scheduling.framework.session_cache import SessionCache
 from vcbus.shared.scheduling.model import JobInfo, TaskInfo, TaskStatus
@@ -391,6 +393,33 @@ def test_a_sessions_changes_do_not_reach_the_next_session() -> None:
             assert getattr(job, name) is not getattr(other, name)
         for role, counts in job._role_status.items():
             assert counts is not other._role_status.get(role)
+
+
+def test_a_settled_job_is_the_same_object_until_a_session_touches_it() -> None:
+    view = _view()
+    a = JobKey("ns/a")
+    view.apply(
+        PodGroupConditionsChanged(
+            event_id="scheduled-a",
+            occurred_at=T0,
+            job=a,
+            podgroup="a",
+            conditions=SCHEDULED_CONDITIONS,
+        )
+    )
+    snapshot = view.snapshot()
+    cache = SessionCache()
+    _open(snapshot, cache)  # derives every job
+    first = _open(snapshot, cache)  # makes them from their recipes
+    second = _open(snapshot, cache)
+    assert second.jobs[a] is first.jobs[a]  # settled: every pod Running, the gang ready
+    assert a not in second.unsettled_jobs()
+    task = next(iter(second.jobs[a].tasks.values()))
+    second.evict_task(task)
+    assert a in second.unsettled_jobs()
+    third = _open(snapshot, cache)
+    assert third.jobs[a] is not second.jobs[a]
+    assert picture(third) == picture(_open(snapshot, None))
 
 
 def test_only_the_changed_jobs_are_derived_again() -> None:

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import bisect
 import operator
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TypeVar, cast
@@ -42,7 +42,7 @@ from vcbus.shared.scheduling.framework.job_updater import settled
 from vcbus.shared.scheduling.model import JobInfo, NodeInfo, TaskInfo, TaskStatus
 from vcbus.shared.scheduling.node_matrix import FloatArray, NodeMatrix
 from vcbus.shared.scheduling.resource import Resource
-from vcbus.shared.scheduling.snapshot import JobPods, PodGroupState
+from vcbus.shared.scheduling.snapshot import ClusterSnapshot, JobPods, PodGroupState
 
 __all__ = ["JobHead", "JobRecipe", "SessionCache", "Shape", "TaskArgs"]
 
@@ -386,6 +386,44 @@ class _RecipeTasks:
         ]
 
 
+class _Indexes:
+    """The kept recipes' resource names and unsettled jobs, patched as recipes change."""
+
+    __slots__ = ("dims", "homeless", "queues", "unsettled")
+
+    def __init__(self) -> None:
+        self.dims: dict[str, int] = {}
+        """Resource name → how many recipes name it."""
+        self.unsettled: set[JobKey] = set()
+        """The jobs whose recipe is not settled."""
+        self.queues: frozenset[str] = frozenset()
+        self.homeless: set[JobKey] = set()
+        """The jobs whose queue is not in ``queues``."""
+
+    def add(self, key: JobKey, recipe: JobRecipe) -> None:
+        dims = self.dims
+        for name in recipe.dims:
+            dims[name] = dims.get(name, 0) + 1
+        if not recipe.settled:
+            self.unsettled.add(key)
+        if recipe.head[4] not in self.queues:
+            self.homeless.add(key)
+
+    def drop(self, key: JobKey, recipe: JobRecipe) -> None:
+        dims = self.dims
+        for name in recipe.dims:
+            left = dims[name] = dims[name] - 1
+            if not left:
+                del dims[name]
+        self.unsettled.discard(key)
+        self.homeless.discard(key)
+
+    def house(self, recipes: Mapping[JobKey, JobRecipe], queues: frozenset[str]) -> None:
+        """Find the jobs without a queue again, for these queues."""
+        self.queues = queues
+        self.homeless = {key for key, recipe in recipes.items() if recipe.head[4] not in queues}
+
+
 class SessionCache:
     """Job recipes and request shapes kept across the sessions of one service.
 
@@ -412,6 +450,14 @@ class SessionCache:
         self._made: tuple[int, dict[JobKey, JobInfo]] = (0, {})
         """The last session's jobs made from a recipe, with the nodes generation they were
         made for (their tasks' request vectors are that matrix's)."""
+        self._seen: tuple[object, int] | None = None
+        """The view and number of the last snapshot built (``JobChanges``)."""
+        self._awake: frozenset[JobKey] = frozenset()
+        """The last session's unsettled jobs (its ``WorkingCopy.unsettled``)."""
+        self._placed_at = -1
+        """The generation ``_placed`` was counted at."""
+        self._indexes: _Indexes | None = None
+        """What ``dimensions`` and ``unsettled`` read, kept with the recipes (``keep``)."""
         self.reused: int = 0
         """How many jobs the last session made from their recipe."""
         self._fits: dict[JobKey, tuple[JobRecipe, JobFit]] = {}
@@ -472,8 +518,9 @@ class SessionCache:
     def placements(
         self,
         matrix: NodeMatrix,
-        recipes: Mapping[JobKey, JobRecipe],
+        recipes: dict[JobKey, JobRecipe],
         vectors: dict[int, FloatArray],
+        changed: frozenset[JobKey] | None = None,
     ) -> tuple[NodeMatrix, dict[str, list[tuple[JobKey, tuple[int, ...]]]]]:
         """The session's matrix with the placed tasks of ``recipes`` counted, and its nodes.
 
@@ -486,14 +533,22 @@ class SessionCache:
             matrix: this session's matrix, with no task counted.
             recipes: every job of the session, by job key.
             vectors: the session's request vectors by ``id`` of the request (filled here).
+            changed: the only jobs whose recipe may differ from the last session's, when
+                known (``changed_since``).
         """
         base = self._base
         if base is None:
             base = matrix
             self._placed, self._index = {}, {}
+            changed = None  # counted whole
         old = self._placed
-        gone = [key for key in old if recipes.get(key) is not old[key]]
-        new = [key for key, recipe in recipes.items() if old.get(key) is not recipe]
+        if changed is not None and self._placed_at == self.generation - 1:
+            visit = sorted(changed)
+            gone = [key for key in visit if key in old and recipes.get(key) is not old[key]]
+            new = [key for key in visit if key in recipes and old.get(key) is not recipes[key]]
+        else:
+            gone = [key for key in old if recipes.get(key) is not old[key]]
+            new = [key for key, recipe in recipes.items() if old.get(key) is not recipe]
         index = self._index
         if gone:
             # vectors of their own: a request of a job gone may be freed after this call
@@ -508,7 +563,8 @@ class SessionCache:
                 for name, positions in recipes[key].node_groups:
                     bisect.insort(index.setdefault(name, []), (key, positions), key=_job_of)
         base.changes.clear()
-        self._base, self._placed = base, dict(recipes)
+        self._base, self._placed = base, recipes
+        self._placed_at = self.generation
         return base.copy(), index
 
     @staticmethod
@@ -562,12 +618,65 @@ class SessionCache:
         if recipe is not None:
             self._fits[key] = (recipe, fit)
 
-    def keep(self, recipes: Mapping[JobKey, JobRecipe], derived: tuple[JobKey, ...]) -> None:
-        """Keep the recipes of the jobs of the session just built (and forget the others)."""
-        self._fits = {key: kept for key, kept in self._fits.items() if key in recipes}
+    def changed_since(self, snapshot: ClusterSnapshot) -> frozenset[JobKey] | None:
+        """The jobs that may have changed since the last session's snapshot, if known.
+
+        Known when ``snapshot`` is the next snapshot of the same view as the last one built
+        (or that one again), and the last session was built from it: its ``JobChanges``.
+        """
+        changes = snapshot.job_changes()
+        seen, self._seen = self._seen, None
+        if changes is None or seen is None or seen[0] is not changes.view:
+            return None
+        if changes.number == seen[1]:
+            return frozenset()
+        return changes.jobs if changes.number == seen[1] + 1 else None
+
+    def seen(self, snapshot: ClusterSnapshot) -> None:
+        """Note the snapshot the session was built from (``changed_since``)."""
+        changes = snapshot.job_changes()
+        self._seen = (changes.view, changes.number) if changes is not None else None
+
+    def recipes(self) -> dict[JobKey, JobRecipe]:
+        """A copy of the recipes kept, by job key (for a session to patch, ``keep``)."""
+        return dict(self._recipes)
+
+    def keep(
+        self,
+        recipes: dict[JobKey, JobRecipe],
+        derived: tuple[JobKey, ...],
+        *,
+        changed: frozenset[JobKey] | None = None,
+    ) -> None:
+        """Keep the recipes of the jobs of the session just built (and forget the others).
+
+        Args:
+            recipes: every job's recipe, by job key (kept as given: not changed after).
+            derived: the jobs derived afresh, in job order.
+            changed: the only jobs whose recipe may differ from the last session's
+                (``changed_since``); ``None``: any job's.
+        """
         old = self._recipes
-        self.gone = tuple(key for key, recipe in old.items() if recipes.get(key) is not recipe)
-        self._recipes = dict(recipes)
+        if changed is None:
+            self._fits = {key: kept for key, kept in self._fits.items() if key in recipes}
+            gone = tuple(key for key, recipe in old.items() if recipes.get(key) is not recipe)
+        else:
+            gone = tuple(
+                key for key in sorted(changed) if key in old and recipes.get(key) is not old[key]
+            )
+            for key in gone:
+                if key not in recipes:
+                    self._fits.pop(key, None)
+        indexes = self._indexes
+        if changed is None or indexes is None:
+            self._indexes = None
+        else:
+            for key in gone:
+                indexes.drop(key, old[key])
+            for key in derived:
+                indexes.add(key, recipes[key])
+        self.gone = gone
+        self._recipes = recipes
         self.derived = derived
         self.reused = len(recipes) - len(derived)
         self.generation += 1
@@ -604,6 +713,80 @@ class SessionCache:
             jobs[key] = job
         self._made = (self.nodes_generation, jobs)
         return jobs
+
+    def made_again(
+        self,
+        matrix: NodeMatrix,
+        changed: frozenset[JobKey],
+        derived: Mapping[JobKey, JobInfo],
+        vectors: dict[int, FloatArray],
+    ) -> dict[JobKey, JobInfo]:
+        """Every job of the session, by job key, when only ``changed`` jobs changed.
+
+        As ``made``, visiting only the jobs that may differ from the last session's: the
+        ``changed`` ones, and the last session's unsettled and touched ones (a settled job
+        the last session did not touch is as it was made: see ``job_updater.settled``).
+        When the nodes changed, every job is made for the new matrix.
+
+        Args:
+            matrix: the session's matrix.
+            changed: the jobs that may have changed since the last session.
+            derived: the jobs derived afresh this session (their recipes are new).
+            vectors: the session's request vectors by ``id`` of the request (filled here).
+        """
+        generation, jobs = self._made
+        recipes = self._recipes
+        visit: Iterable[JobKey]
+        if generation != self.nodes_generation:
+            jobs, visit = {}, recipes
+        else:
+            visit = set(changed)
+            visit.update(self._awake, self.touched)
+        self.touched.clear()
+        touched = self.touched
+        for key in visit:
+            recipe = recipes.get(key)
+            if recipe is None:
+                jobs.pop(key, None)
+                continue
+            job = derived.get(key)
+            if job is None:
+                job = jobs.get(key)
+                if job is None or not recipe.made_it(job):
+                    job = recipe.make(recipe.vectors(matrix, vectors), touched)
+            jobs[key] = job
+        self._made = (self.nodes_generation, jobs)
+        return jobs
+
+    def dimensions(self) -> set[str]:
+        """The resource names of every kept recipe (``JobRecipe.dims``)."""
+        return set(self._indexed().dims)
+
+    def unsettled(self, queues: Mapping[str, object], derived: Sequence[JobKey]) -> list[JobKey]:
+        """The jobs of the kept recipes that are not settled this session, by job key.
+
+        Those whose recipe is not settled (``job_updater.settled``), whose queue is not in
+        ``queues``, or that were ``derived`` this session (their ``JobInfo`` is the one
+        derived, not made from the recipe: nothing tracks what touches it).
+        """
+        indexes = self._indexed()
+        if indexes.queues != queues.keys():
+            indexes.house(self._recipes, frozenset(queues))
+        out = indexes.unsettled | indexes.homeless
+        out.update(derived)
+        return sorted(out)
+
+    def _indexed(self) -> _Indexes:
+        indexes = self._indexes
+        if indexes is None:
+            indexes = self._indexes = _Indexes()
+            for key, recipe in self._recipes.items():
+                indexes.add(key, recipe)
+        return indexes
+
+    def awake(self, unsettled: Sequence[JobKey]) -> None:
+        """Note the session's unsettled jobs (``made_again`` visits them next session)."""
+        self._awake = frozenset(unsettled)
 
     def kept(self, name: str, make: Callable[[], _K]) -> _K:
         """What the plugin ``name`` keeps between sessions (``kept``), made on first use."""

@@ -174,6 +174,11 @@ def build_working_copy(snapshot: ClusterSnapshot, cache: SessionCache | None) ->
     Returns:
         The working copy; the matrix still lists its changes (the session clears them).
     """
+    if cache is not None:
+        changed = cache.changed_since(snapshot)
+        cache.seen(snapshot)
+        if changed is not None:
+            return _patched(snapshot, cache, changed)
     groups = snapshot.job_pods()
     shapes: dict[tuple[tuple[str, int], ...], Shape] = cache.shapes if cache is not None else {}
     recipes: dict[JobKey, JobRecipe] = {}
@@ -259,6 +264,64 @@ def _from_cache(
             job, job_tasks = entry
             _give_vectors(job, job_tasks, matrix, vectors)
             jobs[key] = job
+    cache.awake(unsettled)
+    return WorkingCopy(
+        matrix=matrix,
+        node_list=node_list,
+        nodes=_by_name(node_list),
+        jobs=jobs,
+        unsettled=unsettled,
+        touched=cache.touched,
+    )
+
+
+def _patched(
+    snapshot: ClusterSnapshot, cache: SessionCache, changed: frozenset[JobKey]
+) -> WorkingCopy:
+    """``build_working_copy`` when only ``changed`` jobs may differ from the last session's.
+
+    The jobs that did not change keep their recipes, and the settled ones the last session
+    did not touch are the same ``JobInfo`` objects (``SessionCache.made_again``): the
+    session costs by what changed, not by the jobs.
+    """
+    groups = snapshot.job_pods()
+    podgroups = snapshot.podgroups
+    shapes = cache.shapes
+    recipes = cache.recipes()
+    derived: list[JobKey] = []
+    fresh: dict[JobKey, JobInfo] = {}
+    fresh_tasks: list[tuple[JobInfo, list[TaskInfo]]] = []
+    for key in sorted(changed):
+        state = podgroups.get(key)
+        if state is None:
+            recipes.pop(key, None)
+            continue
+        pods = groups.get(key, ())
+        recipe = recipes.get(key)
+        if recipe is not None and recipe.matches(state, pods):
+            continue
+        job, job_tasks, args, job_dims = _derive_job(key, state, pods, shapes)
+        recipes[key] = JobRecipe.record(job, job_tasks, args, state=state, pods=pods, dims=job_dims)
+        derived.append(key)
+        fresh[key] = job
+        fresh_tasks.append((job, job_tasks))
+    cache.keep(recipes, tuple(derived), changed=changed)
+    dims = cache.dimensions()
+    for held in snapshot.will_bind.values():
+        for reserved in held.pods:
+            dims.update(reserved.requests)
+    template, node_list = cache.nodes(list(snapshot.nodes.values()), frozenset(dims))
+    vectors: dict[int, FloatArray] = {}
+    matrix, index = cache.placements(template, recipes, vectors, changed)
+    by_key = cache.made_again(matrix, changed, fresh, vectors)
+    for job, job_tasks in fresh_tasks:
+        _give_vectors(job, job_tasks, matrix, vectors)
+    jobs = dict(zip(podgroups, map(by_key.__getitem__, podgroups), strict=True))
+    for info in node_list:
+        info.matrix = matrix
+        info.reset(index.get(info.name, ()), jobs)
+    unsettled = cache.unsettled(snapshot.queues, derived)
+    cache.awake(unsettled)
     return WorkingCopy(
         matrix=matrix,
         node_list=node_list,
