@@ -94,7 +94,8 @@ class ElectAction:
         release = release_reason(ssn)
         if release is not None:
             release_target(ssn, *release)
-        jobs = [ssn.jobs[k] for k in sorted(ssn.jobs) if is_job_electable(ssn, ssn.jobs[k])]
+        # a settled job is Running: never waiting, never electable
+        jobs = [ssn.jobs[k] for k in ssn.unsettled_jobs() if is_job_electable(ssn, ssn.jobs[k])]
         if ssn.reservation.target_job is not None or not jobs:
             return
         election = ssn.target_job(jobs)
