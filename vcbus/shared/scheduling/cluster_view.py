@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import bisect
 import operator
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 from types import MappingProxyType
@@ -128,6 +128,9 @@ T = TypeVar("T")
 
 _LIVE = frozenset({PodPhase.PENDING, PodPhase.RUNNING})
 
+CHANGE_LOG = 16
+"""How many snapshots' changed jobs a view keeps (``JobChanges.log``): a session cache
+that missed more snapshots than that builds its session from every job."""
 GONE_LIMIT = 1 << 16
 """How many deleted pods' uids, and refused bindings' event ids, a view remembers (SPEC
 A12): enough to cover the records still in flight about them."""
@@ -184,6 +187,8 @@ class ClusterView:
         """How many snapshots the view made (``JobChanges.number``)."""
         self._token = object()
         """The view's identity in its snapshots' ``JobChanges``."""
+        self._change_log: deque[tuple[int, frozenset[JobKey]]] = deque(maxlen=CHANGE_LOG)
+        """The last snapshots' changed jobs (``JobChanges.log``)."""
         self._reservation = Reservation()
         self._will_bind: dict[JobKey, WillBind] = {}
         self._nominations: dict[JobKey, Nomination] = {}
@@ -391,9 +396,9 @@ class ClusterView:
 
     def _make_snapshot(self) -> ClusterSnapshot:
         made, values, order = self._pg_states, self._pg_values, self._pg_order
-        changed = frozenset(self._pg_dirty | self._pods_changed)
-        self._pods_changed.clear()
         self._snapshots += 1
+        self._change_log.append((self._snapshots, frozenset(self._pg_dirty | self._pods_changed)))
+        self._pods_changed.clear()
         for job in self._pg_dirty:
             podgroup = self._podgroups.get(job)
             at = bisect.bisect_left(order, job)
@@ -446,7 +451,11 @@ class ClusterView:
             ),
             pods_by_job=PodsByJob(pods=pods, groups=MappingProxyType(dict(groups))),
             changes=JobChanges(
-                view=self._token, number=self._snapshots, jobs=changed, podgroups=frozen, pods=pods
+                view=self._token,
+                number=self._snapshots,
+                log=self._change_log,
+                podgroups=frozen,
+                pods=pods,
             ),
         )
 

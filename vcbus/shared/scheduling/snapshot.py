@@ -8,7 +8,7 @@ nodes, queues, PodGroups and pods it carries what the cluster holds for particul
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from types import MappingProxyType
@@ -59,13 +59,14 @@ JobPods = tuple[tuple[PodKey, PodState], ...]
 
 @dataclass(frozen=True, slots=True)
 class JobChanges:
-    """The jobs that changed since a view's previous snapshot: a reading aid, not more state.
+    """The jobs that changed between a view's snapshots: a reading aid, not more state.
 
     Attributes:
         view: the view's identity (changes chain only between snapshots of one view).
         number: the snapshot's number in the view (each new snapshot is one more).
-        jobs: every job whose ``PodGroupState`` or pods are other objects than in the
-            previous snapshot (a job may be named and be the same).
+        log: the view's last snapshots' numbers, each with every job whose
+            ``PodGroupState`` or pods are other objects than in the snapshot before (a job
+            may be named and be the same); the view appends to it, oldest dropped first.
         podgroups: the mapping the changes describe (see ``pods``).
         pods: the mapping the changes describe: a snapshot uses the changes only when
             these are its own ``podgroups`` and ``pods``.
@@ -73,9 +74,22 @@ class JobChanges:
 
     view: object
     number: int
-    jobs: frozenset[JobKey]
+    log: Sequence[tuple[int, frozenset[JobKey]]]
     podgroups: Mapping[JobKey, PodGroupState]
     pods: Mapping[PodKey, PodState]
+
+    def since(self, number: int) -> frozenset[JobKey] | None:
+        """The jobs changed since the view's snapshot ``number``, if the log still has them."""
+        if number == self.number:
+            return frozenset()
+        if number > self.number:
+            return None
+        entries = [(n, jobs) for n, jobs in self.log if number < n <= self.number]
+        if len(entries) != self.number - number:
+            return None
+        if len(entries) == 1:
+            return entries[0][1]
+        return frozenset().union(*(jobs for _, jobs in entries))
 
 
 @dataclass(frozen=True, slots=True)

@@ -43,6 +43,7 @@ from vcbus.services.allocator.cycle import run_cycle as allocator_cycle
 from vcbus.services.podgroup_enqueue.cycle import run_cycle as enqueue_cycle
 from vcbus.shared.scheduling.actions import ACTIONS
 from vcbus.shared.scheduling.cluster_view import ClusterEvent, ClusterView
+from vcbus.shared.scheduling.framework.conf import SchedulerConf
 from vcbus.shared.scheduling.framework.feasibility import Feasibility
 from vcbus.shared.scheduling.framework.job_updater import SCHEDULED_CONDITIONS
 from vcbus.shared.scheduling.framework.session import Session, open_session
@@ -50,6 +51,7 @@ from vcbus.shared.scheduling.framework.session_cache import SessionCache
 from vcbus.shared.scheduling.model import JobInfo, TaskInfo, TaskStatus
 from vcbus.shared.scheduling.plugins import PLUGIN_BUILDERS
 from vcbus.shared.scheduling.plugins.drf import DrfPlugin
+from vcbus.shared.scheduling.plugins.overcommit import OvercommitPlugin
 from vcbus.shared.scheduling.plugins.proportion import ProportionPlugin, QueueAttr
 from vcbus.shared.scheduling.resource import Resource
 from vcbus.shared.scheduling.scheduler import default_conf, default_enqueue_conf
@@ -66,8 +68,10 @@ LARGE = {"cpu": "2", "memory": "2Gi"}
 def _view() -> ClusterView:
     nodes = [build_node(f"n{i}", {"cpu": "4", "memory": "16Gi", "pods": 110}) for i in (1, 2, 3)]
     podgroups = [
-        build_podgroup("a", "ns", "default", 2, {"w": 2}, PodGroupPhase.RUNNING),
-        build_podgroup("b", "ns", "default", 3, {"w": 3}),
+        build_podgroup(
+            "a", "ns", "default", 2, {"w": 2}, PodGroupPhase.RUNNING, min_resources={"cpu": "4"}
+        ),
+        build_podgroup("b", "ns", "default", 3, {"w": 3}, min_resources={"cpu": "3"}),
         build_podgroup("c", "ns", "default", 2, {"w": 1}, PodGroupPhase.PENDING),
         build_mpi_podgroup(),
     ]
@@ -316,14 +320,18 @@ def _plugin(plugin: object) -> tuple[str, object]:
             ],
             sorted((key, _amounts(value)) for key, value in plugin.admitted.items()),
         )
+    if isinstance(plugin, OvercommitPlugin):
+        return name, (_amounts(plugin.inqueue), _amounts(plugin.idle))
     if isinstance(plugin, DrfPlugin):
         return name, sorted((key, _amounts(value)) for key, value in plugin.held.items())
     return name, None
 
 
-def _open(snapshot: ClusterSnapshot, cache: SessionCache | None) -> Session:
+def _open(
+    snapshot: ClusterSnapshot, cache: SessionCache | None, conf: SchedulerConf = CONF
+) -> Session:
     return open_session(
-        snapshot, CONF.tiers, builders=PLUGIN_BUILDERS, now=T0, actions=CONF.actions, cache=cache
+        snapshot, conf.tiers, builders=PLUGIN_BUILDERS, now=T0, actions=conf.actions, cache=cache
     )
 
 
@@ -339,10 +347,14 @@ def _walk() -> list[tuple[str, ClusterSnapshot]]:
 
 
 # Tests ---------------------------------------------------------------------------------
-def test_a_session_from_the_cache_is_the_session_from_scratch_after_every_change() -> None:
+@pytest.mark.parametrize("conf", [CONF, ENQUEUE_CONF], ids=["allocator", "podgroup-enqueue"])
+def test_a_session_from_the_cache_is_the_session_from_scratch_after_every_change(
+    conf: SchedulerConf,
+) -> None:
     cache = SessionCache()
     for name, snapshot in _walk():
-        assert picture(_open(snapshot, cache)) == picture(_open(snapshot, None)), name
+        made = picture(_open(snapshot, cache, conf))
+        assert made == picture(_open(snapshot, None, conf)), name
 
 
 def test_cycles_with_the_cache_decide_what_cycles_without_it_decide() -> None:

@@ -9,6 +9,7 @@ same events with none taken before.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import msgspec
@@ -25,7 +26,7 @@ from vcbus.contracts.keys import job_key
 from vcbus.contracts.objects.meta import Condition
 from vcbus.contracts.objects.podgroup import PodGroup, PodGroupPhase
 from vcbus.shared.scheduling import ClusterEvent
-from vcbus.shared.scheduling.cluster_view import ClusterView
+from vcbus.shared.scheduling.cluster_view import CHANGE_LOG, ClusterView
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -107,3 +108,44 @@ def test_a_job_that_did_not_change_keeps_its_state_object() -> None:
     second = view.snapshot().podgroups
     assert second[job_key("ns", "b")] is first[job_key("ns", "b")]
     assert second[job_key("ns", "a")].phase is PodGroupPhase.INQUEUE
+
+
+def test_a_snapshot_names_the_jobs_changed_since_an_earlier_one() -> None:
+    view = ClusterView()
+    events = _walk()
+    numbers = []
+    for event in events[:4]:
+        view.apply(event)
+        changes = view.snapshot().job_changes()
+        assert changes is not None
+        numbers.append(changes.number)
+    last = view.snapshot().job_changes()
+    assert last is not None
+    assert last.since(numbers[-1]) == frozenset()
+    assert last.since(numbers[-2]) == frozenset({job_key("ns", "a")})  # its phase
+    assert last.since(numbers[0]) == frozenset({job_key("ns", "d"), job_key("ns", "a")})
+    assert last.since(numbers[-1] + 1) is None
+
+
+def test_changes_older_than_the_log_are_unknown() -> None:
+    view = ClusterView()
+    view.apply(_walk()[0])
+    first = view.snapshot().job_changes()
+    assert first is not None
+    for number in range(CHANGE_LOG + 1):
+        view.apply(
+            PodGroupPhaseChanged(
+                event_id=f"p-{number}",
+                occurred_at=T0,
+                job=job_key("ns", "b"),
+                podgroup="b",
+                phase=PodGroupPhase.INQUEUE if number % 2 else PodGroupPhase.PENDING,
+                uid="uid-b",
+            )
+        )
+        view.snapshot()
+    last = view.snapshot().job_changes()
+    assert last is not None
+    assert last.since(first.number + 1) == frozenset({job_key("ns", "b")})
+    assert last.since(first.number) is None
+    assert replace(view.snapshot(), pods={}).job_changes() is None  # not its own pods

@@ -25,6 +25,39 @@ if TYPE_CHECKING:
 
 V = TypeVar("V")
 
+Amounts = tuple[tuple[str, float], ...]
+"""A resource's raw amounts (``Resource._amounts`` as items), as a job's part of a sum."""
+
+
+class Sum:
+    """Amounts summed over jobs' parts; a dimension is present while some part names it.
+
+    Every amount is a whole base unit held as a float, so a sum is exact whatever the order
+    its parts were added and taken off in: a sum kept from the last session and patched by
+    the jobs that changed equals the sum of every job's part, dimensions included.
+    """
+
+    __slots__ = ("amounts", "holders")
+
+    def __init__(self) -> None:
+        self.amounts: dict[str, float] = {}
+        self.holders: dict[str, int] = {}
+
+    def add(self, part: Amounts, sign: int = 1) -> None:
+        """Add a part (take it off: ``sign`` -1)."""
+        amounts, holders = self.amounts, self.holders
+        for name, amount in part:
+            amounts[name] = amounts.get(name, 0.0) + sign * amount
+            count = holders[name] = holders.get(name, 0) + sign
+            if not count:
+                del amounts[name], holders[name]
+
+    def copy(self) -> Sum:
+        """An independent copy (for a session's own changes)."""
+        out = Sum()
+        out.amounts, out.holders = dict(self.amounts), dict(self.holders)
+        return out
+
 
 @dataclass(frozen=True, slots=True)
 class Patch(Generic[V]):

@@ -621,16 +621,14 @@ class SessionCache:
     def changed_since(self, snapshot: ClusterSnapshot) -> frozenset[JobKey] | None:
         """The jobs that may have changed since the last session's snapshot, if known.
 
-        Known when ``snapshot`` is the next snapshot of the same view as the last one built
-        (or that one again), and the last session was built from it: its ``JobChanges``.
+        Known when ``snapshot`` comes from the same view as the last one built, and the
+        view still logs the changes in between (``JobChanges``).
         """
         changes = snapshot.job_changes()
         seen, self._seen = self._seen, None
         if changes is None or seen is None or seen[0] is not changes.view:
             return None
-        if changes.number == seen[1]:
-            return frozenset()
-        return changes.jobs if changes.number == seen[1] + 1 else None
+        return changes.since(seen[1])
 
     def seen(self, snapshot: ClusterSnapshot) -> None:
         """Note the snapshot the session was built from (``changed_since``)."""

@@ -32,6 +32,7 @@ from __future__ import annotations
 from vcbus.contracts.objects.podgroup import PodGroupPhase
 from vcbus.shared.reasons import CLUSTER_OVERUSED
 from vcbus.shared.scheduling.framework.conf import Arguments
+from vcbus.shared.scheduling.framework.kept import Amounts, KeptByJob, Sum
 from vcbus.shared.scheduling.framework.session import Session
 from vcbus.shared.scheduling.framework.status import Vote
 from vcbus.shared.scheduling.model import ALLOCATED_STATUSES, JobInfo
@@ -89,22 +90,7 @@ class OvercommitPlugin:
             dict(zip(ssn.matrix.dimensions, ssn.matrix.used.sum(axis=0).tolist(), strict=True))
         )
         self.idle = self.scaled(ssn.total_resource) - used
-        inqueue = Resource()
-        for key in sorted(ssn.jobs):
-            job = ssn.jobs[key]
-            if not job.podgroup.min_resources:
-                continue
-            reserved = ssn.will_bind.reserved(key)
-            if job.phase is PodGroupPhase.INQUEUE:
-                if ssn.infeasibility(job) is not None:
-                    continue  # SPEC A6: a job that can never run holds no admission budget
-                inqueue = inqueue + min_resources(job).exceeded_part(reserved)
-            elif (
-                job.phase is PodGroupPhase.RUNNING
-                and job.count(*ALLOCATED_STATUSES) >= job.min_available
-            ):
-                inqueue = inqueue + min_resources(job).exceeded_part(job.allocated + reserved)
-        self.inqueue = inqueue
+        self.inqueue = _inqueue(ssn)
 
         def enqueueable(job: JobInfo) -> Vote:
             if not job.podgroup.min_resources:
@@ -134,6 +120,67 @@ class OvercommitPlugin:
         """Drop the session's accounting."""
         self.idle = Resource()
         self.inqueue = Resource()
+
+
+class _KeptInqueue:
+    """Each job's admitted part at open, will-bind aside, and their sum (``kept``)."""
+
+    __slots__ = ("parts", "total")
+
+    def __init__(self) -> None:
+        self.parts: KeptByJob[Amounts | None] = KeptByJob()
+        self.total = Sum()
+
+
+def _part(ssn: Session, job: JobInfo, reserved: Resource) -> Amounts | None:
+    """What ``job`` adds to the inqueue sum beside ``reserved`` (Volcano's loop body)."""
+    if not job.podgroup.min_resources:
+        return None
+    if job.phase is PodGroupPhase.INQUEUE:
+        if ssn.infeasibility(job) is not None:
+            return None  # SPEC A6: a job that can never run holds no admission budget
+        return tuple(min_resources(job).exceeded_part(reserved)._amounts.items())
+    if job.phase is PodGroupPhase.RUNNING and job.count(*ALLOCATED_STATUSES) >= job.min_available:
+        return tuple(min_resources(job).exceeded_part(job.allocated + reserved)._amounts.items())
+    return None
+
+
+def _inqueue(ssn: Session) -> Resource:
+    """Σ of every job's admitted part not placed yet (Volcano's ``inqueue`` at open).
+
+    The parts without will-bind reservations are kept between sessions and summed as
+    jobs change (whole units: the sum is exact in any order); a job holding reservations
+    this session counts its part beside them instead.
+    """
+    cache = ssn.cache
+    kept = cache.kept(NAME, _KeptInqueue) if cache is not None else _KeptInqueue()
+    empty = Resource()
+    patch = kept.parts.update(
+        cache,
+        ssn.jobs,
+        cache.nodes_generation if cache is not None else None,
+        lambda job: _part(ssn, job, empty),
+    )
+    if patch.whole:
+        kept.total = Sum()
+    for part in patch.removed:
+        if part is not None:
+            kept.total.add(part, -1)
+    for part in patch.added:
+        if part is not None:
+            kept.total.add(part)
+    total = kept.total
+    held = sorted(key for key in ssn.will_bind.held if key in ssn.jobs)
+    if held:
+        total = total.copy()
+        for key in held:
+            own = kept.parts.values[key]
+            if own is not None:
+                total.add(own, -1)
+            mine = _part(ssn, ssn.jobs[key], ssn.will_bind.reserved(key))
+            if mine is not None:
+                total.add(mine)
+    return Resource(total.amounts)
 
 
 def new(arguments: Arguments) -> OvercommitPlugin:

@@ -47,7 +47,7 @@ from vcbus.shared.scheduling.framework.extension_points import (
     QueueOrderFn,
     TaskFn,
 )
-from vcbus.shared.scheduling.framework.kept import KeptByJob
+from vcbus.shared.scheduling.framework.kept import Amounts, KeptByJob, Sum
 from vcbus.shared.scheduling.framework.session import Session
 from vcbus.shared.scheduling.framework.status import Vote
 from vcbus.shared.scheduling.model import (
@@ -105,18 +105,15 @@ def _accumulate(into: dict[str, float], amounts: Resource, times: int = 1) -> No
         into[name] = into.get(name, 0.0) + amount * times
 
 
-_Amounts = tuple[tuple[str, float], ...]
-
-
 class _JobPart(NamedTuple):
     """One job's part of its queue's sums at session open (Volcano's loop over its tasks)."""
 
     key: JobKey
     queue: str
-    allocated: _Amounts
-    request: _Amounts
-    inqueue: _Amounts
-    elastic: _Amounts
+    allocated: Amounts
+    request: Amounts
+    inqueue: Amounts
+    elastic: Amounts
     admitted: tuple[Resource, Resource] | None
     """(minResources, its unplaced part) when the unplaced part counts as ``inqueue``."""
 
@@ -181,40 +178,20 @@ def _job_part(
     )
 
 
-class _Sum:
-    """Amounts summed over jobs' parts, each dimension present while a part names it."""
-
-    __slots__ = ("amounts", "holders")
-
-    def __init__(self) -> None:
-        self.amounts: dict[str, float] = {}
-        self.holders: dict[str, int] = {}
-
-    def add(self, part: _Amounts, sign: int) -> None:
-        amounts, holders = self.amounts, self.holders
-        for name, amount in part:
-            amounts[name] = amounts.get(name, 0.0) + sign * amount
-            count = holders[name] = holders.get(name, 0) + sign
-            if not count:
-                del amounts[name], holders[name]
-
-
 class _QueueSums:
     """A queue's job sums at session open (``allocated``, ``request``, …), by job part.
 
-    Every amount is a whole base unit held as a float, so a sum is exact whatever the
-    order its parts were added and taken off in: the sums kept from the last session and
-    patched by the jobs that changed equal the sums of every job (and Volcano's).
+    Exact whatever the order (``kept.Sum``): the sums of every job, and Volcano's.
     """
 
     __slots__ = ("allocated", "elastic", "inqueue", "jobs", "request")
 
     def __init__(self) -> None:
         self.jobs = 0
-        self.allocated = _Sum()
-        self.request = _Sum()
-        self.inqueue = _Sum()
-        self.elastic = _Sum()
+        self.allocated = Sum()
+        self.request = Sum()
+        self.inqueue = Sum()
+        self.elastic = Sum()
 
     def add(self, part: _JobPart, sign: int = 1) -> None:
         """Add a job's part (take it off: ``sign`` -1)."""
