@@ -513,3 +513,31 @@ def test_a_jobs_feasibility_is_judged_again_only_when_its_pods_or_the_nodes_chan
         scratch.usable.tolist(),
         scratch.largest,
     )
+
+
+def test_the_queues_come_in_the_order_of_their_first_job_with_or_without_the_cache() -> None:
+    queues = [build_queue(name) for name in ("q1", "q2", "q3")]
+    podgroups = [
+        build_podgroup(name, "ns", queue, 1, {"w": 1}, PodGroupPhase.RUNNING)
+        for name, queue in (("a", "q3"), ("b", "missing"), ("c", "q1"), ("d", "q3"))
+    ]
+    pods = [
+        build_pod("ns", f"{pg.podgroup.name}-w-0", "n1", PodPhase.RUNNING, SMALL, pg.podgroup.name)
+        for pg in podgroups
+    ]
+    nodes = [build_node("n1", {"cpu": "8", "memory": "16Gi", "pods": 110})]
+    view = ClusterView.from_snapshot(
+        ClusterSnapshot.build(nodes=nodes, queues=queues, podgroups=podgroups, pods=pods)
+    )
+    cache = SessionCache()
+    orders = []
+    gone = PodGroupDeleted(event_id="x", occurred_at=T0, job=JobKey("ns/a"), name="a")
+    for step in ([], [gone]):
+        for event in step:
+            view.apply(event)
+        snapshot = view.snapshot()
+        _open(snapshot, cache)
+        cached = _open(snapshot, cache).queues_in_job_order()
+        assert cached == _open(snapshot, None).queues_in_job_order()
+        orders.append(cached)
+    assert orders == [["q3", "q1"], ["q1", "q3"]]  # a (q3) first; once it is gone, c (q1)

@@ -109,7 +109,10 @@ class EnqueueAction:
         target = ssn.jobs.get(ssn.reservation.target_job) if ssn.reservation.target_job else None
         arguments = {**ssn.arguments, **ssn.action_arguments(NAME)}
         taken: dict[str, Resource] | None = {} if get_bool(arguments, TAKE_BACK, False) else None
-        for key in sorted(ssn.jobs):
+        for name in ssn.queues_in_job_order():
+            queued.add(name)
+            queues.push(ssn.queues[name])
+        for key in ssn.unsettled_jobs():  # a settled job is Running: not Pending
             job = ssn.jobs[key]
             queue = ssn.queues.get(job.queue)
             if queue is None:
@@ -118,9 +121,6 @@ class EnqueueAction:
                         job, QUEUE_NOT_FOUND, f"queue {job.queue} does not exist"
                     )
                 continue
-            if queue.name not in queued:
-                queued.add(queue.name)
-                queues.push(queue)
             if job.is_pending() and job is not target:
                 jobs_map.setdefault(queue.name, []).append(job)
         # Nothing enqueue does changes a Pending job's order: each queue's jobs are sorted

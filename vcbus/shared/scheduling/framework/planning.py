@@ -195,7 +195,8 @@ class EnqueuePlans:
         ssn = self._ssn
         heads: dict[str, JobInfo] = {}
         waiting: list[JobInfo] = []
-        for job in ssn.jobs.values():
+        for key in ssn.unsettled_jobs():  # a settled job is Running
+            job = ssn.jobs[key]
             if job.phase is not PodGroupPhase.INQUEUE or job.is_ready() or job.is_pipelined():
                 continue
             waiting.append(job)

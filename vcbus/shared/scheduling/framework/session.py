@@ -191,6 +191,22 @@ class Session(SessionPlugins):
         jobs = self.jobs
         return sorted(key for key in awake if key in jobs)
 
+    def queues_in_job_order(self) -> list[str]:
+        """The queues (that exist) with a job, in the order of their first job by job key.
+
+        The order a walk over every job by key first meets them in; with a cache, from its
+        recipes' queues (``SessionCache.first_jobs``), without walking the jobs.
+        """
+        if self._unsettled is None or self._cache is None:
+            seen: dict[str, None] = {}
+            for key in sorted(self.jobs):
+                queue = self.jobs[key].queue
+                if queue in self.queues:
+                    seen.setdefault(queue)
+            return list(seen)
+        first = self._cache.first_jobs()
+        return sorted((q for q in first if q in self.queues), key=first.__getitem__)
+
     @property
     def cache(self) -> SessionCache | None:
         """The service's cache, kept between its sessions (``None`` in tests without one)."""

@@ -389,11 +389,13 @@ class _RecipeTasks:
 class _Indexes:
     """The kept recipes' resource names and unsettled jobs, patched as recipes change."""
 
-    __slots__ = ("dims", "homeless", "queues", "unsettled")
+    __slots__ = ("by_queue", "dims", "homeless", "queues", "unsettled")
 
     def __init__(self) -> None:
         self.dims: dict[str, int] = {}
         """Resource name → how many recipes name it."""
+        self.by_queue: dict[str, list[JobKey]] = {}
+        """Queue name → its jobs, sorted."""
         self.unsettled: set[JobKey] = set()
         """The jobs whose recipe is not settled."""
         self.queues: frozenset[str] = frozenset()
@@ -406,8 +408,16 @@ class _Indexes:
             dims[name] = dims.get(name, 0) + 1
         if not recipe.settled:
             self.unsettled.add(key)
-        if recipe.head[4] not in self.queues:
+        queue = recipe.head[4]
+        if queue not in self.queues:
             self.homeless.add(key)
+        keys = self.by_queue.get(queue)
+        if keys is None:
+            self.by_queue[queue] = [key]
+        elif keys[-1] < key:
+            keys.append(key)
+        else:
+            bisect.insort(keys, key)
 
     def drop(self, key: JobKey, recipe: JobRecipe) -> None:
         dims = self.dims
@@ -417,6 +427,11 @@ class _Indexes:
                 del dims[name]
         self.unsettled.discard(key)
         self.homeless.discard(key)
+        queue = recipe.head[4]
+        keys = self.by_queue[queue]
+        del keys[bisect.bisect_left(keys, key)]
+        if not keys:
+            del self.by_queue[queue]
 
     def house(self, recipes: Mapping[JobKey, JobRecipe], queues: frozenset[str]) -> None:
         """Find the jobs without a queue again, for these queues."""
@@ -773,6 +788,10 @@ class SessionCache:
         out = indexes.unsettled | indexes.homeless
         out.update(derived)
         return sorted(out)
+
+    def first_jobs(self) -> dict[str, JobKey]:
+        """Each queue that has a kept recipe's job, with its first job (by job key)."""
+        return {queue: keys[0] for queue, keys in self._indexed().by_queue.items()}
 
     def _indexed(self) -> _Indexes:
         indexes = self._indexes
