@@ -52,7 +52,9 @@ class NodeMatrix:
         )
         self.unschedulable: BoolArray = np.array([n.unschedulable for n in ordered], dtype=np.bool_)
         self._label_masks: dict[tuple[str, str], BoolArray] = {}
-        self._taint_groups: dict[tuple[Taint, ...], IntArray] | None = None
+        """Label masks made so far, shared by this matrix's copies (its nodes')."""
+        self._taint_groups: list[dict[tuple[Taint, ...], IntArray]] = []
+        """The taint groups once made, shared by this matrix's copies (its nodes')."""
         self._empty()
 
     def _empty(self) -> None:
@@ -207,10 +209,10 @@ class NodeMatrix:
 
     def taint_groups(self) -> dict[tuple[Taint, ...], IntArray]:
         """Return the rows of the nodes grouped by their (blocking) taints."""
-        if self._taint_groups is None:
+        if not self._taint_groups:
             groups: dict[tuple[Taint, ...], list[int]] = {}
             for row, node in enumerate(self.nodes):
                 blocking = tuple(t for t in node.taints if t.effect in ("NoSchedule", "NoExecute"))
                 groups.setdefault(blocking, []).append(row)
-            self._taint_groups = {k: np.array(v, dtype=np.intp) for k, v in groups.items()}
-        return self._taint_groups
+            self._taint_groups.append({k: np.array(v, dtype=np.intp) for k, v in groups.items()})
+        return self._taint_groups[0]
