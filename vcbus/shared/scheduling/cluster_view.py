@@ -34,7 +34,6 @@ Deliberate deviations:
 
 from __future__ import annotations
 
-import bisect
 import operator
 from collections import OrderedDict, deque
 from collections.abc import Iterable, Mapping
@@ -176,8 +175,6 @@ class ClusterView:
         """Each job's last ``PodGroupState`` and the objects it was made from."""
         self._pg_values: dict[JobKey, PodGroupState] = {}
         """Each job's last ``PodGroupState`` (those of ``_pg_states``)."""
-        self._pg_order: list[JobKey] = []
-        """The jobs of ``_pg_states``, sorted."""
         self._pg_dirty: set[JobKey] = set()
         """The jobs whose PodGroup, phase, conditions or first sight changed since the last
         snapshot (each write to those adds the job)."""
@@ -395,22 +392,16 @@ class ClusterView:
         return self._snapshot
 
     def _make_snapshot(self) -> ClusterSnapshot:
-        made, values, order = self._pg_states, self._pg_values, self._pg_order
+        made, values = self._pg_states, self._pg_values
         self._snapshots += 1
-        self._change_log.append((self._snapshots, frozenset(self._pg_dirty | self._pods_changed)))
-        self._pods_changed.clear()
+        pods_changed, self._pods_changed = self._pods_changed, set()
+        self._change_log.append((self._snapshots, frozenset(self._pg_dirty | pods_changed)))
         for job in self._pg_dirty:
             podgroup = self._podgroups.get(job)
-            at = bisect.bisect_left(order, job)
-            listed = at < len(order) and order[at] == job
             if podgroup is None:
                 made.pop(job, None)
                 values.pop(job, None)
-                if listed:
-                    del order[at]
                 continue
-            if not listed:
-                order.insert(at, job)
             phases = self._phases.get(job)
             conditions = self._conditions.get(job)
             seen = self._first_seen.get(job)
@@ -431,17 +422,18 @@ class ClusterView:
             made[job] = (sources, state)
             values[job] = state
         self._pg_dirty.clear()
-        podgroups = dict(zip(order, map(values.__getitem__, order), strict=True))
+        podgroups = values.copy()  # ``copy``: no slow path after deletions, as ``dict()`` has
         groups = self._groups
-        for job, members in self._by_job.items():
-            if job not in groups:
+        for job in pods_changed:  # a job's group is dropped only as its pods change
+            members = self._by_job.get(job)
+            if members and job not in groups:
                 groups[job] = tuple(sorted(members.items()))
-        pods = MappingProxyType(dict(self._state))
+        pods = MappingProxyType(self._state.copy())
         frozen = MappingProxyType(podgroups)
         return ClusterSnapshot(
-            nodes=MappingProxyType(dict(self._nodes)),
-            heartbeats=MappingProxyType(dict(self._heartbeats)),
-            queues=MappingProxyType(dict(self._queues)),
+            nodes=MappingProxyType(self._nodes.copy()),
+            heartbeats=MappingProxyType(self._heartbeats.copy()),
+            queues=MappingProxyType(self._queues.copy()),
             podgroups=frozen,
             pods=pods,
             reservation=self._reservation,
@@ -449,7 +441,7 @@ class ClusterView:
             nominations=MappingProxyType(
                 {k: self._nominations[k] for k in sorted(self._nominations)}
             ),
-            pods_by_job=PodsByJob(pods=pods, groups=MappingProxyType(dict(groups))),
+            pods_by_job=PodsByJob(pods=pods, groups=MappingProxyType(groups.copy())),
             changes=JobChanges(
                 view=self._token,
                 number=self._snapshots,

@@ -118,6 +118,7 @@ class ClusterSnapshot:
     have none."""
     queues: Mapping[str, Queue] = field(default_factory=lambda: MappingProxyType({}))
     podgroups: Mapping[JobKey, PodGroupState] = field(default_factory=lambda: MappingProxyType({}))
+    """Every PodGroup by job, in no particular order (a walk that needs one sorts)."""
     pods: Mapping[PodKey, PodState] = field(default_factory=lambda: MappingProxyType({}))
     reservation: Reservation = Reservation()
     will_bind: Mapping[JobKey, WillBind] = field(default_factory=lambda: MappingProxyType({}))

@@ -288,7 +288,7 @@ def picture(ssn: Session) -> dict[str, object]:
             if node is not None and uid in node.tasks:
                 assert node.tasks[uid] is task
     return {
-        "jobs": [(key, _job(job)) for key, job in ssn.jobs.items()],
+        "jobs": [(key, _job(ssn.jobs[key])) for key in sorted(ssn.jobs)],
         "dimensions": matrix.dimensions,
         "accounting": [
             getattr(matrix, name).tolist()

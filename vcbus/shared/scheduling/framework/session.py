@@ -144,6 +144,8 @@ class Session(SessionPlugins):
         self.node_list = copy.node_list
         self.nodes: dict[str, NodeInfo] = copy.nodes
         self.jobs: dict[JobKey, JobInfo] = copy.jobs
+        """The session's jobs by key, in no particular order: a walk that needs an order
+        sorts the keys (or walks ``unsettled_jobs``)."""
         self._unsettled = copy.unsettled
         self._touched = copy.touched
         self.will_bind = WillBindLedger(self, snapshot.will_bind)

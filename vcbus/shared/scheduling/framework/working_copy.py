@@ -316,7 +316,7 @@ def _patched(
     by_key = cache.made_again(matrix, changed, fresh, vectors)
     for job, job_tasks in fresh_tasks:
         _give_vectors(job, job_tasks, matrix, vectors)
-    jobs = dict(zip(podgroups, map(by_key.__getitem__, podgroups), strict=True))
+    jobs = by_key.copy()  # in no particular order; ``copy``, not ``dict()``: no slow path
     for info in node_list:
         info.matrix = matrix
         info.reset(index.get(info.name, ()), jobs)
