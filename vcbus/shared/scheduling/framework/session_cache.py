@@ -652,7 +652,7 @@ class SessionCache:
 
     def recipes(self) -> dict[JobKey, JobRecipe]:
         """A copy of the recipes kept, by job key (for a session to patch, ``keep``)."""
-        return dict(self._recipes)
+        return self._recipes.copy()
 
     def keep(
         self,

@@ -74,7 +74,12 @@ def refresh(ssn: Session, args: WillBindArgs) -> None:
         if bound:
             tasks = ", ".join(sorted({t for t, _ in bound}))
             ledger.release(key, bound, STAGE_BOUND, f"the pods of {tasks} are placed")
-    candidates = [j for j in ssn.jobs.values() if j.dependent and j.podgroup.stages]
+    # a dependent job is never settled
+    candidates = [
+        job
+        for job in map(ssn.jobs.__getitem__, ssn.unsettled_jobs())
+        if job.dependent and job.podgroup.stages
+    ]
     candidates.sort(key=lambda j: (-j.priority, j.creation_key, str(j.key)))
     for job in candidates:
         reserve_stages(ssn, job, args)

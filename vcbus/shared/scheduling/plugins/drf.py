@@ -56,7 +56,7 @@ class DrfPlugin:
             tuple(sorted(total._amounts.items())),
             lambda job: (job.allocated, dominant_share(job.allocated, total)),
         )
-        held = self.held = dict(kept.values)
+        held = self.held = kept.values.copy()
 
         def job_order(left: JobInfo, right: JobInfo) -> int:
             left_share, right_share = held[left.key][1], held[right.key][1]

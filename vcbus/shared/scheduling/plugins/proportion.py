@@ -287,7 +287,7 @@ class ProportionPlugin:
         for name in sorted(kept.queues):
             attr = self.queue_opts[name] = self._attr(ssn.queues[name], total, total_guarantee)
             kept.queues[name].apply(attr)
-        self.admitted = dict(kept.admitted)
+        self.admitted = kept.admitted.copy()
         self._water_fill(total)
 
         ssn.add_queue_order_fn(NAME, self._queue_order(ssn))
