@@ -611,31 +611,79 @@ class JobInfo:
 
 
 @dataclass(slots=True, eq=False)
+class NodeBoard:
+    """What the nodes of a session share: its matrix, its jobs, what is placed where.
+
+    A service's nodes live from one session to the next (``SessionCache.nodes``); a new
+    session sets their board (``start``) instead of each node: a node empties itself and
+    takes its placed tasks when it is first read in the session (``NodeInfo``).
+    """
+
+    matrix: NodeMatrix
+    jobs: Mapping[JobKey, JobInfo] | None = None
+    """The session's jobs, for the keys in ``placed``."""
+    placed: Mapping[str, Sequence[tuple[JobKey | JobInfo, tuple[int, ...]]]] = field(
+        default_factory=dict
+    )
+    """Node name → each job with tasks placed there, in job order, with their positions
+    (read only: a shared index)."""
+    session: int = 0
+    """Which session the board is set for."""
+
+    def start(
+        self,
+        matrix: NodeMatrix,
+        jobs: Mapping[JobKey, JobInfo] | None,
+        placed: Mapping[str, Sequence[tuple[JobKey | JobInfo, tuple[int, ...]]]],
+    ) -> None:
+        """Set the board for a new session: every node is empty until first read."""
+        self.matrix, self.jobs, self.placed = matrix, jobs, placed
+        self.session += 1
+
+
+@dataclass(slots=True, eq=False)
 class NodeInfo:
     """A node and its accounting row in the session's ``NodeMatrix`` (volcano ``NodeInfo``)."""
 
     name: str
     node: Node
     row: int
-    matrix: NodeMatrix
+    board: NodeBoard
+    _session: int = -1
+    """The board's session the node's own state belongs to (``_current``)."""
     _tasks: dict[str, TaskInfo] = field(default_factory=dict)
     _placed: Sequence[tuple[JobKey | JobInfo, tuple[int, ...]]] = ()
     """Tasks placed here and not yet in ``_tasks``, job by job in job order: a job (or
-    its key in ``_jobs``) and the positions of its made tasks (``JobInfo.made_tasks``)."""
+    its key in the board's jobs) and the positions of its made tasks
+    (``JobInfo.made_tasks``)."""
     _added: list[TaskInfo] = field(default_factory=list)
     """Tasks added (``add_task``) while ``_placed`` was not yet taken, in order."""
-    _jobs: Mapping[JobKey, JobInfo] | None = None
-    """The session's jobs, for the keys of ``_placed``."""
+
+    @property
+    def matrix(self) -> NodeMatrix:
+        """The session's matrix (the board's)."""
+        return self.board.matrix
+
+    def _current(self) -> None:
+        """Empty the node if its state is from an earlier session (the board's placed)."""
+        board = self.board
+        if self._session != board.session:
+            self._session = board.session
+            self._tasks = {}
+            self._placed = board.placed.get(self.name, ())
+            self._added = []
 
     @property
     def tasks(self) -> dict[str, TaskInfo]:
         """The tasks placed here, by uid, in the order they were placed."""
+        self._current()
         if self._placed:
             self._settle()
         return self._tasks
 
     def add_task(self, task: TaskInfo) -> None:
         """Place ``task`` here, after every task placed before."""
+        self._current()
         if self._placed:
             self._added.append(task)
         else:
@@ -644,36 +692,18 @@ class NodeInfo:
     def place_later(self, job: JobInfo, positions: tuple[int, ...]) -> None:
         """Place ``job``'s made tasks at ``positions`` here, when the node's tasks are read.
 
-        For a node reset with nothing placed (a session without a cache builds its own).
+        For a board with nothing placed (a session without a cache builds its own).
         """
+        self._current()
         if not self._placed:
             self._placed = []
         cast("list[tuple[JobKey | JobInfo, tuple[int, ...]]]", self._placed).append(
             (job, positions)
         )
 
-    def reset(
-        self,
-        placed: Sequence[tuple[JobKey | JobInfo, tuple[int, ...]]] = (),
-        jobs: Mapping[JobKey, JobInfo] | None = None,
-    ) -> None:
-        """Empty the node for another session, its tasks to be those of ``placed``.
-
-        Args:
-            placed: each job with tasks here, in job order, with their positions; read
-                only (a shared index, never changed here: ``place_later`` starts a list of
-                its own only on a node reset with nothing placed), taken when the node's
-                tasks are first read.
-            jobs: the session's jobs, for the keys in ``placed``.
-        """
-        self._tasks = {}
-        self._placed = placed
-        self._added = []
-        self._jobs = jobs
-
     def _settle(self) -> None:
         tasks = self._tasks
-        jobs = self._jobs
+        jobs = self.board.jobs
         for owner, positions in self._placed:
             job = (
                 owner

@@ -30,7 +30,7 @@ import operator
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TypeVar, cast
+from typing import NamedTuple, TypeVar, cast
 
 from vcbus.contracts.keys import JobKey, PodKey
 from vcbus.contracts.objects.meta import Condition
@@ -39,7 +39,7 @@ from vcbus.contracts.objects.pod import Pod
 from vcbus.contracts.objects.podgroup import PodGroup, PodGroupPhase
 from vcbus.shared.scheduling.framework.feasibility import JobFit
 from vcbus.shared.scheduling.framework.job_updater import settled
-from vcbus.shared.scheduling.model import JobInfo, NodeInfo, TaskInfo, TaskStatus
+from vcbus.shared.scheduling.model import JobInfo, NodeBoard, NodeInfo, TaskInfo, TaskStatus
 from vcbus.shared.scheduling.node_matrix import FloatArray, NodeMatrix
 from vcbus.shared.scheduling.resource import Resource
 from vcbus.shared.scheduling.snapshot import ClusterSnapshot, JobPods, PodGroupState
@@ -386,6 +386,14 @@ class _RecipeTasks:
         ]
 
 
+class SessionNodes(NamedTuple):
+    """A session's nodes: their board, in matrix row order, by name (``SessionCache.nodes``)."""
+
+    board: NodeBoard
+    node_list: list[NodeInfo]
+    by_name: dict[str, NodeInfo]
+
+
 class _Indexes:
     """The kept recipes' resource names and unsettled jobs, patched as recipes change."""
 
@@ -478,7 +486,7 @@ class SessionCache:
         self._fits: dict[JobKey, tuple[JobRecipe, JobFit]] = {}
         """Each job's feasibility verdict, with the recipe it was judged on, for the nodes
         of ``_nodes``."""
-        self._nodes: tuple[frozenset[str], tuple[int, ...], NodeMatrix, list[NodeInfo]] | None
+        self._nodes: tuple[frozenset[str], tuple[int, ...], NodeMatrix, SessionNodes] | None
         self._nodes = None
         """The last session's dimensions, its nodes' identities (the matrix holds the
         nodes, so the identities stay theirs), its matrix before any task, its nodes."""
@@ -505,14 +513,14 @@ class SessionCache:
 
     def nodes(
         self, nodes: Sequence[Node], dimensions: frozenset[str]
-    ) -> tuple[NodeMatrix, list[NodeInfo]]:
+    ) -> tuple[NodeMatrix, SessionNodes]:
         """A matrix of ``nodes`` with no task on them, and a ``NodeInfo`` per row.
 
         When the nodes are the very same objects as last session's (a view replaces a node
         that changed) and the dimensions are the same, the matrix is the last one's
         :meth:`NodeMatrix.fresh` and the ``NodeInfo`` objects are the last ones, for the
-        caller to empty and point at the session's matrix (``NodeInfo.reset``): a
-        session's nodes live until the next session opens.
+        caller to set their board for the session (``NodeBoard.start``): a session's nodes
+        live until the next session opens.
         """
         identities = tuple(map(id, nodes))
         last = self._nodes
@@ -523,12 +531,14 @@ class SessionCache:
         self._fits.clear()
         self._base = None
         matrix = template.fresh()
+        board = NodeBoard(matrix=matrix)
         node_list = [
-            NodeInfo(name=node.name, node=node, row=row, matrix=matrix)
+            NodeInfo(name=node.name, node=node, row=row, board=board)
             for row, node in enumerate(matrix.nodes)
         ]
-        self._nodes = (dimensions, identities, template, node_list)
-        return matrix, node_list
+        made = SessionNodes(board, node_list, {info.name: info for info in node_list})
+        self._nodes = (dimensions, identities, template, made)
+        return matrix, made
 
     def placements(
         self,

@@ -28,7 +28,14 @@ from typing import cast
 from vcbus.contracts.keys import JobKey
 from vcbus.contracts.objects.pod import PodPhase
 from vcbus.shared.scheduling.framework.session_cache import JobRecipe, SessionCache, Shape, TaskArgs
-from vcbus.shared.scheduling.model import JobInfo, NodeInfo, TaskInfo, TaskStatus, task_priority
+from vcbus.shared.scheduling.model import (
+    JobInfo,
+    NodeBoard,
+    NodeInfo,
+    TaskInfo,
+    TaskStatus,
+    task_priority,
+)
 from vcbus.shared.scheduling.node_matrix import FloatArray, NodeMatrix
 from vcbus.shared.scheduling.resource import Resource
 from vcbus.shared.scheduling.snapshot import ClusterSnapshot, JobPods, PodGroupState, PodState
@@ -221,8 +228,9 @@ def build_working_copy(snapshot: ClusterSnapshot, cache: SessionCache | None) ->
     jobs: dict[JobKey, JobInfo] = {}
     vectors: dict[int, FloatArray] = {}
     matrix = NodeMatrix(list(snapshot.nodes.values()), extra_dimensions=dims)
+    board = NodeBoard(matrix=matrix)
     node_list = [
-        NodeInfo(name=node.name, node=node, row=row, matrix=matrix)
+        NodeInfo(name=node.name, node=node, row=row, board=board)
         for row, node in enumerate(matrix.nodes)
     ]
     nodes = _by_name(node_list)
@@ -249,11 +257,9 @@ def _from_cache(
     """The working copy of ``build_working_copy`` with a cache: its nodes and placements."""
     jobs: dict[JobKey, JobInfo] = {}
     vectors: dict[int, FloatArray] = {}
-    template, node_list = cache.nodes(list(snapshot.nodes.values()), dims)
+    template, made_nodes = cache.nodes(list(snapshot.nodes.values()), dims)
     matrix, index = cache.placements(template, recipes, vectors)
-    for info in node_list:
-        info.matrix = matrix
-        info.reset(index.get(info.name, ()), jobs)
+    made_nodes.board.start(matrix, jobs, index)
     from_recipes = cache.made(
         matrix, [(key, entry) for key, entry in made if isinstance(entry, JobRecipe)], vectors
     )
@@ -267,8 +273,8 @@ def _from_cache(
     cache.awake(unsettled)
     return WorkingCopy(
         matrix=matrix,
-        node_list=node_list,
-        nodes=_by_name(node_list),
+        node_list=made_nodes.node_list,
+        nodes=made_nodes.by_name,
         jobs=jobs,
         unsettled=unsettled,
         touched=cache.touched,
@@ -310,22 +316,20 @@ def _patched(
     for held in snapshot.will_bind.values():
         for reserved in held.pods:
             dims.update(reserved.requests)
-    template, node_list = cache.nodes(list(snapshot.nodes.values()), frozenset(dims))
+    template, made_nodes = cache.nodes(list(snapshot.nodes.values()), frozenset(dims))
     vectors: dict[int, FloatArray] = {}
     matrix, index = cache.placements(template, recipes, vectors, changed)
     by_key = cache.made_again(matrix, changed, fresh, vectors)
     for job, job_tasks in fresh_tasks:
         _give_vectors(job, job_tasks, matrix, vectors)
     jobs = by_key.copy()  # in no particular order; ``copy``, not ``dict()``: no slow path
-    for info in node_list:
-        info.matrix = matrix
-        info.reset(index.get(info.name, ()), jobs)
+    made_nodes.board.start(matrix, jobs, index)
     unsettled = cache.unsettled(snapshot.queues, derived)
     cache.awake(unsettled)
     return WorkingCopy(
         matrix=matrix,
-        node_list=node_list,
-        nodes=_by_name(node_list),
+        node_list=made_nodes.node_list,
+        nodes=made_nodes.by_name,
         jobs=jobs,
         unsettled=unsettled,
         touched=cache.touched,
