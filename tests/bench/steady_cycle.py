@@ -20,7 +20,7 @@ service's time is its ``snapshot()`` plus its ``run_cycle``, as in its loop; the
 allocator's session is also timed in parts (open, actions, close) on a copy of the same
 snapshot. As in the services, garbage is never collected outside the time: the collector
 runs with the service processes' thresholds, and its time inside each service's cycle is
-shown apart ("collector", included in "cycle"). Prints the best and median of the steady
+shown apart ("collector", included in "cycle"). Prints the best, median and mean of the steady
 cycles (after the first two: the caches' warm-up).
 """
 
@@ -297,6 +297,7 @@ def run(
             name: {
                 "best": round(min(values[2:] or values) * 1000, 1),
                 "median": round(statistics.median(values[2:] or values) * 1000, 1),
+                "mean": round(statistics.fmean(values[2:] or values) * 1000, 1),
                 "first": round(values[0] * 1000, 1) if values else None,
             }
             for name, values in times.items()
@@ -331,7 +332,7 @@ def line(figures: dict[str, Any]) -> str:
     ]
     lines.extend(
         f"  {name:>26}: best {v['best']:9.1f} ms, median {v['median']:9.1f} ms, "
-        f"first {v['first']:9.1f} ms"
+        f"mean {v['mean']:9.1f} ms, first {v['first']:9.1f} ms"
         for name, v in ms.items()
     )
     totals = service_totals(figures)
