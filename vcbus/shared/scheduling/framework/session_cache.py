@@ -664,6 +664,10 @@ class SessionCache:
         """A copy of the recipes kept, by job key (for a session to patch, ``keep``)."""
         return self._recipes.copy()
 
+    def kept_recipes(self) -> dict[JobKey, JobRecipe]:
+        """The recipes kept, by job key (the cache's own map: not to change)."""
+        return self._recipes
+
     def keep(
         self,
         recipes: dict[JobKey, JobRecipe],
@@ -707,63 +711,36 @@ class SessionCache:
     def made(
         self,
         matrix: NodeMatrix,
-        recipes: Sequence[tuple[JobKey, JobRecipe]],
+        changed: frozenset[JobKey] | None,
+        derived: Mapping[JobKey, JobInfo],
         vectors: dict[int, FloatArray],
     ) -> dict[JobKey, JobInfo]:
-        """The session's jobs made from ``recipes``, in their order.
+        """Every job of the kept recipes, by job key (the cache's own map: not to change).
 
         A job the last session made from the same recipe, for the same nodes, and left
         untouched is the very object again: its tasks were not made (every change of a task
         makes them first, ``touched``), and no field a session sets without changing a task
         was set (its phase as the recipe says, not blocked, no fit errors). Any other job
-        is made from its recipe (``JobRecipe.make``).
+        is made from its recipe (``JobRecipe.make``), or is the one ``derived``.
 
-        Args:
-            matrix: the session's matrix (its dimensions, those of ``nodes_generation``).
-            recipes: the jobs to make, by job key, in the session's job order.
-            vectors: the session's request vectors by ``id`` of the request (filled here).
-        """
-        generation, last = self._made
-        if generation != self.nodes_generation:
-            last = {}
-        self.touched.clear()
-        touched = self.touched
-        jobs: dict[JobKey, JobInfo] = {}
-        for key, recipe in recipes:
-            job = last.get(key)
-            if job is None or not recipe.made_it(job):
-                job = recipe.make(recipe.vectors(matrix, vectors), touched)
-            jobs[key] = job
-        self._made = (self.nodes_generation, jobs)
-        return jobs
-
-    def made_again(
-        self,
-        matrix: NodeMatrix,
-        changed: frozenset[JobKey],
-        derived: Mapping[JobKey, JobInfo],
-        vectors: dict[int, FloatArray],
-    ) -> dict[JobKey, JobInfo]:
-        """Every job of the session, by job key, when only ``changed`` jobs changed.
-
-        As ``made``, visiting only the jobs that may differ from the last session's: the
-        ``changed`` ones, and the last session's unsettled and touched ones (a settled job
-        the last session did not touch is as it was made: see ``job_updater.settled``).
-        When the nodes changed, every job is made for the new matrix.
+        When only ``changed`` jobs may differ from the last session's, only they and the
+        last session's unsettled and touched ones are looked at: a settled job the last
+        session did not touch is as it was made (``job_updater.settled``).
 
         Args:
             matrix: the session's matrix.
-            changed: the jobs that may have changed since the last session.
+            changed: the only jobs that may differ from the last session's (``None``: any).
             derived: the jobs derived afresh this session (their recipes are new).
             vectors: the session's request vectors by ``id`` of the request (filled here).
         """
         generation, jobs = self._made
         recipes = self._recipes
         visit: Iterable[JobKey]
-        if generation != self.nodes_generation:
+        if changed is None or generation != self.nodes_generation:
+            last = jobs if generation == self.nodes_generation else {}
             jobs, visit = {}, recipes
         else:
-            visit = set(changed)
+            last, visit = jobs, set(changed)
             visit.update(self._awake, self.touched)
         self.touched.clear()
         touched = self.touched
@@ -774,7 +751,7 @@ class SessionCache:
                 continue
             job = derived.get(key)
             if job is None:
-                job = jobs.get(key)
+                job = last.get(key)
                 if job is None or not recipe.made_it(job):
                     job = recipe.make(recipe.vectors(matrix, vectors), touched)
             jobs[key] = job

@@ -172,7 +172,9 @@ def build_working_copy(snapshot: ClusterSnapshot, cache: SessionCache | None) ->
 
     Jobs are built one by one, by job key, each with its pods by pod key; a job the
     cache holds a recipe of (same ``PodGroupState`` and ``PodState`` objects) is made
-    from the recipe instead of derived again (``session_cache``).
+    from the recipe instead of derived again (``session_cache``). With a cache that knows
+    which jobs changed since its last session (the view's ``JobChanges``), only those are
+    looked at (``_patched``); else every job is (``_walked``).
 
     Args:
         snapshot: the cluster state of this cycle.
@@ -184,47 +186,16 @@ def build_working_copy(snapshot: ClusterSnapshot, cache: SessionCache | None) ->
     if cache is not None:
         changed = cache.changed_since(snapshot)
         cache.seen(snapshot)
-        if changed is not None:
-            return _patched(snapshot, cache, changed)
+        return _walked(snapshot, cache) if changed is None else _patched(snapshot, cache, changed)
     groups = snapshot.job_pods()
-    shapes: dict[tuple[tuple[str, int], ...], Shape] = cache.shapes if cache is not None else {}
-    recipes: dict[JobKey, JobRecipe] = {}
-    derived: list[JobKey] = []
-    unsettled: list[JobKey] = []
-    queues = snapshot.queues
-    made: list[tuple[JobKey, JobRecipe | tuple[JobInfo, list[TaskInfo]]]] = []
-    dims: set[str] = set()
+    shapes: dict[tuple[tuple[str, int], ...], Shape] = {}
+    made: list[tuple[JobKey, JobInfo, list[TaskInfo]]] = []
+    dims: set[str] = _will_bind_dims(snapshot)
     podgroups = snapshot.podgroups
     for key in sorted(podgroups):
-        state = podgroups[key]
-        pods = groups.get(key, ())
-        recipe = cache.recipe(key, state, pods) if cache is not None else None
-        if recipe is not None:
-            dims.update(recipe.dims)
-            made.append((key, recipe))
-            recipes[key] = recipe
-            if not recipe.settled or recipe.head[4] not in queues:
-                unsettled.append(key)
-            continue
-        job, job_tasks, args, job_dims = _derive_job(key, state, pods, shapes)
+        job, job_tasks, _, job_dims = _derive_job(key, podgroups[key], groups.get(key, ()), shapes)
         dims.update(job_dims)
-        made.append((key, (job, job_tasks)))
-        unsettled.append(key)
-        if cache is not None:
-            recipes[key] = JobRecipe.record(
-                job, job_tasks, args, state=state, pods=pods, dims=job_dims
-            )
-            derived.append(key)
-    if cache is not None:
-        cache.keep(recipes, tuple(derived))
-    for held in snapshot.will_bind.values():
-        for reserved in held.pods:
-            dims.update(reserved.requests)
-
-    if cache is not None:
-        return _from_cache(
-            snapshot, cache, frozenset(dims), recipes=recipes, made=made, unsettled=unsettled
-        )
+        made.append((key, job, job_tasks))
     jobs: dict[JobKey, JobInfo] = {}
     vectors: dict[int, FloatArray] = {}
     matrix = NodeMatrix(list(snapshot.nodes.values()), extra_dimensions=dims)
@@ -235,9 +206,7 @@ def build_working_copy(snapshot: ClusterSnapshot, cache: SessionCache | None) ->
     ]
     nodes = _by_name(node_list)
     placed = _Placed()
-    for key, entry in made:
-        assert not isinstance(entry, JobRecipe)  # no cache, no recipes
-        job, job_tasks = entry
+    for key, job, job_tasks in made:
         _give_vectors(job, job_tasks, matrix, vectors)
         _place(job, job_tasks, nodes, placed)
         jobs[key] = job
@@ -245,31 +214,74 @@ def build_working_copy(snapshot: ClusterSnapshot, cache: SessionCache | None) ->
     return WorkingCopy(matrix=matrix, node_list=node_list, nodes=nodes, jobs=jobs)
 
 
+def _walked(snapshot: ClusterSnapshot, cache: SessionCache) -> WorkingCopy:
+    """``build_working_copy`` with a cache, walking every job.
+
+    A job the cache holds a recipe of (same ``PodGroupState`` and ``PodState`` objects) is
+    made from it; the others are derived, and their recipes kept.
+    """
+    groups = snapshot.job_pods()
+    shapes = cache.shapes
+    recipes: dict[JobKey, JobRecipe] = {}
+    derived: list[JobKey] = []
+    fresh: list[tuple[JobInfo, list[TaskInfo]]] = []
+    unsettled: list[JobKey] = []
+    queues = snapshot.queues
+    dims: set[str] = set()
+    podgroups = snapshot.podgroups
+    for key in sorted(podgroups):
+        state = podgroups[key]
+        pods = groups.get(key, ())
+        recipe = cache.recipe(key, state, pods)
+        if recipe is None:
+            job, job_tasks, args, job_dims = _derive_job(key, state, pods, shapes)
+            recipe = JobRecipe.record(job, job_tasks, args, state=state, pods=pods, dims=job_dims)
+            derived.append(key)
+            fresh.append((job, job_tasks))
+            unsettled.append(key)
+        elif not recipe.settled or recipe.head[4] not in queues:
+            unsettled.append(key)
+        dims.update(recipe.dims)
+        recipes[key] = recipe
+    cache.keep(recipes, tuple(derived))
+    return _from_cache(snapshot, cache, dims, changed=None, derived=fresh, unsettled=unsettled)
+
+
+def _will_bind_dims(snapshot: ClusterSnapshot) -> set[str]:
+    """The resource names of the pods held for will-bind (they count on nodes too)."""
+    return {
+        name for held in snapshot.will_bind.values() for pod in held.pods for name in pod.requests
+    }
+
+
 def _from_cache(
     snapshot: ClusterSnapshot,
     cache: SessionCache,
-    dims: frozenset[str],
+    dims: set[str],
     *,
-    recipes: dict[JobKey, JobRecipe],
-    made: list[tuple[JobKey, JobRecipe | tuple[JobInfo, list[TaskInfo]]]],
+    changed: frozenset[JobKey] | None,
+    derived: list[tuple[JobInfo, list[TaskInfo]]],
     unsettled: list[JobKey],
 ) -> WorkingCopy:
-    """The working copy of ``build_working_copy`` with a cache: its nodes and placements."""
-    jobs: dict[JobKey, JobInfo] = {}
+    """The working copy with a cache, its recipes kept (``SessionCache.keep``).
+
+    Args:
+        snapshot: the cluster state of this cycle.
+        cache: the service's cache.
+        dims: the resource names of every job.
+        changed: the only jobs that may differ from the last session's (``None``: any).
+        derived: the jobs derived afresh, with their tasks in made order.
+        unsettled: the session's unsettled jobs (``Session.unsettled_jobs``), by key.
+    """
+    dims |= _will_bind_dims(snapshot)
+    template, made_nodes = cache.nodes(list(snapshot.nodes.values()), frozenset(dims))
     vectors: dict[int, FloatArray] = {}
-    template, made_nodes = cache.nodes(list(snapshot.nodes.values()), dims)
-    matrix, index = cache.placements(template, recipes, vectors)
+    matrix, index = cache.placements(template, cache.kept_recipes(), vectors, changed)
+    jobs = cache.made(matrix, changed, {job.key: job for job, _ in derived}, vectors)
+    for job, job_tasks in derived:
+        _give_vectors(job, job_tasks, matrix, vectors)
+    jobs = jobs.copy()  # the cache keeps its own; ``copy``, not ``dict()``: no slow path
     made_nodes.board.start(matrix, jobs, index)
-    from_recipes = cache.made(
-        matrix, [(key, entry) for key, entry in made if isinstance(entry, JobRecipe)], vectors
-    )
-    for key, entry in made:
-        if isinstance(entry, JobRecipe):
-            jobs[key] = from_recipes[key]
-        else:
-            job, job_tasks = entry
-            _give_vectors(job, job_tasks, matrix, vectors)
-            jobs[key] = job
     cache.awake(unsettled)
     return WorkingCopy(
         matrix=matrix,
@@ -295,8 +307,7 @@ def _patched(
     shapes = cache.shapes
     recipes = cache.recipes()
     derived: list[JobKey] = []
-    fresh: dict[JobKey, JobInfo] = {}
-    fresh_tasks: list[tuple[JobInfo, list[TaskInfo]]] = []
+    fresh: list[tuple[JobInfo, list[TaskInfo]]] = []
     for key in sorted(changed):
         state = podgroups.get(key)
         if state is None:
@@ -309,30 +320,15 @@ def _patched(
         job, job_tasks, args, job_dims = _derive_job(key, state, pods, shapes)
         recipes[key] = JobRecipe.record(job, job_tasks, args, state=state, pods=pods, dims=job_dims)
         derived.append(key)
-        fresh[key] = job
-        fresh_tasks.append((job, job_tasks))
+        fresh.append((job, job_tasks))
     cache.keep(recipes, tuple(derived), changed=changed)
-    dims = cache.dimensions()
-    for held in snapshot.will_bind.values():
-        for reserved in held.pods:
-            dims.update(reserved.requests)
-    template, made_nodes = cache.nodes(list(snapshot.nodes.values()), frozenset(dims))
-    vectors: dict[int, FloatArray] = {}
-    matrix, index = cache.placements(template, recipes, vectors, changed)
-    by_key = cache.made_again(matrix, changed, fresh, vectors)
-    for job, job_tasks in fresh_tasks:
-        _give_vectors(job, job_tasks, matrix, vectors)
-    jobs = by_key.copy()  # in no particular order; ``copy``, not ``dict()``: no slow path
-    made_nodes.board.start(matrix, jobs, index)
-    unsettled = cache.unsettled(snapshot.queues, derived)
-    cache.awake(unsettled)
-    return WorkingCopy(
-        matrix=matrix,
-        node_list=made_nodes.node_list,
-        nodes=made_nodes.by_name,
-        jobs=jobs,
-        unsettled=unsettled,
-        touched=cache.touched,
+    return _from_cache(
+        snapshot,
+        cache,
+        cache.dimensions(),
+        changed=changed,
+        derived=fresh,
+        unsettled=cache.unsettled(snapshot.queues, derived),
     )
 
 
