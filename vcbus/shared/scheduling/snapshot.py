@@ -84,7 +84,8 @@ class JobChanges:
             return frozenset()
         if number > self.number:
             return None
-        entries = [(n, jobs) for n, jobs in self.log if number < n <= self.number]
+        log = tuple(self.log)  # one step under the GIL: the view may append meanwhile
+        entries = [(n, jobs) for n, jobs in log if number < n <= self.number]
         if len(entries) != self.number - number:
             return None
         if len(entries) == 1:
