@@ -13,14 +13,19 @@ read. It stays valid while the job's ``PodGroupState`` and its pods' ``PodState`
 are the same objects (a ``ClusterView`` makes new ones on every change, see
 ``snapshot``); a session whose job changed derives it again.
 
-Every session still gets its own ``JobInfo`` objects, made from the recipe (positional
-construction, no re-summing), and a job makes its ``TaskInfo`` objects only when something
-first reads them; changing a task makes them first, and the job's counters become its own
-then: sessions mutate their jobs, and nothing one session does reaches the next.
+A job is made from its recipe (positional construction, no re-summing), and makes its
+``TaskInfo`` objects only when something first reads them; changing a task makes them
+first, and the job's counters become its own then. A job the last session made and left
+untouched (its tasks not made, no field set) is the very object again (``made``); any
+other is made anew: nothing one session changes reaches the next.
 
-The cache also keeps the nodes' accounting of every recipe's placed tasks, and each node's
-jobs (``placements``), from one session to the next, patched by the jobs that changed: a
-steady cycle counts the placed tasks of the jobs that changed, not of every pod.
+The cache also keeps, from one session to the next and patched by the jobs that changed:
+the nodes' accounting of every recipe's placed tasks and each node's jobs
+(``placements``), the nodes themselves (``nodes``), the recipes' resource names, queues
+and unsettled jobs, and what plugins keep per job (``kept``). With the view's record of
+which jobs changed (``changed_since``), a session looks only at those, and at the last
+session's unsettled and touched jobs: a steady cycle costs by what changed, not by the
+jobs and pods of the cluster.
 """
 
 from __future__ import annotations
@@ -471,8 +476,8 @@ class SessionCache:
         """The jobs made from a recipe whose tasks were made since the session opened (the
         jobs' ``LazyTasks`` add them); emptied as each session opens (``made``)."""
         self._made: tuple[int, dict[JobKey, JobInfo]] = (0, {})
-        """The last session's jobs made from a recipe, with the nodes generation they were
-        made for (their tasks' request vectors are that matrix's)."""
+        """The last session's jobs, with the nodes generation they were made for (their
+        tasks' request vectors are that matrix's)."""
         self._seen: tuple[object, int] | None = None
         """The view and number of the last snapshot built (``JobChanges``)."""
         self._awake: frozenset[JobKey] = frozenset()
