@@ -9,7 +9,11 @@ from vcbus.contracts.objects.meta import Condition
 from vcbus.contracts.objects.pod import PodPhase
 from vcbus.contracts.objects.podgroup import PodGroupPhase
 from vcbus.shared.reasons import REASON_RANK, reason_rank
-from vcbus.shared.scheduling.framework.job_updater import pod_group_phase
+from vcbus.shared.scheduling.framework.job_updater import (
+    SCHEDULED_CONDITIONS,
+    pod_group_phase,
+    settled,
+)
 from vcbus.shared.scheduling.framework.results import PodGroupStatusUpdate
 from vcbus.shared.scheduling.framework.session import close_session, open_session
 from vcbus.shared.scheduling.plugins import PLUGIN_BUILDERS
@@ -143,3 +147,43 @@ def test_running_dependent_job_stays_running_when_its_next_stage_pods_appear() -
     ssn = open_session(snapshot, (tier(plugin("gang")),), builders=PLUGIN_BUILDERS, now=NOW)
     assert close_session(ssn).status_updates == ()
     assert pod_group_phase(ssn.jobs[JobKey("ns/job")], unschedulable=False) is PodGroupPhase.RUNNING
+
+
+def _settled(
+    *,
+    phase: PodGroupPhase = PodGroupPhase.RUNNING,
+    conditions: tuple[Condition, ...] = SCHEDULED_CONDITIONS,
+    status_conditions: tuple[Condition, ...] = (),
+    dependent: bool = False,
+    pod_phase: PodPhase = PodPhase.RUNNING,
+) -> bool:
+    """Whether the one job of a small cluster is settled."""
+    state = build_podgroup(
+        "job",
+        "ns",
+        "default",
+        1,
+        {"w": 1},
+        phase,
+        conditions=conditions,
+        status_conditions=status_conditions,
+        dependent=dependent,
+    )
+    snapshot = ClusterSnapshot.build(
+        nodes=[build_node("n1", {"cpu": "4"})],
+        queues=[build_queue("default")],
+        podgroups=[state],
+        pods=[build_pod("ns", "job-w-0", "n1", pod_phase, {"cpu": "1"}, "job", task="w")],
+    )
+    ssn = open_session(snapshot, (tier(plugin("gang")),), builders=PLUGIN_BUILDERS, now=NOW)
+    return settled(ssn.jobs[JobKey("ns/job")], state)
+
+
+def test_a_running_job_with_its_gang_ready_and_nothing_to_report_is_settled() -> None:
+    assert _settled()
+    assert not _settled(pod_phase=PodPhase.PENDING)  # a pod to place
+    assert not _settled(pod_phase=PodPhase.SUCCEEDED)  # its phase may change at close
+    assert not _settled(phase=PodGroupPhase.INQUEUE)
+    assert not _settled(conditions=())  # the gang would give it its Scheduled condition
+    assert not _settled(status_conditions=(_unschedulable("NotEnoughResources"),))
+    assert not _settled(dependent=True)
