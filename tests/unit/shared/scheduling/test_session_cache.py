@@ -10,6 +10,8 @@ cache.
 
 from __future__ import annotations
 
+import gc
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import fields, replace
 from datetime import UTC, datetime, timedelta
@@ -46,7 +48,7 @@ from vcbus.shared.scheduling.cluster_view import ClusterEvent, ClusterView
 from vcbus.shared.scheduling.framework.conf import SchedulerConf
 from vcbus.shared.scheduling.framework.feasibility import Feasibility
 from vcbus.shared.scheduling.framework.job_updater import SCHEDULED_CONDITIONS
-from vcbus.shared.scheduling.framework.session import Session, open_session
+from vcbus.shared.scheduling.framework.session import Session, close_session, open_session
 from vcbus.shared.scheduling.framework.session_cache import SessionCache
 from vcbus.shared.scheduling.model import JobInfo, TaskInfo, TaskStatus
 from vcbus.shared.scheduling.plugins import PLUGIN_BUILDERS
@@ -541,3 +543,20 @@ def test_the_queues_come_in_the_order_of_their_first_job_with_or_without_the_cac
         assert cached == _open(snapshot, None).queues_in_job_order()
         orders.append(cached)
     assert orders == [["q3", "q1"], ["q1", "q3"]]  # a (q3) first; once it is gone, c (q1)
+
+
+def test_a_closed_session_is_freed_without_the_cyclic_collector() -> None:
+    snapshot = _walk()[-1][1]
+    ssn = _open(snapshot, SessionCache())
+    for action in CONF.actions:
+        ACTIONS[action]().execute(ssn)
+    close_session(ssn)
+    gone = weakref.ref(ssn)
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        del ssn
+        assert gone() is None  # freed by reference counting: no cycle holds it
+    finally:
+        if collecting:
+            gc.enable()

@@ -148,5 +148,9 @@ class ExtensionPoint(Generic[F]):
         """Return the callbacks ``plugin`` registered here."""
         return self._fns.get(plugin, [])
 
+    def clear(self) -> None:
+        """Forget every callback (the session closed)."""
+        self._fns.clear()
+
     def __bool__(self) -> bool:
         return bool(self._fns)

@@ -169,6 +169,16 @@ class Session(SessionPlugins):
         """What placed pods give back by their deadlines, with the count of matrix changes
         it was made at (``framework.planning``)."""
 
+    def release(self) -> None:
+        """Drop what refers back to the session once it closed.
+
+        Its plugins, their callbacks and the node-choice cache: the session and everything
+        it made are then freed as soon as the caller drops it, not by the cyclic collector.
+        """
+        self.release_plugins()
+        self.plugins.clear()
+        self._placement = None
+
     def unsettled_jobs(self) -> list[JobKey]:
         """Every job but the settled ones, by job key (``job_updater.settled``).
 
@@ -526,7 +536,7 @@ def close_session(ssn: Session) -> SessionResult:
         plugin.on_session_close(ssn)
     set_conditions(ssn)
     closing = phases(ssn)
-    return SessionResult(
+    result = SessionResult(
         decisions=tuple(ssn.decisions),
         evictions=tuple(ssn.evictions),
         podgroup_updates=update_all(ssn, closing),
@@ -541,3 +551,5 @@ def close_session(ssn: Session) -> SessionResult:
         enqueue_steps=tuple(ssn.enqueue_steps),
         nomination_changes=tuple(ssn.nomination_changes),
     )
+    ssn.release()
+    return result

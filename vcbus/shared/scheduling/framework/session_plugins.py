@@ -101,6 +101,18 @@ class SessionPlugins:
         self._reservation_limits = ExtensionPoint[ReservationLimits](None)
         self._event_handlers: list[EventHandler] = []
         self._enqueue_asked: tuple[JobInfo | None, list[JobVoteFn]] = (None, [])
+
+    def release_plugins(self) -> None:
+        """Forget every plugin callback: a closed session is freed as soon as it is dropped.
+
+        The callbacks hold their plugin, which holds the session: without this a session,
+        with every job and task it made, would wait for the cyclic garbage collector.
+        """
+        for value in vars(self).values():
+            if isinstance(value, ExtensionPoint):
+                value.clear()
+        self._event_handlers.clear()
+        self._enqueue_asked = (None, [])
         """The job ``job_enqueueable`` asked about last, and the votes it asked."""
         self.freeze_dispatch()
 

@@ -49,10 +49,11 @@ the two are never counted together. Queue shares (proportion, drf) do not count 
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Protocol
+from typing import Protocol, cast
 
 from vcbus.contracts.events.capacity_reservations import ReservedPod
 from vcbus.contracts.keys import JobKey, NodeName, pod_key, split_key
@@ -219,8 +220,12 @@ class WillBindLedger:
     """The session's will-bind reservations: phantoms on nodes, and what changed."""
 
     def __init__(self, ssn: WillBindSession, states: Mapping[JobKey, WillBind]) -> None:
-        """Load the snapshot's reservations and count the live ones on their nodes."""
-        self._ssn = ssn
+        """Load the snapshot's reservations and count the live ones on their nodes.
+
+        The ledger refers to its session weakly: the session holds the ledger, and a
+        closed session is freed as soon as it is dropped (``Session.release``).
+        """
+        self._ssn: WillBindSession = cast("WillBindSession", weakref.proxy(ssn))
         self.held: dict[JobKey, Held] = {}
         self.timed_out: set[JobKey] = set()
         """Jobs whose reservation timed out (this PodGroup gets no new one)."""
