@@ -794,7 +794,7 @@ class SessionCache:
         return indexes
 
     def awake(self, unsettled: Sequence[JobKey]) -> None:
-        """Note the session's unsettled jobs (``made_again`` visits them next session)."""
+        """Note the session's unsettled jobs (``made`` visits them next session)."""
         self._awake = frozenset(unsettled)
 
     def kept(self, name: str, make: Callable[[], _K]) -> _K:

@@ -106,7 +106,7 @@ class SessionPlugins:
         """Forget every plugin callback: a closed session is freed as soon as it is dropped.
 
         The callbacks hold their plugin, which holds the session: without this a session,
-        with every job and task it made, would wait for the cyclic garbage collector.
+        with its snapshot and maps, would wait for the cyclic garbage collector.
         """
         for value in vars(self).values():
             if isinstance(value, ExtensionPoint):

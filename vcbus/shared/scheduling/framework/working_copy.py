@@ -225,9 +225,6 @@ def _walked(snapshot: ClusterSnapshot, cache: SessionCache) -> WorkingCopy:
     recipes: dict[JobKey, JobRecipe] = {}
     derived: list[JobKey] = []
     fresh: list[tuple[JobInfo, list[TaskInfo]]] = []
-    unsettled: list[JobKey] = []
-    queues = snapshot.queues
-    dims: set[str] = set()
     podgroups = snapshot.podgroups
     for key in sorted(podgroups):
         state = podgroups[key]
@@ -238,13 +235,9 @@ def _walked(snapshot: ClusterSnapshot, cache: SessionCache) -> WorkingCopy:
             recipe = JobRecipe.record(job, job_tasks, args, state=state, pods=pods, dims=job_dims)
             derived.append(key)
             fresh.append((job, job_tasks))
-            unsettled.append(key)
-        elif not recipe.settled or recipe.head[4] not in queues:
-            unsettled.append(key)
-        dims.update(recipe.dims)
         recipes[key] = recipe
     cache.keep(recipes, tuple(derived))
-    return _from_cache(snapshot, cache, dims, changed=None, derived=fresh, unsettled=unsettled)
+    return _from_cache(snapshot, cache, changed=None, derived=fresh)
 
 
 def _will_bind_dims(snapshot: ClusterSnapshot) -> set[str]:
@@ -257,23 +250,20 @@ def _will_bind_dims(snapshot: ClusterSnapshot) -> set[str]:
 def _from_cache(
     snapshot: ClusterSnapshot,
     cache: SessionCache,
-    dims: set[str],
     *,
     changed: frozenset[JobKey] | None,
     derived: list[tuple[JobInfo, list[TaskInfo]]],
-    unsettled: list[JobKey],
 ) -> WorkingCopy:
     """The working copy with a cache, its recipes kept (``SessionCache.keep``).
 
     Args:
         snapshot: the cluster state of this cycle.
         cache: the service's cache.
-        dims: the resource names of every job.
         changed: the only jobs that may differ from the last session's (``None``: any).
         derived: the jobs derived afresh, with their tasks in made order.
-        unsettled: the session's unsettled jobs (``Session.unsettled_jobs``), by key.
     """
-    dims |= _will_bind_dims(snapshot)
+    dims = cache.dimensions() | _will_bind_dims(snapshot)
+    unsettled = cache.unsettled(snapshot.queues, [job.key for job, _ in derived])
     template, made_nodes = cache.nodes(list(snapshot.nodes.values()), frozenset(dims))
     vectors: dict[int, FloatArray] = {}
     matrix, index = cache.placements(template, cache.kept_recipes(), vectors, changed)
@@ -299,7 +289,7 @@ def _patched(
     """``build_working_copy`` when only ``changed`` jobs may differ from the last session's.
 
     The jobs that did not change keep their recipes, and the settled ones the last session
-    did not touch are the same ``JobInfo`` objects (``SessionCache.made_again``): the
+    did not touch are the same ``JobInfo`` objects (``SessionCache.made``): the
     session costs by what changed, not by the jobs.
     """
     groups = snapshot.job_pods()
@@ -322,14 +312,7 @@ def _patched(
         derived.append(key)
         fresh.append((job, job_tasks))
     cache.keep(recipes, tuple(derived), changed=changed)
-    return _from_cache(
-        snapshot,
-        cache,
-        cache.dimensions(),
-        changed=changed,
-        derived=fresh,
-        unsettled=cache.unsettled(snapshot.queues, derived),
-    )
+    return _from_cache(snapshot, cache, changed=changed, derived=fresh)
 
 
 def _by_name(node_list: list[NodeInfo]) -> dict[str, NodeInfo]:
