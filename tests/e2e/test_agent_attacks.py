@@ -10,6 +10,7 @@ own directory changed.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import stat
@@ -41,7 +42,7 @@ pytestmark = [
     pytest.mark.skipif(os.geteuid() != 0, reason="a root agent is the target"),
 ]
 
-NODE = "attack-0"
+NODE = f"agentsec-attack-{os.getpid()}"
 CLOCK = SystemClock()
 
 
@@ -56,8 +57,15 @@ def system(kafka_bootstrap: str) -> System:
 
 @pytest.fixture(scope="module")
 def data_dirs() -> Iterator[DataDirs]:
+    """The agent's data directory; the node's cgroups removed at the end."""
     with DataDirs() as dirs:
         yield dirs
+    for node in Path("/sys/fs/cgroup").glob(f"*/vcbus/{NODE}"):
+        for pod in (p for p in node.iterdir() if p.is_dir()):
+            with contextlib.suppress(OSError):
+                pod.rmdir()
+        with contextlib.suppress(OSError):
+            node.rmdir()
 
 
 @pytest.fixture(scope="module")
