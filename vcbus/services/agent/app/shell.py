@@ -244,6 +244,11 @@ class Agent:
                 message = f"job {pod.job} of pod {pod.key} was never read from jobs.admitted"
                 await self._fail(runtime, pod, "JobUnknown", message)
             return
+        if self.conf.pod_users is not None and pod.user is None:
+            # bound before this agent gave each pod a uid: it would run as the agent's own
+            message = f"pod {pod.key} was bound without a uid of its own (--pod-uids)"
+            await self._fail(runtime, pod, core.REASON_POD_USERS_EXHAUSTED, message)
+            return
         placement = Placement(
             node=self.conf.node,
             host_ip=self.conf.host_ip,
