@@ -83,6 +83,14 @@ def pod_error(pod: Pod) -> str:
     return next((problem for problem in checks if problem), "")
 
 
+def task_names_error(names: Iterable[str]) -> str:
+    """The first task name of a job that is not a DNS-1123 label, named; empty when all are.
+
+    The plugins name files by them (``etc/volcano/<task>.host``).
+    """
+    return next((problem for name in names if (problem := label_error("task name", name))), "")
+
+
 def container_errors(containers: Iterable[Mapping[str, object]]) -> str:
     """The first container whose name, command line or environment cannot be used, named.
 

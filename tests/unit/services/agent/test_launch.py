@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Any
 
 import msgspec
@@ -218,3 +219,21 @@ def test_host_paths_are_compared_resolved() -> None:
     dots = {**spec, "volumes": [{"name": "v", "hostPath": {"path": "/scratch/../etc"}}]}
     with pytest.raises(PlanError, match="outside"):
         plan_pod(job(dots), POD, [], PLACE, policy)
+
+
+def test_a_task_name_that_is_a_path_fails_the_pod_naming_it() -> None:
+    """The plugins write ``etc/volcano/<task>.host``: a task ``../../x`` would aim it out."""
+    forged = job({"containers": [container()]})
+    forged = msgspec.structs.replace(
+        forged,
+        spec=msgspec.structs.replace(
+            forged.spec,
+            tasks=[
+                *forged.spec.tasks,
+                msgspec.structs.replace(forged.spec.tasks[0], name="../../x"),
+            ],
+        ),
+    )
+    with pytest.raises(PlanError, match=re.escape("task name '../../x'")) as error:
+        plan_pod(forged, POD, [], PLACE, POLICY)
+    assert error.value.reason == "InvalidSpec"

@@ -60,6 +60,7 @@ from vcbus.services.agent.core import Action, AgentConf, Forget, Outcome, Stop
 from vcbus.services.agent.launch import Placement, PlanError, Policy, host_paths, plan_pod
 from vcbus.services.agent.model import AgentPod, AgentState, StopCause
 from vcbus.services.agent.plugins import Peer, pod_ports
+from vcbus.services.agent.validate import REASON_INVALID_SPEC
 from vcbus.shared.bus.envelope import Envelope
 from vcbus.shared.bus.records import Record
 from vcbus.shared.bus.router import Route
@@ -273,8 +274,14 @@ class Agent:
                 )
                 await self._fail(runtime, pod, REASON_PEERS_UNKNOWN, message)
             return
-        with job_span("agent.start", context_of(_headers(pod)), pod=pod.key, node=self.conf.node):
-            self.runtime.start(plan, grants.files)
+        try:
+            with job_span(
+                "agent.start", context_of(_headers(pod)), pod=pod.key, node=self.conf.node
+            ):
+                self.runtime.start(plan, grants.files)
+        except ValueError as exc:  # a name that is not one directory entry: nothing started
+            await self._fail(runtime, pod, REASON_INVALID_SPEC, str(exc))
+            return
         log.info("pod_started", pod=pod.key, uid=pod.uid, job=pod.job)
         self._adopt(core.launched(self.state, pod.uid))
 
