@@ -318,3 +318,24 @@ async def test_a_pod_whose_supervisor_is_killed_is_killed_before_it_is_reported_
     assert final(events, "sup-killed-1").reason == "Lost"
     assert not running_pid(main), "the container outlived its supervisor's loss"
     assert not running_pid(child), "the setsid child outlived its supervisor's loss"
+
+
+async def test_a_working_dir_the_pods_user_cannot_enter_fails_the_pod(
+    system: System, agent: RealNode, data_dirs: DataDirs
+) -> None:
+    """Attack: a container's ``workingDir`` is a directory closed to the pod's user (mode
+    0700, root's): the supervisor entered it as root, before the switch to the pod's user,
+    so the pod ran inside a directory its user may not enter (a check of the host's
+    permissions skipped). It is entered as the pod's user: the pod fails ``StartError``
+    and runs nothing there."""
+    closed = data_dirs.base / "closed"
+    closed.mkdir(mode=0o700)
+    (closed / "inside").write_text("root's eyes only\n")
+    (closed / "inside").chmod(0o644)
+    manifest = job("closed-cwd", "cat inside", workingDir=str(closed))
+    await publish(system, [admitted(manifest), binding(manifest, "closed-cwd-1")])
+    events = await statuses_until(system, ended("closed-cwd-1"))
+    status = final(events, "closed-cwd-1")
+    output = (agent.data_dir / "pods" / "closed-cwd-1" / "logs" / "main" / "0.log").read_text()
+    assert "root's eyes only" not in output
+    assert (status.phase, status.reason) == (PodPhase.FAILED, "StartError"), output
