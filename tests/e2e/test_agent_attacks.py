@@ -339,3 +339,4 @@ async def test_a_working_dir_the_pods_user_cannot_enter_fails_the_pod(
     output = (agent.data_dir / "pods" / "closed-cwd-1" / "logs" / "main" / "0.log").read_text()
     assert "root's eyes only" not in output
     assert (status.phase, status.reason) == (PodPhase.FAILED, "StartError"), output
+    assert str(closed) in status.message

@@ -164,11 +164,10 @@ class HostProcesses:
             return
         pods = self.data_dir / PODS_DIR
         podfs.remove_child(pods, plan.uid)  # what a start that failed half-way left
-        shared = plan.group is not None and os.geteuid() == 0
         with podfs.opened_dir(pods) as pods_fd:
             os.mkdir(plan.uid, 0o700, dir_fd=pods_fd)
             with podfs.opened_dir(plan.uid, dir_fd=pods_fd) as pod_fd:
-                if shared and plan.group is not None:
+                if plan.group is not None and os.geteuid() == 0:
                     # the pod's group may enter (to its own directories), no other pod
                     os.chown(pod_fd, -1, plan.group)
                     os.chmod(pod_fd, 0o710)

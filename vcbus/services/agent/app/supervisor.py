@@ -409,7 +409,9 @@ class Supervisor:
                 ),
             )
         except (OSError, subprocess.SubprocessError) as exc:
-            message = f"container {spec.name}: cannot run {spec.argv[0]!r}: {exc}"
+            where = f" in {spec.working_dir}" if spec.working_dir else ""
+            who = "" if self.plan.user is None else f" as uid {self.plan.user}"
+            message = f"container {spec.name}: cannot run {spec.argv[0]!r}{who}{where}: {exc}"
             run.log.write(f"{message}\n".encode())
             run.report = msgspec.structs.replace(
                 run.report, state="terminated", exit_code=128, reason=REASON_START_ERROR
