@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.conftest import VOLCANO_TYPOS
+from tests.conftest import VOLCANO_EXAMPLES, VOLCANO_TYPOS
 from vcbus.services.cli import main
 
-EXAMPLES = (Path(__file__).parents[4] / ".." / "shared" / "volcano-examples").resolve()
+EXAMPLES = VOLCANO_EXAMPLES
 JOB_API_VERSION = "batch.volcano.sh/v1alpha1"
 QUEUE_API_VERSION = "scheduling.volcano.sh/v1beta1"
 

@@ -6,10 +6,10 @@ import itertools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import msgspec
 
+from tests.conftest import VOLCANO_EXAMPLES
 from vcbus.contracts._base import Event
 from vcbus.contracts.events.jobs_admitted import (
     JobAbortAccepted,
@@ -38,8 +38,7 @@ from vcbus.services.job_controller.state import JobRecord
 from vcbus.shared.step import Ctx, Tick
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
-REPO_ROOT = Path(__file__).resolve().parents[4]
-EXAMPLES = REPO_ROOT.parent / "shared" / "volcano-examples"
+EXAMPLES = VOLCANO_EXAMPLES
 
 _ids = itertools.count()
 
