@@ -42,7 +42,8 @@ TRACE_VARIANTS = (
     TraceVariant("vcbus, backfill off", {"actions": "enqueue, allocate, backfill"}, "request"),
 )
 """The default configuration (reservation on) with time limits; reservation off (planned
-starts and backfill on); and neither (no time limits: no plans, as before SPEC A15)."""
+starts and backfill on); and neither (no time limits: no plans, as before
+docs/design.md#planned-start)."""
 
 
 @dataclass(frozen=True)

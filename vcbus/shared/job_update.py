@@ -1,4 +1,4 @@
-"""Updates of an admitted job: what may change (SPEC B1.6), the rule, pure.
+"""Updates of an admitted job: what may change (Volcano's admit_job.go), the rule, pure.
 
 Port of volcano@v1.12 / HEAD ``pkg/webhooks/admission/jobs/validate/admit_job.go``
 ``validateJobUpdate`` (messages kept word for word). In vcbus a resubmitted job with a
@@ -92,7 +92,7 @@ def update_error(old: Job, new: Job) -> str | None:
     """Return why ``new`` may not replace ``old``, or ``None`` when the update is allowed.
 
     Only job ``minAvailable``, ``priorityClassName`` and each task's ``replicas`` and
-    ``minAvailable`` may change (SPEC B1.6); the first failing rule gives the message.
+    ``minAvailable`` may change (Volcano's admit_job.go); the first failing rule gives the message.
 
     Args:
         old: the job as currently admitted.

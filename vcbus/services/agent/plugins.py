@@ -1,4 +1,4 @@
-"""What Volcano's job plugins give a pod, for a pod run as host processes (SPEC A14).
+"""What Volcano's job plugins give a pod, for a pod run as host processes.
 
 Port of volcano-sh/volcano ``pkg/controllers/job/plugins/`` at HEAD ``ed72c7c8``:
 ``env/env.go``, ``svc/svc.go``, ``ssh/ssh.go`` and

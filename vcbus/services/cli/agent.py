@@ -1,7 +1,7 @@
 """``vcbus agent``: run this host as a real node of the cluster, until SIGTERM or SIGINT.
 
-The node (SPEC A14): its name (``--node-name``, default the host name), its allocatable
-(the host's cpus and memory less ``--reserve-cpu``/``--reserve-memory``; ``--cpu``,
+The node (docs/design.md#real-nodes): its name (``--node-name``, default the host name), its
+allocatable (the host's cpus and memory less ``--reserve-cpu``/``--reserve-memory``; ``--cpu``,
 ``--memory`` and ``--pods`` override), its labels (``kubernetes.io/hostname``, ``os``,
 ``arch``, ``vcbus.io/address`` and ``vcbus.io/agent-port`` for the logs endpoint, plus
 ``--label``) and taints (``--taint key=value:Effect``).

@@ -1,9 +1,9 @@
 """``vcbus describe job NAME``: everything known of one job, and why it waits.
 
 It shows the phase and per-task counts, the PodGroup and its phase, the highest-ranked
-pending reason with its message (SPEC A8) and the other candidates, every condition with
-where it was read, the nodes locked for the job (or the reservation it waits behind), its
-pods, its will-bind reservation (capacity held for its later dependsOn stages), and its
+pending reason with its message (docs/design.md#pending-reasons) and the other candidates, every
+condition with where it was read, the nodes locked for the job (or the reservation it waits behind),
+its pods, its will-bind reservation (capacity held for its later dependsOn stages), and its
 trace id with a link to Jaeger (``VCBUS_JAEGER_URL``), and ends with the job's Events
 (:mod:`vcbus.shared.views.events`: newest last, with ages); a waiting job's place in its queue,
 and ``Inadmissible`` when its reason says it cannot be enqueued as it is

@@ -253,7 +253,8 @@ def run(args: argparse.Namespace) -> int:
                     )
                 )
         if refusal:
-            # nothing is published: admission or the broker would refuse these (SPEC A12)
+            # nothing is published: admission or the broker would refuse these
+            # (docs/design.md#bounded-records)
             terminal.error(refusal)
             return 1
         asyncio.run(publish(settings, [item.record for item in submitted]))

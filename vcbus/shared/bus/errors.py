@@ -24,7 +24,8 @@ class RecordRefusedError(PublishError):
 
     Kafka's ``MessageSizeTooLargeError`` and ``RecordTooLarge`` are the usual cause. The
     runtime sends the input that produced the record to ``<topic>.DLT`` and goes on
-    (SPEC A12). ``record`` is the refused record when the bus knows which one it was.
+    (docs/design.md#bounded-records). ``record`` is the refused record when the bus knows which one
+    it was.
     """
 
     retriable = False
@@ -35,7 +36,7 @@ class RecordRefusedError(PublishError):
 
 
 class RecordTooLargeError(RecordRefusedError):
-    """A record is larger than :data:`vcbus.contracts.limits.MAX_RECORD_BYTES` (SPEC A12)."""
+    """A record is larger than :data:`vcbus.contracts.limits.MAX_RECORD_BYTES`."""
 
 
 class CommitError(BusError):

@@ -94,7 +94,8 @@ def build_job(
     priority_class: str = "",
     annotations: Mapping[str, str] | None = None,
 ) -> Job:
-    """Build a job as admission would leave it (SPEC A1 for ``minAvailable``)."""
+    """Build a job as admission would leave it (docs/design.md#minavailable for
+    ``minAvailable``)."""
     if min_available is None:
         min_available = sum(
             t.replicas if t.min_available is None else t.min_available for t in tasks

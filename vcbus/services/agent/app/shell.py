@@ -1,7 +1,7 @@
 """Wiring of the node agent: bindings of its node in; pods.status and nodes out.
 
-One agent per host owns one real node (SPEC A14). It consumes ``bindings`` in a group of
-its own (``vcbus-agent-<node>``: every partition, offsets kept across restarts) and acts on
+One agent per host owns one real node (docs/design.md#real-nodes). It consumes ``bindings`` in a
+group of its own (``vcbus-agent-<node>``: every partition, offsets kept across restarts) and acts on
 those for its node; it follows ``jobs.admitted`` (the task templates and plugins),
 ``pods.status`` (its peers' addresses and host ports) and ``pods`` (deletions) as tables.
 
