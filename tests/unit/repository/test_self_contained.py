@@ -51,7 +51,7 @@ def outside_references(text: str) -> list[str]:
 
 
 def test_no_file_cites_a_document_or_path_outside_the_repository() -> None:
-    found = []
+    found: list[str] = []
     for name in repository_files():
         path = ROOT / name
         if not path.is_file():
@@ -105,7 +105,7 @@ CITED_ANCHOR = re.compile(r"(?<![\w/.-])((?:docs/|\.\./)?[\w-]+\.md)#([\w-]+)")
 
 def test_every_cited_anchor_of_a_page_exists() -> None:
     """A citation ``docs/design.md#bounded-records`` names a heading that is there."""
-    missing = []
+    missing: list[str] = []
     for name in repository_files():
         path = ROOT / name
         if not path.is_file() or path.suffix not in {".py", ".md", ".yaml", ".toml"}:
