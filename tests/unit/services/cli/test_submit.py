@@ -227,8 +227,22 @@ def test_submit_answers_created_unchanged_updated_or_the_controllers_refusal() -
     )
     assert answer(_accepted(two), _verdict(2, cpu="2")) == (
         "",
-        "job updates may not change fields other than `minAvailable`, "
+        "UpdateRejected: job updates may not change fields other than `minAvailable`, "
         "`tasks[*].replicas under spec` and `PriorityClassName`",
+    )
+
+
+def test_a_job_may_be_scaled_to_zero_but_not_created_with_no_pods() -> None:
+    """Volcano's ``validateJobUpdate`` refuses only replicas < 0; creation keeps vcbus' guard."""
+    zero = _verdict(0)
+    assert zero.allowed, zero.violations
+    assert answer(_accepted(_verdict(2)), zero) == (
+        "updated (minAvailable, tasks[w].replicas, tasks[w].minAvailable)",
+        "",
+    )
+    assert answer(None, zero) == (
+        "",
+        "NoPods: the job has no pods: every task has 0 replicas",
     )
 
 
