@@ -26,6 +26,23 @@ from vcbus.contracts.objects.job import Job, JobSpec, TaskSpec
 UPDATE_REJECTED = "UpdateRejected"
 """Reason code of a refused update."""
 
+NO_PODS = "NoPods"
+"""Reason code of a job created with no pod at all."""
+
+
+def creation_error(job: Job) -> str | None:
+    """Why ``vcbus submit`` refuses to create ``job``, or ``None``.
+
+    vcbus: a job whose tasks all have 0 replicas would show Running with no pod forever (a
+    misspelt ``replicas`` gives exactly that), so ``vcbus submit`` refuses to create one.
+    Admission admits it, as Volcano does, since it cannot tell a creation from an update,
+    and a running job may be scaled to 0 (``validateJobUpdate`` refuses only replicas < 0;
+    the controller then keeps the job's phase, as Volcano's ``running.go`` does).
+    """
+    if job.spec.tasks and all(task.replicas == 0 for task in job.spec.tasks):
+        return "the job has no pods: every task has 0 replicas"
+    return None
+
 
 def _partition_error(task: TaskSpec, job_name: str) -> str | None:
     policy = task.partition_policy

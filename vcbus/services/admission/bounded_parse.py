@@ -66,6 +66,10 @@ MAX_DEPTH = 100
 MAX_NODES = 1_000_000
 """Most scalars and collections a document may hold after its aliases are expanded."""
 
+FILE_EXPANSION_CHARS = 1024 * 1024
+"""Characters a file's YAML aliases may always expand it to (admission's payload limit):
+a larger file may expand to its own size."""
+
 
 class RefusedError(Exception):
     """Parsing or decoding stops with these violations."""
@@ -135,13 +139,16 @@ def load_yaml(text: str, *, max_chars: int) -> list[object]:
 
     For readers of whole files (``vcbus submit``, ``vcbus admit --queues``): recursive
     aliases, nesting beyond :data:`MAX_DEPTH` and alias expansion beyond
-    :data:`MAX_NODES` values or ``max_chars`` characters are refused before the
-    documents are composed.
+    :data:`MAX_NODES` values or ``max_chars`` characters (at least
+    :data:`FILE_EXPANSION_CHARS`) are refused before the documents are composed, the
+    error naming the bound.
 
     Args:
         text: the YAML text.
         max_chars: most characters the documents may expand to (the text's own length in
-            bytes never refuses a file without aliases).
+            bytes never refuses a file without aliases); below
+            :data:`FILE_EXPANSION_CHARS`, that bound applies, so a short file's anchors
+            may expand past the file's own size.
 
     Returns:
         The documents, empty ones left out.
@@ -150,7 +157,7 @@ def load_yaml(text: str, *, max_chars: int) -> list[object]:
         ValueError: the text is not valid YAML or passes a bound; the message says which.
     """
     try:
-        return _load_yaml(text, max_chars=max_chars)
+        return _load_yaml(text, max_chars=max(max_chars, FILE_EXPANSION_CHARS))
     except RefusedError as refused:
         violation = refused.violations[0]
         where = f" at {violation.path}" if violation.path else ""

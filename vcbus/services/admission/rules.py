@@ -167,14 +167,10 @@ def _job_numbers(spec: JobSpec) -> Iterator[Violation]:
         yield Violation(
             path="spec.tasks", reason="NoTasks", message="No task specified in job spec"
         )
-    elif all(task.replicas == 0 for task in spec.tasks):
-        # vcbus: Volcano admits it, and the job shows Running with no pod forever (a
-        # misspelt ``replicas`` gives exactly that), so it is refused.
-        yield Violation(
-            path="spec.tasks",
-            reason="NoPods",
-            message="the job has no pods: every task has 0 replicas",
-        )
+    # vcbus refused a job whose tasks all have 0 replicas here; Volcano admits it, and a
+    # running job may be scaled to 0 (``validateJobUpdate`` refuses only replicas < 0), so
+    # the refusal is ``vcbus submit``'s, at creation
+    # (:func:`vcbus.shared.job_update.creation_error`).
 
 
 def _mpi_tasks(spec: JobSpec) -> Iterator[Violation]:

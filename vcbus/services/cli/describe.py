@@ -42,6 +42,7 @@ from vcbus.contracts import (
 )
 from vcbus.contracts.objects import Condition, JobPhase, JobSpec
 from vcbus.services.cli import terminal
+from vcbus.services.cli.describe_kinds import DESCRIBED, SINGULAR, describe_kind
 from vcbus.services.cli.admissible import INADMISSIBLE, inadmissible, place_in_queue
 from vcbus.services.cli.status import (
     StatusStore,
@@ -89,8 +90,11 @@ NODE_TOPICS = (Topic.NODES, Topic.PODS, Topic.BINDINGS, Topic.PODS_STATUS, Topic
 _WAITING = frozenset({JobPhase.PENDING, JobPhase.RUNNING, JobPhase.RESTARTING})
 """The phases in which a job may wait for something (and ``describe`` says what)."""
 
-JOB_KINDS = ("job", "jobs", "vcjob")
-NODE_KINDS = ("node", "nodes")
+JOB_KINDS = ("job", "jobs", "vcjob", "vcjobs", "vcj")
+NODE_KINDS = ("node", "nodes", "no")
+
+DELETED_LINE = f"{'Phase:':<18}Deleted"
+"""The phase line of a deleted job's last state."""
 
 WHOLE = frozenset({Topic.RESERVATIONS, Topic.PODGROUPS, Topic.PODGROUPS_STATUS, Topic.NODES})
 
@@ -157,7 +161,7 @@ def describe_job(
     lines = [_field("Name", name), _field("Namespace", namespace)]
     spec = admitted.manifest.spec if isinstance(admitted, JobAdmitted) else None
     if isinstance(status, JobDeleted):
-        lines.append(_field("Phase", "Deleted"))
+        lines.append(DELETED_LINE)
     elif isinstance(status, JobStatusChanged):
         lines.append(_field("Phase", status.phase))
     else:
@@ -413,9 +417,14 @@ def _events(events: Sequence[JobEvent], now: datetime | None) -> list[str]:
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``vcbus describe``."""
-    parser = sub.add_parser("describe", help="show one job or node in detail (a job: why it waits)")
+    parser = sub.add_parser(
+        "describe", help="show one job, pod, podgroup, queue or node in detail (a job: why it waits)"
+    )
     parser.add_argument(
-        "kind", choices=(*JOB_KINDS, *NODE_KINDS), metavar="KIND", help="job or node"
+        "kind",
+        choices=(*JOB_KINDS, *NODE_KINDS, *DESCRIBED),
+        metavar="KIND",
+        help="job, pod, podgroup, queue or node (kubectl's short names too: vcjob, po, pg, q)",
     )
     add_arguments(parser)
     parser.set_defaults(func=run)
@@ -429,8 +438,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Print the description; 1 when the job (or node) is unknown."""
+    """Print the description; 1 when the job (or node) is unknown or deleted, as ``delete`` says."""
     settings = Settings.from_env()
+    if args.kind in DESCRIBED:
+        kind = DESCRIBED[args.kind]
+        text = asyncio.run(
+            describe_kind(AioKafkaBus(settings.kafka), settings, kind, args.name, args.namespace)
+        )
+        if text is None:
+            terminal.error(f'{SINGULAR[kind]} "{args.name}" not found\n')
+            return 1
+        terminal.write(text)
+        return 0
     if args.kind in NODE_KINDS:
         described = asyncio.run(
             describe_node_on(AioKafkaBus(settings.kafka), settings, args.name, verbose=args.verbose)
@@ -451,6 +470,9 @@ def run(args: argparse.Namespace) -> int:
         terminal.error(f'job "{key}" not found\n')
         return 1
     terminal.write(text)
+    if DELETED_LINE in text.splitlines():
+        terminal.error(f'job "{key}" not found: deleted (its last state is shown)\n')
+        return 1
     return 0
 
 

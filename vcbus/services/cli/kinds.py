@@ -424,10 +424,18 @@ ALIASES = {
     "job": "jobs",
     "vcjob": "jobs",
     "vcjobs": "jobs",
+    "vcj": "jobs",
     "podgroup": "podgroups",
     "pg": "podgroups",
     "pod": "pods",
+    "po": "pods",
     "node": "nodes",
+    "no": "nodes",
     "queue": "queues",
     "q": "queues",
 }
+"""Singular names and kubectl's short names (Volcano's CRDs: ``vcjob``/``vcj``, ``pg``, ``q``)."""
+
+ALL = ("jobs", "podgroups", "pods")
+"""What ``vcbus get all`` lists, as kubectl's ``all`` lists a namespace's workloads (not
+nodes, nor the cluster-wide queues)."""

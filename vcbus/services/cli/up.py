@@ -42,7 +42,7 @@ from vcbus.services.cli.dashboard.app import listen, serve, url_of
 from vcbus.services.cli.serve import add_service_options, system_conf
 from vcbus.services.cli.submit import records_for
 from vcbus.shared.bus.broker import start_broker
-from vcbus.shared.bus.errors import BrokerStartError
+from vcbus.shared.bus.errors import BrokerStartError, BrokerUnavailableError
 from vcbus.shared.bus.kafka import AioKafkaBus
 from vcbus.shared.runtime.clock import SystemClock
 from vcbus.shared.runtime.service import Service
@@ -113,6 +113,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.set_defaults(func=run, nodes=8, node_cpu="8", node_memory="32Gi")
 
 
+STALE_BOOTSTRAP = (
+    "with KAFKA_BOOTSTRAP_SERVERS set, `vcbus up` uses that broker and starts none; "
+    "if it is the address an earlier `vcbus up` printed, that broker stopped with it: "
+    "`unset KAFKA_BOOTSTRAP_SERVERS` and run `vcbus up` again to start a broker of its own"
+)
+"""What ``vcbus up`` says when the broker ``KAFKA_BOOTSTRAP_SERVERS`` names does not answer."""
+
+
 def _port_free(port: int) -> bool:
     with socket.socket() as probe:
         try:
@@ -127,7 +135,12 @@ def _bootstrap(port: int | None) -> Iterator[str]:
     """The broker's address: ``KAFKA_BOOTSTRAP_SERVERS`` (which must answer), else Tansu's."""
     given = os.environ.get("KAFKA_BOOTSTRAP_SERVERS")
     if given:
-        require_broker(Settings.from_env())
+        try:
+            require_broker(Settings.from_env())
+        except BrokerUnavailableError as exc:
+            raise BrokerUnavailableError(
+                f"{exc} (KAFKA_BOOTSTRAP_SERVERS is set in this shell)", hint=STALE_BOOTSTRAP
+            ) from None
         terminal.write(f"broker: {given} (KAFKA_BOOTSTRAP_SERVERS)\n")
         yield given
         return

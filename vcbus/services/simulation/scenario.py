@@ -121,11 +121,13 @@ FULL_SHAPE = Shape(
 """The keys of a full-mode scenario (and of its job entries and cluster options)."""
 SNAPSHOT_SHAPE = Shape(
     frozenset(
-        {"nodes", "queues", "podgroups", "pods", "events", "config", "priorityClasses"}
-        | {"now", "step", "cycles"}
+        {"nodes", "queues", "podgroups", "pods", "priorityClasses", "reservation", "willBind"}
+        | {"events", "config", "now", "step", "cycles"}
     )
 )
-"""The keys of a snapshot scenario (docs/design.md#scenarios)."""
+"""The keys of a snapshot scenario: the snapshot's own (read by
+:mod:`vcbus.shared.scheduling.scenario_objects`) and the run's (read by
+:mod:`vcbus.services.simulation.snapshot`); docs/design.md#scenarios."""
 
 
 def check_keys(document: Mapping[str, object], name: str = "the file") -> None:

@@ -46,9 +46,13 @@ class CommitError(BusError):
 
 
 class BrokerUnavailableError(BusError):
-    """The broker did not answer in time."""
+    """The broker did not answer in time; ``hint`` says what to do, when the raiser knows."""
 
     retriable = True
+
+    def __init__(self, message: str, *, hint: str = "") -> None:
+        super().__init__(message)
+        self.hint = hint
 
 
 class BrokerAuthenticationError(BusError):
