@@ -67,10 +67,12 @@ def start_agent(
     *extra: str,
     port_range: str | None = None,
     env: dict[str, str] | None = None,
+    run_as: str = "nobody",
 ) -> RealNode:
     """Start an agent for ``node`` and wait until its node is registered.
 
-    ``env``: more of its environment (``OTEL_*``).
+    ``env``: more of its environment (``OTEL_*``). ``run_as``: every pod's user; empty: each
+    pod a uid of its own (the agent's default as root).
     """
     if port_range is None:
         port_range = next_port_range()
@@ -82,8 +84,7 @@ def start_agent(
         node,
         "--data-dir",
         str(data_dir),
-        "--run-as",
-        "nobody",
+        *(("--run-as", run_as) if run_as else ()),
         "--listen-port",
         "0",
         "--heartbeat",

@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -51,11 +52,12 @@ from vcbus.contracts.objects.job import Job
 from vcbus.contracts.objects.node import Node
 from vcbus.contracts.objects.pod import Pod, PodPhase
 from vcbus.services.agent import core
+from vcbus.services.agent.app import podfs
 from vcbus.services.agent.app.cgroups import Cgroups
 from vcbus.services.agent.app.logserver import LogServer, ServerOptions
 from vcbus.services.agent.app.runtime import HostProcesses, PodRuntime, host_ports_in_use
 from vcbus.services.agent.core import Action, AgentConf, Forget, Outcome, Stop
-from vcbus.services.agent.launch import Placement, PlanError, Policy, plan_pod
+from vcbus.services.agent.launch import Placement, PlanError, Policy, host_paths, plan_pod
 from vcbus.services.agent.model import AgentPod, AgentState, StopCause
 from vcbus.services.agent.plugins import Peer, pod_ports
 from vcbus.shared.bus.envelope import Envelope
@@ -247,6 +249,8 @@ class Agent:
             host_ip=self.conf.host_ip,
             pod_dir=str(self.runtime.files_dir(pod.uid)),
             work_dir=str(self.runtime.work_dir(pod.uid)),
+            user=pod.user,
+            resolved_paths=resolve_paths(host_paths(job, pod.task)),
         )
         try:
             plan, grants = plan_pod(
@@ -276,6 +280,10 @@ class Agent:
             return
         self._checked[pod.uid] = now
         report = self.runtime.report(pod.uid)
+        if report is None:
+            # its supervisor is gone without a final report (killed -9): what it ran may run
+            # on; it is killed before the pod is said Lost (or forgotten)
+            self.runtime.kill(pod.uid)
         outcome = core.observe(self.state, pod.uid, report, self.conf, self.clock.now())
         await self._publish(runtime, pod, outcome.emit)
         self._adopt(outcome)
@@ -407,11 +415,13 @@ def load_state(data_dir: Path) -> AgentState:
 
 
 def save_state(data_dir: Path, state: AgentState) -> None:
-    """Save the state whole (a crash leaves the old file or the new one)."""
-    path = data_dir / STATE_FILE
-    temporary = path.with_name(f".{path.name}.tmp")
-    temporary.write_bytes(_encoder.encode(state))
-    temporary.replace(path)
+    """Save the state whole (a crash leaves the old file or the new one), mode 0600."""
+    podfs.write_whole(data_dir / STATE_FILE, _encoder.encode(state))
+
+
+def resolve_paths(paths: Sequence[str]) -> dict[str, str]:
+    """Each path as the host resolves it (its links followed): what a ``hostPath`` names."""
+    return {path: os.path.realpath(path) for path in paths}
 
 
 def _headers(pod: AgentPod) -> list[tuple[str, bytes]]:
