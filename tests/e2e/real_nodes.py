@@ -19,7 +19,7 @@ import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -67,10 +67,12 @@ def start_agent(
     *extra: str,
     port_range: str | None = None,
     env: dict[str, str] | None = None,
+    wrap: Sequence[str] = (),
 ) -> RealNode:
     """Start an agent for ``node`` and wait until its node is registered.
 
-    ``env``: more of its environment (``OTEL_*``).
+    ``env``: more of its environment (``OTEL_*``); ``wrap``: a command that runs it
+    (``ip netns exec NAME``: on another host).
     """
     if port_range is None:
         port_range = next_port_range()
@@ -102,6 +104,7 @@ def start_agent(
             VCBUS_AGENT_TOKEN=TOKEN,
             **(env or {}),
         ),
+        wrap=wrap,
     )
     agent.wait_for(event("node_registered"))
     return RealNode(agent, data_dir, node)
