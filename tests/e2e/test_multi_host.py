@@ -8,6 +8,10 @@ broker and the five services on ``ctl``, an agent on ``a`` and one on ``b``, the
 its node goes NotReady, its pods end ``NodeLost``, the job's ``PodFailed -> RestartJob``
 runs the gang again, all on ``b``, and the restarted ranks meet again. The node monitor's
 grace period and the pod eviction timeout are 2 s here (40 s and 5 min by default).
+
+Before that, a gang restarted (``PodFailed -> RestartJob``) and one deleted and submitted
+again, each across both agents, meet at once at their own master: a rank on the host
+without the master once got the previous master's port and failed to connect.
 """
 
 from __future__ import annotations
@@ -24,7 +28,17 @@ from typing import Any
 import pytest
 
 from tests.e2e import netns
-from tests.e2e.real_nodes import TOKEN, DataDirs, gang_job, start_agent, wait_for_statuses
+from tests.e2e.real_nodes import (
+    TOKEN,
+    DataDirs,
+    RealNode,
+    delete_job,
+    gang_job,
+    pod_groups,
+    start_agent,
+    wait_for_statuses,
+    wait_gone,
+)
 from tests.e2e.system import WAIT, System, running_system, submit, wait_for_jobs
 from tests.support.processes import Processes, service_env
 from vcbus.contracts import PodPhaseChanged
@@ -76,6 +90,39 @@ if not (shared / "release").exists():
 """
 
 
+AGAIN = """\
+import json, os, pathlib, socket, sys, time
+rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+address, port = os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"])
+shared = pathlib.Path(os.environ["SHARED"])
+if rank == world - 1 and not (shared / "failed-once").exists():
+    (shared / "failed-once").touch()
+    sys.exit(1)
+if rank == 0:
+    server = socket.create_server(("", port))
+    server.settimeout(60)
+    peers = [server.accept()[0] for _ in range(world - 1)]
+    for peer in peers:
+        peer.sendall(b"met")
+        peer.close()
+else:
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            peer = socket.create_connection((address, port), timeout=5)
+            break
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+    assert peer.recv(16) == b"met"
+with open(shared / "met", "a") as met:
+    met.write(f"{rank} {address}:{port}\\n")
+while (shared / "hold").exists():
+    time.sleep(0.1)
+"""
+
+
 @pytest.fixture(scope="module")
 def hosts() -> Iterator[netns.Hosts]:
     """Hosts ``ctl``, ``a``, ``b`` and ``cli``, removed at the end."""
@@ -110,8 +157,8 @@ def system(hosts: netns.Hosts) -> Iterator[System]:
             yield running_
 
 
-def _spread(shared: Path) -> str:
-    """The gang: 500m a rank (two fit on ``a``, four on ``b``), RestartJob on PodFailed."""
+def _gang(name: str, shared: Path, program: str) -> str:
+    """A gang of ``program`` ranks at 500m each, RestartJob on PodFailed."""
 
     def edit(job: dict[str, Any]) -> None:
         job["spec"]["policies"] = [{"event": "PodFailed", "action": "RestartJob"}]
@@ -121,11 +168,39 @@ def _spread(shared: Path) -> str:
             spec["nodeSelector"] = {"pool": "hosts"}
             spec["terminationGracePeriodSeconds"] = 1
             container = spec["containers"][0]
-            container["command"] = ["python3", "-c", RANK]
+            container["command"] = ["python3", "-c", program]
             container["env"] = [{"name": "SHARED", "value": str(shared)}]
             container["resources"]["requests"]["cpu"] = "500m"
 
-    return gang_job("spread", edit=edit)
+    return gang_job(name, edit=edit)
+
+
+def _start_agents(
+    processes: Processes,
+    system: System,
+    hosts: netns.Hosts,
+    dirs: DataDirs,
+    nodes: dict[str, tuple[str, str, str]],
+) -> dict[str, RealNode]:
+    """An agent per node ``name: (host, cpu, memory)``, at its host's address."""
+    return {
+        name: start_agent(
+            processes,
+            system,
+            dirs.new(name),
+            name,
+            "--label",
+            "pool=hosts",
+            "--address",
+            hosts.address(host),
+            "--cpu",
+            cpu,
+            "--memory",
+            memory,
+            wrap=hosts.wrap(host),
+        )
+        for name, (host, cpu, memory) in nodes.items()
+    }
 
 
 def _running_after(statuses: list[PodPhaseChanged], uids: set[str]) -> list[PodPhaseChanged]:
@@ -142,40 +217,95 @@ def _met(shared: Path) -> list[str]:
     return path.read_text().splitlines() if path.exists() else []
 
 
+def _masters(statuses: list[PodPhaseChanged]) -> list[PodPhaseChanged]:
+    """The first Running status of each incarnation of the master, in order."""
+    return _running_after([s for s in statuses if s.task == "master"], set())
+
+
+def _incarnation(statuses: list[PodPhaseChanged], number: int) -> list[PodPhaseChanged]:
+    """The first Running status of each pod's ``number``-th uid (0: the first)."""
+    uids: dict[str, list[str]] = {}
+    for status in statuses:
+        seen = uids.setdefault(status.pod, [])
+        if status.pod_uid not in seen:
+            seen.append(status.pod_uid)
+    wanted = {seen[number] for seen in uids.values() if len(seen) > number}
+    return [s for s in _running_after(statuses, set()) if s.pod_uid in wanted]
+
+
+async def _wait_met(shared: Path, count: int) -> list[str]:
+    deadline = time.monotonic() + WAIT
+    while len(_met(shared)) < count and time.monotonic() < deadline:  # noqa: ASYNC110 - polls a file
+        await asyncio.sleep(0.2)
+    return _met(shared)
+
+
+async def test_a_restarted_and_a_resubmitted_gang_meet_at_their_own_master_across_hosts(
+    hosts: netns.Hosts, system: System
+) -> None:
+    key = "default/again"
+    with DataDirs() as dirs, Processes() as processes:
+        shared = dirs.new("shared")
+        shared.chmod(0o777)
+        (shared / "hold").touch()
+        nodes = {"ra": ("a", "1", "8Gi"), "rb": ("b", "1", "8Gi")}  # two ranks fit each
+        agents = _start_agents(processes, system, hosts, dirs, nodes)
+
+        def tails() -> str:
+            return "".join(f"\n--- {n} ---\n{a.process.tail(20)}" for n, a in agents.items())
+
+        # the last rank fails once: RestartJob runs the gang again, spread over both hosts
+        await submit(system, _gang("again", shared, AGAIN))
+        met = await _wait_met(shared, 4)
+        statuses = await wait_for_statuses(system, key, lambda ss: len(_masters(ss)) >= 2)
+        masters = _masters(statuses)
+        assert len(masters) == 2, tails()  # one restart, no second one
+        current = f"{masters[-1].host_ip}:{masters[-1].ports[23456]}"
+        assert sorted(met) == sorted(f"{rank} {current}" for rank in range(4)), tails()
+        ranks = _incarnation(statuses, 1)
+        assert len(ranks) == 4
+        assert {str(s.node) for s in ranks} == {"ra", "rb"}  # the master's host and the other
+
+        # deleted while its ranks run, then submitted again at once under the same name
+        groups = [
+            group
+            for name, agent in agents.items()
+            for group in pod_groups(
+                agent.data_dir, {s.pod_uid for s in ranks if str(s.node) == name}
+            )
+        ]
+        await delete_job(system, key)
+        assert await wait_gone(groups) == []
+        await submit(system, _gang("again", shared, AGAIN))
+        met = await _wait_met(shared, 8)
+        statuses = await wait_for_statuses(system, key, lambda ss: len(_masters(ss)) >= 3)
+        masters = _masters(statuses)
+        newest = f"{masters[-1].host_ip}:{masters[-1].ports[23456]}"
+        assert len(met) == 8, tails()
+        assert sorted(met[4:]) == sorted(f"{rank} {newest}" for rank in range(4)), tails()
+        (shared / "hold").unlink()
+        view = await wait_for_jobs(system, [key])
+        assert view.jobs[key].phase == "Completed", tails()
+
+
 async def test_a_gang_across_two_hosts_survives_one_cut_off(
     hosts: netns.Hosts, system: System
 ) -> None:
     with DataDirs() as dirs, Processes() as processes:
         shared = dirs.new("shared")
         shared.chmod(0o777)
-        agents = {
-            name: start_agent(
-                processes,
-                system,
-                dirs.new(name),
-                name,
-                "--label",
-                "pool=hosts",
-                "--address",
-                hosts.address(name),
-                "--cpu",
-                cpu,
-                "--memory",
-                memory,
-                wrap=hosts.wrap(name),
-            )
-            for name, cpu, memory in (("a", "1", "16Gi"), ("b", "2", "8Gi"))
-        }
+        nodes = {"a": ("a", "1", "16Gi"), "b": ("b", "2", "8Gi")}
+        agents = _start_agents(processes, system, hosts, dirs, nodes)
 
         def tails() -> str:
             return "".join(f"\n--- {n} ---\n{a.process.tail(20)}" for n, a in agents.items())
 
-        await submit(system, _spread(shared))
+        await submit(system, _gang("spread", shared, RANK))
         first = await wait_for_statuses(
             system, JOB, lambda ss: len({s.pod for s in ss if s.phase is PodPhase.RUNNING}) == 4
         )
-        nodes = {s.pod: str(s.node) for s in first if s.phase is PodPhase.RUNNING}
-        assert sorted(set(nodes.values())) == ["a", "b"], tails()
+        placed = {s.pod: str(s.node) for s in first if s.phase is PodPhase.RUNNING}
+        assert sorted(set(placed.values())) == ["a", "b"], tails()
         deadline = time.monotonic() + WAIT
         while len(_met(shared)) < 4 and time.monotonic() < deadline:  # noqa: ASYNC110 - polls a file
             await asyncio.sleep(0.2)
@@ -213,7 +343,7 @@ async def test_a_gang_across_two_hosts_survives_one_cut_off(
         assert view.jobs[JOB].phase == "Completed", tails()
         met = _met(shared)
     lost = [s for s in statuses if s.reason == "NodeLost"]
-    assert sorted(str(s.node) for s in lost) == ["a"] * sum(1 for n in nodes.values() if n == "a")
+    assert sorted(str(s.node) for s in lost) == ["a"] * sum(1 for n in placed.values() if n == "a")
     again = _running_after(statuses, uids)
     assert {str(s.node) for s in again} == {"b"}
     new_master = next(s for s in again if s.task == "master")
