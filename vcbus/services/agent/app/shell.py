@@ -40,6 +40,7 @@ from vcbus.contracts import (
     BindingCreated,
     Event,
     JobAdmitted,
+    PodCreated,
     PodDeleted,
     PodEvictionRequested,
     PodPhaseChanged,
@@ -47,7 +48,7 @@ from vcbus.contracts import (
 )
 from vcbus.contracts._base import derive_event_id, tag_of
 from vcbus.contracts.events.nodes import NodeHeartbeat, NodeRegistered
-from vcbus.contracts.keys import JobKey, NodeName, pod_key
+from vcbus.contracts.keys import JobKey, NodeName
 from vcbus.contracts.objects.job import Job
 from vcbus.contracts.objects.node import Node
 from vcbus.contracts.objects.pod import Pod, PodPhase
@@ -59,6 +60,7 @@ from vcbus.services.agent.app.runtime import HostProcesses, PodRuntime, host_por
 from vcbus.services.agent.core import Action, AgentConf, Forget, Outcome, Stop
 from vcbus.services.agent.launch import Placement, PlanError, Policy, host_paths, plan_pod
 from vcbus.services.agent.model import AgentPod, AgentState, StopCause
+from vcbus.services.agent.peers import PeerBook
 from vcbus.services.agent.plugins import Peer, pod_ports
 from vcbus.shared.bus.envelope import Envelope
 from vcbus.shared.bus.records import Record
@@ -113,7 +115,8 @@ class Agent:
         self.clock = clock
         self.state = load_state(options.data_dir)
         self.jobs: dict[JobKey, Job] = {}
-        self.statuses: dict[JobKey, dict[str, PodPhaseChanged]] = {}
+        self.peer_book = PeerBook()
+        """The pods of each job's current incarnation and where they are (its peers)."""
         self.deletions: collections.deque[PodDeleted] = collections.deque()
         self.deleted: dict[str, None] = {}
         """The uids of the newest :data:`DELETIONS_KEPT` deleted pods, oldest first."""
@@ -131,13 +134,16 @@ class Agent:
             self.job_read.set()
 
     def on_status(self, event: Event, _record: Record) -> None:
-        """Keep each pod's newest status (its node, address and host ports)."""
+        """Keep each pod uid's newest status (its node, address and host ports)."""
         if isinstance(event, PodPhaseChanged):
-            self.statuses.setdefault(event.job, {})[event.pod] = event
+            self.peer_book.on_status(event, self.deleted)
 
     def on_pod(self, event: Event, _record: Record) -> None:
-        """Queue a deletion for the pod loop; remember its uid (the newest ones)."""
-        if isinstance(event, PodDeleted):
+        """Note a creation for the peers; queue a deletion for the pod loop, remember its uid."""
+        if isinstance(event, PodCreated):
+            self.peer_book.on_created(event)
+        elif isinstance(event, PodDeleted):
+            self.peer_book.on_deleted(event)
             self.deletions.append(event)
             if event.pod_uid:
                 self.deleted[event.pod_uid] = None
@@ -184,10 +190,9 @@ class Agent:
 
         Bound there (``Pending`` with a node) or running there.
         """
-        status = self.statuses.get(pod.job, {}).get(pod_key(pod.namespace, pod.name))
+        status = self.peer_book.status_of(pod.job, pod.uid)
         if (
             status is None
-            or status.pod_uid != pod.uid
             or status.node is None
             or status.node == self.conf.node
             or status.phase not in (PodPhase.PENDING, PodPhase.RUNNING)
@@ -331,22 +336,16 @@ class Agent:
                 self._checked.pop(uid, None)
 
     def _peers(self, pod: AgentPod) -> list[Peer]:
-        """The job's pods whose address and ports are known: its status, or this node's."""
-        peers: dict[tuple[str, int], Peer] = {}
-        for status in self.statuses.get(pod.job, {}).values():
-            if status.phase not in (PodPhase.PENDING, PodPhase.RUNNING) or not status.host_ip:
-                continue
-            index = _index(status.pod)
-            if index is not None:
-                peers[(status.task, index)] = Peer(
-                    task=status.task, index=index, address=status.host_ip, ports=status.ports
-                )
-        for here in self.state.pods.values():
-            if here.job == pod.job and here.is_active:
-                peers[(here.task, here.index)] = Peer(
-                    task=here.task, index=here.index, address=self.conf.host_ip, ports=here.ports
-                )
-        return list(peers.values())
+        """The pods of the pod's incarnation of its job whose address and ports are known."""
+        here = [
+            (
+                held.uid,
+                Peer(task=held.task, index=held.index, address=self.conf.host_ip, ports=held.ports),
+            )
+            for held in self.state.pods.values()
+            if held.job == pod.job and held.is_active and held.stop is StopCause.NONE
+        ]
+        return self.peer_book.peers(pod.job, pod.key, pod.uid, here)
 
     # --- the node ----------------------------------------------------------------------
 
@@ -399,7 +398,7 @@ def build_service(options: AgentOptions, clock: Clock) -> tuple[Service, Agent]:
         tables=[
             Table("jobs", [Topic.JOBS_ADMITTED], agent.on_job, only=[JobAdmitted]),
             Table("statuses", [Topic.PODS_STATUS], agent.on_status, only=[PodPhaseChanged]),
-            Table("pods", [Topic.PODS], agent.on_pod, only=[PodDeleted]),
+            Table("pods", [Topic.PODS], agent.on_pod, only=[PodCreated, PodDeleted]),
         ],
         tasks=[agent.loop, agent.heartbeat, agent.serve_logs],
     )
@@ -440,9 +439,3 @@ def _pod(pod: AgentPod) -> Pod:
         uid=pod.uid,
         termination_grace_period_seconds=int(pod.grace_seconds),
     )
-
-
-def _index(key: str) -> int | None:
-    """A pod's index: the text after the last ``-`` of its name."""
-    tail = key.rpartition("-")[2]
-    return int(tail) if tail.isdigit() else None
