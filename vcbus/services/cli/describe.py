@@ -418,7 +418,8 @@ def _events(events: Sequence[JobEvent], now: datetime | None) -> list[str]:
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``vcbus describe``."""
     parser = sub.add_parser(
-        "describe", help="show one job, pod, podgroup, queue or node in detail (a job: why it waits)"
+        "describe",
+        help="show one job, pod, podgroup, queue or node in detail (a job: why it waits)",
     )
     parser.add_argument(
         "kind",

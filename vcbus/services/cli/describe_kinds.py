@@ -61,7 +61,8 @@ def describe_object(obj: Object) -> str:
             header = tuple(dict.fromkeys(k for row in rows for k in row))
             lines.append(label)
             table = render_table(
-                tuple(h.upper() for h in header), [[str(r.get(h, "")) for h in header] for r in rows]
+                tuple(h.upper() for h in header),
+                [[str(r.get(h, "")) for h in header] for r in rows],
             )
             lines += ["  " + line for line in table]
             continue

@@ -63,7 +63,9 @@ def run(args: argparse.Namespace) -> int:
     bus = AioKafkaBus(settings.kafka)
     if args.kind == "all":
         if args.watch or args.names:
-            terminal.error("vcbus get all: lists every job, podgroup and pod; no NAME, no --watch\n")
+            terminal.error(
+                "vcbus get all: lists every job, podgroup and pod; no NAME, no --watch\n"
+            )
             return EXIT_UNUSABLE
         text = asyncio.run(get_all(bus, settings, query, args.output, terminal.colours_on()))
         if text:
@@ -189,7 +191,12 @@ async def get_all(
         at = kind.header.index("NAME")
         named = {
             key: dataclasses.replace(
-                row, cells=(*row.cells[:at], f"{_SHORT[kind.name]}/{row.cells[at]}", *row.cells[at + 1 :])
+                row,
+                cells=(
+                    *row.cells[:at],
+                    f"{_SHORT[kind.name]}/{row.cells[at]}",
+                    *row.cells[at + 1 :],
+                ),
             )
             for key, row in rows.items()
         }
@@ -199,7 +206,11 @@ async def get_all(
 
 
 _KIND_OF = {"jobs": "Job", "podgroups": "PodGroup", "pods": "Pod"}
-_SHORT = {"jobs": "job.batch.volcano.sh", "podgroups": "podgroup.scheduling.volcano.sh", "pods": "pod"}
+_SHORT = {
+    "jobs": "job.batch.volcano.sh",
+    "podgroups": "podgroup.scheduling.volcano.sh",
+    "pods": "pod",
+}
 
 
 def watch_changes(
