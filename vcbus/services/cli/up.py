@@ -37,6 +37,7 @@ from vcbus.contracts import Topic
 from vcbus.contracts.topics import DEFAULT_PREFIX
 from vcbus.services.bootstrap import SERVICE_NAMES, bootstrap
 from vcbus.services.cli import EXIT_UNUSABLE, require_broker, terminal
+from vcbus.services.cli.broker import add_listener_options, listener_from
 from vcbus.services.cli.dashboard import DEFAULT_HOST, DEFAULT_PORT, jaeger_url
 from vcbus.services.cli.dashboard.app import listen, serve, url_of
 from vcbus.services.cli.serve import add_service_options, system_conf
@@ -44,9 +45,10 @@ from vcbus.services.cli.submit import records_for
 from vcbus.shared.bus.broker import start_broker
 from vcbus.shared.bus.errors import BrokerStartError
 from vcbus.shared.bus.kafka import AioKafkaBus
+from vcbus.shared.bus.listeners import Listener, ListenerError, parse_address
 from vcbus.shared.runtime.clock import SystemClock
 from vcbus.shared.runtime.service import Service
-from vcbus.shared.runtime.settings import Settings
+from vcbus.shared.runtime.settings import Settings, SettingsError
 from vcbus.shared.runtime.table import Table
 from vcbus.shared.runtime.topology import ensure_topics
 from vcbus.shared.views.status import STATUS_TOPICS, StatusView, jobs_table, nodes_table
@@ -73,6 +75,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         type=int,
         help=f"the embedded broker's port [{DEFAULT_BROKER_PORT} when free, else any free one]",
     )
+    add_listener_options(parser)
     parser.add_argument(
         "--demo-dir", default="", help="folder of jobs for --demo [the demo shipped with vcbus]"
     )
@@ -113,17 +116,59 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.set_defaults(func=run, nodes=8, node_cpu="8", node_memory="32Gi")
 
 
-def _port_free(port: int) -> bool:
+def _port_free(host: str, port: int) -> bool:
     with socket.socket() as probe:
         try:
-            probe.bind((BROKER_HOST, port))
+            probe.bind((host, port))
         except OSError:
             return False
     return True
 
 
+def broker_listener(listen: str, advertise: str, port: int | None) -> Listener:
+    """The embedded broker's listener: ``--listen``, ``--advertise``, ``--port``.
+
+    The port: ``--listen``'s, else ``--port`` (which must be free), else 9092 when free,
+    else any free one.
+
+    Raises:
+        SettingsError: a bad address, or a wildcard the broker would advertise.
+        BrokerStartError: the port asked for is taken.
+    """
+    try:
+        host, listen_port = parse_address(listen, "--listen") if listen else ("", None)
+    except ListenerError as exc:
+        raise SettingsError(str(exc)) from None
+    host = host or BROKER_HOST
+    port = listen_port or port
+    if port is not None and not _port_free(host, port):
+        raise BrokerStartError(f"port {port} is taken; choose another with --port")
+    if port is None and _port_free(host, DEFAULT_BROKER_PORT):
+        port = DEFAULT_BROKER_PORT
+    return listener_from("", advertise, port, host=host)
+
+
+def join_lines(chosen: Listener, env: dict[str, str]) -> str:
+    """How another host joins this cluster as a node: the exact ``vcbus agent`` command.
+
+    ``env`` is what the agent needs beside the broker's address (the topic prefix). With
+    a broker only this host reaches, how to open it to others instead.
+    """
+    if chosen.local:
+        return (
+            f"other hosts: the broker listens on {chosen.listen_host} only; "
+            "--listen 0.0.0.0 --advertise ADDRESS lets them join as nodes\n"
+        )
+    pairs = " ".join(f"{name}={value}" for name, value in env.items())
+    return (
+        "another host joins as a node with (vcbus installed there; "
+        f"port {chosen.advertised_port} open to it):\n"
+        f"  {pairs} vcbus agent --node-name NAME\n"
+    )
+
+
 @contextlib.contextmanager
-def _bootstrap(port: int | None) -> Iterator[str]:
+def _bootstrap(args: argparse.Namespace) -> Iterator[str]:
     """The broker's address: ``KAFKA_BOOTSTRAP_SERVERS`` (which must answer), else Tansu's."""
     given = os.environ.get("KAFKA_BOOTSTRAP_SERVERS")
     if given:
@@ -131,18 +176,21 @@ def _bootstrap(port: int | None) -> Iterator[str]:
         terminal.write(f"broker: {given} (KAFKA_BOOTSTRAP_SERVERS)\n")
         yield given
         return
-    if port is not None and not _port_free(port):
-        raise BrokerStartError(f"port {port} is taken; choose another with --port")
-    if port is None and _port_free(DEFAULT_BROKER_PORT):
-        port = DEFAULT_BROKER_PORT
-    broker = start_broker(BROKER_HOST, port)
-    exports = [f"KAFKA_BOOTSTRAP_SERVERS={broker.bootstrap_servers}"]
+    chosen = broker_listener(args.listen, args.advertise, args.port)
+    broker = start_broker(chosen.listen_host, chosen.listen_port, advertised=chosen.advertised)
+    exports = {"KAFKA_BOOTSTRAP_SERVERS": broker.bootstrap_servers}
     prefix = os.environ.get("VCBUS_TOPIC_PREFIX", DEFAULT_PREFIX)
     if prefix != DEFAULT_PREFIX:
-        exports.append(f"VCBUS_TOPIC_PREFIX={prefix}")
+        exports["VCBUS_TOPIC_PREFIX"] = prefix
+    listening = (
+        ""
+        if chosen.advertised == f"{chosen.listen_host}:{chosen.listen_port}"
+        else f" (listening on {chosen.listen_host}:{chosen.listen_port})"
+    )
     terminal.write(
-        f"broker: Tansu on {broker.bootstrap_servers}; for the CLI in another shell:\n"
-        f"  export {' '.join(exports)}\n"
+        f"broker: Tansu on {broker.bootstrap_servers}{listening}; for the CLI in another shell:\n"
+        f"  export {' '.join(f'{name}={value}' for name, value in exports.items())}\n"
+        + join_lines(chosen, exports)
     )
     try:
         yield broker.bootstrap_servers
@@ -266,7 +314,7 @@ def log_dir_lock(log_dir: Path) -> Iterator[str | None]:
 
 
 def _run(args: argparse.Namespace, log_dir: Path, demo: list[str]) -> int:
-    with _bootstrap(args.port) as servers:
+    with _bootstrap(args) as servers:
         env = dict(os.environ, KAFKA_BOOTSTRAP_SERVERS=servers)
         settings = Settings.from_env(env)
         names = [name for name in SERVICE_ORDER if name in SERVICE_NAMES]
