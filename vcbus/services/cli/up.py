@@ -22,9 +22,9 @@ import asyncio
 import contextlib
 import fcntl
 import os
+import shutil
 import signal
 import socket
-import subprocess
 import sys
 import tempfile
 from collections import Counter
@@ -35,6 +35,7 @@ from pathlib import Path
 
 from vcbus.contracts import Topic
 from vcbus.contracts.topics import DEFAULT_PREFIX
+from vcbus.services.agent.app.drain import drain
 from vcbus.services.bootstrap import SERVICE_NAMES, bootstrap
 from vcbus.services.cli import EXIT_UNUSABLE, require_broker, terminal
 from vcbus.services.cli.broker import add_listener_options, listener_from
@@ -42,6 +43,7 @@ from vcbus.services.cli.dashboard import DEFAULT_HOST, DEFAULT_PORT, jaeger_url
 from vcbus.services.cli.dashboard.app import listen, serve, url_of
 from vcbus.services.cli.serve import add_service_options, system_conf
 from vcbus.services.cli.submit import records_for
+from vcbus.services.cli.supervise import Health, Supervisor
 from vcbus.shared.bus.broker import start_broker
 from vcbus.shared.bus.errors import BrokerStartError
 from vcbus.shared.bus.kafka import AioKafkaBus
@@ -59,6 +61,8 @@ REAL_DEMO = "real"
 """The demo's subfolder of real jobs, submitted with ``--agent``."""
 DEFAULT_BROKER_PORT = 9092
 BROKER_HOST = "127.0.0.1"
+AGENT = "agent"
+"""The name ``up`` gives its node agent (its log, its lines)."""
 SERVICE_ORDER = ("cluster", "admission", "job-controller", "podgroup-enqueue", "allocator")
 
 
@@ -320,45 +324,50 @@ def _run(args: argparse.Namespace, log_dir: Path, demo: list[str]) -> int:
         names = [name for name in SERVICE_ORDER if name in SERVICE_NAMES]
         services = bootstrap(system_conf(args, names), settings, SystemClock(), names)
         asyncio.run(_ensure(settings, services))
-        processes: list[subprocess.Popen[bytes]] = []
+        supervisor = Supervisor(SystemClock().monotonic)
+        data_dir = ""
         try:
             for index, name in enumerate(names):
                 port = str(args.health_port + index) if args.health_port else "0"
-                log = (log_dir / f"{name}.log").open("wb")
-                processes.append(
-                    subprocess.Popen(
-                        _service_args(args, name),
-                        env=dict(env, VCBUS_HEALTH_PORT=port),
-                        stdout=log,
-                        stderr=subprocess.STDOUT,
-                    )
+                supervisor.start(
+                    name,
+                    _service_args(args, name),
+                    dict(env, VCBUS_HEALTH_PORT=port),
+                    log_dir / f"{name}.log",
                 )
-                log.close()
             if args.agent:
                 data_dir = agent_data_dir(args.agent_data_dir)
-                log = (log_dir / "agent.log").open("wb")
-                processes.append(
-                    subprocess.Popen(
-                        agent_args(args, data_dir), env=env, stdout=log, stderr=subprocess.STDOUT
-                    )
-                )
-                log.close()
+                supervisor.start(AGENT, agent_args(args, data_dir), env, log_dir / f"{AGENT}.log")
                 terminal.write(f"agent: this host is a node, its pods' data in {data_dir}\n")
-            watched = dict(zip([*names, "agent"], processes, strict=False))
             terminal.write(
-                f"services: {', '.join(watched)} (logs in {log_dir}/)\n"
+                f"services: {', '.join(supervisor.children)} (logs in {log_dir}/; "
+                "each restarted with back-off if it exits)\n"
                 + health_lines(names, args.health_port)
             )
-            return asyncio.run(_watch(settings, args, watched, demo))
+            return asyncio.run(_watch(settings, args, supervisor, demo))
         finally:
-            for process in processes:
-                process.send_signal(signal.SIGTERM)
-            for process in processes:
-                try:
-                    process.wait(timeout=15)
-                except subprocess.TimeoutExpired:
-                    process.kill()
-                    process.wait()
+            shut_down(supervisor, names, data_dir, remove=not args.agent_data_dir)
+
+
+def shut_down(supervisor: Supervisor, services: list[str], data_dir: str, *, remove: bool) -> None:
+    """Stop what ``up`` runs, its own node's pods included, before its broker goes.
+
+    The services first (no controller acts on the pods' ends any more), then the agent's
+    pods (SIGTERM, their grace, SIGKILL: :func:`~vcbus.services.agent.app.drain.drain`)
+    while the agent still publishes how they ended, then the agent, then any pod it
+    started meanwhile; the agent's data directory goes too when ``up`` made it.
+    """
+    supervisor.stop(services)
+    if not data_dir:
+        supervisor.stop()
+        return
+    pods = drain(Path(data_dir))
+    supervisor.stop([AGENT])
+    pods += drain(Path(data_dir))
+    if pods:
+        terminal.write(f"agent: stopped its {len(set(pods))} pod(s)\n")
+    if remove:
+        shutil.rmtree(data_dir, ignore_errors=True)
 
 
 def health_lines(names: list[str], first_port: int) -> str:
@@ -474,7 +483,7 @@ async def _ensure(settings: Settings, services: list[Service]) -> None:
 async def _watch(
     settings: Settings,
     args: argparse.Namespace,
-    processes: dict[str, subprocess.Popen[bytes]],
+    supervisor: Supervisor,
     demo: list[str],
 ) -> int:
     bus = AioKafkaBus(settings.kafka)
@@ -496,7 +505,7 @@ async def _watch(
         )
     try:
         if args.demo:
-            started = [name for name in processes if name != "agent"]
+            started = [name for name in supervisor.children if name != AGENT]
             await _await_services(Path(args.log_dir), started, SystemClock())
             submitted = await _submit_demo(settings, demo)
             terminal.write(f"demo: submitted {', '.join(submitted)}\n")
@@ -512,15 +521,15 @@ async def _watch(
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(1.0):
                     await stop.wait()
-            dead = [name for name, process in processes.items() if process.poll() is not None]
-            if dead:
-                sys.stderr.write(f"services exited: {', '.join(dead)} (see {args.log_dir}/)\n")
-                return 2
+            if stop.is_set():
+                break
+            supervisor.check()
             if interactive:
                 sys.stdout.write(
                     "\x1b[2J\x1b[H"
                     + f"export KAFKA_BOOTSTRAP_SERVERS={settings.kafka.bootstrap_servers}\n"
                     + banner
+                    + health_line(supervisor.health())
                     + jobs_table(view)
                     + "\n\n"
                     + nodes_table(view, now=clock.now())
@@ -539,6 +548,16 @@ async def _watch(
         dashboard_stop.set()
         if dashboard is not None:
             await dashboard
+
+
+def health_line(health: dict[str, Health]) -> str:
+    """The live view's line of what ``up`` runs: all running, or each one that is not or was not."""
+    troubled = {name: each for name, each in health.items() if each.text() != "running"}
+    if not troubled:
+        return f"services: {len(health)} running\n"
+    return (
+        "services: " + "; ".join(f"{name} {each.text()}" for name, each in troubled.items()) + "\n"
+    )
 
 
 def _demo_summary(view: StatusView, submitted: list[str]) -> int:
