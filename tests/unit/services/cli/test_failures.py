@@ -19,7 +19,7 @@ from tests.unit.services.cli.builders import (
     pod_phase,
     publish,
 )
-from vcbus.contracts import JobDeleted, JobKey, PodPhaseChanged, Topic
+from vcbus.contracts import Event, JobDeleted, JobKey, PodPhaseChanged, Topic
 from vcbus.contracts.objects import Pod
 from vcbus.services.cli.describe import describe
 from vcbus.services.cli.get import get
@@ -46,7 +46,7 @@ def failed(pod: Pod, code: int, reason: str, node: str, *, at: int = 5) -> PodPh
     )
 
 
-def history(pod: Pod, second: Pod) -> list:
+def history(pod: Pod, second: Pod) -> list[Event]:
     return [
         build_admitted(KEY),
         pod_created(pod),

@@ -61,11 +61,13 @@ def test_a_process_that_exits_is_started_again_once_its_back_off_is_over(tmp_pat
     assert supervisor.health()["crash"].text() == "restarting, 0 restarts (last: status 3)"
     now[0] = 5.9
     supervisor.check()
-    assert supervisor.children["crash"].process is None
+    assert supervisor.health()["crash"].restart_at == 6.0  # not started before its back-off
+    assert len(said) == 1
     now[0] = 6.0
     supervisor.check()
     second = supervisor.children["crash"].process
     assert second is not None
+    assert second.pid != first.pid
     assert said[1] == f"crash restarted (pid {second.pid}, restart 1)\n"
     second.wait()
     assert log.read_text() == "ran\nran\n"  # the log of every run, in order
