@@ -110,6 +110,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="no simulated node (with --agent: this host is the cluster)",
     )
     parser.add_argument(
+        "--node-name", default="", help="--agent: this host's node name [the host name]"
+    )
+    parser.add_argument(
         "--agent-data-dir", default="", help="--agent: its data [a new directory in /tmp]"
     )
     parser.add_argument(
@@ -225,6 +228,8 @@ def agent_args(args: argparse.Namespace, data_dir: str) -> list[str]:
     """
     out = [sys.executable, "-m", "vcbus.services.cli", "agent", "--data-dir", data_dir]
     out += ["--listen-port", "0"]
+    if args.node_name:
+        out += ["--node-name", args.node_name]
     run_as = args.run_as or ("nobody" if os.geteuid() == 0 else "")
     if run_as:
         out += ["--run-as", run_as]
