@@ -301,3 +301,12 @@ def test_several_files_are_submitted_together_or_not_at_all(on_broker, monkeypat
         "job default/second created",
     ]
     assert submitted_count() == 2
+
+
+def test_up_refuses_to_advertise_every_interface_and_names_the_fix(monkeypatch, tmp_path):
+    monkeypatch.delenv("KAFKA_BOOTSTRAP_SERVERS", raising=False)
+    log_dir = str(tmp_path / "logs")
+    status, out, err = cli(monkeypatch, "up", "--listen", "0.0.0.0:0", "--log-dir", log_dir)
+    assert (status, out) == (2, "")
+    assert err.startswith("vcbus up: the broker would advertise 0.0.0.0:")
+    assert "pass --advertise HOST[:PORT]" in err

@@ -61,7 +61,9 @@ from vcbus.shared.node_lifecycle import Readiness
 from vcbus.shared.reasons import EVICTION_CONDITIONS
 from vcbus.shared.runtime.clock import SystemClock
 from vcbus.shared.runtime.settings import Settings
+from vcbus.shared.views.age import age
 from vcbus.shared.views.events import MAX_EVENTS, JobEvent, events_lines, job_events
+from vcbus.shared.views.failures import Failures, job_failures
 from vcbus.shared.views.table import render_table
 from vcbus.shared.views.units import show_resources
 
@@ -123,6 +125,7 @@ def describe_job(
     *,
     jaeger_url: str,
     events: Sequence[JobEvent] = (),
+    failures: Failures | None = None,
     now: datetime | None = None,
 ) -> str | None:
     """The description of job ``key`` as text (``None`` when the job is unknown).
@@ -132,6 +135,8 @@ def describe_job(
         key: the job key.
         jaeger_url: the Jaeger UI's base address.
         events: the job's events, oldest first (:func:`vcbus.shared.views.events.job_events`).
+        failures: its failed pods and the policies that acted
+            (:func:`vcbus.shared.views.failures.job_failures`).
         now: the time the events' ages are counted to.
 
     Returns:
@@ -181,6 +186,7 @@ def describe_job(
     lines += _will_bind(store, key)
     lines += _preemption(store, key, status)
     lines += _pods(store, key)
+    lines += failure_lines(failures, now)
     shown = status if isinstance(status, JobStatusChanged) else None
     lines += _trace(job_trace_id(store, key, shown), jaeger_url)
     lines += _events(events, now)
@@ -333,6 +339,45 @@ def _pods(store: StatusStore, key: str) -> list[str]:
     if not rows:
         return []
     return ["Pod List:", *_table(("NAME", "TASK", "PHASE", "NODE"), rows)]
+
+
+def failure_lines(failures: Failures | None, now: datetime | None) -> list[str]:
+    """Why the job failed or restarted: the pods that failed, then the policies that acted.
+
+    Nothing for a job none of whose pods failed and that no policy restarted, aborted or
+    failed.
+    """
+    if failures is None:
+        return []
+    actions = [a for a in failures.actions if a.phase != JobPhase.COMPLETING]
+    if not failures.pods and not actions:
+        return []
+    lines: list[str] = []
+    if failures.pods:
+        rows = [
+            (
+                split_key(failure.pod)[1],
+                failure.task,
+                "-" if failure.index is None else str(failure.index),
+                failure.node or "-",
+                "-" if failure.exit_code is None else str(failure.exit_code),
+                failure.reason or "-",
+                age(failure.at, now or failure.at),
+                failure.message[:80] or "-",
+            )
+            for failure in failures.pods
+        ]
+        header = ("POD", "TASK", "INDEX", "NODE", "EXIT CODE", "REASON", "AGE", "MESSAGE")
+        lines += ["Failed Pods:", *_table(header, rows)]
+        if failures.omitted:
+            lines.append(f"  … and {failures.omitted} older failed pods, not listed")
+    if actions:
+        acted = [
+            (action.phase, age(action.at, now or action.at), action.message or action.reason)
+            for action in actions
+        ]
+        lines += ["Policy Actions:", *_table(("PHASE", "AGE", "WHY"), acted)]
+    return lines
 
 
 def _node_cell(store: StatusStore, node: str | None) -> str:
@@ -523,9 +568,14 @@ async def describe(
         for record in mine
         for topic in (Topic(record.topic.removeprefix(settings.topic_prefix)),)
     )
-    events = job_events(key, ((t, e) for t, e in decoded if e is not None))
+    records = [(t, e) for t, e in decoded if e is not None]
     return describe_job(
-        store, key, jaeger_url=jaeger_url, events=events, now=now or SystemClock().now()
+        store,
+        key,
+        jaeger_url=jaeger_url,
+        events=job_events(key, records),
+        failures=job_failures(key, records),
+        now=now or SystemClock().now(),
     )
 
 
