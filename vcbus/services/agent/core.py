@@ -173,6 +173,7 @@ def bind(
         ports=ports,
         grace_seconds=float(DEFAULT_GRACE_SECONDS if grace is None else max(grace, 0)),
         trace=trace,
+        admitted_digest=pod.admitted_digest,
     )
     pods = {**state.pods, pod.uid: held}
     return Outcome(AgentState(seq=held.seq, pods=pods), (_bound(held, conf, now),))

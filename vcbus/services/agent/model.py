@@ -57,6 +57,8 @@ class AgentPod(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     grace_seconds: float = 30.0
     trace: tuple[tuple[str, str], ...] = ()
     """The trace headers of its binding: its start, exit and eviction continue that trace."""
+    admitted_digest: str = ""
+    """The digest of the admitted manifest its binding named: the pod starts from that one."""
 
     @property
     def is_active(self) -> bool:

@@ -41,6 +41,7 @@ from vcbus.services.cli.dashboard import DEFAULT_HOST, DEFAULT_PORT, jaeger_url
 from vcbus.services.cli.dashboard.app import listen, serve, url_of
 from vcbus.services.cli.serve import add_service_options, system_conf
 from vcbus.services.cli.submit import records_for
+from vcbus.shared.authority import KEY_SETTINGS, TRUST_FILE, TRUST_SETTING, Role, write_keys
 from vcbus.shared.bus.broker import start_broker
 from vcbus.shared.bus.errors import BrokerStartError
 from vcbus.shared.bus.kafka import AioKafkaBus
@@ -265,7 +266,26 @@ def log_dir_lock(log_dir: Path) -> Iterator[str | None]:
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
+def launch_keys(log_dir: Path) -> dict[str, dict[str, str]]:
+    """The launch-authority settings of each process ``up`` starts, by name.
+
+    Admission's and the allocator's signing keys and the agent's trust file, made in
+    ``<log dir>/keys`` (mode 0700, keys 0600; kept across runs): a node agent of ``up``
+    starts only what they signed (docs/security.md). Each process gets its own file only.
+    """
+    folder = log_dir / "keys"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    folder.chmod(0o700)
+    keys = write_keys(folder)
+    return {
+        "admission": {KEY_SETTINGS[Role.ADMISSION]: str(keys[Role.ADMISSION])},
+        "allocator": {KEY_SETTINGS[Role.ALLOCATOR]: str(keys[Role.ALLOCATOR])},
+        "agent": {TRUST_SETTING: str(folder / TRUST_FILE)},
+    }
+
+
 def _run(args: argparse.Namespace, log_dir: Path, demo: list[str]) -> int:
+    keys = launch_keys(log_dir)
     with _bootstrap(args.port) as servers:
         env = dict(os.environ, KAFKA_BOOTSTRAP_SERVERS=servers)
         settings = Settings.from_env(env)
@@ -280,7 +300,7 @@ def _run(args: argparse.Namespace, log_dir: Path, demo: list[str]) -> int:
                 processes.append(
                     subprocess.Popen(
                         _service_args(args, name),
-                        env=dict(env, VCBUS_HEALTH_PORT=port),
+                        env=dict(env, VCBUS_HEALTH_PORT=port, **keys.get(name, {})),
                         stdout=log,
                         stderr=subprocess.STDOUT,
                     )
@@ -291,7 +311,10 @@ def _run(args: argparse.Namespace, log_dir: Path, demo: list[str]) -> int:
                 log = (log_dir / "agent.log").open("wb")
                 processes.append(
                     subprocess.Popen(
-                        agent_args(args, data_dir), env=env, stdout=log, stderr=subprocess.STDOUT
+                        agent_args(args, data_dir),
+                        env=dict(env, **keys["agent"]),
+                        stdout=log,
+                        stderr=subprocess.STDOUT,
                     )
                 )
                 log.close()
