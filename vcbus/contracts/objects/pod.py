@@ -109,3 +109,6 @@ class Pod(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_defaul
     active_deadline_seconds: int | None = None
     """The template's ``activeDeadlineSeconds``: the pod's time limit from its start, which
     the allocator plans with (docs/design.md#planned-start); unset: no limit."""
+    admitted_digest: str = ""
+    """The digest of the admitted manifest the pod was made from (``JobAdmitted``'s
+    ``manifest_digest``): its binding names the very spec admission signed."""

@@ -101,11 +101,14 @@ class Submission:
     """One ``jobs.submitted`` record: its value, where it was read, and its field validation.
 
     ``fields`` comes from the record's ``field-validation`` header (``Strict`` without one).
+    ``key`` is the record's key (``None`` without one): a job's must be its manifest's
+    ``namespace/name``, or the job is refused ``KeyMismatch`` naming both.
     """
 
     payload: bytes
     origin: SubmissionOrigin
     fields: FieldValidation = FieldValidation.STRICT
+    key: str | None = None
 
 
 def decide(
@@ -242,6 +245,18 @@ def _admit(
     limits: AdmissionLimits,
 ) -> Event:
     key = job_key(job.metadata.namespace, job.metadata.name)
+    if submission.key is not None and job.metadata.name and submission.key != key:
+        # a record keyed for one job but naming another: its partition, its ordering and
+        # what readers of the key expect would all be another job's
+        mismatch = Violation(
+            path="metadata",
+            reason="KeyMismatch",
+            message=(
+                f"the record's key {submission.key!r} is not the manifest's namespace/name "
+                f"{str(key)!r}: publish a job under the key namespace/name of its manifest"
+            ),
+        )
+        return _rejected((mismatch,), submission, ctx, limits, key)
     violations = validate(job, queues, max_replicas=limits.max_replicas)
     if violations:
         return _rejected(violations, submission, ctx, limits, key)

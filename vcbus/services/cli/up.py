@@ -44,6 +44,7 @@ from vcbus.services.cli.dashboard.app import listen, serve, url_of
 from vcbus.services.cli.serve import add_service_options, system_conf
 from vcbus.services.cli.submit import records_for
 from vcbus.services.cli.supervise import Health, Supervisor
+from vcbus.shared.authority import KEY_SETTINGS, TRUST_FILE, TRUST_SETTING, Role, write_keys
 from vcbus.shared.bus.broker import start_broker
 from vcbus.shared.bus.errors import BrokerStartError, BrokerUnavailableError
 from vcbus.shared.bus.kafka import AioKafkaBus
@@ -335,7 +336,26 @@ def log_dir_lock(log_dir: Path) -> Iterator[str | None]:
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
+def launch_keys(log_dir: Path) -> dict[str, dict[str, str]]:
+    """The launch-authority settings of each process ``up`` starts, by name.
+
+    Admission's and the allocator's signing keys and the agent's trust file, made in
+    ``<log dir>/keys`` (mode 0700, keys 0600; kept across runs): a node agent of ``up``
+    starts only what they signed (docs/security.md). Each process gets its own file only.
+    """
+    folder = log_dir / "keys"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    folder.chmod(0o700)
+    keys = write_keys(folder)
+    return {
+        "admission": {KEY_SETTINGS[Role.ADMISSION]: str(keys[Role.ADMISSION])},
+        "allocator": {KEY_SETTINGS[Role.ALLOCATOR]: str(keys[Role.ALLOCATOR])},
+        "agent": {TRUST_SETTING: str(folder / TRUST_FILE)},
+    }
+
+
 def _run(args: argparse.Namespace, log_dir: Path, demo: list[str]) -> int:
+    keys = launch_keys(log_dir)
     with _bootstrap(args) as servers:
         env = dict(os.environ, KAFKA_BOOTSTRAP_SERVERS=servers)
         settings = Settings.from_env(env)
@@ -350,12 +370,17 @@ def _run(args: argparse.Namespace, log_dir: Path, demo: list[str]) -> int:
                 supervisor.start(
                     name,
                     _service_args(args, name),
-                    dict(env, VCBUS_HEALTH_PORT=port),
+                    dict(env, VCBUS_HEALTH_PORT=port, **keys.get(name, {})),
                     log_dir / f"{name}.log",
                 )
             if args.agent:
                 data_dir = agent_data_dir(args.agent_data_dir)
-                supervisor.start(AGENT, agent_args(args, data_dir), env, log_dir / f"{AGENT}.log")
+                supervisor.start(
+                    AGENT,
+                    agent_args(args, data_dir),
+                    dict(env, **keys[AGENT]),
+                    log_dir / f"{AGENT}.log",
+                )
                 terminal.write(f"agent: this host is a node, its pods' data in {data_dir}\n")
             terminal.write(
                 f"services: {', '.join(supervisor.children)} (logs in {log_dir}/; "

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import msgspec
+
 from vcbus.contracts.events.jobs_status import JobDeleted, JobStatusChanged, TaskCounts
 from vcbus.contracts.events.podgroups import PodGroupCreated, PodGroupDeleted, PodGroupUpdated
 from vcbus.contracts.events.podgroups_status import PodGroupPhaseChanged
@@ -556,3 +558,23 @@ def test_event_ids_are_distinct_when_job_restarts_completes_and_is_deleted() -> 
     driver.delete()
     ids = [e.event_id for e in driver.emitted]
     assert len(ids) == len(set(ids))
+
+
+def test_each_pod_carries_the_digest_of_the_admitted_manifest_it_was_made_from() -> None:
+    # its binding names that very spec, which a node agent checks against admission's
+    # signature (docs/security.md)
+    driver = Driver(_job())
+    driver.feed(msgspec.structs.replace(admitted(driver.job), manifest_digest="a" * 64))
+    emits = driver.podgroup(PodGroupPhase.INQUEUE)
+    created = [e.pod for e in emits if isinstance(e, PodCreated)]
+    assert created
+    assert {pod.admitted_digest for pod in created} == {"a" * 64}
+
+    scaled = build_job(build_task("master", 1), build_task("worker", 3), min_available=3)
+    emits = driver.feed(
+        msgspec.structs.replace(admitted(scaled, "digest-2"), manifest_digest="b" * 64)
+    )
+    assert driver.current.admitted_digest == "b" * 64
+    added = [e.pod for e in emits if isinstance(e, PodCreated)]
+    assert [pod.name for pod in added] == ["job-worker-2"]
+    assert added[0].admitted_digest == "b" * 64

@@ -57,12 +57,15 @@ from vcbus.services.agent.app import podfs
 from vcbus.services.agent.app.cgroups import Cgroups
 from vcbus.services.agent.app.logserver import LogServer, ServerOptions
 from vcbus.services.agent.app.runtime import HostProcesses, PodRuntime, host_ports_in_use
+from vcbus.services.agent.authority import LaunchGate, LaunchRefusedError
 from vcbus.services.agent.core import Action, AgentConf, Forget, Outcome, Stop
 from vcbus.services.agent.launch import Placement, PlanError, Policy, host_paths, plan_pod
 from vcbus.services.agent.model import AgentPod, AgentState, StopCause
 from vcbus.services.agent.peers import PeerBook
 from vcbus.services.agent.plugins import Peer, pod_ports
+from vcbus.shared.authority import Trust
 from vcbus.shared.bus.envelope import Envelope
+from vcbus.shared.bus.errors import RecordRefusedError
 from vcbus.shared.bus.records import Record
 from vcbus.shared.bus.router import Route
 from vcbus.shared.runtime.clock import Clock
@@ -103,6 +106,8 @@ class AgentOptions:
     """Where pods' cgroups go; None: limits not enforced."""
     limits_reason: str = ""
     """Why limits are not enforced (empty when they are)."""
+    trust: Trust | None = None
+    """The keys of admission and the allocator this node trusts; None: launches unverified."""
 
 
 class Agent:
@@ -114,6 +119,7 @@ class Agent:
         self.runtime = runtime
         self.clock = clock
         self.state = load_state(options.data_dir)
+        self.gate = LaunchGate(options.trust)
         self.jobs: dict[JobKey, Job] = {}
         self.peer_book = PeerBook()
         """The pods of each job's current incarnation and where they are (its peers)."""
@@ -130,6 +136,7 @@ class Agent:
     def on_job(self, event: Event, _record: Record) -> None:
         """Keep each admitted job's newest spec."""
         if isinstance(event, JobAdmitted):
+            self.gate.admit(event)  # raises for a job admission did not sign: dead-lettered
             self.jobs[event.job] = event.manifest
             self.job_read.set()
 
@@ -158,7 +165,7 @@ class Agent:
         if isinstance(event, BindingCreated):
             if event.node != self.conf.node:
                 return ()
-            job = await self._job(event.pod.job)
+            job = await self._authorized(event)
             wanted = [port.container_port for port in pod_ports(job, event.pod.task)] if job else []
             trace = tuple(
                 (name, value.decode(errors="replace")) for name, value in envelope.headers
@@ -200,13 +207,32 @@ class Agent:
             return None
         return str(status.node)
 
-    async def _job(self, key: JobKey) -> Job | None:
+    async def _authorized(self, binding: BindingCreated) -> Job | None:
+        """The admitted manifest a binding names, once its launch authority is checked.
+
+        A binding the allocator did not sign, or one naming a spec admission did not sign
+        for its job, starts nothing: it is dead-lettered with its reason.
+        """
+        try:
+            self.gate.check_binding(binding)
+            job = await self._job(binding.pod.job, binding.pod.admitted_digest)
+            if self.gate.enabled and binding.pod.job in self.jobs:
+                self.gate.check_spec(binding)
+        except LaunchRefusedError as exc:
+            log.warning("binding_refused", reason=exc.reason, message=str(exc))
+            raise RecordRefusedError(f"{exc.reason}: {exc}") from None
+        return job
+
+    def _known(self, key: JobKey, digest: str) -> bool:
+        return self.gate.knows(key, digest) if self.gate.enabled else key in self.jobs
+
+    async def _job(self, key: JobKey, digest: str = "") -> Job | None:
         until = time.monotonic() + JOB_WAIT_SECONDS
-        while key not in self.jobs and time.monotonic() < until:
+        while not self._known(key, digest) and time.monotonic() < until:
             self.job_read.clear()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.job_read.wait(), until - time.monotonic())
-        return self.jobs.get(key)
+        return self.gate.manifest(key, digest, self.jobs)
 
     # --- the pod loop ------------------------------------------------------------------
 
@@ -243,7 +269,7 @@ class Agent:
     async def _try_start(self, runtime: Runtime, pod: AgentPod) -> None:
         now = self.clock.now()
         waited = (now - pod.bound_at).total_seconds()
-        job = self.jobs.get(pod.job)
+        job = self.gate.manifest(pod.job, pod.admitted_digest, self.jobs)
         if job is None:
             if waited >= self.options.peer_wait_seconds:
                 message = f"job {pod.job} of pod {pod.key} was never read from jobs.admitted"
@@ -366,6 +392,11 @@ class Agent:
             address=self.conf.host_ip,
             limits_enforced=self.conf.limits_enforced,
             limits=self.options.limits_reason or "cpu quota and memory limit per pod",
+            launch_authority=(
+                "verified (signed by admission and the allocator)"
+                if self.gate.enabled
+                else "NOT verified: no trust file, any bus writer can start a pod here"
+            ),
         )
         interval = self.options.heartbeat_seconds
         while True:
