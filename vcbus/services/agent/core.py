@@ -192,6 +192,7 @@ def bind(
         grace_seconds=float(DEFAULT_GRACE_SECONDS if grace is None else max(grace, 0)),
         trace=trace,
         user=user,
+        admitted_digest=pod.admitted_digest,
     )
     pods = {**state.pods, pod.uid: held}
     return Outcome(AgentState(seq=held.seq, pods=pods), (_bound(held, conf, now),))

@@ -59,6 +59,8 @@ class AgentPod(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """The trace headers of its binding: its start, exit and eviction continue that trace."""
     user: int | None = None
     """The uid (and gid) of its own it runs as, from the agent's range; freed when forgotten."""
+    admitted_digest: str = ""
+    """The digest of the admitted manifest its binding named: the pod starts from that one."""
 
     @property
     def is_active(self) -> bool:

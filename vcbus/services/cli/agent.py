@@ -1,7 +1,7 @@
 """``vcbus agent``: run this host as a real node of the cluster, until SIGTERM or SIGINT.
 
-The node (SPEC A14): its name (``--node-name``, default the host name), its allocatable
-(the host's cpus and memory less ``--reserve-cpu``/``--reserve-memory``; ``--cpu``,
+The node (docs/design.md#real-nodes): its name (``--node-name``, default the host name), its
+allocatable (the host's cpus and memory less ``--reserve-cpu``/``--reserve-memory``; ``--cpu``,
 ``--memory`` and ``--pods`` override), its labels (``kubernetes.io/hostname``, ``os``,
 ``arch``, ``vcbus.io/address`` and ``vcbus.io/agent-port`` for the logs endpoint, plus
 ``--label``) and taints (``--taint key=value:Effect``).
@@ -41,6 +41,7 @@ from vcbus.services.agent.core import AgentConf
 from vcbus.services.agent.launch import Policy
 from vcbus.services.agent.ports import parse_range
 from vcbus.services.cli.serve import serve
+from vcbus.shared.authority import TRUST_SETTING, load_trust
 from vcbus.shared.logging.setup import configure_logging
 from vcbus.shared.runtime.clock import SystemClock
 from vcbus.shared.runtime.settings import Settings, SettingsError
@@ -125,6 +126,14 @@ def add_agent_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--no-limits", action="store_true", help="do not put pods in cgroups (limits not enforced)"
     )
+    parser.add_argument(
+        "--trust",
+        default="",
+        help=(
+            f"file of admission's and the allocator's public keys: only launches they signed "
+            f"run here [${TRUST_SETTING}; none: launches are not verified]"
+        ),
+    )
 
 
 def options_from(args: argparse.Namespace, settings: Settings) -> AgentOptions:
@@ -161,6 +170,11 @@ def options_from(args: argparse.Namespace, settings: Settings) -> AgentOptions:
         if args.no_limits
         else detect(node_name, pids_max=max(args.pids_limit, 0))
     )
+    trust_file = args.trust or os.environ.get(TRUST_SETTING, "")
+    try:
+        trust = load_trust(Path(trust_file)) if trust_file else None
+    except (OSError, ValueError) as exc:
+        raise SettingsError(f"--trust: {exc}") from None
     labels = {
         "kubernetes.io/hostname": node_name,
         "kubernetes.io/os": "linux",
@@ -204,6 +218,7 @@ def options_from(args: argparse.Namespace, settings: Settings) -> AgentOptions:
         ),
         cgroups=cgroups,
         limits_reason=why,
+        trust=trust,
     )
 
 

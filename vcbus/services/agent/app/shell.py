@@ -1,7 +1,7 @@
 """Wiring of the node agent: bindings of its node in; pods.status and nodes out.
 
-One agent per host owns one real node (SPEC A14). It consumes ``bindings`` in a group of
-its own (``vcbus-agent-<node>``: every partition, offsets kept across restarts) and acts on
+One agent per host owns one real node (docs/design.md#real-nodes). It consumes ``bindings`` in a
+group of its own (``vcbus-agent-<node>``: every partition, offsets kept across restarts) and acts on
 those for its node; it follows ``jobs.admitted`` (the task templates and plugins),
 ``pods.status`` (its peers' addresses and host ports) and ``pods`` (deletions) as tables.
 
@@ -40,6 +40,7 @@ from vcbus.contracts import (
     BindingCreated,
     Event,
     JobAdmitted,
+    PodCreated,
     PodDeleted,
     PodEvictionRequested,
     PodPhaseChanged,
@@ -47,7 +48,7 @@ from vcbus.contracts import (
 )
 from vcbus.contracts._base import derive_event_id, tag_of
 from vcbus.contracts.events.nodes import NodeHeartbeat, NodeRegistered
-from vcbus.contracts.keys import JobKey, NodeName, pod_key
+from vcbus.contracts.keys import JobKey, NodeName
 from vcbus.contracts.objects.job import Job
 from vcbus.contracts.objects.node import Node
 from vcbus.contracts.objects.pod import Pod, PodPhase
@@ -56,12 +57,16 @@ from vcbus.services.agent.app import podfs
 from vcbus.services.agent.app.cgroups import Cgroups
 from vcbus.services.agent.app.logserver import LogServer, ServerOptions
 from vcbus.services.agent.app.runtime import HostProcesses, PodRuntime, host_ports_in_use
+from vcbus.services.agent.authority import LaunchGate, LaunchRefusedError
 from vcbus.services.agent.core import Action, AgentConf, Forget, Outcome, Stop
 from vcbus.services.agent.launch import Placement, PlanError, Policy, host_paths, plan_pod
 from vcbus.services.agent.model import AgentPod, AgentState, StopCause
+from vcbus.services.agent.peers import PeerBook
 from vcbus.services.agent.plugins import Peer, pod_ports
 from vcbus.services.agent.validate import REASON_INVALID_SPEC
+from vcbus.shared.authority import Trust
 from vcbus.shared.bus.envelope import Envelope
+from vcbus.shared.bus.errors import RecordRefusedError
 from vcbus.shared.bus.records import Record
 from vcbus.shared.bus.router import Route
 from vcbus.shared.runtime.clock import Clock
@@ -102,6 +107,8 @@ class AgentOptions:
     """Where pods' cgroups go; None: limits not enforced."""
     limits_reason: str = ""
     """Why limits are not enforced (empty when they are)."""
+    trust: Trust | None = None
+    """The keys of admission and the allocator this node trusts; None: launches unverified."""
 
 
 class Agent:
@@ -113,8 +120,10 @@ class Agent:
         self.runtime = runtime
         self.clock = clock
         self.state = load_state(options.data_dir)
+        self.gate = LaunchGate(options.trust)
         self.jobs: dict[JobKey, Job] = {}
-        self.statuses: dict[JobKey, dict[str, PodPhaseChanged]] = {}
+        self.peer_book = PeerBook()
+        """The pods of each job's current incarnation and where they are (its peers)."""
         self.deletions: collections.deque[PodDeleted] = collections.deque()
         self.deleted: dict[str, None] = {}
         """The uids of the newest :data:`DELETIONS_KEPT` deleted pods, oldest first."""
@@ -128,17 +137,21 @@ class Agent:
     def on_job(self, event: Event, _record: Record) -> None:
         """Keep each admitted job's newest spec."""
         if isinstance(event, JobAdmitted):
+            self.gate.admit(event)  # raises for a job admission did not sign: dead-lettered
             self.jobs[event.job] = event.manifest
             self.job_read.set()
 
     def on_status(self, event: Event, _record: Record) -> None:
-        """Keep each pod's newest status (its node, address and host ports)."""
+        """Keep each pod uid's newest status (its node, address and host ports)."""
         if isinstance(event, PodPhaseChanged):
-            self.statuses.setdefault(event.job, {})[event.pod] = event
+            self.peer_book.on_status(event, self.deleted)
 
     def on_pod(self, event: Event, _record: Record) -> None:
-        """Queue a deletion for the pod loop; remember its uid (the newest ones)."""
-        if isinstance(event, PodDeleted):
+        """Note a creation for the peers; queue a deletion for the pod loop, remember its uid."""
+        if isinstance(event, PodCreated):
+            self.peer_book.on_created(event)
+        elif isinstance(event, PodDeleted):
+            self.peer_book.on_deleted(event)
             self.deletions.append(event)
             if event.pod_uid:
                 self.deleted[event.pod_uid] = None
@@ -153,7 +166,7 @@ class Agent:
         if isinstance(event, BindingCreated):
             if event.node != self.conf.node:
                 return ()
-            job = await self._job(event.pod.job)
+            job = await self._authorized(event)
             wanted = [port.container_port for port in pod_ports(job, event.pod.task)] if job else []
             trace = tuple(
                 (name, value.decode(errors="replace")) for name, value in envelope.headers
@@ -185,10 +198,9 @@ class Agent:
 
         Bound there (``Pending`` with a node) or running there.
         """
-        status = self.statuses.get(pod.job, {}).get(pod_key(pod.namespace, pod.name))
+        status = self.peer_book.status_of(pod.job, pod.uid)
         if (
             status is None
-            or status.pod_uid != pod.uid
             or status.node is None
             or status.node == self.conf.node
             or status.phase not in (PodPhase.PENDING, PodPhase.RUNNING)
@@ -196,13 +208,32 @@ class Agent:
             return None
         return str(status.node)
 
-    async def _job(self, key: JobKey) -> Job | None:
+    async def _authorized(self, binding: BindingCreated) -> Job | None:
+        """The admitted manifest a binding names, once its launch authority is checked.
+
+        A binding the allocator did not sign, or one naming a spec admission did not sign
+        for its job, starts nothing: it is dead-lettered with its reason.
+        """
+        try:
+            self.gate.check_binding(binding)
+            job = await self._job(binding.pod.job, binding.pod.admitted_digest)
+            if self.gate.enabled and binding.pod.job in self.jobs:
+                self.gate.check_spec(binding)
+        except LaunchRefusedError as exc:
+            log.warning("binding_refused", reason=exc.reason, message=str(exc))
+            raise RecordRefusedError(f"{exc.reason}: {exc}") from None
+        return job
+
+    def _known(self, key: JobKey, digest: str) -> bool:
+        return self.gate.knows(key, digest) if self.gate.enabled else key in self.jobs
+
+    async def _job(self, key: JobKey, digest: str = "") -> Job | None:
         until = time.monotonic() + JOB_WAIT_SECONDS
-        while key not in self.jobs and time.monotonic() < until:
+        while not self._known(key, digest) and time.monotonic() < until:
             self.job_read.clear()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.job_read.wait(), until - time.monotonic())
-        return self.jobs.get(key)
+        return self.gate.manifest(key, digest, self.jobs)
 
     # --- the pod loop ------------------------------------------------------------------
 
@@ -239,7 +270,7 @@ class Agent:
     async def _try_start(self, runtime: Runtime, pod: AgentPod) -> None:
         now = self.clock.now()
         waited = (now - pod.bound_at).total_seconds()
-        job = self.jobs.get(pod.job)
+        job = self.gate.manifest(pod.job, pod.admitted_digest, self.jobs)
         if job is None:
             if waited >= self.options.peer_wait_seconds:
                 message = f"job {pod.job} of pod {pod.key} was never read from jobs.admitted"
@@ -343,22 +374,16 @@ class Agent:
                 self._checked.pop(uid, None)
 
     def _peers(self, pod: AgentPod) -> list[Peer]:
-        """The job's pods whose address and ports are known: its status, or this node's."""
-        peers: dict[tuple[str, int], Peer] = {}
-        for status in self.statuses.get(pod.job, {}).values():
-            if status.phase not in (PodPhase.PENDING, PodPhase.RUNNING) or not status.host_ip:
-                continue
-            index = _index(status.pod)
-            if index is not None:
-                peers[(status.task, index)] = Peer(
-                    task=status.task, index=index, address=status.host_ip, ports=status.ports
-                )
-        for here in self.state.pods.values():
-            if here.job == pod.job and here.is_active:
-                peers[(here.task, here.index)] = Peer(
-                    task=here.task, index=here.index, address=self.conf.host_ip, ports=here.ports
-                )
-        return list(peers.values())
+        """The pods of the pod's incarnation of its job whose address and ports are known."""
+        here = [
+            (
+                held.uid,
+                Peer(task=held.task, index=held.index, address=self.conf.host_ip, ports=held.ports),
+            )
+            for held in self.state.pods.values()
+            if held.job == pod.job and held.is_active and held.stop is StopCause.NONE
+        ]
+        return self.peer_book.peers(pod.job, pod.key, pod.uid, here)
 
     # --- the node ----------------------------------------------------------------------
 
@@ -379,6 +404,11 @@ class Agent:
             address=self.conf.host_ip,
             limits_enforced=self.conf.limits_enforced,
             limits=self.options.limits_reason or "cpu quota and memory limit per pod",
+            launch_authority=(
+                "verified (signed by admission and the allocator)"
+                if self.gate.enabled
+                else "NOT verified: no trust file, any bus writer can start a pod here"
+            ),
         )
         interval = self.options.heartbeat_seconds
         while True:
@@ -411,7 +441,7 @@ def build_service(options: AgentOptions, clock: Clock) -> tuple[Service, Agent]:
         tables=[
             Table("jobs", [Topic.JOBS_ADMITTED], agent.on_job, only=[JobAdmitted]),
             Table("statuses", [Topic.PODS_STATUS], agent.on_status, only=[PodPhaseChanged]),
-            Table("pods", [Topic.PODS], agent.on_pod, only=[PodDeleted]),
+            Table("pods", [Topic.PODS], agent.on_pod, only=[PodCreated, PodDeleted]),
         ],
         tasks=[agent.loop, agent.heartbeat, agent.serve_logs],
     )
@@ -452,9 +482,3 @@ def _pod(pod: AgentPod) -> Pod:
         uid=pod.uid,
         termination_grace_period_seconds=int(pod.grace_seconds),
     )
-
-
-def _index(key: str) -> int | None:
-    """A pod's index: the text after the last ``-`` of its name."""
-    tail = key.rpartition("-")[2]
-    return int(tail) if tail.isdigit() else None
