@@ -40,7 +40,7 @@ from vcbus.services.cli import EXIT_UNUSABLE, require_broker, terminal
 from vcbus.services.cli.dashboard import DEFAULT_HOST, DEFAULT_PORT, jaeger_url
 from vcbus.services.cli.dashboard.app import listen, serve, url_of
 from vcbus.services.cli.serve import add_service_options, system_conf
-from vcbus.services.cli.submit import records_for
+from vcbus.services.submission import records_for
 from vcbus.shared.bus.broker import start_broker
 from vcbus.shared.bus.errors import BrokerStartError
 from vcbus.shared.bus.kafka import AioKafkaBus

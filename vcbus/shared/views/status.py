@@ -31,6 +31,7 @@ from vcbus.contracts import (
     Topic,
 )
 from vcbus.contracts.objects import Node
+from vcbus.shared.units import show_amount
 from vcbus.shared.views.age import time_left
 from vcbus.shared.views.jobs import JobFold, JobView
 from vcbus.shared.views.node_health import node_health
@@ -38,7 +39,6 @@ from vcbus.shared.views.phases import FINAL_PHASES, REJECTED
 from vcbus.shared.views.pods import PodFold, active_by_node
 from vcbus.shared.views.reservation import ReservationView
 from vcbus.shared.views.table import render_table
-from vcbus.shared.views.units import show_amount
 
 STATUS_TOPICS = (
     Topic.JOBS_ADMITTED,
