@@ -139,6 +139,26 @@ TOPICS: tuple[TopicSpec, ...] = (
 
 TOPIC_SPECS: dict[Topic, TopicSpec] = {spec.topic: spec for spec in TOPICS}
 
+TopicEvent = (
+    JobsSubmittedCommand
+    | JobsAdmittedEvent
+    | JobsRejectedEvent
+    | JobsStatusEvent
+    | PodGroupsEvent
+    | PodGroupsStatusEvent
+    | PodGroupsConditionsEvent
+    | PodsEvent
+    | BindingsEvent
+    | PodsStatusEvent
+    | NodesEvent
+    | ReservationsEvent
+    | QueuesEvent
+    | NodeCommand
+    | CapacityReservationsEvent
+)
+"""Every event published on a topic: the unions of :data:`TOPICS`, for a fold of them all
+(its ``match`` ends in ``assert_never``, so a new event type is a type error until folded)."""
+
 
 def topic_name(topic: Topic | str, prefix: str = DEFAULT_PREFIX) -> str:
     """Return the broker-side name of a topic under an installation prefix."""

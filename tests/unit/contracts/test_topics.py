@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import re
+import typing
 
 import msgspec
 import pytest
 
 from tests.unit.contracts.samples import EVENT_TYPES, sample
 from vcbus.contracts import TOPICS, BindingCreated, Event, JobAdmitted, key_of, tag_of, topic_of
-from vcbus.contracts.topics import TOPIC_BY_TAG, KeyKind
+from vcbus.contracts.topics import TOPIC_BY_TAG, KeyKind, TopicEvent
 
 VERSIONED = re.compile(r"^[a-z]+\.[a-z_]+\.v[1-9][0-9]*$")
 
@@ -90,3 +91,9 @@ def test_the_key_check_tells_a_node_key_from_a_job_key() -> None:
     assert (binding.node, binding.pod.job) == ("node", "pod.job")
     assert binding.pod.job not in KEY_FIELDS[KeyKind.NODE](BindingCreated)
     assert binding.node in KEY_FIELDS[KeyKind.NODE](BindingCreated)
+
+
+def test_topic_event_is_every_event_on_a_topic() -> None:
+    """The union a fold of every topic matches exhaustively holds each topic's events."""
+    on_topics = {member for spec in TOPICS for member in members(spec.union)}
+    assert set(typing.get_args(TopicEvent)) == on_topics
