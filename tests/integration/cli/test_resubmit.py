@@ -14,7 +14,8 @@ import pytest
 
 from tests.support.served import ServedSystem, eventually, run_cli, served_system
 from vcbus.contracts import Topic
-from vcbus.services.cli.submit import publish, records_for
+from vcbus.services.cli.submit import publish
+from vcbus.services.submission import records_for
 from vcbus.shared.bus.kafka import AioKafkaBus
 from vcbus.shared.bus.kafka_settings import KafkaSettings
 from vcbus.shared.bus.records import TopicPartition

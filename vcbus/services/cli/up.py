@@ -42,8 +42,8 @@ from vcbus.services.cli.broker import add_listener_options, listener_from
 from vcbus.services.cli.dashboard import DEFAULT_HOST, DEFAULT_PORT, jaeger_url
 from vcbus.services.cli.dashboard.app import listen, serve, url_of
 from vcbus.services.cli.serve import add_service_options, system_conf
-from vcbus.services.cli.submit import records_for
 from vcbus.services.cli.supervise import Health, Supervisor
+from vcbus.services.submission import records_for
 from vcbus.shared.authority import KEY_SETTINGS, TRUST_FILE, TRUST_SETTING, Role, write_keys
 from vcbus.shared.bus.broker import start_broker
 from vcbus.shared.bus.errors import BrokerStartError, BrokerUnavailableError

@@ -15,12 +15,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Protocol
+from typing import Protocol, assert_never
 
 from vcbus.contracts import (
     TOPIC_SPECS,
     BindingRefused,
     CapacityReleased,
+    CapacityReservationsEvent,
     CapacityReserved,
     Event,
     JobAbortAccepted,
@@ -29,16 +30,31 @@ from vcbus.contracts import (
     JobDeleted,
     JobRejected,
     JobResumeAccepted,
+    JobsAdmittedEvent,
+    JobsRejectedEvent,
+    JobsStatusEvent,
     JobStatusChanged,
     KeyKind,
+    LocksHonoured,
+    LocksLifted,
     NodesLocked,
     NodesUnlocked,
+    NominationEnded,
     PodCreated,
     PodDeleted,
     PodGroupConditionsChanged,
     PodGroupCreated,
+    PodGroupDeleted,
     PodGroupPhaseChanged,
+    PodGroupsConditionsEvent,
+    PodGroupsEvent,
+    PodGroupsStatusEvent,
+    PodGroupUpdated,
     PodPhaseChanged,
+    PodsEvent,
+    PodsNominated,
+    PodsStatusEvent,
+    ReservationsEvent,
     TargetJobElected,
     Topic,
     key_of,
@@ -65,6 +81,20 @@ SOURCES: dict[Topic, str] = {
     Topic.PODS_STATUS: "cluster",
 }
 """The service that writes each topic: the event's ``From``."""
+
+EventsFoldEvent = (
+    JobsAdmittedEvent
+    | JobsRejectedEvent
+    | JobsStatusEvent
+    | PodGroupsEvent
+    | PodsEvent
+    | PodGroupsStatusEvent
+    | PodGroupsConditionsEvent
+    | ReservationsEvent
+    | CapacityReservationsEvent
+    | PodsStatusEvent
+)
+"""What a job's Events rows are made from: the events of the topics of :data:`SOURCES`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,6 +183,8 @@ def _rows(topic: Topic, event: Event, seen: _Seen) -> list[JobEvent]:
     def row(reason: str, message: str, kind: str = "Normal") -> list[JobEvent]:
         return [JobEvent(at, kind, reason, source, message)]
 
+    if not isinstance(event, EventsFoldEvent):
+        return []
     match event:
         case JobAdmitted():
             return row("Admitted", f"admitted to queue {event.manifest.spec.queue or 'default'}")
@@ -214,8 +246,19 @@ def _rows(topic: Topic, event: Event, seen: _Seen) -> list[JobEvent]:
             return row("WillBind", f"capacity for later stages held on {held}")
         case CapacityReleased():
             return row("WillBindReleased", f"{event.reason}: {event.message}".rstrip(": "))
+        case (
+            PodGroupUpdated()
+            | PodGroupDeleted()
+            | PodPhaseChanged()
+            | CapacityReserved()
+            | LocksHonoured()
+            | LocksLifted()
+            | PodsNominated()
+            | NominationEnded()
+        ):
+            return []  # nothing a person reads in a job's Events
         case _:
-            return []
+            assert_never(event)
 
 
 def _status_rows(event: JobStatusChanged, seen: _Seen, row: _Row) -> list[JobEvent]:

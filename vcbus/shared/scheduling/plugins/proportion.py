@@ -58,7 +58,7 @@ from vcbus.shared.scheduling.model import (
     TaskStatus,
 )
 from vcbus.shared.scheduling.resource import Missing, Resource, brief, share
-from vcbus.shared.views.units import show_amount
+from vcbus.shared.units import show_amount
 
 NAME = "proportion"
 
