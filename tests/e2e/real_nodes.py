@@ -67,11 +67,13 @@ def start_agent(
     *extra: str,
     port_range: str | None = None,
     env: dict[str, str] | None = None,
+    run_as: str = "nobody",
     wrap: Sequence[str] = (),
 ) -> RealNode:
     """Start an agent for ``node`` and wait until its node is registered.
 
-    ``env``: more of its environment (``OTEL_*``); ``wrap``: a command that runs it
+    ``env``: more of its environment (``OTEL_*``). ``run_as``: every pod's user; empty: each
+    pod a uid of its own (the agent's default as root). ``wrap``: a command that runs it
     (``ip netns exec NAME``: on another host).
     """
     if port_range is None:
@@ -84,8 +86,7 @@ def start_agent(
         node,
         "--data-dir",
         str(data_dir),
-        "--run-as",
-        "nobody",
+        *(("--run-as", run_as) if run_as else ()),
         "--listen-port",
         "0",
         "--heartbeat",

@@ -13,8 +13,9 @@ service restarted mid-burst. One request per connection, ``GET`` or ``HEAD``.
   (collected on the loop: it waits for the loop, at most :data:`METRICS_TIMEOUT`).
 
 Ready means: every table has caught up with its topics, the consumer has started and
-polled, and no assigned partition is still restoring its state (docs/operations.md). A
-standby replica of a singleton is ready too: it follows the state and can take over at once.
+polled, and no assigned partition is still restoring its state
+(docs/design.md#processing-guarantees). A standby replica of a singleton is ready too: it follows
+the state and can take over at once.
 """
 
 from __future__ import annotations

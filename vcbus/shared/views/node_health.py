@@ -1,10 +1,10 @@
 """A node's health as readers show it: Ready or NotReady, the heartbeat's age, limits.
 
-Real nodes send ``NodeHeartbeat`` (SPEC A14); the rule of :mod:`vcbus.shared.node_lifecycle`
-says when one is NotReady, counted to the reader's clock with the reader's limits
-(``VCBUS_NODE_MONITOR_GRACE_SECONDS``, read as the allocator reads it:
-:func:`vcbus.shared.node_lifecycle.reader_conf`; every reader passes it). Simulated
-nodes have no heartbeat and are Ready. ``get nodes``, ``describe node``, the dashboard
+Real nodes send ``NodeHeartbeat`` (docs/design.md#real-nodes); the rule of
+:mod:`vcbus.shared.node_lifecycle` says when one is NotReady, counted to the reader's clock with the
+reader's limits (``VCBUS_NODE_MONITOR_GRACE_SECONDS``, read as the allocator reads it:
+:func:`vcbus.shared.node_lifecycle.reader_conf`; every reader passes it). Simulated nodes have
+no heartbeat and are Ready. ``get nodes``, ``describe node``, the dashboard
 and ``vcbus up`` show these words.
 """
 
