@@ -45,10 +45,8 @@ from tests.support.processes import Processes, event, service_env
 from vcbus.contracts import PodPhaseChanged
 from vcbus.contracts.objects.pod import PodPhase
 
-pytestmark = [
-    pytest.mark.timeout(300),
-    pytest.mark.skipif(bool(netns.unavailable()), reason=netns.unavailable() or "ok"),
-]
+_CANNOT = netns.unavailable()
+pytestmark = [pytest.mark.timeout(300), pytest.mark.skipif(bool(_CANNOT), reason=_CANNOT)]
 
 LIVENESS = {"VCBUS_NODE_MONITOR_GRACE_SECONDS": "2", "VCBUS_POD_EVICTION_TIMEOUT_SECONDS": "2"}
 JOB = "default/spread"
