@@ -1,8 +1,8 @@
 """A client whose broker is gone writes a few lines, not hundreds a second.
 
 Seen on a cut-off agent: about 215 aiokafka lines a second (7 % of a core) for as long as
-the cut lasted. Here a consumer loses its broker for 2 s; unfiltered, aiokafka wrote about
-1,900 lines in that time on this machine (2,786 in 3 s).
+the cut lasted. Here a consumer (retrying every 10 ms) loses its broker for 2 s; unfiltered,
+aiokafka wrote about 750 lines in that time on this machine, filtered 5.
 """
 
 from __future__ import annotations
@@ -20,15 +20,18 @@ from vcbus.shared.logging import configure_logging
 
 async def _lose_the_broker_for(seconds: float) -> None:
     broker = start_broker()
-    consumer = AIOKafkaConsumer("lost", bootstrap_servers=broker.bootstrap_servers, group_id="lost")
+    consumer = AIOKafkaConsumer(
+        "lost", bootstrap_servers=broker.bootstrap_servers, retry_backoff_ms=10
+    )
     try:
         await consumer.start()
-        broker.stop()
+        broker.process.kill()  # gone at once, as a host cut off
+        broker.process.wait()
         fetch = asyncio.create_task(consumer.getone())
         await asyncio.sleep(seconds)
         fetch.cancel()
     finally:
-        with contextlib.suppress(Exception, TimeoutError):
+        with contextlib.suppress(Exception, asyncio.CancelledError):
             await asyncio.wait_for(consumer.stop(), 2)
         broker.stop()
 
