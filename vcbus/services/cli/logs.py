@@ -17,6 +17,7 @@ import asyncio
 import concurrent.futures
 import http.client
 import os
+import socket
 import ssl
 import sys
 import threading
@@ -26,7 +27,7 @@ from urllib.parse import quote, urlencode
 from vcbus.contracts import NodeChanged, NodeHeartbeat, NodeRegistered, Topic
 from vcbus.services.agent.app.logserver import ENV_CAFILE, ENV_TOKEN
 from vcbus.services.cli import terminal
-from vcbus.services.cli.agent import LABEL_ADDRESS, LABEL_AGENT_PORT
+from vcbus.services.cli.agent import LABEL_ADDRESS, LABEL_AGENT_HOST, LABEL_AGENT_PORT, is_loopback
 from vcbus.services.cli.status import StatusStore, read_store
 from vcbus.shared.bus.kafka import AioKafkaBus
 from vcbus.shared.runtime.settings import Settings
@@ -118,7 +119,31 @@ def target_of(store: StatusStore, pod: str) -> Target | str:
     )
     if LABEL_ADDRESS not in labels or LABEL_AGENT_PORT not in labels:
         return f"pod {pod} runs on node {row.node}, which has no agent (no logs)"
-    return Target(pod, labels[LABEL_ADDRESS], int(labels[LABEL_AGENT_PORT]))
+    address, port = labels[LABEL_ADDRESS], int(labels[LABEL_AGENT_PORT])
+    listen = labels.get(LABEL_AGENT_HOST, "")
+    if is_loopback(listen) and not is_loopback(address):
+        if _is_local(address):
+            return Target(pod, listen, port)  # that agent runs on this host
+        return (
+            f"pod {pod} runs on node {row.node}, whose agent serves logs on its own loopback "
+            f"only ({listen}:{port}; it has no {ENV_TOKEN}): start that agent with "
+            f"{ENV_TOKEN} set (it then listens on every address, {address}:{port} too) and "
+            f"give vcbus logs the same token, or run vcbus logs on that host"
+        )
+    if listen and listen not in ("0.0.0.0", "::"):
+        return Target(pod, listen, port)
+    return Target(pod, address, port)
+
+
+def _is_local(address: str) -> bool:
+    """Whether ``address`` is one of this host's (it can be bound here)."""
+    family = socket.AF_INET6 if ":" in address else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        try:
+            probe.bind((address, 0))
+        except OSError:
+            return False
+    return True
 
 
 def request_log(target: Target, query: dict[str, str]) -> http.client.HTTPConnection:

@@ -37,7 +37,7 @@ from vcbus.shared.bus.codec import Poison, TopicCodec, Unknown
 from vcbus.shared.bus.partitioner import partition_for
 from vcbus.shared.bus.protocol import Bus, Consumer
 from vcbus.shared.bus.records import Record, TopicPartition
-from vcbus.shared.node_lifecycle import NodeLifecycleConf
+from vcbus.shared.node_lifecycle import reader_conf
 from vcbus.shared.runtime.clock import SystemClock
 from vcbus.shared.runtime.settings import Settings
 from vcbus.shared.runtime.topology import ensure_topics
@@ -92,14 +92,6 @@ _UNNAMED = "(unnamed)"
 _TOPIC_NAMES = frozenset(str(topic) for topic in Topic)
 
 
-def _lifecycle_conf() -> NodeLifecycleConf:
-    """The node limits of the reader's environment; the defaults where they are unusable."""
-    try:
-        return NodeLifecycleConf.from_env(os.environ)
-    except ValueError:
-        return NodeLifecycleConf()
-
-
 def trace_id_of(record: Record) -> str:
     """The trace id in a record's ``traceparent`` header, or ``""``."""
     raw = record.header("traceparent")
@@ -123,7 +115,7 @@ class StatusStore:
         self.prefix = prefix
         self.now = now or SystemClock().now
         """The reader's clock, which a node's health is counted to."""
-        self.lifecycle = _lifecycle_conf()
+        self.lifecycle = reader_conf(os.environ)
         self.latest: dict[Topic, dict[str, Record]] = {topic: {} for topic in LATEST_TOPICS}
         self.heartbeats: dict[str, NodeHeartbeat] = {}
         """Each real node's newest heartbeat (``nodes`` keeps the newest record only)."""

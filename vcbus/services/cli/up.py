@@ -49,6 +49,7 @@ from vcbus.shared.bus.broker import start_broker
 from vcbus.shared.bus.errors import BrokerStartError, BrokerUnavailableError
 from vcbus.shared.bus.kafka import AioKafkaBus
 from vcbus.shared.bus.listeners import Listener, ListenerError, parse_address
+from vcbus.shared.node_lifecycle import reader_conf
 from vcbus.shared.runtime.clock import SystemClock
 from vcbus.shared.runtime.service import Service
 from vcbus.shared.runtime.settings import Settings, SettingsError
@@ -576,7 +577,7 @@ async def _watch(
                     + health_line(supervisor.health())
                     + jobs_table(view)
                     + "\n\n"
-                    + nodes_table(view, now=clock.now())
+                    + nodes_table(view, now=clock.now(), lifecycle=reader_conf(os.environ))
                     + "\n"
                 )
                 sys.stdout.flush()
@@ -607,7 +608,8 @@ def health_line(health: dict[str, Health]) -> str:
 def _demo_summary(view: StatusView, submitted: list[str]) -> int:
     """Print the final tables and the verdict; 0 when every demo job completed."""
     now = SystemClock().now()
-    sys.stdout.write("\n" + jobs_table(view) + "\n\n" + nodes_table(view, now=now) + "\n")
+    table = nodes_table(view, now=now, lifecycle=reader_conf(os.environ))
+    sys.stdout.write("\n" + jobs_table(view) + "\n\n" + table + "\n")
     done = all(str(view.jobs[key].phase) == "Completed" for key in submitted if key in view.jobs)
     finished = view.all_final(submitted)
     verdict = "all jobs completed" if finished and done else "not all jobs completed"

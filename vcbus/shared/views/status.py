@@ -35,6 +35,7 @@ from vcbus.contracts import (
     Topic,
 )
 from vcbus.contracts.objects import Node
+from vcbus.shared.node_lifecycle import NodeLifecycleConf
 from vcbus.shared.units import show_amount
 from vcbus.shared.views.age import time_left
 from vcbus.shared.views.jobs import JobFold, JobView
@@ -157,7 +158,7 @@ def jobs_table(view: StatusView) -> str:
     return "\n".join(render_table(header, rows, gap=TABLE_GAP))
 
 
-def nodes_table(view: StatusView, *, now: datetime) -> str:
+def nodes_table(view: StatusView, *, now: datetime, lifecycle: NodeLifecycleConf) -> str:
     """``vcbus up``'s nodes: status, heartbeat age, cpu, memory, pods, lock holder, time left.
 
     A real node's status and heartbeat age are counted to ``now``.
@@ -170,7 +171,7 @@ def nodes_table(view: StatusView, *, now: datetime) -> str:
         allocatable = node.allocatable
         locked = reservation.locks.get(name, "")
         until = reservation.until if locked else None
-        health = node_health(view.heartbeats.get(name), now)
+        health = node_health(view.heartbeats.get(name), now, lifecycle)
         limits = health.limits_text()
         status = health.status(unschedulable=node.unschedulable)
         rows.append(
