@@ -6,8 +6,9 @@ The node (SPEC A14): its name (``--node-name``, default the host name), its allo
 ``arch``, ``vcbus.io/address`` and ``vcbus.io/agent-port`` for the logs endpoint, plus
 ``--label``) and taints (``--taint key=value:Effect``).
 
-Pods run as ``--run-as`` (default the system user ``vcbus-pod``; the agent's own user when
-it is not root), as root only with ``--allow-root``; a pod's own ``runAsUser`` only with
+Pods run as ``--run-as``; by default the system user ``vcbus-pod``, or ``nobody`` where no
+``vcbus-pod`` exists (:func:`default_run_as`; ``vcbus up --agent`` follows the same rule), and
+the agent's own user when it is not root; as root only with ``--allow-root``; a pod's own ``runAsUser`` only with
 ``--allow-pod-users``; ``hostPath`` volumes only under ``--host-path-allow``. Host ports
 come from ``--port-range``. With root and cgroups (v2, or v1's memory and cpu) each pod gets
 its cpu quota and memory limit; otherwise the agent says at start, in its heartbeat and in
@@ -44,6 +45,7 @@ from vcbus.shared.tracing.setup import configure_tracing, shutdown_tracing
 
 DEFAULT_DATA_DIR = "/var/lib/vcbus-agent"
 DEFAULT_RUN_AS = "vcbus-pod"
+FALLBACK_RUN_AS = "nobody"
 DEFAULT_LISTEN_PORT = 10260
 DEFAULT_PORT_RANGE = "30000-32767"
 LABEL_ADDRESS = "vcbus.io/address"
@@ -73,7 +75,9 @@ def add_agent_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--label", action="append", default=[], help="key=value node label")
     parser.add_argument("--taint", action="append", default=[], help="key=value:Effect")
     parser.add_argument(
-        "--run-as", default="", help=f"USER[:GROUP] pods run as [{DEFAULT_RUN_AS} when root]"
+        "--run-as",
+        default="",
+        help=f"USER[:GROUP] pods run as [{DEFAULT_RUN_AS} when root, else {FALLBACK_RUN_AS}]",
     )
     parser.add_argument("--allow-root", action="store_true", help="pods may run as root")
     parser.add_argument(
@@ -225,6 +229,22 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def default_run_as() -> str:
+    """The user pods run as without ``--run-as``: ``vcbus-pod`` when it exists, else ``nobody``.
+
+    A dedicated user keeps pods' files apart from other daemons' (create it with
+    ``useradd --system --no-create-home vcbus-pod``); ``nobody`` lets a host without one
+    run pods unprivileged all the same. ``vcbus agent`` and ``vcbus up --agent`` share it.
+    """
+    for name in (DEFAULT_RUN_AS, FALLBACK_RUN_AS):
+        try:
+            pwd.getpwnam(name)
+        except KeyError:
+            continue
+        return name
+    return DEFAULT_RUN_AS
+
+
 def run_as(
     text: str, *, allow_root: bool, euid: int | None = None
 ) -> tuple[int | None, int | None]:
@@ -242,7 +262,7 @@ def run_as(
         if text:
             raise SettingsError("--run-as needs the agent to run as root (it switches users)")
         return None, None
-    name, _, group_name = (text or DEFAULT_RUN_AS).partition(":")
+    name, _, group_name = (text or default_run_as()).partition(":")
     try:
         entry = pwd.getpwuid(int(name)) if name.isdigit() else pwd.getpwnam(name)
     except KeyError:

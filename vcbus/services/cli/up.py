@@ -106,7 +106,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--agent-data-dir", default="", help="--agent: its data [a new directory in /tmp]"
     )
     parser.add_argument(
-        "--run-as", default="", help="--agent: USER[:GROUP] pods run as [nobody, when root]"
+        "--run-as", default="", help="--agent: USER[:GROUP] pods run as [vcbus-pod, else nobody, when root]"
     )
     parser.add_argument("--allow-root", action="store_true", help="--agent: pods may run as root")
     add_service_options(parser)
@@ -181,14 +181,13 @@ def demo_texts(folder: Traversable, *, real: bool = False) -> list[str]:
 def agent_args(args: argparse.Namespace, data_dir: str) -> list[str]:
     """The command line of ``vcbus up --agent``'s agent.
 
-    A local try-out: as root, pods run as ``nobody`` unless ``--run-as`` says otherwise
-    (``vcbus agent`` itself wants a dedicated user).
+    Pods run as ``vcbus agent``'s would (``--run-as``, else ``vcbus-pod``, else ``nobody``:
+    :func:`vcbus.services.cli.agent.default_run_as`).
     """
     out = [sys.executable, "-m", "vcbus.services.cli", "agent", "--data-dir", data_dir]
     out += ["--listen-port", "0"]
-    run_as = args.run_as or ("nobody" if os.geteuid() == 0 else "")
-    if run_as:
-        out += ["--run-as", run_as]
+    if args.run_as:
+        out += ["--run-as", args.run_as]
     if args.allow_root:
         out.append("--allow-root")
     return out

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import pwd
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,9 +19,11 @@ from vcbus.services.cli.agent import (
     LABEL_AGENT_PORT,
     _taint,
     check_reachable,
+    default_run_as,
     options_from,
     run_as,
 )
+from vcbus.services.cli.up import agent_args
 from vcbus.shared.runtime.settings import Settings, SettingsError
 
 SETTINGS = Settings.from_env({"KAFKA_BOOTSTRAP_SERVERS": "127.0.0.1:9092"})
@@ -97,6 +100,29 @@ def test_root_needs_allow_root_and_an_unknown_user_is_named() -> None:
     assert run_as("nobody:root", allow_root=False, euid=0) == (65534, 0)
     with pytest.raises(SettingsError, match="'no-such-user', which does not exist"):
         run_as("no-such-user", allow_root=False, euid=0)
+
+
+def test_pods_run_as_vcbus_pod_else_nobody_by_default_for_agent_and_up(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """One rule for ``vcbus agent`` and ``vcbus up --agent``: vcbus-pod, else nobody."""
+    real = pwd.getpwnam
+
+    def without_vcbus_pod(name: str) -> pwd.struct_passwd:
+        if name == "vcbus-pod":
+            raise KeyError(name)
+        return real(name)
+
+    monkeypatch.setattr(pwd, "getpwnam", without_vcbus_pod)
+    assert default_run_as() == "nobody"
+    assert run_as("", allow_root=False, euid=0) == (65534, real("nobody").pw_gid)
+    up = build_parser().parse_args(["up", "--agent"])
+    assert "--run-as" not in agent_args(up, "/tmp/x")  # the agent's own default applies
+
+    made = pwd.struct_passwd(("vcbus-pod", "x", 4242, 4243, "", "/", "/usr/sbin/nologin"))
+    monkeypatch.setattr(pwd, "getpwnam", lambda name: made if name == "vcbus-pod" else real(name))
+    assert default_run_as() == "vcbus-pod"
+    assert run_as("", allow_root=False, euid=0) == (4242, 4243)
 
 
 def test_an_agent_that_is_not_root_runs_pods_as_itself() -> None:
