@@ -19,9 +19,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import atexit
 import contextlib
 import fcntl
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -194,12 +196,18 @@ def agent_args(args: argparse.Namespace, data_dir: str) -> list[str]:
 
 
 def agent_data_dir(given: str) -> str:
-    """``--agent-data-dir``, else a new directory in ``/tmp`` every user can search."""
+    """``--agent-data-dir``, else a new directory in ``/tmp`` every user can search.
+
+    The new directory goes when ``vcbus up`` exits (after its agent stopped), with what its
+    pods left there: the next ``up`` makes a directory of its own, so nothing would read
+    it again. A given directory is kept.
+    """
     if given:
         Path(given).mkdir(parents=True, exist_ok=True)
         return given
     path = Path(tempfile.mkdtemp(prefix="vcbus-up-agent-"))
     path.chmod(0o711)
+    atexit.register(shutil.rmtree, path, ignore_errors=True)
     return str(path)
 
 

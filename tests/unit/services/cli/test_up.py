@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
@@ -80,3 +82,27 @@ def test_the_demo_says_why_a_pending_job_waits_once_per_change() -> None:
     assert waiting_lines(view, ["default/big", "default/small"]) == {
         "default/big": "default/big waits: PodGroupPending: waits"
     }
+
+
+def test_the_agent_directory_up_makes_goes_when_up_exits_and_a_given_one_stays(
+    tmp_path: Path,
+) -> None:
+    """Every ``up --agent`` used to leave a ``vcbus-up-agent-*`` directory in the temp folder."""
+    given = tmp_path / "given"
+    script = (
+        "import pathlib, sys\n"
+        "from vcbus.services.cli.up import agent_data_dir\n"
+        "made = pathlib.Path(agent_data_dir(''))\n"
+        "(made / 'pod-0').mkdir()\n"
+        "(made / 'pod-0' / 'out.log').write_text('what a pod left')\n"
+        "print(made)\n"
+        f"print(agent_data_dir({str(given)!r}))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
+    )
+    made, kept = done.stdout.split()
+    assert Path(made).name.startswith("vcbus-up-agent-")
+    assert not Path(made).exists()
+    assert Path(kept) == given
+    assert given.is_dir()
