@@ -260,7 +260,7 @@ def node_rows(store: StatusStore, query: Query) -> dict[str, Row]:
             locked or "-",
             expires,
         )
-        out[name] = Row(cells, obj, wide=(health.heartbeat_text(), health.limits_text()))
+        out[name] = Row(cells, obj, wide=(health.heartbeat_text(), health.limits_column()))
     return out
 
 

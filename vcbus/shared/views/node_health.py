@@ -50,6 +50,13 @@ class NodeHealth:
             return "-"
         return f"{human_duration(self.age_seconds)} ago"
 
+    def limits_column(self) -> str:
+        """``get nodes -o wide``'s LIMITS: ``enforced``, ``not enforced``, ``-`` for a simulated node."""
+        beat = self.heartbeat
+        if beat is None:
+            return "-"
+        return "enforced" if beat.limits_enforced else "not enforced"
+
     def limits_text(self) -> str:
         """``limits not enforced`` where the agent runs pods without cgroups, else ``-``."""
         beat = self.heartbeat
