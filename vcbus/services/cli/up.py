@@ -180,14 +180,25 @@ def demo_texts(folder: Traversable, *, real: bool = False) -> list[str]:
     ]
 
 
+REAL_NODE_TAINT = "vcbus.io/agent=true:NoSchedule"
+"""The taint of ``up --agent``'s real node beside simulated ones; a real job tolerates it
+(and selects the node with ``nodeSelector: {vcbus.io/agent: "true"}``)."""
+
+
 def agent_args(args: argparse.Namespace, data_dir: str) -> list[str]:
     """The command line of ``vcbus up --agent``'s agent.
 
+    Beside simulated nodes the host's node is tainted :data:`REAL_NODE_TAINT`: a job
+    without a toleration for it (a simulated one, which runs no command) stays off it.
     Pods run as ``vcbus agent``'s would (``--run-as``, else ``vcbus-pod``, else ``nobody``:
     :func:`vcbus.services.cli.agent.default_run_as`).
     """
     out = [sys.executable, "-m", "vcbus.services.cli", "agent", "--data-dir", data_dir]
     out += ["--listen-port", "0"]
+    if args.nodes > 0:
+        # beside simulated nodes, only a job asking for this host lands on it, as a
+        # Kubernetes node kept for some workloads: tainted, tolerated by those that want it
+        out += ["--taint", REAL_NODE_TAINT]
     if args.run_as:
         out += ["--run-as", args.run_as]
     if args.allow_root:

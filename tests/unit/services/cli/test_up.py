@@ -7,12 +7,21 @@ import sys
 import tomllib
 from pathlib import Path
 
+import yaml
+
 import vcbus.services.cli
 from tests.unit.services.cli.builders import build_status
 from vcbus.contracts.objects import Queue
 from vcbus.services.cli.admit import admit, admit_queue, as_text
+from vcbus.services.job_controller.pods import pod_tolerations
+from vcbus.shared.scheduling.taints import tolerates_all
+from vcbus.services.cli import build_parser
+from vcbus.services.cli.agent import _taint
 from vcbus.services.cli.up import (
     DEMO_DIR,
+    REAL_DEMO,
+    REAL_NODE_TAINT,
+    agent_args,
     demo_texts,
     health_lines,
     phase_counts,
@@ -106,3 +115,29 @@ def test_the_agent_directory_up_makes_goes_when_up_exits_and_a_given_one_stays(
     assert not Path(made).exists()
     assert Path(kept) == given
     assert given.is_dir()
+
+
+def test_up_agents_real_node_is_tainted_beside_simulated_ones_and_only_real_jobs_tolerate_it(
+    tmp_path: Path,
+) -> None:
+    """A job with no node selector would land on the real host and fail NoCommand."""
+    beside = agent_args(build_parser().parse_args(["up", "--agent"]), str(tmp_path))
+    assert beside[beside.index("--taint") + 1] == REAL_NODE_TAINT
+    alone = build_parser().parse_args(["up", "--agent", "--no-simulated-nodes"])
+    alone.nodes = 0  # as `vcbus up` sets it: this host is the whole cluster
+    assert "--taint" not in agent_args(alone, str(tmp_path))
+
+    taint = _taint(REAL_NODE_TAINT)
+
+    def tolerated(folder: Path) -> list[bool]:
+        specs = []
+        for path in sorted(folder.glob("*.yaml")):
+            for document in yaml.safe_load_all(path.read_text()):
+                if document.get("kind") == "Job":
+                    tasks = document["spec"]["tasks"]
+                    specs += [t["template"].get("spec", {}) for t in tasks]
+        return [tolerates_all(pod_tolerations(spec), (taint,)) for spec in specs]
+
+    real, simulated = tolerated(Path(DEMO_DIR) / REAL_DEMO), tolerated(Path(DEMO_DIR))
+    assert real and all(real)
+    assert simulated and not any(simulated)
