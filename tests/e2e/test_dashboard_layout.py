@@ -51,7 +51,9 @@ QUEUES = (_queue("default"), _queue("research-long-queue-name"), _queue("batch")
 def _overflows(browser: Browser, page: str, path: Path) -> list[object]:
     """Each table wider than its card: ``[card right, table right, table class]``."""
     path.write_text(
-        page.replace('<link rel="stylesheet" href="/static/dashboard.css">', f"<style>{CSS}</style>")
+        page.replace(
+            '<link rel="stylesheet" href="/static/dashboard.css">', f"<style>{CSS}</style>"
+        )
     )
     browser.open(path.as_uri())
     found = browser.evaluate(

@@ -295,16 +295,20 @@ def test_a_rejected_job_is_deleted_by_name_and_by_delete_all_and_junk_has_its_ow
     system, monkeypatch
 ):
     """kubectl deletes what it lists: a rejected job too; junk is listed once, apart."""
-    settings = Settings.from_env({"KAFKA_BOOTSTRAP_SERVERS": system.bootstrap,
-                                  "VCBUS_TOPIC_PREFIX": system.prefix})
+    settings = Settings.from_env(
+        {"KAFKA_BOOTSTRAP_SERVERS": system.bootstrap, "VCBUS_TOPIC_PREFIX": system.prefix}
+    )
     refused = [job(name).replace("replicas: 2", "replicas: -1") for name in ("nay-a", "nay-b")]
     now = SystemClock().now()
     records = [item.record for text in refused for item in records_for(text, system.prefix, now)]
     records += [item.record for item in records_for("{oops", system.prefix, now)]
     asyncio.run(publish(settings, records))
     for name in ("nay-a", "nay-b"):
-        eventually(lambda n=name: listed(system, monkeypatch, n).get("phase") == "Rejected",
-                   f"{name} rejected", system)
+
+        def rejected(name: str = name) -> bool:
+            return listed(system, monkeypatch, name).get("phase") == "Rejected"
+
+        eventually(rejected, f"{name} rejected", system)
 
     _, text, _ = run_cli(system, monkeypatch, "get", "jobs")
     jobs, _, junk = text.partition("Rejected records that name no job (in no namespace):\n")

@@ -166,7 +166,9 @@ def test_wait_ends_at_once_for_a_minimum_alone_over_its_queues_capability(
     path.write_text(
         "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: tiny}\n"
         "spec: {weight: 1, capability: {cpu: '1'}}\n---\n"
-        + job(replicas=2, name="capped").replace("spec:\n  tasks:", "spec:\n  queue: tiny\n  tasks:")
+        + job(replicas=2, name="capped").replace(
+            "spec:\n  tasks:", "spec:\n  queue: tiny\n  tasks:"
+        )
     )
     status, out, _ = run_cli(system, monkeypatch, "submit", str(path), "--wait", "--timeout", "60")
     assert status == 1, out

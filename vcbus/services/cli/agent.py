@@ -7,12 +7,12 @@ The node (SPEC A14): its name (``--node-name``, default the host name), its allo
 ``--label``) and taints (``--taint key=value:Effect``).
 
 Pods run as ``--run-as``; by default the system user ``vcbus-pod``, or ``nobody`` where no
-``vcbus-pod`` exists (:func:`default_run_as`; ``vcbus up --agent`` follows the same rule), and
-the agent's own user when it is not root; as root only with ``--allow-root``; a pod's own ``runAsUser`` only with
-``--allow-pod-users``; ``hostPath`` volumes only under ``--host-path-allow``. Host ports
-come from ``--port-range``. With root and cgroups (v2, or v1's memory and cpu) each pod gets
-its cpu quota and memory limit; otherwise the agent says at start, in its heartbeat and in
-each pod's status that limits are not enforced.
+``vcbus-pod`` exists (:func:`default_run_as`; ``vcbus up --agent`` follows the same rule),
+and the agent's own user when it is not root; as root only with ``--allow-root``; a pod's
+own ``runAsUser`` only with ``--allow-pod-users``; ``hostPath`` volumes only under
+``--host-path-allow``. Host ports come from ``--port-range``. With root and cgroups (v2, or
+v1's memory and cpu) each pod gets its cpu quota and memory limit; otherwise the agent says
+at start, in its heartbeat and in each pod's status that limits are not enforced.
 """
 
 from __future__ import annotations

@@ -3,11 +3,11 @@
 Only jobs that exist (read from ``jobs.admitted`` and ``jobs.status``), or whose rejection
 (``jobs.rejected``) is what ``get jobs`` shows of them, are asked for; each other one is
 reported "not found" (exit 1), as kubectl does. A rejected job's delete ends its listing:
-the job-controller answers a delete of a job it does not hold with ``JobDeleted`` too. As kubectl's, ``--all`` takes
-every job of the namespace (``-A``: of every namespace), ``--field-selector`` narrows it
-(``status.phase=Completed``, ``status.phase!=Running``, ``metadata.name=...``,
-``metadata.namespace=...``, comma-separated, all must hold), and ``-f FILE`` takes the jobs
-a manifest file names.
+the job-controller answers a delete of a job it does not hold with ``JobDeleted`` too. As
+kubectl's, ``--all`` takes every job of the namespace (``-A``: of every namespace),
+``--field-selector`` narrows it (``status.phase=Completed``, ``status.phase!=Running``,
+``metadata.name=...``, ``metadata.namespace=...``, comma-separated, all must hold), and ``-f
+FILE`` takes the jobs a manifest file names.
 
 A ``JobDeleteRequested`` command goes to ``jobs.submitted`` keyed by the job, so it stays
 ordered with the job's submission; admission passes it on and the job-controller deletes

@@ -42,8 +42,8 @@ from vcbus.contracts import (
 )
 from vcbus.contracts.objects import Condition, JobPhase, JobSpec
 from vcbus.services.cli import terminal
-from vcbus.services.cli.describe_kinds import DESCRIBED, SINGULAR, describe_kind
 from vcbus.services.cli.admissible import INADMISSIBLE, inadmissible, place_in_queue
+from vcbus.services.cli.describe_kinds import DESCRIBED, SINGULAR, describe_kind
 from vcbus.services.cli.status import (
     StatusStore,
     add_verbose,
@@ -418,7 +418,8 @@ def _events(events: Sequence[JobEvent], now: datetime | None) -> list[str]:
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``vcbus describe``."""
     parser = sub.add_parser(
-        "describe", help="show one job, pod, podgroup, queue or node in detail (a job: why it waits)"
+        "describe",
+        help="show one job, pod, podgroup, queue or node in detail (a job: why it waits)",
     )
     parser.add_argument(
         "kind",

@@ -44,7 +44,7 @@ def _label(field: str) -> str:
 
 
 def _value(value: object) -> str:
-    if value is None or value == "" or value == {} or value == []:
+    if value is None or value in ("", {}, []):
         return "<none>"
     if isinstance(value, Mapping):
         return ", ".join(f"{k}={v}" for k, v in value.items())
@@ -61,7 +61,8 @@ def describe_object(obj: Object) -> str:
             header = tuple(dict.fromkeys(k for row in rows for k in row))
             lines.append(label)
             table = render_table(
-                tuple(h.upper() for h in header), [[str(r.get(h, "")) for h in header] for r in rows]
+                tuple(h.upper() for h in header),
+                [[str(r.get(h, "")) for h in header] for r in rows],
             )
             lines += ["  " + line for line in table]
             continue
@@ -92,8 +93,10 @@ async def describe_kind(
 
 
 def _names(kind: str, obj: Object) -> tuple[str, ...]:
-    """What an object answers to: a queue its name, a pod ``ns/name``, a PodGroup its
-    ``ns/name`` and its job's."""
+    """What an object answers to: a queue its name, a pod ``ns/name``, a PodGroup both.
+
+    A PodGroup answers to its own ``ns/name`` and to its job's.
+    """
     if kind == "queues":
         return (str(obj["name"]),)
     own = f"{obj['namespace']}/{obj['name']}"

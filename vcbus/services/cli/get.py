@@ -71,7 +71,9 @@ def run(args: argparse.Namespace) -> int:
     bus = AioKafkaBus(settings.kafka)
     if args.kind == "all":
         if args.watch or args.names:
-            terminal.error("vcbus get all: lists every job, podgroup and pod; no NAME, no --watch\n")
+            terminal.error(
+                "vcbus get all: lists every job, podgroup and pod; no NAME, no --watch\n"
+            )
             return EXIT_UNUSABLE
         text = asyncio.run(get_all(bus, settings, query, args.output, terminal.colours_on()))
         if text:
@@ -144,7 +146,7 @@ async def get(
         else:
             text = render(kind, rows, output, now=now(), colour=colour)
             if kind.name == "jobs" and not watch:
-                text = with_unnamed(text, rows, store, query, output, now())
+                text = with_unnamed(text, rows, store, query, output=output, now=now())
         if text:
             out(text)
         elif not watch:
@@ -180,6 +182,7 @@ def with_unnamed(
     rows: dict[str, Row],
     store: StatusStore,
     query: Query,
+    *,
     output: str,
     now: datetime,
 ) -> str:
@@ -231,7 +234,12 @@ async def get_all(
         at = kind.header.index("NAME")
         named = {
             key: dataclasses.replace(
-                row, cells=(*row.cells[:at], f"{_SHORT[kind.name]}/{row.cells[at]}", *row.cells[at + 1 :])
+                row,
+                cells=(
+                    *row.cells[:at],
+                    f"{_SHORT[kind.name]}/{row.cells[at]}",
+                    *row.cells[at + 1 :],
+                ),
             )
             for key, row in rows.items()
         }
@@ -241,7 +249,11 @@ async def get_all(
 
 
 _KIND_OF = {"jobs": "Job", "podgroups": "PodGroup", "pods": "Pod"}
-_SHORT = {"jobs": "job.batch.volcano.sh", "podgroups": "podgroup.scheduling.volcano.sh", "pods": "pod"}
+_SHORT = {
+    "jobs": "job.batch.volcano.sh",
+    "podgroups": "podgroup.scheduling.volcano.sh",
+    "pods": "pod",
+}
 
 
 def watch_changes(

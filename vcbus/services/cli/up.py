@@ -108,7 +108,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--agent-data-dir", default="", help="--agent: its data [a new directory in /tmp]"
     )
     parser.add_argument(
-        "--run-as", default="", help="--agent: USER[:GROUP] pods run as [vcbus-pod, else nobody, when root]"
+        "--run-as",
+        default="",
+        help="--agent: USER[:GROUP] pods run as [vcbus-pod, else nobody, when root]",
     )
     parser.add_argument("--allow-root", action="store_true", help="--agent: pods may run as root")
     add_service_options(parser)

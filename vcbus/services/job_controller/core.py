@@ -159,8 +159,10 @@ def _deleted(record: JobRecord, ctx: Ctx, conf: ControllerConf) -> Step[JobRecor
 
 
 def _deleted_unknown(event: JobDeleteAccepted, ctx: Ctx) -> Step[JobRecord | None]:
-    """A delete of a job the controller does not hold (a rejected one): ``JobDeleted`` all
-    the same, so the readers stop showing its rejection, as ``kubectl delete`` removes it."""
+    """A delete of a job the controller does not hold (a rejected one): ``JobDeleted``.
+
+    The readers then stop showing its rejection, as ``kubectl delete`` removes it.
+    """
     deleted = JobDeleted(
         event_id=derive_event_id(tag_of(JobDeleted), event.job, event.event_id),
         occurred_at=ctx.now,

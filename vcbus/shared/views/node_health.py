@@ -51,7 +51,7 @@ class NodeHealth:
         return f"{human_duration(self.age_seconds)} ago"
 
     def limits_column(self) -> str:
-        """``get nodes -o wide``'s LIMITS: ``enforced``, ``not enforced``, ``-`` for a simulated node."""
+        """``get nodes -o wide``'s LIMITS: ``enforced``, ``not enforced`` (``-``: simulated)."""
         beat = self.heartbeat
         if beat is None:
             return "-"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import tomllib
+from importlib.resources.abc import Traversable
 from pathlib import Path
 
 import yaml
@@ -12,10 +13,8 @@ import yaml
 import vcbus.services.cli
 from tests.unit.services.cli.builders import build_status
 from vcbus.contracts.objects import Queue
-from vcbus.services.cli.admit import admit, admit_queue, as_text
-from vcbus.services.job_controller.pods import pod_tolerations
-from vcbus.shared.scheduling.taints import tolerates_all
 from vcbus.services.cli import build_parser
+from vcbus.services.cli.admit import admit, admit_queue, as_text
 from vcbus.services.cli.agent import _taint
 from vcbus.services.cli.up import (
     DEMO_DIR,
@@ -29,6 +28,8 @@ from vcbus.services.cli.up import (
     starting_line,
     waiting_lines,
 )
+from vcbus.services.job_controller.pods import pod_tolerations
+from vcbus.shared.scheduling.taints import tolerates_all
 from vcbus.shared.views.jobs import JobView
 from vcbus.shared.views.status import StatusView
 
@@ -129,15 +130,19 @@ def test_up_agents_real_node_is_tainted_beside_simulated_ones_and_only_real_jobs
 
     taint = _taint(REAL_NODE_TAINT)
 
-    def tolerated(folder: Path) -> list[bool]:
+    def tolerated(folder: Traversable) -> list[bool]:
         specs = []
-        for path in sorted(folder.glob("*.yaml")):
+        for path in sorted(folder.iterdir(), key=lambda item: item.name):
+            if not path.name.endswith(".yaml") or not path.is_file():
+                continue
             for document in yaml.safe_load_all(path.read_text()):
                 if document.get("kind") == "Job":
                     tasks = document["spec"]["tasks"]
                     specs += [t["template"].get("spec", {}) for t in tasks]
         return [tolerates_all(pod_tolerations(spec), (taint,)) for spec in specs]
 
-    real, simulated = tolerated(Path(DEMO_DIR) / REAL_DEMO), tolerated(Path(DEMO_DIR))
-    assert real and all(real)
-    assert simulated and not any(simulated)
+    real, simulated = tolerated(DEMO_DIR / REAL_DEMO), tolerated(DEMO_DIR)
+    assert real
+    assert all(real)
+    assert simulated
+    assert not any(simulated)
