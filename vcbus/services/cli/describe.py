@@ -42,8 +42,8 @@ from vcbus.contracts import (
 )
 from vcbus.contracts.objects import Condition, JobPhase, JobSpec
 from vcbus.services.cli import terminal
-from vcbus.services.cli.describe_kinds import DESCRIBED, SINGULAR, describe_kind
 from vcbus.services.cli.admissible import INADMISSIBLE, inadmissible, place_in_queue
+from vcbus.services.cli.describe_kinds import DESCRIBED, SINGULAR, describe_kind
 from vcbus.services.cli.status import (
     StatusStore,
     add_verbose,

@@ -88,7 +88,8 @@ POD_TOPICS = frozenset({Topic.PODS, Topic.PODS_STATUS, Topic.BINDINGS})
 """Topics folded per pod: they are keyed by job or node, with many pods per key."""
 
 _ADMITTED_TAG = tag_of(JobAdmitted).encode()
-_UNNAMED = "(unnamed)"
+UNNAMED = "(unnamed)"
+"""How the store names a rejected record that named no job (``(unnamed)@PARTITION:OFFSET``)."""
 _TOPIC_NAMES = frozenset(str(topic) for topic in Topic)
 
 
@@ -170,7 +171,7 @@ class StatusStore:
         if topic in LATEST_TOPICS:
             key = record.key.decode("utf-8", "replace") if record.key else ""
             if not key:
-                key = f"{_UNNAMED}@{record.partition}:{record.offset}"
+                key = f"{UNNAMED}@{record.partition}:{record.offset}"
             newest = events[-1]
             if isinstance(newest, JobAdmitted) and not self._replaces_spec(key, newest):
                 return

@@ -40,6 +40,7 @@ from vcbus.contracts import (
 from vcbus.contracts.objects import JobPhase
 from vcbus.services.admission.fields import FieldValidation
 from vcbus.services.cli import require_broker, terminal
+from vcbus.services.cli.admissible import never_admitted
 from vcbus.services.cli.admit import VALIDATE_CHOICES, Verdict, add_validate, admit, as_text
 from vcbus.services.cli.status import (
     StatusReader,
@@ -320,7 +321,9 @@ DONE_PHASES = frozenset({JobPhase.RUNNING, JobPhase.COMPLETING, JobPhase.COMPLET
 
 STUCK_REASONS = frozenset({QUEUE_NOT_FOUND, QUEUE_CLOSED, INFEASIBLE})
 """Reasons a pending job keeps until someone changes the cluster or its queue: waiting for
-them to pass by themselves would only run out the time, so ``--wait`` stops (exit 1)."""
+them to pass by themselves would only run out the time, so ``--wait`` stops (exit 1); so
+it does for a minimum alone over its queue's capability
+(:func:`vcbus.services.cli.admissible.never_admitted`)."""
 
 UNCHANGED_GRACE = 5.0
 """Seconds after its admission a job waits for a status of its own before an unchanged
@@ -374,7 +377,7 @@ def outcome(ours: StatusStore, current: StatusStore, key: str, *, unchanged: boo
         return Outcome(line, done=True)
     if status.phase in FAILED_PHASES:
         return Outcome(line, done=True, failed=True)
-    if reason is not None and reason.code in STUCK_REASONS:
+    if reason is not None and (reason.code in STUCK_REASONS or never_admitted(reason)):
         return Outcome(f"{line} (it cannot start until that changes)", done=True, failed=True)
     return Outcome(line)
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import atexit
 import contextlib
 import fcntl
 import os
@@ -237,9 +238,16 @@ def demo_texts(folder: Traversable, *, real: bool = False) -> list[str]:
     ]
 
 
+REAL_NODE_TAINT = "vcbus.io/agent=true:NoSchedule"
+"""The taint of ``up --agent``'s real node beside simulated ones; a real job tolerates it
+(and selects the node with ``nodeSelector: {vcbus.io/agent: "true"}``)."""
+
+
 def agent_args(args: argparse.Namespace, data_dir: str) -> list[str]:
     """The command line of ``vcbus up --agent``'s agent.
 
+    Beside simulated nodes the host's node is tainted :data:`REAL_NODE_TAINT`: a job
+    without a toleration for it (a simulated one, which runs no command) stays off it.
     As root, each pod runs as a uid of its own (the agent's ``--pod-uids``) unless
     ``--run-as`` names one user for every pod.
     """
@@ -247,6 +255,10 @@ def agent_args(args: argparse.Namespace, data_dir: str) -> list[str]:
     out += ["--listen-port", "0"]
     if args.node_name:
         out += ["--node-name", args.node_name]
+    if args.nodes > 0:
+        # beside simulated nodes, only a job asking for this host lands on it, as a
+        # Kubernetes node kept for some workloads: tainted, tolerated by those that want it
+        out += ["--taint", REAL_NODE_TAINT]
     if args.run_as:
         out += ["--run-as", args.run_as]
     if args.allow_root:
@@ -255,12 +267,18 @@ def agent_args(args: argparse.Namespace, data_dir: str) -> list[str]:
 
 
 def agent_data_dir(given: str) -> str:
-    """``--agent-data-dir``, else a new directory in ``/tmp`` every user can search."""
+    """``--agent-data-dir``, else a new directory in ``/tmp`` every user can search.
+
+    The new directory goes when ``vcbus up`` exits (after its agent stopped), with what its
+    pods left there: the next ``up`` makes a directory of its own, so nothing would read
+    it again. A given directory is kept.
+    """
     if given:
         Path(given).mkdir(parents=True, exist_ok=True)
         return given
     path = Path(tempfile.mkdtemp(prefix="vcbus-up-agent-"))
     path.chmod(0o711)
+    atexit.register(shutil.rmtree, path, ignore_errors=True)
     return str(path)
 
 

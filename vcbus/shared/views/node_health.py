@@ -51,6 +51,13 @@ class NodeHealth:
             return "-"
         return f"{human_duration(self.age_seconds)} ago"
 
+    def limits_column(self) -> str:
+        """``get nodes -o wide``'s LIMITS: ``enforced``, ``not enforced`` (``-``: simulated)."""
+        beat = self.heartbeat
+        if beat is None:
+            return "-"
+        return "enforced" if beat.limits_enforced else "not enforced"
+
     def limits_text(self) -> str:
         """``limits not enforced`` where the agent runs pods without cgroups, else ``-``."""
         beat = self.heartbeat
