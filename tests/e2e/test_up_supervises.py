@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests.e2e.real_nodes import simple_job
 from tests.e2e.system import SERVICES
@@ -212,10 +213,18 @@ def test_a_killed_service_and_a_killed_agent_are_restarted_and_no_job_is_lost(up
     up.wait_phase(quick, "Completed")  # the restarted controller and agent take new work
 
 
-def test_a_failed_job_says_which_pod_failed_its_exit_code_and_reason(up: Up) -> None:
+def test_a_failed_job_says_which_pod_failed_and_the_pod_its_policy_killed_keeps_its_log(
+    up: Up,
+) -> None:
     name = f"fails-{os.getpid()}"
-    job = simple_job(name, "echo about to fail; exit 3")
-    submitted = up.vcbus("submit", "-", stdin=job)
+    script = 'echo "rank $HOSTNAME here"; case $HOSTNAME in *-0) exit 3;; esac; exec sleep 600'
+    job = yaml.safe_load(
+        simple_job(
+            name, script, replicas=2, policies=[{"event": "PodFailed", "action": "RestartJob"}]
+        )
+    )
+    job["spec"]["maxRetry"] = 1
+    submitted = up.vcbus("submit", "-", stdin=yaml.safe_dump(job))
     assert submitted.returncode == 0, submitted.stderr
     up.wait_phase(name, "Failed")
 
@@ -226,10 +235,21 @@ def test_a_failed_job_says_which_pod_failed_its_exit_code_and_reason(up: Up) -> 
     start = lines.index("Failed Pods:")
     row = lines[start + 2].split()
     assert row[:6] == [f"{name}-task-0", "task", "0", NODE, "3", "Error"], described.stdout
-    assert "Policy Actions:" in lines, described.stdout
+    (policy,) = [line for line in lines if line.startswith("Policy:")]
+    assert "PodFailed -> RestartJob (job); maxRetry 1, retried 1" in policy, described.stdout
+    acted = lines.index("Policy Actions:")
+    assert "maxRetry 1 reached" in lines[acted + 2], described.stdout
     wide = up.vcbus("get", "pods", "-o", "wide")
-    (pod_row,) = [line.split() for line in wide.stdout.splitlines() if f"{name}-task-0" in line]
-    assert pod_row[-2:] == ["3", "Error"]
+    rows = [line.split() for line in wide.stdout.splitlines() if f"{name}-task-0" in line]
+    assert [r[-2:] for r in rows] in ([["3", "Error"]], []), wide.stdout  # [] once deleted
+    # the rank the policy killed: its log stays readable with --previous
+    deadline = time.monotonic() + WAIT
+    while True:
+        logs = up.vcbus("logs", name, "--index", "1", "--previous")
+        if logs.returncode == 0 or time.monotonic() > deadline:
+            break
+        time.sleep(1.0)  # until its agent has stopped and forgotten it
+    assert (logs.returncode, logs.stdout) == (0, f"rank {name}-task-1 here\n"), logs.stderr
 
 
 def test_ctrl_c_stops_the_pods_their_supervisors_and_removes_the_agent_directory(up: Up) -> None:
