@@ -556,12 +556,12 @@ async def describe(
         verbose=verbose,
         now=(lambda: now) if now is not None else None,
     )
-    decoded = (
-        (topic, store.decode(topic, record.value))
+    records = [
+        (topic, event)
         for record in mine
         for topic in (Topic(record.topic.removeprefix(settings.topic_prefix)),)
-    )
-    records = [(t, e) for t, e in decoded if e is not None]
+        for event in store.events(topic, record.value)  # every event of a joined record
+    ]
     return describe_job(
         store,
         key,

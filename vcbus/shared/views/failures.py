@@ -79,9 +79,12 @@ class Failures:
     """Failed pods not kept (older than the newest :data:`MAX_FAILURES`)."""
     _seen: set[str] = field(default_factory=set)
     _phase: str = ""
+    _deleted_at: datetime | None = None
 
     def apply(self, event: Event) -> None:
-        """Fold one of the job's events."""
+        """Fold one of the job's events (those of an earlier job deleted are dropped)."""
+        if self._deleted_at is not None and event.occurred_at <= self._deleted_at:
+            return  # the deleted job's last step: its pods' ends as it was deleted
         match event:
             case JobDeleted():
                 self.pods.clear()
@@ -89,6 +92,7 @@ class Failures:
                 self.omitted = 0
                 self._seen.clear()
                 self._phase = ""
+                self._deleted_at = event.occurred_at
             case PodPhaseChanged() if event.phase is PodPhase.FAILED:
                 seen = event.pod_uid or f"{event.pod}@{event.occurred_at.isoformat()}"
                 if seen in self._seen:
