@@ -3,11 +3,12 @@
 As ``kubectl logs``: ``--task`` and ``--index`` pick pods (default every pod of the job,
 each line prefixed ``[<pod>]`` when there are several), ``-c`` a container (default the
 pod's first), ``--tail N`` the last lines, ``--previous`` the run before the last restart,
-``-f`` follows until the container ends. The CLI finds each pod's node on ``pods.status``
-and the node's agent on ``nodes`` (labels ``vcbus.io/address``, ``vcbus.io/agent-port``),
-then asks that agent over HTTP(S): ``VCBUS_AGENT_TOKEN`` is sent as a bearer token, and
-with ``VCBUS_AGENT_TLS_CAFILE`` the connection is TLS, checked against that CA. A pod on a
-simulated node has no log.
+``-f`` follows until the container ends. A pod deleted by its job's policy (or with its
+job's end) is found with ``--previous``: its agent keeps its last incarnation's logs. The
+CLI finds each pod's node on ``pods.status`` and the node's agent on ``nodes`` (labels
+``vcbus.io/address``, ``vcbus.io/agent-port``), then asks that agent over HTTP(S):
+``VCBUS_AGENT_TOKEN`` is sent as a bearer token, and with ``VCBUS_AGENT_TLS_CAFILE`` the
+connection is TLS, checked against that CA. A pod on a simulated node has no log.
 """
 
 from __future__ import annotations
@@ -60,7 +61,9 @@ def run(args: argparse.Namespace) -> int:
     """Print the logs; 1 when no pod of the job matches or an agent refuses."""
     key = args.job if "/" in args.job else f"{args.namespace}/{args.job}"
     settings = Settings.from_env()
-    targets, problems = asyncio.run(find_targets(settings, key, args.task, args.index))
+    targets, problems = asyncio.run(
+        find_targets(settings, key, args.task, args.index, previous=args.previous)
+    )
     for problem in problems:
         terminal.error(problem + "\n")
     if not targets:
@@ -80,9 +83,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def find_targets(
-    settings: Settings, job: str, task: str | None, index: int | None
+    settings: Settings, job: str, task: str | None, index: int | None, *, previous: bool = False
 ) -> tuple[list[Target], list[str]]:
-    """The job's pods that match, with their agents' endpoints; and what could not be found."""
+    """The job's pods that match, with their agents' endpoints; and what could not be found.
+
+    With ``previous``, pods deleted and not created again count too (a pod its job's policy
+    killed, the pods of a job that ended Failed): their node's agent keeps their last logs.
+    """
     store = await read_store(
         AioKafkaBus(settings.kafka),
         settings,
@@ -91,7 +98,8 @@ async def find_targets(
         whole=frozenset({Topic.NODES}),
     )
     targets, problems = [], []
-    for pod, row in sorted(store.pods.items()):
+    rows = {**store.gone_pods, **store.pods} if previous else store.pods
+    for pod, row in sorted(rows.items()):
         if row.job != job or (task is not None and row.task != task):
             continue
         if index is not None and pod.rpartition("-")[2] != str(index):
@@ -110,7 +118,7 @@ def target_of(store: StatusStore, pod: str) -> Target | str:
     Its node is the one ``pods.status`` names; the node's agent is found by the labels it
     registered (``vcbus.io/address``, ``vcbus.io/agent-port``).
     """
-    row = store.pods.get(pod)
+    row = store.pods.get(pod) or store.gone_pods.get(pod)
     if row is None or not row.node:
         return f"pod {pod} is not bound to a node yet"
     node = store.get(Topic.NODES, row.node)

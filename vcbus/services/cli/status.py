@@ -122,6 +122,8 @@ class StatusStore:
         """Each real node's newest heartbeat (``nodes`` keeps the newest record only)."""
         self._pods = PodFold()
         self.pods: dict[str, PodRow] = self._pods.rows
+        self.gone_pods: dict[str, PodRow] = self._pods.gone
+        """The last incarnation deleted of each pod not created again (``logs --previous``)."""
         self.reservation = ReservationView()
         self.touched: set[str] = set()
         self.records = 0

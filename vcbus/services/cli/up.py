@@ -64,6 +64,8 @@ REAL_DEMO = "real"
 """The demo's subfolder of real jobs, submitted with ``--agent``."""
 DEFAULT_BROKER_PORT = 9092
 BROKER_HOST = "127.0.0.1"
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+"""What stops ``up`` (Ctrl-C, a process manager); ignored once it is stopping."""
 AGENT = "agent"
 """The name ``up`` gives its node agent (its log, its lines)."""
 SERVICE_ORDER = ("cluster", "admission", "job-controller", "podgroup-enqueue", "allocator")
@@ -330,7 +332,12 @@ def run(args: argparse.Namespace) -> int:
                 "stop it first, or give this one another --log-dir\n"
             )
             return EXIT_UNUSABLE
-        return _run(args, log_dir, demo)
+        saved = {signum: signal.getsignal(signum) for signum in STOP_SIGNALS}
+        try:
+            return _run(args, log_dir, demo)
+        finally:
+            for signum, handler in saved.items():
+                signal.signal(signum, handler)
 
 
 @contextlib.contextmanager
@@ -409,6 +416,10 @@ def _run(args: argparse.Namespace, log_dir: Path, demo: list[str]) -> int:
             )
             return asyncio.run(_watch(settings, args, supervisor, demo))
         finally:
+            # a second Ctrl-C would cut the shutdown short and leave pods running: the
+            # pods' grace periods bound it, and kill -9 abandons it
+            for signum in STOP_SIGNALS:
+                signal.signal(signum, signal.SIG_IGN)
             shut_down(supervisor, names, data_dir, remove=not args.agent_data_dir)
 
 
@@ -420,6 +431,7 @@ def shut_down(supervisor: Supervisor, services: list[str], data_dir: str, *, rem
     while the agent still publishes how they ended, then the agent, then any pod it
     started meanwhile; the agent's data directory goes too when ``up`` made it.
     """
+    terminal.write("stopping: the services, this node's pods, the agent, then the broker\n")
     supervisor.stop(services)
     if not data_dir:
         supervisor.stop()
@@ -575,7 +587,7 @@ async def _watch(
         progress = DemoProgress(submitted)
         loop = asyncio.get_running_loop()
         stop = asyncio.Event()
-        for signum in (signal.SIGTERM, signal.SIGINT):
+        for signum in STOP_SIGNALS:
             loop.add_signal_handler(signum, stop.set)
         clock = SystemClock()
         deadline = clock.monotonic() + args.timeout

@@ -7,7 +7,9 @@ cluster reports them on ``pods.status``, on the job's partition), a job phase, a
 that changed, nodes locked or unlocked, a retry, finished, deleted. Rows are sorted by
 time (newest last), and equal rows in a row are counted as one (``x3 over 10s``), as
 Kubernetes' event aggregation does. Only the job's newest life is shown: rows up to the
-``Deleted`` of an earlier job of the same name are dropped.
+``Deleted`` of an earlier job of the same name are dropped (with those of its last step).
+A record may carry several events (a job's pods created in one step, bound in one cycle):
+each makes its row.
 """
 
 from __future__ import annotations
@@ -154,7 +156,10 @@ def job_events(key: str, records: Iterable[tuple[Topic, Event]]) -> list[JobEven
     rows.sort(key=lambda row: row.at)
     deleted = [i for i, row in enumerate(rows) if row.reason == "Deleted"]
     if deleted and deleted[-1] != len(rows) - 1:
-        rows = rows[deleted[-1] + 1 :]
+        # the earlier job's rows end with its deletion, and those of its last step with it
+        # (pods killed as it was deleted, at the same time)
+        ended = rows[deleted[-1]].at
+        rows = [row for row in rows[deleted[-1] + 1 :] if row.at > ended]
     merged: list[JobEvent] = []
     for row in rows:
         if merged and merged[-1].same_as(row):

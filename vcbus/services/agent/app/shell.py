@@ -369,7 +369,8 @@ class Agent:
                 with job_span("agent.stop", context_of(_headers(pod) if pod else ()), uid=uid):
                     self.runtime.stop(uid)
             case Forget(uid=uid):
-                self.runtime.forget(uid)
+                pod = self.state.pods.get(uid)
+                self.runtime.forget(uid, keep_logs_as=pod.key if pod else "")
                 self.state = core.forgotten(self.state, uid)
                 self._checked.pop(uid, None)
 
