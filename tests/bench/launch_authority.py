@@ -32,6 +32,7 @@ from vcbus.services.admission.core import (
 )
 from vcbus.shared.authority import (
     Role,
+    SigningKey,
     Trust,
     check_admitted,
     check_binding,
@@ -43,6 +44,7 @@ from vcbus.shared.authority import (
 from vcbus.shared.step import Ctx
 
 DEMO = Path(__file__).resolve().parents[2] / "vcbus" / "services" / "cli" / "demo"
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
 JOBS = ["real/40-pytorch-rendezvous.yaml", "30-big-gang.yaml", "10-mpi-depends-on.yaml"]
 
 
@@ -59,9 +61,37 @@ def admitted(name: str) -> JobAdmitted:
     queues = queues_from_manifests(yaml.safe_load_all((DEMO / "00-queue.yaml").read_text()))
     text = (DEMO / name).read_text()
     submission = Submission(text.encode(), SubmissionOrigin(topic="t", partition=0, offset=0))
-    (event,) = decide(queues, submission, Ctx(now=datetime.now(UTC)), AdmissionLimits())
+    (event,) = decide(queues, submission, Ctx(now=NOW), AdmissionLimits())
     assert isinstance(event, JobAdmitted), event
     return event
+
+
+def measure(
+    event: JobAdmitted, admission: SigningKey, allocator: SigningKey, trust: Trust, rounds: int
+) -> dict[str, float]:
+    """The CPU of each step for one admitted job and a binding of one of its pods."""
+    signed = sign_admitted(admission, event)
+    task = event.manifest.spec.tasks[0]
+    pod = Pod(
+        name=f"{event.manifest.metadata.name}-{task.name}-0",
+        namespace=event.manifest.metadata.namespace or "default",
+        job=event.job,
+        task=task.name,
+        index=0,
+        podgroup="pg",
+        uid="0123abcd-pod-v0-i0",
+        requests={"cpu": 1000, "memory": 1 << 30},
+        admitted_digest=signed.manifest_digest,
+    )
+    binding = BindingCreated(event_id="e", occurred_at=NOW, pod=pod, node=NodeName("node-0"))
+    bound = sign_binding(allocator, binding)
+    return {
+        "manifest_digest_us": per_call_us(lambda: manifest_digest(event.manifest), rounds),
+        "sign_admitted_us": per_call_us(lambda: sign_admitted(admission, event), rounds),
+        "check_admitted_us": per_call_us(lambda: check_admitted(trust, signed), rounds),
+        "sign_binding_us": per_call_us(lambda: sign_binding(allocator, binding), rounds),
+        "check_binding_us": per_call_us(lambda: check_binding(trust, bound), rounds),
+    }
 
 
 def main() -> None:
@@ -75,33 +105,7 @@ def main() -> None:
             Role.ALLOCATOR: {allocator.id: allocator.private.public_key()},
         }
     )
-    out: dict[str, object] = {}
-    for name in JOBS:
-        event = admitted(name)
-        signed = sign_admitted(admission, event)
-        task = event.manifest.spec.tasks[0]
-        pod = Pod(
-            name=f"{event.manifest.metadata.name}-{task.name}-0",
-            namespace=event.manifest.metadata.namespace or "default",
-            job=event.job,
-            task=task.name,
-            index=0,
-            podgroup="pg",
-            uid="0123abcd-pod-v0-i0",
-            requests={"cpu": 1000, "memory": 1 << 30},
-            admitted_digest=signed.manifest_digest,
-        )
-        binding = BindingCreated(
-            event_id="e", occurred_at=datetime.now(UTC), pod=pod, node=NodeName("node-0")
-        )
-        bound = sign_binding(allocator, binding)
-        out[name] = {
-            "manifest_digest_us": per_call_us(lambda: manifest_digest(event.manifest), args.rounds),
-            "sign_admitted_us": per_call_us(lambda: sign_admitted(admission, event), args.rounds),
-            "check_admitted_us": per_call_us(lambda: check_admitted(trust, signed), args.rounds),
-            "sign_binding_us": per_call_us(lambda: sign_binding(allocator, binding), args.rounds),
-            "check_binding_us": per_call_us(lambda: check_binding(trust, bound), args.rounds),
-        }
+    out = {name: measure(admitted(name), admission, allocator, trust, args.rounds) for name in JOBS}
     print(json.dumps(out, indent=2))
 
 
