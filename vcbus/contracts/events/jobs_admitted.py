@@ -11,7 +11,7 @@ from vcbus.contracts.objects.job import Job
 
 
 class JobAdmitted(Event, tag="job.admitted.v1", frozen=True, kw_only=True):
-    """A job passed validation; ``manifest`` is the mutated job (SPEC B1.1 with A1).
+    """A job passed validation; ``manifest`` is the mutated job.
 
     ``spec_digest`` identifies the submitted spec: resubmitting the same spec is a no-op.
     """

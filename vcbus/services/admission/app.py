@@ -2,7 +2,7 @@
 
 Each submission is handled at its own microsecond (:class:`ArrivalStamps`): a job's
 creation time is when admission read it, and jobs read in one instant keep the order they
-were read in (partition offset order; a scenario's file order), SPEC A11.
+were read in (partition offset order; a scenario's file order), docs/design.md#arrival-order.
 """
 
 from __future__ import annotations

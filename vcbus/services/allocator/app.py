@@ -9,7 +9,7 @@ One replica is active (the lease); standbys follow the same topics and take over
 rebalance. The cluster refuses any binding that would overcommit a node, so even two
 active allocators could not overcommit.
 
-The allocator is also the node lifecycle controller of real nodes (SPEC A14,
+The allocator is also the node lifecycle controller of real nodes (docs/design.md#real-nodes,
 :mod:`vcbus.services.allocator.node_lifecycle`): each cycle, a node silent past the grace period
 is unschedulable, and the pods of one silent past the eviction timeout end ``NodeLost``.
 """
