@@ -2,7 +2,9 @@
 
 Run: ``python -m tests.bench.agent_start [--pods 100] [--gap 0.2] [--idle 20] [--run-as USER]``
 (not collected by pytest; as root, pods run as ``nobody``, or with ``--run-as ''`` each as a
-uid of its own, the agent's default).
+uid of its own, the agent's default). With ``--signed`` the driver
+signs the job and each binding as admission and the allocator do, and the agent verifies
+them (``--trust``).
 
 On a fresh embedded broker, with no other service: one ``vcbus agent`` process (node
 ``bench-0``, cgroups when the host has them). The driver publishes one admitted job of
@@ -38,6 +40,16 @@ from vcbus.contracts import BindingCreated, Event, JobAdmitted
 from vcbus.contracts.keys import JobKey, NodeName
 from vcbus.contracts.objects.job import Job
 from vcbus.contracts.objects.pod import Pod
+from vcbus.shared.authority import (
+    TRUST_FILE,
+    Role,
+    SigningKey,
+    load_signing_key,
+    manifest_digest,
+    sign_admitted,
+    sign_binding,
+    write_keys,
+)
 from vcbus.shared.bus.broker import start_broker
 from vcbus.shared.bus.kafka import AioKafkaBus
 from vcbus.shared.bus.kafka_settings import KafkaSettings
@@ -89,33 +101,36 @@ async def publish(producer: Producer, events: list[Event]) -> None:
 
 
 async def drive(
-    bootstrap: str, agent: subprocess.Popen[bytes], data: Path, args: argparse.Namespace
+    bootstrap: str,
+    agent: subprocess.Popen[bytes],
+    data: Path,
+    args: argparse.Namespace,
+    keys: dict[Role, SigningKey],
 ) -> dict[str, object]:
     bus = AioKafkaBus(KafkaSettings(bootstrap_servers=bootstrap))
     producer = bus.producer(client_id="bench-driver")
     try:
-        return await _drive(producer, agent, data, args)
+        return await _drive(producer, agent, data, args, keys)
     finally:
         await producer.stop()
 
 
 async def _drive(
-    producer: Producer, agent: subprocess.Popen[bytes], data: Path, args: argparse.Namespace
+    producer: Producer,
+    agent: subprocess.Popen[bytes],
+    data: Path,
+    args: argparse.Namespace,
+    keys: dict[Role, SigningKey],
 ) -> dict[str, object]:
     now = CLOCK.now()
     key = JobKey("default/bench")
-    await publish(
-        producer,
-        [
-            JobAdmitted(
-                event_id="bench-job",
-                occurred_at=now,
-                job=key,
-                manifest=job(args.pods),
-                spec_digest="x",
-            )
-        ],
+    admitted = JobAdmitted(
+        event_id="bench-job", occurred_at=now, job=key, manifest=job(args.pods), spec_digest="x"
     )
+    if keys:
+        admitted = sign_admitted(keys[Role.ADMISSION], admitted)
+    digest = manifest_digest(admitted.manifest) if keys else ""
+    await publish(producer, [admitted])
     await asyncio.sleep(5)  # the agent reads the job and settles
     idle_start = cpu_seconds(agent.pid)
     await asyncio.sleep(args.idle)
@@ -133,10 +148,13 @@ async def _drive(
             podgroup="bench",
             uid=f"bench-{index}",
             requests={"cpu": 10, "memory": 16 * 2**20},
+            admitted_digest=digest,
         )
         binding = BindingCreated(
             event_id=f"bind-{index}", occurred_at=CLOCK.now(), pod=pod, node=NodeName(NODE)
         )
+        if keys:
+            binding = sign_binding(keys[Role.ALLOCATOR], binding)
         sent[pod.uid] = CLOCK.now().timestamp()
         await publish(producer, [binding])
         await asyncio.sleep(args.gap)
@@ -156,6 +174,7 @@ async def _drive(
     launcher_end = sum(cpu_seconds(pid)[0] for pid in children(agent.pid))
     delays = [starts[uid] - sent[uid] for uid in starts]
     return {
+        "signed": bool(keys),
         "pods": args.pods,
         "started": len(starts),
         "gap_s": args.gap,
@@ -174,6 +193,7 @@ def main() -> None:
     parser.add_argument(
         "--run-as", default="nobody", help="the pods' user as root ['': a uid per pod]"
     )
+    parser.add_argument("--signed", action="store_true", help="sign launches; the agent verifies")
     args = parser.parse_args()
     broker = start_broker()
     base = Path(tempfile.mkdtemp(prefix="vcbus-bench-agent-"))
@@ -203,10 +223,15 @@ def main() -> None:
         ]
         if os.geteuid() == 0 and args.run_as:
             command += ["--run-as", args.run_as]
+        keys: dict[Role, SigningKey] = {}
+        if args.signed:
+            paths = write_keys(base / "keys")
+            keys = {role: load_signing_key(path, role) for role, path in paths.items()}
+            command += ["--trust", str(base / "keys" / TRUST_FILE)]
         agent = subprocess.Popen(
             command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
         )
-        result = asyncio.run(drive(bootstrap, agent, base / "data", args))
+        result = asyncio.run(drive(bootstrap, agent, base / "data", args, keys))
         print(json.dumps(result, indent=2))
     finally:
         if agent is not None:

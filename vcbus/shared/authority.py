@@ -233,12 +233,17 @@ def write_keys(directory: Path) -> dict[Role, Path]:
 
     Private key files are created mode 0600 (never readable by another user, nor by a
     pod); an existing one is kept, so a restart keeps its keys. Returns each role's key file.
+
+    Raises:
+        ValueError: a key's path is a link or not a regular file.
     """
     directory.mkdir(parents=True, exist_ok=True)
     paths: dict[Role, Path] = {}
     lines: list[str] = []
     for role, name in KEY_FILES.items():
         path = directory / name
+        if path.is_symlink() or (path.exists() and not path.is_file()):
+            raise ValueError(f"{path}: not a regular file; a key file is never a link")
         if not path.exists():
             pem = generate_key(role).private.private_bytes(
                 serialization.Encoding.PEM,
@@ -260,10 +265,19 @@ def signing_key_from(settings: Mapping[str, str], role: Role) -> SigningKey | No
     """The role's key named by its setting (:data:`KEY_SETTINGS`), ``None`` when unset.
 
     Raises:
-        ValueError: the file does not read as an Ed25519 private key.
+        ValueError: the file cannot be read, or not as an Ed25519 private key; the message
+            names the setting.
     """
-    path = settings.get(KEY_SETTINGS[role], "")
-    return load_signing_key(Path(path), role) if path else None
+    name = KEY_SETTINGS[role]
+    path = settings.get(name, "")
+    if not path:
+        return None
+    try:
+        return load_signing_key(Path(path), role)
+    except OSError as exc:
+        raise ValueError(f"{name}: cannot read {path}: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise ValueError(f"{name}: {exc}") from None
 
 
 def load_signing_key(path: Path, role: Role) -> SigningKey:

@@ -28,6 +28,7 @@ from vcbus.services.admission.core import (
 )
 from vcbus.shared.authority import (
     KEY_FILES,
+    KEY_SETTINGS,
     REASON_BAD_SIGNATURE,
     REASON_DIGEST_MISMATCH,
     REASON_UNSIGNED,
@@ -45,6 +46,7 @@ from vcbus.shared.authority import (
     manifest_digest,
     sign_admitted,
     sign_binding,
+    signing_key_from,
     write_keys,
 )
 from vcbus.shared.bus.codec import TopicCodec, encode
@@ -295,3 +297,30 @@ def test_a_key_file_that_is_not_ed25519_is_refused_naming_it_when_read(tmp_path:
     path.write_text("not a key\n")
     with pytest.raises(ValueError, match=r"admission\.key"):
         load_signing_key(path, Role.ADMISSION)
+
+
+def test_a_key_setting_naming_a_missing_or_bad_file_is_refused_naming_the_setting(
+    tmp_path: Path,
+) -> None:
+    assert signing_key_from({}, Role.ADMISSION) is None
+    missing = {KEY_SETTINGS[Role.ALLOCATOR]: str(tmp_path / "missing.key")}
+    with pytest.raises(ValueError, match=r"^VCBUS_ALLOCATOR_KEY: cannot read .*missing\.key"):
+        signing_key_from(missing, Role.ALLOCATOR)
+    (tmp_path / "bad.key").write_text("junk\n")
+    bad = {KEY_SETTINGS[Role.ADMISSION]: str(tmp_path / "bad.key")}
+    with pytest.raises(ValueError, match=r"^VCBUS_ADMISSION_KEY: .*bad\.key: not a PEM"):
+        signing_key_from(bad, Role.ADMISSION)
+
+
+def test_a_key_file_planted_as_a_link_is_refused_when_keys_are_written(tmp_path: Path) -> None:
+    """Attack: a local user plants a link where ``vcbus up`` keeps a key, to have it
+    chmod (or read) a file of its choosing."""
+    folder = tmp_path / "keys"
+    folder.mkdir()
+    target = tmp_path / "victim"
+    target.write_text("not a key\n")
+    target.chmod(0o644)
+    (folder / KEY_FILES[Role.ADMISSION]).symlink_to(target)
+    with pytest.raises(ValueError, match="never a link"):
+        write_keys(folder)
+    assert stat.S_IMODE(target.stat().st_mode) == 0o644

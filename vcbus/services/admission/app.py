@@ -26,7 +26,7 @@ from vcbus.shared.bus.router import Route
 from vcbus.shared.reasons import QUEUE_NOT_FOUND
 from vcbus.shared.runtime.clock import ArrivalStamps, Clock, SystemClock
 from vcbus.shared.runtime.service import Service
-from vcbus.shared.runtime.settings import Settings
+from vcbus.shared.runtime.settings import Settings, SettingsError
 from vcbus.shared.runtime.table import Table
 from vcbus.shared.step import Ctx
 from vcbus.shared.tracing.spans import current_trace_id
@@ -54,7 +54,10 @@ def build_service(settings: Settings, clock: Clock) -> Service:
     limits = AdmissionLimits(max_payload_bytes=settings.max_payload_bytes)
     stamps = ArrivalStamps(clock)
     live = isinstance(clock, SystemClock)  # a simulation's in-memory bus is read in order
-    key = signing_key_from(settings.extra, Role.ADMISSION)
+    try:
+        key = signing_key_from(settings.extra, Role.ADMISSION)
+    except ValueError as exc:
+        raise SettingsError(str(exc)) from None
 
     async def handle(envelope: Envelope[bytes]) -> Sequence[Event]:
         origin = SubmissionOrigin(

@@ -101,7 +101,7 @@ class Submission:
     """One ``jobs.submitted`` record: its value, where it was read, and its field validation.
 
     ``fields`` comes from the record's ``field-validation`` header (``Strict`` without one).
-    ``key`` is the record's key (``None`` without one): a job's must be its manifest's
+    ``key`` is the record's key (``None`` or empty without one): a job's must be its manifest's
     ``namespace/name``, or the job is refused ``KeyMismatch`` naming both.
     """
 
@@ -245,7 +245,7 @@ def _admit(
     limits: AdmissionLimits,
 ) -> Event:
     key = job_key(job.metadata.namespace, job.metadata.name)
-    if submission.key is not None and job.metadata.name and submission.key != key:
+    if submission.key and job.metadata.name and submission.key != key:
         # a record keyed for one job but naming another: its partition, its ordering and
         # what readers of the key expect would all be another job's
         mismatch = Violation(

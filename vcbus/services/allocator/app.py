@@ -25,7 +25,7 @@ from vcbus.shared.node_lifecycle import NodeLifecycleConf
 from vcbus.shared.runtime.clock import Clock
 from vcbus.shared.runtime.scheduler import folds_cluster_event, scheduling_service
 from vcbus.shared.runtime.service import Service
-from vcbus.shared.runtime.settings import Settings
+from vcbus.shared.runtime.settings import Settings, SettingsError
 from vcbus.shared.scheduling import ClusterEvent, ClusterView
 from vcbus.shared.scheduling.framework.conf import SchedulerConf
 from vcbus.shared.scheduling.framework.results import CycleObserver
@@ -56,7 +56,10 @@ def build_service(
     """
     conf = conf or default_conf()
     lifecycle = lifecycle or NodeLifecycleConf.from_env(settings.extra)
-    key = signing_key_from(settings.extra, Role.ALLOCATOR)
+    try:
+        key = signing_key_from(settings.extra, Role.ALLOCATOR)
+    except ValueError as exc:
+        raise SettingsError(str(exc)) from None
     view = ClusterView()
     cache = SessionCache()
 

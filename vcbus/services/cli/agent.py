@@ -161,6 +161,11 @@ def options_from(args: argparse.Namespace, settings: Settings) -> AgentOptions:
         port_range = parse_range(args.port_range)
     except ValueError as exc:
         raise SettingsError(f"--port-range: {exc}") from None
+    trust_file = args.trust or os.environ.get(TRUST_SETTING, "")
+    try:
+        trust = load_trust(Path(trust_file)) if trust_file else None
+    except (OSError, ValueError) as exc:
+        raise SettingsError(f"--trust: {exc}") from None
     allocatable = _allocatable(args)
     extra_labels = _pairs(args.label, "--label")
     taints = tuple(_taint(text) for text in args.taint)
@@ -173,11 +178,6 @@ def options_from(args: argparse.Namespace, settings: Settings) -> AgentOptions:
         if args.no_limits
         else detect(node_name, pids_max=max(args.pids_limit, 0))
     )
-    trust_file = args.trust or os.environ.get(TRUST_SETTING, "")
-    try:
-        trust = load_trust(Path(trust_file)) if trust_file else None
-    except (OSError, ValueError) as exc:
-        raise SettingsError(f"--trust: {exc}") from None
     labels = {
         "kubernetes.io/hostname": node_name,
         "kubernetes.io/os": "linux",
