@@ -41,7 +41,8 @@ from vcbus.services.cli.dashboard import DEFAULT_HOST, DEFAULT_PORT, jaeger_url
 from vcbus.services.cli.dashboard.app import listen, serve, url_of
 from vcbus.services.cli.serve import add_service_options, system_conf
 from vcbus.services.cli.submit import records_for
-from vcbus.shared.bus.broker import start_broker
+from vcbus.shared.bus.broker import EmbeddedBroker, start_broker, start_gated_broker
+from vcbus.shared.bus.credentials import CREDENTIALS_ENV, FILE_NAME, BusCredentials
 from vcbus.shared.bus.errors import BrokerStartError
 from vcbus.shared.bus.kafka import AioKafkaBus
 from vcbus.shared.runtime.clock import SystemClock
@@ -122,30 +123,61 @@ def _port_free(port: int) -> bool:
     return True
 
 
+def make_bus_credentials(data_dir: Path) -> Path:
+    """Make the embedded broker's one user, in a file of ``data_dir`` only this user reads.
+
+    A new password each ``up`` (the broker keeps nothing either); services, the agent and
+    the CLI name the file in ``VCBUS_KAFKA_CREDENTIALS``; pods never see it (a pod's
+    environment is its template's, ``vcbus.services.agent.launch``).
+    """
+    path = (data_dir / FILE_NAME).absolute()
+    BusCredentials.make().write(path)
+    return path
+
+
+def start_embedded_broker(port: int | None, data_dir: Path) -> tuple[EmbeddedBroker, dict[str, str]]:
+    """Tansu behind the password gate, and the settings its clients need.
+
+    Where no network namespace can be made (not root, no user namespaces), Tansu alone,
+    open to every local process, with a warning: nothing else would keep others off it.
+    """
+    credentials = make_bus_credentials(data_dir)
+    try:
+        broker = start_gated_broker(credentials, BROKER_HOST, port)
+    except BrokerStartError as exc:
+        credentials.unlink(missing_ok=True)
+        terminal.error(f"vcbus up: WARNING: the broker is open to every local process: {exc}\n")
+        return start_broker(BROKER_HOST, port), {}
+    return broker, {CREDENTIALS_ENV: str(credentials)}
+
+
 @contextlib.contextmanager
-def _bootstrap(port: int | None) -> Iterator[str]:
-    """The broker's address: ``KAFKA_BOOTSTRAP_SERVERS`` (which must answer), else Tansu's."""
+def _bootstrap(port: int | None, data_dir: Path) -> Iterator[tuple[str, dict[str, str]]]:
+    """The broker's address and client settings: ``KAFKA_BOOTSTRAP_SERVERS``'s, else Tansu's."""
     given = os.environ.get("KAFKA_BOOTSTRAP_SERVERS")
     if given:
         require_broker(Settings.from_env())
         terminal.write(f"broker: {given} (KAFKA_BOOTSTRAP_SERVERS)\n")
-        yield given
+        yield given, {}
         return
     if port is not None and not _port_free(port):
         raise BrokerStartError(f"port {port} is taken; choose another with --port")
     if port is None and _port_free(DEFAULT_BROKER_PORT):
         port = DEFAULT_BROKER_PORT
-    broker = start_broker(BROKER_HOST, port)
+    broker, client_env = start_embedded_broker(port, data_dir)
     exports = [f"KAFKA_BOOTSTRAP_SERVERS={broker.bootstrap_servers}"]
+    exports += [f"{name}={value}" for name, value in client_env.items()]
     prefix = os.environ.get("VCBUS_TOPIC_PREFIX", DEFAULT_PREFIX)
     if prefix != DEFAULT_PREFIX:
         exports.append(f"VCBUS_TOPIC_PREFIX={prefix}")
     terminal.write(
-        f"broker: Tansu on {broker.bootstrap_servers}; for the CLI in another shell:\n"
+        f"broker: Tansu on {broker.bootstrap_servers}"
+        + (" (SCRAM-SHA-512 users only)" if broker.gated else "")
+        + "; for the CLI in another shell:\n"
         f"  export {' '.join(exports)}\n"
     )
     try:
-        yield broker.bootstrap_servers
+        yield broker.bootstrap_servers, client_env
     finally:
         broker.stop()
 
@@ -266,8 +298,8 @@ def log_dir_lock(log_dir: Path) -> Iterator[str | None]:
 
 
 def _run(args: argparse.Namespace, log_dir: Path, demo: list[str]) -> int:
-    with _bootstrap(args.port) as servers:
-        env = dict(os.environ, KAFKA_BOOTSTRAP_SERVERS=servers)
+    with _bootstrap(args.port, log_dir) as (servers, client_env):
+        env = dict(os.environ, KAFKA_BOOTSTRAP_SERVERS=servers, **client_env)
         settings = Settings.from_env(env)
         names = [name for name in SERVICE_ORDER if name in SERVICE_NAMES]
         services = bootstrap(system_conf(args, names), settings, SystemClock(), names)

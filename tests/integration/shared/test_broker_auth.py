@@ -1,0 +1,141 @@
+"""The embedded broker as ``vcbus up`` runs it lets in only the holder of its password.
+
+Each test is an attack by a local process (a pod, another user) that can connect to the
+broker's address: it must get no record in or out, and hear why at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import aiokafka.conn
+import pytest
+from aiokafka import AIOKafkaProducer
+
+from tests.support.broker import AuthenticatedBroker
+from vcbus.shared.bus.errors import BrokerAuthenticationError, PublishError
+from vcbus.shared.bus.kafka import AioKafkaBus
+from vcbus.shared.bus.kafka_settings import KafkaSettings
+from vcbus.shared.bus.records import OutRecord, TopicConfig
+from vcbus.shared.runtime.settings import Settings
+
+pytestmark = pytest.mark.integration
+
+TOPIC = "vcbus.auth-test"
+
+
+async def _topic(broker: AuthenticatedBroker) -> AioKafkaBus:
+    settings = Settings.from_env(
+        {
+            "KAFKA_BOOTSTRAP_SERVERS": broker.bootstrap_servers,
+            "VCBUS_KAFKA_CREDENTIALS": str(broker.credentials_file),
+        }
+    )
+    bus = AioKafkaBus(settings.kafka)
+    await bus.ensure_topics([TopicConfig(TOPIC, partitions=1)])
+    return bus
+
+
+async def test_a_client_without_credentials_is_refused_with_a_clear_error(
+    authenticated_broker: AuthenticatedBroker,
+) -> None:
+    """Attack: a pod connects to the broker on loopback with no credentials at all and
+    publishes a forged record (the broker used to accept any client). It is refused, and
+    told that the broker wants SASL, not that no broker answers."""
+    bus = AioKafkaBus(KafkaSettings(bootstrap_servers=authenticated_broker.bootstrap_servers))
+    started = time.monotonic()
+    with pytest.raises(BrokerAuthenticationError) as caught:
+        await bus.partitions(TOPIC)
+    assert "requires SASL authentication" in str(caught.value)
+    assert "VCBUS_KAFKA_CREDENTIALS" in str(caught.value)
+    assert time.monotonic() - started < 10  # the first failure says so, no retries
+
+
+async def test_a_wrong_password_is_refused_and_named(
+    authenticated_broker: AuthenticatedBroker,
+) -> None:
+    """Attack: a local process guesses the password of the broker's user."""
+    bus = AioKafkaBus(
+        KafkaSettings(
+            bootstrap_servers=authenticated_broker.bootstrap_servers,
+            security_protocol="SASL_PLAINTEXT",
+            sasl_mechanism="SCRAM-SHA-512",
+            sasl_username=authenticated_broker.credentials.username,
+            sasl_password="guessed",
+        )
+    )
+    with pytest.raises(BrokerAuthenticationError, match="wrong password"):
+        await bus.partitions(TOPIC)
+
+
+async def test_a_failed_scram_exchange_does_not_let_the_client_in(
+    authenticated_broker: AuthenticatedBroker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Attack: Tansu's own ``--authentication`` serves a client whose SCRAM exchange failed
+    (an unknown user). The attacker's client ignores the failure and goes on to publish;
+    through the gate its connection is closed and nothing is written."""
+    monkeypatch.setattr(
+        aiokafka.conn.ScramAuthenticator, "process_server_final_message", lambda self, m: None
+    )
+    await _topic(authenticated_broker)
+    producer = AIOKafkaProducer(
+        bootstrap_servers=authenticated_broker.bootstrap_servers,
+        security_protocol="SASL_PLAINTEXT",
+        sasl_mechanism="SCRAM-SHA-512",
+        sasl_plain_username="attacker",
+        sasl_plain_password="anything",
+        request_timeout_ms=3000,
+    )
+    try:
+        with pytest.raises(aiokafka.errors.KafkaConnectionError):
+            await asyncio.wait_for(producer.start(), 30)
+    finally:
+        await producer.stop()
+
+
+async def test_the_password_in_the_credentials_file_lets_a_client_publish_and_read(
+    authenticated_broker: AuthenticatedBroker,
+) -> None:
+    """The services' way in: ``VCBUS_KAFKA_CREDENTIALS`` names the file ``vcbus up`` wrote."""
+    bus = await _topic(authenticated_broker)
+    producer = bus.producer(client_id="auth-test")
+    try:
+        await producer.send([OutRecord(TOPIC, b"k", b"v")])
+    finally:
+        await producer.stop()
+    assert await bus.partitions(TOPIC) == 1
+
+
+async def test_a_record_over_the_limit_is_refused_by_the_gate(
+    authenticated_broker: AuthenticatedBroker,
+) -> None:
+    """Attack: a client with the password but no client-side limit sends a 3 MiB record
+    (the broker kept such records in memory for ever). The gate closes its connection;
+    the broker still serves records within the limit."""
+    bus = await _topic(authenticated_broker)
+    settings = KafkaSettings(
+        **{
+            **{
+                name: getattr(bus.settings, name)
+                for name in ("bootstrap_servers", "security_protocol", "sasl_mechanism")
+            },
+            "sasl_username": bus.settings.sasl_username,
+            "sasl_password": bus.settings.sasl_password,
+            "max_record_bytes": 8 << 20,
+            "max_batch_size": 8 << 20,
+            "publish_attempts": 2,
+            "request_timeout_ms": 3000,
+        }
+    )
+    big = AioKafkaBus(settings).producer(client_id="auth-test-big")
+    try:
+        with pytest.raises(PublishError):
+            await big.send([OutRecord(TOPIC, b"k", b"x" * (3 << 20))])
+    finally:
+        await big.stop()
+    small = bus.producer(client_id="auth-test-small")
+    try:
+        await small.send([OutRecord(TOPIC, b"k", b"x" * 1000)])
+    finally:
+        await small.stop()
