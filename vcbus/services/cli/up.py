@@ -90,6 +90,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="first of the services' /healthz, /readyz, /metrics ports, one each (0: off) [0]",
     )
     parser.add_argument(
+        "--health-host",
+        default=BROKER_HOST,
+        help="the address the health and metrics servers bind [127.0.0.1: this host only]",
+    )
+    parser.add_argument(
         "--dashboard-port",
         type=int,
         default=DEFAULT_PORT,
@@ -312,7 +317,7 @@ def _run(args: argparse.Namespace, log_dir: Path, demo: list[str]) -> int:
                 processes.append(
                     subprocess.Popen(
                         _service_args(args, name),
-                        env=dict(env, VCBUS_HEALTH_PORT=port),
+                        env=dict(env, VCBUS_HEALTH_PORT=port, VCBUS_HEALTH_HOST=args.health_host),
                         stdout=log,
                         stderr=subprocess.STDOUT,
                     )
@@ -331,7 +336,7 @@ def _run(args: argparse.Namespace, log_dir: Path, demo: list[str]) -> int:
             watched = dict(zip([*names, "agent"], processes, strict=False))
             terminal.write(
                 f"services: {', '.join(watched)} (logs in {log_dir}/)\n"
-                + health_lines(names, args.health_port)
+                + health_lines(names, args.health_port, args.health_host)
             )
             return asyncio.run(_watch(settings, args, watched, demo))
         finally:
@@ -345,7 +350,7 @@ def _run(args: argparse.Namespace, log_dir: Path, demo: list[str]) -> int:
                     process.wait()
 
 
-def health_lines(names: list[str], first_port: int) -> str:
+def health_lines(names: list[str], first_port: int, host: str = BROKER_HOST) -> str:
     """Where each service's /healthz, /readyz and /metrics answer (or how to turn them on)."""
     if not first_port:
         return (
@@ -353,7 +358,7 @@ def health_lines(names: list[str], first_port: int) -> str:
             "/metrics, one port per service from PORT)\n"
         )
     return "".join(
-        f"  {name}: http://127.0.0.1:{first_port + index}/healthz /readyz /metrics\n"
+        f"  {name}: http://{host}:{first_port + index}/healthz /readyz /metrics\n"
         for index, name in enumerate(names)
     )
 
