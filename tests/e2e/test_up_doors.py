@@ -70,9 +70,11 @@ def up(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], int, int, Path]]
     health, dashboard = free_port(), free_port()
     log_dir = tmp_path / "logs"
     process = subprocess.Popen(
-        [sys.executable, "-m", "vcbus.services.cli", "up", "--port", str(free_port())]
-        + ["--health-port", str(health), "--dashboard-port", str(dashboard)]
-        + ["--log-dir", str(log_dir)],
+        [
+            *(sys.executable, "-m", "vcbus.services.cli", "up", "--port", str(free_port())),
+            *("--health-port", str(health), "--dashboard-port", str(dashboard)),
+            *("--log-dir", str(log_dir)),
+        ],
         env=env,
         cwd=ROOT,
         stdin=subprocess.DEVNULL,

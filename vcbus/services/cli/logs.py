@@ -5,9 +5,12 @@ each line prefixed ``[<pod>]`` when there are several), ``-c`` a container (defa
 pod's first), ``--tail N`` the last lines, ``--previous`` the run before the last restart,
 ``-f`` follows until the container ends. The CLI finds each pod's node on ``pods.status``
 and the node's agent on ``nodes`` (labels ``vcbus.io/address``, ``vcbus.io/agent-port``),
-then asks that agent over HTTP(S): ``VCBUS_AGENT_TOKEN`` is sent as a bearer token, and
-with ``VCBUS_AGENT_TLS_CAFILE`` the connection is TLS, checked against that CA. A pod on a
-simulated node has no log.
+then asks that agent over HTTPS. The token (``VCBUS_AGENT_TOKEN``, or the file
+``VCBUS_AGENT_TOKEN_FILE`` names, as ``vcbus up --agent`` prints) is sent only to an
+agent that proves it is that node: its certificate is issued by the cluster's CA
+(``VCBUS_AGENT_TLS_CAFILE``) for the node's name. A ``nodes`` record only says where to
+knock; anyone who can write one could name their own listener. A pod on a simulated node
+has no log.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import asyncio
 import concurrent.futures
 import http.client
 import os
+import socket
 import ssl
 import sys
 import threading
@@ -24,7 +28,7 @@ from dataclasses import dataclass
 from urllib.parse import quote, urlencode
 
 from vcbus.contracts import NodeChanged, NodeHeartbeat, NodeRegistered, Topic
-from vcbus.services.agent.app.logserver import ENV_CAFILE, ENV_TOKEN
+from vcbus.services.agent.app.logserver import ENV_CAFILE, ENV_TOKEN, ENV_TOKEN_FILE
 from vcbus.services.cli import terminal
 from vcbus.services.cli.agent import LABEL_ADDRESS, LABEL_AGENT_PORT
 from vcbus.services.cli.status import StatusStore, read_store
@@ -39,6 +43,7 @@ class Target:
     pod: str
     host: str
     port: int
+    node: str = ""
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -118,7 +123,7 @@ def target_of(store: StatusStore, pod: str) -> Target | str:
     )
     if LABEL_ADDRESS not in labels or LABEL_AGENT_PORT not in labels:
         return f"pod {pod} runs on node {row.node}, which has no agent (no logs)"
-    return Target(pod, labels[LABEL_ADDRESS], int(labels[LABEL_AGENT_PORT]))
+    return Target(pod, labels[LABEL_ADDRESS], int(labels[LABEL_AGENT_PORT]), row.node)
 
 
 def request_log(target: Target, query: dict[str, str]) -> http.client.HTTPConnection:
@@ -129,19 +134,56 @@ def request_log(target: Target, query: dict[str, str]) -> http.client.HTTPConnec
     namespace, _, name = target.pod.partition("/")
     path = f"/pods/{quote(namespace)}/{quote(name)}/log?{urlencode(query)}"
     cafile = os.environ.get(ENV_CAFILE, "")
+    token = agent_token()
+    if token and not cafile:
+        raise UnverifiedNodeError(
+            f"not sending {ENV_TOKEN} to node {target.node or '?'} at {target.host}:"
+            f"{target.port}: nothing proves that address is the node (set {ENV_CAFILE} to "
+            "the CA that issued the agents' certificates)"
+        )
     connection: http.client.HTTPConnection = (
-        http.client.HTTPSConnection(
-            target.host, target.port, context=ssl.create_default_context(cafile=cafile)
+        NodeConnection(
+            target.host, target.port, target.node, ssl.create_default_context(cafile=cafile)
         )
         if cafile
         else http.client.HTTPConnection(target.host, target.port)
     )
-    headers = {}
-    token = os.environ.get(ENV_TOKEN, "")
-    if token:
-        headers["Authorization"] = f"Bearer {token}"
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
     connection.request("GET", path, headers=headers)
     return connection
+
+
+def agent_token() -> str:
+    """``VCBUS_AGENT_TOKEN``, else what the file ``VCBUS_AGENT_TOKEN_FILE`` names holds."""
+    token = os.environ.get(ENV_TOKEN, "")
+    path = os.environ.get(ENV_TOKEN_FILE, "")
+    if token or not path:
+        return token
+    with open(path, encoding="ascii") as source:
+        return source.read(4096).strip()
+
+
+class UnverifiedNodeError(OSError):
+    """The agent's identity cannot be checked, so its credential is not sent."""
+
+
+class NodeConnection(http.client.HTTPSConnection):
+    """HTTPS to an agent's address, its certificate checked against its node's name.
+
+    The name checked is the node's (as the bindings name it), not the address the
+    ``nodes`` record gives: a listener at that address without the node's certificate
+    from the cluster's CA fails the handshake before any header is sent.
+    """
+
+    def __init__(self, host: str, port: int, node: str, context: ssl.SSLContext) -> None:
+        super().__init__(host, port, context=context, timeout=30)
+        self._node = node
+        self._tls = context
+
+    def connect(self) -> None:
+        """Connect, then the TLS handshake with ``server_hostname`` = the node's name."""
+        sock = socket.create_connection((self.host, self.port), self.timeout)
+        self.sock = self._tls.wrap_socket(sock, server_hostname=self._node)
 
 
 def fetch(target: Target, query: dict[str, str], *, prefix: bool, lock: threading.Lock) -> bool:

@@ -35,8 +35,16 @@ from pathlib import Path
 
 from vcbus.contracts import Topic
 from vcbus.contracts.topics import DEFAULT_PREFIX
+from vcbus.services.agent.app.logserver import (
+    ENV_CAFILE,
+    ENV_CERTFILE,
+    ENV_KEYFILE,
+    ENV_TOKEN_FILE,
+    TOKEN_FILE,
+)
 from vcbus.services.bootstrap import SERVICE_NAMES, bootstrap
 from vcbus.services.cli import EXIT_UNUSABLE, require_broker, terminal
+from vcbus.services.cli.cluster_ca import CertificateError, issue, make_ca
 from vcbus.services.cli.dashboard import DEFAULT_HOST, DEFAULT_PORT, jaeger_url
 from vcbus.services.cli.dashboard.app import listen, serve, url_of
 from vcbus.services.cli.serve import add_service_options, system_conf
@@ -140,7 +148,9 @@ def make_bus_credentials(data_dir: Path) -> Path:
     return path
 
 
-def start_embedded_broker(port: int | None, data_dir: Path) -> tuple[EmbeddedBroker, dict[str, str]]:
+def start_embedded_broker(
+    port: int | None, data_dir: Path
+) -> tuple[EmbeddedBroker, dict[str, str]]:
     """Tansu behind the password gate, and the settings its clients need.
 
     Where no network namespace can be made (not root, no user namespaces), Tansu alone,
@@ -226,6 +236,30 @@ def agent_data_dir(given: str) -> str:
     path = Path(tempfile.mkdtemp(prefix="vcbus-up-agent-"))
     path.chmod(0o711)
     return str(path)
+
+
+def agent_identity(data_dir: str, log_dir: Path) -> dict[str, str]:
+    """The agent's certificate for this host's node name, from a CA ``up`` makes; its env.
+
+    Beside it, :data:`os.environ` gets what ``vcbus logs`` and the dashboard need to check
+    the agent and send it its token (the CA, the token file the agent writes): they send
+    the token to no one else. Without ``openssl`` (or a host name that is no DNS name) the
+    agent serves on loopback without TLS, and ``vcbus logs`` says why it sends no token.
+    """
+    folder = (log_dir / "ca").absolute()
+    try:
+        ca = make_ca(folder)
+        pair = issue(ca, socket.gethostname(), folder)
+    except CertificateError as exc:
+        terminal.error(f"vcbus up: the agent's logs endpoint has no certificate: {exc}\n")
+        return {}
+    clients = {ENV_CAFILE: str(ca.cert), ENV_TOKEN_FILE: str(Path(data_dir, TOKEN_FILE))}
+    os.environ.update(clients)
+    terminal.write(
+        "agent: its logs over TLS; for vcbus logs in another shell:\n"
+        f"  export {' '.join(f'{name}={value}' for name, value in clients.items())}\n"
+    )
+    return {ENV_CERTFILE: str(pair.cert), ENV_KEYFILE: str(pair.key)}
 
 
 def _service_args(args: argparse.Namespace, name: str) -> list[str]:
@@ -325,10 +359,14 @@ def _run(args: argparse.Namespace, log_dir: Path, demo: list[str]) -> int:
                 log.close()
             if args.agent:
                 data_dir = agent_data_dir(args.agent_data_dir)
+                identity = agent_identity(data_dir, log_dir)
                 log = (log_dir / "agent.log").open("wb")
                 processes.append(
                     subprocess.Popen(
-                        agent_args(args, data_dir), env=env, stdout=log, stderr=subprocess.STDOUT
+                        agent_args(args, data_dir),
+                        env=dict(env, **identity),
+                        stdout=log,
+                        stderr=subprocess.STDOUT,
                     )
                 )
                 log.close()

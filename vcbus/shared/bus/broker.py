@@ -123,7 +123,7 @@ def namespace_command() -> list[str]:
     if unshare is None:
         raise BrokerStartError("`unshare` (util-linux) is needed to isolate the broker")
     command = [unshare, "--net"] if os.geteuid() == 0 else [unshare, "--net", "--map-root-user"]
-    probe = subprocess.run([*command, "true"], capture_output=True, check=False)  # noqa: S603
+    probe = subprocess.run([*command, "true"], capture_output=True, check=False)
     if probe.returncode != 0:
         raise BrokerStartError(
             "cannot make a network namespace for the broker "
@@ -158,7 +158,7 @@ def start_gated_broker(
     port = int(listener.getsockname()[1])
     env = dict(os.environ, RUST_LOG=os.environ.get("VCBUS_BROKER_LOG", "error"))
     env.pop("OTEL_EXPORTER_OTLP_ENDPOINT", None)
-    process = subprocess.Popen(  # noqa: S603 - our own interpreter and module
+    process = subprocess.Popen(
         [
             *command,
             sys.executable,
@@ -182,7 +182,7 @@ def start_gated_broker(
         start_new_session=True,
     )
     listener.close()
-    assert process.stdout is not None  # noqa: S101 - stdout=PIPE
+    assert process.stdout is not None
     ready, _, _ = select.select([process.stdout], [], [], timeout)
     line = process.stdout.readline() if ready else b""
     process.stdout.close()

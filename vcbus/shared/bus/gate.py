@@ -57,7 +57,7 @@ COPY_CHUNK_BYTES = 256 * 1024
 INNER_CONNECT_SECONDS = 5.0
 
 
-class _Refused(Exception):
+class _RefusedError(Exception):
     """The connection ends here; the reason is for the gate's log."""
 
 
@@ -65,7 +65,7 @@ def _uvarint(data: bytes, offset: int) -> tuple[int, int]:
     value, shift = 0, 0
     while True:
         if offset >= len(data) or shift > 28:
-            raise _Refused("truncated varint")
+            raise _RefusedError("truncated varint")
         byte = data[offset]
         offset += 1
         value |= (byte & 0x7F) << shift
@@ -98,7 +98,7 @@ def _skip_tags(data: bytes, offset: int) -> int:
 def _header(frame: bytes) -> tuple[int, int, int, int]:
     """``api_key, api_version, correlation_id`` and where the (v1) header ends."""
     if len(frame) < 10:
-        raise _Refused("request shorter than its header")
+        raise _RefusedError("request shorter than its header")
     api_key, api_version, correlation = struct.unpack_from(">hhi", frame)
     (client_len,) = struct.unpack_from(">h", frame, 8)
     return api_key, api_version, correlation, 10 + max(client_len, 0)
@@ -106,11 +106,13 @@ def _header(frame: bytes) -> tuple[int, int, int, int]:
 
 def _handshake_answer(frame: bytes, version: int, correlation: int, end: int) -> tuple[bytes, bool]:
     if len(frame) < end + 2:
-        raise _Refused("SaslHandshake without a mechanism")
+        raise _RefusedError("SaslHandshake without a mechanism")
     (size,) = struct.unpack_from(">h", frame, end)
     mechanism = frame[end + 2 : end + 2 + max(size, 0)].decode("utf-8", "replace")
     ok = mechanism == MECHANISM and version == 1
-    error = 0 if ok else (UNSUPPORTED_VERSION if mechanism == MECHANISM else UNSUPPORTED_SASL_MECHANISM)
+    error = (
+        0 if ok else (UNSUPPORTED_VERSION if mechanism == MECHANISM else UNSUPPORTED_SASL_MECHANISM)
+    )
     name = MECHANISM.encode()
     body = struct.pack(">ihi", correlation, error, 1) + struct.pack(">h", len(name)) + name
     return body, ok
@@ -122,7 +124,7 @@ def _auth_bytes(frame: bytes, version: int, end: int) -> bytes:
         size, end = _uvarint(frame, end)
         return frame[end : end + size - 1]
     if len(frame) < end + 4:
-        raise _Refused("SaslAuthenticate without its bytes")
+        raise _RefusedError("SaslAuthenticate without its bytes")
     (size,) = struct.unpack_from(">i", frame, end)
     return frame[end + 4 : end + 4 + max(size, 0)]
 
@@ -142,11 +144,11 @@ def _largest_batch(frame: bytes) -> int:
     """The largest record batch of a produce request (v3 and later), in bytes.
 
     Raises:
-        _Refused: an older version (record formats before batches), or a malformed request.
+        _RefusedError: an older version (record formats before batches), or a malformed request.
     """
-    api_key, version, _, offset = _header(frame)
+    _, version, _, offset = _header(frame)
     if version < 3:
-        raise _Refused(f"produce request v{version}: only v3 and later are let through")
+        raise _RefusedError(f"produce request v{version}: only v3 and later are let through")
     flexible = version >= 9
     try:
         if flexible:
@@ -187,14 +189,14 @@ def _largest_batch(frame: bytes) -> int:
             if flexible:
                 offset = _skip_tags(frame, offset)
     except struct.error as exc:
-        raise _Refused(f"malformed produce request: {exc}") from None
+        raise _RefusedError(f"malformed produce request: {exc}") from None
     return largest
 
 
 async def _read_frame(reader: asyncio.StreamReader, limit: int) -> bytes:
     (size,) = struct.unpack(">i", await reader.readexactly(4))
     if size < 0 or size > limit:
-        raise _Refused(f"request of {size} bytes, over the limit of {limit}")
+        raise _RefusedError(f"request of {size} bytes, over the limit of {limit}")
     return await reader.readexactly(size)
 
 
@@ -226,7 +228,7 @@ class Gate:
                 inner = await asyncio.open_connection(*self._inner)
             if await self._authenticate(reader, writer, inner):
                 await self._relay(reader, writer, *inner)
-        except (_Refused, asyncio.IncompleteReadError, ConnectionError, TimeoutError):
+        except (_RefusedError, asyncio.IncompleteReadError, ConnectionError, TimeoutError):
             self.refused += 1
         finally:
             for each in (writer, inner[1] if inner else None):
@@ -254,7 +256,7 @@ class Gate:
                 _send(writer, answer)
                 if not handshaken:
                     await writer.drain()
-                    raise _Refused("SaslHandshake for another mechanism or version")
+                    raise _RefusedError("SaslHandshake for another mechanism or version")
             elif api_key == SASL_AUTHENTICATE and handshaken:
                 data = _auth_bytes(frame, version, end)
                 try:
@@ -262,16 +264,22 @@ class Gate:
                 except ScramError as exc:
                     _send(
                         writer,
-                        _auth_answer(version, correlation, SASL_AUTHENTICATION_FAILED, f"authentication failed: {exc}", b""),
+                        _auth_answer(
+                            version,
+                            correlation,
+                            SASL_AUTHENTICATION_FAILED,
+                            f"authentication failed: {exc}",
+                            b"",
+                        ),
                     )
                     await writer.drain()
-                    raise _Refused(str(exc)) from None
+                    raise _RefusedError(str(exc)) from None
                 _send(writer, _auth_answer(version, correlation, 0, "", reply))
                 if server.user is not None:
                     await writer.drain()
                     return True
             else:
-                raise _Refused(f"request {api_key} before authentication")
+                raise _RefusedError(f"request {api_key} before authentication")
             await writer.drain()
 
     async def _relay(
@@ -287,7 +295,9 @@ class Gate:
                 if len(frame) >= 2 and struct.unpack_from(">h", frame)[0] == PRODUCE:
                     largest = _largest_batch(frame)
                     if largest > self._max_batch:
-                        raise _Refused(f"a record batch of {largest} bytes, over {self._max_batch}")
+                        raise _RefusedError(
+                            f"a record batch of {largest} bytes, over {self._max_batch}"
+                        )
                 _send(inner_writer, frame)
                 await inner_writer.drain()
 
@@ -304,7 +314,10 @@ class Gate:
                 task.cancel()
             for task in tasks:
                 with contextlib.suppress(
-                    asyncio.CancelledError, _Refused, asyncio.IncompleteReadError, ConnectionError
+                    asyncio.CancelledError,
+                    _RefusedError,
+                    asyncio.IncompleteReadError,
+                    ConnectionError,
                 ):
                     await task
 
@@ -322,11 +335,21 @@ def loopback_up() -> None:
         fcntl.ioctl(sock, SIOCSIFFLAGS, struct.pack("16sH14s", b"lo", flags | IFF_UP, b""))
 
 
-def _start_tansu(binary: str, port: int, advertised: str, env: Mapping[str, str]) -> subprocess.Popen[bytes]:
+def _start_tansu(
+    binary: str, port: int, advertised: str, env: Mapping[str, str]
+) -> subprocess.Popen[bytes]:
     url = f"tcp://127.0.0.1:{port}"
     process = subprocess.Popen(
-        [binary, "broker", "--listener-url", url, "--advertised-listener-url", advertised,
-         "--storage-engine", "memory://tansu/"],
+        [
+            binary,
+            "broker",
+            "--listener-url",
+            url,
+            "--advertised-listener-url",
+            advertised,
+            "--storage-engine",
+            "memory://tansu/",
+        ],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

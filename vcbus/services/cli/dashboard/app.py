@@ -29,10 +29,10 @@ from urllib.parse import parse_qs, urlsplit
 import msgspec
 import uvicorn
 from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
 from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from vcbus.contracts import Topic
@@ -314,7 +314,9 @@ def build_app(
             Route("/static/live.js", asset(LIVE_JS, "text/javascript")),
             Route("/healthz", healthz),
         ],
-        middleware=[] if hosts is None else [Middleware(TrustedHostMiddleware, allowed_hosts=hosts)],
+        middleware=[]
+        if hosts is None
+        else [Middleware(TrustedHostMiddleware, allowed_hosts=hosts)],
     )
 
 
