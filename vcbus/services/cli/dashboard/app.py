@@ -191,13 +191,18 @@ LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1", "[::1]")
 
 
 def allowed_hosts(bound: str) -> list[str]:
-    """The ``Host`` names the dashboard answers: loopback's, the host's own, the bound address.
+    """The ``Host`` names the dashboard answers: loopback's, the host's, the bound address.
+
+    Bound to every interface, every address of the host's name counts too.
 
     A page of another site that rebinds its name to this address (DNS rebinding) sends its
     own name as ``Host``, and is refused; ``VCBUS_DASHBOARD_HOSTS`` (comma-separated) adds
     the names a proxy in front uses.
     """
     names = [*LOOPBACK_NAMES, bound, socket.gethostname(), socket.getfqdn()]
+    if bound in ("0.0.0.0", "::"):
+        with contextlib.suppress(OSError):
+            names += socket.gethostbyname_ex(socket.gethostname())[2]
     names += [n.strip() for n in os.environ.get("VCBUS_DASHBOARD_HOSTS", "").split(",")]
     return sorted({name for name in names if name and name not in ("0.0.0.0", "::")})
 
