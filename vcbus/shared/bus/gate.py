@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import ctypes
 import fcntl
 import signal
 import socket
@@ -325,6 +326,7 @@ class Gate:
 SIOCGIFFLAGS = 0x8913
 SIOCSIFFLAGS = 0x8914
 IFF_UP = 0x1
+PR_SET_PDEATHSIG = 1
 
 
 def loopback_up() -> None:
@@ -333,6 +335,12 @@ def loopback_up() -> None:
         request = struct.pack("16sH14s", b"lo", 0, b"")
         flags = struct.unpack_from("16sH", fcntl.ioctl(sock, SIOCGIFFLAGS, request))[1]
         fcntl.ioctl(sock, SIOCSIFFLAGS, struct.pack("16sH14s", b"lo", flags | IFF_UP, b""))
+
+
+def _die_with_parent() -> None:
+    """In the broker's child: SIGKILL when the gate dies, however it dies (``PR_SET_PDEATHSIG``)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 def _start_tansu(
@@ -354,6 +362,7 @@ def _start_tansu(
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         env=dict(env),
+        preexec_fn=_die_with_parent,  # noqa: PLW1509 - prctl only, before exec
     )
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
