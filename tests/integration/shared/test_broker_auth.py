@@ -8,13 +8,17 @@ from __future__ import annotations
 
 import asyncio
 import time
+from pathlib import Path
 
 import aiokafka.conn
 import pytest
 from aiokafka import AIOKafkaProducer
 
 from tests.support.broker import AuthenticatedBroker
-from vcbus.shared.bus.errors import BrokerAuthenticationError, PublishError
+from vcbus.services.cli.cluster_ca import issue, make_ca
+from vcbus.shared.bus.broker import free_port, start_gated_broker
+from vcbus.shared.bus.credentials import FILE_NAME, BusCredentials
+from vcbus.shared.bus.errors import BrokerAuthenticationError, BrokerUnavailableError, PublishError
 from vcbus.shared.bus.kafka import AioKafkaBus
 from vcbus.shared.bus.kafka_settings import KafkaSettings
 from vcbus.shared.bus.records import OutRecord, TopicConfig
@@ -139,3 +143,39 @@ async def test_a_record_over_the_limit_is_refused_by_the_gate(
         await small.send([OutRecord(TOPIC, b"k", b"x" * 1000)])
     finally:
         await small.stop()
+
+
+async def test_the_gate_serves_tls_to_a_client_that_checks_its_certificate(
+    tmp_path: Path,
+) -> None:
+    """Beyond loopback the password must not travel in clear: the gate given a certificate
+    (for the broker's name, from the cluster CA) serves ``SASL_SSL``, and a client that does
+    not speak TLS gets no answer it could take for the broker's."""
+    ca = make_ca(tmp_path / "ca")
+    pair = issue(ca, "localhost", tmp_path / "broker")
+    credentials = BusCredentials.make()
+    credentials.write(tmp_path / FILE_NAME)
+    broker = start_gated_broker(
+        tmp_path / FILE_NAME, "localhost", free_port(), tls=(pair.cert, pair.key)
+    )
+    try:
+        settings = Settings.from_env(
+            {
+                "KAFKA_BOOTSTRAP_SERVERS": broker.bootstrap_servers,
+                **credentials.settings(),
+                "KAFKA_SECURITY_PROTOCOL": "SASL_SSL",
+                "KAFKA_SSL_CAFILE": str(ca.cert),
+            }
+        )
+        bus = AioKafkaBus(settings.kafka)
+        await bus.ensure_topics([TopicConfig(TOPIC, partitions=1)])
+        producer = bus.producer(client_id="auth-test-tls")
+        try:
+            await producer.send([OutRecord(TOPIC, b"k", b"v")])
+        finally:
+            await producer.stop()
+        plain = KafkaSettings(bootstrap_servers=broker.bootstrap_servers, publish_attempts=1)
+        with pytest.raises((BrokerAuthenticationError, BrokerUnavailableError)):
+            await AioKafkaBus(plain).partitions(TOPIC)
+    finally:
+        broker.stop()

@@ -139,9 +139,13 @@ def start_gated_broker(
     port: int | None = None,
     *,
     max_record_bytes: int = MAX_RECORD_BYTES,
+    tls: tuple[Path, Path] | None = None,
     timeout: float = 20.0,
 ) -> EmbeddedBroker:
     """Start Tansu behind the gate: only clients with ``credentials_file``'s password get in.
+
+    ``tls``: the gate's certificate and key, for a broker beyond loopback (clients then
+    use ``SASL_SSL``); the certificate names ``host``.
 
     Raises:
         BrokerStartError: no namespace can be made, or the gate or broker did not come up.
@@ -174,6 +178,7 @@ def start_gated_broker(
             _tansu_binary(),
             "--max-record-bytes",
             str(max_record_bytes),
+            *(("--certfile", str(tls[0]), "--keyfile", str(tls[1])) if tls else ()),
         ],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,

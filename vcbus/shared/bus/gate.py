@@ -16,6 +16,9 @@ gate on the address clients use. For each connection the gate
   request holds a record batch larger than ``max_record_bytes`` (and its framing), or whose
   request is over :data:`MAX_REQUEST_BYTES`: Tansu has no record size limit of its own.
 
+With a certificate and key the gate serves TLS (clients use ``SASL_SSL``), for a broker
+that listens beyond loopback.
+
 ``python -m vcbus.shared.bus.gate`` is the process :func:`vcbus.shared.bus.broker.start_broker`
 starts inside the new namespace: it brings loopback up, starts Tansu there, and serves the
 listening socket it inherits from outside.
@@ -30,6 +33,7 @@ import ctypes
 import fcntl
 import signal
 import socket
+import ssl
 import struct
 import subprocess
 import sys
@@ -375,12 +379,19 @@ def _start_tansu(
     raise SystemExit("the broker did not listen within 20s")
 
 
-async def _serve(sock: socket.socket, gate: Gate, tansu: subprocess.Popen[bytes]) -> None:
+async def _serve(
+    sock: socket.socket,
+    gate: Gate,
+    tansu: subprocess.Popen[bytes],
+    tls: ssl.SSLContext | None,
+) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
-    server = await asyncio.start_server(gate.handle, sock=sock, limit=COPY_CHUNK_BYTES)
+    server = await asyncio.start_server(
+        gate.handle, sock=sock, limit=COPY_CHUNK_BYTES, ssl=tls, ssl_handshake_timeout=10
+    )
     sys.stdout.write("ready\n")
     sys.stdout.flush()
     async with server:
@@ -399,7 +410,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tansu", required=True, help="the broker binary")
     parser.add_argument("--max-record-bytes", type=int, required=True)
     parser.add_argument("--inner-port", type=int, default=9092)
+    parser.add_argument("--certfile", default="", help="TLS: the gate's certificate")
+    parser.add_argument("--keyfile", default="", help="TLS: its key")
     args = parser.parse_args(argv)
+    tls = None
+    if args.certfile:
+        tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        tls.load_cert_chain(args.certfile, args.keyfile or None)
     user = credentials.read(args.credentials)
     loopback_up()
     sock = socket.socket(fileno=args.fd)
@@ -413,7 +430,7 @@ def main(argv: list[str] | None = None) -> int:
         max_record_bytes=args.max_record_bytes,
     )
     try:
-        asyncio.run(_serve(sock, gate, tansu))
+        asyncio.run(_serve(sock, gate, tansu, tls))
     finally:
         tansu.terminate()
         try:
