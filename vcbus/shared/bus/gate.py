@@ -390,7 +390,11 @@ async def _serve(
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
     server = await asyncio.start_server(
-        gate.handle, sock=sock, limit=COPY_CHUNK_BYTES, ssl=tls, ssl_handshake_timeout=10
+        gate.handle,
+        sock=sock,
+        limit=COPY_CHUNK_BYTES,
+        ssl=tls,
+        ssl_handshake_timeout=10 if tls is not None else None,
     )
     sys.stdout.write("ready\n")
     sys.stdout.flush()
