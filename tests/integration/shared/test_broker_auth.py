@@ -10,6 +10,7 @@ import asyncio
 import time
 from pathlib import Path
 
+import aiokafka.admin
 import aiokafka.conn
 import pytest
 from aiokafka import AIOKafkaProducer
@@ -179,3 +180,38 @@ async def test_the_gate_serves_tls_to_a_client_that_checks_its_certificate(
             await AioKafkaBus(plain).partitions(TOPIC)
     finally:
         broker.stop()
+
+
+async def test_a_client_asking_for_an_unknown_topic_does_not_create_it(
+    authenticated_broker: AuthenticatedBroker,
+) -> None:
+    """Attack: a client publishes to topics nobody made, one per record (the broker made
+    each one and kept it for ever). Through the gate the topic stays unknown."""
+    bus = await _topic(authenticated_broker)
+    settings = KafkaSettings(
+        **{
+            name: getattr(bus.settings, name)
+            for name in (
+                "bootstrap_servers",
+                "security_protocol",
+                "sasl_mechanism",
+                "sasl_username",
+                "sasl_password",
+            )
+        },
+        publish_attempts=1,
+        request_timeout_ms=2000,
+    )
+    producer = AIOKafkaProducer(**settings.client_options())
+    await producer.start()
+    try:
+        with pytest.raises(aiokafka.errors.KafkaError):
+            await asyncio.wait_for(producer.send_and_wait("vcbus.made-up", b"x"), 30)
+    finally:
+        await producer.stop()
+    admin = aiokafka.admin.AIOKafkaAdminClient(**settings.client_options())
+    await admin.start()
+    try:
+        assert "vcbus.made-up" not in await admin.list_topics()
+    finally:
+        await admin.close()

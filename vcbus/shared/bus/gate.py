@@ -12,7 +12,8 @@ gate on the address clients use. For each connection the gate
   (:mod:`vcbus.shared.bus.scram`);
 - closes the connection on any other request before the client is authenticated, and on
   a failed exchange, after the answer that says why (``SaslAuthenticationFailed``);
-- once authenticated, copies bytes both ways, and closes a connection whose produce
+- once authenticated, copies bytes both ways, asks ``Metadata`` (v4 and later) not to
+  create unknown topics, and closes a connection whose produce
   request holds a record batch larger than ``max_record_bytes`` (and its framing), or whose
   request is over :data:`MAX_REQUEST_BYTES`: Tansu has no record size limit of its own.
 
@@ -53,6 +54,7 @@ SASL_AUTHENTICATION_FAILED = 58
 MAX_SASL_FRAME_BYTES = 64 * 1024
 """Largest request before authentication (an ApiVersions or SASL message is far smaller)."""
 PRODUCE = 0
+METADATA = 3
 BATCH_OVERHEAD_BYTES = 64 * 1024
 """What a record batch may carry beyond its records' bytes (its framing)."""
 MAX_REQUEST_BYTES = 64 << 20
@@ -198,6 +200,41 @@ def _largest_batch(frame: bytes) -> int:
     return largest
 
 
+def no_auto_creation(frame: bytes) -> bytes:
+    """A ``Metadata`` request (v4 and later) with ``allow_auto_topic_creation`` false.
+
+    Tansu would create each unknown topic a client asks about; it honours the flag, and has
+    no setting of its own. Earlier versions carry no flag and pass as they are.
+
+    Raises:
+        _RefusedError: a malformed request.
+    """
+    _, version, _, offset = _header(frame)
+    if version < 4:
+        return frame
+    try:
+        if version >= 9:
+            offset = _skip_tags(frame, offset)
+            count, offset = _uvarint(frame, offset)
+            for _ in range(max(count - 1, 0)):
+                if version >= 10:
+                    offset += 16
+                size, offset = _uvarint(frame, offset)
+                offset += max(size - 1, 0)
+                offset = _skip_tags(frame, offset)
+        else:
+            (count,) = struct.unpack_from(">i", frame, offset)
+            offset += 4
+            for _ in range(max(count, 0)):
+                (size,) = struct.unpack_from(">h", frame, offset)
+                offset += 2 + max(size, 0)
+    except struct.error as exc:
+        raise _RefusedError(f"malformed metadata request: {exc}") from None
+    if offset >= len(frame):
+        raise _RefusedError("metadata request without its auto-creation flag")
+    return frame[:offset] + b"\x00" + frame[offset + 1 :]
+
+
 async def _read_frame(reader: asyncio.StreamReader, limit: int) -> bytes:
     (size,) = struct.unpack(">i", await reader.readexactly(4))
     if size < 0 or size > limit:
@@ -297,7 +334,10 @@ class Gate:
         async def upstream() -> None:
             while True:
                 frame = await _read_frame(reader, MAX_REQUEST_BYTES)
-                if len(frame) >= 2 and struct.unpack_from(">h", frame)[0] == PRODUCE:
+                api_key = struct.unpack_from(">h", frame)[0] if len(frame) >= 2 else -1
+                if api_key == METADATA:
+                    frame = no_auto_creation(frame)
+                elif api_key == PRODUCE:
                     largest = _largest_batch(frame)
                     if largest > self._max_batch:
                         raise _RefusedError(

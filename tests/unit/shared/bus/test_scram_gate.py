@@ -8,7 +8,7 @@ import struct
 import pytest
 from aiokafka.conn import ScramAuthenticator
 
-from vcbus.shared.bus.gate import _largest_batch, _put_uvarint
+from vcbus.shared.bus.gate import _largest_batch, _put_uvarint, no_auto_creation
 from vcbus.shared.bus.scram import ScramError, ScramServer, StoredCredential
 
 USERS = {"vcbus": StoredCredential.of("s3cret", iterations=4096)}
@@ -79,3 +79,31 @@ def test_the_largest_batch_of_a_flexible_produce_request() -> None:
     body += struct.pack(">i", 0) + _put_uvarint(len(batch) + 1) + batch + b"\x00"
     body += b"\x00" + b"\x00"  # topic tags, request tags
     assert _largest_batch(_header(9) + body) == 2000
+
+
+def _metadata(version: int, topics: list[str]) -> bytes:
+    header = struct.pack(">hhih", 3, version, 7, 4) + b"test"
+    if version >= 9:
+        body = b"\x00" + _put_uvarint(len(topics) + 1)
+        for topic in topics:
+            body += (b"\x00" * 16 if version >= 10 else b"") + _put_uvarint(len(topic) + 1)
+            body += topic.encode() + b"\x00"
+        return header + body + b"\x01\x00\x00\x00"
+    body = struct.pack(">i", len(topics))
+    for topic in topics:
+        body += struct.pack(">h", len(topic)) + topic.encode()
+    return header + body + b"\x01" + (b"\x00\x00" if version >= 8 else b"")
+
+
+@pytest.mark.parametrize("version", [4, 5, 8, 9, 10, 12])
+def test_a_metadata_request_is_asked_not_to_create_topics(version: int) -> None:
+    frame = _metadata(version, ["one", "two"])
+    rewritten = no_auto_creation(frame)
+    assert len(rewritten) == len(frame)
+    assert rewritten != frame  # the flag, true, became false
+    assert no_auto_creation(rewritten) == rewritten
+
+
+def test_a_metadata_request_before_v4_has_no_flag_and_passes() -> None:
+    frame = struct.pack(">hhih", 3, 1, 7, 4) + b"test" + struct.pack(">i", 0)
+    assert no_auto_creation(frame) == frame
