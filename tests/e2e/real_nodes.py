@@ -32,6 +32,7 @@ from tests.support.processes import Processes, ServiceProcess, event, service_en
 from vcbus.contracts import PodPhaseChanged, Topic
 from vcbus.contracts.objects.pod import PodPhase
 from vcbus.services.agent.model import PodReport
+from vcbus.services.cli.cluster_ca import KeyPair, issue, make_ca
 from vcbus.services.cli.delete import delete_record
 from vcbus.shared.runtime.clock import SystemClock
 
@@ -47,6 +48,19 @@ DEMO_JOB = (
 _ranges = itertools.count()
 TOKEN = "e2e-agent-token"
 """The agents' logs token (``VCBUS_AGENT_TOKEN``), which ``vcbus logs`` must send."""
+_ca: list[KeyPair] = []
+
+
+def cluster_ca() -> KeyPair:
+    """This run's cluster CA (made once): it issues each agent's certificate."""
+    if not _ca:
+        _ca.append(make_ca(Path(tempfile.mkdtemp(prefix="vcbus-e2e-ca-"))))
+    return _ca[0]
+
+
+def client_env() -> dict[str, str]:
+    """What ``vcbus logs`` and the dashboard need to reach the agents: token and CA."""
+    return {"VCBUS_AGENT_TOKEN": TOKEN, "VCBUS_AGENT_TLS_CAFILE": str(cluster_ca().cert)}
 
 
 def next_port_range() -> str:
@@ -78,6 +92,7 @@ def start_agent(
     """
     if port_range is None:
         port_range = next_port_range()
+    pair = issue(cluster_ca(), node, data_dir.parent / f"{data_dir.name}-certs")
     agent = processes.start(
         f"agent-{node}",
         "vcbus.services.cli",
@@ -101,7 +116,11 @@ def start_agent(
         env=service_env(
             system.bootstrap,
             system.prefix,
-            **{"VCBUS_POLL_TIMEOUT": "0.1", "VCBUS_AGENT_TOKEN": TOKEN, **(env or {})},
+            VCBUS_POLL_TIMEOUT="0.1",
+            VCBUS_AGENT_TOKEN=TOKEN,
+            VCBUS_AGENT_TLS_CERTFILE=str(pair.cert),
+            VCBUS_AGENT_TLS_KEYFILE=str(pair.key),
+            **(env or {}),
         ),
         wrap=wrap,
     )
@@ -270,7 +289,9 @@ def vcbus_logs(system: System, *args: str, token: str = TOKEN) -> subprocess.Com
     """``vcbus logs ARGS`` against the system, with the agents' token (or another)."""
     return subprocess.run(
         [sys.executable, "-m", "vcbus.services.cli", "logs", *args],
-        env=service_env(system.bootstrap, system.prefix, VCBUS_AGENT_TOKEN=token),
+        env=service_env(
+            system.bootstrap, system.prefix, **{**client_env(), "VCBUS_AGENT_TOKEN": token}
+        ),
         capture_output=True,
         text=True,
         timeout=WAIT,

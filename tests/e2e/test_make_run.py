@@ -43,7 +43,11 @@ def test_demo_completes_every_job_when_vcbus_up_runs_on_a_fresh_log_dir(tmp_path
     output = done.stdout + done.stderr
     assert done.returncode == 0, output
     assert "demo: all jobs completed" in done.stdout, output
-    exports = re.findall(r"^  export KAFKA_BOOTSTRAP_SERVERS=127\.0\.0\.1:\d+$", done.stdout, re.M)
+    exports = re.findall(
+        r"^  export KAFKA_BOOTSTRAP_SERVERS=127\.0\.0\.1:\d+ VCBUS_KAFKA_CREDENTIALS=\S+$",
+        done.stdout,
+        re.M,
+    )
     assert len(exports) == 1, output
     progress = re.findall(r"^demo: 4 jobs: (.+)$", done.stdout, re.M)
     assert progress[-1] == "Completed 4", output

@@ -17,9 +17,9 @@ from collections.abc import Iterator
 import pytest
 
 from tests.e2e.real_nodes import (
-    TOKEN,
     DataDirs,
     RealNode,
+    client_env,
     delete_job,
     gang_job,
     next_port_range,
@@ -165,7 +165,7 @@ async def test_vcbus_logs_follows_a_running_pod(system: System, agent: RealNode)
         "logs",
         "followed",
         "-f",
-        env=service_env(system.bootstrap, system.prefix, VCBUS_AGENT_TOKEN=TOKEN),
+        env=service_env(system.bootstrap, system.prefix, **client_env()),
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
@@ -245,7 +245,8 @@ async def test_the_dashboards_job_page_links_each_pods_log(
     await submit(system, simple_job("shown", "echo shown here", selector=MAIN))
     view = await wait_for_jobs(system, ["default/shown"])
     assert view.jobs["default/shown"].phase == "Completed", _failure(system, view, agent)
-    monkeypatch.setenv("VCBUS_AGENT_TOKEN", TOKEN)
+    for name, value in client_env().items():
+        monkeypatch.setenv(name, value)
     settings = Settings.from_env(
         {"KAFKA_BOOTSTRAP_SERVERS": system.bootstrap, "VCBUS_TOPIC_PREFIX": system.prefix}
     )

@@ -5,10 +5,13 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
-from vcbus.shared.bus.broker import EmbeddedBroker, start_broker
+from vcbus.shared.bus.broker import EmbeddedBroker, start_broker, start_gated_broker
+from vcbus.shared.bus.credentials import FILE_NAME, BusCredentials
 
 
 def _docker_answers() -> bool:
@@ -53,6 +56,33 @@ def own_broker() -> Iterator[EmbeddedBroker]:
     broker = start_broker()
     try:
         yield broker
+    finally:
+        broker.stop()
+
+
+@dataclass(frozen=True)
+class AuthenticatedBroker:
+    """A broker as ``vcbus up`` runs it: Tansu behind the SCRAM gate, and its credentials."""
+
+    broker: EmbeddedBroker
+    credentials: BusCredentials
+    credentials_file: Path
+
+    @property
+    def bootstrap_servers(self) -> str:
+        """``host:port`` for clients."""
+        return self.broker.bootstrap_servers
+
+
+@pytest.fixture
+def authenticated_broker(tmp_path: Path) -> Iterator[AuthenticatedBroker]:
+    """A broker of the test's own that lets in only its one SCRAM-SHA-512 user."""
+    credentials = BusCredentials.make()
+    path = tmp_path / FILE_NAME
+    credentials.write(path)
+    broker = start_gated_broker(path)
+    try:
+        yield AuthenticatedBroker(broker, credentials, path)
     finally:
         broker.stop()
 

@@ -139,7 +139,10 @@ def test_the_agent_daemonset_runs_vcbus_agent_on_the_hosts_network_when_manifest
     data = next(v for v in pod["volumes"] if v["name"] == "data")
     assert data["hostPath"]["path"] == args.data_dir
     assert {"secretRef": {"name": "vcbus-agent", "optional": True}} in container["envFrom"]
-    assert container["livenessProbe"]["httpGet"]["port"] == "logs"
+    # on the node's loopback: without a certificate the endpoint listens there only
+    assert f"('127.0.0.1', {args.listen_port})" in " ".join(
+        container["livenessProbe"]["exec"]["command"]
+    )
 
 
 def test_kafka_is_kraft_and_jaeger_is_v2_with_otlp_when_compose_is_read(compose):

@@ -36,7 +36,14 @@ import structlog
 from vcbus.contracts.objects.node import Node, Taint
 from vcbus.contracts.quantity import CPU, MEMORY, PODS, QuantityError, to_base_units
 from vcbus.services.agent.app.cgroups import DEFAULT_PIDS_MAX, detect
-from vcbus.services.agent.app.logserver import ENV_CERTFILE, ENV_KEYFILE, ENV_TOKEN, ServerOptions
+from vcbus.services.agent.app.logserver import (
+    ENV_CERTFILE,
+    ENV_KEYFILE,
+    ENV_TOKEN,
+    TOKEN_FILE,
+    ServerOptions,
+    load_or_make_token,
+)
 from vcbus.services.agent.app.shell import AgentOptions, build_service
 from vcbus.services.agent.core import AgentConf
 from vcbus.services.agent.launch import Policy
@@ -111,7 +118,7 @@ def add_agent_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--listen-host",
         default="",
-        help="logs endpoint address [0.0.0.0 with a token, else loopback]",
+        help="logs endpoint address [0.0.0.0 with a TLS certificate, else loopback]",
     )
     parser.add_argument(
         "--listen-port",
@@ -137,6 +144,14 @@ def add_agent_options(parser: argparse.ArgumentParser) -> None:
             f"run here [${TRUST_SETTING}; none: launches are not verified]"
         ),
     )
+
+
+def _resolved(host: str) -> str:
+    """``host`` as an address (a name resolved; one that does not resolve counts as remote)."""
+    try:
+        return str(socket.getaddrinfo(host, None)[0][4][0])
+    except (socket.gaierror, IndexError):
+        return "0.0.0.0"
 
 
 def options_from(args: argparse.Namespace, settings: Settings) -> AgentOptions:
@@ -170,8 +185,15 @@ def options_from(args: argparse.Namespace, settings: Settings) -> AgentOptions:
     extra_labels = _pairs(args.label, "--label")
     taints = tuple(_taint(text) for text in args.taint)
     address = args.address or host_address(settings.kafka.bootstrap_servers)
-    token = os.environ.get(ENV_TOKEN, "")
-    listen_host = args.listen_host or ("0.0.0.0" if token else "127.0.0.1")
+    token = os.environ.get(ENV_TOKEN, "") or load_or_make_token(data_dir / TOKEN_FILE)
+    certfile, keyfile = os.environ.get(ENV_CERTFILE, ""), os.environ.get(ENV_KEYFILE, "")
+    listen_host = args.listen_host or ("0.0.0.0" if certfile else "127.0.0.1")
+    if not certfile and not ipaddress.ip_address(_resolved(listen_host)).is_loopback:
+        raise SettingsError(
+            f"--listen-host {listen_host}: the logs endpoint serves beyond loopback only over "
+            f"TLS; give its certificate and key ({ENV_CERTFILE}, {ENV_KEYFILE}), issued for "
+            f"the node's name {node_name!r} by the cluster's CA (docs/security.md)"
+        )
     sock = _listen(listen_host, args.listen_port)
     cgroups, why = (
         (None, "--no-limits")
@@ -217,8 +239,8 @@ def options_from(args: argparse.Namespace, settings: Settings) -> AgentOptions:
         server=ServerOptions(
             sock=sock,
             token=token,
-            certfile=os.environ.get(ENV_CERTFILE, ""),
-            keyfile=os.environ.get(ENV_KEYFILE, ""),
+            certfile=certfile,
+            keyfile=keyfile,
         ),
         cgroups=cgroups,
         limits_reason=why,

@@ -3,12 +3,15 @@
 As ``kubectl logs``: ``--task`` and ``--index`` pick pods (default every pod of the job,
 each line prefixed ``[<pod>]`` when there are several), ``-c`` a container (default the
 pod's first), ``--tail N`` the last lines, ``--previous`` the run before the last restart,
-``-f`` follows until the container ends. A pod deleted by its job's policy (or with its
-job's end) is found with ``--previous``: its agent keeps its last incarnation's logs. The
-CLI finds each pod's node on ``pods.status`` and the node's agent on ``nodes`` (labels
-``vcbus.io/address``, ``vcbus.io/agent-port``), then asks that agent over HTTP(S):
-``VCBUS_AGENT_TOKEN`` is sent as a bearer token, and with ``VCBUS_AGENT_TLS_CAFILE`` the
-connection is TLS, checked against that CA. A pod on a simulated node has no log.
+``-f`` follows until the container ends. The CLI finds each pod's node on ``pods.status``
+and the node's agent on ``nodes`` (labels ``vcbus.io/address``, ``vcbus.io/agent-port``),
+then asks that agent over HTTPS. The token (``VCBUS_AGENT_TOKEN``, or the file
+``VCBUS_AGENT_TOKEN_FILE`` names, as ``vcbus up --agent`` prints) is sent only to an
+agent that proves it is that node: its certificate is issued by the cluster's CA
+(``VCBUS_AGENT_TLS_CAFILE``) for the node's name. A ``nodes`` record only says where to
+knock; anyone who can write one could name their own listener. A pod on a simulated node
+has no log. A pod deleted by its job's policy (or with its job's end) is found with
+``--previous``: its agent keeps its last incarnation's logs.
 """
 
 from __future__ import annotations
@@ -26,7 +29,13 @@ from dataclasses import dataclass
 from urllib.parse import quote, urlencode
 
 from vcbus.contracts import NodeChanged, NodeHeartbeat, NodeRegistered, Topic
-from vcbus.services.agent.app.logserver import ENV_CAFILE, ENV_TOKEN
+from vcbus.services.agent.app.logserver import (
+    ENV_CAFILE,
+    ENV_CERTFILE,
+    ENV_KEYFILE,
+    ENV_TOKEN,
+    ENV_TOKEN_FILE,
+)
 from vcbus.services.cli import terminal
 from vcbus.services.cli.agent import LABEL_ADDRESS, LABEL_AGENT_HOST, LABEL_AGENT_PORT, is_loopback
 from vcbus.services.cli.status import StatusStore, read_store
@@ -41,6 +50,7 @@ class Target:
     pod: str
     host: str
     port: int
+    node: str = ""
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -131,16 +141,17 @@ def target_of(store: StatusStore, pod: str) -> Target | str:
     listen = labels.get(LABEL_AGENT_HOST, "")
     if is_loopback(listen) and not is_loopback(address):
         if _is_local(address):
-            return Target(pod, listen, port)  # that agent runs on this host
+            return Target(pod, listen, port, row.node)  # that agent runs on this host
         return (
             f"pod {pod} runs on node {row.node}, whose agent serves logs on its own loopback "
-            f"only ({listen}:{port}; it has no {ENV_TOKEN}): start that agent with "
-            f"{ENV_TOKEN} set (it then listens on every address, {address}:{port} too) and "
-            f"give vcbus logs the same token, or run vcbus logs on that host"
+            f"only ({listen}:{port}; it has no TLS certificate): start that agent with "
+            f"{ENV_CERTFILE} and {ENV_KEYFILE} (a certificate the cluster's CA issued for "
+            f"its node name, docs/security.md; it then listens on every address, "
+            f"{address}:{port} too), or run vcbus logs on that host"
         )
     if listen and listen not in ("0.0.0.0", "::"):
-        return Target(pod, listen, port)
-    return Target(pod, address, port)
+        return Target(pod, listen, port, row.node)
+    return Target(pod, address, port, row.node)
 
 
 def _is_local(address: str) -> bool:
@@ -162,19 +173,56 @@ def request_log(target: Target, query: dict[str, str]) -> http.client.HTTPConnec
     namespace, _, name = target.pod.partition("/")
     path = f"/pods/{quote(namespace)}/{quote(name)}/log?{urlencode(query)}"
     cafile = os.environ.get(ENV_CAFILE, "")
+    token = agent_token()
+    if token and not cafile:
+        raise UnverifiedNodeError(
+            f"not sending {ENV_TOKEN} to node {target.node or '?'} at {target.host}:"
+            f"{target.port}: nothing proves that address is the node (set {ENV_CAFILE} to "
+            "the CA that issued the agents' certificates)"
+        )
     connection: http.client.HTTPConnection = (
-        http.client.HTTPSConnection(
-            target.host, target.port, context=ssl.create_default_context(cafile=cafile)
+        NodeConnection(
+            target.host, target.port, target.node, ssl.create_default_context(cafile=cafile)
         )
         if cafile
         else http.client.HTTPConnection(target.host, target.port)
     )
-    headers = {}
-    token = os.environ.get(ENV_TOKEN, "")
-    if token:
-        headers["Authorization"] = f"Bearer {token}"
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
     connection.request("GET", path, headers=headers)
     return connection
+
+
+def agent_token() -> str:
+    """``VCBUS_AGENT_TOKEN``, else what the file ``VCBUS_AGENT_TOKEN_FILE`` names holds."""
+    token = os.environ.get(ENV_TOKEN, "")
+    path = os.environ.get(ENV_TOKEN_FILE, "")
+    if token or not path:
+        return token
+    with open(path, encoding="ascii") as source:
+        return source.read(4096).strip()
+
+
+class UnverifiedNodeError(OSError):
+    """The agent's identity cannot be checked, so its credential is not sent."""
+
+
+class NodeConnection(http.client.HTTPSConnection):
+    """HTTPS to an agent's address, its certificate checked against its node's name.
+
+    The name checked is the node's (as the bindings name it), not the address the
+    ``nodes`` record gives: a listener at that address without the node's certificate
+    from the cluster's CA fails the handshake before any header is sent.
+    """
+
+    def __init__(self, host: str, port: int, node: str, context: ssl.SSLContext) -> None:
+        super().__init__(host, port, context=context, timeout=30)
+        self._node = node
+        self._tls = context
+
+    def connect(self) -> None:
+        """Connect, then the TLS handshake with ``server_hostname`` = the node's name."""
+        sock = socket.create_connection((self.host, self.port), self.timeout)
+        self.sock = self._tls.wrap_socket(sock, server_hostname=self._node)
 
 
 def fetch(target: Target, query: dict[str, str], *, prefix: bool, lock: threading.Lock) -> bool:

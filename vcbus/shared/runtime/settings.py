@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from vcbus.contracts.topics import DEFAULT_PREFIX
 from vcbus.shared.bus.address import AddressError, normalized
+from vcbus.shared.bus.credentials import CREDENTIALS_ENV, CredentialsError, read_settings
 from vcbus.shared.bus.kafka_settings import (
     SASL_MECHANISMS,
     SASL_PROTOCOLS,
@@ -129,6 +130,21 @@ def _check_tls(kafka: KafkaSettings) -> None:
         ) from None
 
 
+def with_credentials(env: Mapping[str, str]) -> Mapping[str, str]:
+    """``env`` over the settings of the credentials file ``VCBUS_KAFKA_CREDENTIALS`` names.
+
+    Raises:
+        SettingsError: the file cannot be read or holds something else.
+    """
+    path = env.get(CREDENTIALS_ENV)
+    if not path:
+        return env
+    try:
+        return {**read_settings(path), **env}
+    except CredentialsError as exc:
+        raise SettingsError(str(exc)) from None
+
+
 @dataclass(frozen=True, slots=True)
 class Settings:
     """Everything a service's shell needs to run.
@@ -137,7 +153,8 @@ class Settings:
     ``KAFKA_BOOTSTRAP_SERVERS`` [embedded broker for ``vcbus up``],
     ``KAFKA_SECURITY_PROTOCOL`` [PLAINTEXT], ``KAFKA_SASL_MECHANISM``, ``KAFKA_SASL_USERNAME``,
     ``KAFKA_SASL_PASSWORD``, ``KAFKA_SSL_CAFILE``, ``KAFKA_SSL_CERTFILE``, ``KAFKA_SSL_KEYFILE``,
-    ``KAFKA_SSL_KEY_PASSWORD``,
+    ``KAFKA_SSL_KEY_PASSWORD``, ``VCBUS_KAFKA_CREDENTIALS`` [a file of ``KAFKA_*`` lines
+    under the environment's: ``vcbus up`` writes one],
     ``VCBUS_TOPIC_PREFIX`` [vcbus.], ``VCBUS_PARTITIONS`` [4],
     ``VCBUS_MAX_POLL_RECORDS`` [5000], ``VCBUS_POLL_TIMEOUT`` [0.5 s],
     ``VCBUS_HANDLER_ATTEMPTS`` [3], ``VCBUS_LINGER_MS`` [2], ``VCBUS_FETCH_MAX_WAIT_MS`` [25],
@@ -178,7 +195,7 @@ class Settings:
             SettingsError: when a value cannot be used.
             TopicTableError: when the topic table or its overrides cannot be used.
         """
-        env = os.environ if env is None else env
+        env = with_credentials(os.environ if env is None else env)
         servers = bootstrap or env.get("KAFKA_BOOTSTRAP_SERVERS", "")
         if not servers:
             raise SettingsError(

@@ -7,11 +7,15 @@ before, kept when it was forgotten, as a pod a job's policy killed], ``tail`` [l
 ``follow`` [stream until the container ends]); ``GET /healthz`` answers ``ok``. A rotated
 log is read whole, oldest file first.
 
-Authentication is a shared token (``VCBUS_AGENT_TOKEN``): every request but ``/healthz``
-carries ``Authorization: Bearer <token>``, compared in constant time; without a token the
-agent listens on the loopback address only. TLS, when given a certificate and key
-(``VCBUS_AGENT_TLS_CERTFILE``/``VCBUS_AGENT_TLS_KEYFILE``), is served by uvicorn; clients
-check it with ``VCBUS_AGENT_TLS_CAFILE``.
+Authentication is a shared token (``VCBUS_AGENT_TOKEN``; when none is given the agent
+makes one, kept 0600 in its data dir, ``agent.token``): every request but ``/healthz``
+carries ``Authorization: Bearer <token>``, compared in constant time; a server without a
+token refuses every log. Logs are read in a worker thread, never on the agent's event
+loop; a response carries at most :data:`MAX_RESPONSE_BYTES` of a log (its end), and at
+most :data:`MAX_READERS` requests read at once (more are answered 503). TLS, when given
+a certificate and key (``VCBUS_AGENT_TLS_CERTFILE``/``VCBUS_AGENT_TLS_KEYFILE``, needed to
+listen beyond loopback), is served by uvicorn; clients check it with
+``VCBUS_AGENT_TLS_CAFILE`` against the node's name (``vcbus.services.cli.logs``).
 """
 
 from __future__ import annotations
@@ -19,6 +23,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hmac
+import os
+import secrets
 import socket
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
@@ -28,6 +34,7 @@ from typing import TYPE_CHECKING, Protocol
 import msgspec
 import uvicorn
 from starlette.applications import Starlette
+from starlette.background import BackgroundTask
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response, StreamingResponse
 from starlette.routing import Route
@@ -50,12 +57,18 @@ class Agent(Protocol):
     runtime: PodRuntime
 
 
+MAX_RESPONSE_BYTES = 8 << 20
+"""Most bytes of a log one response (or a follow's first part) carries: the log's end."""
+MAX_READERS = 4
+"""Most log requests served at once (a follow counts until it ends)."""
 FOLLOW_POLL = 0.1
 """Seconds between two looks at a followed log."""
 ENV_TOKEN = "VCBUS_AGENT_TOKEN"
 ENV_CERTFILE = "VCBUS_AGENT_TLS_CERTFILE"
 ENV_KEYFILE = "VCBUS_AGENT_TLS_KEYFILE"
 ENV_CAFILE = "VCBUS_AGENT_TLS_CAFILE"
+ENV_TOKEN_FILE = "VCBUS_AGENT_TOKEN_FILE"
+TOKEN_FILE = "agent.token"
 
 
 @dataclass(frozen=True)
@@ -82,6 +95,7 @@ class LogServer:
     def __init__(self, options: ServerOptions, agent: Agent) -> None:
         self.options = options
         self.agent = agent
+        self._readers = asyncio.Semaphore(MAX_READERS)
 
     async def serve(self, stop: asyncio.Event) -> None:
         """Serve until ``stop`` is set."""
@@ -120,6 +134,25 @@ class LogServer:
     async def _log(self, request: Request) -> Response:
         if not self._allowed(request):
             return PlainTextResponse("unauthorized: give the agent's token\n", status_code=401)
+        if self._readers.locked():
+            return PlainTextResponse(
+                f"busy: {MAX_READERS} log requests are being served; try again\n",
+                status_code=503,
+                headers={"Retry-After": "1"},
+            )
+        await self._readers.acquire()
+        try:
+            response = await self._answer(request)
+        except BaseException:
+            self._readers.release()
+            raise
+        if isinstance(response, StreamingResponse):
+            response.background = BackgroundTask(self._release)
+        else:
+            self._readers.release()
+        return response
+
+    async def _answer(self, request: Request) -> Response:
         key = pod_key(request.path_params["namespace"], request.path_params["name"])
         pod = self.agent.state.by_key(key)
         runtime = self.agent.runtime
@@ -152,7 +185,7 @@ class LogServer:
             )
         path = runtime.log_file(pod.uid, container, run)
         tail = _int(request.query_params.get("tail"))
-        text = _tail(read_log(path), tail)
+        text = await asyncio.to_thread(lambda: _tail(read_log(path), tail)[-MAX_RESPONSE_BYTES:])
         if not _flag(request, "follow"):
             return Response(text, media_type="text/plain")
         return StreamingResponse(self._follow(pod.uid, path, text), media_type="text/plain")
@@ -164,7 +197,7 @@ class LogServer:
         runtime = self.agent.runtime
         while True:
             report = runtime.report(uid) if runtime.pod_dir(uid).exists() else None
-            data = cursor.read()
+            data = await asyncio.to_thread(cursor.read)
             if data:
                 yield data
                 continue
@@ -172,10 +205,14 @@ class LogServer:
                 return
             await asyncio.sleep(FOLLOW_POLL)
 
+    async def _release(self) -> None:
+        """A streamed log is sent (or its client gone): its reader's place is free."""
+        self._readers.release()
+
     def _allowed(self, request: Request) -> bool:
         token = self.options.token
         if not token:
-            return True
+            return False
         given = request.headers.get("authorization", "")
         scheme, _, value = given.partition(" ")
         return scheme.lower() == "bearer" and hmac.compare_digest(value.encode(), token.encode())
@@ -209,7 +246,7 @@ class _Cursor:
             return b""
         with self.path.open("rb") as file:
             file.seek(self.position)
-            data = file.read()
+            data = file.read(MAX_RESPONSE_BYTES)
         self.position += len(data)
         return data
 
@@ -233,6 +270,19 @@ def _kept_log(kept: Path, key: str, request: Request) -> Response:
     return Response(
         _tail(read_log(path), _int(request.query_params.get("tail"))), media_type="text/plain"
     )
+
+
+def load_or_make_token(path: Path) -> str:
+    """The token kept at ``path``; a new one (256 random bits), written 0600, when none."""
+    with contextlib.suppress(FileNotFoundError):
+        token = path.read_text(encoding="ascii").strip()
+        if token:
+            return token
+    token = secrets.token_urlsafe(32)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "w", encoding="ascii") as out:
+        out.write(token + "\n")
+    return token
 
 
 def read_log(path: Path) -> bytes:

@@ -23,12 +23,14 @@ import os
 import secrets
 import socket
 import sys
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
-from urllib.parse import parse_qs
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from urllib.parse import parse_qs, urlsplit
 
 import msgspec
 import uvicorn
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import Route
@@ -185,10 +187,46 @@ class Actions:
             await producer.stop()
 
 
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1", "[::1]")
+
+
+def allowed_hosts(bound: str) -> list[str]:
+    """The ``Host`` names the dashboard answers: loopback's, the host's, the bound address.
+
+    Bound to every interface, every address of the host's name counts too.
+
+    A page of another site that rebinds its name to this address (DNS rebinding) sends its
+    own name as ``Host``, and is refused; ``VCBUS_DASHBOARD_HOSTS`` (comma-separated) adds
+    the names a proxy in front uses.
+    """
+    names = [*LOOPBACK_NAMES, bound, socket.gethostname(), socket.getfqdn()]
+    if bound in ("0.0.0.0", "::"):
+        with contextlib.suppress(OSError):
+            names += socket.gethostbyname_ex(socket.gethostname())[2]
+    names += [n.strip() for n in os.environ.get("VCBUS_DASHBOARD_HOSTS", "").split(",")]
+    return sorted({name for name in names if name and name not in ("0.0.0.0", "::")})
+
+
+def same_origin(request: Request, hosts: Sequence[str] | None) -> bool:
+    """Whether an action's ``Origin`` (when the browser sends one) is one of ``hosts``."""
+    origin = request.headers.get("origin")
+    if hosts is None or origin is None:
+        return True
+    return (urlsplit(origin).hostname or "") in hosts
+
+
 def build_app(
-    dashboard: Dashboard, *, jaeger_url: str, actions: Actions | None = None
+    dashboard: Dashboard,
+    *,
+    jaeger_url: str,
+    actions: Actions | None = None,
+    hosts: Sequence[str] | None = None,
 ) -> Starlette:
-    """The web app: the pages, their assets, the change stream, and the actions if allowed."""
+    """The web app: the pages, their assets, the change stream, and the actions if allowed.
+
+    With ``hosts`` (as :func:`serve` gives), a request whose ``Host`` is none of them is
+    refused (400), and an action whose ``Origin`` is another site's (403).
+    """
     store = dashboard.store
     token = actions.token if actions is not None else ""
 
@@ -229,7 +267,9 @@ def build_app(
 
     async def delete_route(request: Request) -> Response:
         key = f"{request.path_params['namespace']}/{request.path_params['name']}"
-        if actions is None or not actions.allows(await _token(request)):
+        if actions is None or not same_origin(request, hosts):
+            return forbidden()
+        if not actions.allows(await _token(request)):
             return forbidden()
         await actions.delete_job(key)
         return RedirectResponse(pages.job_href(key), status_code=303)
@@ -238,7 +278,9 @@ def build_app(
         name, verb = request.path_params["name"], request.path_params["verb"]
         if verb not in ("close", "open"):
             return page(pages.message_page("Not found", f"No action {verb}."), 404)
-        if actions is None or not actions.allows(await _token(request)):
+        if actions is None or not same_origin(request, hosts):
+            return forbidden()
+        if not actions.allows(await _token(request)):
             return forbidden()
         state = QueueState.CLOSED if verb == "close" else QueueState.OPEN
         if not await actions.set_queue_state(name, state):
@@ -276,7 +318,10 @@ def build_app(
             Route("/static/dashboard.css", asset(CSS, "text/css")),
             Route("/static/live.js", asset(LIVE_JS, "text/javascript")),
             Route("/healthz", healthz),
-        ]
+        ],
+        middleware=[]
+        if hosts is None
+        else [Middleware(TrustedHostMiddleware, allowed_hosts=hosts)],
     )
 
 
@@ -371,7 +416,12 @@ async def serve(
     )
     allowed = Actions(bus, settings) if actions else None
     config = uvicorn.Config(
-        build_app(dashboard, jaeger_url=jaeger_url, actions=allowed),
+        build_app(
+            dashboard,
+            jaeger_url=jaeger_url,
+            actions=allowed,
+            hosts=allowed_hosts(str(sock.getsockname()[0])),
+        ),
         lifespan="off",
         log_config=None,
         access_log=False,
