@@ -15,7 +15,9 @@ from vcbus.shared.bus.memory import InMemoryBus
 from vcbus.shared.runtime.clock import VirtualClock
 
 ROOT = Path(__file__).resolve().parents[1]
-VOLCANO_EXAMPLES = (ROOT / ".." / "shared" / "volcano-examples").resolve()
+VOLCANO_EXAMPLES = ROOT / "tests" / "volcano_examples"
+"""Volcano's own example files, vendored with their licence and the commit they came from
+(tests/volcano_examples/README.md)."""
 VOLCANO_TYPOS = {
     "kubecon-2019-china/task-priority/elastic-job.yaml": [
         'unknown field "spec.tasks[0].template.spec.priorityClass"; '

@@ -7,7 +7,7 @@ configuration, and prints from each outcome:
 - makespan: when the last job finished (seconds from the start);
 - occupancy: the watched resource's pod-seconds over (cluster capacity x makespan);
 - elections: how many reservation targets were elected;
-- evictions: how many pods preempt and reclaim evicted (issue 23);
+- evictions: how many pods preempt and reclaim evicted;
 - watched job or pod: when it (its first pod) ran;
 - per-round starts: for jobs named ``r<round>-...``, when each round's first and last job
   started (a round is a set of jobs meant to run together).
@@ -60,19 +60,20 @@ RESERVATION = (
     Variant("reservation on", {"actions": DEFAULT_ACTIONS}),
     Variant("reservation off", {"actions": "enqueue, allocate, backfill"}),
 )
-"""SPEC A6: the reservation actions (elect, reserve) with their defaults, and none."""
+"""docs/design.md#reservation: the reservation actions (elect, reserve) with their defaults, and
+none."""
 
 PREEMPTION = (
     Variant("preempt on", {"actions": "enqueue, allocate, preempt, backfill"}),
     Variant("preempt off", {"actions": "enqueue, allocate, backfill"}),
 )
-"""Issue 23: the preempt action, and none."""
+"""The preempt action, and none."""
 
 RECLAIM = (
     Variant("reclaim on", {"actions": "enqueue, allocate, reclaim, backfill"}),
     Variant("reclaim off", {"actions": "enqueue, allocate, backfill"}),
 )
-"""Issue 23: the reclaim action, and none."""
+"""The reclaim action, and none."""
 
 
 @dataclass(frozen=True)
@@ -87,7 +88,7 @@ class Case:
     ideal: float | None = None
     """The makespan of a perfect scheduler, when known."""
     shares: bool = False
-    """Report each queue's share of ``resource`` per minute (SPEC A10)."""
+    """Report each queue's share of ``resource`` per minute (docs/design.md#queue-shares)."""
 
 
 CASES: list[Case] = [
@@ -185,7 +186,7 @@ def figures(case: Case, variant: Variant, outcome: Mapping[str, Any]) -> Figures
 
 def _minute_shares(summary: Mapping[str, Any], resource: str) -> dict[str, tuple[float, float]]:
     """Queue → the lowest and highest share of ``resource`` over the full minutes after the
-    first (SPEC A10 judges shares there: the first minute fills the cluster)."""
+    first (docs/design.md#queue-shares judges shares there: the first minute fills the cluster)."""
     windows = [
         w for w in summary.get("windows", ()) if w["from"] >= 60 and w["to"] - w["from"] >= 60
     ]

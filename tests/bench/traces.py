@@ -56,7 +56,7 @@ TRACE_VARIANTS = (
 )
 """The default configuration (reservation on, the ``aging`` queue order) with time limits;
 the same without ``aging`` (the default before it); reservation off (planned starts and
-backfill on); and neither (no time limits: no plans, as before SPEC A15)."""
+backfill on); and neither (no time limits: no plans, as before docs/design.md#planned-start)."""
 
 
 @dataclass(frozen=True)

@@ -26,9 +26,9 @@ the promise held:
   target is placed, or the ``NodesUnlocked``); bindings decided in between (the lock
   published, not yet read by the allocator, another process) are counted as figures
   (``lock_races``), not violations; a pod bound into the room its own job's will-bind
-  held on that node (``CapacityReserved``, before the binding) is no intrusion (SPEC A6:
-  a lock never refuses a job its own will-bind room);
-- evictions keep gangs whole (issue 23): when the allocator asks to evict pods of a job
+  held on that node (``CapacityReserved``, before the binding) is no intrusion
+  (docs/design.md#reservation: a lock never refuses a job its own will-bind room);
+- evictions keep gangs whole: when the allocator asks to evict pods of a job
   (``PodEvictionRequested`` on ``bindings``), the job's pods still live after the
   evictions asked at that moment number none or at least its ``minAvailable`` (and each
   task's ``minAvailable``); and a pod incarnation is evicted by one request only (a

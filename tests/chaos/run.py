@@ -485,7 +485,7 @@ def dump_history(history: History, folder: Path) -> None:
 
 
 CHAOS_ALLOCATOR_ACTIONS = "allocate, preempt, backfill"
-"""The allocator's actions in a chaos run: the default ones and preempt (issue 23)."""
+"""The allocator's actions in a chaos run: the default ones and preempt."""
 
 
 def preemption_args(directory: Path) -> dict[str, tuple[str, ...]]:

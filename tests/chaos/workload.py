@@ -15,7 +15,7 @@ Shapes (each a real ``batch.volcano.sh/v1alpha1`` Job with ``vcbus.io/run-second
   that restarts on ``PodEvicted`` (``RestartJob``, ``maxRetry: 10``) and runs out a grace
   period of 1 s: preempt may take its pods, and it still ends ``Completed``.
 - ``preemptor``: a gang of default priority, above ``evictable`` only: when the cluster is
-  full, preempt evicts evictable gangs (all their pods or none) for it (issue 23).
+  full, preempt evicts evictable gangs (all their pods or none) for it.
 
 Real jobs (every ``real_every``-th job, when asked) run as host processes on the run's node
 agents: their pods select the agents' nodes (:data:`REAL_LABEL`) and tolerate their taint

@@ -19,7 +19,7 @@ import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -67,10 +67,14 @@ def start_agent(
     *extra: str,
     port_range: str | None = None,
     env: dict[str, str] | None = None,
+    run_as: str = "nobody",
+    wrap: Sequence[str] = (),
 ) -> RealNode:
     """Start an agent for ``node`` and wait until its node is registered.
 
-    ``env``: more of its environment (``OTEL_*``).
+    ``env``: more of its environment (``OTEL_*``). ``run_as``: every pod's user; empty: each
+    pod a uid of its own (the agent's default as root). ``wrap``: a command that runs it
+    (``ip netns exec NAME``: on another host).
     """
     if port_range is None:
         port_range = next_port_range()
@@ -82,8 +86,7 @@ def start_agent(
         node,
         "--data-dir",
         str(data_dir),
-        "--run-as",
-        "nobody",
+        *(("--run-as", run_as) if run_as else ()),
         "--listen-port",
         "0",
         "--heartbeat",
@@ -102,6 +105,7 @@ def start_agent(
             VCBUS_AGENT_TOKEN=TOKEN,
             **(env or {}),
         ),
+        wrap=wrap,
     )
     agent.wait_for(event("node_registered"))
     return RealNode(agent, data_dir, node)

@@ -94,6 +94,7 @@ def running_system(
     *,
     cluster_args: Sequence[str] = (),
     env: Mapping[str, str] | None = None,
+    wrap: Sequence[str] = (),
 ) -> Iterator[System]:
     """Run the five services on ``bootstrap`` under ``prefix`` for the block.
 
@@ -102,6 +103,7 @@ def running_system(
         prefix: The topic prefix, unique to the caller.
         cluster_args: Extra arguments of ``serve cluster`` (``--nodes``, ``--node-cpu`` ...).
         env: Extra environment of every service (``OTEL_*``).
+        wrap: A command that runs each service (``ip netns exec NAME``: on another host).
     """
     asyncio.run(_create_topics(bootstrap, prefix))
     with Processes() as processes:
@@ -111,7 +113,11 @@ def running_system(
             extra.update(env or {})
             args = ["serve", name, *(cluster_args if name == "cluster" else ())]
             services[name] = processes.start(
-                name, "vcbus.services.cli", *args, env=service_env(bootstrap, prefix, **extra)
+                name,
+                "vcbus.services.cli",
+                *args,
+                env=service_env(bootstrap, prefix, **extra),
+                wrap=wrap,
             )
         for name, process in services.items():
             ready = "lease_acquired" if name in SINGLETONS else "partitions_assigned"

@@ -4,7 +4,7 @@ Admission answers every submission on ``jobs.rejected`` (matched by the origin i
 topic, partition, offset) and admits none; every record on an internal topic that its
 contract cannot decode lands on ``<topic>.DLT`` with its origin and the error; no service
 process dies, and a good job submitted afterwards still completes. The poison submissions
-of issue 18 (recursive aliases, alias floods, rejections of 200,000 violations, jobs whose
+of bounded parsing (recursive aliases, alias floods, rejections of 200,000 violations, jobs whose
 records could not fit, names and numbers the API server refuses) are each answered with a
 bounded record, and a good job behind them on the same partition is admitted and
 completes; a delete that reuses a client's event id still deletes the job's next life.

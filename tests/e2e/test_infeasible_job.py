@@ -1,4 +1,5 @@
-"""A job no node could ever hold locks nothing (SPEC A6, A8), through the five services.
+"""A job no node could ever hold locks nothing (docs/design.md#reservation,
+docs/design.md#pending-reasons), through the five services.
 
 Volcano's own ``task-start-dependency/job.yaml``, submitted as it is, selects
 ``kubernetes.io/os: linux`` nodes; this cluster's nodes say ``kubernetes.io/os=windows``

@@ -1,4 +1,4 @@
-"""Real jobs on real nodes: agents run bound pods as processes (SPEC A14).
+"""Real jobs on real nodes: agents run bound pods as processes (docs/design.md#real-nodes).
 
 One system (the five services, no simulated node) for the module and one agent, ``real-0``;
 tests that need nodes of their own start agents with a label their jobs select. Each test

@@ -1,5 +1,5 @@
 """An agent stopped for good: its node goes NotReady, its pods end NodeLost, and the job's
-policy runs them again on another agent (SPEC A14).
+policy runs them again on another agent (docs/design.md#real-nodes).
 
 The node monitor's grace period and the pod eviction timeout are 2 s each here (40 s and
 5 min by default), so the test takes seconds.

@@ -1,9 +1,10 @@
 """Volcano's own example Jobs run to Completed through the five services as processes.
 
-The test adds only ``vcbus.io/run-seconds`` to every task template (SPEC A9), and a new
-name where two examples share one. Stages of dependsOn jobs (SPEC A5) are read back from
-the topics: a dependent task's first pod is created only once the tasks it depends on
-are ready (every replica Running, as they have no minAvailable).
+The test adds only ``vcbus.io/run-seconds`` to every task template (docs/design.md#simulated-pods),
+and a new name where two examples share one. Stages of dependsOn jobs
+(docs/design.md#dependent-jobs) are read back from the topics: a dependent task's first pod is
+created only once the tasks it depends on are ready (every replica Running, as they have no
+minAvailable).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 23 on a real broker: one preemption goes through the bus end to end.
+"""Preempt and reclaim on a real broker: one preemption goes through the bus end to end.
 
 ``examples/scenarios/preempt-high-priority.yaml`` through the five services on Kafka (real,
 sped-up time): the allocator's ``PodEvictionRequested`` reaches the cluster on

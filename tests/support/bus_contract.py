@@ -118,7 +118,8 @@ class BusContract:
     async def test_record_over_one_mib_is_refused_naming_it_and_earlier_records_are_kept(
         self, bus: Bus, topic_prefix: str
     ) -> None:
-        """Kafka's default message.max.bytes (SPEC A12): a refusal no retry can change."""
+        """Kafka's default message.max.bytes (docs/design.md#bounded-records): a refusal no retry
+        can change."""
         topic = await self._topic(bus, f"{topic_prefix}sizes", partitions=1)
         producer = bus.producer(client_id="p")
         small = OutRecord(topic, b"k", b"before")

@@ -1,4 +1,5 @@
-"""Poison submissions: each once stalled, crashed or flooded a service (SPEC A12, A13).
+"""Poison submissions: each once stalled, crashed or flooded a service
+(docs/design.md#bounded-records, docs/design.md#names-and-numbers).
 
 Every case is a ``jobs.submitted`` payload with the answer admission must give: the
 reason codes of its rejection, or ``()`` for a job admitted. Shared by the end-to-end test
@@ -66,7 +67,7 @@ def alias_flood() -> bytes:
 
 
 def poison_cases() -> list[PoisonCase]:
-    """The inputs of issue 18, each with the answer admission gives."""
+    """Hostile inputs, each with the answer admission gives."""
     recursive = (
         b"apiVersion: batch.volcano.sh/v1alpha1\nkind: Job\nmetadata: &m {name: x, labels: *m}\n"
     )

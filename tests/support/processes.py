@@ -78,9 +78,17 @@ class ProcessWaitError(AssertionError):
 class ServiceProcess:
     """One ``python -m module args...`` process and the lines it wrote."""
 
-    def __init__(self, name: str, module: str, args: Sequence[str], env: Mapping[str, str]) -> None:
+    def __init__(
+        self,
+        name: str,
+        module: str,
+        args: Sequence[str],
+        env: Mapping[str, str],
+        wrap: Sequence[str] = (),
+    ) -> None:
+        """``wrap``: a command that runs it (``ip netns exec NAME``: on another host)."""
         self.name = name
-        self.command = [sys.executable, "-m", module, *args]
+        self.command = [*wrap, sys.executable, "-m", module, *args]
         self._env = dict(env)
         self._lines: list[Line] = []
         self._changed = threading.Condition()
@@ -258,9 +266,11 @@ class Processes:
     def __init__(self) -> None:
         self._started: list[ServiceProcess] = []
 
-    def start(self, name: str, module: str, *args: str, env: Mapping[str, str]) -> ServiceProcess:
-        """Start ``python -m module args...`` as ``name`` with exactly ``env``."""
-        process = ServiceProcess(name, module, args, env)
+    def start(
+        self, name: str, module: str, *args: str, env: Mapping[str, str], wrap: Sequence[str] = ()
+    ) -> ServiceProcess:
+        """Start ``python -m module args...`` as ``name`` with exactly ``env`` (under ``wrap``)."""
+        process = ServiceProcess(name, module, args, env, wrap)
         self._started.append(process)
         return process.start()
 

@@ -87,7 +87,7 @@ class SchedulingCase:
     bind_order: Sequence[str] | None = None
     """The bindings in the order they were decided."""
     note: str = ""
-    """Where a SPEC A-rule changes Volcano's outcome, and how."""
+    """Where a decision of docs/design.md changes Volcano's outcome, and how."""
     now: datetime = field(default=NOW)
 
 

@@ -1,4 +1,4 @@
-"""How large a record vcbus writes may be, and what each answer keeps within it (SPEC A12).
+"""How large a record vcbus writes may be, and what each answer keeps within it.
 
 Apache Kafka refuses a record over ``message.max.bytes``, 1 MiB by default: every record
 vcbus writes (outputs, dead letters, changelog state) stays under

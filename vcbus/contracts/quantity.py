@@ -42,8 +42,8 @@ _SUFFIXES: Mapping[str, Decimal] = {
     "Pi": Decimal(2) ** 50,
     "Ei": Decimal(2) ** 60,
 }
-# ASCII digits only (SPEC A13): Python's \d would take "１" (full-width) or "١" (Arabic),
-# which Kubernetes' ParseQuantity refuses.
+# ASCII digits only (docs/design.md#names-and-numbers): Python's \d would take "１" (full-width) or
+# "١" (Arabic), which Kubernetes' ParseQuantity refuses.
 _QUANTITY = re.compile(
     r"^(?P<num>[+-]?(?:\d+\.?\d*|\.\d+))(?:(?P<exp>[eE][+-]?\d+)|(?P<suffix>Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]))?$",
     re.ASCII,

@@ -71,7 +71,7 @@ DLT_SUFFIX = ".DLT"
 
 
 class Topic(enum.StrEnum):
-    """DESIGN §2 topic names, without the installation prefix."""
+    """docs/design.md#topics topic names, without the installation prefix."""
 
     JOBS_SUBMITTED = "jobs.submitted"
     JOBS_ADMITTED = "jobs.admitted"

@@ -1,4 +1,4 @@
-"""bootstrap(): the one composition root of vcbus (STYLE: cosmicpython's ``bootstrap``).
+"""bootstrap(): the one composition root of vcbus (as cosmicpython's ``bootstrap``).
 
 ``vcbus serve`` builds one service with it, ``vcbus up`` every service (to create their
 topics before it starts one process each) and ``vcbus simulate`` every service in one

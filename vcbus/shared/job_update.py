@@ -1,4 +1,4 @@
-"""Updates of an admitted job: what may change (SPEC B1.6), the rule, pure.
+"""Updates of an admitted job: what may change (Volcano's admit_job.go), the rule, pure.
 
 Port of volcano@v1.12 / HEAD ``pkg/webhooks/admission/jobs/validate/admit_job.go``
 ``validateJobUpdate`` (messages kept word for word). In vcbus a resubmitted job with a
@@ -25,6 +25,23 @@ from vcbus.contracts.objects.job import Job, JobSpec, TaskSpec
 
 UPDATE_REJECTED = "UpdateRejected"
 """Reason code of a refused update."""
+
+NO_PODS = "NoPods"
+"""Reason code of a job created with no pod at all."""
+
+
+def creation_error(job: Job) -> str | None:
+    """Why ``vcbus submit`` refuses to create ``job``, or ``None``.
+
+    vcbus: a job whose tasks all have 0 replicas would show Running with no pod forever (a
+    misspelt ``replicas`` gives exactly that), so ``vcbus submit`` refuses to create one.
+    Admission admits it, as Volcano does, since it cannot tell a creation from an update,
+    and a running job may be scaled to 0 (``validateJobUpdate`` refuses only replicas < 0;
+    the controller then keeps the job's phase, as Volcano's ``running.go`` does).
+    """
+    if job.spec.tasks and all(task.replicas == 0 for task in job.spec.tasks):
+        return "the job has no pods: every task has 0 replicas"
+    return None
 
 
 def _partition_error(task: TaskSpec, job_name: str) -> str | None:
@@ -92,7 +109,7 @@ def update_error(old: Job, new: Job) -> str | None:
     """Return why ``new`` may not replace ``old``, or ``None`` when the update is allowed.
 
     Only job ``minAvailable``, ``priorityClassName`` and each task's ``replicas`` and
-    ``minAvailable`` may change (SPEC B1.6); the first failing rule gives the message.
+    ``minAvailable`` may change (Volcano's admit_job.go); the first failing rule gives the message.
 
     Args:
         old: the job as currently admitted.

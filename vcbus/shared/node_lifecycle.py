@@ -1,4 +1,4 @@
-"""When a real node is NotReady, and when its pods are lost (SPEC A14): the rule, pure.
+"""When a real node is NotReady, and when its pods are lost: the rule, pure.
 
 Port of the timing of Kubernetes' node lifecycle controller
 (``pkg/controller/nodelifecycle/node_lifecycle_controller.go``, ``tryUpdateNodeHealth``

@@ -27,7 +27,7 @@ SCHEDULED = "Scheduled"
 QUEUE_NOT_FOUND = "QueueNotFound"
 QUEUE_CLOSED = "QueueClosed"
 INFEASIBLE = "Infeasible"
-"""No node could ever hold a minimum pod of the job (SPEC A6, A8), with the fit errors."""
+"""No node could ever hold a minimum pod of the job, with the fit errors."""
 QUEUE_OVER_CAPABILITY = "QueueOverCapability"
 CLUSTER_OVERUSED = "ClusterOverused"
 GANG_UNSCHEDULABLE = "GangUnschedulable"
@@ -59,8 +59,8 @@ REASON_RANK: tuple[str, ...] = (
     WAITING_FOR_EVICTION,
     RESERVATION_EXPIRED,
 )
-"""SPEC A8, highest first. Reasons not listed (other allocator codes) rank with
-``GangUnschedulable``."""
+"""docs/design.md#pending-reasons, highest first. Reasons not listed (other allocator codes)
+rank with ``GangUnschedulable``."""
 
 PODGROUP_PENDING = "PodGroupPending"
 """The job controller's reason while it has not seen its PodGroup enqueued."""

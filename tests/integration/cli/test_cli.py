@@ -98,7 +98,8 @@ def test_describe_names_the_reason_when_a_job_stays_pending(system, monkeypatch,
         described["text"] = text
         return code == 0 and "Pending Reason:   Infeasible" in text
 
-    # 2 x 6 cpu on two 4-cpu nodes: it could never run (SPEC A6, A8).
+    # 2 x 6 cpu on two 4-cpu nodes: it could never run (docs/design.md#reservation,
+    # docs/design.md#pending-reasons).
     eventually(reason_known, "describe naming Infeasible", system)
     text = described["text"]
     assert "Phase:            Pending" in text

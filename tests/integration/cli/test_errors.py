@@ -252,10 +252,16 @@ def test_up_names_a_taken_port_and_an_absent_broker(monkeypatch, tmp_path):
         monkeypatch.setenv("KAFKA_BOOTSTRAP_SERVERS", address)
         status, out, err = cli(monkeypatch, "up", "--log-dir", log_dir)
     assert (status, out) == (3, "")
-    assert err.splitlines()[0] == (
+    # a stale export of an earlier `vcbus up`: said as such, with what to unset
+    assert err.splitlines() == [
         f"vcbus up: no broker answers at {address} (waited up to 5 s): "
-        f"connection refused at {address} (nothing listens there)"
-    )
+        f"connection refused at {address} (nothing listens there) "
+        "(KAFKA_BOOTSTRAP_SERVERS is set in this shell)",
+        "  with KAFKA_BOOTSTRAP_SERVERS set, `vcbus up` uses that broker and starts "
+        "none; if it is the address an earlier `vcbus up` printed, that broker stopped with "
+        "it: `unset KAFKA_BOOTSTRAP_SERVERS` and run `vcbus up` again to start a broker of "
+        "its own",
+    ]
 
 
 def test_a_second_up_with_the_same_log_dir_is_refused_and_leaves_the_logs(monkeypatch, tmp_path):
@@ -295,3 +301,12 @@ def test_several_files_are_submitted_together_or_not_at_all(on_broker, monkeypat
         "job default/second created",
     ]
     assert submitted_count() == 2
+
+
+def test_up_refuses_to_advertise_every_interface_and_names_the_fix(monkeypatch, tmp_path):
+    monkeypatch.delenv("KAFKA_BOOTSTRAP_SERVERS", raising=False)
+    log_dir = str(tmp_path / "logs")
+    status, out, err = cli(monkeypatch, "up", "--listen", "0.0.0.0:0", "--log-dir", log_dir)
+    assert (status, out) == (2, "")
+    assert err.startswith("vcbus up: the broker would advertise 0.0.0.0:")
+    assert "pass --advertise HOST[:PORT]" in err

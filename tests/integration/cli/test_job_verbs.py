@@ -278,5 +278,10 @@ def test_a_finished_job_goes_away_after_its_ttl_seconds_after_finished(
 
     eventually(lambda: listed_phase() == "Completed", "shortlived Completed", system)
     eventually(lambda: listed_phase() == "", "shortlived deleted by its TTL", system)
-    _, described, _ = run_cli(system, monkeypatch, "describe", "job", "shortlived")
+    status, described, err = run_cli(system, monkeypatch, "describe", "job", "shortlived")
     assert "Phase:            Deleted" in described.splitlines()
+    # gone, as `delete` would say: exit 1, with the last state still shown
+    assert (status, err) == (
+        1,
+        'job "default/shortlived" not found: deleted (its last state is shown)\n',
+    )

@@ -33,12 +33,12 @@ def system(kafka_bootstrap: str) -> Iterator[ServedSystem]:
         yield running
 
 
-def job(*, replicas: int, cpu: str = "1") -> str:
+def job(*, replicas: int, cpu: str = "1", name: str = "resub") -> str:
     return f"""\
 apiVersion: batch.volcano.sh/v1alpha1
 kind: Job
 metadata:
-  name: resub
+  name: {name}
 spec:
   tasks:
     - name: worker
@@ -120,3 +120,39 @@ def test_submit_says_what_a_resubmission_does_and_a_refused_update_changes_nothi
     assert refused[0].trace_id not in text
     tasks = text.split("Tasks:")[1].splitlines()
     assert tasks[2].split()[:2] == ["worker", "3"], text
+
+
+def test_a_running_job_scaled_to_zero_keeps_running_with_no_pods(
+    system: ServedSystem, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Volcano's update rule refuses only replicas < 0; its controller keeps the phase."""
+    path = tmp_path / "zero.yaml"
+
+    def submit(text: str) -> tuple[int, str, str]:
+        path.write_text(text)
+        return run_cli(system, monkeypatch, "submit", str(path))
+
+    def described() -> str:
+        return run_cli(system, monkeypatch, "describe", "job", "zero")[1]
+
+    status, out, err = submit(job(replicas=0, name="zero"))
+    assert (status, out) == (1, "")
+    assert err.startswith(
+        "vcbus submit: job default/zero: NoPods: the job has no pods: every task has 0 replicas\n"
+    )
+
+    status, out, _ = submit(job(replicas=2, name="zero"))
+    assert (status, out.split(" trace_id=")[0]) == (0, "job default/zero created")
+    eventually(lambda: "2 running" in described(), "both pods running", system)
+
+    status, out, err = submit(job(replicas=0, name="zero"))
+    assert (status, out.split(" trace_id=")[0], err) == (
+        0,
+        "job default/zero updated (minAvailable, tasks[worker].replicas, "
+        "tasks[worker].minAvailable)",
+        "",
+    )
+    eventually(lambda: "0 running" in described(), "the pods gone", system)
+    text = described()
+    assert "Phase:            Running" in text, text
+    assert "UpdateRejected" not in text, text

@@ -149,7 +149,9 @@ def test_cycles_bindings_and_pending_reasons_are_reported_when_a_run_is_over(aft
         for (name, labels), v in scrape(after_a_run, "podgroup-enqueue").items()
         if name == "vcbus_podgroups_pending"
     }
-    assert pending == {"Infeasible": 1}  # 2 x 6 cpu on two 4-cpu nodes (SPEC A6, A8)
+    assert pending == {
+        "Infeasible": 1
+    }  # 2 x 6 cpu on two 4-cpu nodes (docs/design.md#pending-reasons)
 
 
 def caught_up(system: ServedSystem, service: str) -> bool:

@@ -1,4 +1,5 @@
-"""The processing guarantees (DESIGN §4, §6) shown with services run as processes on a real broker.
+"""The processing guarantees (docs/design.md#processing-guarantees,
+docs/design.md#tracing-and-logging) shown with services run as processes on a real broker.
 
 Every test runs the toy service (``tests/support/toy.py``) as ``python -m`` processes on its
 own topic prefix, kills or stops them, and reads what they logged, published, wrote to their

@@ -110,7 +110,7 @@ async def test_jobs_complete_with_every_output_written_when_cluster_runs_their_p
             lambda: all(is_in_phase(tail, job.job, JobPhase.COMPLETED) for job in (gang, tf))
         )
 
-    # PodGroups: one each, with the gang's minimums and resources (SPEC A1)
+    # PodGroups: one each, with the gang's minimums and resources (docs/design.md#minavailable)
     gang_group, tf_group = _podgroup(tail, gang).podgroup, _podgroup(tail, tf).podgroup
     assert (gang_group.min_member, gang_group.min_task_member) == (4, {"worker": 4})
     assert gang_group.min_resources == parse_resources({"cpu": "4", "memory": "4Gi"})
@@ -180,7 +180,8 @@ async def test_jobs_complete_with_every_output_written_when_cluster_runs_their_p
 async def test_dependent_tasks_get_pods_stage_by_stage_when_their_dependencies_run(
     bus: AioKafkaBus, settings: Settings
 ) -> None:
-    """Volcano's task-start-dependency example: nginx1 → nginx2 → nginx3 (SPEC A5)."""
+    """Volcano's task-start-dependency example: nginx1 → nginx2 → nginx3
+    (docs/design.md#dependent-jobs)."""
     prefix = settings.topic_prefix
     service = build_service(settings, SystemClock())
     await ensure_topics(bus, [service], prefix, PARTITIONS)

@@ -1,4 +1,5 @@
-"""Real nodes' liveness on a real broker (SPEC A14): a node that stops heartbeating.
+"""Real nodes' liveness on a real broker (docs/design.md#real-nodes): a node that stops
+heartbeating.
 
 The five services run on Kafka. The test plays a real node's agent: it registers node
 ``real`` and heartbeats it, and runs nothing (the pods bound to it stay bound). Once the

@@ -329,7 +329,7 @@ def will_bind(reserved_at: float, node: str, *, released_at: float | None = None
 
 
 def test_a_pod_bound_into_its_own_jobs_will_bind_room_on_a_locked_node_is_no_violation() -> None:
-    """SPEC A6: a lock never refuses a job the room its own will-bind holds."""
+    """docs/design.md#reservation: a lock never refuses a job the room its own will-bind holds."""
     history = lock_history(3)
     history.capacity.extend(will_bind(0.5, "n1"))
 
@@ -359,7 +359,8 @@ def test_bindings_after_the_unlock_are_no_violation() -> None:
 
 
 def test_bindings_once_the_allocator_lifted_the_locks_are_no_violation() -> None:
-    """The target was placed at 3: the same cycle and later ones use the node (SPEC A6)."""
+    """The target was placed at 3: the same cycle and later ones use the node
+    (docs/design.md#reservation)."""
     lifted = LocksLifted(
         event_id="x", occurred_at=at(3), job=JOB, generation=1, nodes=(NodeName("n1"),)
     )

@@ -83,7 +83,7 @@ def test_every_incarnation_that_ran_to_a_clean_stop_passes(tmp_path: Path) -> No
 
 
 def test_a_chaos_run_serves_preempt_with_valid_configurations(tmp_path: Path) -> None:
-    """Issue 23: the allocator runs preempt, podgroup-enqueue takes back, classes known."""
+    """The allocator runs preempt, podgroup-enqueue takes back, classes known."""
     args = preemption_args(tmp_path)
     allocator = parse_conf(Path(args["allocator"][1]).read_text())
     assert allocator.actions == ("allocate", "preempt", "backfill")

@@ -1,4 +1,4 @@
-"""Schema evolution (STYLE §3): readers and writers of different versions understand each other.
+"""Schema evolution: readers and writers of different versions understand each other.
 
 A newer writer may add fields (with defaults) anywhere; this reader skips them. An older
 writer did not write the fields added since (all have defaults); this reader fills them in.

@@ -1,4 +1,5 @@
-"""Job updates (SPEC B1.6): allowed changes pass, every refused one has Volcano's message."""
+"""Job updates (Volcano's admit_job.go): allowed changes pass, every refused one has Volcano's
+message."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The node liveness rule (SPEC A14): grace period, eviction timeout, simulated nodes."""
+"""The node liveness rule (docs/design.md#real-nodes): grace period, eviction timeout, simulated
+nodes."""
 
 from __future__ import annotations
 

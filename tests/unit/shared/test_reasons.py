@@ -1,4 +1,5 @@
-"""SPEC A8's reason ranking, shared by the scheduler and the read model, and docs/cli.md's table."""
+"""docs/design.md#pending-reasons's reason ranking, shared by the scheduler and the read model, and
+docs/cli.md's table."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Issue 23 through every service: preempt and reclaim on the scenarios of ``examples/scenarios``.
+"""Preempt and reclaim through every service: preempt and reclaim on the scenarios of
+``examples/scenarios``.
 
 The figures come from the simulated timeline (``tests.bench.quality``, ``vcbus simulate``):
 deterministic, in virtual seconds. Victims run out a grace period of 30 s; one cycle is a few

@@ -1,4 +1,5 @@
-"""SPEC A6 (revised) through every service, on the scenarios of ``examples/scenarios``.
+"""docs/design.md#reservation (revised) through every service, on the scenarios of
+``examples/scenarios``.
 
 Each rule has its scene; the figures come from ``tests.bench.quality`` (the simulated
 timeline, deterministic), with the reservation actions on and off.

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import contextlib
 import io
+import re
 from pathlib import Path
 
 from vcbus.services.cli import main
+from vcbus.services.simulation import snapshot
+from vcbus.services.simulation.scenario import check_keys
+from vcbus.shared.scheduling import scenario_objects
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -51,3 +55,35 @@ def test_a_snapshot_scenario_has_keys_of_its_own(tmp_path: Path) -> None:
         2,
         'vcbus simulate: unknown field "cycle"; did you mean "cycles"?\n',
     )
+
+
+def _documented_keys(docstring: str, start: str, end: str) -> set[str]:
+    """The top-level keys a docstring names from ``start`` up to ``end`` (or its end).
+
+    Parenthesised asides (a key's own fields, its default) are left out.
+    """
+    text = docstring[docstring.index(start) :]
+    text = text[: text.index(end)] if end in text else text
+    while (shorter := re.sub(r"\([^()]*\)", "", text)) != text:
+        text = shorter
+    return set(re.findall(r"``(\w+)``", text))
+
+
+def test_every_documented_snapshot_key_is_accepted(tmp_path: Path) -> None:
+    """The keys the snapshot readers and the snapshot runner document all pass the key check."""
+    objects = _documented_keys(scenario_objects.__doc__ or "", "A document holds", "\n\n")
+    run = _documented_keys(snapshot.__doc__ or "", "Document keys", "a timeline")
+    documented = objects | run
+    assert {"reservation", "willBind", "cycles", "now", "step", "events", "config"} <= documented
+    document = {key: None for key in documented}
+    document["podgroups"] = []
+    check_keys(document)
+    path = tmp_path / "snap.yaml"
+    path.write_text(
+        "nodes: [{name: n1, allocatable: {cpu: '1', memory: 1Gi}}]\n"
+        "podgroups: []\npods: []\nwillBind: []\n"
+        "reservation: {target: default/j, locked: [n1], electedAt: '2026-01-01T00:00:00Z'}\n"
+    )
+    status, out, err = simulate(path)
+    assert (status, err) == (0, "")
+    assert '"targetJob": "default/j"' in out or "default/j" in out

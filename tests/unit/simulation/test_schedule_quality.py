@@ -1,9 +1,9 @@
 """Schedule quality, measured by ``vcbus simulate``'s summary on the shipped scenarios.
 
-- ``weighted-queues.yaml`` (SPEC A10): two saturating queues with weights 1 and 3 hold
-  25 % / 75 % of what runs (± 5 points) in every minute after the first, at full use.
-- ``knavigator-burst.yaml`` (SPEC A11): nine waves submitted at one moment, in wave order,
-  each filling the cluster exactly, run one after the other: 9 × 30 s, within 5 %.
+- ``weighted-queues.yaml`` (docs/design.md#queue-shares): two saturating queues with weights 1 and 3
+  hold 25 % / 75 % of what runs (± 5 points) in every minute after the first, at full use.
+- ``knavigator-burst.yaml`` (docs/design.md#arrival-order): nine waves submitted at one moment, in
+  wave order, each filling the cluster exactly, run one after the other: 9 × 30 s, within 5 %.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Snapshot scenarios (DESIGN §9): bindings, phases, conditions; deterministic output."""
+"""Snapshot scenarios (docs/design.md#scenarios): bindings, phases, conditions; deterministic
+output."""
 
 from __future__ import annotations
 
@@ -172,7 +173,7 @@ cycles: 2
 
 
 def test_snapshot_scenario_lists_evictions_and_holds_the_nomination_next_cycle() -> None:
-    """Issue 23: the victim is Releasing in the next cycle, nobody binds on its room."""
+    """The victim is Releasing in the next cycle, nobody binds on its room."""
     out = run_snapshot_scenario(yaml.safe_load(PREEMPT_SCENARIO))
     timeline = out["timeline"]
     assert isinstance(timeline, list)

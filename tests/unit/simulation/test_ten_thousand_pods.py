@@ -1,8 +1,9 @@
 """A job of 10,000 pods, through every service on the in-memory bus: admitted, its
 PodGroup and pods made, every pod run, the job Completed, nothing dead-lettered.
 
-The job-controller keeps it in 20 parts of 512 pods (SPEC A12: no record over 1 MiB);
-the split through a real broker is ``tests/integration/services/test_job_controller_parts.py``.
+The job-controller keeps it in 20 parts of 512 pods (docs/design.md#bounded-records: no record over
+1 MiB); the split through a real broker is
+``tests/integration/services/test_job_controller_parts.py``.
 """
 
 from __future__ import annotations

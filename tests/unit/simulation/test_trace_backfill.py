@@ -1,5 +1,5 @@
-"""Planned starts at admission (SPEC A15): a head admitted before its room is free keeps
-what its planned start needs, and nothing more.
+"""Planned starts at admission (docs/design.md#planned-start): a head admitted before its room is
+free keeps what its planned start needs, and nothing more.
 
 Ten one-cpu nodes; podgroup-enqueue's budget is 1.2 x 10 cpus less what runs. ``job-1``
 (3 cpus) ends at 100 s and ``job-2`` (5 cpus) at 500 s: 2 cpus idle, a budget of 4.

@@ -1,9 +1,9 @@
 """Will-bind through every service: the MPI master binds as soon as its workers run.
 
-The real job-controller creates the master's pod once the workers are Running (SPEC A5);
-the allocator reserved its room when it bound the workers, so the small jobs that arrive
-meanwhile cannot take it. With ``will-bind: false`` they do, and the master waits for them
-to finish. "No timing assertions": times here are the virtual clock's, deterministic.
+The real job-controller creates the master's pod once the workers are Running
+(docs/design.md#dependent-jobs); the allocator reserved its room when it bound the workers, so the
+small jobs that arrive meanwhile cannot take it. With ``will-bind: false`` they do, and the master
+waits for them to finish. "No timing assertions": times here are the virtual clock's, deterministic.
 """
 
 from __future__ import annotations

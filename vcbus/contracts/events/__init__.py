@@ -1,1 +1,1 @@
-"""One tagged union of events per topic (DESIGN §2)."""
+"""One tagged union of events per topic (docs/design.md#topics)."""

@@ -3,7 +3,7 @@
 Every event names its job in a field ``job``. The jobs' own topics (``jobs.admitted``'s
 commands, ``jobs.status``, ``jobs.rejected``) first wrote it as ``job_key``; a record of
 that time still decodes: the old name is read into :attr:`JobKeyedEvent.old_job_key`, moved to
-``job`` as the event is built, and never written again (schema evolution, STYLE §3: a
+``job`` as the event is built, and never written again (schema evolution: a
 field renamed is read under both names).
 
 ``JobAdmitted`` names its job ``job`` too, in Python; on the wire the key keeps its first

@@ -19,6 +19,11 @@ class BindingCreated(Event, tag="binding.created.v1", frozen=True, kw_only=True)
     attempt: int = 0
     """How many earlier bindings of this pod the cluster refused; part of the event id, so a
     retry to the same node is a new event, and lets a late echo of a refused one be ignored."""
+    signature: str = ""
+    """The allocator's signature of the node, the pod's identity, requests, grace period and
+    ``pod.admitted_digest`` (``ed25519:<key id>:<base64>``): a node agent that trusts the
+    allocator's key starts only what the allocator bound (docs/security.md). Empty when the
+    allocator has no key."""
 
 
 class PodEvictionRequested(Event, tag="pod.eviction_requested.v1", frozen=True, kw_only=True):

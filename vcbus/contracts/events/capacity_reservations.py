@@ -4,14 +4,14 @@ It also carries the nominations of preempt and reclaim (``PodsNominated``,
 ``NominationEnded``): the nodes whose releasing capacity waits for a preemptor's pods.
 
 It also carries ``LocksHonoured``: the moment the allocator has a reservation's node locks
-(SPEC A6) in its view, from which it places no other job's pod on them.
+(docs/design.md#reservation) in its view, from which it places no other job's pod on them.
 
-When the allocator commits the first stage of a job with ``dependsOn`` (SPEC A5), it
-reserves capacity on nodes for the minimum pods of the job's stages that have no pods yet,
-so that they bind as soon as their dependencies are ready (docs/architecture.md,
-"Will-bind"). The topic is keyed by job. Every event carries ``held``, everything reserved
-for the job after it, so the newest event of a job is its whole reservation (what
-compaction would keep) and folding is a replacement.
+When the allocator commits the first stage of a job with ``dependsOn``
+(docs/design.md#dependent-jobs), it reserves capacity on nodes for the minimum pods of the job's
+stages that have no pods yet, so that they bind as soon as their dependencies are ready
+(docs/architecture.md, "Will-bind"). The topic is keyed by job. Every event carries ``held``,
+everything reserved for the job after it, so the newest event of a job is its whole reservation
+(what compaction would keep) and folding is a replacement.
 """
 
 from __future__ import annotations
@@ -95,8 +95,8 @@ class LocksLifted(Event, tag="capacity.locks_lifted.v1", frozen=True, kw_only=Tr
     """The allocator placed the target's gang: its locked nodes take other jobs' pods again.
 
     Published before the bindings of the cycle that placed the target (or first saw it
-    placed), so the rest of that cycle uses the freed nodes (SPEC A6, no harm); the
-    ``NodesUnlocked`` of podgroup-enqueue follows. Its id derives from job and generation.
+    placed), so the rest of that cycle uses the freed nodes (docs/design.md#reservation, no harm);
+    the ``NodesUnlocked`` of podgroup-enqueue follows. Its id derives from job and generation.
     """
 
     job: JobKey
@@ -115,7 +115,7 @@ class NominatedPod(msgspec.Struct, frozen=True, kw_only=True, rename="camel", om
 
 
 MAX_NOMINATED = 1000
-"""The most pods and victims a nomination lists (SPEC A12); a preemptor takes at most
+"""The most pods and victims a nomination lists; a preemptor takes at most
 this many pods' worth of capacity in one cycle."""
 
 

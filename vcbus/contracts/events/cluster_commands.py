@@ -2,7 +2,7 @@
 
 Node commands are keyed by node name, like ``nodes`` and ``bindings``; a pod command is
 routed by the cluster to the node that holds the pod. These types are not on a topic of
-DESIGN §2: ``vcbus simulate`` and ``vcbus up`` hand them to the cluster directly.
+docs/design.md#topics: ``vcbus simulate`` and ``vcbus up`` hand them to the cluster directly.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from vcbus.contracts.objects.job import Job
 
 
 class JobAdmitted(Event, tag="job.admitted.v1", frozen=True, kw_only=True):
-    """A job passed validation; ``manifest`` is the mutated job (SPEC B1.1 with A1).
+    """A job passed validation; ``manifest`` is the mutated job.
 
     ``spec_digest`` identifies the submitted spec: resubmitting the same spec is a no-op.
     """
@@ -21,6 +21,13 @@ class JobAdmitted(Event, tag="job.admitted.v1", frozen=True, kw_only=True):
     carried the mutated manifest since v1 (:attr:`manifest`)."""
     manifest: Job = msgspec.field(name="job")
     spec_digest: str
+    manifest_digest: str = ""
+    """The digest of ``manifest`` as admitted (``vcbus.shared.authority.manifest_digest``);
+    empty when admission signs nothing. Each pod made from it carries it to its binding."""
+    signature: str = ""
+    """Admission's signature of the job key and ``manifest_digest``
+    (``ed25519:<key id>:<base64>``): a node agent that trusts admission's key runs only
+    what admission signed (docs/security.md). Empty when admission has no key."""
 
 
 class JobDeleteAccepted(JobKeyedEvent, tag="job.delete_accepted.v1", frozen=True, kw_only=True):

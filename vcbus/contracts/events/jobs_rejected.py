@@ -34,7 +34,7 @@ class JobRejected(OptionalJobKeyedEvent, tag="job.rejected.v1", frozen=True, kw_
     ``payload`` is the original text (bytes that are not UTF-8 are replaced); when it is
     longer than the limit it is cut and ``payload_truncated`` is set. ``violations``
     lists at most ``vcbus.contracts.limits.MAX_VIOLATIONS``; ``violations_omitted`` counts the
-    others (SPEC A12: every record bounded).
+    others (docs/design.md#bounded-records: every record bounded).
     """
 
     violations: tuple[Violation, ...]

@@ -28,7 +28,7 @@ class NodeRemoved(Event, tag="node.removed.v1", frozen=True, kw_only=True):
 
 
 class NodeHeartbeat(Event, tag="node.heartbeat.v1", frozen=True, kw_only=True):
-    """A real node's agent is alive (SPEC A14), sent every ``interval_seconds``.
+    """A real node's agent is alive (docs/design.md#real-nodes), sent every ``interval_seconds``.
 
     A node whose heartbeats stop is NotReady after a grace period and takes no new
     bindings; past a second limit its pods end ``Failed`` with reason ``NodeLost``.

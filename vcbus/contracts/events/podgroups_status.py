@@ -9,7 +9,7 @@ from vcbus.contracts.objects.podgroup import PodGroupPhase
 
 
 class PodGroupPhaseChanged(Event, tag="podgroup.phase_changed.v1", frozen=True, kw_only=True):
-    """A PodGroup's phase or reason changed; ``conditions`` carry the reason code (SPEC A8).
+    """A PodGroup's phase or reason changed; ``conditions`` carry the reason code.
 
     ``uid`` is the PodGroup's uid (added later, empty from older writers), so a late phase
     change of a deleted PodGroup is not taken for its successor's.

@@ -1,4 +1,4 @@
-"""``reservations``: target job election and node locks (SPEC A6), from podgroup-enqueue.
+"""``reservations``: target job election and node locks, from podgroup-enqueue.
 
 Every event carries the reservation's ``generation`` (added later; 0 from older writers): it
 grows by one with each election, so a reader that sees events of different target jobs out of

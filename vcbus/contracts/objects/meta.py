@@ -20,7 +20,7 @@ class ObjectMeta(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit
 
 
 class Condition(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_defaults=True):
-    """A status condition with a machine-readable reason code (SPEC A8)."""
+    """A status condition with a machine-readable reason code (docs/design.md#pending-reasons)."""
 
     type: str
     status: str = "True"

@@ -20,7 +20,7 @@ LABEL_JOB_RETRY_COUNT = "volcano.sh/job-retry-count"
 ANNOTATION_GROUP_NAME = "scheduling.k8s.io/group-name"
 
 ANNOTATION_RUN_SECONDS = "vcbus.io/run-seconds"
-"""How long a simulated pod runs once Running (SPEC A9); absent: until deleted."""
+"""How long a simulated pod runs once Running; absent: until deleted."""
 ANNOTATION_EXIT_CODE = "vcbus.io/exit-code"
 """Exit code of a simulated pod when its run time ends: 0 → Succeeded, else Failed."""
 ANNOTATION_START_SECONDS = "vcbus.io/start-seconds"
@@ -45,7 +45,7 @@ POD_ALREADY_BOUND = "AlreadyBound"
 """The reason of a binding refused because the pod is bound to another node already."""
 POD_NODE_LOST = "NodeLost"
 """The reason of a pod that ended ``Failed`` because its node is gone: removed, or a real
-node whose heartbeats stopped past the pod-eviction timeout (SPEC A14)."""
+node whose heartbeats stopped past the pod-eviction timeout (docs/design.md#real-nodes)."""
 DEFAULT_GRACE_SECONDS = 30
 """Kubernetes' default ``terminationGracePeriodSeconds``."""
 """Delay between binding and Running for a simulated pod (default: the cluster's)."""
@@ -61,7 +61,7 @@ TEMPLATE_ANNOTATIONS_CARRIED = frozenset(
 )
 """The task-template annotations a pod carries: the ones the cluster and the scheduler
 read. Others stay in the job (``jobs.admitted``), so a large annotation is written once,
-not once per replica (SPEC A12)."""
+not once per replica (docs/design.md#bounded-records)."""
 
 
 class PodPhase(enum.StrEnum):
@@ -108,4 +108,7 @@ class Pod(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_defaul
     running (and holding its node's resources) before it ends; unset means 30 s."""
     active_deadline_seconds: int | None = None
     """The template's ``activeDeadlineSeconds``: the pod's time limit from its start, which
-    the allocator plans with (SPEC A15); unset: no limit."""
+    the allocator plans with (docs/design.md#planned-start); unset: no limit."""
+    admitted_digest: str = ""
+    """The digest of the admitted manifest the pod was made from (``JobAdmitted``'s
+    ``manifest_digest``): its binding names the very spec admission signed."""

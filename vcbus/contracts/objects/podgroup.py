@@ -33,7 +33,7 @@ class StageTask(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_
     name: str
     replicas: int = 0
     min_available: int = 0
-    """The task's minimum pods: its ``minAvailable``, else ``replicas`` (SPEC A3/A5)."""
+    """The task's minimum pods: its ``minAvailable``, else ``replicas``."""
     requests: Resources = {}
     node_selector: dict[str, str] = {}
     tolerations: tuple[Toleration, ...] = ()
@@ -44,10 +44,11 @@ class StageTask(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_
 class PodGroup(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_defaults=True):
     """A gang: at least ``min_member`` pods (and per-task minimums) placed together.
 
-    ``min_task_member`` has no entry for a task without a minimum (SPEC A1, fourth row).
-    ``dependent`` marks a job with ``dependsOn`` (SPEC A5); gang checks skip its tasks that
-    have no pods yet. ``stages`` (added later, empty from older writers) describes the tasks
-    with ``dependsOn`` of such a job, so the allocator can reserve room for them.
+    ``min_task_member`` has no entry for a task without a minimum (docs/design.md#minavailable,
+    fourth row). ``dependent`` marks a job with ``dependsOn`` (docs/design.md#dependent-jobs); gang
+    checks skip its tasks that have no pods yet. ``stages`` (added later, empty from older writers)
+    describes the tasks with ``dependsOn`` of such a job, so the allocator can reserve room for
+    them.
     """
 
     name: str
@@ -66,4 +67,5 @@ class PodGroup(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_d
     stages: tuple[StageTask, ...] = ()
     active_deadline_seconds: int | None = None
     """The longest ``activeDeadlineSeconds`` of the job's pod templates; unset when one
-    has none: how long the gang runs at most once started, for planning (SPEC A15)."""
+    has none: how long the gang runs at most once started, for planning
+    (docs/design.md#planned-start)."""

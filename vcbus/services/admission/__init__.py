@@ -2,7 +2,7 @@
 
 Pure modules: :mod:`~vcbus.services.admission.bounded_parse` (bytes → a plain document, bounded),
 :mod:`~vcbus.services.admission.decode` (bytes → Job, command or violations),
-:mod:`~vcbus.services.admission.mutate` (Volcano's defaults with SPEC A1),
+:mod:`~vcbus.services.admission.mutate` (Volcano's defaults with docs/design.md#minavailable),
 :mod:`~vcbus.services.admission.rules` (every violation at once) and
 :mod:`~vcbus.services.admission.core` (``decide``: one submission → one event).
 """

@@ -2,7 +2,7 @@
 
 Each submission is handled at its own microsecond (:class:`ArrivalStamps`): a job's
 creation time is when admission read it, and jobs read in one instant keep the order they
-were read in (partition offset order; a scenario's file order), SPEC A11.
+were read in (partition offset order; a scenario's file order), docs/design.md#arrival-order.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 from vcbus.contracts import (
     Event,
+    JobAdmitted,
     JobRejected,
     QueueDeclared,
     QueueDeleted,
@@ -18,6 +19,7 @@ from vcbus.contracts import (
     Topic,
 )
 from vcbus.contracts.objects import Queue
+from vcbus.shared.authority import Role, sign_admitted, signing_key_from
 from vcbus.shared.bus.envelope import Envelope
 from vcbus.shared.bus.records import Record
 from vcbus.shared.bus.router import Route
@@ -52,6 +54,7 @@ def build_service(settings: Settings, clock: Clock) -> Service:
     limits = AdmissionLimits(max_payload_bytes=settings.max_payload_bytes)
     stamps = ArrivalStamps(clock)
     live = isinstance(clock, SystemClock)  # a simulation's in-memory bus is read in order
+    key = signing_key_from(settings.extra, Role.ADMISSION)
 
     async def handle(envelope: Envelope[bytes]) -> Sequence[Event]:
         origin = SubmissionOrigin(
@@ -61,13 +64,18 @@ def build_service(settings: Settings, clock: Clock) -> Service:
         )
         ctx = Ctx(now=stamps.next(), trace_id=current_trace_id())
         header = dict(envelope.headers).get(FIELD_VALIDATION_HEADER)
-        submission = Submission(envelope.event, origin, field_validation_of(header))
+        submission = Submission(
+            envelope.event, origin, field_validation_of(header), key=envelope.key
+        )
         events = decide(view.queues, submission, ctx, limits)
         if live and _queue_not_found(events) and await queues.read_to_end(QUEUE_CATCH_UP_SECONDS):
             # the queue may have been created a moment before the job: judge it again on
             # everything the queues topic holds now (read-your-writes)
             events = decide(view.queues, submission, ctx, limits)
-        return events
+        if key is None:
+            return events
+        # what a node agent will run carries admission's signature (docs/security.md)
+        return [sign_admitted(key, e) if isinstance(e, JobAdmitted) else e for e in events]
 
     queues = Table("queues", [Topic.QUEUES], view.apply)
     return Service(

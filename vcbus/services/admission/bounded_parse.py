@@ -1,7 +1,7 @@
-"""Bounded parsing of submission text: bytes to a plain document (SPEC A12).
+"""Bounded parsing of submission text: bytes to a plain document (docs/design.md#bounded-records).
 
-A submission is JSON or YAML text (DESIGN §2). This module turns its bytes into the plain
-mappings, lists and scalars they spell, or refuses them with violations whose reason codes
+A submission is JSON or YAML text (docs/design.md#topics). This module turns its bytes into the
+plain mappings, lists and scalars they spell, or refuses them with violations whose reason codes
 :mod:`vcbus.services.admission.decode` reports: ``InvalidEncoding``, ``EmptyPayload``,
 ``MalformedJson``, ``MalformedYaml``, ``NestingTooDeep``, ``PayloadTooComplex`` (YAML
 aliases that expand to too many values or too much text), ``RecursiveAlias`` (an alias
@@ -11,8 +11,9 @@ command) is decided by :mod:`vcbus.services.admission.decode`.
 Guards run before the expensive steps: for YAML a streaming pass over libyaml's events
 (iterative, so no recursion) refuses recursive aliases and bounds nesting depth and the
 node count after alias expansion before the document is composed; a decoded JSON document
-is checked for depth without recursion (SPEC A12: parsing bounded in time and memory
-whatever the bytes). YAML numbers follow the YAML 1.2 core schema (SPEC A13).
+is checked for depth without recursion (docs/design.md#bounded-records: parsing bounded in time and
+memory whatever the bytes). YAML numbers follow the YAML 1.2 core schema
+(docs/design.md#names-and-numbers).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ _BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoade
 
 
 class _SafeLoader(_BaseLoader):  # type: ignore[misc,valid-type]
-    """PyYAML's safe loader with YAML 1.2 core-schema numbers (SPEC A13).
+    """PyYAML's safe loader with YAML 1.2 core-schema numbers (docs/design.md#names-and-numbers).
 
     PyYAML resolves YAML 1.1 forms: ``1:30`` is the sexagesimal 90, ``1_000`` is 1000,
     ``017`` octal 15, ``0b11`` binary. YAML 1.2 (and JSON, which the API server reads)
@@ -64,6 +65,10 @@ MAX_DEPTH = 100
 
 MAX_NODES = 1_000_000
 """Most scalars and collections a document may hold after its aliases are expanded."""
+
+FILE_EXPANSION_CHARS = 1024 * 1024
+"""Characters a file's YAML aliases may always expand it to (admission's payload limit):
+a larger file may expand to its own size."""
 
 
 class RefusedError(Exception):
@@ -134,13 +139,16 @@ def load_yaml(text: str, *, max_chars: int) -> list[object]:
 
     For readers of whole files (``vcbus submit``, ``vcbus admit --queues``): recursive
     aliases, nesting beyond :data:`MAX_DEPTH` and alias expansion beyond
-    :data:`MAX_NODES` values or ``max_chars`` characters are refused before the
-    documents are composed.
+    :data:`MAX_NODES` values or ``max_chars`` characters (at least
+    :data:`FILE_EXPANSION_CHARS`) are refused before the documents are composed, the
+    error naming the bound.
 
     Args:
         text: the YAML text.
         max_chars: most characters the documents may expand to (the text's own length in
-            bytes never refuses a file without aliases).
+            bytes never refuses a file without aliases); below
+            :data:`FILE_EXPANSION_CHARS`, that bound applies, so a short file's anchors
+            may expand past the file's own size.
 
     Returns:
         The documents, empty ones left out.
@@ -149,7 +157,7 @@ def load_yaml(text: str, *, max_chars: int) -> list[object]:
         ValueError: the text is not valid YAML or passes a bound; the message says which.
     """
     try:
-        return _load_yaml(text, max_chars=max_chars)
+        return _load_yaml(text, max_chars=max(max_chars, FILE_EXPANSION_CHARS))
     except RefusedError as refused:
         violation = refused.violations[0]
         where = f" at {violation.path}" if violation.path else ""

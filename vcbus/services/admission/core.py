@@ -5,8 +5,8 @@ answers with one of:
 
 - ``JobAdmitted`` — the job passed :func:`vcbus.services.admission.rules.validate`; it carries
   the **mutated** job, its ``creationTimestamp`` set to ``ctx.now`` as the API server sets
-  it (whatever the submission says; SPEC A11), and ``spec_digest``, a SHA-256 of the
-  canonical JSON encoding of the job *as submitted* (sorted keys, so the same Job in YAML
+  it (whatever the submission says; docs/design.md#arrival-order), and ``spec_digest``, a SHA-256 of
+  the canonical JSON encoding of the job *as submitted* (sorted keys, so the same Job in YAML
   or JSON has one digest).
   Its id is derived from the submission's origin (topic, partition, offset), like a
   rejection's: a redelivered record yields the same id, which consumers drop. A real
@@ -18,8 +18,9 @@ answers with one of:
   replaced, cut so its JSON text is at most ``limits.max_rejected_payload_bytes``, with
   ``payload_truncated``), the origin, and the job key when a name could be read. Its id
   is derived from the origin's topic, partition and offset, so redelivery of the same
-  record yields the same id. A valid job whose records could not be written (SPEC A12,
-  :mod:`vcbus.services.admission.fit`) is rejected too, with a reason that names the limit.
+  record yields the same id. A valid job whose records could not be written
+  (docs/design.md#bounded-records, :mod:`vcbus.services.admission.fit`) is rejected too, with a
+  reason that names the limit.
 - ``JobDeleteAccepted`` / ``JobAbortAccepted`` / ``JobResumeAccepted`` — for a command
   naming a well-formed job key (``namespace/name``); the id is derived from the command's
   tag, its job and its position (topic, partition, offset), never from the ``event_id``
@@ -28,9 +29,10 @@ answers with one of:
 
 **Admission is stateless over jobs** (a decision already taken): it knows only the
 queues, validates every submission as a Kubernetes CREATE (mutation then validation,
-SPEC B1.1–B1.5 with A1/A2), and does not remember what it admitted. A resubmission with a
-different spec is therefore forwarded as a new ``JobAdmitted`` (a new digest, a new id);
-the job-controller, which owns per-job state, applies Volcano's UPDATE rules (SPEC B1.6)
+Volcano's mutate_job.go and validate/util.go with docs/design.md#minavailable and
+docs/design.md#every-violation), and does not remember what it admitted. A resubmission with a
+different spec is therefore forwarded as a new ``JobAdmitted`` (a new digest, a new id); the
+job-controller, which owns per-job state, applies Volcano's UPDATE rules (Volcano's admit_job.go)
 there. The queue view is folded from the ``queues`` topic by :func:`apply_queue_event`.
 
 Nothing here does I/O, logs, or reads a clock: time is ``ctx.now``.
@@ -99,11 +101,14 @@ class Submission:
     """One ``jobs.submitted`` record: its value, where it was read, and its field validation.
 
     ``fields`` comes from the record's ``field-validation`` header (``Strict`` without one).
+    ``key`` is the record's key (``None`` without one): a job's must be its manifest's
+    ``namespace/name``, or the job is refused ``KeyMismatch`` naming both.
     """
 
     payload: bytes
     origin: SubmissionOrigin
     fields: FieldValidation = FieldValidation.STRICT
+    key: str | None = None
 
 
 def decide(
@@ -186,7 +191,7 @@ def apply_queue_event(
 
     ``default`` is never stored as absent: deleting it only removes its declared
     settings, and :func:`vcbus.services.admission.rules.validate` keeps treating it as an open
-    queue, as DESIGN says it exists from the start.
+    queue, as docs/design.md#every-violation says it exists from the start.
     """
     match event:
         case QueueDeclared():
@@ -204,7 +209,7 @@ def queues_from_manifests(documents: Iterable[object]) -> dict[str, Queue]:
     ``scheduling.volcano.sh/v1beta1`` Queue, or a mapping without ``kind`` read as a
     contracts ``Queue`` with Kubernetes quantities). ``None`` documents (empty YAML
     documents) are skipped. A queue name must be a DNS-1123 subdomain, as the API server
-    requires (SPEC A13).
+    requires (docs/design.md#names-and-numbers).
 
     Args:
         documents: decoded YAML or JSON documents.
@@ -240,6 +245,18 @@ def _admit(
     limits: AdmissionLimits,
 ) -> Event:
     key = job_key(job.metadata.namespace, job.metadata.name)
+    if submission.key is not None and job.metadata.name and submission.key != key:
+        # a record keyed for one job but naming another: its partition, its ordering and
+        # what readers of the key expect would all be another job's
+        mismatch = Violation(
+            path="metadata",
+            reason="KeyMismatch",
+            message=(
+                f"the record's key {submission.key!r} is not the manifest's namespace/name "
+                f"{str(key)!r}: publish a job under the key namespace/name of its manifest"
+            ),
+        )
+        return _rejected((mismatch,), submission, ctx, limits, key)
     violations = validate(job, queues, max_replicas=limits.max_replicas)
     if violations:
         return _rejected(violations, submission, ctx, limits, key)

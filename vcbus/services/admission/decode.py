@@ -1,10 +1,10 @@
 """Turn the bytes of a ``jobs.submitted`` record into a Job, a command, or violations.
 
-A submission is JSON or YAML text (DESIGN §2). A JSON object whose ``type`` is one of the
-command tags is a command; anything else must be one ``batch.volcano.sh/v1alpha1`` Job.
+A submission is JSON or YAML text (docs/design.md#topics). A JSON object whose ``type`` is one of
+the command tags is a command; anything else must be one ``batch.volcano.sh/v1alpha1`` Job.
 Decoding never raises: every way a payload can be wrong is a :class:`Violation` with a
-stable reason code (SPEC A2 "input that is not a Job at all … is rejected with the
-decoder's reason"):
+stable reason code (docs/design.md#every-violation "input that is not a Job at all … is rejected
+with the decoder's reason"):
 
 ``PayloadTooLarge``, ``InvalidEncoding``, ``EmptyPayload``, ``MalformedJson``,
 ``MalformedYaml``, ``NestingTooDeep``, ``PayloadTooComplex`` (YAML aliases that expand to
@@ -14,9 +14,9 @@ too many values or too much text), ``RecursiveAlias`` (an alias inside its own a
 :mod:`vcbus.services.admission.fields`), ``InvalidType``, ``MissingName``, ``Unencodable``.
 
 The size limit runs before any parsing; parsing itself, bounded in time and memory
-whatever the bytes (SPEC A12), is :mod:`vcbus.services.admission.bounded_parse`, which gives the
-plain document or the encoding, JSON, YAML and bound violations. This module turns that
-document into a submission.
+whatever the bytes (docs/design.md#bounded-records), is
+:mod:`vcbus.services.admission.bounded_parse`, which gives the plain document or the encoding, JSON,
+YAML and bound violations. This module turns that document into a submission.
 """
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
-"""``dependsOn`` rules (SPEC B1.5 with A2's additions).
+"""``dependsOn`` rules (Volcano's validate/util.go with docs/design.md#every-violation's additions).
 
 Port of volcano v1.12 ``pkg/webhooks/admission/jobs/validate/util.go`` ``topoSort`` /
 ``makeGraph`` (Kahn's algorithm: the job is a DAG iff every task is emitted), run only
 when some task has a ``dependsOn``.
 
-Deviations (SPEC A2): Volcano reports an unknown task name and a name listed twice only
-as "not a DAG" (the dependent task never reaches in-degree 0). Here each gets its own
+Deviations (docs/design.md#every-violation): Volcano reports an unknown task name and a name listed
+twice only as "not a DAG" (the dependent task never reaches in-degree 0). Here each gets its own
 violation and is left out of the graph, so the DAG message is kept for real cycles
 (a self-dependency is a cycle: it gets its own violation *and* the DAG message, as in
 Volcano's verdict). ``iteration`` must be ``any``, ``all`` or absent (Volcano accepts

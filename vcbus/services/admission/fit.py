@@ -1,4 +1,4 @@
-"""Whether an admitted job's records fit in a record (SPEC A12): violations when they cannot.
+"""Whether an admitted job's records fit in a record: violations when they cannot.
 
 A job is admitted only if everything vcbus would write about it stays under
 :data:`vcbus.contracts.limits.MAX_EVENT_BYTES`:

@@ -1,4 +1,4 @@
-"""Labels and annotations as the API server validates them (SPEC A13).
+"""Labels and annotations as the API server validates them (docs/design.md#names-and-numbers).
 
 Ports of Kubernetes' object-metadata rules:
 

@@ -1,15 +1,16 @@
-"""Defaults a submitted Job the way Volcano's mutating webhook does, with SPEC A1's minimums.
+"""Defaults a submitted Job the way Volcano's mutating webhook does, with vcbus's minimums.
+
+The minimums follow the table of docs/design.md#minavailable.
 
 Port of volcano ``pkg/webhooks/admission/jobs/mutate/mutate_job.go`` ``createPatch``
-(HEAD ``ed72c7c8``, same as v1.12 except partition handling; SPEC B1.1), applied in its
-order:
+(HEAD ``ed72c7c8``, same as v1.12 except partition handling), applied in its order:
 
 1. ``spec.queue`` empty → ``default``.
 2. ``spec.schedulerName`` empty → ``volcano``.
 3. ``spec.maxRetry`` 0 → 3 (0 means unset; a negative value is left for validation).
 4. Per task ``i``: empty name → ``default<i>``; ``hostNetwork: true`` without
    ``dnsPolicy`` → ``ClusterFirstWithHostNet``; ``maxRetry`` 0 → 3.
-5. minAvailable, by SPEC A1 (which wins over B1.1 steps 4–5):
+5. minAvailable, by docs/design.md#minavailable (which wins over B1.1 steps 4–5):
 
    ============================================  =============================================
    submitted                                     result
@@ -29,11 +30,12 @@ order:
    policy with ``minPartitions > 0`` counts as a task minimum the user set.
 6. Plugins: ``tensorflow``, ``mpi``, ``pytorch`` or ``ray`` without ``svc`` → add
    ``svc: []``; ``mpi`` without ``ssh`` → add ``ssh: []``.
-7. SPEC A1: any task with ``dependsOn`` → annotation ``volcano.sh/dependent-job: "true"``.
+7. docs/design.md#minavailable: any task with ``dependsOn`` → annotation ``volcano.sh/dependent-job:
+"true"``.
 
-Deviations from Volcano: step 5 (A1) and step 7 are vcbus rules; Volcano always fills an
-unset task minimum with its replicas. The function is total: it never raises, whatever
-the values (negative or huge numbers are left for :mod:`vcbus.services.admission.rules`).
+Deviations from Volcano: step 5 (docs/design.md#minavailable) and step 7 are vcbus rules; Volcano
+always fills an unset task minimum with its replicas. The function is total: it never raises,
+whatever the values (negative or huge numbers are left for :mod:`vcbus.services.admission.rules`).
 """
 
 from __future__ import annotations
@@ -57,7 +59,7 @@ PLUGINS_NEEDING_SVC: tuple[str, ...] = ("tensorflow", "mpi", "pytorch", "ray")
 
 
 def mutate(job: Job, *, scheduler_name: str = DEFAULT_SCHEDULER_NAME) -> Job:
-    """Return the job with Volcano's defaults and SPEC A1's minimums applied.
+    """Return the job with Volcano's defaults and docs/design.md#minavailable's minimums applied.
 
     Args:
         job: the job as submitted.
@@ -125,7 +127,7 @@ def _default_task(index: int, task: TaskSpec) -> TaskSpec:
 def _apply_min_available(
     job_min: int, tasks: tuple[TaskSpec, ...]
 ) -> tuple[tuple[TaskSpec, ...], int]:
-    """SPEC A1's table (see the module docstring); ``0`` is "unset" as in Volcano."""
+    """The table of docs/design.md#minavailable; ``0`` is "unset" as in Volcano."""
     any_declared = any(declared_min_available(task) is not None for task in tasks)
     if job_min == 0 or any_declared:
         filled = tuple(

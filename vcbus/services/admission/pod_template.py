@@ -1,4 +1,4 @@
-"""Checks of a task's pod template (SPEC B1.2 T7–T9) and of its resource quantities.
+"""Checks of a task's pod template (Volcano's admit_job.go T7–T9) and of its resource quantities.
 
 Volcano v1.12 ``pkg/webhooks/admission/jobs/validate/admit_job.go`` runs Kubernetes'
 whole ``ValidatePodTemplate`` (T8), checks the generated pod name (T7,

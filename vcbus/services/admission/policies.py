@@ -1,11 +1,11 @@
-"""Lifecycle-policy rules (SPEC B1.4), applied to a job's and to each task's ``policies``.
+"""Lifecycle-policy rules, applied to a job's and to each task's ``policies``.
 
 Port of volcano v1.12 ``pkg/webhooks/admission/jobs/validate/util.go``
 ``validatePolicies`` (same at HEAD). Messages keep Volcano's wording.
 
-Deviations (SPEC A2): Volcano stops at the first error of a list; this reports every
-one, each at its own path. Volcano appends the valid events and actions to the message in
-Go map order; here they are sorted, and only added to the "invalid event/action" texts
+Deviations (docs/design.md#every-violation): Volcano stops at the first error of a list; this
+reports every one, each at its own path. Volcano appends the valid events and actions to the message
+in Go map order; here they are sorted, and only added to the "invalid event/action" texts
 they explain. As in Volcano, the action of an exit-code policy is not validated.
 """
 

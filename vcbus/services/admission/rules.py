@@ -1,10 +1,11 @@
 """Validation of a submitted Job: every violation at once, each with a path and a reason.
 
 Port of volcano v1.12 ``pkg/webhooks/admission/jobs/validate/admit_job.go``
-``validateJobCreate`` and ``util.go`` (SPEC B1.2), the HEAD additions (SPEC B1.3:
-partition policy, network topology, the CRD schema's bounds), lifecycle policies
-(B1.4, :mod:`vcbus.services.admission.policies`), ``dependsOn`` (B1.5 with A2,
-:mod:`vcbus.services.admission.dependencies`) and SPEC A1's minAvailable equality rule.
+``validateJobCreate`` and ``util.go`` (Volcano's admit_job.go), the HEAD additions (Volcano's
+admit_job.go: partition policy, network topology, the CRD schema's bounds), lifecycle policies
+(Volcano's validate/util.go, :mod:`vcbus.services.admission.policies`), ``dependsOn`` (Volcano's
+validate/util.go with A2, :mod:`vcbus.services.admission.dependencies`) and
+docs/design.md#minavailable's minAvailable equality rule.
 
 **Order: mutate, then validate — seeing both.** :func:`validate` takes the job *as
 submitted*, applies :func:`vcbus.services.admission.mutate.mutate` itself, and checks the
@@ -17,7 +18,7 @@ above replicas (T3, only for a minimum the user set) and A1's equality check (wh
 tell "the user set a task minimum" from "mutation filled one in"). Callers therefore
 pass the submitted job and never validate a job they mutated themselves.
 
-Deviations from Volcano, all from SPEC A2 unless noted:
+Deviations from Volcano, all from docs/design.md#every-violation unless noted:
 
 - No early return: E1–E5 are reported with everything else; T5 reports every duplicate
   task name and does not stop the task loop (where Volcano breaks out of it).
@@ -25,12 +26,12 @@ Deviations from Volcano, all from SPEC A2 unless noted:
   trailing ``;``); :func:`volcano_message` joins them back the Volcano way.
 - J5 reports every volume problem, not the first; J6 names the queue in Kubernetes'
   lister wording; ``root`` is always refused (Volcano's root queue always exists).
-- vcbus additions: SPEC A1's equality rule (``MinAvailableMismatch``), a per-task and
-  per-job replica limit (``TooManyReplicas``), 32-bit bounds of Volcano's int32 fields
+- vcbus additions: docs/design.md#minavailable's equality rule (``MinAvailableMismatch``), a
+  per-task and per-job replica limit (``TooManyReplicas``), 32-bit bounds of Volcano's int32 fields
   (``OutOfRange``), namespace and path-segment name checks, ``minSuccess ≥ 1`` and task
   ``maxRetry ≥ 0`` (HEAD's CRD schema), ``minPartitions`` within ``totalPartitions``.
-- SPEC A13: the job name is a DNS-1123 subdomain, as the API server requires of a
-  custom resource's name (Volcano's J1 checks only a qualified name, which lets ``A``,
+- docs/design.md#names-and-numbers: the job name is a DNS-1123 subdomain, as the API server requires
+  of a custom resource's name (Volcano's J1 checks only a qualified name, which lets ``A``,
   ``a_b`` through); labels and annotations of the job and of each task template are
   validated as the API server does (:mod:`vcbus.services.admission.metadata`).
 """
@@ -166,14 +167,10 @@ def _job_numbers(spec: JobSpec) -> Iterator[Violation]:
         yield Violation(
             path="spec.tasks", reason="NoTasks", message="No task specified in job spec"
         )
-    elif all(task.replicas == 0 for task in spec.tasks):
-        # vcbus: Volcano admits it, and the job shows Running with no pod forever (a
-        # misspelt ``replicas`` gives exactly that), so it is refused.
-        yield Violation(
-            path="spec.tasks",
-            reason="NoPods",
-            message="the job has no pods: every task has 0 replicas",
-        )
+    # vcbus refused a job whose tasks all have 0 replicas here; Volcano admits it, and a
+    # running job may be scaled to 0 (``validateJobUpdate`` refuses only replicas < 0), so
+    # the refusal is ``vcbus submit``'s, at creation
+    # (:func:`vcbus.shared.job_update.creation_error`).
 
 
 def _mpi_tasks(spec: JobSpec) -> Iterator[Violation]:
@@ -299,7 +296,7 @@ def _task_min_available(submitted: TaskSpec, here: str, where: str) -> Iterator[
 
 
 def _partition(task: TaskSpec, here: str, where: str) -> Iterator[Violation]:
-    """SPEC B1.3 (HEAD ``validateJobCreate``), first failing check, plus minPartitions bounds."""
+    """HEAD ``validateJobCreate``: first failing check, plus minPartitions bounds."""
     policy = task.partition_policy
     if policy is None:
         return
@@ -344,7 +341,7 @@ def _partition(task: TaskSpec, here: str, where: str) -> Iterator[Violation]:
 
 
 def _names(job: Job) -> Iterator[Violation]:
-    """J1 with SPEC A13 (a DNS-1123 subdomain), the path-segment and namespace rules."""
+    """J1 (a DNS-1123 subdomain, docs/design.md#names-and-numbers), path-segment, namespace."""
     name = job.metadata.name
     errors = dns1123_subdomain_errors(name) + path_segment_errors(name)
     if errors:
@@ -368,7 +365,7 @@ def _names(job: Job) -> Iterator[Violation]:
 
 
 def _metadata(job: Job) -> Iterator[Violation]:
-    """Labels and annotations of the job and of each task template (SPEC A13)."""
+    """Labels and annotations of the job and of each task template."""
     yield from validate_labels(job.metadata.labels, "metadata.labels")
     yield from validate_annotations(job.metadata.annotations, "metadata.annotations")
     for index, task in enumerate(job.spec.tasks):
@@ -378,7 +375,7 @@ def _metadata(job: Job) -> Iterator[Violation]:
 
 
 def _min_available(submitted: JobSpec, mutated: JobSpec) -> Iterator[Violation]:
-    """J2 (job minimum ≤ Σ replicas) and SPEC A1's equality rule."""
+    """J2 (job minimum ≤ Σ replicas) and docs/design.md#minavailable's equality rule."""
     if not mutated.tasks:
         return
     total_replicas = sum(task.replicas for task in mutated.tasks)
@@ -502,7 +499,7 @@ def _queue(name: str, queues: Mapping[str, Queue]) -> Iterator[Violation]:
 
 
 def _network_topology(spec: JobSpec) -> Iterator[Violation]:
-    """SPEC B1.3: ``highestTierAllowed`` and ``highestTierName`` exclude each other."""
+    """Volcano's admit_job.go: ``highestTierAllowed`` and ``highestTierName`` exclude each other."""
     topology = spec.network_topology
     if topology and "highestTierAllowed" in topology and "highestTierName" in topology:
         yield Violation(

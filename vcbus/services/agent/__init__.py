@@ -1,1 +1,1 @@
-"""The node agent (SPEC A14): runs the pods bound to a real node as host processes."""
+"""The node agent: runs the pods bound to a real node as host processes."""

@@ -60,6 +60,7 @@ from vcbus.contracts.objects.pod import (
 from vcbus.contracts.quantity import PODS, Resources, format_quantity
 from vcbus.services.agent.model import AgentPod, AgentState, PodReport, StopCause
 from vcbus.services.agent.ports import PortsExhaustedError, allocate
+from vcbus.services.agent.validate import REASON_INVALID_BINDING, pod_error
 
 REASON_STARTED = POD_STARTED
 REASON_COMPLETED = POD_COMPLETED
@@ -69,6 +70,7 @@ REASON_LOST = "Lost"
 REASON_NODE_OVERCOMMITTED = POD_NODE_OVERCOMMITTED
 REASON_ALREADY_BOUND = POD_ALREADY_BOUND
 REASON_PORTS_EXHAUSTED = "PortsExhausted"
+REASON_POD_USERS_EXHAUSTED = "PodUsersExhausted"
 NOT_ENFORCED = "limits not enforced (no cgroups)"
 
 
@@ -81,6 +83,9 @@ class AgentConf:
     allocatable: Resources
     port_range: tuple[int, int] = (30000, 32767)
     limits_enforced: bool = True
+    pod_users: tuple[int, int] | None = None
+    """The uids (and gids, the same numbers) pods run as, one of its own per pod; None: the
+    policy's run-as user for every pod."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,6 +137,12 @@ def bind(
     pod = binding.pod
     if binding.node != conf.node:
         return Outcome(state)
+    problem = pod_error(pod)
+    if problem:
+        # its fields become paths, a cgroup and a user here: out of their format, nothing
+        # of it is kept or started, whoever wrote the binding
+        message = f"binding to node {conf.node} refused: {problem}"
+        return Outcome(state, (_refused(binding, REASON_INVALID_BINDING, message, now),))
     held = state.pods.get(pod.uid)
     if held is not None:
         # read again (the agent stopped before the offset was committed): the same status,
@@ -158,6 +169,13 @@ def bind(
         )
     except PortsExhaustedError as exc:
         return Outcome(state, (_refused(binding, REASON_PORTS_EXHAUSTED, str(exc), now),))
+    user = None
+    if conf.pod_users is not None:
+        user = pod_user(state, conf.pod_users)
+        if user is None:
+            low, high = conf.pod_users
+            message = f"every pod uid of node {conf.node} ({low}-{high}) is held by a pod"
+            return Outcome(state, (_refused(binding, REASON_POD_USERS_EXHAUSTED, message, now),))
     grace = pod.termination_grace_period_seconds
     held = AgentPod(
         key=key,
@@ -173,9 +191,27 @@ def bind(
         ports=ports,
         grace_seconds=float(DEFAULT_GRACE_SECONDS if grace is None else max(grace, 0)),
         trace=trace,
+        user=user,
+        admitted_digest=pod.admitted_digest,
     )
     pods = {**state.pods, pod.uid: held}
     return Outcome(AgentState(seq=held.seq, pods=pods), (_bound(held, conf, now),))
+
+
+def pod_user(state: AgentState, users: tuple[int, int]) -> int | None:
+    """A uid of ``users`` no pod here holds, None when all are held.
+
+    Taken round the range from the node's binding number, so a uid just freed is the last
+    one given again (a file the last pod left in a shared place is not the next pod's).
+    """
+    low, high = users
+    size = high - low + 1
+    held = {pod.user for pod in state.pods.values()}
+    for step in range(size):
+        candidate = low + (state.seq + step) % size
+        if candidate not in held:
+            return candidate
+    return None
 
 
 def _bound(pod: AgentPod, conf: AgentConf, now: datetime) -> PodPhaseChanged:

@@ -14,8 +14,12 @@ template) into a :class:`PodPlan` as a kubelet would read it, for processes on t
 - init containers first, in order (the plugins' own after the pod's), then containers;
 - the image is recorded, not pulled; a container without ``command`` cannot run without an
   image runtime and fails the pod (:data:`REASON_NO_COMMAND`);
-- the user: the agent's run-as user, or the pod's ``securityContext.runAsUser`` /
-  ``runAsGroup`` (a container's overriding the pod's) where the policy allows it;
+- the user: the pod's own uid and gid from the agent's range (else the agent's run-as user),
+  or the pod's ``securityContext.runAsUser`` / ``runAsGroup`` (a container's overriding the
+  pod's) where the policy allows each;
+- container names (they name log directories), command lines and environments are checked
+  (:mod:`vcbus.services.agent.validate`): a pod whose template breaks them fails
+  ``InvalidSpec`` naming the field;
 - limits: each container's ``limits``, else its ``requests``; cpu becomes a CFS quota,
   memory a memory limit (:mod:`vcbus.services.agent.app.cgroups`).
 
@@ -27,15 +31,17 @@ as Volcano appends it.
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from vcbus.contracts.objects.job import Job, TaskSpec
 from vcbus.contracts.objects.pod import Pod
 from vcbus.contracts.quantity import CPU, MEMORY, QuantityError, to_base_units
 from vcbus.services.agent.model import ContainerRun, Limits, PodPlan
 from vcbus.services.agent.plugins import Peer, PluginGrants, pod_plugins
+from vcbus.services.agent.validate import REASON_INVALID_SPEC, container_errors
 
 REASON_NO_COMMAND = "NoCommand"
 REASON_CONFIG_ERROR = "CreateContainerConfigError"
@@ -84,6 +90,10 @@ class Placement:
     work_dir: str
     cgroup_dirs: tuple[str, ...] = ()
     cgroup_version: int = 0
+    user: int | None = None
+    """The pod's own uid (and gid), from the agent's range; None: the policy's run-as user."""
+    resolved_paths: Mapping[str, str] = field(default_factory=dict)
+    """Each ``hostPath`` of the pod as the host resolves it (``realpath``)."""
 
 
 def find_task(job: Job, task: str) -> TaskSpec | None:
@@ -91,17 +101,33 @@ def find_task(job: Job, task: str) -> TaskSpec | None:
     return next((spec for spec in job.spec.tasks if spec.name == task), None)
 
 
-def check_host_paths(job: Job, task: str, allowed: Sequence[str]) -> str:
-    """A message naming the ``hostPath`` volumes outside ``allowed``; empty when none is."""
+def host_paths(job: Job, task: str) -> list[str]:
+    """The ``hostPath`` paths the task's volumes name."""
     spec = find_task(job, task)
     if spec is None:
-        return ""
-    bad = []
+        return []
+    found = []
     for volume in _list(spec.template.spec.get("volumes")):
-        host = _mapping(volume).get("hostPath")
-        path = _mapping(host).get("path")
-        if isinstance(path, str) and not any(_under(path, prefix) for prefix in allowed):
-            bad.append(path)
+        path = _mapping(_mapping(volume).get("hostPath")).get("path")
+        if isinstance(path, str):
+            found.append(path)
+    return found
+
+
+def check_host_paths(
+    job: Job, task: str, allowed: Sequence[str], resolved: Mapping[str, str] | None = None
+) -> str:
+    """A message naming the ``hostPath`` volumes outside ``allowed``; empty when none is.
+
+    ``resolved``: each path as the host resolves it (its symlinks followed, ``realpath``),
+    as the shell found it; a path is compared resolved, so ``/allowed/link`` to ``/etc`` or
+    ``/allowed/../etc`` is outside ``/allowed``. ``allowed`` are resolved prefixes.
+    """
+    bad = []
+    for path in host_paths(job, task):
+        real = posixpath.normpath((resolved or {}).get(path, path))
+        if not any(_under(real, prefix) for prefix in allowed):
+            bad.append(path if real == path else f"{path} ({real})")
     if not bad:
         return ""
     allow = ", ".join(allowed) or "none (--host-path-allow)"
@@ -121,7 +147,12 @@ def plan_pod(
     if task is None:
         raise PlanError(REASON_CONFIG_ERROR, f"job {pod.job} has no task {pod.task!r}")
     spec = task.template.spec
-    problem = check_host_paths(job, pod.task, policy.host_paths)
+    problem = container_errors(
+        [*_containers(spec, "initContainers"), *_containers(spec, "containers")]
+    )
+    if problem:
+        raise PlanError(REASON_INVALID_SPEC, f"task {pod.task} of job {pod.job}: {problem}")
+    problem = check_host_paths(job, pod.task, policy.host_paths, placement.resolved_paths)
     if problem:
         raise PlanError(REASON_HOST_PATH, problem)
     grants = pod_plugins(job, pod.task, pod.index, peers, directory=placement.pod_dir)
@@ -144,12 +175,17 @@ def plan_pod(
     ):
         for container in containers:
             runs.append(_container(container, base, fields, extra, placement, init=init))
-            users.add(_user(pod_security, _mapping(container.get("securityContext")), policy))
+            users.add(
+                _user(
+                    pod_security, _mapping(container.get("securityContext")), policy, placement.user
+                )
+            )
     if len(users) > 1:
         raise PlanError(
             REASON_USER_NOT_ALLOWED, "containers of one pod run as one user here (one directory)"
         )
-    user, group = users.pop() if users else (policy.user, policy.group)
+    own = (policy.user, policy.group) if placement.user is None else (placement.user,) * 2
+    user, group = users.pop() if users else own
     cpu, memory = _limits(spec)
     limits = Limits(
         dirs=placement.cgroup_dirs,
@@ -259,24 +295,41 @@ def expand(text: str, env: Mapping[str, str]) -> str:
 
 
 def _user(
-    pod: Mapping[str, object], container: Mapping[str, object], policy: Policy
+    pod: Mapping[str, object],
+    container: Mapping[str, object],
+    policy: Policy,
+    own: int | None,
 ) -> tuple[int | None, int | None]:
-    """The uid and gid a container runs as: the pod's (where allowed), else the policy's."""
+    """The uid and gid a container runs as: the pod's (where allowed), else its own.
+
+    Its own: ``own``, the pod's uid from the agent's range (its gid the same number), else
+    the policy's run-as user. ``runAsUser`` and ``runAsGroup`` (a container's overriding the
+    pod's) follow one rule: its own, or the run-as user's, are honoured; 0 (root) only with
+    ``--allow-root``; any other only with ``--allow-pod-users``.
+    """
+    default_user, default_group = (policy.user, policy.group) if own is None else (own, own)
     user = _int(container.get("runAsUser"), _int(pod.get("runAsUser"), None))
     group = _int(container.get("runAsGroup"), _int(pod.get("runAsGroup"), None))
-    if user is None:
-        user, group = policy.user, policy.group if group is None else group
-    elif user != policy.user:
-        if user == 0 and not policy.allow_root:
-            raise PlanError(REASON_USER_NOT_ALLOWED, "runAsUser 0 (root) needs --allow-root")
-        if user != 0 and not policy.allow_pod_users:
-            raise PlanError(
-                REASON_USER_NOT_ALLOWED,
-                f"runAsUser {user} is not the agent's run-as user (--allow-pod-users allows it)",
-            )
-    if user == 0 and not policy.allow_root:
+    _check_id("runAsUser", user, (default_user, policy.user), policy)
+    _check_id("runAsGroup", group, (default_group, policy.group), policy)
+    user = default_user if user is None else user
+    group = default_group if group is None else group
+    if (user == 0 or group == 0) and not policy.allow_root:
         raise PlanError(REASON_USER_NOT_ALLOWED, "pods run as root only with --allow-root")
-    return user, group if group is not None else policy.group
+    return user, group
+
+
+def _check_id(field: str, asked: int | None, own: tuple[int | None, ...], policy: Policy) -> None:
+    """Refuse a uid or gid the pod asks for that the policy does not allow it."""
+    if asked is None or asked in own:
+        return
+    if asked == 0 and not policy.allow_root:
+        raise PlanError(REASON_USER_NOT_ALLOWED, f"{field} 0 (root) needs --allow-root")
+    if asked != 0 and not policy.allow_pod_users:
+        raise PlanError(
+            REASON_USER_NOT_ALLOWED,
+            f"{field} {asked} is not the pod's own (--allow-pod-users allows it)",
+        )
 
 
 def _limits(spec: Mapping[str, object]) -> tuple[int, int]:

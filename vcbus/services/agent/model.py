@@ -57,6 +57,10 @@ class AgentPod(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     grace_seconds: float = 30.0
     trace: tuple[tuple[str, str], ...] = ()
     """The trace headers of its binding: its start, exit and eviction continue that trace."""
+    user: int | None = None
+    """The uid (and gid) of its own it runs as, from the agent's range; freed when forgotten."""
+    admitted_digest: str = ""
+    """The digest of the admitted manifest its binding named: the pod starts from that one."""
 
     @property
     def is_active(self) -> bool:
@@ -117,7 +121,13 @@ class PodPlan(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     group: int | None = None
     limits: Limits = Limits()
     log_max_bytes: int = 10 * 1024 * 1024
+    """One log file's size before it rotates."""
     log_max_files: int = 5
+    """Files per run of a container (its current one and the rotated ones)."""
+    log_pod_max_bytes: int = 100 * 1024 * 1024
+    """The pod's logs at most, every container and restart together (oldest removed first)."""
+    log_pod_max_files: int = 20
+    """The pod's log files at most, every container and restart together."""
 
 
 class ContainerReport(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):

@@ -9,7 +9,7 @@ One replica is active (the lease); standbys follow the same topics and take over
 rebalance. The cluster refuses any binding that would overcommit a node, so even two
 active allocators could not overcommit.
 
-The allocator is also the node lifecycle controller of real nodes (SPEC A14,
+The allocator is also the node lifecycle controller of real nodes (docs/design.md#real-nodes,
 :mod:`vcbus.services.allocator.node_lifecycle`): each cycle, a node silent past the grace period
 is unschedulable, and the pods of one silent past the eviction timeout end ``NodeLost``.
 """
@@ -19,7 +19,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from vcbus.contracts import LocksHonoured, LocksLifted
+from vcbus.contracts import BindingCreated, LocksHonoured, LocksLifted
+from vcbus.shared.authority import Role, sign_binding, signing_key_from
 from vcbus.shared.node_lifecycle import NodeLifecycleConf
 from vcbus.shared.runtime.clock import Clock
 from vcbus.shared.runtime.scheduler import folds_cluster_event, scheduling_service
@@ -55,6 +56,7 @@ def build_service(
     """
     conf = conf or default_conf()
     lifecycle = lifecycle or NodeLifecycleConf.from_env(settings.extra)
+    key = signing_key_from(settings.extra, Role.ALLOCATOR)
     view = ClusterView()
     cache = SessionCache()
 
@@ -80,7 +82,11 @@ def build_service(
         )
         if lift is not None:
             notes.append(lift)
-        return (*lost, *notes, *result.events)
+        events = (*lost, *notes, *result.events)
+        if key is None:
+            return events
+        # a node agent starts only what the allocator signed (docs/security.md)
+        return tuple(sign_binding(key, e) if isinstance(e, BindingCreated) else e for e in events)
 
     def assume(events: Sequence[ClusterEvent]) -> None:
         # what this allocator last published is recorded once it is published: a cycle

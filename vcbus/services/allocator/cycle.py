@@ -1,6 +1,6 @@
 """One allocator cycle: run the configured actions on a snapshot, return the events to publish.
 
-The pure core of the allocator (STYLE §6): ``run_cycle(snapshot, conf, ctx) -> CycleResult``.
+The pure core of the allocator: ``run_cycle(snapshot, conf, ctx) -> CycleResult``.
 The shell publishes ``CycleResult.events`` and then calls ``ClusterView.assume`` with them.
 
 Deliberate deviations from Volcano:

@@ -1,4 +1,4 @@
-"""The allocator as Kubernetes' node lifecycle controller for real nodes (SPEC A14), pure.
+"""The allocator as Kubernetes' node lifecycle controller for real nodes, pure.
 
 The rule (:mod:`vcbus.shared.node_lifecycle`): a node that has sent a ``NodeHeartbeat`` is
 NotReady once its heartbeats stop for the grace period, and its pods are lost once it has

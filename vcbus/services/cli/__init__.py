@@ -207,7 +207,7 @@ def explain(exc: Exception) -> tuple[int, list[str]]:
 
     match exc:
         case BrokerUnavailableError():
-            return EXIT_NO_BROKER, [str(exc), NO_BROKER_HINT]
+            return EXIT_NO_BROKER, [str(exc), exc.hint or NO_BROKER_HINT]
         case SettingsError() | TopicTableError() | BusError():
             return EXIT_UNUSABLE, [str(exc)]
         case OSError(filename=str() as filename) if exc.strerror:

@@ -5,9 +5,9 @@ Kueue keeps a workload it cannot admit apart as inadmissible (kueue@v0.9
 ``QuotaReserved`` condition, rather than leaving it pending with a reason that looks
 passing. vcbus marks a job ``Inadmissible`` when its highest-ranked pending reason says it
 cannot be enqueued as it is: ``Infeasible`` (no node could ever hold one of its minimum
-pods, or the cluster as a whole cannot hold its minimum: podgroup-enqueue decides it, SPEC
-A6/A8) or ``QueueOverCapability`` (its minimum is over what its queue may hold). The
-reasons are the services'; nothing is computed again here.
+pods, or the cluster as a whole cannot hold its minimum: podgroup-enqueue decides it,
+docs/design.md#reservation, docs/design.md#pending-reasons) or ``QueueOverCapability`` (its minimum
+is over what its queue may hold). The reasons are the services'; nothing is computed again here.
 
 The place in the queue follows Volcano's job order within a queue (volcano@v1.10
 ``pkg/scheduler/plugins/priority/priority.go`` ``JobOrderFn``, then creation time): higher

@@ -1,14 +1,14 @@
 """``vcbus admit FILE``: run admission alone on Jobs in a file and print the verdicts.
 
-DESIGN §9: ``vcbus admit FILE [--queues FILE] [--json] [--validate strict|warn|ignore]``.
-FILE (``-`` = stdin) holds one Job, several YAML documents, or a JSON list; each document
-goes through the admission core (:func:`vcbus.services.admission.core.decide`) exactly as a
-``jobs.submitted`` record would, so what ``admit`` says is what the service does. With
+docs/design.md#scenarios: ``vcbus admit FILE [--queues FILE] [--json] [--validate
+strict|warn|ignore]``. FILE (``-`` = stdin) holds one Job, several YAML documents, or a JSON list;
+each document goes through the admission core (:func:`vcbus.services.admission.core.decide`) exactly
+as a ``jobs.submitted`` record would, so what ``admit`` says is what the service does. With
 ``--json`` it prints per document ``{"allowed", "job", "violations"}`` (a list when the
 file holds several);
 ``job`` is the mutated job as it travels on ``jobs.admitted`` (also shown for a rejected
-Job that could be decoded and is at most 64 KiB, SPEC A12: ``null`` otherwise, with
-``jobOmitted`` saying why). The exit status is 0 when every document
+Job that could be decoded and is at most 64 KiB, docs/design.md#bounded-records: ``null`` otherwise,
+with ``jobOmitted`` saying why). The exit status is 0 when every document
 is allowed, 1 otherwise, 2 when a file cannot be read.
 
 ``--validate`` is kubectl's: ``strict`` (the default, also ``true``) refuses a job with a
@@ -321,7 +321,7 @@ def _as_json(verdict: Verdict) -> dict[str, Any]:
             job = None
             omitted = {
                 "jobOmitted": f"the job is {size} bytes; answers echo at most "
-                f"{MAX_PAYLOAD_ECHO_BYTES} (SPEC A12)"
+                f"{MAX_PAYLOAD_ECHO_BYTES} (docs/design.md#bounded-records)"
             }
     return {
         "allowed": verdict.allowed,

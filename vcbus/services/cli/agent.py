@@ -1,17 +1,21 @@
 """``vcbus agent``: run this host as a real node of the cluster, until SIGTERM or SIGINT.
 
-The node (SPEC A14): its name (``--node-name``, default the host name), its allocatable
-(the host's cpus and memory less ``--reserve-cpu``/``--reserve-memory``; ``--cpu``,
+The node (docs/design.md#real-nodes): its name (``--node-name``, default the host name), its
+allocatable (the host's cpus and memory less ``--reserve-cpu``/``--reserve-memory``; ``--cpu``,
 ``--memory`` and ``--pods`` override), its labels (``kubernetes.io/hostname``, ``os``,
 ``arch``, ``vcbus.io/address`` and ``vcbus.io/agent-port`` for the logs endpoint, plus
 ``--label``) and taints (``--taint key=value:Effect``).
 
-Pods run as ``--run-as`` (default the system user ``vcbus-pod``; the agent's own user when
-it is not root), as root only with ``--allow-root``; a pod's own ``runAsUser`` only with
-``--allow-pod-users``; ``hostPath`` volumes only under ``--host-path-allow``. Host ports
-come from ``--port-range``. With root and cgroups (v2, or v1's memory and cpu) each pod gets
-its cpu quota and memory limit; otherwise the agent says at start, in its heartbeat and in
-each pod's status that limits are not enforced.
+Pods run, when the agent is root, each as a uid (and gid) of its own from ``--pod-uids``
+(default 200000-265535, no passwd entry needed), freed when the pod is forgotten; with
+``--run-as USER[:GROUP]`` every pod runs as that user instead (pods then share a user);
+the agent's own user when it is not root. Root only with ``--allow-root``; a pod's own
+``runAsUser``/``runAsGroup`` only with ``--allow-pod-users``; ``hostPath`` volumes only
+under ``--host-path-allow`` (both sides compared resolved). Host ports come from
+``--port-range``. With root and cgroups (v2, or v1's memory and cpu, and pids where present)
+each pod gets its cpu quota, memory limit and ``--pids-limit`` (default 1024); otherwise
+the agent says at start, in its heartbeat and in each pod's status that limits are not
+enforced.
 """
 
 from __future__ import annotations
@@ -30,13 +34,14 @@ import structlog
 
 from vcbus.contracts.objects.node import Node, Taint
 from vcbus.contracts.quantity import CPU, MEMORY, PODS, QuantityError, to_base_units
-from vcbus.services.agent.app.cgroups import detect
+from vcbus.services.agent.app.cgroups import DEFAULT_PIDS_MAX, detect
 from vcbus.services.agent.app.logserver import ENV_CERTFILE, ENV_KEYFILE, ENV_TOKEN, ServerOptions
 from vcbus.services.agent.app.shell import AgentOptions, build_service
 from vcbus.services.agent.core import AgentConf
 from vcbus.services.agent.launch import Policy
 from vcbus.services.agent.ports import parse_range
 from vcbus.services.cli.serve import serve
+from vcbus.shared.authority import TRUST_SETTING, load_trust
 from vcbus.shared.logging.setup import configure_logging
 from vcbus.shared.runtime.clock import SystemClock
 from vcbus.shared.runtime.settings import Settings, SettingsError
@@ -46,6 +51,7 @@ DEFAULT_DATA_DIR = "/var/lib/vcbus-agent"
 DEFAULT_RUN_AS = "vcbus-pod"
 DEFAULT_LISTEN_PORT = 10260
 DEFAULT_PORT_RANGE = "30000-32767"
+DEFAULT_POD_UIDS = "200000-265535"
 LABEL_ADDRESS = "vcbus.io/address"
 LABEL_AGENT_PORT = "vcbus.io/agent-port"
 LABEL_AGENT = "vcbus.io/agent"
@@ -73,7 +79,18 @@ def add_agent_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--label", action="append", default=[], help="key=value node label")
     parser.add_argument("--taint", action="append", default=[], help="key=value:Effect")
     parser.add_argument(
-        "--run-as", default="", help=f"USER[:GROUP] pods run as [{DEFAULT_RUN_AS} when root]"
+        "--run-as", default="", help="USER[:GROUP] every pod runs as [a uid of its own when root]"
+    )
+    parser.add_argument(
+        "--pod-uids",
+        default=DEFAULT_POD_UIDS,
+        help=f"uids (and gids) given one per pod when root and no --run-as [{DEFAULT_POD_UIDS}]",
+    )
+    parser.add_argument(
+        "--pids-limit",
+        type=int,
+        default=DEFAULT_PIDS_MAX,
+        help=f"processes and threads one pod may hold, 0 for none [{DEFAULT_PIDS_MAX}]",
     )
     parser.add_argument("--allow-root", action="store_true", help="pods may run as root")
     parser.add_argument(
@@ -109,6 +126,14 @@ def add_agent_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--no-limits", action="store_true", help="do not put pods in cgroups (limits not enforced)"
     )
+    parser.add_argument(
+        "--trust",
+        default="",
+        help=(
+            f"file of admission's and the allocator's public keys: only launches they signed "
+            f"run here [${TRUST_SETTING}; none: launches are not verified]"
+        ),
+    )
 
 
 def options_from(args: argparse.Namespace, settings: Settings) -> AgentOptions:
@@ -119,9 +144,15 @@ def options_from(args: argparse.Namespace, settings: Settings) -> AgentOptions:
     """
     node_name = args.node_name
     data_dir = Path(args.data_dir).resolve()
-    user, group = run_as(args.run_as, allow_root=args.allow_root)
-    if user is not None:
-        check_reachable(data_dir, user)
+    pod_users = None
+    if os.geteuid() == 0 and not args.run_as:
+        pod_users = pod_uid_range(args.pod_uids)
+        user, group = None, None
+        check_reachable(data_dir, pod_users[0])
+    else:
+        user, group = run_as(args.run_as, allow_root=args.allow_root)
+        if user is not None:
+            check_reachable(data_dir, user)
     data_dir.mkdir(parents=True, exist_ok=True)
     try:
         port_range = parse_range(args.port_range)
@@ -134,7 +165,16 @@ def options_from(args: argparse.Namespace, settings: Settings) -> AgentOptions:
     token = os.environ.get(ENV_TOKEN, "")
     listen_host = args.listen_host or ("0.0.0.0" if token else "127.0.0.1")
     sock = _listen(listen_host, args.listen_port)
-    cgroups, why = (None, "--no-limits") if args.no_limits else detect(node_name)
+    cgroups, why = (
+        (None, "--no-limits")
+        if args.no_limits
+        else detect(node_name, pids_max=max(args.pids_limit, 0))
+    )
+    trust_file = args.trust or os.environ.get(TRUST_SETTING, "")
+    try:
+        trust = load_trust(Path(trust_file)) if trust_file else None
+    except (OSError, ValueError) as exc:
+        raise SettingsError(f"--trust: {exc}") from None
     labels = {
         "kubernetes.io/hostname": node_name,
         "kubernetes.io/os": "linux",
@@ -151,6 +191,7 @@ def options_from(args: argparse.Namespace, settings: Settings) -> AgentOptions:
             allocatable=allocatable,
             port_range=port_range,
             limits_enforced=cgroups is not None,
+            pod_users=pod_users,
         ),
         node=Node(
             name=node_name,
@@ -164,7 +205,7 @@ def options_from(args: argparse.Namespace, settings: Settings) -> AgentOptions:
             group=group,
             allow_root=args.allow_root,
             allow_pod_users=args.allow_pod_users,
-            host_paths=tuple(args.host_path_allow),
+            host_paths=tuple(os.path.realpath(path) for path in args.host_path_allow),
             path=os.environ.get("PATH", "") or Policy().path,
         ),
         heartbeat_seconds=args.heartbeat,
@@ -177,6 +218,7 @@ def options_from(args: argparse.Namespace, settings: Settings) -> AgentOptions:
         ),
         cgroups=cgroups,
         limits_reason=why,
+        trust=trust,
     )
 
 
@@ -262,6 +304,21 @@ def run_as(
     if entry.pw_uid == 0 and not allow_root:
         raise SettingsError("pods would run as root: pass --allow-root to allow it")
     return entry.pw_uid, gid
+
+
+def pod_uid_range(text: str) -> tuple[int, int]:
+    """``--pod-uids LOW-HIGH``: uids above the host's own users, never root.
+
+    Raises:
+        SettingsError: not a range, or one holding 0.
+    """
+    first, sep, last = text.partition("-")
+    if not (sep and first.isdigit() and last.isdigit()):
+        raise SettingsError(f"--pod-uids {text!r} is not LOW-HIGH, like {DEFAULT_POD_UIDS}")
+    low, high = int(first), int(last)
+    if not 0 < low <= high < 2**31 - 1:
+        raise SettingsError(f"--pod-uids {text!r}: must be 1 <= LOW <= HIGH (root is no pod's)")
+    return low, high
 
 
 def check_reachable(data_dir: Path, user: int) -> None:

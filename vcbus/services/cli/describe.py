@@ -1,9 +1,9 @@
 """``vcbus describe job NAME``: everything known of one job, and why it waits.
 
 It shows the phase and per-task counts, the PodGroup and its phase, the highest-ranked
-pending reason with its message (SPEC A8) and the other candidates, every condition with
-where it was read, the nodes locked for the job (or the reservation it waits behind), its
-pods, its will-bind reservation (capacity held for its later dependsOn stages), and its
+pending reason with its message (docs/design.md#pending-reasons) and the other candidates, every
+condition with where it was read, the nodes locked for the job (or the reservation it waits behind),
+its pods, its will-bind reservation (capacity held for its later dependsOn stages), and its
 trace id with a link to Jaeger (``VCBUS_JAEGER_URL``), and ends with the job's Events
 (:mod:`vcbus.shared.views.events`: newest last, with ages); a waiting job's place in its queue,
 and ``Inadmissible`` when its reason says it cannot be enqueued as it is
@@ -42,6 +42,7 @@ from vcbus.contracts import (
 )
 from vcbus.contracts.objects import Condition, JobPhase, JobSpec
 from vcbus.services.cli import terminal
+from vcbus.services.cli.describe_kinds import DESCRIBED, SINGULAR, describe_kind
 from vcbus.services.cli.admissible import INADMISSIBLE, inadmissible, place_in_queue
 from vcbus.services.cli.status import (
     StatusStore,
@@ -60,7 +61,9 @@ from vcbus.shared.node_lifecycle import Readiness
 from vcbus.shared.reasons import EVICTION_CONDITIONS
 from vcbus.shared.runtime.clock import SystemClock
 from vcbus.shared.runtime.settings import Settings
+from vcbus.shared.views.age import age
 from vcbus.shared.views.events import MAX_EVENTS, JobEvent, events_lines, job_events
+from vcbus.shared.views.failures import Failures, job_failures
 from vcbus.shared.views.table import render_table
 from vcbus.shared.views.units import show_resources
 
@@ -89,8 +92,11 @@ NODE_TOPICS = (Topic.NODES, Topic.PODS, Topic.BINDINGS, Topic.PODS_STATUS, Topic
 _WAITING = frozenset({JobPhase.PENDING, JobPhase.RUNNING, JobPhase.RESTARTING})
 """The phases in which a job may wait for something (and ``describe`` says what)."""
 
-JOB_KINDS = ("job", "jobs", "vcjob")
-NODE_KINDS = ("node", "nodes")
+JOB_KINDS = ("job", "jobs", "vcjob", "vcjobs", "vcj")
+NODE_KINDS = ("node", "nodes", "no")
+
+DELETED_LINE = f"{'Phase:':<18}Deleted"
+"""The phase line of a deleted job's last state."""
 
 WHOLE = frozenset({Topic.RESERVATIONS, Topic.PODGROUPS, Topic.PODGROUPS_STATUS, Topic.NODES})
 
@@ -119,6 +125,7 @@ def describe_job(
     *,
     jaeger_url: str,
     events: Sequence[JobEvent] = (),
+    failures: Failures | None = None,
     now: datetime | None = None,
 ) -> str | None:
     """The description of job ``key`` as text (``None`` when the job is unknown).
@@ -128,6 +135,8 @@ def describe_job(
         key: the job key.
         jaeger_url: the Jaeger UI's base address.
         events: the job's events, oldest first (:func:`vcbus.shared.views.events.job_events`).
+        failures: its failed pods and the policies that acted
+            (:func:`vcbus.shared.views.failures.job_failures`).
         now: the time the events' ages are counted to.
 
     Returns:
@@ -157,7 +166,7 @@ def describe_job(
     lines = [_field("Name", name), _field("Namespace", namespace)]
     spec = admitted.manifest.spec if isinstance(admitted, JobAdmitted) else None
     if isinstance(status, JobDeleted):
-        lines.append(_field("Phase", "Deleted"))
+        lines.append(DELETED_LINE)
     elif isinstance(status, JobStatusChanged):
         lines.append(_field("Phase", status.phase))
     else:
@@ -177,6 +186,7 @@ def describe_job(
     lines += _will_bind(store, key)
     lines += _preemption(store, key, status)
     lines += _pods(store, key)
+    lines += failure_lines(failures, now)
     shown = status if isinstance(status, JobStatusChanged) else None
     lines += _trace(job_trace_id(store, key, shown), jaeger_url)
     lines += _events(events, now)
@@ -331,6 +341,45 @@ def _pods(store: StatusStore, key: str) -> list[str]:
     return ["Pod List:", *_table(("NAME", "TASK", "PHASE", "NODE"), rows)]
 
 
+def failure_lines(failures: Failures | None, now: datetime | None) -> list[str]:
+    """Why the job failed or restarted: the pods that failed, then the policies that acted.
+
+    Nothing for a job none of whose pods failed and that no policy restarted, aborted or
+    failed.
+    """
+    if failures is None:
+        return []
+    actions = [a for a in failures.actions if a.phase != JobPhase.COMPLETING]
+    if not failures.pods and not actions:
+        return []
+    lines: list[str] = []
+    if failures.pods:
+        rows = [
+            (
+                split_key(failure.pod)[1],
+                failure.task,
+                "-" if failure.index is None else str(failure.index),
+                failure.node or "-",
+                "-" if failure.exit_code is None else str(failure.exit_code),
+                failure.reason or "-",
+                age(failure.at, now or failure.at),
+                failure.message[:80] or "-",
+            )
+            for failure in failures.pods
+        ]
+        header = ("POD", "TASK", "INDEX", "NODE", "EXIT CODE", "REASON", "AGE", "MESSAGE")
+        lines += ["Failed Pods:", *_table(header, rows)]
+        if failures.omitted:
+            lines.append(f"  … and {failures.omitted} older failed pods, not listed")
+    if actions:
+        acted = [
+            (action.phase, age(action.at, now or action.at), action.message or action.reason)
+            for action in actions
+        ]
+        lines += ["Policy Actions:", *_table(("PHASE", "AGE", "WHY"), acted)]
+    return lines
+
+
 def _node_cell(store: StatusStore, node: str | None) -> str:
     """A pod's node, with what is amiss with it: NotReady, limits not enforced."""
     if not node:
@@ -413,9 +462,15 @@ def _events(events: Sequence[JobEvent], now: datetime | None) -> list[str]:
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``vcbus describe``."""
-    parser = sub.add_parser("describe", help="show one job or node in detail (a job: why it waits)")
+    parser = sub.add_parser(
+        "describe",
+        help="show one job, pod, podgroup, queue or node in detail (a job: why it waits)",
+    )
     parser.add_argument(
-        "kind", choices=(*JOB_KINDS, *NODE_KINDS), metavar="KIND", help="job or node"
+        "kind",
+        choices=(*JOB_KINDS, *NODE_KINDS, *DESCRIBED),
+        metavar="KIND",
+        help="job, pod, podgroup, queue or node (kubectl's short names too: vcjob, po, pg, q)",
     )
     add_arguments(parser)
     parser.set_defaults(func=run)
@@ -429,8 +484,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Print the description; 1 when the job (or node) is unknown."""
+    """Print the description; 1 when the job (or node) is unknown or deleted, as ``delete`` says."""
     settings = Settings.from_env()
+    if args.kind in DESCRIBED:
+        kind = DESCRIBED[args.kind]
+        text = asyncio.run(
+            describe_kind(AioKafkaBus(settings.kafka), settings, kind, args.name, args.namespace)
+        )
+        if text is None:
+            terminal.error(f'{SINGULAR[kind]} "{args.name}" not found\n')
+            return 1
+        terminal.write(text)
+        return 0
     if args.kind in NODE_KINDS:
         described = asyncio.run(
             describe_node_on(AioKafkaBus(settings.kafka), settings, args.name, verbose=args.verbose)
@@ -451,6 +516,9 @@ def run(args: argparse.Namespace) -> int:
         terminal.error(f'job "{key}" not found\n')
         return 1
     terminal.write(text)
+    if DELETED_LINE in text.splitlines():
+        terminal.error(f'job "{key}" not found: deleted (its last state is shown)\n')
+        return 1
     return 0
 
 
@@ -500,9 +568,14 @@ async def describe(
         for record in mine
         for topic in (Topic(record.topic.removeprefix(settings.topic_prefix)),)
     )
-    events = job_events(key, ((t, e) for t, e in decoded if e is not None))
+    records = [(t, e) for t, e in decoded if e is not None]
     return describe_job(
-        store, key, jaeger_url=jaeger_url, events=events, now=now or SystemClock().now()
+        store,
+        key,
+        jaeger_url=jaeger_url,
+        events=job_events(key, records),
+        failures=job_failures(key, records),
+        now=now or SystemClock().now(),
     )
 
 

@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import signal
 from collections.abc import Callable
 from datetime import datetime
 
-from vcbus.services.cli import terminal
-from vcbus.services.cli.kinds import ALIASES, KINDS
+from vcbus.services.cli import EXIT_UNUSABLE, terminal
+from vcbus.services.cli.kinds import ALIASES, ALL, KINDS
 from vcbus.services.cli.listing import Kind, Query, Row, deleted_row, render, render_change
 from vcbus.services.cli.status import StatusReader, StatusStore, add_verbose
 from vcbus.shared.bus.kafka import AioKafkaBus
@@ -34,8 +35,8 @@ from vcbus.shared.views.table import format_row, widths_of
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``vcbus get``."""
-    parser = sub.add_parser("get", help="list jobs, podgroups, pods, nodes or queues")
-    parser.add_argument("kind", choices=sorted([*KINDS, *ALIASES]), metavar="KIND")
+    parser = sub.add_parser("get", help="list jobs, podgroups, pods, nodes or queues (or all)")
+    parser.add_argument("kind", choices=sorted([*KINDS, *ALIASES, "all"]), metavar="KIND")
     parser.add_argument("names", nargs="*", metavar="NAME", help="only these (name or ns/name)")
     add_list_arguments(parser)
     parser.set_defaults(func=run)
@@ -56,11 +57,23 @@ def add_list_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """List (and with ``--watch`` follow) the things asked for; 0 unless reading failed."""
-    kind = KINDS[ALIASES.get(args.kind, args.kind)]
     namespace = None if args.all_namespaces else (args.namespace or "default")
     query = Query(tuple(args.names), namespace)
     settings = Settings.from_env()
     bus = AioKafkaBus(settings.kafka)
+    if args.kind == "all":
+        if args.watch or args.names:
+            terminal.error(
+                "vcbus get all: lists every job, podgroup and pod; no NAME, no --watch\n"
+            )
+            return EXIT_UNUSABLE
+        text = asyncio.run(get_all(bus, settings, query, args.output, terminal.colours_on()))
+        if text:
+            terminal.write_escaped(text)
+        else:
+            terminal.error("No resources found\n")
+        return 0
+    kind = KINDS[ALIASES.get(args.kind, args.kind)]
     return asyncio.run(
         get(
             bus,
@@ -149,6 +162,55 @@ async def get(
             for changed in watch_changes(kind, store, query, rows, touched):
                 out(render_change(kind, changed, output, widths, now=now(), colour=colour))
     return 0
+
+
+async def get_all(
+    bus: Bus, settings: Settings, query: Query, output: str, colour: bool = False
+) -> str:
+    """``vcbus get all``: the jobs, PodGroups and pods, as kubectl's ``get all`` shows them.
+
+    A table per kind, names written ``KIND/NAME``, a blank line between them; JSON and YAML
+    give one ``List`` whose items say their ``kind``.
+    """
+    kinds = [KINDS[name] for name in ALL]
+    topics = tuple(dict.fromkeys(t for kind in kinds for t in kind.topics))
+    await ensure_topics(bus, [], settings.topic_prefix, settings.partitions, settings.topics)
+    store = StatusStore(settings.topic_prefix)
+    async with StatusReader(bus, settings.topic_prefix, topics) as reader:
+        await reader.catch_up(store)
+    listed = [(kind, kind.rows(store, query)) for kind in kinds]
+    if output in ("json", "yaml"):
+        items = {
+            f"{kind.name}/{key}": Row(row.cells, {"kind": _KIND_OF[kind.name], **row.obj})
+            for kind, rows in listed
+            for key, row in rows.items()
+        }
+        return render(kinds[0], items, output)
+    tables = []
+    for kind, rows in listed:
+        at = kind.header.index("NAME")
+        named = {
+            key: dataclasses.replace(
+                row,
+                cells=(
+                    *row.cells[:at],
+                    f"{_SHORT[kind.name]}/{row.cells[at]}",
+                    *row.cells[at + 1 :],
+                ),
+            )
+            for key, row in rows.items()
+        }
+        if named:
+            tables.append(render(kind, named, output, colour=colour))
+    return "\n".join(tables)
+
+
+_KIND_OF = {"jobs": "Job", "podgroups": "PodGroup", "pods": "Pod"}
+_SHORT = {
+    "jobs": "job.batch.volcano.sh",
+    "podgroups": "podgroup.scheduling.volcano.sh",
+    "pods": "pod",
+}
 
 
 def watch_changes(

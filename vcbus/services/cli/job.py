@@ -5,7 +5,7 @@ Ported from volcano@v1.10 ``pkg/cli/job`` (``suspend.go``, ``resume.go``, ``list
 ``AbortJob`` and ``resume`` for ``ResumeJob``, as a command on ``jobs.submitted`` keyed by
 the job (``JobAbortRequested`` / ``JobResumeRequested``, Volcano's ``bus.volcano.sh``
 Command); admission checks it and the job-controller runs it as a ``CommandIssued``
-request (SPEC B2.2: an Aborting or Aborted job resumed restarts, ``retryCount+1``).
+request (Volcano's state/: an Aborting or Aborted job resumed restarts, ``retryCount+1``).
 ``list`` and ``view`` are ``get jobs`` and ``describe job``.
 
 Unlike vcctl, a command for a job vcbus does not know is refused here (exit 1), as

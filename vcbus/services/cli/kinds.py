@@ -206,8 +206,21 @@ def pod_rows(store: StatusStore, query: Query) -> dict[str, Row]:
             "phase": pod.phase,
             "node": pod.node,
             "uid": pod.uid,
+            "hostIP": pod.host_ip,
+            "restarts": pod.restarts,
+            "exitCode": pod.exit_code,
+            "reason": pod.reason,
+            "message": pod.message,
         }
-        out[key] = Row((namespace, name, pod.job, pod.task, pod.phase, pod.node or "-"), obj)
+        wide = (
+            pod.host_ip or "-",
+            str(pod.restarts),
+            "-" if pod.exit_code is None else str(pod.exit_code),
+            pod.reason or "-",
+        )
+        out[key] = Row(
+            (namespace, name, pod.job, pod.task, pod.phase, pod.node or "-"), obj, wide=wide
+        )
     return out
 
 
@@ -383,6 +396,7 @@ KINDS: dict[str, Kind] = {
         ("NAMESPACE", "NAME", "JOB", "TASK", "PHASE", "NODE"),
         pod_rows,
         incremental=True,
+        wide_header=("IP", "RESTARTS", "EXIT CODE", "REASON"),
     ),
     "nodes": Kind(
         "nodes",
@@ -424,10 +438,18 @@ ALIASES = {
     "job": "jobs",
     "vcjob": "jobs",
     "vcjobs": "jobs",
+    "vcj": "jobs",
     "podgroup": "podgroups",
     "pg": "podgroups",
     "pod": "pods",
+    "po": "pods",
     "node": "nodes",
+    "no": "nodes",
     "queue": "queues",
     "q": "queues",
 }
+"""Singular names and kubectl's short names (Volcano's CRDs: ``vcjob``/``vcj``, ``pg``, ``q``)."""
+
+ALL = ("jobs", "podgroups", "pods")
+"""What ``vcbus get all`` lists, as kubectl's ``all`` lists a namespace's workloads (not
+nodes, nor the cluster-wide queues)."""

@@ -5,7 +5,7 @@ Queues travel on the ``queues`` topic (a ``QueueDeclared`` carries the whole que
 does (``AlreadyExists``): declaring it again would drop what the flags do not repeat.
 ``update``, closing and opening read the queue's current definition from that topic and
 declare it again with only what they change, so weight, capability and parent are kept.
-``default`` exists from the start (DESIGN §2).
+``default`` exists from the start (docs/design.md#topics).
 
 Deleting follows volcano@v1.10 ``pkg/webhooks/admission/queues/validate/validate_queue.go``
 ``validateQueueDeleting``: ``default`` is never deleted, and a queue is deleted only once

@@ -33,7 +33,9 @@ from vcbus.shared.scheduling.framework.conf import ConfError
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``vcbus simulate``."""
-    parser = sub.add_parser("simulate", help="run a scenario through the services (DESIGN §9)")
+    parser = sub.add_parser(
+        "simulate", help="run a scenario through the services (docs/design.md#scenarios)"
+    )
     parser.add_argument("file", help="scenario YAML or JSON, or an SWF trace (.swf)")
     parser.add_argument("--json", action="store_true", help="print the outcome as JSON")
     parser.add_argument(

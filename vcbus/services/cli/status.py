@@ -240,7 +240,7 @@ class StatusStore:
 class StatusReader:
     """Reads status topics from their beginning into a :class:`StatusStore`.
 
-    With ``keys``, job-keyed topics are read on those jobs' partitions only (DESIGN §2:
+    With ``keys``, job-keyed topics are read on those jobs' partitions only (docs/design.md#topics:
     jobs, PodGroups and pods are keyed by job and co-partitioned), so reading one job stays
     fast however many jobs there are; topics in ``whole`` are read whole all the same.
     ``accept`` filters the records folded. Use as an async context manager.
@@ -407,7 +407,7 @@ def add_verbose(parser: argparse.ArgumentParser) -> None:
 
 
 def pending_reasons(store: StatusStore, key: str) -> list[Reason]:
-    """Every reason a job waits, highest-ranked first (SPEC A8, :func:`reason_candidates`)."""
+    """Every reason a job waits, highest-ranked first (:func:`reason_candidates`)."""
     status = store.get(Topic.PODGROUPS_STATUS, key)
     allocator = store.get(Topic.PODGROUPS_CONDITIONS, key)
     job = store.get(Topic.JOBS_STATUS, key)

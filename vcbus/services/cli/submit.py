@@ -72,7 +72,13 @@ from vcbus.shared.bus.kafka import AioKafkaBus
 from vcbus.shared.bus.outbox import event_record
 from vcbus.shared.bus.protocol import Bus
 from vcbus.shared.bus.records import OutRecord, Record, oversized
-from vcbus.shared.job_update import UPDATE_REJECTED, changed_fields, update_error
+from vcbus.shared.job_update import (
+    NO_PODS,
+    UPDATE_REJECTED,
+    changed_fields,
+    creation_error,
+    update_error,
+)
 from vcbus.shared.reasons import INFEASIBLE, QUEUE_CLOSED, QUEUE_NOT_FOUND
 from vcbus.shared.runtime.clock import SystemClock
 from vcbus.shared.runtime.settings import Settings
@@ -253,7 +259,8 @@ def run(args: argparse.Namespace) -> int:
                     )
                 )
         if refusal:
-            # nothing is published: admission or the broker would refuse these (SPEC A12)
+            # nothing is published: admission or the broker would refuse these
+            # (docs/design.md#bounded-records)
             terminal.error(refusal)
             return 1
         asyncio.run(publish(settings, [item.record for item in submitted]))
@@ -355,16 +362,20 @@ def answer(accepted: JobAdmitted | None, verdict: Verdict) -> tuple[str, str]:
 
     Returns:
         ``(answer, "")`` with ``created``, ``unchanged`` or ``updated (FIELDS)``; or
-        ``("", message)``: the job-controller would refuse the update, with Volcano's
-        message (:func:`vcbus.shared.job_update.update_error`).
+        ``("", "CODE: message")``: the job-controller would refuse the update, with
+        Volcano's message (:func:`vcbus.shared.job_update.update_error`), or the job would
+        be created with no pod (:func:`vcbus.shared.job_update.creation_error`).
     """
-    if accepted is None or verdict.job is None:
+    if verdict.job is None:
         return "created", ""
+    if accepted is None:
+        empty = creation_error(verdict.job)
+        return ("", f"{NO_PODS}: {empty}") if empty is not None else ("created", "")
     if verdict.spec_digest == accepted.spec_digest:
         return "unchanged", ""
     error = update_error(accepted.manifest, verdict.job)
     if error is not None:
-        return "", error
+        return "", f"{UPDATE_REJECTED}: {error}"
     return f"updated ({', '.join(changed_fields(accepted.manifest, verdict.job))})", ""
 
 
@@ -379,14 +390,14 @@ def answers_for(
             continue
         said, refused = answer(store.accepted(verdict.label), verdict)
         if refused:
-            refusals.append(f"vcbus submit: job {verdict.label}: {UPDATE_REJECTED}: {refused}\n")
+            refusals.append(f"vcbus submit: job {verdict.label}: {refused}\n")
         else:
             answers[verdict.label] = said
     if not refusals:
         return answers, ""
     return answers, "".join(refusals) + (
-        f"vcbus submit: the job-controller would refuse {len(refusals)} update(s) of {where}; "
-        "nothing submitted (`vcbus delete job NAME` first to replace a job)\n"
+        f"vcbus submit: {len(refusals)} job(s) of {where} refused; nothing submitted "
+        "(`vcbus delete job NAME` first to replace a job)\n"
     )
 
 

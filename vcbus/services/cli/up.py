@@ -22,9 +22,9 @@ import asyncio
 import contextlib
 import fcntl
 import os
+import shutil
 import signal
 import socket
-import subprocess
 import sys
 import tempfile
 from collections import Counter
@@ -35,18 +35,23 @@ from pathlib import Path
 
 from vcbus.contracts import Topic
 from vcbus.contracts.topics import DEFAULT_PREFIX
+from vcbus.services.agent.app.drain import drain
 from vcbus.services.bootstrap import SERVICE_NAMES, bootstrap
 from vcbus.services.cli import EXIT_UNUSABLE, require_broker, terminal
+from vcbus.services.cli.broker import add_listener_options, listener_from
 from vcbus.services.cli.dashboard import DEFAULT_HOST, DEFAULT_PORT, jaeger_url
 from vcbus.services.cli.dashboard.app import listen, serve, url_of
 from vcbus.services.cli.serve import add_service_options, system_conf
 from vcbus.services.cli.submit import records_for
+from vcbus.services.cli.supervise import Health, Supervisor
+from vcbus.shared.authority import KEY_SETTINGS, TRUST_FILE, TRUST_SETTING, Role, write_keys
 from vcbus.shared.bus.broker import start_broker
-from vcbus.shared.bus.errors import BrokerStartError
+from vcbus.shared.bus.errors import BrokerStartError, BrokerUnavailableError
 from vcbus.shared.bus.kafka import AioKafkaBus
+from vcbus.shared.bus.listeners import Listener, ListenerError, parse_address
 from vcbus.shared.runtime.clock import SystemClock
 from vcbus.shared.runtime.service import Service
-from vcbus.shared.runtime.settings import Settings
+from vcbus.shared.runtime.settings import Settings, SettingsError
 from vcbus.shared.runtime.table import Table
 from vcbus.shared.runtime.topology import ensure_topics
 from vcbus.shared.views.status import STATUS_TOPICS, StatusView, jobs_table, nodes_table
@@ -57,6 +62,8 @@ REAL_DEMO = "real"
 """The demo's subfolder of real jobs, submitted with ``--agent``."""
 DEFAULT_BROKER_PORT = 9092
 BROKER_HOST = "127.0.0.1"
+AGENT = "agent"
+"""The name ``up`` gives its node agent (its log, its lines)."""
 SERVICE_ORDER = ("cluster", "admission", "job-controller", "podgroup-enqueue", "allocator")
 
 
@@ -73,6 +80,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         type=int,
         help=f"the embedded broker's port [{DEFAULT_BROKER_PORT} when free, else any free one]",
     )
+    add_listener_options(parser)
     parser.add_argument(
         "--demo-dir", default="", help="folder of jobs for --demo [the demo shipped with vcbus]"
     )
@@ -103,6 +111,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="no simulated node (with --agent: this host is the cluster)",
     )
     parser.add_argument(
+        "--node-name", default="", help="--agent: this host's node name [the host name]"
+    )
+    parser.add_argument(
         "--agent-data-dir", default="", help="--agent: its data [a new directory in /tmp]"
     )
     parser.add_argument(
@@ -113,36 +124,94 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.set_defaults(func=run, nodes=8, node_cpu="8", node_memory="32Gi")
 
 
-def _port_free(port: int) -> bool:
+STALE_BOOTSTRAP = (
+    "with KAFKA_BOOTSTRAP_SERVERS set, `vcbus up` uses that broker and starts none; "
+    "if it is the address an earlier `vcbus up` printed, that broker stopped with it: "
+    "`unset KAFKA_BOOTSTRAP_SERVERS` and run `vcbus up` again to start a broker of its own"
+)
+"""What ``vcbus up`` says when the broker ``KAFKA_BOOTSTRAP_SERVERS`` names does not answer."""
+
+
+def _port_free(host: str, port: int) -> bool:
     with socket.socket() as probe:
         try:
-            probe.bind((BROKER_HOST, port))
+            probe.bind((host, port))
         except OSError:
             return False
     return True
 
 
+def broker_listener(listen: str, advertise: str, port: int | None) -> Listener:
+    """The embedded broker's listener: ``--listen``, ``--advertise``, ``--port``.
+
+    The port: ``--listen``'s, else ``--port`` (which must be free), else 9092 when free,
+    else any free one.
+
+    Raises:
+        SettingsError: a bad address, or a wildcard the broker would advertise.
+        BrokerStartError: the port asked for is taken.
+    """
+    try:
+        host, listen_port = parse_address(listen, "--listen") if listen else ("", None)
+    except ListenerError as exc:
+        raise SettingsError(str(exc)) from None
+    host = host or BROKER_HOST
+    port = listen_port or port
+    if port is not None and not _port_free(host, port):
+        raise BrokerStartError(f"port {port} is taken; choose another with --port")
+    if port is None and _port_free(host, DEFAULT_BROKER_PORT):
+        port = DEFAULT_BROKER_PORT
+    return listener_from("", advertise, port, host=host)
+
+
+def join_lines(chosen: Listener, env: dict[str, str]) -> str:
+    """How another host joins this cluster as a node: the exact ``vcbus agent`` command.
+
+    ``env`` is what the agent needs beside the broker's address (the topic prefix). With
+    a broker only this host reaches, how to open it to others instead.
+    """
+    if chosen.local:
+        return (
+            f"other hosts: the broker listens on {chosen.listen_host} only; "
+            "--listen 0.0.0.0 --advertise ADDRESS lets them join as nodes\n"
+        )
+    pairs = " ".join(f"{name}={value}" for name, value in env.items())
+    return (
+        "another host joins as a node with (vcbus installed there; "
+        f"port {chosen.advertised_port} open to it):\n"
+        f"  {pairs} vcbus agent --node-name NAME\n"
+    )
+
+
 @contextlib.contextmanager
-def _bootstrap(port: int | None) -> Iterator[str]:
+def _bootstrap(args: argparse.Namespace) -> Iterator[str]:
     """The broker's address: ``KAFKA_BOOTSTRAP_SERVERS`` (which must answer), else Tansu's."""
     given = os.environ.get("KAFKA_BOOTSTRAP_SERVERS")
     if given:
-        require_broker(Settings.from_env())
+        try:
+            require_broker(Settings.from_env())
+        except BrokerUnavailableError as exc:
+            raise BrokerUnavailableError(
+                f"{exc} (KAFKA_BOOTSTRAP_SERVERS is set in this shell)", hint=STALE_BOOTSTRAP
+            ) from None
         terminal.write(f"broker: {given} (KAFKA_BOOTSTRAP_SERVERS)\n")
         yield given
         return
-    if port is not None and not _port_free(port):
-        raise BrokerStartError(f"port {port} is taken; choose another with --port")
-    if port is None and _port_free(DEFAULT_BROKER_PORT):
-        port = DEFAULT_BROKER_PORT
-    broker = start_broker(BROKER_HOST, port)
-    exports = [f"KAFKA_BOOTSTRAP_SERVERS={broker.bootstrap_servers}"]
+    chosen = broker_listener(args.listen, args.advertise, args.port)
+    broker = start_broker(chosen.listen_host, chosen.listen_port, advertised=chosen.advertised)
+    exports = {"KAFKA_BOOTSTRAP_SERVERS": broker.bootstrap_servers}
     prefix = os.environ.get("VCBUS_TOPIC_PREFIX", DEFAULT_PREFIX)
     if prefix != DEFAULT_PREFIX:
-        exports.append(f"VCBUS_TOPIC_PREFIX={prefix}")
+        exports["VCBUS_TOPIC_PREFIX"] = prefix
+    listening = (
+        ""
+        if chosen.advertised == f"{chosen.listen_host}:{chosen.listen_port}"
+        else f" (listening on {chosen.listen_host}:{chosen.listen_port})"
+    )
     terminal.write(
-        f"broker: Tansu on {broker.bootstrap_servers}; for the CLI in another shell:\n"
-        f"  export {' '.join(exports)}\n"
+        f"broker: Tansu on {broker.bootstrap_servers}{listening}; for the CLI in another shell:\n"
+        f"  export {' '.join(f'{name}={value}' for name, value in exports.items())}\n"
+        + join_lines(chosen, exports)
     )
     try:
         yield broker.bootstrap_servers
@@ -173,6 +242,8 @@ def agent_args(args: argparse.Namespace, data_dir: str) -> list[str]:
     """
     out = [sys.executable, "-m", "vcbus.services.cli", "agent", "--data-dir", data_dir]
     out += ["--listen-port", "0"]
+    if args.node_name:
+        out += ["--node-name", args.node_name]
     run_as = args.run_as or ("nobody" if os.geteuid() == 0 else "")
     if run_as:
         out += ["--run-as", run_as]
@@ -265,52 +336,81 @@ def log_dir_lock(log_dir: Path) -> Iterator[str | None]:
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
+def launch_keys(log_dir: Path) -> dict[str, dict[str, str]]:
+    """The launch-authority settings of each process ``up`` starts, by name.
+
+    Admission's and the allocator's signing keys and the agent's trust file, made in
+    ``<log dir>/keys`` (mode 0700, keys 0600; kept across runs): a node agent of ``up``
+    starts only what they signed (docs/security.md). Each process gets its own file only.
+    """
+    folder = log_dir / "keys"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    folder.chmod(0o700)
+    keys = write_keys(folder)
+    return {
+        "admission": {KEY_SETTINGS[Role.ADMISSION]: str(keys[Role.ADMISSION])},
+        "allocator": {KEY_SETTINGS[Role.ALLOCATOR]: str(keys[Role.ALLOCATOR])},
+        "agent": {TRUST_SETTING: str(folder / TRUST_FILE)},
+    }
+
+
 def _run(args: argparse.Namespace, log_dir: Path, demo: list[str]) -> int:
-    with _bootstrap(args.port) as servers:
+    keys = launch_keys(log_dir)
+    with _bootstrap(args) as servers:
         env = dict(os.environ, KAFKA_BOOTSTRAP_SERVERS=servers)
         settings = Settings.from_env(env)
         names = [name for name in SERVICE_ORDER if name in SERVICE_NAMES]
         services = bootstrap(system_conf(args, names), settings, SystemClock(), names)
         asyncio.run(_ensure(settings, services))
-        processes: list[subprocess.Popen[bytes]] = []
+        supervisor = Supervisor(SystemClock().monotonic)
+        data_dir = ""
         try:
             for index, name in enumerate(names):
                 port = str(args.health_port + index) if args.health_port else "0"
-                log = (log_dir / f"{name}.log").open("wb")
-                processes.append(
-                    subprocess.Popen(
-                        _service_args(args, name),
-                        env=dict(env, VCBUS_HEALTH_PORT=port),
-                        stdout=log,
-                        stderr=subprocess.STDOUT,
-                    )
+                supervisor.start(
+                    name,
+                    _service_args(args, name),
+                    dict(env, VCBUS_HEALTH_PORT=port, **keys.get(name, {})),
+                    log_dir / f"{name}.log",
                 )
-                log.close()
             if args.agent:
                 data_dir = agent_data_dir(args.agent_data_dir)
-                log = (log_dir / "agent.log").open("wb")
-                processes.append(
-                    subprocess.Popen(
-                        agent_args(args, data_dir), env=env, stdout=log, stderr=subprocess.STDOUT
-                    )
+                supervisor.start(
+                    AGENT,
+                    agent_args(args, data_dir),
+                    dict(env, **keys[AGENT]),
+                    log_dir / f"{AGENT}.log",
                 )
-                log.close()
                 terminal.write(f"agent: this host is a node, its pods' data in {data_dir}\n")
-            watched = dict(zip([*names, "agent"], processes, strict=False))
             terminal.write(
-                f"services: {', '.join(watched)} (logs in {log_dir}/)\n"
+                f"services: {', '.join(supervisor.children)} (logs in {log_dir}/; "
+                "each restarted with back-off if it exits)\n"
                 + health_lines(names, args.health_port)
             )
-            return asyncio.run(_watch(settings, args, watched, demo))
+            return asyncio.run(_watch(settings, args, supervisor, demo))
         finally:
-            for process in processes:
-                process.send_signal(signal.SIGTERM)
-            for process in processes:
-                try:
-                    process.wait(timeout=15)
-                except subprocess.TimeoutExpired:
-                    process.kill()
-                    process.wait()
+            shut_down(supervisor, names, data_dir, remove=not args.agent_data_dir)
+
+
+def shut_down(supervisor: Supervisor, services: list[str], data_dir: str, *, remove: bool) -> None:
+    """Stop what ``up`` runs, its own node's pods included, before its broker goes.
+
+    The services first (no controller acts on the pods' ends any more), then the agent's
+    pods (SIGTERM, their grace, SIGKILL: :func:`~vcbus.services.agent.app.drain.drain`)
+    while the agent still publishes how they ended, then the agent, then any pod it
+    started meanwhile; the agent's data directory goes too when ``up`` made it.
+    """
+    supervisor.stop(services)
+    if not data_dir:
+        supervisor.stop()
+        return
+    pods = drain(Path(data_dir))
+    supervisor.stop([AGENT])
+    pods += drain(Path(data_dir))
+    if pods:
+        terminal.write(f"agent: stopped its {len(set(pods))} pod(s)\n")
+    if remove:
+        shutil.rmtree(data_dir, ignore_errors=True)
 
 
 def health_lines(names: list[str], first_port: int) -> str:
@@ -426,7 +526,7 @@ async def _ensure(settings: Settings, services: list[Service]) -> None:
 async def _watch(
     settings: Settings,
     args: argparse.Namespace,
-    processes: dict[str, subprocess.Popen[bytes]],
+    supervisor: Supervisor,
     demo: list[str],
 ) -> int:
     bus = AioKafkaBus(settings.kafka)
@@ -448,7 +548,7 @@ async def _watch(
         )
     try:
         if args.demo:
-            started = [name for name in processes if name != "agent"]
+            started = [name for name in supervisor.children if name != AGENT]
             await _await_services(Path(args.log_dir), started, SystemClock())
             submitted = await _submit_demo(settings, demo)
             terminal.write(f"demo: submitted {', '.join(submitted)}\n")
@@ -464,15 +564,15 @@ async def _watch(
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(1.0):
                     await stop.wait()
-            dead = [name for name, process in processes.items() if process.poll() is not None]
-            if dead:
-                sys.stderr.write(f"services exited: {', '.join(dead)} (see {args.log_dir}/)\n")
-                return 2
+            if stop.is_set():
+                break
+            supervisor.check()
             if interactive:
                 sys.stdout.write(
                     "\x1b[2J\x1b[H"
                     + f"export KAFKA_BOOTSTRAP_SERVERS={settings.kafka.bootstrap_servers}\n"
                     + banner
+                    + health_line(supervisor.health())
                     + jobs_table(view)
                     + "\n\n"
                     + nodes_table(view, now=clock.now())
@@ -491,6 +591,16 @@ async def _watch(
         dashboard_stop.set()
         if dashboard is not None:
             await dashboard
+
+
+def health_line(health: dict[str, Health]) -> str:
+    """The live view's line of what ``up`` runs: all running, or each one that is not or was not."""
+    troubled = {name: each for name, each in health.items() if each.text() != "running"}
+    if not troubled:
+        return f"services: {len(health)} running\n"
+    return (
+        "services: " + "; ".join(f"{name} {each.text()}" for name, each in troubled.items()) + "\n"
+    )
 
 
 def _demo_summary(view: StatusView, submitted: list[str]) -> int:

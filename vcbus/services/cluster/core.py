@@ -3,8 +3,8 @@
 One state per node (the ``bindings`` topic is keyed by node). What the core does:
 
 - ``BindingCreated``: ignored for a node the cluster never registered: that node is a
-  real one, whose agent runs its pods (SPEC A14). Accepted when the node exists, is not
-  cordoned, does not hold the pod already, and the pod's requests fit its free allocatable
+  real one, whose agent runs its pods (docs/design.md#real-nodes). Accepted when the node exists, is
+  not cordoned, does not hold the pod already, and the pod's requests fit its free allocatable
   on every dimension (one ``pods`` slot too when the node has a ``pods`` allocatable).
   Acceptance emits
   ``PodPhaseChanged`` (Pending, node set, reason ``Bound``), or, when the pod has no start

@@ -11,7 +11,7 @@ class ControllerConf:
     """Configuration of the job-controller core.
 
     Attributes:
-        priority_classes: priority class name → value (DESIGN §3).
+        priority_classes: priority class name → value (docs/design.md#records).
         default_scheduler_name: scheduler of pods whose template and job name none.
     """
 

@@ -116,6 +116,7 @@ def _admit(event: JobAdmitted, ctx: Ctx, conf: ControllerConf) -> Step[JobRecord
         job_key=event.job,
         job=event.manifest,
         spec_digest=event.spec_digest,
+        admitted_digest=event.manifest_digest,
         uid=uid,
         created_at=event.manifest.metadata.creation_timestamp or event.occurred_at,
     )
@@ -142,7 +143,12 @@ def _readmit(
             )
         )
         return _taken(work.step())
-    work.update(job=event.manifest, spec_digest=event.spec_digest, rejected_digest="")
+    work.update(
+        job=event.manifest,
+        spec_digest=event.spec_digest,
+        admitted_digest=event.manifest_digest,
+        rejected_digest="",
+    )
     work.run(Action.SYNC_JOB, Request(event=PolicyEvent.OUT_OF_SYNC, source="job updated"))
     return _taken(work.step())
 

@@ -218,6 +218,8 @@ class Execution:
             now=self.ctx.now,
             facts=self.facts.template(task),
         )
+        if record.admitted_digest:
+            pod = msgspec.structs.replace(pod, admitted_digest=record.admitted_digest)
         self.emits.append(
             PodCreated(
                 event_id=derive_event_id(tag_of(PodCreated), key, uid),

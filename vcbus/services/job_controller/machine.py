@@ -1,4 +1,4 @@
-"""The job phase machine: phase × action → operation and status rule (SPEC B2.2, B2.3).
+"""The job phase machine: phase × action → operation and status rule.
 
 Ports volcano@HEAD ``pkg/controllers/job/state/*.go`` (``pending.go``, ``running.go``,
 ``restarting.go``, ``aborting.go``, ``aborted.go``, ``completing.go``, ``terminating.go``,
@@ -13,11 +13,11 @@ operation.
 
 Deliberate deviations from Volcano:
 
-- SPEC A4: the B2.3 task check ("a task with a minimum that finished with fewer
-  Succeeded pods fails the job") applies whenever a task has a minimum, not only when
+- docs/design.md#task-level-gang: the B2.3 task check ("a task with a minimum that finished with
+  fewer Succeeded pods fails the job") applies whenever a task has a minimum, not only when
   ``M ≥ T``; and Pending → Running also needs every task with a minimum and pods to have
   that many pods Running, Succeeded or Failed (tasks without pods yet, the later stages
-  of a dependsOn job, are skipped: SPEC A5).
+  of a dependsOn job, are skipped: docs/design.md#dependent-jobs).
 - ``maxRetry`` 0 (not defaulted by admission) counts as 3, Volcano's ``DefaultMaxRetry``.
 """
 
@@ -72,7 +72,7 @@ class Rule(enum.Enum):
     PENDING = "pending"
     """Pending → Running when enough pods run or finished."""
     RUNNING = "running"
-    """B2.3: Completed, Failed, back to Pending, or stay."""
+    """Volcano's state/running.go: Completed, Failed, back to Pending, or stay."""
     RESTARTING = "restarting"
     """Rule R: Failed at maxRetry, else Pending once enough pods are gone."""
     DRAINED = "drained"
@@ -92,7 +92,7 @@ class Plan:
 
 @functools.cache
 def plan(phase: JobPhase, action: Action) -> Plan:
-    """Return what ``action`` does in ``phase`` (SPEC B2.2, ``state/*.go``).
+    """Return what ``action`` does in ``phase`` (Volcano's state/, ``state/*.go``).
 
     Args:
         phase: the job's current phase.
@@ -183,7 +183,7 @@ class Counts(msgspec.Struct, frozen=True, kw_only=True):
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
-    """A phase transition with its reason code and message (SPEC A8)."""
+    """A phase transition with its reason code and message (docs/design.md#pending-reasons)."""
 
     phase: JobPhase
     reason: str
@@ -195,7 +195,9 @@ def _total_replicas(job: Job) -> int:
 
 
 def evaluate_pending(job: Job, counts: Counts) -> Verdict | None:
-    """Pending + sync (``pending.go``, with SPEC A4/A5): Running when enough pods started.
+    """Pending + sync (``pending.go``): Running when enough pods started.
+
+    With docs/design.md#task-level-gang and docs/design.md#dependent-jobs.
 
     ``spec.minAvailable ≤ running + succeeded + failed``, and every task with a minimum
     that has pods has at least that many Running, Succeeded or Failed.
@@ -245,7 +247,7 @@ def evaluate_broken_gang(job: Job, counts: Counts) -> Verdict | None:
 
 
 def evaluate_running(job: Job, counts: Counts) -> Verdict | None:
-    """Running + sync (``running.go``, SPEC B2.3 with A4).
+    """Running + sync (``state/running.go``, with docs/design.md#task-level-gang).
 
     Args:
         job: the job.

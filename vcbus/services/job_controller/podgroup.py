@@ -1,4 +1,4 @@
-"""The PodGroup built from a job (SPEC B2.5).
+"""The PodGroup built from a job (Volcano's job_controller_actions.go).
 
 Port of volcano@HEAD ``pkg/controllers/job/job_controller_actions.go``
 ``createOrUpdatePodGroup`` and ``calcPGMinResources``, with the task ordering of
@@ -7,8 +7,8 @@ Port of volcano@HEAD ``pkg/controllers/job/job_controller_actions.go``
 Deliberate deviations from Volcano:
 
 - ``minTaskMember`` has no entry for a task without ``minAvailable`` when no task of the
-  job has one (SPEC A1, fourth case: only the job-level gang applies). When some other task
-  has a minimum, a task without one gets ``replicas`` (A1 counts unset ones as replicas),
+  job has one (docs/design.md#minavailable, fourth case: only the job-level gang applies). When some
+  other task has a minimum, a task without one gets ``replicas`` (A1 counts unset ones as replicas),
   as Volcano does for every task.
 - Per-pod requests are the scheduler's view (``cpu``, ``memory``, extended resources, from
   ``vcbus.contracts.objects.pod_spec.pod_requests``), not the Kubernetes quota keys
@@ -69,8 +69,8 @@ def min_task_member(job: Job) -> dict[str, int]:
     """Return ``minTaskMember``: per-task minimums, in spec order.
 
     A task with ``minAvailable`` gets it. A task without one gets ``replicas`` when some
-    other task of the job has a minimum (SPEC A1, fifth case), and no entry when none has
-    (A1, fourth case).
+    other task of the job has a minimum (docs/design.md#minavailable, fifth case), and no entry when
+    none has (docs/design.md#minavailable, fourth case).
     """
     any_minimum = any(task.min_available is not None for task in job.spec.tasks)
     out: dict[str, int] = {}
@@ -83,7 +83,7 @@ def min_task_member(job: Job) -> dict[str, int]:
 
 
 def min_resources(job: Job, priority_classes: Mapping[str, int]) -> Resources:
-    """Return the resources of the job's minimum pods (SPEC B2.5, ``calcPGMinResources``).
+    """Return the resources of the job's minimum pods.
 
     With ``M = spec.minAvailable`` and ``T = Σ task minimum`` (unset ones as replicas):
     if ``M < T``, take up to ``replicas`` pods of each task, highest priority first, until
@@ -129,8 +129,9 @@ def stages(job: Job, priority_classes: Mapping[str, int]) -> tuple[StageTask, ..
         priority_classes: priority class name → value.
 
     Returns:
-        One ``StageTask`` per task with a non-empty ``dependsOn``: its minimum pods (SPEC
-        A3: ``minAvailable``, else ``replicas``) and what each pod asks of a node.
+        One ``StageTask`` per task with a non-empty ``dependsOn``: its minimum pods
+        (docs/design.md#minimum-pods-first: ``minAvailable``, else ``replicas``) and what each pod
+        asks of a node.
     """
     out = []
     for task in job.spec.tasks:
@@ -172,7 +173,7 @@ class PodGroupSpec(NamedTuple):
 
 
 def podgroup_spec(job: Job, priority_classes: Mapping[str, int]) -> PodGroupSpec:
-    """Return what the PodGroup of ``job`` takes from the job (SPEC B2.5 with A1 and A5)."""
+    """Return what the PodGroup of ``job`` takes from the job."""
     annotations = dict(sorted(job.metadata.annotations.items()))
     dependent = annotations.get(ANNOTATION_DEPENDENT_JOB) == "true"
     return PodGroupSpec(
@@ -235,7 +236,7 @@ def build_podgroup(
     created_at: datetime | None,
     podgroup_uid: str = "",
 ) -> PodGroup:
-    """Build the PodGroup of a job (SPEC B2.5 with A1 and A5).
+    """Build the PodGroup of a job.
 
     Args:
         job_key: the job's ``namespace/name``.

@@ -1,4 +1,4 @@
-"""Pods of a job: how they are built (SPEC B2.4) and when a dependsOn task may have them (A5).
+"""Pods of a job: how they are built and when a dependsOn task may have them.
 
 Ports volcano@HEAD ``pkg/controllers/job/job_controller_util.go`` ``createJobPod`` and
 the dependsOn gate of ``pkg/controllers/job/job_controller_actions.go`` ``syncJob``
@@ -6,14 +6,14 @@ the dependsOn gate of ``pkg/controllers/job/job_controller_actions.go`` ``syncJo
 
 Deliberate deviations from Volcano:
 
-- SPEC A5: a dependency task without ``minAvailable`` is ready when all its replicas are
-  Running or Succeeded (Volcano: always ready). A Running pod counts as ready: the
+- docs/design.md#dependent-jobs: a dependency task without ``minAvailable`` is ready when all its
+  replicas are Running or Succeeded (Volcano: always ready). A Running pod counts as ready: the
   simulated cluster has no container readiness.
 - A pod carries only the template annotations the cluster and the scheduler read
   (``TEMPLATE_ANNOTATIONS_CARRIED``); Volcano copies all of them. The rest stay in the
-  job, so a large annotation is not written once per replica (SPEC A12).
+  job, so a large annotation is not written once per replica (docs/design.md#bounded-records).
 - The pod carries what the scheduler reads, resolved here: requests (``pod_requests``),
-  priority (SPEC B3.2: the pod's priority class value, else the template's ``priority``,
+  priority (Volcano's job_info.go: the pod's priority class value, else the template's ``priority``,
   else 1; the ``volcano.sh/task-priority`` annotation overrides), node selector and
   tolerations. The PodGroup annotation ``scheduling.k8s.io/group-name`` is the PodGroup
   name ``<job>-<uid>``, as at Volcano HEAD.
@@ -66,7 +66,7 @@ def pod_priority_class(task: TaskSpec, job: Job) -> str:
 
 
 def pod_priority(task: TaskSpec, job: Job, priority_classes: Mapping[str, int]) -> int:
-    """Return the scheduling priority of the task's pods (SPEC B3.2).
+    """Return the scheduling priority of the task's pods (Volcano's job_info.go).
 
     The ``volcano.sh/task-priority`` annotation of the template wins; then the value of
     the pod's priority class; then the template's ``priority``; then 1.
@@ -111,13 +111,16 @@ class PodTemplateFacts:
     grace_seconds: int | None = None
     """The template's ``terminationGracePeriodSeconds`` (``None``: unset, 30 s)."""
     deadline_seconds: int | None = None
-    """The template's ``activeDeadlineSeconds`` (``None``: unset, no limit; SPEC A15)."""
+    """The template's ``activeDeadlineSeconds`` (``None``: unset, no limit).
+
+    See docs/design.md#planned-start.
+    """
 
 
 def template_facts(
     task: TaskSpec, job: Job, priority_classes: Mapping[str, int], default_scheduler: str
 ) -> PodTemplateFacts:
-    """Return what the pods of ``task`` take from their template (SPEC B2.4, B3.2)."""
+    """Return what the pods of ``task`` take from their template."""
     spec = task.template.spec
     return PodTemplateFacts(
         requests=pod_requests(spec),
@@ -160,7 +163,7 @@ def build_pod(
     now: datetime,
     facts: PodTemplateFacts | None = None,
 ) -> Pod:
-    """Build one pod of a task (SPEC B2.4, Volcano ``createJobPod``).
+    """Build one pod of a task (Volcano's job_controller_actions.go, Volcano ``createJobPod``).
 
     Args:
         job_key: the job's ``namespace/name``.
@@ -224,7 +227,7 @@ def build_pod(
 
 
 def is_task_ready(task: TaskSpec, pods: Sequence[PodState]) -> bool:
-    """Tell whether a dependency task is ready (SPEC A5).
+    """Tell whether a dependency task is ready (docs/design.md#dependent-jobs).
 
     At least ``minAvailable`` of its pods (all its replicas when it has no minimum) are
     Running or Succeeded; pods with an index beyond ``replicas`` and missing pods do not
@@ -258,7 +261,7 @@ def dependency_gate(job: Job, task: TaskSpec, pods: Sequence[PodState]) -> Gate 
 
     ``iteration: any`` with two or more names opens when one listed task is ready;
     otherwise (one name, ``all``, empty, anything else) every listed task must be ready
-    (SPEC B2.4). A name that is not a task of the job never becomes ready.
+    (Volcano's job_controller_actions.go). A name that is not a task of the job never becomes ready.
     """
     depends_on = task.depends_on
     if depends_on is None or not depends_on.name:

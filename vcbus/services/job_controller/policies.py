@@ -1,4 +1,4 @@
-"""Lifecycle policies: which action a request triggers, and when (SPEC B2.1).
+"""Lifecycle policies: which action a request triggers, and when (Volcano's job_controller_util.go).
 
 Ports volcano@HEAD ``pkg/controllers/job/job_controller_util.go`` ``applyPolicies`` (with
 ``getEventlist``/``checkEventExist``) and the delayed-action bookkeeping of
@@ -63,7 +63,7 @@ class Action(enum.StrEnum):
 INTERNAL_EVENTS = frozenset(
     {PolicyEvent.OUT_OF_SYNC, PolicyEvent.COMMAND_ISSUED, PolicyEvent.POD_RUNNING}
 )
-"""Events that never match a policy: they always mean ``SyncJob`` (B2.1 rule 2)."""
+"""Events that never match a policy: they always mean ``SyncJob``."""
 
 POD_EVENTS = frozenset(
     {
@@ -208,7 +208,7 @@ def _resolution(policy: LifecyclePolicy) -> Resolution:
 
 
 def resolve_action(job: Job, request: Request, current_version: int) -> Resolution:
-    """Resolve the action of a request (Volcano ``applyPolicies``, SPEC B2.1).
+    """Resolve the action of a request (Volcano ``applyPolicies``, job_controller_util.go).
 
     First rule that applies: an explicit action; an internal or absent event → SyncJob;
     a request raised under an older job version → SyncJob; the first matching policy of

@@ -99,6 +99,8 @@ class JobRecord(msgspec.Struct, frozen=True, kw_only=True):
         job_key: ``namespace/name``.
         job: the admitted (mutated) job, with accepted updates applied.
         spec_digest: digest of the spec last accepted.
+        admitted_digest: the ``manifest_digest`` of the admitted manifest ``job`` is (empty
+            when admission signs nothing); each pod made from ``job`` carries it.
         uid: the job's uid (from admission, else derived from the admission event).
         created_at: when the job was admitted (creation time of its first PodGroup).
         phase: Volcano job phase.
@@ -129,6 +131,7 @@ class JobRecord(msgspec.Struct, frozen=True, kw_only=True):
     spec_digest: str
     uid: str
     created_at: datetime
+    admitted_digest: str = ""
     phase: JobPhase = JobPhase.PENDING
     version: int = 0
     retry_count: int = 0

@@ -1,4 +1,4 @@
-"""The job status the controller publishes: counts, per-task counts and the condition (SPEC A8).
+"""The job status the controller publishes: counts, per-task counts and the condition.
 
 Port of the counting in volcano@HEAD ``pkg/controllers/job/job_controller_actions.go``
 (``classifyAndAddUpPodBaseOnPhase``, ``calcPodStatus``).
@@ -9,9 +9,9 @@ Deliberate deviations from Volcano:
   previous counters while the PodGroup is Pending). ``terminating`` is the number of pods
   deleted by the operation that produced the status: in vcbus a deleted pod is gone
   once its ``PodDeleted`` is published.
-- Every status carries one condition with a reason code and a message (SPEC A8):
-  ``PodGroupPending`` (with the PodGroup's own reason when enqueue gave one),
-  ``WaitingForDependency`` (naming the waiting tasks), ``PodsPending``, ``Running``, and
+- Every status carries one condition with a reason code and a message
+  (docs/design.md#pending-reasons): ``PodGroupPending`` (with the PodGroup's own reason when enqueue
+  gave one), ``WaitingForDependency`` (naming the waiting tasks), ``PodsPending``, ``Running``, and
   for the other phases the reason of the transition (``Completed``, ``Failed`` with why,
   ``Restarting``, ``Aborting`` ...).
 """
@@ -67,7 +67,7 @@ def count_pods(record: JobRecord, terminating: int = 0) -> Counts:
 
 
 def condition_of(record: JobRecord, counts: Counts) -> tuple[str, str]:
-    """Return the reason code and message that explain the job's phase now (SPEC A8).
+    """Return the reason code and message that explain the job's phase now.
 
     Args:
         record: the job's record.

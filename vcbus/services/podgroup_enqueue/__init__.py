@@ -1,4 +1,4 @@
-"""podgroup-enqueue: elect a starving target job, enqueue PodGroups, reserve nodes (SPEC A6).
+"""podgroup-enqueue: elect a starving target job, enqueue PodGroups, reserve nodes.
 
 Reads ``podgroups``, ``podgroups.conditions``, ``pods``, ``pods.status``, ``bindings``,
 ``nodes``, ``queues`` and its own ``podgroups.status`` and ``reservations`` into a

@@ -1,6 +1,6 @@
 """One podgroup-enqueue cycle: elect, enqueue, reserve on a snapshot; return the events.
 
-The pure core of podgroup-enqueue (STYLE §6): ``run_cycle(snapshot, conf, ctx) ->
+The pure core of podgroup-enqueue: ``run_cycle(snapshot, conf, ctx) ->
 CycleResult`` and ``next_due(snapshot, conf, now)`` for the time-based rules (waiting-time
 threshold, lock interval, lock timeout). The shell publishes ``CycleResult.events`` in order
 (reservations first, so locks are known before the PodGroups they hold back move), then
@@ -8,8 +8,8 @@ folds them into its ``ClusterView`` (``view.assume(result.events)``) so the next
 not decide them again.
 
 Deliberate deviations from Volcano:
-- ``podgroups.status`` carries a phase change or a reason change (SPEC A8), only when either
-  differs from what the snapshot knows (Volcano rewrites the status every session).
+- ``podgroups.status`` carries a phase change or a reason change (docs/design.md#pending-reasons),
+  only when either differs from what the snapshot knows (Volcano rewrites the status every session).
 - The phase ``Unknown`` (B3.8 rule 1) needs an Unschedulable verdict of the same session;
   this service allocates nothing, so it never reports Unknown. The allocator's last
   ``Unschedulable`` condition is mirrored as the reason instead.

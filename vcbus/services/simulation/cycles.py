@@ -10,9 +10,9 @@ The scheduling services tell a :class:`CycleLog` each cycle's session result
 - ``bound``: per job, the pods bound and their nodes;
 - ``skipped``: per job the allocator could not (fully) place, the reason and message.
 
-Bounded (SPEC A12): at most ``MAX_CYCLES`` cycles, the first ones (``left_out`` counts
-the rest), and ``MAX_ITEMS`` items per list, with ``more`` counting what each list left
-out.
+Bounded (docs/design.md#bounded-records): at most ``MAX_CYCLES`` cycles, the first ones
+(``left_out`` counts the rest), and ``MAX_ITEMS`` items per list, with ``more`` counting what each
+list left out.
 """
 
 from __future__ import annotations

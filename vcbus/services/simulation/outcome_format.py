@@ -158,7 +158,7 @@ class EnqueuePick(_Format, frozen=True):
     job: str
     admitted: bool
     reason: str
-    """Why it stays Pending (a SPEC A8 code); empty when admitted."""
+    """Why it stays Pending (a docs/design.md#pending-reasons code); empty when admitted."""
 
 
 class PhaseChange(_Format, frozen=True):

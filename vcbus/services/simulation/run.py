@@ -1,6 +1,6 @@
 """Running a scenario: in memory on virtual time, or on a real broker in real time.
 
-Full mode (a scenario with ``jobs``, DESIGN §9): admission, job-controller,
+Full mode (a scenario with ``jobs``, docs/design.md#scenarios): admission, job-controller,
 podgroup-enqueue, allocator and the simulated cluster run in this process on one
 ``InMemoryBus`` and a ``VirtualClock`` (:mod:`vcbus.services.simulation.inprocess`), so the same
 file gives the same output, byte for byte. On a broker (``KAFKA_BOOTSTRAP_SERVERS``, else

@@ -1,6 +1,6 @@
-"""A full-mode scenario file (DESIGN §9): reading it, and the timed inputs it feeds the system.
+"""A full-mode scenario file: reading it, and the timed inputs it feeds the system.
 
-The scenario file (YAML or JSON), beyond DESIGN §9:
+The scenario file (YAML or JSON), beyond docs/design.md#scenarios:
 
 - ``jobs``: ``{at, job}`` with a Volcano Job, or ``{at, file}`` naming a Job manifest
   relative to the scenario file.
@@ -16,8 +16,8 @@ The scenario file (YAML or JSON), beyond DESIGN §9:
   actions (elect, enqueue, reserve) go to podgroup-enqueue, the others to the allocator.
 
 Pods run for their task template's ``vcbus.io/run-seconds`` and end Succeeded, or Failed
-when ``vcbus.io/exit-code`` is not 0 (SPEC A9); without run-seconds they run until their
-job ends or an event sets their phase.
+when ``vcbus.io/exit-code`` is not 0 (docs/design.md#simulated-pods); without run-seconds they run
+until their job ends or an event sets their phase.
 
 A scenario without ``jobs`` but with ``podgroups`` or ``pods`` is a snapshot scenario
 (:func:`is_snapshot`), read by ``vcbus.services.simulation.snapshot``. Running a scenario is
@@ -121,11 +121,13 @@ FULL_SHAPE = Shape(
 """The keys of a full-mode scenario (and of its job entries and cluster options)."""
 SNAPSHOT_SHAPE = Shape(
     frozenset(
-        {"nodes", "queues", "podgroups", "pods", "events", "config", "priorityClasses"}
-        | {"now", "step", "cycles"}
+        {"nodes", "queues", "podgroups", "pods", "priorityClasses", "reservation", "willBind"}
+        | {"events", "config", "now", "step", "cycles"}
     )
 )
-"""The keys of a snapshot scenario (DESIGN §9)."""
+"""The keys of a snapshot scenario: the snapshot's own (read by
+:mod:`vcbus.shared.scheduling.scenario_objects`) and the run's (read by
+:mod:`vcbus.services.simulation.snapshot`); docs/design.md#scenarios."""
 
 
 def check_keys(document: Mapping[str, object], name: str = "the file") -> None:

@@ -1,4 +1,4 @@
-"""Snapshot scenarios (DESIGN §9): run scheduling cycles on a given state, report the outcome.
+"""Snapshot scenarios: run scheduling cycles on a given state, report the outcome.
 
 ``run_snapshot_scenario`` backs ``vcbus simulate`` in snapshot mode: it builds a
 ``ClusterView`` from the document and runs ``cycles`` cycles with the document's configuration
@@ -25,7 +25,7 @@ Deliberate deviations:
   Bound on their nodes), since no other service runs in this mode.
 - Without enqueue-side actions, the phases computed by the allocator's session are applied
   (nobody else would); with them, only podgroup-enqueue's phases are, as in the services, so a
-  PodGroup bound in one cycle shows Running from the next (B4 item 4).
+  PodGroup bound in one cycle shows Running from the next (Volcano's enqueue.go).
 """
 
 from __future__ import annotations
@@ -120,7 +120,7 @@ class CycleRecord:
     will_bind: tuple[WillBindEvent, ...] = ()
     locks_lifted: bool = False
     evictions: tuple[EvictDecision, ...] = ()
-    """Pods preempt and reclaim evicted (issue 23)."""
+    """Pods preempt and reclaim evicted."""
 
     def timeline_entry(self) -> dict[str, object]:
         """The cycle as the scenario output's ``timeline`` shows it (keys sorted).
@@ -383,7 +383,7 @@ class Simulation:
 
 
 def run_snapshot_scenario(doc: Mapping[str, object]) -> dict[str, object]:
-    """Run a DESIGN §9 snapshot scenario.
+    """Run a docs/design.md#scenarios snapshot scenario.
 
     Args:
         doc: the decoded scenario (see the module docstring for its keys).

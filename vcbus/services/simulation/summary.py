@@ -8,7 +8,8 @@ memory and storage in bytes, ``pods`` as a count.
 
 Windows of ``WINDOW_SECONDS`` show how the queues shared the cluster over time: per
 window, each queue's part of the resource-seconds the queues used, and how much of the
-capacity was used. At most ``MAX_WINDOWS`` windows are kept (SPEC A12), the first ones.
+capacity was used. At most ``MAX_WINDOWS`` windows are kept (docs/design.md#bounded-records), the
+first ones.
 """
 
 from __future__ import annotations
@@ -73,7 +74,7 @@ def _resource_seconds(usages: Iterable[Usage], lo: float, hi: float) -> dict[str
 def _window_bounds(end: float) -> list[tuple[float, float]]:
     """The windows' ``[lo, hi)``: ``WINDOW_SECONDS`` each from 0 to ``end``, the first ones.
 
-    At most ``MAX_WINDOWS`` (SPEC A12).
+    At most ``MAX_WINDOWS`` (docs/design.md#bounded-records).
     """
     bounds: list[tuple[float, float]] = []
     lo = 0.0

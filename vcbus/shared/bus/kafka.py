@@ -2,7 +2,8 @@
 
 Producers wait for ``acks=all`` and retry transient failures with bounded exponential
 backoff; consumers never auto-commit. The idempotent producer and transactions are off:
-correctness rests on deterministic event ids and idempotent handlers instead (DESIGN §4).
+correctness rests on deterministic event ids and idempotent handlers instead
+(docs/design.md#processing-guarantees).
 """
 
 from __future__ import annotations

@@ -57,7 +57,8 @@ class KafkaSettings:
     max_record_bytes: int = MAX_RECORD_BYTES
     """Largest record a producer sends (aiokafka's ``max_request_size``); a larger one is
     refused before it is sent, as Kafka's default ``message.max.bytes`` would refuse it
-    (SPEC A12). Tests that play an outside client sending more set it higher."""
+    (docs/design.md#bounded-records). Tests that play an outside client sending more set it
+    higher."""
     publish_attempts: int = 8
     backoff_initial: float = 0.1
     backoff_max: float = 5.0

@@ -72,8 +72,8 @@ class Outbox:
     def add_events(self, events: Iterable[Event], *, source: Record | None = None) -> None:
         """Queue events for publishing, as answers to ``source`` when given.
 
-        An event whose record would be over the 1 MiB limit (SPEC A12) can never be
-        written. Answering an input, it raises, so the router sends the input to its
+        An event whose record would be over the 1 MiB limit (docs/design.md#bounded-records) can
+        never be written. Answering an input, it raises, so the router sends the input to its
         ``.DLT``; with no input (a timer's or a cycle's output) it is logged and dropped,
         as nothing else could stand for it.
 

@@ -60,7 +60,7 @@ def record_bytes(record: OutRecord) -> int:
 
 
 def oversized(record: OutRecord, limit: int = MAX_RECORD_BYTES) -> str | None:
-    """Why ``record`` is over ``limit`` (SPEC A12: 1 MiB), or ``None`` if it fits."""
+    """Why ``record`` is over ``limit`` (1 MiB, docs/design.md#bounded-records), else ``None``."""
     size = record_bytes(record)
     if size <= limit:
         return None

@@ -15,7 +15,8 @@ in the log context; a handler that keeps failing on one of them dead-letters tha
 alone (``batch.single``), and the others are handled.
 A record never stops the consumer: undecodable records, records whose handler keeps
 failing, and records whose answer could never be written (over the 1 MiB record limit,
-SPEC A12; no retry) go to ``<topic>.DLT``; records of unknown types are skipped.
+docs/design.md#bounded-records; no retry) go to ``<topic>.DLT``; records of unknown types are
+skipped.
 """
 
 from __future__ import annotations

@@ -73,7 +73,7 @@ ONE_MICROSECOND = timedelta(microseconds=1)
 
 
 class ArrivalStamps:
-    """Times that strictly increase, one per arrival, to the microsecond (SPEC A11).
+    """Times that strictly increase, one per arrival, to the microsecond.
 
     ``next()`` is the clock's time, or a microsecond after the previous stamp when the clock
     has not moved past it (a burst read in one instant, a virtual clock). So records

@@ -1,4 +1,4 @@
-"""Scheduling cycles: run one when inputs changed (debounced) and on a timer (DESIGN §5)."""
+"""Scheduling cycles: run one when inputs changed (debounced) and on a timer."""
 
 from __future__ import annotations
 

@@ -7,8 +7,9 @@ Plain asyncio streams, no dependency: one request per connection, ``GET`` or ``H
 - ``/metrics`` answers the Prometheus text of the service's metrics, when it has some.
 
 Ready means: every table has caught up with its topics, the consumer has started and
-polled, and no assigned partition is still restoring its state (DESIGN §4). A standby
-replica of a singleton is ready too: it follows the state and can take over at once.
+polled, and no assigned partition is still restoring its state
+(docs/design.md#processing-guarantees). A standby replica of a singleton is ready too: it follows
+the state and can take over at once.
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
 Every replica joins one consumer group on a one-partition lease topic; the member that is
 assigned the partition is active. When it dies, the group's session times out, the
-partition moves to a standby, and that standby becomes active (DESIGN §4).
+partition moves to a standby, and that standby becomes active
+(docs/design.md#processing-guarantees).
 
 A holder whose event loop stalls (a long cycle, a starved CPU) sends no heartbeat and may
 be replaced before it hears so: it is active only while the group surely still counts it

@@ -2,9 +2,9 @@
 
 For each record it takes the key, gets the state from the changelog store, calls
 ``decide``, stores the new state and returns the events to publish. A step whose state or
-events would be over the record limit is refused before anything is kept (SPEC A12: the
-input goes to its ``.DLT``, the key keeps its state). The store entry keeps
-the ids of the last events applied, so a redelivered event changes nothing and emits
+events would be over the record limit is refused before anything is kept
+(docs/design.md#bounded-records: the input goes to its ``.DLT``, the key keeps its state). The store
+entry keeps the ids of the last events applied, so a redelivered event changes nothing and emits
 nothing (the one duplicate check of vcbus: cores do not keep ids; an event is applied
 once it changed the state, emitted, or its step says ``taken``); and the deadline the
 core asked for, so a ``Tick`` reaches it on time.
@@ -91,7 +91,7 @@ class Resync(Generic[S]):
 
 
 def _check_fits(key: str, records: Sequence[bytes], emitted: Sequence[Event]) -> None:
-    """Refuse a step whose state or events could not be written (SPEC A12), before keeping it.
+    """Refuse a step whose state or events could not be written, before keeping it.
 
     ``records`` are the state's changelog records as the store encodes them (none when the
     core returned the state it was given: its size is then known to fit, only the bounded

@@ -1,7 +1,7 @@
 """The shell of a scheduling service: a view fed by tables, cycles, lease, traced publishing.
 
 podgroup-enqueue and the allocator differ only in their pure cycle and the topics they
-follow; this builds the rest once (STYLE §6: `app.py` follows the state topics into a
+follow; this builds the rest once (`app.py` follows the state topics into a
 view, triggers cycles on change and on a timer, publishes, assumes its own decisions, and
 only the lease holder publishes).
 """

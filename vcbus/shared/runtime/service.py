@@ -1,7 +1,7 @@
 """Service: routes, stores, timers, tables and background tasks, run by one loop.
 
-The delivery loop (DESIGN §4): poll a batch, handle each record in order, publish the
-outputs and dead letters and wait for the acks, then publish the changelog records and
+The delivery loop (docs/design.md#processing-guarantees): poll a batch, handle each record in order,
+publish the outputs and dead letters and wait for the acks, then publish the changelog records and
 wait for the acks, then commit the offsets. Each batch is one ``batch_handled`` line at
 info level (records, outputs, state records, handling and publishing time); each record's
 ``record_handled`` line is at debug (a line per record cost about 14 µs of a record's
@@ -149,7 +149,7 @@ class Runtime:
         """Publish what a background task queued and wait for the acks.
 
         There is no input to dead-letter: a record the broker refuses for good is logged
-        and dropped, and the task goes on (SPEC A12).
+        and dropped, and the task goes on (docs/design.md#bounded-records).
         """
         await _publish_outputs(self, outbox.take_with_sources())
 
@@ -432,9 +432,9 @@ async def _publish_outputs(
 ) -> None:
     """Publish a batch's outputs; a record the broker refuses for good dead-letters its input.
 
-    SPEC A12: a service that cannot publish an output sends the input to ``<topic>.DLT``
-    with the error and goes on, instead of failing on the same record after every restart.
-    On a refusal the batch is published again input by input (downstream drops what was
+    docs/design.md#bounded-records: a service that cannot publish an output sends the input to
+    ``<topic>.DLT`` with the error and goes on, instead of failing on the same record after every
+    restart. On a refusal the batch is published again input by input (downstream drops what was
     already published by event id); the outputs of an input whose own are refused are
     replaced by its dead letter. An output of a timer or a cycle (no input) that is
     refused is logged and dropped alone. Transient failures still raise, after the bus's

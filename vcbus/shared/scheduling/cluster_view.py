@@ -131,8 +131,8 @@ CHANGE_LOG = 16
 """How many snapshots' changed jobs a view keeps (``JobChanges.log``): a session cache
 that missed more snapshots than that builds its session from every job."""
 GONE_LIMIT = 1 << 16
-"""How many deleted pods' uids, and refused bindings' event ids, a view remembers (SPEC
-A12): enough to cover the records still in flight about them."""
+"""How many deleted pods' uids, and refused bindings' event ids, a view remembers
+(docs/design.md#bounded-records): enough to cover the records still in flight about them."""
 
 
 class ClusterView:
@@ -141,8 +141,8 @@ class ClusterView:
     def __init__(self, *, with_default_queue: bool = True) -> None:
         self._nodes: dict[str, Node] = {}
         self._heartbeats: dict[str, NodeHeartbeat] = {}
-        """Each real node's latest heartbeat (SPEC A14; simulated nodes send none), kept
-        after the node is removed."""
+        """Each real node's latest heartbeat (docs/design.md#real-nodes; simulated nodes send
+        none), kept after the node is removed."""
         self._queues: dict[str, Queue] = {}
         if with_default_queue:
             self._queues[DEFAULT_QUEUE] = Queue(name=DEFAULT_QUEUE)
@@ -377,7 +377,7 @@ class ClusterView:
 
     # Reading ---------------------------------------------------------------------------
     def held_entries(self) -> int:
-        """How many per-pod entries the view holds besides its pods' states (SPEC A12).
+        """How many per-pod entries the view holds besides its pods' states.
 
         Statuses, bindings, refusals, evictions and start times, per pod uid: none is left
         once every pod is deleted, whatever arrives after the deletion.
@@ -498,10 +498,11 @@ class ClusterView:
                 self._status.setdefault(key, {})[state.pod.uid] = (PodPhase.PENDING, state.node)
                 self._compose(key)
 
-    # Scenario documents (DESIGN §9) ------------------------------------------------------
+    # Scenario documents (docs/design.md#scenarios)
+    # ------------------------------------------------------
     @classmethod
     def from_scenario(cls, doc: Mapping[str, object]) -> ClusterView:
-        """Build a view from a DESIGN §9 snapshot scenario document (see ``scenario_objects``).
+        """Build a view from a snapshot scenario document (see ``scenario_objects``).
 
         Raises:
             ScenarioError: when an entry is malformed.

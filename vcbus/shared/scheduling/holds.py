@@ -2,9 +2,9 @@
 
 Three kinds of hold, each part of the ``ClusterSnapshot``:
 
-- The reservation state (target job, locked nodes, SPEC A6), fed from the ``reservations``
-  topic, instead of Volcano's process-wide ``util.Reservation``. Its ``generation`` grows
-  with each election; events of an older generation are dropped, so events of two target
+- The reservation state (target job, locked nodes, docs/design.md#reservation), fed from the
+  ``reservations`` topic, instead of Volcano's process-wide ``util.Reservation``. Its ``generation``
+  grows with each election; events of an older generation are dropped, so events of two target
   jobs read out of order (the topic is keyed by job) cannot mix.
 - Will-bind reservations (``capacity.reservations``, vcbus): the newest event of a job
   replaces its entry (events carry everything held). An entry outlives its PodGroup until
@@ -37,7 +37,7 @@ from vcbus.shared.scheduling.model import naive_utc
 
 @dataclass(frozen=True, slots=True)
 class Reservation:
-    """The reservation state (SPEC A6): the target job and the nodes locked for it.
+    """The reservation state: the target job and the nodes locked for it.
 
     Attributes:
         target_job: the elected job, or ``None``.
@@ -58,7 +58,7 @@ class Reservation:
 
 
 MAX_BACKOFF_ENTRIES = 1000
-"""The most jobs in backoff a reservation remembers (SPEC A12); the oldest ends go first."""
+"""The most jobs in backoff a reservation remembers; the oldest ends go first."""
 
 
 def with_backoff(

@@ -8,11 +8,11 @@ Port of volcano@v1.12.0 ``pkg/scheduler/api/job_info.go`` (``TaskInfo``, ``JobIn
 inside a session, as Volcano's are; snapshots and results are frozen.
 
 Deliberate deviations:
-- SPEC A4: task-level minimums are enforced whenever ``minTaskMember`` has entries (Volcano
-  skips them when ``minAvailable < Σ task minimums``).
-- SPEC A5: for a job marked dependent, roles with a minimum but no pods yet ("wait-create")
-  are skipped by the task-level checks and their minimums are taken off the job-level minimum
-  (``gang_min``), so the first stage is gang-scheduled on its own.
+- docs/design.md#task-level-gang: task-level minimums are enforced whenever ``minTaskMember`` has
+  entries (Volcano skips them when ``minAvailable < Σ task minimums``).
+- docs/design.md#dependent-jobs: for a job marked dependent, roles with a minimum but no pods yet
+  ("wait-create") are skipped by the task-level checks and their minimums are taken off the
+  job-level minimum (``gang_min``), so the first stage is gang-scheduled on its own.
 - ``NeedContinueAllocating`` keeps Volcano's two rules but applies both together (a failed
   role below its minimum stops; so does a job count that can no longer reach ``gang_min``),
   since A4 makes the task and job minimums hold at the same time.
@@ -212,9 +212,9 @@ class JobInfo:
     """Task uid → why it fits no node (Volcano ``NodesFitErrors``)."""
     job_fit_errors: str = ""
     wait_create: int = 0
-    """SPEC A5: Σ minimums of roles without pods yet, for a dependent job."""
+    """docs/design.md#dependent-jobs: Σ minimums of roles without pods yet, for a dependent job."""
     blocked: tuple[str, str] | None = None
-    """(reason code, message) when the job's queue stopped it this session (A8)."""
+    """(reason code, message) when the job's queue stopped it this session."""
     _status_count: dict[TaskStatus, int] = field(default_factory=dict)
     _role_status: dict[str, dict[TaskStatus, int]] = field(default_factory=dict)
     _role_pending_best_effort: dict[str, int] = field(default_factory=dict)
@@ -440,7 +440,7 @@ class JobInfo:
 
     @property
     def gang_min(self) -> int:
-        """The job-level minimum the gang checks use: minMember less wait-create (A5)."""
+        """The job-level minimum the gang checks use: minMember less wait-create."""
         return max(0, self.min_available - self.wait_create)
 
     def ready_task_num(self) -> int:
@@ -494,7 +494,7 @@ class JobInfo:
         return self.count(TaskStatus.PENDING) > 0
 
     def _checked_roles(self) -> list[tuple[str, int]]:
-        """Roles the task-level checks apply to (A4), skipping wait-create roles (A5)."""
+        """Roles the task-level checks apply to, skipping wait-create roles."""
         if self._checked is not None:
             return self._checked
         out = []

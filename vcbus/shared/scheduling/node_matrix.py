@@ -8,7 +8,7 @@ row it changes to a change log, so cached per-task results can be refreshed row 
 
 Deliberate deviations:
 - A node without a ``pods`` allocatable has no pod limit (Volcano would treat it as zero).
-- Node order is by name; that is also the tie-break of equal scores (SPEC A7).
+- Node order is by name; that is also the tie-break of equal scores (docs/design.md#determinism).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Reading the objects of a DESIGN §9 snapshot scenario document.
+"""Reading the objects of a docs/design.md#scenarios snapshot scenario document.
 
 Each reader takes one entry of the document (a node, queue, PodGroup, pod or will-bind
 reservation, as plain data) and returns the object it describes, or raises

@@ -15,7 +15,7 @@ Deliberate deviations:
   (``framework.conf``), and each plugin is built once with its arguments, as are the
   will-bind arguments, so a malformed argument fails here rather than in every cycle.
 - ``run_session`` is a function of a snapshot, not a loop over a cache: the services' shells
-  call it once per cycle (STYLE §6).
+  call it once per cycle.
 """
 
 from __future__ import annotations

@@ -36,7 +36,7 @@ class PodState:
     releasing: bool = False
     """An eviction was requested and the pod still runs out its grace period."""
     started: datetime | None = None
-    """When it was first reported Running (its deadline counts from then, SPEC A15)."""
+    """When it was first reported Running (its deadline counts from then)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,7 +115,7 @@ class ClusterSnapshot:
 
     nodes: Mapping[str, Node] = field(default_factory=lambda: MappingProxyType({}))
     heartbeats: Mapping[str, NodeHeartbeat] = field(default_factory=lambda: MappingProxyType({}))
-    """Each real node's latest heartbeat (SPEC A14), removed nodes' too; simulated nodes
+    """Each real node's latest heartbeat, removed nodes' too; simulated nodes
     have none."""
     queues: Mapping[str, Queue] = field(default_factory=lambda: MappingProxyType({}))
     podgroups: Mapping[JobKey, PodGroupState] = field(default_factory=lambda: MappingProxyType({}))

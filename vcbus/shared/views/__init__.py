@@ -2,7 +2,7 @@
 
 - :mod:`vcbus.shared.views.phases`: the final job phases, and the phases shown for what is gone.
 - :mod:`vcbus.shared.views.reason`: :func:`~vcbus.shared.views.reason.job_reason`, the one rule for
-  why a job is where it is (SPEC A8's ranking over ``podgroups.status``,
+  why a job is where it is (docs/design.md#pending-reasons's ranking over ``podgroups.status``,
   ``podgroups.conditions`` and ``jobs.status``), used by ``get``, ``describe``,
   ``submit --wait``, ``up``, the dashboard and ``simulate``'s outcome.
 - :mod:`vcbus.shared.views.jobs`: :class:`~vcbus.shared.views.jobs.JobFold`, the one fold of a job's

@@ -1,9 +1,9 @@
 """A node's health as readers show it: Ready or NotReady, the heartbeat's age, limits.
 
-Real nodes send ``NodeHeartbeat`` (SPEC A14); the rule of :mod:`vcbus.shared.node_lifecycle`
-says when one is NotReady, counted to the reader's clock with the reader's limits
-(``VCBUS_NODE_MONITOR_GRACE_SECONDS``; the allocator decides with its own). Simulated
-nodes have no heartbeat and are Ready. ``get nodes``, ``describe node``, the dashboard
+Real nodes send ``NodeHeartbeat`` (docs/design.md#real-nodes); the rule of
+:mod:`vcbus.shared.node_lifecycle` says when one is NotReady, counted to the reader's clock with the
+reader's limits (``VCBUS_NODE_MONITOR_GRACE_SECONDS``; the allocator decides with its own).
+Simulated nodes have no heartbeat and are Ready. ``get nodes``, ``describe node``, the dashboard
 and ``vcbus up`` show these words.
 """
 

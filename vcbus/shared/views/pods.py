@@ -30,6 +30,8 @@ from vcbus.contracts import (
 )
 from vcbus.contracts.quantity import Resources
 
+MESSAGE_KEPT = 200
+"""How much of a status message a row keeps."""
 ACTIVE = frozenset({"Pending", "Running"})
 """Pod phases that hold a node's capacity (once the pod is bound)."""
 
@@ -47,6 +49,14 @@ class PodRow:
     queue: str = ""
     exit_code: int | None = None
     deleted: bool = False
+    reason: str = ""
+    """The reason of its newest status (``Bound``, ``Error``, ``OOMKilled``, ``NodeLost``…)."""
+    message: str = ""
+    """The message of its newest status, cut to :data:`MESSAGE_KEPT` characters."""
+    restarts: int = 0
+    """Container restarts so far, as its node counts them."""
+    host_ip: str = ""
+    """Where its job's other pods reach it (a real node's address); empty when simulated."""
 
     @property
     def is_active(self) -> bool:
@@ -110,6 +120,9 @@ class PodFold:
                 row.phase, row.task = str(event.phase), row.task or event.task
                 row.node = event.node or row.node
                 row.exit_code = event.exit_code
+                row.reason, row.message = event.reason, event.message[:MESSAGE_KEPT]
+                row.restarts = max(row.restarts, event.restart_count)
+                row.host_ip = event.host_ip or row.host_ip
             case BindingRefused():
                 key = event.pod
                 row = self._row(key, event.job, event.pod_uid)

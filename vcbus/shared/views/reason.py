@@ -1,4 +1,4 @@
-"""Why a job is where it is: one rule for every command (SPEC A8).
+"""Why a job is where it is: one rule for every command (docs/design.md#pending-reasons).
 
 The candidates are the PodGroup's ``Unschedulable`` condition on ``podgroups.status``
 (podgroup-enqueue's ranked reason), the allocator's on ``podgroups.conditions``, and the
@@ -54,7 +54,7 @@ def reason_candidates(
     allocator: Sequence[Condition] = (),
     job: Sequence[Condition] = (),
 ) -> list[Reason]:
-    """Every reason a job waits, highest-ranked first (SPEC A8), duplicates dropped.
+    """Every reason a job waits, highest-ranked first, duplicates dropped.
 
     Args:
         podgroup: the PodGroup's conditions on ``podgroups.status``.

@@ -68,7 +68,7 @@ class StatusView:
     pods: PodFold = field(default_factory=PodFold)
     reservation: ReservationView = field(default_factory=ReservationView)
     heartbeats: dict[str, NodeHeartbeat] = field(default_factory=dict)
-    """Each real node's newest heartbeat (SPEC A14); simulated nodes send none."""
+    """Each real node's newest heartbeat (docs/design.md#real-nodes); simulated nodes send none."""
 
     @property
     def jobs(self) -> dict[str, JobView]:

@@ -495,3 +495,28 @@ def test_digest_is_equal_when_equal_jobs_hold_distinct_string_objects() -> None:
 
     assert same == job
     assert spec_digest(same) == spec_digest(job)
+
+
+def test_a_job_whose_record_key_names_another_job_is_refused_naming_both_when_submitted() -> None:
+    """Attack: a record keyed ``team-a/j1`` (its partition, what readers of the key expect)
+    carries the manifest of another job, ``team-b/j2``."""
+    job = build_job(build_task("a", 1), name="j2", namespace="team-b", queue="")
+    submission = Submission(payload=manifest(job), origin=ORIGIN, key="team-a/j1")
+
+    (event,) = decide({}, submission, CTX, LIMITS)
+
+    assert isinstance(event, JobRejected)
+    (violation,) = event.violations
+    assert violation.reason == "KeyMismatch"
+    assert "'team-a/j1'" in violation.message
+    assert "'team-b/j2'" in violation.message
+    assert event.job == JobKey("team-b/j2")
+
+
+def test_a_job_whose_record_key_is_its_namespace_and_name_is_admitted_when_submitted() -> None:
+    job = build_job(build_task("a", 1), name="j2", namespace="team-b", queue="")
+    keyed = Submission(payload=manifest(job), origin=ORIGIN, key="team-b/j2")
+    unkeyed = Submission(payload=manifest(job), origin=ORIGIN)
+
+    assert isinstance(decide({}, keyed, CTX, LIMITS)[0], JobAdmitted)
+    assert isinstance(decide({}, unkeyed, CTX, LIMITS)[0], JobAdmitted)

@@ -346,7 +346,8 @@ def test_alias_nesting_past_the_depth_limit_is_refused() -> None:
 
 @pytest.mark.parametrize("written", ["1:30", "1_0", "017", "0b11"])
 def test_yaml_11_integers_are_refused_not_converted(written: str) -> None:
-    """SPEC A13: ``replicas: 1:30`` was the sexagesimal 90; YAML 1.2 and JSON have no such int."""
+    """docs/design.md#names-and-numbers: ``replicas: 1:30`` was the sexagesimal 90; YAML 1.2 and
+    JSON have no such int."""
     violation = only(
         decode_submission(JOB_YAML.replace(b"replicas: 2", f"replicas: {written}".encode()))
     )

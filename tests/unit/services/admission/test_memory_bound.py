@@ -1,4 +1,5 @@
-"""Admission answers the worst inputs within the memory limit deploy/ ships (SPEC A12).
+"""Admission answers the worst inputs within the memory limit deploy/ ships
+(docs/design.md#bounded-records).
 
 A child process limits its own address space (``RLIMIT_AS``) to the admission
 container's ``resources.limits.memory`` in ``deploy/k8s/admission.yaml``, then runs the

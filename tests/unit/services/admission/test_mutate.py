@@ -1,4 +1,5 @@
-"""Mutation: Volcano's defaults (SPEC B1.1) and SPEC A1's minAvailable table."""
+"""Mutation: Volcano's defaults (mutate_job.go) and the minAvailable table of
+docs/design.md#minavailable."""
 
 from __future__ import annotations
 
@@ -94,7 +95,7 @@ def test_no_annotation_is_added_when_no_task_has_depends_on() -> None:
 
 @dataclass(frozen=True)
 class MinCase:
-    """One row of SPEC A1's table: submitted minimums → mutated minimums."""
+    """One row of docs/design.md#minavailable's table: submitted minimums → mutated minimums."""
 
     name: str
     job_min: int
@@ -115,7 +116,8 @@ A1_TABLE = [
 
 @pytest.mark.parametrize("case", A1_TABLE, ids=lambda case: case.name)
 def test_min_available_follows_spec_a1_when_mutated(case: MinCase) -> None:
-    """SPEC A1; row 1 and row 2 are Volcano's e2e examples (SPEC B1.1).
+    """docs/design.md#minavailable; row 1 and row 2 are Volcano's e2e examples (Volcano's
+    mutate_job.go).
 
     ``test/e2e/admission/job_mutate_test.go``: tasks r=2, r=3 → job minAvailable 5;
     tasks (r=2, min=1), (r=3) → 4. Rows 3 and 4 change Volcano's outcome: Volcano fills
@@ -143,7 +145,7 @@ def test_min_available_follows_spec_a1_when_mutated(case: MinCase) -> None:
 def test_partition_policy_sets_task_min_available_when_unset(
     partition: dict[str, int], replicas: int, expected: int
 ) -> None:
-    """Port of volcano HEAD ``mutate_job_test.go`` partition cases (SPEC B1.1).
+    """Port of volcano HEAD ``mutate_job_test.go`` partition cases (Volcano's mutate_job.go).
 
     r=9, total 3, min 2, size 3 → task minAvailable 6; without minPartitions, r=4 → 4.
     """

@@ -72,7 +72,8 @@ def test_the_largest_quantity_kubernetes_allows_is_accepted_and_one_more_is_not(
 
 @pytest.mark.parametrize("written", ["１", "١", "2٠Gi", "1.５"])
 def test_a_quantity_with_digits_other_than_ascii_is_refused(written: str) -> None:
-    """SPEC A13: Kubernetes' ParseQuantity reads 0-9 only; Python's ``\\d`` reads any digit."""
+    """docs/design.md#names-and-numbers: Kubernetes' ParseQuantity reads 0-9 only; Python's ``\\d``
+    reads any digit."""
     (answer,) = decide(
         {},
         Submission(payload=job_requesting({"cpu": written}), origin=ORIGIN),

@@ -1,4 +1,5 @@
-"""Every answer of admission fits in a record (SPEC A12): capped rejections, refused giants."""
+"""Every answer of admission fits in a record (docs/design.md#bounded-records): capped rejections,
+refused giants."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Validation rules: SPEC B1.2–B1.5 with A1 and A2, exact messages and reason codes."""
+"""Validation rules: Volcano's admit_job.go and validate/util.go with docs/design.md#minavailable
+and docs/design.md#every-violation, exact messages and reason codes."""
 
 from __future__ import annotations
 
@@ -27,11 +28,13 @@ def only(violations: tuple[Violation, ...]) -> Violation:
     return violations[0]
 
 
-# --- B1.2 early-return rows (E1–E5), all reported with the rest (A2) -------------------
+# --- B1.2 early-return rows (E1–E5), all reported with the rest (docs/design.md#every-violation)
+# ---
 
 
 def test_every_early_return_is_reported_when_several_apply() -> None:
-    """Volcano returns at the first of E1–E4; vcbus reports all of them (A2)."""
+    """Volcano returns at the first of E1–E4; vcbus reports all of them
+    (docs/design.md#every-violation)."""
     job = build_job(min_available=-1, maxRetry=-1, ttlSecondsAfterFinished=-1)
 
     violations = validate(job, {})
@@ -48,14 +51,9 @@ def test_every_early_return_is_reported_when_several_apply() -> None:
     ]
 
 
-def test_a_job_without_pods_is_refused_when_every_task_has_zero_replicas() -> None:
-    """vcbus: such a job would show Running with no pod forever (a misspelt ``replicas``)."""
-    job = build_job(build_task("a", 0), build_task("b", 0))
-
-    assert [(v.path, v.reason, v.message) for v in validate(job, {})] == [
-        ("spec.tasks", "NoPods", "the job has no pods: every task has 0 replicas"),
-    ]
-    assert validate(build_job(build_task("a", 0), build_task("b", 1)), {}) == ()
+def test_a_job_whose_tasks_all_have_zero_replicas_is_admitted_as_volcano_does() -> None:
+    """A running job may be scaled to 0; ``vcbus submit`` refuses to create one instead."""
+    assert validate(build_job(build_task("a", 0), build_task("b", 0)), {}) == ()
 
 
 @pytest.mark.parametrize(
@@ -85,11 +83,12 @@ def test_mpi_master_and_worker_tasks_must_exist_when_mpi_plugin_is_used(
     assert [v.message for v in violations] == [messages[reason] for reason in expected]
 
 
-# --- B1.2 task rows (T1–T9) ---------------------------------------------------------------
+# --- Volcano's admit_job.go task rows (T1–T9) -----------------------------------------------------
 
 
 def test_task_min_available_above_replicas_is_refused_when_user_set_it() -> None:
-    """T3, with the job minimum consistent (A1) and within replicas (J2) so only T3 applies."""
+    """T3, with the job minimum consistent (docs/design.md#minavailable) and within replicas (J2) so
+    only T3 applies."""
     job = build_job(
         build_task(replicas=2, min_available=3),
         build_task("task-2", replicas=2, min_available=0),
@@ -107,7 +106,8 @@ def test_task_min_available_above_replicas_is_refused_when_user_set_it() -> None
 
 
 def test_every_duplicate_task_name_is_reported_when_names_repeat() -> None:
-    """T5 without Volcano's ``break``: later tasks are still checked (A2)."""
+    """T5 without Volcano's ``break``: later tasks are still checked
+    (docs/design.md#every-violation)."""
     job = build_job(build_task("a"), build_task("a"), build_task("a", replicas=-1), build_task("b"))
 
     violations = validate(job, {})
@@ -134,7 +134,7 @@ def test_long_pod_names_are_refused_when_the_last_replica_overflows() -> None:
 
 
 def test_job_name_must_be_a_dns1123_subdomain_when_validated() -> None:
-    """J1 with SPEC A13, in Kubernetes' ``IsDNS1123Subdomain`` text."""
+    """J1 with docs/design.md#names-and-numbers, in Kubernetes' ``IsDNS1123Subdomain`` text."""
     job = build_job(build_task(), name="-bad-")
 
     violation = only(validate(job, {}))
@@ -150,7 +150,8 @@ def test_job_name_must_be_a_dns1123_subdomain_when_validated() -> None:
 
 @pytest.mark.parametrize("name", ["A", "a_b", "a..b", "a.", "x" * 254, "ok\n"])
 def test_job_name_the_api_server_refuses_is_refused(name: str) -> None:
-    """SPEC A13: qualified names such as ``A`` or ``a_b`` are not subdomains."""
+    """docs/design.md#names-and-numbers: qualified names such as ``A`` or ``a_b`` are not
+    subdomains."""
     violation = only(validate(build_job(build_task(), name=name), {}))
 
     assert violation.reason == "InvalidJobName"
@@ -171,7 +172,7 @@ def test_job_name_the_api_server_refuses_is_refused(name: str) -> None:
 def test_labels_and_annotations_are_validated_as_the_api_server_does(
     labels: dict[str, str], annotations: dict[str, str], reasons: list[str]
 ) -> None:
-    """Job metadata and task template metadata alike (SPEC A13)."""
+    """Job metadata and task template metadata alike (docs/design.md#names-and-numbers)."""
     task = build_task()
     task["template"]["metadata"] = {"labels": labels, "annotations": annotations}
     job = build_job(task, name="j")
@@ -186,7 +187,8 @@ def test_labels_and_annotations_are_validated_as_the_api_server_does(
 
 
 def test_spec_b12_observed_example_is_reproduced_exactly() -> None:
-    """SPEC B1.2: task replicas −1 with job minAvailable 1 (v1.12 ``admit_job_test.go``)."""
+    """Volcano's admit_job.go: task replicas −1 with job minAvailable 1 (v1.12
+    ``admit_job_test.go``)."""
     job = build_job(build_task(replicas=-1), name="replica-lessthanzero", min_available=1)
 
     assert volcano_message(validate(job, {})) == (
@@ -286,7 +288,7 @@ def test_topology_policy_is_checked_per_container_when_set() -> None:
     assert violation.message == "the cpu request isn't an integer in spec.task[0] container[0]."
 
 
-# --- B1.2 job rows (J1–J10) ---------------------------------------------------------------
+# --- Volcano's admit_job.go job rows (J1–J10) -----------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -317,7 +319,8 @@ def test_queue_must_be_open_when_jobs_are_submitted(state: QueueState, message: 
 
 
 def test_default_queue_exists_when_no_queue_is_declared() -> None:
-    """SPEC A2: ``default`` exists from the start; the queue defaults to it (B1.1)."""
+    """docs/design.md#every-violation: ``default`` exists from the start; the queue defaults to it
+    (Volcano's mutate_job.go)."""
     assert validate(build_job(build_task(), queue=""), {}) == ()
 
 
@@ -424,7 +427,8 @@ PARTITION_CASES = [
 def test_partition_policy_is_consistent_when_given(
     replicas: int, min_available: int | None, partition: dict[str, int], reason: str, text: str
 ) -> None:
-    """SPEC B1.3: first failing check of HEAD ``validateJobCreate``, plus minPartitions bounds."""
+    """Volcano's admit_job.go: first failing check of HEAD ``validateJobCreate``, plus minPartitions
+    bounds."""
     task = build_task(replicas=replicas, min_available=min_available, partitionPolicy=partition)
     job = build_job(task, name="j", min_available=min_available or 0)
 
@@ -445,7 +449,7 @@ def test_network_topology_tiers_exclude_each_other_when_both_set() -> None:
     )
 
 
-# --- SPEC A1 ------------------------------------------------------------------------------
+# --- docs/design.md#minavailable ------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -456,7 +460,8 @@ def test_network_topology_tiers_exclude_each_other_when_both_set() -> None:
 def test_job_minimum_without_task_minimums_is_accepted_iff_within_replicas(
     job_min: int, replicas: tuple[int, int], allowed: bool
 ) -> None:
-    """A1 row 4: several tasks, none with a minimum → accept iff job min ≤ Σ replicas."""
+    """docs/design.md#minavailable row 4: several tasks, none with a minimum → accept iff job min ≤
+    Σ replicas."""
     job = build_job(
         *(build_task(f"t{i}", r) for i, r in enumerate(replicas)), min_available=job_min
     )
@@ -472,7 +477,8 @@ def test_job_minimum_without_task_minimums_is_accepted_iff_within_replicas(
 def test_job_minimum_equal_to_task_minimums_is_accepted(
     job_min: int, tasks: tuple[tuple[int, int | None], ...]
 ) -> None:
-    """A1 row 5 accepted: job min = Σ task mins, unset ones counted as replicas."""
+    """docs/design.md#minavailable row 5 accepted: job min = Σ task mins, unset ones counted as
+    replicas."""
     job = build_job(
         *(build_task(f"t{i}", r, min_available=m) for i, (r, m) in enumerate(tasks)),
         min_available=job_min,
@@ -482,7 +488,8 @@ def test_job_minimum_equal_to_task_minimums_is_accepted(
 
 
 def test_job_minimum_different_from_task_minimums_is_refused_with_both_numbers() -> None:
-    """A1 row 5 refused (Volcano issues 1755/2895: task minimums silently ignored)."""
+    """docs/design.md#minavailable row 5 refused (volcano-sh/volcano#1755 and #2895: task minimums
+    silently ignored)."""
     job = build_job(
         build_task("master", 1, min_available=1),
         build_task("worker", 4, min_available=2),
@@ -506,7 +513,8 @@ def test_job_minimum_different_from_task_minimums_is_refused_with_both_numbers()
 
 
 def test_single_task_takes_the_job_minimum_when_it_has_none() -> None:
-    """A1 row 3: accepted, the task's minimum is the job's (not its replicas)."""
+    """docs/design.md#minavailable row 3: accepted, the task's minimum is the job's (not its
+    replicas)."""
     assert validate(build_job(build_task(replicas=5), min_available=2), {}) == ()
 
 
@@ -520,7 +528,7 @@ def test_partition_minimum_counts_as_a_task_minimum_when_job_minimum_differs() -
     assert reasons(validate(job, {})) == ["MinAvailableMismatch"]
 
 
-# --- SPEC B1.4 lifecycle policies -----------------------------------------------------------
+# --- Volcano's validate/util.go lifecycle policies ------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -592,7 +600,7 @@ def test_policy_action_is_refused_when_internal_or_missing(action: str) -> None:
 
 
 def test_exit_code_policy_action_is_not_validated_as_in_volcano() -> None:
-    """B1.4: "The action of an exit-code policy is not validated"."""
+    """Volcano's validate/util.go: "The action of an exit-code policy is not validated"."""
     assert (
         validate(build_job(build_task(), policies=[{"exitCode": 3, "action": "SyncJob"}]), {}) == ()
     )
@@ -614,7 +622,7 @@ def test_events_and_event_are_merged_when_a_policy_lists_both() -> None:
 
 
 def test_every_policy_error_is_reported_when_a_list_has_several() -> None:
-    """A2: Volcano stops at the first policy error of a list."""
+    """docs/design.md#every-violation: Volcano stops at the first policy error of a list."""
     policies = [
         {"action": "AbortJob"},
         {"event": "Nope", "action": "Nope"},
@@ -632,7 +640,7 @@ def test_every_policy_error_is_reported_when_a_list_has_several() -> None:
     ]
 
 
-# --- SPEC B1.5 with A2: dependsOn -----------------------------------------------------------
+# --- Volcano's validate/util.go with docs/design.md#every-violation: dependsOn --------------------
 
 
 def test_cycle_gets_volcanos_dag_message_when_tasks_depend_on_each_other() -> None:
@@ -670,7 +678,8 @@ def test_self_dependency_is_its_own_violation_and_a_cycle() -> None:
 
 
 def test_duplicate_dependency_is_its_own_violation_when_a_name_repeats() -> None:
-    """A2: Volcano calls ``[a, a]`` "not a DAG" (in-degree 2, one edge)."""
+    """docs/design.md#every-violation: Volcano calls ``[a, a]`` "not a DAG" (in-degree 2, one
+    edge)."""
     job = build_job(build_task("a"), build_task("b", depends_on=["a", "a"]))
 
     violation = only(validate(job, {}))
@@ -752,7 +761,7 @@ def test_invalid_namespace_is_refused_when_not_a_dns_label() -> None:
 
 
 def test_every_violation_is_reported_at_once_when_a_job_has_many() -> None:
-    """SPEC A2: never stop at the first."""
+    """docs/design.md#every-violation: never stop at the first."""
     job = build_job(
         build_task("Bad_Name", replicas=-1, min_available=-2),
         build_task(

@@ -1,9 +1,10 @@
-"""Volcano's own admission test tables, ported (SPEC B1.2, B1.4, B1.5).
+"""Volcano's own admission test tables, ported (Volcano's admit_job.go and validate/util.go).
 
 Each case names its Go origin. Volcano asserts ``strings.Contains(msg, ret)`` on the
 concatenated message; here the same text must appear in
 :func:`vcbus.services.admission.rules.volcano_message`, and the reason codes are asserted
-exactly. Where SPEC A1/A2 change Volcano's outcome, the case's ``note`` says how.
+exactly. Where docs/design.md#minavailable, docs/design.md#every-violation change Volcano's outcome,
+the case's ``note`` says how.
 """
 
 from __future__ import annotations
@@ -39,8 +40,8 @@ class GoCase:
 
 
 def _job(name: str, *tasks: dict[str, Any], min_available: int = 1, **spec: Any) -> Job:
-    """The Go case's job; its name in lower case (SPEC A13: job names are DNS-1123
-    subdomains, and Volcano's test names such as ``minAvailable-lessThanZero`` are not)."""
+    """The Go case's job; its name in lower case (docs/design.md#names-and-numbers: job names are
+    DNS-1123 subdomains, and Volcano's test names such as ``minAvailable-lessThanZero`` are not)."""
     tasks = tasks or (build_task(),)
     return build_job(*tasks, name=name.lower(), min_available=min_available, **spec)
 
@@ -82,7 +83,10 @@ TEST_VALIDATE_JOB_CREATE = [
         _job("job-min-illegal", min_available=2),
         "job 'minAvailable' should not be greater than total replicas in tasks",
         ("MinAvailableExceedsReplicas",),
-        note="A1 row 3 gives the task minAvailable 2, which is not blamed on the user (T3).",
+        note=(
+            "docs/design.md#minavailable row 3 gives the task minAvailable 2, which is not blamed"
+            " on the user (T3)."
+        ),
     ),
     GoCase(
         "Job Plugin illegal",
@@ -120,7 +124,7 @@ TEST_VALIDATE_JOB_CREATE = [
         "'replicas' < 0 in task: task-1, job: replica-lessthanzero; "
         "job 'minAvailable' should not be greater than total replicas in tasks;",
         ("NegativeReplicas", "MinAvailableExceedsReplicas"),
-        note="Volcano stops at nothing here either: both texts, exactly as SPEC B1.2 quotes.",
+        note="Volcano stops at nothing here either: both texts, exactly as admit_job.go has them.",
     ),
     GoCase(
         "taskMinAvailable-lessThanZero",
@@ -192,7 +196,7 @@ TEST_VALIDATE_JOB_CREATE = [
         _job("invalid-mount-volume", policies=ANY_ABORT, volumes=[{"mountPath": ""}]),
         "mountPath is required;",
         ("MissingMountPath", "MissingVolumeClaim"),
-        note="A2: the missing claim is reported too (Volcano returns the first volume error).",
+        note="The missing claim is reported too (Volcano returns the first volume error).",
     ),
     GoCase(
         "duplicate-mount-volume",
@@ -216,7 +220,7 @@ TEST_VALIDATE_JOB_CREATE = [
         ),
         "either VolumeClaim or VolumeClaimName must be specified;",
         ("MissingVolumeClaim", "DuplicateMountPath", "MissingVolumeClaim"),
-        note="A2: every volume problem (Volcano returns only the first).",
+        note="Every volume problem (Volcano returns only the first).",
     ),
     GoCase(
         "taskpolicy-withAnyandOthrEvent",

@@ -13,7 +13,14 @@ import msgspec
 import pytest
 
 from vcbus.contracts.objects.job import Job
-from vcbus.services.agent.plugins import Peer, PodPort, go_flags, pod_plugins, pod_ports
+from vcbus.services.agent.plugins import (
+    PLUGINS,
+    Peer,
+    PodPort,
+    go_flags,
+    pod_plugins,
+    pod_ports,
+)
 
 DIRECTORY = "/pods/p/volcano"
 
@@ -335,3 +342,13 @@ def test_go_flags_reads_arguments_as_gos_flag_package(
     arguments: list[str], expected: dict[str, object]
 ) -> None:
     assert go_flags(arguments, {"port": 1, "name": "x", "on": False}) == expected
+
+
+def test_the_registry_has_one_module_per_volcano_plugin_and_ports_in_volcanos_order() -> None:
+    assert list(PLUGINS) == ["env", "svc", "pytorch", "mpi", "tensorflow", "ssh"]
+    job = build_job("j", [("master", 1)], {"tensorflow": [], "mpi": ["--port=7"], "pytorch": []})
+    assert [port.name for port in pod_ports(job, "master")] == [
+        "pytorchjob-port",
+        "mpijob-port",
+        "tfjob-port",
+    ]

@@ -122,6 +122,8 @@ async def test_a_binding_of_a_pod_bound_to_another_node_is_refused(tmp_path: Pat
         (BindingRefused, "AlreadyBound")
     ]
     assert agent.state.pods == {}
-    agent.on_status(msgspec.structs.replace(elsewhere, pod_uid="uid-old"), RECORD)
-    published = await agent.on_binding(_binding(0))  # an older incarnation's node: not this pod
+    (tmp_path / "other").mkdir()
+    other = _agent(tmp_path / "other")
+    other.on_status(msgspec.structs.replace(elsewhere, pod_uid="uid-old"), RECORD)
+    published = await other.on_binding(_binding(0))  # an older incarnation's node: not this pod
     assert [e.reason for e in published if isinstance(e, PodPhaseChanged)] == ["Bound"]

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.conftest import VOLCANO_TYPOS
+from tests.conftest import VOLCANO_EXAMPLES, VOLCANO_TYPOS
 from vcbus.services.cli import main
 
-EXAMPLES = (Path(__file__).parents[4] / ".." / "shared" / "volcano-examples").resolve()
+EXAMPLES = VOLCANO_EXAMPLES
 JOB_API_VERSION = "batch.volcano.sh/v1alpha1"
 QUEUE_API_VERSION = "scheduling.volcano.sh/v1beta1"
 
@@ -353,6 +353,8 @@ def test_a_large_rejected_job_is_not_echoed_whole_when_printed_as_json(
     status, output = admit(capsys, str(path))
 
     assert (status, output["allowed"], output["job"]) == (1, False, None)
-    assert output["jobOmitted"].endswith("bytes; answers echo at most 65536 (SPEC A12)")
+    assert output["jobOmitted"].endswith(
+        "bytes; answers echo at most 65536 (docs/design.md#bounded-records)"
+    )
     assert "QueueNotFound" in [v["reason"] for v in output["violations"]]
     assert len(json.dumps(output)) < 64 * 1024

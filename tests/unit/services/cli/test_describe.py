@@ -150,7 +150,7 @@ async def test_will_bind_line_says_why_when_the_reservation_was_released(bus):
 
 
 async def test_describe_shows_who_took_a_victims_pods(bus):
-    """Issue 23: the victim's ``Preempted`` condition names the preemptor."""
+    """The victim's ``Preempted`` condition names the preemptor."""
     key = "default/low"
     status = build_status(key, "Running", running=1)
     message = "Preempted by job default/high (priority 1000) of queue default on node n1"
@@ -168,7 +168,7 @@ async def test_describe_shows_who_took_a_victims_pods(bus):
 
 
 async def test_describe_shows_what_a_preemptor_waits_for(bus):
-    """Issue 23: the preemptor's nominated pods, its victims and the nomination's bound."""
+    """The preemptor's nominated pods, its victims and the nomination's bound."""
     key = JobKey("default/high")
     await publish(
         bus,
@@ -197,7 +197,8 @@ LATER = NOW + timedelta(seconds=90)
 
 
 async def test_describe_node_shows_a_silent_real_node_not_ready_with_its_heartbeat(bus):
-    """SPEC A14: the heartbeat's age, its interval, the grace period, and unenforced limits."""
+    """docs/design.md#real-nodes: the heartbeat's age, its interval, the grace period, and
+    unenforced limits."""
     pod = build_pod("default/a", 0)
     await publish(
         bus,

@@ -209,7 +209,8 @@ async def test_nodes_show_why_and_until_when_they_are_locked(bus):
 
 
 async def test_nodes_show_ready_or_not_ready_and_the_heartbeats_age_when_real(bus):
-    """SPEC A14: NotReady 40 s after the last heartbeat; a simulated node is Ready."""
+    """docs/design.md#real-nodes: NotReady 40 s after the last heartbeat; a simulated node is
+    Ready."""
     await publish(
         bus,
         build_node("fresh"),

@@ -227,8 +227,22 @@ def test_submit_answers_created_unchanged_updated_or_the_controllers_refusal() -
     )
     assert answer(_accepted(two), _verdict(2, cpu="2")) == (
         "",
-        "job updates may not change fields other than `minAvailable`, "
+        "UpdateRejected: job updates may not change fields other than `minAvailable`, "
         "`tasks[*].replicas under spec` and `PriorityClassName`",
+    )
+
+
+def test_a_job_may_be_scaled_to_zero_but_not_created_with_no_pods() -> None:
+    """Volcano's ``validateJobUpdate`` refuses only replicas < 0; creation keeps vcbus' guard."""
+    zero = _verdict(0)
+    assert zero.allowed, zero.violations
+    assert answer(_accepted(_verdict(2)), zero) == (
+        "updated (minAvailable, tasks[w].replicas, tasks[w].minAvailable)",
+        "",
+    )
+    assert answer(None, zero) == (
+        "",
+        "NoPods: the job has no pods: every task has 0 replicas",
     )
 
 
@@ -241,3 +255,49 @@ def test_the_store_keeps_the_accepted_spec_when_an_update_would_be_refused() -> 
     assert store.accepted("default/again") == two
     allowed = msgspec.structs.replace(_accepted(_verdict(3)), event_id="c")
     assert store_of(two, refused, allowed).accepted("default/again") == allowed
+
+
+ANCHORED = """\
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: anchored, namespace: team-a}
+spec:
+  minAvailable: 4
+  tasks:
+    - name: t0
+      replicas: 1
+      template: &pod
+        spec:
+          containers:
+            - name: c
+              image: busybox
+              command: [sh, -c, "COMMAND"]
+    - {name: t1, replicas: 1, template: *pod}
+    - {name: t2, replicas: 1, template: *pod}
+    - {name: t3, replicas: 1, template: *pod}
+""".replace("COMMAND", "echo " + "x" * 400)
+
+
+def test_a_job_whose_anchors_expand_past_the_file_is_published_named_and_keyed() -> None:
+    """Anchors shared by a job's tasks are what YAML is for; the job keeps its name."""
+    assert len(json.dumps(yaml.safe_load(ANCHORED))) > len(ANCHORED)
+
+    (item,) = records_for(ANCHORED, PREFIX, NOW)
+
+    assert item.label == "team-a/anchored"
+    assert item.record.key == b"team-a/anchored"
+    assert headers(item)["content-type"] == b"application/json"
+    assert json.loads(item.record.value or b"") == yaml.safe_load(ANCHORED)
+
+
+def test_anchors_expanding_past_the_bound_are_refused_naming_the_bound() -> None:
+    """A short file's aliases may expand to a MiB (admission's payload limit), no further."""
+    text = "a: &a " + "y" * 100_000 + "\nb: [" + ", ".join(["*a"] * 20) + "]\n"
+
+    (item,) = records_for(text, PREFIX, NOW)
+    verdict = admit({}, item.record.value or b"", 0)
+
+    assert item.record.key is None
+    assert [v.message for v in verdict.violations] == [
+        "payload expands to more than 1048576 characters (YAML aliases?)"
+    ]

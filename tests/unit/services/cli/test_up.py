@@ -13,11 +13,13 @@ from vcbus.services.cli.up import (
     DEMO_DIR,
     demo_texts,
     health_lines,
+    join_lines,
     phase_counts,
     ready_services,
     starting_line,
     waiting_lines,
 )
+from vcbus.shared.bus.listeners import listener
 from vcbus.shared.views.jobs import JobView
 from vcbus.shared.views.status import StatusView
 
@@ -80,3 +82,20 @@ def test_the_demo_says_why_a_pending_job_waits_once_per_change() -> None:
     assert waiting_lines(view, ["default/big", "default/small"]) == {
         "default/big": "default/big waits: PodGroupPending: waits"
     }
+
+
+def test_another_host_is_given_the_exact_agent_command_that_joins_it():
+    chosen = listener("0.0.0.0", 9092, "10.0.0.5")
+    env = {"KAFKA_BOOTSTRAP_SERVERS": "10.0.0.5:9092", "VCBUS_TOPIC_PREFIX": "lab."}
+    lines = join_lines(chosen, env).splitlines()
+    assert lines[1] == (
+        "  KAFKA_BOOTSTRAP_SERVERS=10.0.0.5:9092 VCBUS_TOPIC_PREFIX=lab. "
+        "vcbus agent --node-name NAME"
+    )
+    assert "port 9092 open to it" in lines[0]
+
+
+def test_a_broker_on_loopback_says_how_other_hosts_could_join():
+    text = join_lines(listener("127.0.0.1", 9092, ""), {"KAFKA_BOOTSTRAP_SERVERS": "x"})
+    assert "vcbus agent" not in text
+    assert "--listen 0.0.0.0 --advertise ADDRESS" in text

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import random  # noqa: TID251 - tests seed their own Random for ctx.rng (STYLE §11.4)
+import random  # noqa: TID251 - tests seed their own Random for ctx.rng
 from datetime import UTC, datetime, timedelta
 
 from vcbus.contracts._base import derive_event_id

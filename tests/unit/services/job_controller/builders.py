@@ -6,10 +6,10 @@ import itertools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import msgspec
 
+from tests.conftest import VOLCANO_EXAMPLES
 from vcbus.contracts._base import Event
 from vcbus.contracts.events.jobs_admitted import (
     JobAbortAccepted,
@@ -38,8 +38,7 @@ from vcbus.services.job_controller.state import JobRecord
 from vcbus.shared.step import Ctx, Tick
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
-REPO_ROOT = Path(__file__).resolve().parents[4]
-EXAMPLES = REPO_ROOT.parent / "shared" / "volcano-examples"
+EXAMPLES = VOLCANO_EXAMPLES
 
 _ids = itertools.count()
 
@@ -95,7 +94,8 @@ def build_job(
     priority_class: str = "",
     annotations: Mapping[str, str] | None = None,
 ) -> Job:
-    """Build a job as admission would leave it (SPEC A1 for ``minAvailable``)."""
+    """Build a job as admission would leave it (docs/design.md#minavailable for
+    ``minAvailable``)."""
     if min_available is None:
         min_available = sum(
             t.replicas if t.min_available is None else t.min_available for t in tasks

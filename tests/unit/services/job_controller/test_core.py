@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import msgspec
+
 from vcbus.contracts.events.jobs_status import JobDeleted, JobStatusChanged, TaskCounts
 from vcbus.contracts.events.podgroups import PodGroupCreated, PodGroupDeleted, PodGroupUpdated
 from vcbus.contracts.events.podgroups_status import PodGroupPhaseChanged
@@ -223,7 +225,8 @@ def test_inputs_are_ignored_when_job_is_unknown() -> None:
 
 
 def test_job_fails_with_retry_count_2_when_max_retry_2_and_pods_keep_failing() -> None:
-    """volcano e2e: maxRetry 2 → Failed with retryCount 2 (SPEC B2.2 Rule R, B4 rule 6)."""
+    """volcano e2e: maxRetry 2 → Failed with retryCount 2 (Volcano's state/ Rule R, Volcano's
+    state/restarting.go)."""
     job = build_job(build_task("a", 2), max_retry=2, policies=[policy("RestartJob", "PodFailed")])
     driver = Driver(job)
     driver.start()
@@ -311,7 +314,7 @@ def test_abort_again_changes_nothing_when_already_aborted() -> None:
 
 
 def test_aborted_job_restarts_with_a_retry_counted_when_resume_command_arrives() -> None:
-    """SPEC B2.2: Aborted + ResumeJob → full kill (Soft), retryCount+1 → Restarting."""
+    """Volcano's state/: Aborted + ResumeJob → full kill (Soft), retryCount+1 → Restarting."""
     driver = Driver(_job())
     driver.start()
     driver.pod("job-worker-0", S)
@@ -327,7 +330,7 @@ def test_aborted_job_restarts_with_a_retry_counted_when_resume_command_arrives()
 
 
 def test_resume_changes_nothing_but_a_sync_when_the_job_runs() -> None:
-    """SPEC B2.2: Running + ResumeJob is "other": a sync, no restart."""
+    """Volcano's state/: Running + ResumeJob is "other": a sync, no restart."""
     driver = Driver(_job())
     driver.start()
     driver.pods(["job-master-0", "job-worker-0", "job-worker-1"], R)
@@ -348,7 +351,7 @@ def test_pods_podgroup_and_job_are_deleted_when_delete_command_arrives() -> None
     assert driver.record is None
 
 
-# -- updates (B1.6) -------------------------------------------------------------------------------
+# -- updates (Volcano's admit_job.go) --------------------------------------------------------------
 
 
 def test_scale_up_creates_new_pods_and_updates_podgroup_when_replicas_grow() -> None:
@@ -555,3 +558,23 @@ def test_event_ids_are_distinct_when_job_restarts_completes_and_is_deleted() -> 
     driver.delete()
     ids = [e.event_id for e in driver.emitted]
     assert len(ids) == len(set(ids))
+
+
+def test_each_pod_carries_the_digest_of_the_admitted_manifest_it_was_made_from() -> None:
+    # its binding names that very spec, which a node agent checks against admission's
+    # signature (docs/security.md)
+    driver = Driver(_job())
+    driver.feed(msgspec.structs.replace(admitted(driver.job), manifest_digest="a" * 64))
+    emits = driver.podgroup(PodGroupPhase.INQUEUE)
+    created = [e.pod for e in emits if isinstance(e, PodCreated)]
+    assert created
+    assert {pod.admitted_digest for pod in created} == {"a" * 64}
+
+    scaled = build_job(build_task("master", 1), build_task("worker", 3), min_available=3)
+    emits = driver.feed(
+        msgspec.structs.replace(admitted(scaled, "digest-2"), manifest_digest="b" * 64)
+    )
+    assert driver.current.admitted_digest == "b" * 64
+    added = [e.pod for e in emits if isinstance(e, PodCreated)]
+    assert [pod.name for pod in added] == ["job-worker-2"]
+    assert added[0].admitted_digest == "b" * 64

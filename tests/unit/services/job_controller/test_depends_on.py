@@ -1,4 +1,5 @@
-"""dependsOn staging (SPEC A5) on Volcano's task-start-dependency example (nginx1 → 2 → 3)."""
+"""dependsOn staging (docs/design.md#dependent-jobs) on Volcano's task-start-dependency example
+(nginx1 → 2 → 3)."""
 
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ S = PodPhase.SUCCEEDED
 
 
 def _example() -> Job:
-    """Volcano's example, mutated the way admission would (B1.1 with A1, fourth case)."""
+    """Volcano's example, mutated the way admission would (Volcano's mutate_job.go with
+    docs/design.md#minavailable, fourth case)."""
     job = msgspec.convert(yaml.safe_load(EXAMPLE.read_text()), Job)
     tasks = tuple(
         msgspec.structs.replace(task, max_retry=task.max_retry or 3) for task in job.spec.tasks

@@ -1,7 +1,8 @@
 """An evicted pod (preempt, reclaim): the victim's condition and its ``PodEvicted`` policies.
 
-SPEC B2.1: a pod that ends ``Evicted`` raises ``PodEvicted``; the job's policies decide
-(RestartJob, AbortJob, or nothing: a plain sync). The job also says who took the capacity.
+Volcano's job_controller_util.go: a pod that ends ``Evicted`` raises ``PodEvicted``; the job's
+policies decide (RestartJob, AbortJob, or nothing: a plain sync). The job also says who took the
+capacity.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
-"""The phase machine: every row of SPEC B2.2, Rule R, every case of B2.3 (with A4).
+"""The phase machine: every row of Volcano's state/, Rule R, every case of B2.3 (with
+docs/design.md#task-level-gang).
 
 Ported from volcano ``pkg/controllers/job/state/*_test.go`` (pending, running, restarting,
-aborting, aborted, completing, terminating, finished) as the table of SPEC B2.2 states it.
+aborting, aborted, completing, terminating, finished) as the table of Volcano's state/ states it.
 """
 
 from __future__ import annotations
@@ -171,7 +172,7 @@ def test_pending_job_runs_when_only_tasks_without_pods_lack_their_minimum_a5() -
     assert verdict.phase is P.RUNNING
 
 
-# -- Running + sync (B2.3) -------------------------------------------------------------------
+# -- Running + sync (Volcano's state/running.go) ---------------------------------------------------
 
 
 def _two_tasks(**spec: object) -> Job:
@@ -182,20 +183,20 @@ def _two_tasks(**spec: object) -> Job:
 
 
 def test_running_job_keeps_phase_when_scaled_to_zero_replicas() -> None:
-    """B2.3 case 1."""
+    """Volcano's state/running.go case 1."""
     job = build_job(build_task("a", 0), min_available=0)
     assert evaluate_running(job, Counts()) is None
 
 
 def test_running_job_completes_when_min_success_reached_with_pods_still_running() -> None:
-    """B2.3 case 2."""
+    """Volcano's state/running.go case 2."""
     verdict = evaluate_running(_two_tasks(min_success=2), Counts(succeeded=2, running=2))
     assert verdict is not None
     assert (verdict.phase, verdict.reason) == (P.COMPLETED, "Completed")
 
 
 def test_running_job_fails_when_all_finished_and_a_task_missed_its_minimum() -> None:
-    """B2.3 case 3a (with A4)."""
+    """Volcano's state/running.go case 3a (with docs/design.md#task-level-gang)."""
     counts = Counts(
         succeeded=2, failed=2, tasks={"a": TaskCounts(succeeded=2), "b": TaskCounts(failed=2)}
     )
@@ -206,7 +207,8 @@ def test_running_job_fails_when_all_finished_and_a_task_missed_its_minimum() -> 
 
 
 def test_task_minimum_is_checked_when_job_minimum_is_below_task_total_a4() -> None:
-    """A4: Volcano checks task minimums only when M ≥ T; vcbus whenever a task has one."""
+    """docs/design.md#task-level-gang: Volcano checks task minimums only when M ≥ T; vcbus whenever
+    a task has one."""
     job = build_job(
         build_task("a", 2, min_available=2), build_task("b", 2, min_available=2), min_available=1
     )
@@ -221,7 +223,7 @@ def test_task_minimum_is_checked_when_job_minimum_is_below_task_total_a4() -> No
 
 
 def test_running_job_fails_when_all_finished_below_min_success() -> None:
-    """B2.3 case 3b."""
+    """Volcano's state/running.go case 3b."""
     job = with_spec(build_job(build_task("a", 4), min_available=1), min_success=3)
     verdict = evaluate_running(
         job, Counts(succeeded=2, failed=2, tasks={"a": TaskCounts(succeeded=2, failed=2)})
@@ -232,7 +234,7 @@ def test_running_job_fails_when_all_finished_below_min_success() -> None:
 
 
 def test_running_job_completes_when_all_finished_and_min_available_succeeded() -> None:
-    """B2.3 case 3c."""
+    """Volcano's state/running.go case 3c."""
     job = build_job(build_task("a", 4), min_available=2)
     verdict = evaluate_running(
         job, Counts(succeeded=2, failed=2, tasks={"a": TaskCounts(succeeded=2, failed=2)})
@@ -242,7 +244,7 @@ def test_running_job_completes_when_all_finished_and_min_available_succeeded() -
 
 
 def test_running_job_fails_when_all_finished_and_fewer_than_min_available_succeeded() -> None:
-    """B2.3 case 3d."""
+    """Volcano's state/running.go case 3d."""
     job = build_job(build_task("a", 4), min_available=3)
     verdict = evaluate_running(
         job, Counts(succeeded=2, failed=2, tasks={"a": TaskCounts(succeeded=2, failed=2)})
@@ -253,7 +255,7 @@ def test_running_job_fails_when_all_finished_and_fewer_than_min_available_succee
 
 
 def test_running_job_falls_back_to_pending_when_too_many_pods_pending() -> None:
-    """B2.3 case 4: pending > replicas − minAvailable."""
+    """Volcano's state/running.go case 4: pending > replicas − minAvailable."""
     job = build_job(build_task("a", 4), min_available=3)
     verdict = evaluate_running(job, Counts(pending=2, running=2))
     assert verdict is not None
@@ -261,7 +263,7 @@ def test_running_job_falls_back_to_pending_when_too_many_pods_pending() -> None:
 
 
 def test_running_job_stays_running_when_enough_pods_run() -> None:
-    """B2.3 case 5."""
+    """Volcano's state/running.go case 5."""
     job = build_job(build_task("a", 4), min_available=3)
     assert evaluate_running(job, Counts(pending=1, running=3)) is None
 

@@ -1,4 +1,5 @@
-"""PodGroup built from a job: SPEC B2.5 worked table, minTaskMember (A1), priorities."""
+"""PodGroup built from a job: Volcano's job_controller_actions.go worked table, minTaskMember
+(docs/design.md#minavailable), priorities."""
 
 from __future__ import annotations
 
@@ -24,7 +25,8 @@ PRIORITY_CLASSES = {"master-pri": 100, "worker-pri": 1, "high": 1000}
 
 @dataclass(frozen=True)
 class Row:
-    """One row of the B2.5 worked table: job M / master min / worker min → minMember / cpu."""
+    """One row of Volcano's job_controller_actions.go worked table: job M / master min / worker min
+    → minMember / cpu."""
 
     job_min: int
     master_min: int | None
@@ -41,7 +43,8 @@ class Row:
 
 
 # volcano docs/design/min-avaiable-member-resource.md and job_controller_util_test.go,
-# as SPEC B2.5 lists them: master r=2 @50m (higher priority), worker r=2 @100m.
+# as Volcano's job_controller_actions.go lists them: master r=2 @50m (higher priority), worker r=2
+# @100m.
 WORKED_TABLE = [
     Row(0, None, 1, 3, 200),
     Row(0, 1, 1, 2, 150),
@@ -75,7 +78,8 @@ def test_podgroup_has_min_member_and_cpu_of_worked_table_when_built_from_row(row
 
 
 def test_first_count_takes_replicas_not_minimums_when_job_minimum_below_task_total() -> None:
-    """M < T: walk tasks by priority taking up to replicas each (B4 rule 3)."""
+    """M < T: walk tasks by priority taking up to replicas each (Volcano's
+    job_controller_actions.go)."""
     master = build_task("master", 3, min_available=1, cpu="1", priority_class="high")
     worker = build_task("worker", 3, min_available=3, cpu="10")
     job = build_job(master, worker, min_available=3)
@@ -96,7 +100,7 @@ def test_tasks_keep_spec_order_when_priorities_are_equal() -> None:
 
 
 def test_min_task_member_has_no_entries_when_no_task_has_a_minimum() -> None:
-    """SPEC A1, fourth case: only the job-level gang applies."""
+    """docs/design.md#minavailable, fourth case: only the job-level gang applies."""
     job = build_job(build_task("a", 2), build_task("b", 3), min_available=2)
     assert min_task_member(job) == {}
 

@@ -1,7 +1,8 @@
-"""Lifecycle policies (SPEC B2.1): action resolution, exit codes, timeouts and their timers.
+"""Lifecycle policies (Volcano's job_controller_util.go): action resolution, exit codes, timeouts
+and their timers.
 
 The resolution cases follow volcano ``pkg/controllers/job/job_controller_util_test.go``
-``TestApplyPolicies`` and extend it with the rules SPEC B2.1 lists.
+``TestApplyPolicies`` and extend it with the rules Volcano's job_controller_util.go lists.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Properties of ``decide`` over random input sequences (STYLE §9: idempotency, distinct ids)."""
+"""Properties of ``decide`` over random input sequences (idempotency, distinct ids)."""
 
 from __future__ import annotations
 

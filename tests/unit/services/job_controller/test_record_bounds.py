@@ -1,4 +1,5 @@
-"""What the job-controller writes about a job stays under the record limit (SPEC A12)."""
+"""What the job-controller writes about a job stays under the record limit
+(docs/design.md#bounded-records)."""
 
 from __future__ import annotations
 

@@ -34,7 +34,8 @@ def _ctx(seconds: float = 0) -> Ctx:
 def _snapshot(cpus: str) -> ClusterSnapshot:
     """Two 4-cpu nodes, a busy pod (other queue) on n1, a Pending 2-pod job asking ``cpus``.
 
-    The busy job arrived after the job (it overtook it: the job starves, SPEC A6).
+    The busy job arrived after the job (it overtook it: the job starves,
+    docs/design.md#reservation).
     """
     return ClusterSnapshot.build(
         nodes=[build_node(n, {"cpu": "4", "memory": "8Gi"}) for n in ("n1", "n2")],

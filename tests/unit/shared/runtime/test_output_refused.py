@@ -1,4 +1,5 @@
-"""An answer that can never be written dead-letters its input; the service goes on (SPEC A12)."""
+"""An answer that can never be written dead-letters its input; the service goes on
+(docs/design.md#bounded-records)."""
 
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ from vcbus.shared.runtime.traces import job_of
 
 
 def test_an_eviction_continues_the_preemptors_trace_not_the_victims() -> None:
-    """Issue 23: the eviction is published in the preemptor's ``allocate <job>`` span."""
+    """The eviction is published in the preemptor's ``allocate <job>`` span."""
     eviction = PodEvictionRequested(
         event_id="e1",
         occurred_at=datetime(2026, 1, 1, tzinfo=UTC),

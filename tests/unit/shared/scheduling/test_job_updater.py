@@ -120,7 +120,8 @@ def test_will_bind_timeout_wins_when_a_dependent_job_waits_for_its_next_stage() 
 
 
 def test_running_dependent_job_stays_running_when_its_next_stage_pods_appear() -> None:
-    """SPEC A5: admitted on the whole job's minResources, it is not sent back to Pending."""
+    """docs/design.md#dependent-jobs: admitted on the whole job's minResources, it is not sent back
+    to Pending."""
     snapshot = ClusterSnapshot.build(
         nodes=[build_node("n1", {"cpu": "4"})],
         queues=[build_queue("default")],

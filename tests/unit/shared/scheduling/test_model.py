@@ -276,11 +276,12 @@ def test_task_minimum_total_is_the_sum_when_min_task_member_changes(
     assert job(0, [], minimums).task_min_available_total == total, name
 
 
-# --- SPEC A4: task minimums enforced whenever they exist ---------------------------------
+# --- docs/design.md#task-level-gang: task minimums enforced whenever they exist -------------------
 
 
 def test_job_is_not_ready_when_a_task_minimum_is_unmet_even_if_job_minimum_is_smaller() -> None:
-    """A4: Volcano ignores task minimums when minAvailable < Σ; vcbus does not (issue 1755)."""
+    """docs/design.md#task-level-gang: Volcano ignores task minimums when minAvailable < Σ; vcbus
+    does not (volcano-sh/volcano#1755)."""
     tasks = [
         task("m0", TaskStatus.ALLOCATED, CPU_100M, role="master"),
         task("w0", TaskStatus.ALLOCATED, CPU_100M, role="worker"),
@@ -296,11 +297,12 @@ def test_job_is_invalid_when_a_role_has_fewer_pods_than_its_minimum() -> None:
     assert not info.check_task_valid()
 
 
-# --- SPEC A5: dependent jobs ---------------------------------------------------------------
+# --- docs/design.md#dependent-jobs: dependent jobs ------------------------------------------------
 
 
 def test_dependent_job_skips_roles_without_pods_when_checking_task_minimums() -> None:
-    """A5: a dependent job's later stage (no pods yet) does not fail the task checks."""
+    """docs/design.md#dependent-jobs: a dependent job's later stage (no pods yet) does not fail the
+    task checks."""
     tasks = [task(f"a{i}", TaskStatus.ALLOCATED, CPU_100M, role="a") for i in range(2)]
     info = job(4, tasks, {"a": 2, "b": 2}, dependent=True)
     assert info.wait_create == 2

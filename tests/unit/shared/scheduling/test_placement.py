@@ -30,7 +30,7 @@ def _snapshot(nodes: int, pods: int) -> ClusterSnapshot:
 
 
 def test_node_name_that_sorts_first_wins_when_scores_tie() -> None:
-    """A7: equal scores on n0..n4 → n0, whatever order the nodes came in."""
+    """docs/design.md#determinism: equal scores on n0..n4 → n0, whatever order the nodes came in."""
     ssn = open_session(_snapshot(5, 1), DEFAULT_TIERS, builders=PLUGIN_BUILDERS, now=NOW)
     placement = ssn.place(ssn.jobs[JobKey("ns/job")].tasks["ns-job-w-0"])
     assert placement.node is not None

@@ -1,4 +1,5 @@
-"""Planned starts (SPEC A15): when a gang fits by the running pods' deadlines, what it keeps."""
+"""Planned starts (docs/design.md#planned-start): when a gang fits by the running pods' deadlines,
+what it keeps."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Reservation properties over random clusters and job streams, across many cycles (SPEC A6).
+"""Reservation properties over random clusters and job streams, across many cycles
+(docs/design.md#reservation).
 
 1. No pod of a job other than the target is ever bound to a node locked when it was placed.
 2. Once the target is ready (its gang placed) or deleted, the next podgroup-enqueue session

@@ -159,7 +159,8 @@ def test_locks_without_generation_apply_as_they_come_when_written_by_an_older_wr
 
 
 def test_backoff_of_an_expired_target_is_kept_across_elections_until_it_ends() -> None:
-    """SPEC A6 (bounded): the unlock of an expired target carries the end of its backoff."""
+    """docs/design.md#reservation (bounded): the unlock of an expired target carries the end of its
+    backoff."""
     big, other = JobKey("ns/big"), JobKey("ns/other")
     expired = NodesUnlocked(
         event_id="u1",

@@ -1,4 +1,5 @@
-"""Reservation composes with will-bind (SPEC A6): a lock never refuses a job its own room."""
+"""Reservation composes with will-bind (docs/design.md#reservation): a lock never refuses a job its
+own room."""
 
 from __future__ import annotations
 

@@ -110,7 +110,8 @@ def test_a_binding_of_the_old_pod_does_not_count_for_the_new_one() -> None:
 
 
 def test_records_that_arrive_after_their_pods_deletion_leave_nothing_behind() -> None:
-    """SPEC A12: a late status or binding of a deleted pod is not kept forever."""
+    """docs/design.md#bounded-records: a late status or binding of a deleted pod is not kept
+    forever."""
     view = folded(
         created("v0"),
         phase("v0", PodPhase.RUNNING, "n1"),

@@ -199,8 +199,8 @@ def test_every_lock_is_released_in_one_event_when_the_target_is_ready() -> None:
 
 
 def test_small_jobs_use_the_freed_nodes_in_the_cycle_that_places_the_big_one() -> None:
-    """SPEC A6, no harm: the locks go when A is placed, and the same cycle goes on (mode
-    cluster: every node locked, two of them for nothing once A is placed)."""
+    """docs/design.md#reservation, no harm: the locks go when A is placed, and the same cycle goes
+    on (mode cluster: every node locked, two of them for nothing once A is placed)."""
     records = run(scene(reservation=True, arguments={**BIG_ONLY, "lock-mode": "cluster"}), 8)
     bound = a_bound_at(records)
     assert bound is not None
@@ -240,8 +240,8 @@ def test_whole_cluster_locks_when_the_lock_timeout_passes() -> None:
 
 
 def test_no_small_job_is_elected_after_the_big_one_when_none_starves() -> None:
-    """SPEC A6 without thresholds: only a starving job is a target, and no B is overtaken
-    (each arrives after the ones placed before it)."""
+    """docs/design.md#reservation without thresholds: only a starving job is a target, and no B is
+    overtaken (each arrives after the ones placed before it)."""
     records = run(scene(reservation=True), 8)
     bound = a_bound_at(records)
     assert bound is not None

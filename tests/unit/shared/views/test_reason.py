@@ -1,4 +1,4 @@
-"""``job_reason``: the one rule for why a job is where it is (SPEC A8)."""
+"""``job_reason``: the one rule for why a job is where it is (docs/design.md#pending-reasons)."""
 
 from __future__ import annotations
 

@@ -3,14 +3,24 @@
 I/O, behind one small interface (:class:`PodRuntime`: start, report, stop, forget, logs)
 so that a container runtime (podman, containerd) can take its place without touching the
 agent's core or shell. :class:`HostProcesses` is the one implementation: each pod gets a
-directory ``<data>/pods/<uid>/`` (mode 0711, the agent's) holding
+directory ``<data>/pods/<uid>/`` (the uid checked: one path component), the agent's, mode
+0710 with the pod's group (only the pod and the agent enter it; 0700 when the agent is not
+root and pods run as its own user), holding
 
-- ``plan.json`` (what to run), ``status.json`` (written by the supervisor alone),
-  ``supervisor.pid``, and ``logs/<container>/<restart>.log`` (readable by the agent only);
+- ``plan.json`` (what to run, its environment included), ``status.json`` (written by the
+  supervisor alone), ``supervisor.pid``, each mode 0600, and
+  ``logs/<container>/<restart>.log`` (mode 0700: readable by the agent only);
 - ``work/``: the pod's private working directory (``HOME``), mode 0700, owned by the pod's
   user;
 - ``volcano/``: the plugins' files (``etc/volcano/…``, ``ssh/config``), mode 0700, owned by
   the pod's user.
+
+Every operation as root in a pod's directory goes through
+:mod:`vcbus.services.agent.app.podfs` (no link followed, nothing outside the pod's
+directory); a pod's directory is removed as an entry of ``pods/``, never through a link.
+A pod's processes end with it: :meth:`HostProcesses.kill` SIGKILLs what its cgroup (and its
+containers' process groups) hold until none is left, when it is forgotten and when its
+supervisor is found gone.
 
 The supervisor (:mod:`vcbus.services.agent.app.supervisor`) is forked by the launcher
 (:mod:`vcbus.services.agent.app.launcher`) in a session of its own, so it and the pod outlive the
@@ -24,7 +34,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -36,16 +45,12 @@ from typing import Protocol
 
 import msgspec
 
+from vcbus.services.agent.app import podfs
 from vcbus.services.agent.app.cgroups import Cgroups
 from vcbus.services.agent.app.launcher import LOCK_FILE, PID_FILE
-from vcbus.services.agent.app.supervisor import (
-    LOGS_DIR,
-    PLAN_FILE,
-    STATUS_FILE,
-    WORK_DIR,
-    write_whole,
-)
+from vcbus.services.agent.app.supervisor import LOGS_DIR, PLAN_FILE, STATUS_FILE, WORK_DIR
 from vcbus.services.agent.model import PodPlan, PodReport
+from vcbus.services.agent.validate import uid_error
 
 PODS_DIR = "pods"
 FILES_DIR = "volcano"
@@ -95,6 +100,10 @@ class PodRuntime(Protocol):
         """Kill what is left of the pod and remove its directory and cgroup."""
         ...
 
+    def kill(self, uid: str) -> None:
+        """Kill every process left of the pod (its supervisor gone) and remove its cgroup."""
+        ...
+
     def log_file(self, uid: str, container: str, restart: int) -> Path:
         """The log of one run of one container."""
         ...
@@ -114,7 +123,10 @@ class HostProcesses:
         self._launcher: subprocess.Popen[bytes] | None = None
         (data_dir / PODS_DIR).mkdir(parents=True, exist_ok=True)
         data_dir.chmod(0o711)
-        (data_dir / PODS_DIR).chmod(0o711)
+        pods = data_dir / PODS_DIR
+        if pods.is_symlink() or not pods.is_dir():
+            raise OSError(f"{pods} is not a directory of the agent's")
+        pods.chmod(0o711)
 
     def close(self) -> None:
         """Stop the launcher (the pods and their supervisors run on)."""
@@ -126,7 +138,10 @@ class HostProcesses:
                 launcher.stdout.close()
 
     def pod_dir(self, uid: str) -> Path:
-        """The pod's directory."""
+        """The pod's directory; ValueError for a uid that is not one (no ``..``, no ``/``)."""
+        problem = uid_error("pod uid", uid)
+        if problem:
+            raise ValueError(problem)
         return self.data_dir / PODS_DIR / uid
 
     def files_dir(self, uid: str) -> Path:
@@ -147,28 +162,36 @@ class HostProcesses:
         pod_dir = self.pod_dir(plan.uid)
         if (pod_dir / LOCK_FILE).exists():
             return
-        pod_dir.mkdir(mode=0o711, exist_ok=True)
-        for private in (self.work_dir(plan.uid), self.files_dir(plan.uid)):
-            private.mkdir(mode=0o700, exist_ok=True)
-        for relative, content in files.items():
-            path = self.files_dir(plan.uid) / relative
-            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            path.write_text(content)
-        if plan.user is not None or plan.group is not None:
-            for private in (self.work_dir(plan.uid), self.files_dir(plan.uid)):
-                for path in (private, *private.rglob("*")):
-                    os.chown(
-                        path,
-                        -1 if plan.user is None else plan.user,
-                        -1 if plan.group is None else plan.group,
-                    )
-        (pod_dir / LOGS_DIR).mkdir(mode=0o700, exist_ok=True)
+        pods = self.data_dir / PODS_DIR
+        podfs.remove_child(pods, plan.uid)  # what a start that failed half-way left
+        shared = plan.group is not None and os.geteuid() == 0
+        with podfs.opened_dir(pods) as pods_fd:
+            os.mkdir(plan.uid, 0o700, dir_fd=pods_fd)
+            with podfs.opened_dir(plan.uid, dir_fd=pods_fd) as pod_fd:
+                if shared and plan.group is not None:
+                    # the pod's group may enter (to its own directories), no other pod
+                    os.chown(pod_fd, -1, plan.group)
+                    os.chmod(pod_fd, 0o710)
+                for private in (WORK_DIR, FILES_DIR):
+                    os.mkdir(private, 0o700, dir_fd=pod_fd)
+                with podfs.opened_dir(FILES_DIR, dir_fd=pod_fd) as files_fd:
+                    for relative, content in files.items():
+                        podfs.write_new(files_fd, relative, content.encode())
+                if plan.user is not None or plan.group is not None:
+                    for private in (WORK_DIR, FILES_DIR):
+                        with podfs.opened_dir(private, dir_fd=pod_fd) as private_fd:
+                            podfs.chown_tree(
+                                private_fd,
+                                -1 if plan.user is None else plan.user,
+                                -1 if plan.group is None else plan.group,
+                            )
+                os.mkdir(LOGS_DIR, 0o700, dir_fd=pod_fd)
         if self.cgroups is not None:
             limits = plan.limits
             dirs = self.cgroups.create(plan.uid, limits.cpu_millis, limits.memory_bytes)
             limits = msgspec.structs.replace(limits, dirs=dirs, version=self.cgroups.version)
             plan = msgspec.structs.replace(plan, limits=limits)
-        write_whole(pod_dir / PLAN_FILE, _encoder.encode(plan))
+        podfs.write_whole(pod_dir / PLAN_FILE, _encoder.encode(plan))
         self._launch(pod_dir)
 
     def changed(self, uid: str) -> bool:
@@ -202,7 +225,7 @@ class HostProcesses:
     def alive(self, uid: str) -> bool:
         """Whether the pod's supervisor lives: it holds the pod's lock as long as it does."""
         try:
-            lock = os.open(self.pod_dir(uid) / LOCK_FILE, os.O_RDONLY)
+            lock = os.open(self.pod_dir(uid) / LOCK_FILE, os.O_RDONLY | os.O_NOFOLLOW)
         except FileNotFoundError:
             return False
         try:
@@ -229,21 +252,30 @@ class HostProcesses:
         deadline = time.monotonic() + FORGET_WAIT
         while self.alive(uid) and time.monotonic() < deadline:
             time.sleep(0.01)
+        self.kill(uid)
+        podfs.remove_child(self.data_dir / PODS_DIR, uid)
+        self._seen.pop(uid, None)
+
+    def kill(self, uid: str) -> None:
+        """SIGKILL what is left of the pod: its containers' groups, then its whole cgroup.
+
+        Called once its supervisor is gone (a supervisor killed with -9 leaves its pod
+        running): every process in the pod's cgroup, a ``setsid`` one included, is killed
+        until none is left, and the cgroup removed.
+        """
         report = None
         with contextlib.suppress(FileNotFoundError, msgspec.DecodeError):
             report = _report_decoder.decode((self.pod_dir(uid) / STATUS_FILE).read_bytes())
         for container in report.containers if report is not None else ():
-            if container.pgid:
+            if container.pgid > 1:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.killpg(container.pgid, signal.SIGKILL)
         if self.cgroups is not None:
-            self.cgroups.remove(uid)
-        shutil.rmtree(self.pod_dir(uid), ignore_errors=True)
-        self._seen.pop(uid, None)
+            self.cgroups.kill(uid)
 
     def log_file(self, uid: str, container: str, restart: int) -> Path:
-        """The log of one run of one container."""
-        return self.pod_dir(uid) / LOGS_DIR / container / f"{restart}.log"
+        """The log of one run of one container (ValueError: a name that is not one entry)."""
+        return self.pod_dir(uid) / LOGS_DIR / podfs.component(container) / f"{int(restart)}.log"
 
     def _pid(self, uid: str) -> int | None:
         try:

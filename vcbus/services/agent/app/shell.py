@@ -1,7 +1,7 @@
 """Wiring of the node agent: bindings of its node in; pods.status and nodes out.
 
-One agent per host owns one real node (SPEC A14). It consumes ``bindings`` in a group of
-its own (``vcbus-agent-<node>``: every partition, offsets kept across restarts) and acts on
+One agent per host owns one real node (docs/design.md#real-nodes). It consumes ``bindings`` in a
+group of its own (``vcbus-agent-<node>``: every partition, offsets kept across restarts) and acts on
 those for its node; it follows ``jobs.admitted`` (the task templates and plugins),
 ``pods.status`` (its peers' addresses and host ports) and ``pods`` (deletions) as tables.
 
@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -39,6 +40,7 @@ from vcbus.contracts import (
     BindingCreated,
     Event,
     JobAdmitted,
+    PodCreated,
     PodDeleted,
     PodEvictionRequested,
     PodPhaseChanged,
@@ -46,19 +48,24 @@ from vcbus.contracts import (
 )
 from vcbus.contracts._base import derive_event_id, tag_of
 from vcbus.contracts.events.nodes import NodeHeartbeat, NodeRegistered
-from vcbus.contracts.keys import JobKey, NodeName, pod_key
+from vcbus.contracts.keys import JobKey, NodeName
 from vcbus.contracts.objects.job import Job
 from vcbus.contracts.objects.node import Node
 from vcbus.contracts.objects.pod import Pod, PodPhase
 from vcbus.services.agent import core
+from vcbus.services.agent.app import podfs
 from vcbus.services.agent.app.cgroups import Cgroups
 from vcbus.services.agent.app.logserver import LogServer, ServerOptions
 from vcbus.services.agent.app.runtime import HostProcesses, PodRuntime, host_ports_in_use
+from vcbus.services.agent.authority import LaunchGate, LaunchRefusedError
 from vcbus.services.agent.core import Action, AgentConf, Forget, Outcome, Stop
-from vcbus.services.agent.launch import Placement, PlanError, Policy, plan_pod
+from vcbus.services.agent.launch import Placement, PlanError, Policy, host_paths, plan_pod
 from vcbus.services.agent.model import AgentPod, AgentState, StopCause
+from vcbus.services.agent.peers import PeerBook
 from vcbus.services.agent.plugins import Peer, pod_ports
+from vcbus.shared.authority import Trust
 from vcbus.shared.bus.envelope import Envelope
+from vcbus.shared.bus.errors import RecordRefusedError
 from vcbus.shared.bus.records import Record
 from vcbus.shared.bus.router import Route
 from vcbus.shared.runtime.clock import Clock
@@ -99,6 +106,8 @@ class AgentOptions:
     """Where pods' cgroups go; None: limits not enforced."""
     limits_reason: str = ""
     """Why limits are not enforced (empty when they are)."""
+    trust: Trust | None = None
+    """The keys of admission and the allocator this node trusts; None: launches unverified."""
 
 
 class Agent:
@@ -110,8 +119,10 @@ class Agent:
         self.runtime = runtime
         self.clock = clock
         self.state = load_state(options.data_dir)
+        self.gate = LaunchGate(options.trust)
         self.jobs: dict[JobKey, Job] = {}
-        self.statuses: dict[JobKey, dict[str, PodPhaseChanged]] = {}
+        self.peer_book = PeerBook()
+        """The pods of each job's current incarnation and where they are (its peers)."""
         self.deletions: collections.deque[PodDeleted] = collections.deque()
         self.deleted: dict[str, None] = {}
         """The uids of the newest :data:`DELETIONS_KEPT` deleted pods, oldest first."""
@@ -125,17 +136,21 @@ class Agent:
     def on_job(self, event: Event, _record: Record) -> None:
         """Keep each admitted job's newest spec."""
         if isinstance(event, JobAdmitted):
+            self.gate.admit(event)  # raises for a job admission did not sign: dead-lettered
             self.jobs[event.job] = event.manifest
             self.job_read.set()
 
     def on_status(self, event: Event, _record: Record) -> None:
-        """Keep each pod's newest status (its node, address and host ports)."""
+        """Keep each pod uid's newest status (its node, address and host ports)."""
         if isinstance(event, PodPhaseChanged):
-            self.statuses.setdefault(event.job, {})[event.pod] = event
+            self.peer_book.on_status(event, self.deleted)
 
     def on_pod(self, event: Event, _record: Record) -> None:
-        """Queue a deletion for the pod loop; remember its uid (the newest ones)."""
-        if isinstance(event, PodDeleted):
+        """Note a creation for the peers; queue a deletion for the pod loop, remember its uid."""
+        if isinstance(event, PodCreated):
+            self.peer_book.on_created(event)
+        elif isinstance(event, PodDeleted):
+            self.peer_book.on_deleted(event)
             self.deletions.append(event)
             if event.pod_uid:
                 self.deleted[event.pod_uid] = None
@@ -150,7 +165,7 @@ class Agent:
         if isinstance(event, BindingCreated):
             if event.node != self.conf.node:
                 return ()
-            job = await self._job(event.pod.job)
+            job = await self._authorized(event)
             wanted = [port.container_port for port in pod_ports(job, event.pod.task)] if job else []
             trace = tuple(
                 (name, value.decode(errors="replace")) for name, value in envelope.headers
@@ -182,10 +197,9 @@ class Agent:
 
         Bound there (``Pending`` with a node) or running there.
         """
-        status = self.statuses.get(pod.job, {}).get(pod_key(pod.namespace, pod.name))
+        status = self.peer_book.status_of(pod.job, pod.uid)
         if (
             status is None
-            or status.pod_uid != pod.uid
             or status.node is None
             or status.node == self.conf.node
             or status.phase not in (PodPhase.PENDING, PodPhase.RUNNING)
@@ -193,13 +207,32 @@ class Agent:
             return None
         return str(status.node)
 
-    async def _job(self, key: JobKey) -> Job | None:
+    async def _authorized(self, binding: BindingCreated) -> Job | None:
+        """The admitted manifest a binding names, once its launch authority is checked.
+
+        A binding the allocator did not sign, or one naming a spec admission did not sign
+        for its job, starts nothing: it is dead-lettered with its reason.
+        """
+        try:
+            self.gate.check_binding(binding)
+            job = await self._job(binding.pod.job, binding.pod.admitted_digest)
+            if self.gate.enabled and binding.pod.job in self.jobs:
+                self.gate.check_spec(binding)
+        except LaunchRefusedError as exc:
+            log.warning("binding_refused", reason=exc.reason, message=str(exc))
+            raise RecordRefusedError(f"{exc.reason}: {exc}") from None
+        return job
+
+    def _known(self, key: JobKey, digest: str) -> bool:
+        return self.gate.knows(key, digest) if self.gate.enabled else key in self.jobs
+
+    async def _job(self, key: JobKey, digest: str = "") -> Job | None:
         until = time.monotonic() + JOB_WAIT_SECONDS
-        while key not in self.jobs and time.monotonic() < until:
+        while not self._known(key, digest) and time.monotonic() < until:
             self.job_read.clear()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.job_read.wait(), until - time.monotonic())
-        return self.jobs.get(key)
+        return self.gate.manifest(key, digest, self.jobs)
 
     # --- the pod loop ------------------------------------------------------------------
 
@@ -236,7 +269,7 @@ class Agent:
     async def _try_start(self, runtime: Runtime, pod: AgentPod) -> None:
         now = self.clock.now()
         waited = (now - pod.bound_at).total_seconds()
-        job = self.jobs.get(pod.job)
+        job = self.gate.manifest(pod.job, pod.admitted_digest, self.jobs)
         if job is None:
             if waited >= self.options.peer_wait_seconds:
                 message = f"job {pod.job} of pod {pod.key} was never read from jobs.admitted"
@@ -247,6 +280,8 @@ class Agent:
             host_ip=self.conf.host_ip,
             pod_dir=str(self.runtime.files_dir(pod.uid)),
             work_dir=str(self.runtime.work_dir(pod.uid)),
+            user=pod.user,
+            resolved_paths=resolve_paths(host_paths(job, pod.task)),
         )
         try:
             plan, grants = plan_pod(
@@ -276,6 +311,10 @@ class Agent:
             return
         self._checked[pod.uid] = now
         report = self.runtime.report(pod.uid)
+        if report is None:
+            # its supervisor is gone without a final report (killed -9): what it ran may run
+            # on; it is killed before the pod is said Lost (or forgotten)
+            self.runtime.kill(pod.uid)
         outcome = core.observe(self.state, pod.uid, report, self.conf, self.clock.now())
         await self._publish(runtime, pod, outcome.emit)
         self._adopt(outcome)
@@ -323,22 +362,16 @@ class Agent:
                 self._checked.pop(uid, None)
 
     def _peers(self, pod: AgentPod) -> list[Peer]:
-        """The job's pods whose address and ports are known: its status, or this node's."""
-        peers: dict[tuple[str, int], Peer] = {}
-        for status in self.statuses.get(pod.job, {}).values():
-            if status.phase not in (PodPhase.PENDING, PodPhase.RUNNING) or not status.host_ip:
-                continue
-            index = _index(status.pod)
-            if index is not None:
-                peers[(status.task, index)] = Peer(
-                    task=status.task, index=index, address=status.host_ip, ports=status.ports
-                )
-        for here in self.state.pods.values():
-            if here.job == pod.job and here.is_active:
-                peers[(here.task, here.index)] = Peer(
-                    task=here.task, index=here.index, address=self.conf.host_ip, ports=here.ports
-                )
-        return list(peers.values())
+        """The pods of the pod's incarnation of its job whose address and ports are known."""
+        here = [
+            (
+                held.uid,
+                Peer(task=held.task, index=held.index, address=self.conf.host_ip, ports=held.ports),
+            )
+            for held in self.state.pods.values()
+            if held.job == pod.job and held.is_active and held.stop is StopCause.NONE
+        ]
+        return self.peer_book.peers(pod.job, pod.key, pod.uid, here)
 
     # --- the node ----------------------------------------------------------------------
 
@@ -359,6 +392,11 @@ class Agent:
             address=self.conf.host_ip,
             limits_enforced=self.conf.limits_enforced,
             limits=self.options.limits_reason or "cpu quota and memory limit per pod",
+            launch_authority=(
+                "verified (signed by admission and the allocator)"
+                if self.gate.enabled
+                else "NOT verified: no trust file, any bus writer can start a pod here"
+            ),
         )
         interval = self.options.heartbeat_seconds
         while True:
@@ -391,7 +429,7 @@ def build_service(options: AgentOptions, clock: Clock) -> tuple[Service, Agent]:
         tables=[
             Table("jobs", [Topic.JOBS_ADMITTED], agent.on_job, only=[JobAdmitted]),
             Table("statuses", [Topic.PODS_STATUS], agent.on_status, only=[PodPhaseChanged]),
-            Table("pods", [Topic.PODS], agent.on_pod, only=[PodDeleted]),
+            Table("pods", [Topic.PODS], agent.on_pod, only=[PodCreated, PodDeleted]),
         ],
         tasks=[agent.loop, agent.heartbeat, agent.serve_logs],
     )
@@ -407,11 +445,13 @@ def load_state(data_dir: Path) -> AgentState:
 
 
 def save_state(data_dir: Path, state: AgentState) -> None:
-    """Save the state whole (a crash leaves the old file or the new one)."""
-    path = data_dir / STATE_FILE
-    temporary = path.with_name(f".{path.name}.tmp")
-    temporary.write_bytes(_encoder.encode(state))
-    temporary.replace(path)
+    """Save the state whole (a crash leaves the old file or the new one), mode 0600."""
+    podfs.write_whole(data_dir / STATE_FILE, _encoder.encode(state))
+
+
+def resolve_paths(paths: Sequence[str]) -> dict[str, str]:
+    """Each path as the host resolves it (its links followed): what a ``hostPath`` names."""
+    return {path: os.path.realpath(path) for path in paths}
 
 
 def _headers(pod: AgentPod) -> list[tuple[str, bytes]]:
@@ -430,9 +470,3 @@ def _pod(pod: AgentPod) -> Pod:
         uid=pod.uid,
         termination_grace_period_seconds=int(pod.grace_seconds),
     )
-
-
-def _index(key: str) -> int | None:
-    """A pod's index: the text after the last ``-`` of its name."""
-    tail = key.rpartition("-")[2]
-    return int(tail) if tail.isdigit() else None

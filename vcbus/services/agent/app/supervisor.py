@@ -8,9 +8,14 @@ Nomad's executor, Slurm's slurmstepd, containerd's shim). It reads ``POD_DIR/pla
 - runs the init containers one after the other, then the containers together, each a host
   process in a process group of its own, joined to the pod's cgroup and switched to the
   pod's user before it executes (``preexec``: cgroup, groups, gid, uid, in that order);
+- enters the container's ``workingDir`` as the pod's user (after the switch: a directory
+  the user cannot enter is an error, not a door);
 - copies each container's output (stdout and stderr, merged as a kubelet's log reader shows
-  them) to ``POD_DIR/logs/<container>/<restart>.log``, rotated at ``log_max_bytes`` with at
-  most ``log_max_files`` files per run;
+  them) to ``POD_DIR/logs/<container>/<restart>.log`` (mode 0600, never through a link),
+  rotated at ``log_max_bytes`` with at most ``log_max_files`` files per run, and at most
+  ``log_pod_max_files`` files and ``log_pod_max_bytes`` bytes per pod across its
+  containers and restarts (the oldest closed files go first; each running container's
+  current file can add ``log_max_bytes`` more until it rotates);
 - restarts a container as ``restartPolicy`` says (``Always``; ``OnFailure`` for an exit
   other than 0; never for ``Never``), after a back-off doubling from 1 s to 60 s (a
   kubelet's starts at 10 s and stops at 5 min), counting ``restart_count``;
@@ -24,9 +29,12 @@ Nomad's executor, Slurm's slurmstepd, containerd's shim). It reads ``POD_DIR/pla
 - a container killed by the kernel for its memory limit (the cgroup's ``oom_kill`` count
   grew) ends ``OOMKilled``;
 - writes ``POD_DIR/status.json`` (:class:`PodReport`) whole at each change;
-- removes the pod's cgroup once the pod has ended.
+- once the pod has ended (however it ended), SIGKILLs every process left in its cgroup
+  (a ``setsid`` one, a daemon) until none is left, then removes the cgroup.
 
-It imports only the standard library, msgspec and the agent's model, to start fast.
+It imports only the standard library, msgspec, the agent's model and the agent's standard
+library-only helpers (:mod:`~vcbus.services.agent.app.podfs`,
+:mod:`~vcbus.services.agent.app.cgroups`), to start fast.
 """
 
 from __future__ import annotations
@@ -42,10 +50,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import BinaryIO
 
 import msgspec
 
 from vcbus.contracts.objects.pod import POD_COMPLETED, POD_ERROR, POD_STARTED, PodPhase
+from vcbus.services.agent.app import podfs
+from vcbus.services.agent.app.cgroups import kill_cgroup
 from vcbus.services.agent.model import ContainerReport, ContainerRun, Limits, PodPlan, PodReport
 
 PLAN_FILE = "plan.json"
@@ -83,11 +94,7 @@ def _now() -> datetime:
     return datetime.now(UTC)  # noqa: TID251 - see above
 
 
-def write_whole(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data`` at once (a reader never sees half a file)."""
-    temporary = path.with_name(f".{path.name}.tmp")
-    temporary.write_bytes(data)
-    os.replace(temporary, path)
+write_whole = podfs.write_whole
 
 
 def log_path(pod_dir: Path, container: str, restart: int) -> Path:
@@ -98,12 +105,19 @@ def log_path(pod_dir: Path, container: str, restart: int) -> Path:
 class RotatingLog:
     """A log file that, past ``max_bytes``, becomes ``.1`` (``.1`` becomes ``.2``, …)."""
 
-    def __init__(self, path: Path, max_bytes: int, max_files: int) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
+    def __init__(
+        self,
+        path: Path,
+        max_bytes: int,
+        max_files: int,
+        on_rotate: Callable[[], None] | None = None,
+    ) -> None:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         self.path = path
         self.max_bytes = max(max_bytes, MIN_LOG_BYTES)
         self.max_files = max(max_files, 1)
-        self._file = path.open("ab")
+        self.on_rotate = on_rotate
+        self._file = _append(path)
         self._size = self._file.tell()
 
     def write(self, data: bytes) -> None:
@@ -131,12 +145,47 @@ class RotatingLog:
             os.replace(self.path, self.path.with_name(f"{self.path.name}.1"))
         else:
             self.path.unlink()
-        self._file = self.path.open("ab")
+        self._file = _append(self.path)
         self._size = 0
+        if self.on_rotate is not None:
+            self.on_rotate()
 
     def close(self) -> None:
         """Close the file."""
         self._file.close()
+
+
+def _append(path: Path) -> BinaryIO:
+    """``path`` opened to append, mode 0600; a link there is an error, not followed."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    return os.fdopen(fd, "ab")
+
+
+def prune_logs(logs: Path, keep: set[Path], max_bytes: int, max_files: int) -> None:
+    """Remove the pod's oldest log files until it holds ``max_files`` and ``max_bytes`` at most.
+
+    ``keep``: the files being written (never removed).
+    """
+    found: list[tuple[int, Path, int]] = []
+    for container in os.scandir(logs):
+        if not container.is_dir(follow_symlinks=False):
+            continue
+        for entry in os.scandir(container.path):
+            if entry.is_file(follow_symlinks=False):
+                info = entry.stat(follow_symlinks=False)
+                found.append((info.st_mtime_ns, Path(entry.path), info.st_size))
+    found.sort()
+    total = sum(size for _, _, size in found)
+    count = len(found)
+    for _, path, size in found:
+        if total <= max_bytes and count <= max_files:
+            return
+        if path in keep:
+            continue
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+        total -= size
+        count -= 1
 
 
 def oom_kills(limits: Limits) -> int:
@@ -189,8 +238,10 @@ def become_subreaper() -> None:
         libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 
 
-def _preexec(limits: Limits, user: int | None, group: int | None) -> Callable[[], None]:
-    """Join the pod's cgroup, then drop to its user: run in the child before it executes."""
+def _preexec(
+    limits: Limits, user: int | None, group: int | None, working_dir: str
+) -> Callable[[], None]:
+    """Join the pod's cgroup, drop to its user, enter its directory: in the child, before exec."""
     dirs = limits.dirs
 
     def run() -> None:
@@ -207,6 +258,8 @@ def _preexec(limits: Limits, user: int | None, group: int | None) -> Callable[[]
             os.setgid(group)
         if user is not None:
             os.setuid(user)
+        if working_dir:
+            os.chdir(working_dir)
 
     return run
 
@@ -232,6 +285,8 @@ class Supervisor:
     report: PodReport = field(default_factory=PodReport)
     stop_requested: bool = False
     selector: selectors.DefaultSelector = field(default_factory=selectors.DefaultSelector)
+    logs: dict[str, RotatingLog] = field(default_factory=dict)
+    """Each container's log being written."""
 
     def write(self, **changes: object) -> None:
         """Change the report and write it whole."""
@@ -263,9 +318,8 @@ class Supervisor:
         return self._finish(*ended)
 
     def _finish(self, phase: PodPhase, reason: str, message: str, code: int | None) -> int:
-        for directory in self.plan.limits.dirs:  # nothing runs in the pod's cgroup any more
-            with contextlib.suppress(OSError):
-                os.rmdir(directory)
+        # what the containers left in the pod's cgroup (a setsid child, a daemon) ends now
+        kill_cgroup([Path(d) for d in self.plan.limits.dirs], reap=True)
         self.write(
             phase=phase,
             reason=reason,
@@ -337,18 +391,22 @@ class Supervisor:
             log_path(self.pod_dir, spec.name, restart),
             self.plan.log_max_bytes,
             self.plan.log_max_files,
+            on_rotate=self._prune_logs,
         )
+        self.logs[spec.name] = run.log
+        self._prune_logs()
         run.started_oom = oom_kills(self.plan.limits)
         try:
             process = subprocess.Popen(
                 list(spec.argv),
                 env=spec.env,
-                cwd=spec.working_dir or None,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
                 close_fds=True,
-                preexec_fn=_preexec(self.plan.limits, self.plan.user, self.plan.group),  # noqa: PLW1509 - single-threaded
+                preexec_fn=_preexec(  # noqa: PLW1509 - single-threaded
+                    self.plan.limits, self.plan.user, self.plan.group, spec.working_dir
+                ),
             )
         except (OSError, subprocess.SubprocessError) as exc:
             message = f"container {spec.name}: cannot run {spec.argv[0]!r}: {exc}"
@@ -366,6 +424,15 @@ class Supervisor:
             run.report, state="running", exit_code=None, reason="", pgid=process.pid
         )
         return ""
+
+    def _prune_logs(self) -> None:
+        """Hold the pod's logs to its bounds (the files being written are kept)."""
+        prune_logs(
+            self.pod_dir / LOGS_DIR,
+            {log.path for log in self.logs.values()},
+            self.plan.log_pod_max_bytes,
+            self.plan.log_pod_max_files,
+        )
 
     def _pump(self, timeout: float) -> None:
         """Copy what the containers wrote to their logs, waiting ``timeout`` at most."""

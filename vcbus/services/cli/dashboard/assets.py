@@ -26,6 +26,11 @@ td.empty { color: var(--muted); }
 a { color: var(--accent); }
 .meter { display: flex; align-items: center; gap: .5rem; margin: .25rem 0; }
 td .meter { min-width: 16rem; }
+table.queues td .meter { min-width: 10rem; flex-wrap: wrap; gap: .1rem .5rem; }
+table.queues .meter .label { flex: 0 0 3.6rem; }
+table.queues .meter .bar { flex: 1 0 4.5rem; }
+table.queues .meter .text { flex: 1 0 100%; white-space: normal; }
+section { overflow-wrap: anywhere; }
 .meter .label { flex: 0 0 4.5rem; color: var(--muted); }
 .meter .bar { flex: 1 0 6rem; max-width: 22rem; height: .7rem; background: #e7ebf1;
   border-radius: 4px; overflow: hidden; }

@@ -233,7 +233,7 @@ def _tasks(store: StatusStore, row: JobRow) -> tuple[TaskDetail, ...]:
 def _why(store: StatusStore, key: str, status: object) -> list[Reason]:
     """Why the job waits, as on its row (``job_reason``), then the other candidates.
 
-    Nothing when no candidate (SPEC A8) says it waits.
+    Nothing when no candidate (docs/design.md#pending-reasons) says it waits.
     """
     candidates = pending_reasons(store, key)
     if not candidates or not isinstance(status, JobStatusChanged):

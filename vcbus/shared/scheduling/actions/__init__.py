@@ -1,7 +1,7 @@
 """The action table: configuration name → builder (explicit, no import-time registration).
 
 podgroup-enqueue runs ``elect, enqueue, reserve``; the allocator runs ``allocate, backfill``
-(SPEC A6), and ``preempt``, ``reclaim`` when configured (issue 23).
+(docs/design.md#reservation), and ``preempt``, ``reclaim`` when configured.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Port of volcano@v1.12.0 ``pkg/scheduler/actions/allocate/allocate.go`` (``pickUpQueuesAndJobs``,
 ``allocateResources``, ``allocateResourcesForTasks``, ``prioritizeNodes``,
-``allocateResourcesForTask``) with HEAD's commit rule (SPEC B3.6): a job's statement is
+``allocateResourcesForTask``) with HEAD's commit rule (Volcano's allocate.go): a job's statement is
 committed only when the job is ready, kept (resources held, nothing bound) when it is only
 pipelined, and discarded otherwise; a ready job with tasks left goes back to its queue, so its
 extra replicas are handed out one per turn.
@@ -12,23 +12,24 @@ Deliberate deviations:
   allocate does not promote them to Inqueue unless the action argument
   ``promote-pending: true`` is given (Volcano promotes them when no ``enqueue`` action is
   configured in the same scheduler).
-- SPEC A5: a ready dependent job is not pushed back for its best-effort (beyond-minimum)
-  pods in the same cycle, so other jobs' minimum pods are not starved.
-- Node choice is vectorised and ties go to the node name that sorts first (A7).
+- docs/design.md#dependent-jobs: a ready dependent job is not pushed back for its best-effort
+  (beyond-minimum) pods in the same cycle, so other jobs' minimum pods are not starved.
+- Node choice is vectorised and ties go to the node name that sorts first
+  (docs/design.md#determinism).
 - Sub-jobs, network topology, scheduling gates and nominated nodes are not modelled.
 - Will-bind (vcbus, ``framework.will_bind``): first, reservations that are no longer due are
   released and the later stages of dependent jobs are reserved where they fit; a pending
   pod takes the capacity reserved for it and goes to the reserved node when it fits there;
   when a dependent job's statement commits, its stages without pods yet are reserved at once.
   Arguments ``will-bind`` and ``will-bind-timeout``.
-- Nominations (issue 23, ``framework.nomination``): first of all, the pods a preempt or
+- Nominations (``framework.nomination``): first of all, the pods a preempt or
   reclaim nominated on nodes take those nodes' idle capacity, so the capacity their
   victims released goes to no other job; their job binds once its gang is ready.
-- Planned starts (SPEC A15, ``framework.planning``): the first job of each queue that
-  cannot start now, or is still Pending, gets a planned start from the running pods'
+- Planned starts (docs/design.md#planned-start, ``framework.planning``): the first job of each queue
+  that cannot start now, or is still Pending, gets a planned start from the running pods'
   deadlines; the nodes that start needs take no pod of a job that ends after it.
-- Reservation (SPEC A6, no harm): the target of a reservation with locked nodes has the
-  first turn; once its gang is placed (in this session or before), the locks are lifted
+- Reservation (docs/design.md#reservation, no harm): the target of a reservation with locked nodes
+  has the first turn; once its gang is placed (in this session or before), the locks are lifted
   for the rest of the session (``Session.lift_locks``), so the other jobs of the same cycle
   use the freed nodes instead of waiting for the unlock of the next cycle.
 """
@@ -150,7 +151,7 @@ def _turns(
 
 
 def _pending_head(ssn: Session, heads: dict[str, JobInfo], job: JobInfo) -> None:
-    """Keep ``job`` as its queue's first Pending job with a time limit (SPEC A15)."""
+    """Keep ``job`` as its queue's first Pending job with a time limit."""
     if job.podgroup.active_deadline_seconds is None:
         return
     held = heads.get(job.queue)

@@ -8,7 +8,7 @@ once the job is ready).
 Deliberate deviations:
 - Pipelined best-effort tasks are not un-pipelined first: allocate never pipelines a
   best-effort task in vcbus, so there are none.
-- Ties between nodes go to the name that sorts first (A7).
+- Ties between nodes go to the name that sorts first (docs/design.md#determinism).
 """
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
-"""Elect: choose a starving, feasible target job when there is none (SPEC A6).
+"""Elect: choose a starving, feasible target job when there is none (docs/design.md#reservation).
 
 Port of volcano@v1.5.1 ``pkg/scheduler/actions/elect/elect.go`` (``Execute``,
 ``isJobElectable``): when the reservation has no target, collect the jobs whose PodGroup is
 Pending or Inqueue and let the plugins choose (``ssn.target_job``; the ``reservation`` plugin
 does, among the starving ones).
 
-Deliberate deviations (SPEC A6 revised):
+Deliberate deviations (docs/design.md#reservation revised):
 - A current target that is gone, ready, infeasible or held ``lock-max`` is released first
   (one unlock), so a new target can be elected in the same cycle; v1.5.1 left that to
   ``reserve`` and the next session. An expired one is not electable for ``lock-backoff``.
@@ -13,8 +13,8 @@ Deliberate deviations (SPEC A6 revised):
   queue's capability, and it is feasible: its minimum gang fits the cluster as built
   (``framework.feasibility``). A job that can never run must not hold nodes (or, through
   the enqueue gate, other jobs) forever.
-- A job in backoff gets the reason ``ReservationExpired`` (SPEC A8); ``Infeasible`` is
-  given at session close to every waiting job no node could ever hold
+- A job in backoff gets the reason ``ReservationExpired`` (docs/design.md#pending-reasons);
+  ``Infeasible`` is given at session close to every waiting job no node could ever hold
   (``framework.job_updater``), whether reservation is configured or not.
 """
 

@@ -1,24 +1,25 @@
 """Enqueue: move Pending PodGroups to Inqueue while the cluster and their queue have room.
 
 Port of volcano HEAD (``ed72c7c8``) ``pkg/scheduler/actions/enqueue/enqueue.go``
-(``Execute``) as SPEC B3.5 describes: queues in queue order, each queue's Pending jobs in job
-order; a job is enqueued when its PodGroup has no minResources or ``JobEnqueueable`` holds,
+(``Execute``) as Volcano's enqueue.go describes: queues in queue order, each queue's Pending jobs in
+job order; a job is enqueued when its PodGroup has no minResources or ``JobEnqueueable`` holds,
 then ``JobEnqueued`` runs and the PodGroup becomes Inqueue; the queue goes back after every
 job, admitted or not, so a rejected big job blocks nobody (no head-of-line blocking) and each
-Pending job is tried once per session. A dependent job (SPEC A5) is admitted on the whole
-job's minResources, as the job-controller computes it.
+Pending job is tried once per session. A dependent job (docs/design.md#dependent-jobs) is admitted
+on the whole job's minResources, as the job-controller computes it.
 
 Deliberate deviations:
 - HEAD's first phase (``evictTimedOutInqueueJobs``: Inqueue PodGroups back to Pending after
   ``volcano.sh/inqueue-timeout``) is not ported: in vcbus the job-controller creates pods once
-  a PodGroup is Inqueue, and SPEC B3.5 does not ask for it.
+  a PodGroup is Inqueue, and Volcano's enqueue.go does not ask for it.
 - A rejected job's reasons are collected from every enqueue vote, so the PodGroup carries the
-  highest-ranked one (SPEC A8); a job whose queue does not exist gets ``QueueNotFound``
-  (Volcano logs it).
-- The reservation's target job (SPEC A6), when Pending, is tried before every other job.
+  highest-ranked one (docs/design.md#pending-reasons); a job whose queue does not exist gets
+  ``QueueNotFound`` (Volcano logs it).
+- The reservation's target job (docs/design.md#reservation), when Pending, is tried before every
+  other job.
 - Every job tried is recorded with its queue's share at the pick and the verdict
   (``SessionResult.enqueue_steps``), for ``vcbus simulate --cycles``.
-- Take-back enqueue (issue 23), with the argument ``take-back: true`` (given to
+- Take-back enqueue, with the argument ``take-back: true`` (given to
   podgroup-enqueue when the allocator runs ``preempt`` or ``reclaim``): a job the votes
   reject is enqueued anyway when its minResources fit what it could take back — the idle
   capacity, plus the running pods of lower-priority jobs of its queue (preempt), plus what
@@ -26,9 +27,9 @@ Deliberate deviations:
   share (reclaim, told by proportion) — less what earlier take-back enqueues of the pass
   counted. Without it a high-priority job on a full cluster never reaches Inqueue, so
   preempt never sees it. It never admits an infeasible job, nor another job while a
-  reservation's target is Pending (SPEC A6).
-- Planned starts (SPEC A15, ``framework.planning``): the first job of a queue the budget
-  turns away gets a planned start; once it has come the job is admitted past the budget,
+  reservation's target is Pending (docs/design.md#reservation).
+- Planned starts (docs/design.md#planned-start, ``framework.planning``): the first job of a queue
+  the budget turns away gets a planned start; once it has come the job is admitted past the budget,
   and until then a later job that would delay it stays Pending. A job the budget alone
   turns away while an admitted job waits for room is admitted when it fits the idle
   capacity and delays no plan (EASY backfill at admission).
@@ -61,9 +62,10 @@ def _takes_back(ssn: Session, job: JobInfo, taken: dict[str, Resource]) -> bool:
     if target is not None and target != job.key:
         held = ssn.jobs.get(target)
         if held is not None and held.is_pending():
-            return False  # SPEC A6: no other job is enqueued while the target is Pending
+            # docs/design.md#reservation: no other job is enqueued while the target is Pending
+            return False
     if ssn.infeasibility(job) is not None:
-        return False  # SPEC A6: an infeasible job holds no admission budget
+        return False  # docs/design.md#reservation: an infeasible job holds no admission budget
     minimum = Resource(dict(job.podgroup.min_resources))
     room = take_back_room(ssn, job) - taken.get(job.queue, Resource())
     if not minimum.less_equal_on(room, minimum.requested_names()):
@@ -152,7 +154,7 @@ class EnqueueAction:
 
 
 def _keep_out(ssn: Session, job: JobInfo, queue: QueueInfo, plan: Plan) -> None:
-    """Leave ``job`` Pending: it would delay ``plan``'s start (SPEC A15)."""
+    """Leave ``job`` Pending: it would delay ``plan``'s start (docs/design.md#planned-start)."""
     message = (
         f"it would delay the planned start of {plan.job} at {plan.start.isoformat()}: "
         "it ends after it and the capacity that start leaves is taken"
@@ -163,7 +165,7 @@ def _keep_out(ssn: Session, job: JobInfo, queue: QueueInfo, plan: Plan) -> None:
 
 
 def _admit(ssn: Session, job: JobInfo, queue: QueueInfo) -> None:
-    """Enqueue ``job`` past the budget: its planned start has come (SPEC A15)."""
+    """Enqueue ``job`` past the budget: its planned start has come."""
     ssn.enqueue_reasons.pop(job.key, None)
     ssn.job_enqueued(job)
     job.phase = PodGroupPhase.INQUEUE

@@ -7,12 +7,13 @@ loop of ``pkg/scheduler/actions/preempt/preempt.go`` (``PredicateForPreemptActio
 
 Deliberate deviations:
 - Nodes whose future idle capacity holds the preemptor already are tried first (no victim
-  there); then by score, ties to the node name that sorts first (SPEC A7). Volcano tries
-  nodes by score alone and may evict on a node while another has room released already.
-- Gang, all or nothing (issue 23): a victim whose eviction leaves its job below its minimum
-  (job-level, or a task's minimum, SPEC A4) takes the rest of its job's running pods with
-  it, on every node, in the same statement (:func:`evict_gang_safe`), so no gang is left
-  running below its minimum. The ``gang`` plugin lets such a victim through only in that
+  there); then by score, ties to the node name that sorts first (docs/design.md#determinism).
+  Volcano tries nodes by score alone and may evict on a node while another has room released
+  already.
+- Gang, all or nothing: a victim whose eviction leaves its job below its minimum
+  (job-level, or a task's minimum, docs/design.md#task-level-gang) takes the rest of its job's
+  running pods with it, on every node, in the same statement (:func:`evict_gang_safe`), so no gang
+  is left running below its minimum. The ``gang`` plugin lets such a victim through only in that
   case; victims that keep their job at its minimum are ordered first.
 """
 
@@ -49,7 +50,7 @@ def is_preemptable(task: TaskInfo) -> bool:
 
 
 def is_starving(ssn: Session, job: JobInfo) -> bool:
-    """``JobStarving``, or a task below its minimum counting pipelined pods (SPEC A4).
+    """``JobStarving``, or a task below its minimum counting pipelined pods.
 
     Gang's ``JobStarving`` ignores task minimums (B3.3); vcbus enforces them, so a job
     whose job-level minimum is met but a task's is not still takes capacity back.

@@ -22,7 +22,7 @@ Deliberate deviations:
   of its job with it (``actions.eviction``).
 - The evictions on a node that could not hold the preemptor after all are undone
   (``Statement.rollback``); Volcano keeps them and may evict more pods than it needs.
-- Nodes are tried by score, ties to the smaller name (SPEC A7).
+- Nodes are tried by score, ties to the smaller name (docs/design.md#determinism).
 """
 
 from __future__ import annotations

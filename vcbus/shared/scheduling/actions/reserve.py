@@ -1,4 +1,4 @@
-"""Reserve: lock nodes for the target job until it is ready, then release them (SPEC A6).
+"""Reserve: lock nodes for the target job until it is ready, then release them.
 
 Port of volcano@v1.5.1 ``pkg/scheduler/actions/reserve/reserve.go`` (``Execute``): without a
 target nothing happens; a target that is gone, or ready, is cleared and every node unlocked

@@ -17,8 +17,8 @@ Deliberate deviations:
   misspelt plugin silently; it refuses an unknown action, and so does vcbus, even one of
   Volcano's that vcbus does not run).
 - Scalar top-level keys other than ``actions``/``tiers``/``configurations`` (for instance
-  ``overcommit-factor``, as the DESIGN §9 scenario shorthand writes them) become global
-  arguments every plugin sees under its own.
+  ``overcommit-factor``, as the docs/design.md#scenarios scenario shorthand writes them) become
+  global arguments every plugin sees under its own.
 - The known action and plugin names are parameters: the catalogue lives above the framework
   (``vcbus.shared.scheduling.scheduler``, which also builds each plugin once to check its
   arguments), as Volcano's ``framework`` package never imports its actions or plugins.
@@ -178,7 +178,7 @@ tiers:
   - name: proportion
   - name: aging
 """
-"""podgroup-enqueue's default (SPEC A6): the enqueue-side plugins of Volcano's default tiers,
+"""podgroup-enqueue's default: the enqueue-side plugins of Volcano's default tiers,
 with ``reservation`` in the first tier so its enqueue gate votes before the capacity checks,
 and ``aging`` (the same queue order as the allocator's) last."""
 

@@ -1,4 +1,4 @@
-"""Feasibility: whether a job's minimum gang can ever fit the cluster as built (SPEC A6, A8).
+"""Feasibility: whether a job's minimum gang can ever fit the cluster as built.
 
 No Volcano counterpart: Volcano's elect compared nothing, and vcbus's first version compared
 minResources with the cluster's total only, so a job whose pods no node could ever hold (a

@@ -8,17 +8,17 @@ Port of volcano@v1.12.0 ``pkg/scheduler/framework/job_updater.go`` (``UpdateAll`
 3. otherwise Pending, unless the PodGroup is Inqueue (it stays Inqueue).
 
 Deliberate deviations:
-- A dependent job compares with its wait-create-adjusted minimum (SPEC A5), and a Running
-  (or Unknown) dependent job with pods scheduled does not fall back to Pending when a later
-  stage's pods appear: enqueue admitted it on the whole job's minResources (A5), so its
-  later stages are not admitted again (else the job would wait for room for all its stages
-  beside its own running ones: half-started, and counted twice).
+- A dependent job compares with its wait-create-adjusted minimum (docs/design.md#dependent-jobs),
+  and a Running (or Unknown) dependent job with pods scheduled does not fall back to Pending when a
+  later stage's pods appear: enqueue admitted it on the whole job's minResources
+  (docs/design.md#dependent-jobs), so its later stages are not admitted again (else the job would
+  wait for room for all its stages beside its own running ones: half-started, and counted twice).
 - A PodGroup without pods keeps its phase.
 - Only PodGroups whose phase or allocator conditions changed are returned, as values.
-- ``status_updates`` adds what ``podgroups.status`` carries (SPEC A8): one ``Unschedulable``
-  condition with the highest-ranked reason among enqueue's rejections of this session, the
-  allocator's last ``Unschedulable`` condition and a dependent job's missing stages, ranked
-  by :func:`vcbus.shared.reasons.reason_rank`. Volcano records these as events and
+- ``status_updates`` adds what ``podgroups.status`` carries (docs/design.md#pending-reasons): one
+  ``Unschedulable`` condition with the highest-ranked reason among enqueue's rejections of this
+  session, the allocator's last ``Unschedulable`` condition and a dependent job's missing stages,
+  ranked by :func:`vcbus.shared.reasons.reason_rank`. Volcano records these as events and
   a gang condition. ``WillBindTimeout`` comes from the allocator's ``WillBind`` condition: a
   dependent job whose reservation for its later stages timed out (vcbus, will-bind).
 """
@@ -196,7 +196,7 @@ def update_all(
 def reason_conditions(
     ssn: ClosingSession, job: JobInfo, phase: PodGroupPhase
 ) -> tuple[Condition, ...]:
-    """Return the one reason condition of a PodGroup in ``phase`` (SPEC A8), or none.
+    """Return the one reason condition of a PodGroup in ``phase``, or none.
 
     Candidates: enqueue's rejections of this session, the allocator's ``Unschedulable``
     condition known from the snapshot, its will-bind timeout, ``Infeasible`` when no node

@@ -14,8 +14,8 @@ except the pod's ``status.nominatedNodeName`` that kube-scheduler keeps):
    (``Session.hold_task``): the job is not starving (no second preemption for it), and
    neither the releasing capacity nor the idle part of the node they need goes to another
    task. A pod whose node no longer passes its predicates (locked since for a
-   reservation's target, SPEC A6; cordoned; tainted) is not held there: it waits Pending
-   like any other pod.
+   reservation's target, docs/design.md#reservation; cordoned; tainted) is not held there: it waits
+   Pending like any other pod.
 3. ``allocate`` first (:func:`place_nominated`) places each waiting pod on its node's idle
    capacity once its victims are gone, before any other job; the job's pods bind together
    when its gang is ready. Until then its PodGroup says ``WaitingForEviction`` with the

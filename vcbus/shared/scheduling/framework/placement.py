@@ -12,7 +12,8 @@ When the session changes a node (allocate, pipeline, discard), the node's row is
 next time the signature is used, so a cycle costs about one O(nodes) pass per task.
 
 Deliberate deviations:
-- Ties between equal scores go to the node whose name sorts first (SPEC A7), not at random.
+- Ties between equal scores go to the node whose name sorts first (docs/design.md#determinism), not
+  at random.
 - Fit errors count nodes per first failing reason (resource fit first, then the predicate
   plugins in tier order), which is what Volcano's message shows.
 """

@@ -1,4 +1,4 @@
-"""Planned start times and backfill (SPEC A15).
+"""Planned start times and backfill (docs/design.md#planned-start).
 
 A pod's deadline is ``activeDeadlineSeconds`` after it started (a pod placed but not
 started yet: after now); a pod without one never ends, for planning. For a job that cannot

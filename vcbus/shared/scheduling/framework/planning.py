@@ -1,4 +1,4 @@
-"""Planned starts in a session (SPEC A15): the queue heads' plans, and what they keep.
+"""Planned starts in a session: the queue heads' plans, and what they keep.
 
 :mod:`vcbus.shared.scheduling.framework.plan` computes a plan from arrays; this reads the session
 and applies the plans in both scheduling services:
@@ -18,8 +18,8 @@ and applies the plans in both scheduling services:
 - allocate (:func:`plan_head` and the ``predicates`` filter it registers): the first job of
   each queue that cannot start now (or is still Pending) keeps the nodes its planned start
   needs; a pod of another job takes a kept node only if its job ends by that start.
-- reservation (SPEC A6): a target's locked nodes take a job that ends by the target's
-  planned start (``predicates``' lock filter asks :func:`ends_before_start`).
+- reservation (docs/design.md#reservation): a target's locked nodes take a job that ends by the
+  target's planned start (``predicates``' lock filter asks :func:`ends_before_start`).
 
 Only a job with a time limit (its PodGroup's ``activeDeadlineSeconds``) gets a plan: jobs
 without one, and clusters where no job has one, behave as before.
@@ -255,7 +255,8 @@ class EnqueuePlans:
         """The reasons that only say jobs admitted but not placed hold the budget.
 
         ``QueueOverCapability`` is one of them only for a queue without a capability of
-        its own (its limit is the cluster's): a queue's own capability is a hard cap (A10).
+        its own (its limit is the cluster's): a queue's own capability is a hard cap
+        (docs/design.md#queue-shares).
         """
         queue = self._ssn.queues.get(job.queue)
         if queue is not None and queue.capability is None:

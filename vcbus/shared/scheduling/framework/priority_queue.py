@@ -4,7 +4,7 @@ Port of volcano@v1.12.0 ``pkg/scheduler/util/priority_queue.go``.
 
 Deliberate deviations:
 - Equal elements come out in the order they were pushed (Volcano's heap leaves it open), so
-  a run is deterministic even when a less-function has ties (SPEC A7).
+  a run is deterministic even when a less-function has ties (docs/design.md#determinism).
 """
 
 from __future__ import annotations

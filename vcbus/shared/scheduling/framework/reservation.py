@@ -1,4 +1,4 @@
-"""Changes of the reservation inside a session: elect a target, lock nodes, release (SPEC A6).
+"""Changes of the reservation inside a session: elect a target, lock nodes, release.
 
 Volcano v1.5.1 kept the reservation in the process-wide ``util.Reservation``
 (volcano@v1.5.1 ``pkg/scheduler/util/scheduler_helper.go``: ``Reservation{TargetJob,
@@ -10,10 +10,10 @@ Deliberate deviations:
 - A release clears the target and every lock in one change (one ``NodesUnlocked`` event),
   and keeps the generation, so the next election gets a larger one.
 - A target counts as ready when both Volcano's ``JobInfo.Ready()`` (ready tasks ≥ minimum)
-  and the session's ``JobReady`` (gang, with task minimums, SPEC A4) hold.
-- SPEC A6 (revised): a target is also released when it became infeasible (nodes changed) and
-  when its lock reached ``lock-max``; the latter (``ReservationExpired``) may not be elected
-  again for ``lock-backoff``, kept in ``Reservation.backoff`` until it ends.
+  and the session's ``JobReady`` (gang, with task minimums, docs/design.md#task-level-gang) hold.
+- docs/design.md#reservation (revised): a target is also released when it became infeasible (nodes
+  changed) and when its lock reached ``lock-max``; the latter (``ReservationExpired``) may not be
+  elected again for ``lock-backoff``, kept in ``Reservation.backoff`` until it ends.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ DEFAULT_LOCK_BACKOFF = timedelta(minutes=5)
 
 @dataclass(frozen=True, slots=True)
 class ReservationLimits:
-    """How long a reservation may hold nodes (SPEC A6, set by the ``reservation`` plugin).
+    """How long a reservation may hold nodes (set by the ``reservation`` plugin).
 
     Attributes:
         lock_max: a target not ready this long after its election is released.

@@ -110,8 +110,8 @@ class PodGroupStatusUpdate:
     """A PodGroup's phase and reason condition at session close, when either changed.
 
     What podgroup-enqueue publishes on ``podgroups.status``: the phase of B3.8 and one
-    ``Unschedulable`` condition with the highest-ranked reason of SPEC A8 (none when nothing
-    holds the PodGroup back).
+    ``Unschedulable`` condition with the highest-ranked reason of docs/design.md#pending-reasons
+    (none when nothing holds the PodGroup back).
     """
 
     job: JobKey
@@ -138,7 +138,7 @@ class ReservationChangeKind(enum.StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class ReservationChange:
-    """One change of the reservation made by ``elect`` or ``reserve`` (SPEC A6).
+    """One change of the reservation made by ``elect`` or ``reserve`` (docs/design.md#reservation).
 
     Attributes:
         kind: elected, locked or unlocked.
@@ -215,7 +215,7 @@ class EnqueueStep:
     job: JobKey
     admitted: bool
     reason: str = ""
-    """Why it stays Pending: the highest-ranked reason code (SPEC A8)."""
+    """Why it stays Pending: the highest-ranked reason code (docs/design.md#pending-reasons)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,7 +231,7 @@ class SessionResult:
     reservation_changes: tuple[ReservationChange, ...] = ()
     locks_lifted: bool = False
     """The allocator placed the reservation's target: its locks held no other job's pods
-    from that moment of the session on (SPEC A6, no harm)."""
+    from that moment of the session on (docs/design.md#reservation, no harm)."""
     """The elections, locks and unlocks that led to it, in order."""
     status_updates: tuple[PodGroupStatusUpdate, ...] = ()
     """PodGroups whose phase or reason changed (what ``podgroups.status`` carries)."""

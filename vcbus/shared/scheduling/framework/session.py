@@ -14,8 +14,9 @@ Deliberate deviations:
 - Every decision is recorded and returned by ``close_session`` as a ``SessionResult``; the
   session performs no I/O and does not log.
 - Node accounting lives in a ``NodeMatrix``; nodes are chosen by a ``PlacementCache``
-  (vectorised predicates and scores, ties to the smallest node name, SPEC A7).
-- Jobs, tasks, nodes and queues are iterated in sorted order wherever order matters (A7).
+  (vectorised predicates and scores, ties to the smallest node name, docs/design.md#determinism).
+- Jobs, tasks, nodes and queues are iterated in sorted order wherever order matters
+  (docs/design.md#determinism).
 - Will-bind reservations of the snapshot (vcbus, ``framework.will_bind``) are counted on their
   nodes as the session opens, so every action and plugin sees reserved capacity as used.
 - The working copy is built job by job, a job unchanged since the service's last session
@@ -128,9 +129,9 @@ class Session(SessionPlugins):
         self.unschedulable: set[JobKey] = set()
         """Jobs given an Unschedulable condition this session (B3.8 rule 1)."""
         self.enqueue_reasons: dict[JobKey, dict[str, str]] = {}
-        """Why enqueue left a job Pending: reason code → message (SPEC A8)."""
+        """Why enqueue left a job Pending: reason code → message."""
         self.reservation_changes: list[ReservationChange] = []
-        """Elections, locks and unlocks made this session, in order (SPEC A6)."""
+        """Elections, locks and unlocks made this session, in order (docs/design.md#reservation)."""
         self.enqueue_steps: list[EnqueueStep] = []
         """What enqueue tried this session, in order."""
         self.nominated: dict[JobKey, Nomination] = {}
@@ -164,7 +165,10 @@ class Session(SessionPlugins):
         }
         self._placement: PlacementCache | None = None
         self.plans: list[Plan] = []
-        """Planned starts whose nodes other jobs keep off (SPEC A15, ``framework.planning``)."""
+        """Planned starts whose nodes other jobs keep off (``framework.planning``).
+
+        See docs/design.md#planned-start.
+        """
         self.plan_releases: tuple[int, Releases] | None = None
         """What placed pods give back by their deadlines, with the count of matrix changes
         it was made at (``framework.planning``)."""
@@ -235,7 +239,7 @@ class Session(SessionPlugins):
         """Why ``job`` could never run on this cluster, or ``None``.
 
         An infeasible job is never a reservation target, and an Inqueue one counts in no
-        admission budget (SPEC A6): it would hold it forever.
+        admission budget (docs/design.md#reservation): it would hold it forever.
         """
         return self.feasibility.job(job).why
 
@@ -249,7 +253,7 @@ class Session(SessionPlugins):
         return self._locks_lifted
 
     def lift_locks(self) -> None:
-        """Let the locked nodes take other jobs' pods for the rest of the session (SPEC A6).
+        """Let the locked nodes take other jobs' pods for the rest of the session.
 
         Called once the target's gang is placed; the placement cache is rebuilt, since the
         lock filter answers differently from now on.
@@ -435,7 +439,7 @@ class Session(SessionPlugins):
         )
 
     def record_enqueue_reason(self, job: JobInfo, reason: str, message: str) -> None:
-        """Record why enqueue leaves ``job`` Pending (a reason code of SPEC A8)."""
+        """Record why enqueue leaves ``job`` Pending (a code of docs/design.md#pending-reasons)."""
         self.enqueue_reasons.setdefault(job.key, {})[reason] = message
 
     def action_arguments(self, name: str) -> Arguments:

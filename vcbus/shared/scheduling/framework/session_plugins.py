@@ -321,9 +321,9 @@ class SessionPlugins:
         """Ask every enabled enqueue vote about ``job`` so each rejecting plugin says why.
 
         ``job_enqueueable`` stops at the first Reject; a rejected job's reason must be the
-        highest-ranked one (SPEC A8), so enqueue asks the others too. The votes only read
-        (and record their reasons), so a vote ``job_enqueueable`` just asked about this job
-        is not asked again.
+        highest-ranked one (docs/design.md#pending-reasons), so enqueue asks the others too. The
+        votes only read (and record their reasons), so a vote ``job_enqueueable`` just asked about
+        this job is not asked again.
         """
         last, asked = self._enqueue_asked
         skip = asked if last is job else ()

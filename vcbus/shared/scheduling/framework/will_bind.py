@@ -1,19 +1,19 @@
 """Will-bind: capacity held for the later stages of dependsOn jobs, so they bind at once.
 
-SPEC A5 gang-schedules a dependent job stage by stage. The seed design left one problem
-open, and Volcano has it too (B3.13: its scheduler knows nothing of ``dependsOn``): after the
-first stage runs, a later stage can find the cluster full, and the job hangs half-started.
-vcbus closes it with *will-bind reservations*, decided by the allocator (no Volcano
-counterpart):
+docs/design.md#dependent-jobs gang-schedules a dependent job stage by stage. The seed design left
+one problem open, and Volcano has it too (Volcano's pkg/scheduler/: its scheduler knows nothing of
+``dependsOn``): after the first stage runs, a later stage can find the cluster full, and the job
+hangs half-started. vcbus closes it with *will-bind reservations*, decided by the allocator (no
+Volcano counterpart):
 
 1. When allocate commits a dependent job whose present stages are ready (its first stage),
    it places the minimum pods of every stage that has no pods yet (``PodGroup.stages``) with
-   the predicates and scores of real pods, minimum pods first in task order (SPEC A3), and
-   holds them as *phantom* tasks: their requests sit on their nodes, counted as used by
-   every later placement of the session and, through the ``capacity.reservations`` topic,
-   by podgroup-enqueue (overcommit) and by a restarted or standby allocator. A stage is
-   reserved whole or not at all (its minimum is a gang); a stage that does not fit is tried
-   again each cycle, before other jobs are allocated.
+   the predicates and scores of real pods, minimum pods first in task order
+   (docs/design.md#minimum-pods-first), and holds them as *phantom* tasks: their requests sit on
+   their nodes, counted as used by every later placement of the session and, through the
+   ``capacity.reservations`` topic, by podgroup-enqueue (overcommit) and by a restarted or standby
+   allocator. A stage is reserved whole or not at all (its minimum is a gang); a stage that does not
+   fit is tried again each cycle, before other jobs are allocated.
 2. When a stage's real pods exist (the job-controller creates them once their dependencies
    are ready), each pod takes its phantom as it is placed: the phantom's capacity is given
    back and the pod goes to the reserved node when it fits there (else where the usual choice

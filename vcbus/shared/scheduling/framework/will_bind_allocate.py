@@ -135,8 +135,9 @@ def _wanted(job: JobInfo) -> list[tuple[StageTask, int]]:
 def reserve_stages(ssn: Session, job: JobInfo, args: WillBindArgs) -> None:
     """Reserve room for the minimum pods of ``job``'s stages that have no pods yet.
 
-    Phantoms are placed in task order (SPEC A3) with ``Session.place``; a stage is kept only
-    when all of its missing pods fit on idle resources, otherwise none of them is.
+    Phantoms are placed in task order (docs/design.md#minimum-pods-first) with ``Session.place``; a
+    stage is kept only when all of its missing pods fit on idle resources, otherwise none of them
+    is.
     """
     if not _is_eligible(ssn, job, args):
         return

@@ -5,13 +5,13 @@ Port of volcano@v1.12.0 ``pkg/scheduler/plugins/gang/gang.go`` (``validJobFn``,
 ``OnSessionClose``) with the readiness rules of ``api/job_info.go`` (``model.JobInfo``).
 
 Deliberate deviations:
-- SPEC A4/A5 readiness (see ``model``): task minimums always enforced, wait-create roles of
-  dependent jobs skipped.
-- At close, conditions carry SPEC A8 reason codes and a short message
+- docs/design.md#task-level-gang, docs/design.md#dependent-jobs readiness (see ``model``): task
+  minimums always enforced, wait-create roles of dependent jobs skipped.
+- At close, conditions carry docs/design.md#pending-reasons reason codes and a short message
   (``gang 2/4 ready; 3 nodes Insufficient cpu``): ``GangUnschedulable``,
   ``WaitingForReservation`` (only locked nodes stood in the way), ``QueueClosed`` /
   ``QueueOverCapability`` (set by allocate); a ready job gets ``Scheduled``.
-- Victims (``preemptableFn``/``reclaimableFn``, issue 23): a job loses pods only while its
+- Victims (``preemptableFn``/``reclaimableFn``): a job loses pods only while its
   ready count, and each task's, stays at its minimum, or loses all of them: a victim past
   the minimum is let through, and preempt/reclaim evict the rest of its job with it
   (``actions.eviction``), victims that keep their gang first. Volcano lets a job lose
@@ -92,8 +92,8 @@ class GangPlugin:
             """Victims that keep their job at its minimum, or whose whole job may go.
 
             A job loses pods only while its ready count stays at its minimum, and each
-            task's ready count at the task's minimum (SPEC A4); past that, its victims
-            take the rest of the job with them (``actions.eviction.evict_gang_safe``).
+            task's ready count at the task's minimum (docs/design.md#task-level-gang); past that,
+            its victims take the rest of the job with them (``actions.eviction.evict_gang_safe``).
             """
             return list(candidates), Vote.PERMIT
 

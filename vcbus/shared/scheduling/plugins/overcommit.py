@@ -3,7 +3,7 @@
 Port of volcano HEAD (``ed72c7c8``) ``pkg/scheduler/plugins/overcommit/overcommit.go``
 (``OnSessionOpen``, ``parseFactor``, ``validate``, the ``JobEnqueueable`` and ``JobEnqueued``
 functions) with ``plugins/util/util.go`` ``CalculateAllocatedTaskNum`` and
-``GetInqueueResource`` (SPEC B3.5):
+``GetInqueueResource`` (Volcano's enqueue.go):
 
 - ``idle = factor × Σ node allocatable − Σ node used`` per dimension; the factor is
   ``overcommit-factor`` (default 1.2) or ``overcommit-factor.<resource>`` for one resource;
@@ -16,9 +16,9 @@ functions) with ``plugins/util/util.go`` ``CalculateAllocatedTaskNum`` and
 - on enqueue, ``inqueue += minResources``.
 
 Deliberate deviations:
-- A rejection records the reason ``ClusterOverused`` (SPEC A8) instead of a Kubernetes event
-  "resource in cluster is overused"; its message names the job's minimum and the overcommitted
-  cluster size, not the amounts in use, so it does not change every cycle.
+- A rejection records the reason ``ClusterOverused`` (docs/design.md#pending-reasons) instead of a
+  Kubernetes event "resource in cluster is overused"; its message names the job's minimum and the
+  overcommitted cluster size, not the amounts in use, so it does not change every cycle.
 - The ``pods`` dimension is not compared (vcbus resources carry no ``pods``, B3.11), and
   scheduling-gated pods are not modelled, so nothing is taken off an Inqueue minimum.
 - Will-bind reservations (vcbus) are on the nodes' ``used``, so they count against ``idle``;
@@ -138,7 +138,8 @@ def _part(ssn: Session, job: JobInfo, reserved: Resource) -> Amounts | None:
         return None
     if job.phase is PodGroupPhase.INQUEUE:
         if ssn.infeasibility(job) is not None:
-            return None  # SPEC A6: a job that can never run holds no admission budget
+            # docs/design.md#reservation: a job that can never run holds no admission budget
+            return None
         return tuple(min_resources(job).exceeded_part(reserved)._amounts.items())
     if job.phase is PodGroupPhase.RUNNING and job.count(*ALLOCATED_STATUSES) >= job.min_available:
         return tuple(min_resources(job).exceeded_part(job.allocated + reserved)._amounts.items())

@@ -2,8 +2,8 @@
 
 Port of volcano@v1.12.0 ``pkg/scheduler/plugins/predicates/predicates.go`` (pod-count check
 ``NodePodNumberExceeded``, then the Kubernetes filters ``NodeUnschedulable``,
-``NodeAffinity`` (node selector) and ``TaintToleration``), plus SPEC A6: a node locked for the
-reservation's target job takes no pod of another job.
+``NodeAffinity`` (node selector) and ``TaintToleration``), plus docs/design.md#reservation: a node
+locked for the reservation's target job takes no pod of another job.
 
 Every check is vectorised over node rows (``NodeFilter``); the session derives the one-node
 ``predicate_fn`` from them.
@@ -11,9 +11,9 @@ Every check is vectorised over node rows (``NodeFilter``); the session derives t
 Deliberate deviations:
 - Node affinity expressions, pod (anti-)affinity, ports and volumes are not modelled; the
   pod's ``nodeSelector`` is.
-- SPEC A6 locked nodes: Volcano v1.5.1 never applied the lock (its ``util.Reservation`` was
-  read through a variable set once at start-up); here it holds, except for the room a job's
-  own will-bind holds on a locked node, and not after the target is placed
+- docs/design.md#reservation locked nodes: Volcano v1.5.1 never applied the lock (its
+  ``util.Reservation`` was read through a variable set once at start-up); here it holds, except for
+  the room a job's own will-bind holds on a locked node, and not after the target is placed
   (``Session.lift_locks``).
 """
 

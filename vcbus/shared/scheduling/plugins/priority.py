@@ -1,9 +1,9 @@
-"""Priority: higher-priority jobs first; inside a job, the minimum pods first (SPEC A3).
+"""Priority: higher-priority jobs first; inside a job, the minimum pods first.
 
 Port of volcano@v1.12.0 ``pkg/scheduler/plugins/priority/priority.go`` (``jobOrderFn``,
 ``taskOrderFn``, ``preemptableFn``) and ``pkg/scheduler/api/helpers/helpers.go`` (``CompareTask``).
 
-Deliberate deviations (SPEC A3, exact sort key, first difference wins):
+Deliberate deviations (docs/design.md#minimum-pods-first, exact sort key, first difference wins):
 1. pods whose index is below their task's minAvailable before pods beyond it (a task without
    a minimum counts all its pods as within it);
 2. higher task priority first;
@@ -34,7 +34,7 @@ def job_order(left: JobInfo, right: JobInfo) -> int:
 
 
 def within_minimum(job: JobInfo, task: TaskInfo) -> bool:
-    """Whether a pod is part of its task's minimum (A3 rule 1)."""
+    """Whether a pod is part of its task's minimum (docs/design.md#minimum-pods-first rule 1)."""
     minimum = job.task_min_available.get(task.role)
     if minimum is None:
         return True

@@ -3,19 +3,19 @@
 Port of volcano@v1.12.0 ``pkg/scheduler/plugins/proportion/proportion.go`` (queue attributes,
 the ``deserved`` water-filling loop, ``QueueOrderFn``, ``OverusedFn``, ``AllocatableFn``,
 ``JobEnqueueableFn``, ``JobEnqueuedFn``, ``ReclaimableFn``, ``PreemptiveFn``, event
-handlers) as SPEC B3.5, B3.6 and B3.9 describe.
+handlers) as Volcano's enqueue.go and allocate.go and proportion.go describe.
 
 Deliberate deviations:
 - Queues are visited in name order (Volcano iterates a map), so floating-point sums are the
-  same on every run (A7).
+  same on every run (docs/design.md#determinism).
 - ``Allocatable`` compares ``allocated + request ≤ deserved`` on the dimensions the task
-  requests, plainly (B3.6), and refuses tasks of a queue that is not Open; the job records
-  why (``QueueClosed``/``QueueOverCapability``, A8).
+  requests, plainly (Volcano's allocate.go), and refuses tasks of a queue that is not Open; the job
+  records why (``QueueClosed``/``QueueOverCapability``, A8).
 - Queue hierarchy (``parent``) is not ported.
 - ``JobEnqueueable`` records why it rejects (``QueueNotFound``, ``QueueClosed``,
-  ``QueueOverCapability``, SPEC A8), in words that do not change every cycle.
-- Shares follow weights in enqueue too (SPEC A10). A queue asks for its Pending jobs'
-  minResources as well (in vcbus a Pending job has no pods yet), so its deserved share is
+  ``QueueOverCapability``, docs/design.md#pending-reasons), in words that do not change every cycle.
+- Shares follow weights in enqueue too (docs/design.md#queue-shares). A queue asks for its Pending
+  jobs' minResources as well (in vcbus a Pending job has no pods yet), so its deserved share is
   not capped at what its admitted jobs ask. A queue's share counts, beside what is
   allocated, the admitted part not placed yet (``inqueue``), and is recomputed after every
   job enqueue admits and every task allocate places; so one enqueue pass hands the
@@ -80,7 +80,7 @@ class QueueAttr:
     share: float = 0.0
 
     def update_share(self) -> None:
-        """``share = max over deserved's dimensions of (allocated + inqueue) / deserved`` (A10).
+        """``share = max over deserved's dimensions of (allocated + inqueue) / deserved``.
 
         ``inqueue`` is the admitted part not placed yet: work the queue was already given.
         """
@@ -125,10 +125,10 @@ def _job_part(
 
     Volcano adds each allocated task's request to allocated and request, each pending
     one's to request, and each job's inqueue and elastic parts. A Pending job's minimum
-    counts as asked for (A10) when its queue is open and the cluster (``total``) could hold
-    it: demand that can never be admitted must not shrink the other queues' deserved
-    shares. An ``infeasible`` Inqueue job (no node could ever hold it) counts in no
-    admission budget (SPEC A6): it would hold it forever.
+    counts as asked for (docs/design.md#queue-shares) when its queue is open and the cluster
+    (``total``) could hold it: demand that can never be admitted must not shrink the other queues'
+    deserved shares. An ``infeasible`` Inqueue job (no node could ever hold it) counts in no
+    admission budget (docs/design.md#reservation): it would hold it forever.
     """
     allocated_sum: dict[str, float] = {}
     request: dict[str, float] = {}
@@ -325,7 +325,7 @@ class ProportionPlugin:
         )
 
     def _water_fill(self, total: Resource) -> None:
-        """Distribute the cluster by weight until every queue is met (B3.9)."""
+        """Distribute the cluster by weight until every queue is met (Volcano's proportion.go)."""
         remaining = total
         meet: set[str] = set()
         while True:
@@ -525,7 +525,7 @@ class ProportionPlugin:
         """Account a task's ``request`` placed (or taken back) to the queue of ``job``.
 
         An admitted job's unplaced part shrinks (or grows back) with what it holds, so the
-        queue's share counts each admitted resource once (A10).
+        queue's share counts each admitted resource once (docs/design.md#queue-shares).
         """
         attr = self.queue_opts.get(job.queue)
         if attr is None:

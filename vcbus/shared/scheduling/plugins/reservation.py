@@ -1,9 +1,9 @@
-"""Reservation: choose a starving target job and lock nodes for it (SPEC A6).
+"""Reservation: choose a starving target job and lock nodes for it (docs/design.md#reservation).
 
 Port of volcano@v1.5.1 ``pkg/scheduler/plugins/reservation/reservation.go`` (``targetJobFn``:
 highest priority, then longest waiting since ``ScheduleStartTimestamp``;
 ``reservedNodesFn``: lock the unlocked node with the most idle resources), completed as
-SPEC A6 and the design ``docs/design/resource-reservation-design.md`` describe.
+docs/design.md#reservation and the design ``docs/design/resource-reservation-design.md`` describe.
 
 Arguments (plugin arguments, or global ones in the configuration):
 - ``lock-mode``: ``single`` (default; one more node per lock interval), ``multi`` (``lock-nodes``
@@ -22,22 +22,23 @@ Arguments (plugin arguments, or global ones in the configuration):
 - ``target-min-resources.<resource>``: when set, only a job asking at least that much on
   every resource given is elected.
 
-Deliberate deviations (SPEC A6 revised: reservation solves starvation and never harms):
+Deliberate deviations (docs/design.md#reservation revised: reservation solves starvation and never
+harms):
 - Election (``targetJobFn``): a job annotated ``volcano.sh/target-job: "true"`` first; else
   the starving jobs (above ``target-min-resources`` when set). A job is starving when it was
   overtaken (a job behind it in order that arrived after it, so was placed while it waited,
   holds capacity on a node the job could use) or has waited ``target-min-waiting``; a job
   that fits the idle capacity now (the next cycle places it), or would fit but for room
-  another job's will-bind holds, is not; nor is a job with a planned start (SPEC A15: the
-  plan keeps its room from every job that ends after that start, as EASY's reservation
-  does, so locks would only idle nodes that such jobs could use). Among those: highest
-  priority, then longest waiting, then older creation, then job key (Volcano: first in map
+  another job's will-bind holds, is not; nor is a job with a planned start
+  (docs/design.md#planned-start: the plan keeps its room from every job that ends after that start,
+  as EASY's reservation does, so locks would only idle nodes that such jobs could use). Among those:
+  highest priority, then longest waiting, then older creation, then job key (Volcano: first in map
   order). Without starvation nothing is elected, so a workload in which nobody starves
   runs exactly as with reservation off.
 - Nodes (``reservedNodesFn``): only nodes that could hold one of the target's minimum pods;
   most idle first by (cpu, memory, other resources), then the node whose newest pod is
-  oldest (it likely drains first), then the smaller name (SPEC A7). Cordoned nodes are not
-  chosen by ``single`` and ``multi``, which lock no more once the locked nodes' idle
+  oldest (it likely drains first), then the smaller name (docs/design.md#determinism). Cordoned
+  nodes are not chosen by ``single`` and ``multi``, which lock no more once the locked nodes' idle
   capacity holds the target, and within a step stop at the node that makes it fit (the
   fewest nodes that hold it soonest: which node drains first is not known, so a step adds
   the next likeliest until the target fits). Locks hold in the allocator (the
@@ -233,8 +234,8 @@ def waiting_time(job: JobInfo, now: datetime) -> timedelta:
 def fits_locked_nodes(ssn: Session, job: JobInfo) -> bool:
     """Whether the idle capacity of the nodes locked for ``job`` holds what it asks for.
 
-    No other job may take that capacity (SPEC A6: freed capacity waits for the target), so
-    the target can be enqueued on it whatever the rest of the cluster has promised.
+    No other job may take that capacity (docs/design.md#reservation: freed capacity waits for the
+    target), so the target can be enqueued on it whatever the rest of the cluster has promised.
     """
     rows = [
         ssn.nodes[name].row for name in sorted(ssn.reservation.locked_nodes) if name in ssn.nodes
@@ -422,8 +423,8 @@ class ReservationPlugin:
 
         Not when it fits the idle capacity now (the next cycle places it), nor when only
         room other jobs' will-bind holds keeps it out, nor when it has a planned start
-        (SPEC A15): the plan already keeps the room it waits for from every job that would
-        end after that start, and a job that overtook it ends before it (EASY's
+        (docs/design.md#planned-start): the plan already keeps the room it waits for from every job
+        that would end after that start, and a job that overtook it ends before it (EASY's
         reservation); locks would only keep those jobs off idle nodes. ``placed`` gives
         the jobs holding nodes (read on its first call).
         """
@@ -441,7 +442,7 @@ class ReservationPlugin:
         return None if has_plan(ssn, job) else why
 
     def target_job(self, ssn: Session, jobs: Sequence[JobInfo]) -> Election | None:
-        """Elect the target among ``jobs`` (``targetJobFn`` with SPEC A6's rules), and why."""
+        """Elect the target among ``jobs`` (``targetJobFn``; docs/design.md#reservation)."""
         now = ssn.now
         candidates = [
             Election(j, f"annotated {TARGET_JOB_ANNOTATION}")

@@ -450,7 +450,8 @@ def _master_worker(master_priority: int, worker_priority: int) -> list[PodState]
 
 
 def test_minimum_pods_placed_first_then_rest_when_master_has_high_priority() -> None:
-    """A3: master-0..2, worker-0..1 (the gang), then master-3, master-4, worker-2."""
+    """docs/design.md#minimum-pods-first: master-0..2, worker-0..1 (the gang), then master-3,
+    master-4, worker-2."""
     case = SchedulingCase(
         name="master high priority",
         origin=SEED,
@@ -473,7 +474,8 @@ def test_minimum_pods_placed_first_then_rest_when_master_has_high_priority() -> 
 
 
 def test_minimum_pods_interleave_by_index_when_priorities_are_equal() -> None:
-    """A3: master-0, worker-0, master-1, worker-1, master-2, then worker-2, master-3, -4."""
+    """docs/design.md#minimum-pods-first: master-0, worker-0, master-1, worker-1, master-2, then
+    worker-2, master-3, -4."""
     case = SchedulingCase(
         name="equal priorities",
         origin=SEED,
@@ -565,7 +567,8 @@ def test_two_gangs_never_both_end_half_placed_when_competing_for_one_cluster() -
 
 
 def test_locked_node_takes_no_pod_when_the_job_is_not_the_target() -> None:
-    """A6: n1 is locked for ns/target, so ns/other goes to n2 and never to n1."""
+    """docs/design.md#reservation: n1 is locked for ns/target, so ns/other goes to n2 and never to
+    n1."""
     case = SchedulingCase(
         name="locked node",
         origin=SEED,
@@ -585,7 +588,7 @@ def test_locked_node_takes_no_pod_when_the_job_is_not_the_target() -> None:
 
 
 def test_locked_node_takes_pods_when_the_job_is_the_target() -> None:
-    """A6: the target job may use the node locked for it."""
+    """docs/design.md#reservation: the target job may use the node locked for it."""
     case = SchedulingCase(
         name="target uses locked node",
         origin=SEED,
@@ -603,7 +606,7 @@ def test_locked_node_takes_pods_when_the_job_is_the_target() -> None:
 
 
 def test_job_waits_for_reservation_when_only_locked_nodes_would_fit() -> None:
-    """A8: a gang blocked only by locks is WaitingForReservation."""
+    """docs/design.md#pending-reasons: a gang blocked only by locks is WaitingForReservation."""
     case = SchedulingCase(
         name="waiting for reservation",
         origin=SEED,
@@ -619,7 +622,8 @@ def test_job_waits_for_reservation_when_only_locked_nodes_would_fit() -> None:
 
 
 def test_gang_reason_is_queue_closed_when_its_queue_is_closed() -> None:
-    """A8: proportion refuses a closed queue's tasks; the condition says QueueClosed."""
+    """docs/design.md#pending-reasons: proportion refuses a closed queue's tasks; the condition says
+    QueueClosed."""
     case = SchedulingCase(
         name="queue closed",
         origin=SEED,

@@ -45,10 +45,11 @@ def _pods(job: str) -> list[PodState]:
 def test_best_effort_tasks_come_in_job_then_a3_order_when_backfill_picks_them() -> None:
     """volcano backfill_test.go TestPickUpPendingTasks/test.
 
-    Volcano expects task-4, 3, 2, 1 (priority) for pg2 then pg1. With SPEC A3 the pods within
-    the task's minimum (``"": 3``; index < 3: task-1, task-2) come first, so vcbus gives
-    task-2, task-1, then task-4, task-3 for each job. Volcano pipelines tasks 2 and 4 first;
-    vcbus never pipelines best-effort tasks, so all are Pending here.
+    Volcano expects task-4, 3, 2, 1 (priority) for pg2 then pg1. With
+    docs/design.md#minimum-pods-first the pods within the task's minimum (``"": 3``; index < 3:
+    task-1, task-2) come first, so vcbus gives task-2, task-1, then task-4, task-3 for each job.
+    Volcano pipelines tasks 2 and 4 first; vcbus never pipelines best-effort tasks, so all are
+    Pending here.
     """
     case = SchedulingCase(
         name="pick up pending tasks",

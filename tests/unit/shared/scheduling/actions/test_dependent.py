@@ -1,4 +1,5 @@
-"""SPEC A5: dependent jobs are gang-scheduled stage by stage and never deadlock."""
+"""docs/design.md#dependent-jobs: dependent jobs are gang-scheduled stage by stage and never
+deadlock."""
 
 from __future__ import annotations
 
@@ -10,10 +11,11 @@ PENDING, RUNNING = PodPhase.PENDING, PodPhase.RUNNING
 
 
 def test_first_stage_is_placed_when_later_stages_have_no_pods_yet() -> None:
-    """Issue 2944: minMember counts both stages; vcbus places stage one on its own minimum."""
+    """volcano-sh/volcano#2944: minMember counts both stages; vcbus places stage one on its own
+    minimum."""
     case = SchedulingCase(
         name="first stage",
-        origin="vcbus SPEC A5",
+        origin="vcbus docs/design.md#dependent-jobs",
         podgroups=[build_podgroup("dag", "ns", "default", 4, {"a": 2, "b": 2}, dependent=True)],
         pods=[
             build_pod("ns", f"dag-a-{i}", None, PENDING, {"cpu": "1"}, "dag", task="a")
@@ -28,10 +30,10 @@ def test_first_stage_is_placed_when_later_stages_have_no_pods_yet() -> None:
 
 
 def test_same_job_deadlocks_when_not_marked_dependent() -> None:
-    """Volcano's behaviour (B3.13) without the A5 marker: the gang is invalid, nothing binds."""
+    """Volcano's behaviour without the dependent-job marker: the gang is invalid, nothing binds."""
     case = SchedulingCase(
         name="not dependent",
-        origin="volcano B3.13 (issue 2944)",
+        origin="volcano-sh/volcano#2944",
         podgroups=[build_podgroup("dag", "ns", "default", 4, {"a": 2, "b": 2})],
         pods=[
             build_pod("ns", f"dag-a-{i}", None, PENDING, {"cpu": "1"}, "dag", task="a")
@@ -48,7 +50,7 @@ def test_second_stage_is_gang_scheduled_on_its_own_minimum_when_its_pods_exist()
     """Stage two (b, min 2) is placed all together once its pods exist."""
     case = SchedulingCase(
         name="second stage",
-        origin="vcbus SPEC A5",
+        origin="vcbus docs/design.md#dependent-jobs",
         podgroups=[build_podgroup("dag", "ns", "default", 4, {"a": 2, "b": 2}, dependent=True)],
         pods=[
             *[
@@ -72,11 +74,11 @@ def test_second_stage_is_gang_scheduled_on_its_own_minimum_when_its_pods_exist()
 
 
 def test_other_jobs_minimum_goes_first_when_a_dependent_job_is_ready() -> None:
-    """A5: after its minimum, a dependent job gets no more turns this cycle, so the other
-    job's minimum is placed before the dependent job's extra replicas."""
+    """docs/design.md#dependent-jobs: after its minimum, a dependent job gets no more turns this
+    cycle, so the other job's minimum is placed before the dependent job's extra replicas."""
     case = SchedulingCase(
         name="no push back",
-        origin="vcbus SPEC A5",
+        origin="vcbus docs/design.md#dependent-jobs",
         podgroups=[
             build_podgroup("dag", "ns", "default", 1, {"a": 1}, dependent=True, priority=10),
             build_podgroup("other", "ns", "default", 2, {"w": 2}),

@@ -1,4 +1,5 @@
-"""Elect: which starving job becomes the reservation's target (SPEC A6, B3.12)."""
+"""Elect: which starving job becomes the reservation's target (docs/design.md#reservation, Volcano's
+v1.5.1 elect.go and reserve.go)."""
 
 from __future__ import annotations
 
@@ -82,7 +83,7 @@ def _elect(
     run_case(
         SchedulingCase(
             name=name,
-            origin=f"{ELECT}; {TARGET_FN}; vcbus SPEC A6",
+            origin=f"{ELECT}; {TARGET_FN}; vcbus docs/design.md#reservation",
             podgroups=[BUSY_PG, *podgroups],
             pods=[*BUSY, *(pods or [])],
             nodes=NODES,
@@ -116,7 +117,8 @@ def test_older_job_is_elected_when_priority_and_waiting_are_equal() -> None:
 
 
 def test_smaller_key_is_elected_when_everything_else_is_equal() -> None:
-    """A7: Volcano took the first in map order; vcbus the smaller job key."""
+    """docs/design.md#determinism: Volcano took the first in map order; vcbus the smaller job
+    key."""
     _elect([_job("b", waited=5), _job("a", waited=5)], "ns/a")
 
 
@@ -202,7 +204,7 @@ def test_ready_target_is_released_and_a_new_one_elected_when_elect_runs() -> Non
     run = run_case(
         SchedulingCase(
             name="re-elect",
-            origin=f"{ELECT}; vcbus SPEC A6",
+            origin=f"{ELECT}; vcbus docs/design.md#reservation",
             podgroups=[_job("done", phase=INQUEUE), _job("next", waited=30), BUSY_PG],
             pods=[
                 build_pod("ns", "done-w-0", "n1", PodPhase.RUNNING, {"cpu": "4"}, "done"),
@@ -252,7 +254,8 @@ def test_waiting_counts_from_creation_when_the_job_was_never_seen() -> None:
     _elect([_job("seen", waited=60), old], "ns/old")
 
 
-# SPEC A6 (revised): only a feasible, starving job is a target; a lock is bounded.
+# docs/design.md#reservation (revised): only a feasible, starving job is a target; a lock is
+# bounded.
 NO_THRESHOLD: Arguments = {}
 
 
@@ -269,7 +272,7 @@ def _run(
     return run_case(
         SchedulingCase(
             name=name,
-            origin=f"{ELECT}; vcbus SPEC A6 (revised), A8",
+            origin=f"{ELECT}; vcbus docs/design.md#reservation, docs/design.md#pending-reasons",
             podgroups=[BUSY_PG, *podgroups],
             pods=[*BUSY, *pods],
             nodes=NODES,
@@ -378,12 +381,13 @@ def test_job_is_not_overtaken_by_one_running_where_it_could_never_go() -> None:
 def test_infeasible_job_is_never_elected_and_says_why_when_annotated(
     pod: PodState, message: str
 ) -> None:
-    """Even the annotation does not make a job no node could hold a target (A6, A8)."""
+    """Even the annotation does not make a job no node could hold a target
+    (docs/design.md#reservation, docs/design.md#pending-reasons)."""
     job = _job("job", phase=INQUEUE, cpus="1", annotations={"volcano.sh/target-job": "true"})
     run = run_case(
         SchedulingCase(
             name="infeasible",
-            origin=f"{ELECT}; vcbus SPEC A6 (revised), A8",
+            origin=f"{ELECT}; vcbus docs/design.md#reservation, docs/design.md#pending-reasons",
             podgroups=[job],
             pods=[pod],
             nodes=NODES,
@@ -404,7 +408,7 @@ def test_infeasible_target_is_released_when_nodes_change() -> None:
     run = run_case(
         SchedulingCase(
             name="infeasible target",
-            origin=f"{ELECT}; vcbus SPEC A6 (revised)",
+            origin=f"{ELECT}; vcbus docs/design.md#reservation (revised)",
             podgroups=[_job("big", phase=INQUEUE, cpus="4")],
             pods=[build_pod("ns", "big-w-0", None, PodPhase.PENDING, {"cpu": "5"}, "big")],
             nodes=NODES,
@@ -430,7 +434,7 @@ def test_target_is_released_with_a_backoff_when_lock_max_passes() -> None:
     run = run_case(
         SchedulingCase(
             name="expired",
-            origin=f"{ELECT}; vcbus SPEC A6 (revised), A8",
+            origin=f"{ELECT}; vcbus docs/design.md#reservation, docs/design.md#pending-reasons",
             podgroups=[_job("stuck", phase=INQUEUE, cpus="4"), BUSY_PG],
             pods=[
                 build_pod("ns", "stuck-w-0", None, PodPhase.PENDING, {"cpu": "4"}, "stuck"),
@@ -491,7 +495,7 @@ def test_lock_timeout_must_be_shorter_than_lock_max() -> None:
 
 
 def test_overtaken_job_is_not_elected_when_it_fits_now() -> None:
-    """The next cycle places it anyway: not starving (SPEC A6)."""
+    """The next cycle places it anyway: not starving (docs/design.md#reservation)."""
     _run(
         [
             _job("fits", phase=INQUEUE, cpus="1", created=60),

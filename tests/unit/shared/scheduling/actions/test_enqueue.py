@@ -93,7 +93,10 @@ VOLCANO_CASES = [
         actions=("enqueue",),
         expect_phase={"c1/pg1": PG_PENDING},
         expect_reason={"c1/pg1": "QueueNotFound"},
-        note="Volcano expects no status at all; vcbus keeps it Pending and says why (A8).",
+        note=(
+            "Volcano expects no status at all; vcbus keeps it Pending and says why"
+            " (docs/design.md#pending-reasons)."
+        ),
     ),
     SchedulingCase(
         name="pggroup cannot enqueue because queue resources are less than podgroup MinResources",
@@ -143,29 +146,31 @@ def _pending(name: str, cpus: str, *, minute: int = 0, queue: str = "default") -
 
 
 def test_big_job_does_not_block_later_jobs_when_it_is_rejected() -> None:
-    """B3.5: no head-of-line blocking; the older big job stays Pending, small ones go in."""
+    """Volcano's enqueue.go: no head-of-line blocking; the older big job stays Pending, small ones
+    go in."""
     run_case(
         SchedulingCase(
             name="no head-of-line blocking",
-            origin="vcbus SPEC B3.5, B4 item 9",
+            origin="vcbus, Volcano's enqueue.go",
             podgroups=[_pending("big", "20", minute=0), _pending("s1", "2", minute=1)],
             nodes=[NODE_10],
             queues=[build_queue("default")],
             tiers=OVERCOMMIT_ONLY,
             actions=("enqueue",),
             expect_phase={"ns/big": PG_PENDING, "ns/s1": PG_INQUEUE},
-            # 20 cpu on a 10-cpu cluster: it could never run (SPEC A6, A8 rank it first).
+            # 20 cpu on a 10-cpu cluster: it could never run (docs/design.md#reservation,
+            # docs/design.md#pending-reasons rank it first).
             expect_reason={"ns/big": "Infeasible", "ns/s1": None},
         )
     )
 
 
 def test_jobs_are_enqueued_up_to_the_overcommit_factor_when_only_overcommit_votes() -> None:
-    """B3.5: idle = 1.2 × 10 cpu = 12; three 4-cpu jobs fit, the fourth does not."""
+    """Volcano's enqueue.go: idle = 1.2 × 10 cpu = 12; three 4-cpu jobs fit, the fourth does not."""
     run_case(
         SchedulingCase(
             name="default factor",
-            origin="vcbus SPEC B3.5 overcommit-factor 1.2",
+            origin="vcbus Volcano's enqueue.go overcommit-factor 1.2",
             podgroups=[_pending(f"j{i}", "4", minute=i) for i in range(4)],
             nodes=[NODE_10],
             queues=[build_queue("default")],
@@ -182,11 +187,11 @@ def test_jobs_are_enqueued_up_to_the_overcommit_factor_when_only_overcommit_vote
 
 
 def test_factor_below_one_is_replaced_by_the_default_when_configured() -> None:
-    """B3.5: overcommit-factor 0.5 is taken as 1.2, so 12 cpu go in, not 5."""
+    """Volcano's enqueue.go: overcommit-factor 0.5 is taken as 1.2, so 12 cpu go in, not 5."""
     run_case(
         SchedulingCase(
             name="factor below one",
-            origin="vcbus SPEC B3.5 (overcommit validate)",
+            origin="vcbus Volcano's enqueue.go (overcommit validate)",
             podgroups=[_pending("j0", "6", minute=0), _pending("j1", "6", minute=1)],
             nodes=[NODE_10],
             queues=[build_queue("default")],
@@ -198,11 +203,11 @@ def test_factor_below_one_is_replaced_by_the_default_when_configured() -> None:
 
 
 def test_proportion_caps_the_queue_at_the_cluster_when_both_plugins_vote() -> None:
-    """B4 item 9: with proportion too, the single queue is capped at 10 cpu, not 12."""
+    """Volcano's enqueue.go: with proportion too, the single queue is capped at 10 cpu, not 12."""
     run_case(
         SchedulingCase(
             name="proportion neutralises the factor",
-            origin="vcbus SPEC B4 item 9",
+            origin="vcbus, Volcano's enqueue.go",
             podgroups=[_pending(f"j{i}", "4", minute=i) for i in range(3)],
             nodes=[NODE_10],
             queues=[build_queue("default")],
@@ -215,12 +220,13 @@ def test_proportion_caps_the_queue_at_the_cluster_when_both_plugins_vote() -> No
 
 
 def test_only_requested_dimensions_are_compared_when_memory_is_short() -> None:
-    """B3.5: minResources asks cpu only, so a cluster out of memory still takes it."""
+    """Volcano's enqueue.go: minResources asks cpu only, so a cluster out of memory still takes
+    it."""
     full = build_pod("ns", "hog-0", "n1", RUNNING, {"cpu": "1", "memory": "20Gi"}, "hog")
     run_case(
         SchedulingCase(
             name="requested dimensions",
-            origin="vcbus SPEC B3.5 (LessEqualWithDimension)",
+            origin="vcbus Volcano's enqueue.go (LessEqualWithDimension)",
             podgroups=[
                 build_podgroup("hog", "ns", "default", 1, None, PG_RUNNING),
                 _pending("cpu-only", "4"),
@@ -236,11 +242,11 @@ def test_only_requested_dimensions_are_compared_when_memory_is_short() -> None:
 
 
 def test_podgroup_without_min_resources_is_enqueued_when_the_cluster_is_full() -> None:
-    """B3.5: no minResources → enqueued unconditionally."""
+    """Volcano's enqueue.go: no minResources → enqueued unconditionally."""
     run_case(
         SchedulingCase(
             name="no minResources",
-            origin="vcbus SPEC B3.5",
+            origin="vcbus Volcano's enqueue.go",
             podgroups=[
                 _pending("big", "40", minute=0),
                 build_podgroup("free", "ns", "default", 1, None, PG_PENDING),
@@ -255,11 +261,12 @@ def test_podgroup_without_min_resources_is_enqueued_when_the_cluster_is_full() -
 
 
 def test_dependent_job_stays_pending_when_its_whole_min_resources_do_not_fit() -> None:
-    """A5: enqueue admits a dependent job on all stages' minResources, not the first's."""
+    """docs/design.md#dependent-jobs: enqueue admits a dependent job on all stages' minResources,
+    not the first's."""
     run_case(
         SchedulingCase(
             name="dependent whole minResources",
-            origin="vcbus SPEC A5 (enqueue on the whole job), B3.13",
+            origin="vcbus docs/design.md#dependent-jobs (enqueue on the whole job), B3.13",
             podgroups=[
                 build_podgroup(
                     "dep",
@@ -278,7 +285,8 @@ def test_dependent_job_stays_pending_when_its_whole_min_resources_do_not_fit() -
             tiers=OVERCOMMIT_ONLY,
             actions=("enqueue",),
             expect_phase={"ns/dep": PG_PENDING},
-            # 16 cpu on a 10-cpu cluster: it could never run (SPEC A6, A8 rank it first).
+            # 16 cpu on a 10-cpu cluster: it could never run (docs/design.md#reservation,
+            # docs/design.md#pending-reasons rank it first).
             expect_reason={"ns/dep": "Infeasible"},
         )
     )
@@ -288,7 +296,7 @@ def test_dependent_job_is_enqueued_when_its_whole_min_resources_fit() -> None:
     run_case(
         SchedulingCase(
             name="dependent fits",
-            origin="vcbus SPEC A5",
+            origin="vcbus docs/design.md#dependent-jobs",
             podgroups=[
                 build_podgroup(
                     "dep",
@@ -321,12 +329,13 @@ def test_dependent_job_is_enqueued_when_its_whole_min_resources_fit() -> None:
     ids=["closed", "over capability", "cluster overused"],
 )
 def test_highest_ranked_reason_is_reported_when_several_plugins_reject(queue, reason) -> None:
-    """A8: QueueClosed > QueueOverCapability > ClusterOverused, whatever votes first."""
+    """docs/design.md#pending-reasons: QueueClosed > QueueOverCapability > ClusterOverused, whatever
+    votes first."""
     hog = build_pod("ns", "hog-0", "n1", RUNNING, {"cpu": "10"}, "hog")
     run_case(
         SchedulingCase(
             name=f"reason {reason}",
-            origin="vcbus SPEC A8",
+            origin="vcbus docs/design.md#pending-reasons",
             podgroups=[
                 build_podgroup("hog", "ns", "other", 1, None, PG_RUNNING),
                 _pending("job", "4", queue="q"),
@@ -343,12 +352,13 @@ def test_highest_ranked_reason_is_reported_when_several_plugins_reject(queue, re
 
 
 def test_other_jobs_wait_for_the_target_when_the_reservation_target_is_pending() -> None:
-    """A6: the target is tried first; while it is Pending, no other job is enqueued."""
+    """docs/design.md#reservation: the target is tried first; while it is Pending, no other job is
+    enqueued."""
     hog = build_pod("ns", "hog-0", "n1", RUNNING, {"cpu": "6"}, "hog")
     run_case(
         SchedulingCase(
             name="reservation gate",
-            origin="vcbus SPEC A6 (enqueue gate)",
+            origin="vcbus docs/design.md#reservation (enqueue gate)",
             podgroups=[
                 build_podgroup("hog", "ns", "default", 1, None, PG_RUNNING),
                 _pending("small", "1", minute=0),
@@ -370,7 +380,7 @@ def test_other_jobs_are_enqueued_when_the_target_goes_in_first() -> None:
     run_case(
         SchedulingCase(
             name="target first",
-            origin="vcbus SPEC A6 (target tried first)",
+            origin="vcbus docs/design.md#reservation (target tried first)",
             podgroups=[_pending("small", "1", minute=0), _pending("target", "8", minute=5)],
             nodes=[NODE_10],
             queues=[build_queue("default")],
@@ -409,13 +419,14 @@ def _admitted_per_queue(queues: list[Queue], jobs_per_queue: int) -> dict[str, i
 
 
 def test_admission_budget_follows_queue_weights_when_two_queues_saturate() -> None:
-    """SPEC A10: 16 cpu × 1.2 = 19 one-cpu jobs go in, split 1:3 by weight (Volcano: 10/9)."""
+    """docs/design.md#queue-shares: 16 cpu × 1.2 = 19 one-cpu jobs go in, split 1:3 by weight
+    (Volcano: 10/9)."""
     admitted = _admitted_per_queue([build_queue("heavy", 3), build_queue("light", 1)], 16)
     assert admitted == {"heavy": 14, "light": 5}
 
 
 def test_a_queue_alone_takes_the_whole_budget_when_the_other_asks_nothing() -> None:
-    """SPEC A10 is work conserving: an idle heavy queue leaves nothing unused."""
+    """docs/design.md#queue-shares is work conserving: an idle heavy queue leaves nothing unused."""
     admitted = _admitted_per_queue([build_queue("light", 1)], 30)
     assert admitted == {"light": 16}
 
@@ -444,7 +455,7 @@ def _full_cluster(*, take_back: bool, reservation: Reservation | None = None) ->
     )
     return SchedulingCase(
         name="take-back",
-        origin="vcbus issue 23 (take-back enqueue)",
+        origin="vcbus preempt and reclaim (take-back enqueue)",
         podgroups=[
             build_podgroup("low", "ns", "default", 1, None, PG_RUNNING, priority=10),
             high,
@@ -470,7 +481,7 @@ def test_without_take_back_the_job_stays_pending_on_a_full_cluster() -> None:
 
 
 def test_take_back_admits_no_other_job_while_a_reservation_target_is_pending() -> None:
-    """SPEC A6: the target's gate holds for take-back too."""
+    """docs/design.md#reservation: the target's gate holds for take-back too."""
     target = build_podgroup(
         "target", "ns", "default", 1, None, PG_PENDING, min_resources={"cpu": "20"}
     )

@@ -195,7 +195,8 @@ VOLCANO_CASES = [
     ),
 ]
 """Task minimums above the job's (``{"": 2}`` with minMember 1) are left out: Volcano skips
-them when minMember < Σ task minimums (SPEC B4.1), SPEC A4 enforces them.
+them when minMember < Σ task minimums (Volcano's job_info.go), docs/design.md#task-level-gang
+enforces them.
 
 Not ported: the two best-effort cases (#3335: vcbus requests carry no ``pods`` slot, so a
 best-effort victim frees nothing the preemptor asks for) and ``preemptionPolicy: Never``
@@ -210,7 +211,7 @@ def test_preempt_volcano_cases(case: SchedulingCase) -> None:
 def _full(name: str, **fields: object) -> SchedulingCase:
     base: dict[str, object] = {
         "name": name,
-        "origin": "vcbus issue 23",
+        "origin": "vcbus preempt and reclaim",
         "queues": [build_queue("q1")],
         "tiers": FULL_TIERS,
         "actions": ("allocate", "preempt"),
@@ -472,7 +473,7 @@ def test_drf_lets_go_only_pods_of_jobs_whose_share_stays_at_least_the_preemptors
     run_case(
         SchedulingCase(
             name="drf",
-            origin="vcbus issue 23 (drf preemptableFn)",
+            origin="vcbus preempt and reclaim (drf preemptableFn)",
             podgroups=[build_podgroup("big", "c1", "q1", 1), build_podgroup("new", "c1", "q1", 1)],
             pods=[*pods, build_pod("c1", "new-w-0", None, PENDING, R1, "new")],
             nodes=[build_node("n1", {"cpu": str(victim_pods), "memory": "8G", "pods": 10})],
@@ -555,7 +556,8 @@ def test_evictions_on_a_node_that_cannot_hold_the_preemptor_after_all_are_undone
 
 
 def test_a_nominated_pod_does_not_bind_on_a_node_locked_since_for_another_target() -> None:
-    """SPEC A6: a lock holds against a nomination too (the chaos check found the binding)."""
+    """docs/design.md#reservation: a lock holds against a nomination too (the chaos check found the
+    binding)."""
     locked = Reservation(target_job=JobKey("c1/target"), locked_nodes=frozenset({"n1"}))
     case = _with(_nominated(PodPhase.FAILED, releasing=False), reservation=locked)
     run_case(_with(case, expect_binds={}, actions=("allocate",)))

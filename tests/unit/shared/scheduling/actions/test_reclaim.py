@@ -146,7 +146,7 @@ FULL_TIERS = (
 def _two_queues(*, reclaimable: bool = True, light_min: int = 2) -> SchedulingCase:
     return SchedulingCase(
         name="light queue reclaims",
-        origin="vcbus issue 23",
+        origin="vcbus preempt and reclaim",
         podgroups=[
             build_podgroup("heavy-0", "c1", "heavy", 1),
             build_podgroup("heavy-1", "c1", "heavy", 1),

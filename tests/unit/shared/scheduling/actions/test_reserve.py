@@ -1,4 +1,5 @@
-"""Reserve: nodes locked for the target by lock mode, escalation, release (SPEC A6, B3.12)."""
+"""Reserve: nodes locked for the target by lock mode, escalation, release
+(docs/design.md#reservation, Volcano's v1.5.1 elect.go and reserve.go)."""
 
 from __future__ import annotations
 
@@ -62,7 +63,7 @@ def _reserve(
     return run_case(
         SchedulingCase(
             name="reserve",
-            origin=f"{RESERVE}; {RESERVED_NODES_FN} reservedNodesFn; vcbus SPEC A6",
+            origin=f"{RESERVE}; {RESERVED_NODES_FN} reservedNodesFn; docs/design.md#reservation",
             podgroups=podgroups if podgroups is not None else [BUSY_PG, _target()],
             pods=pods if pods is not None else [*BUSY, *_target_pods()],
             nodes=NODES,
@@ -154,8 +155,8 @@ def test_single_mode_locks_no_more_when_the_locked_nodes_hold_the_target() -> No
 
 
 def test_multi_mode_stops_at_the_node_that_makes_the_target_fit() -> None:
-    """SPEC A6: the fewest nodes that hold the target; n1 and n3 hold its 8 cpu now, so a
-    step of four stops after them."""
+    """docs/design.md#reservation: the fewest nodes that hold the target; n1 and n3 hold its 8 cpu
+    now, so a step of four stops after them."""
     change = _only(
         _reserve(
             arguments={"lock-mode": "multi", "lock-nodes": 4},
@@ -190,7 +191,7 @@ def test_only_nodes_the_target_could_use_are_locked() -> None:
     run_case(
         SchedulingCase(
             name="usable nodes",
-            origin=f"{RESERVED_NODES_FN}; vcbus SPEC A6",
+            origin=f"{RESERVED_NODES_FN}; vcbus docs/design.md#reservation",
             podgroups=[BUSY_PG, _target()],
             pods=[*BUSY, *pods],
             nodes=labelled,
@@ -206,7 +207,7 @@ def test_only_nodes_the_target_could_use_are_locked() -> None:
     run_case(
         SchedulingCase(
             name="usable nodes, multi",
-            origin=f"{RESERVED_NODES_FN}; vcbus SPEC A6",
+            origin=f"{RESERVED_NODES_FN}; vcbus docs/design.md#reservation",
             podgroups=[BUSY_PG, _target()],
             pods=[*BUSY, *pods],
             nodes=labelled,

@@ -150,11 +150,12 @@ def test_volcano_parse_factor_table_holds_when_ported(
 
 
 def test_running_job_counts_only_its_unallocated_minimum_when_inqueue_is_summed() -> None:
-    """B3.5: Inqueue → whole minResources; Running with minMember allocated → the rest."""
+    """Volcano's enqueue.go: Inqueue → whole minResources; Running with minMember allocated → the
+    rest."""
     snapshot = snapshot_of(
         SchedulingCase(
             name="inqueue sums",
-            origin="vcbus SPEC B3.5",
+            origin="vcbus Volcano's enqueue.go",
             podgroups=[
                 build_podgroup("queued", "ns", "q", 1, None, INQUEUE, min_resources={"cpu": "3"}),
                 build_podgroup(

@@ -1,4 +1,5 @@
-"""Predicates: node selector, taints, cordoned nodes, pod count, locked nodes (A6)."""
+"""Predicates: node selector, taints, cordoned nodes, pod count, locked nodes
+(docs/design.md#reservation)."""
 
 from __future__ import annotations
 
@@ -114,7 +115,8 @@ def test_full_node_is_skipped_when_pod_count_reaches_its_limit() -> None:
 
 
 def test_locked_node_is_feasible_only_when_the_job_is_the_target() -> None:
-    """A6: a node locked for ns/job takes ns/job's pods and no one else's."""
+    """docs/design.md#reservation: a node locked for ns/job takes ns/job's pods and no one
+    else's."""
     reservation = Reservation(target_job=JobKey("ns/other"), locked_nodes=frozenset({"a"}))
     ssn = _session(
         [build_node("a", {"cpu": "4"}), build_node("b", {"cpu": "4"})],

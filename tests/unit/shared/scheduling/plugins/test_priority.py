@@ -53,7 +53,8 @@ def test_tasks_order_by_index_then_creation_then_uid_when_priorities_tie() -> No
 
 
 def test_pods_beyond_the_minimum_come_last_when_their_priority_is_higher() -> None:
-    """A3 rule 1 wins over rule 2: master-3 (beyond its minimum of 3) after worker-0."""
+    """docs/design.md#minimum-pods-first rule 1 wins over rule 2: master-3 (beyond its minimum of 3)
+    after worker-0."""
     pods = [
         build_pod(
             "ns",

@@ -1,4 +1,4 @@
-"""Proportion: deserved shares by weight, capability and guarantee (B3.9)."""
+"""Proportion: deserved shares by weight, capability and guarantee (Volcano's proportion.go)."""
 
 from __future__ import annotations
 
@@ -94,7 +94,7 @@ def _deserved_with_pending(queues: list[Queue], pending_cpus: dict[str, str]) ->
 
 
 def test_pending_jobs_claim_a_weighted_share_when_their_queue_has_no_pods_yet() -> None:
-    """SPEC A10: a Pending job's minimum is demand, before the job has pods."""
+    """docs/design.md#queue-shares: a Pending job's minimum is demand, before the job has pods."""
     deserved = _deserved_with_pending([build_queue("a", 1), build_queue("b", 3)], {"b": "12"})
     assert deserved == pytest.approx({"a": 3000, "b": 9000})
 
