@@ -1,7 +1,8 @@
 """Time a node agent's work: from binding to process start, and its CPU idle and per pod.
 
-Run: ``python -m tests.bench.agent_start [--pods 100] [--gap 0.2] [--idle 20]`` (not
-collected by pytest; as root, pods run as ``nobody``).
+Run: ``python -m tests.bench.agent_start [--pods 100] [--gap 0.2] [--idle 20] [--run-as USER]``
+(not collected by pytest; as root, pods run as ``nobody``, or with ``--run-as ''`` each as a
+uid of its own, the agent's default).
 
 On a fresh embedded broker, with no other service: one ``vcbus agent`` process (node
 ``bench-0``, cgroups when the host has them). The driver publishes one admitted job of
@@ -170,6 +171,9 @@ def main() -> None:
     parser.add_argument("--pods", type=int, default=100)
     parser.add_argument("--gap", type=float, default=0.2, help="seconds between bindings")
     parser.add_argument("--idle", type=float, default=20.0, help="seconds of idle measured")
+    parser.add_argument(
+        "--run-as", default="nobody", help="the pods' user as root ['': a uid per pod]"
+    )
     args = parser.parse_args()
     broker = start_broker()
     base = Path(tempfile.mkdtemp(prefix="vcbus-bench-agent-"))
@@ -197,8 +201,8 @@ def main() -> None:
             "--memory",
             "64Gi",
         ]
-        if os.geteuid() == 0:
-            command += ["--run-as", "nobody"]
+        if os.geteuid() == 0 and args.run_as:
+            command += ["--run-as", args.run_as]
         agent = subprocess.Popen(
             command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
         )

@@ -47,7 +47,7 @@ from tests.bench.raw import measure_raw
 from tests.bench.stats import per_pod, percentile, summary_ms
 from tests.bench.workload import HOPS, BenchJob, build_jobs, node_shape
 from vcbus.contracts.topics import Topic
-from vcbus.services.cli.submit import records_for
+from vcbus.services.submission import records_for
 from vcbus.shared.bus.broker import EmbeddedBroker, free_port, start_broker
 from vcbus.shared.bus.kafka import AioKafkaBus, KafkaProducer
 from vcbus.shared.runtime.clock import SystemClock

@@ -58,16 +58,15 @@ from tests.chaos.workload import PRIORITY_CLASSES, REAL_LABEL, REAL_TAINT, gener
 from tests.support.processes import ROOT, service_env
 from vcbus.contracts import TOPIC_SPECS, Event
 from vcbus.contracts.topics import DLT_SUFFIX
-from vcbus.services.cli.submit import records_for
+from vcbus.services.submission import records_for
 from vcbus.shared.bus.broker import EmbeddedBroker, start_broker
 from vcbus.shared.bus.codec import Poison, TopicCodec, Unknown
 from vcbus.shared.bus.kafka import AioKafkaBus
 from vcbus.shared.bus.kafka_settings import KafkaSettings
 from vcbus.shared.bus.records import OutRecord, TopicPartition
 from vcbus.shared.runtime.clock import SystemClock
-from vcbus.shared.runtime.service import changelog_topic
 from vcbus.shared.runtime.table import Table
-from vcbus.shared.runtime.topology import ensure_topics
+from vcbus.shared.runtime.topology import changelog_topic, ensure_topics
 from vcbus.shared.views.status import STATUS_TOPICS, StatusView
 
 SERVICES = ("cluster", "admission", "job-controller", "podgroup-enqueue", "allocator")

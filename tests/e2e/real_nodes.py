@@ -101,9 +101,7 @@ def start_agent(
         env=service_env(
             system.bootstrap,
             system.prefix,
-            VCBUS_POLL_TIMEOUT="0.1",
-            VCBUS_AGENT_TOKEN=TOKEN,
-            **(env or {}),
+            **{"VCBUS_POLL_TIMEOUT": "0.1", "VCBUS_AGENT_TOKEN": TOKEN, **(env or {})},
         ),
         wrap=wrap,
     )

@@ -29,7 +29,7 @@ from tests.support.processes import (
 )
 from vcbus.contracts import TOPIC_SPECS, Event, Topic
 from vcbus.contracts.objects.pod import ANNOTATION_RUN_SECONDS
-from vcbus.services.cli.submit import Submitted, records_for
+from vcbus.services.submission import Submitted, records_for
 from vcbus.shared.bus.codec import Poison, TopicCodec, Unknown
 from vcbus.shared.bus.kafka import AioKafkaBus
 from vcbus.shared.bus.kafka_settings import KafkaSettings

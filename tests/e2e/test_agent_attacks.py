@@ -10,6 +10,7 @@ own directory changed.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import stat
@@ -41,7 +42,7 @@ pytestmark = [
     pytest.mark.skipif(os.geteuid() != 0, reason="a root agent is the target"),
 ]
 
-NODE = "attack-0"
+NODE = f"agentsec-attack-{os.getpid()}"
 CLOCK = SystemClock()
 
 
@@ -56,8 +57,15 @@ def system(kafka_bootstrap: str) -> System:
 
 @pytest.fixture(scope="module")
 def data_dirs() -> Iterator[DataDirs]:
+    """The agent's data directory; the node's cgroups removed at the end."""
     with DataDirs() as dirs:
         yield dirs
+    for node in Path("/sys/fs/cgroup").glob(f"*/vcbus/{NODE}"):
+        for pod in (p for p in node.iterdir() if p.is_dir()):
+            with contextlib.suppress(OSError):
+                pod.rmdir()
+        with contextlib.suppress(OSError):
+            node.rmdir()
 
 
 @pytest.fixture(scope="module")
@@ -310,3 +318,25 @@ async def test_a_pod_whose_supervisor_is_killed_is_killed_before_it_is_reported_
     assert final(events, "sup-killed-1").reason == "Lost"
     assert not running_pid(main), "the container outlived its supervisor's loss"
     assert not running_pid(child), "the setsid child outlived its supervisor's loss"
+
+
+async def test_a_working_dir_the_pods_user_cannot_enter_fails_the_pod(
+    system: System, agent: RealNode, data_dirs: DataDirs
+) -> None:
+    """Attack: a container's ``workingDir`` is a directory closed to the pod's user (mode
+    0700, root's): the supervisor entered it as root, before the switch to the pod's user,
+    so the pod ran inside a directory its user may not enter (a check of the host's
+    permissions skipped). It is entered as the pod's user: the pod fails ``StartError``
+    and runs nothing there."""
+    closed = data_dirs.base / "closed"
+    closed.mkdir(mode=0o700)
+    (closed / "inside").write_text("root's eyes only\n")
+    (closed / "inside").chmod(0o644)
+    manifest = job("closed-cwd", "cat inside", workingDir=str(closed))
+    await publish(system, [admitted(manifest), binding(manifest, "closed-cwd-1")])
+    events = await statuses_until(system, ended("closed-cwd-1"))
+    status = final(events, "closed-cwd-1")
+    output = (agent.data_dir / "pods" / "closed-cwd-1" / "logs" / "main" / "0.log").read_text()
+    assert "root's eyes only" not in output
+    assert (status.phase, status.reason) == (PodPhase.FAILED, "StartError"), output
+    assert str(closed) in status.message

@@ -41,7 +41,7 @@ from vcbus.contracts import (
     Topic,
 )
 from vcbus.contracts.limits import MAX_RECORD_BYTES
-from vcbus.services.cli.submit import records_for
+from vcbus.services.submission import records_for
 from vcbus.shared.bus.codec import Poison, TopicCodec, Unknown, encode
 from vcbus.shared.bus.envelope import (
     HEADER_DLT_ERROR,

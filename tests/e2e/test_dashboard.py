@@ -32,7 +32,8 @@ import yaml
 from tests.support.chromium import Browser, ensure_chromium
 from tests.support.manifests import task_manifest
 from tests.support.processes import ROOT, ServiceProcess, service_env
-from vcbus.services.cli.submit import publish, records_for
+from vcbus.services.cli.submit import publish
+from vcbus.services.submission import records_for
 from vcbus.shared.runtime.clock import SystemClock
 from vcbus.shared.runtime.settings import Settings
 

@@ -35,19 +35,18 @@ from tests.e2e.real_nodes import (
     delete_job,
     gang_job,
     pod_groups,
+    simple_job,
     start_agent,
     wait_for_statuses,
     wait_gone,
 )
 from tests.e2e.system import WAIT, System, running_system, submit, wait_for_jobs
-from tests.support.processes import Processes, service_env
+from tests.support.processes import Processes, event, service_env
 from vcbus.contracts import PodPhaseChanged
 from vcbus.contracts.objects.pod import PodPhase
 
-pytestmark = [
-    pytest.mark.timeout(300),
-    pytest.mark.skipif(bool(netns.unavailable()), reason=netns.unavailable() or "ok"),
-]
+_CANNOT = netns.unavailable()
+pytestmark = [pytest.mark.timeout(300), pytest.mark.skipif(bool(_CANNOT), reason=_CANNOT)]
 
 LIVENESS = {"VCBUS_NODE_MONITOR_GRACE_SECONDS": "2", "VCBUS_POD_EVICTION_TIMEOUT_SECONDS": "2"}
 JOB = "default/spread"
@@ -286,6 +285,46 @@ async def test_a_restarted_and_a_resubmitted_gang_meet_at_their_own_master_acros
         (shared / "hold").unlink()
         view = await wait_for_jobs(system, [key])
         assert view.jobs[key].phase == "Completed", tails()
+
+
+async def test_vcbus_logs_says_what_is_missing_when_an_agent_serves_logs_on_its_loopback(
+    hosts: netns.Hosts, system: System
+) -> None:
+    """Without a token an agent's logs endpoint listens on loopback alone, while the node
+    advertises its routable address: the CLI on another host said only "Connection refused"."""
+    with DataDirs() as dirs, Processes() as processes:
+        quiet = start_agent(
+            processes,
+            system,
+            dirs.new("quiet"),
+            "quiet",
+            "--label",
+            "pool=quiet",
+            "--address",
+            hosts.address("b"),
+            env={"VCBUS_AGENT_TOKEN": ""},
+            wrap=hosts.wrap("b"),
+        )
+        assert quiet.process.matching(event("logs_on_loopback_only"))
+        await submit(system, simple_job("quiet", "echo hello", selector={"pool": "quiet"}))
+        view = await wait_for_jobs(system, ["default/quiet"])
+        assert view.jobs["default/quiet"].phase == "Completed", quiet.process.tail(20)
+        command = [sys.executable, "-m", "vcbus.services.cli", "logs", "quiet"]
+        env = service_env(system.bootstrap, system.prefix)
+        elsewhere, there = await asyncio.gather(
+            asyncio.to_thread(_run, [*hosts.wrap("cli"), *command], env),
+            asyncio.to_thread(_run, [*hosts.wrap("b"), *command], env),
+        )
+    assert elsewhere.returncode == 1
+    assert "serves logs on its own loopback only" in elsewhere.stderr, elsewhere.stderr
+    assert "VCBUS_AGENT_TOKEN" in elsewhere.stderr
+    assert (there.returncode, there.stdout) == (0, "hello\n"), there.stderr
+
+
+def _run(command: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        command, env=env, capture_output=True, text=True, timeout=WAIT, check=False
+    )
 
 
 async def test_a_gang_across_two_hosts_survives_one_cut_off(

@@ -7,15 +7,17 @@ simulated node) serves the tests of this module, in order:
   running, and no job is lost (a running job keeps its pod, a new one completes);
 - a job whose pod exits 3: ``describe`` names the pod, its exit code and reason, the policy
   that acted;
-- SIGINT to ``up``'s process group (what Ctrl-C sends): it exits 0, and no pod process, pod
-  supervisor or agent data directory is left.
+- SIGINT to ``up``'s process group (what Ctrl-C sends), twice: it exits 0, and no pod
+  process, pod supervisor or agent data directory is left.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -24,10 +26,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests.e2e.real_nodes import simple_job
 from tests.e2e.system import SERVICES
 from tests.support.processes import ROOT, service_env
+from vcbus.services.agent.app.drain import drain
 from vcbus.services.cli.up import ready_services
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
@@ -71,14 +75,15 @@ class Up:
     def output(self) -> str:
         return self.out_file.read_text() + self.err_file.read_text()
 
-    def wait_for(self, pattern: str, timeout: float = WAIT, since: int = 0) -> re.Match[str]:
-        """The first match of ``pattern`` in what ``up`` wrote (from ``since`` on)."""
+    def wait_for(self, pattern: str, timeout: float = WAIT) -> re.Match[str]:
+        """The first match of ``pattern`` in what ``up`` wrote."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            found = re.search(pattern, self.output()[since:], re.M)
+            exited = self.process.poll() is not None
+            found = re.search(pattern, self.output(), re.M)
             if found:
                 return found
-            assert self.process.poll() is None, f"up exited:\n{self.output()}"
+            assert not exited, f"up exited:\n{self.output()}"
             time.sleep(0.2)
         raise AssertionError(f"no {pattern!r} within {timeout:g}s:\n{self.output()}")
 
@@ -187,8 +192,9 @@ def up(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Up]:
         if running.process.poll() is None:
             os.killpg(running.process.pid, signal.SIGKILL)
             running.process.wait()
-        for pid in pods_of("sleep", SLEEP_SECONDS) + supervisors_in(running.data_dir):
-            os.kill(pid, signal.SIGKILL)
+        if running.data_dir.exists():  # a test failed before up removed it
+            drain(running.data_dir)
+            shutil.rmtree(running.data_dir, ignore_errors=True)
 
 
 def test_a_killed_service_and_a_killed_agent_are_restarted_and_no_job_is_lost(up: Up) -> None:
@@ -198,10 +204,9 @@ def test_a_killed_service_and_a_killed_agent_are_restarted_and_no_job_is_lost(up
     (pod,) = pods_of("sleep", SLEEP_SECONDS)
 
     for words, name in ((("serve", "job-controller"), "job-controller"), (("agent",), "agent")):
-        mark = len(up.output())
         os.kill(up.child(*words), signal.SIGKILL)
-        up.wait_for(rf"^{name} exited \(signal 9 \(SIGKILL\)\); restarting it in", since=mark)
-        up.wait_for(rf"^{name} restarted \(pid \d+, restart 1\)$", since=mark)
+        up.wait_for(rf"^{name} exited \(signal 9 \(SIGKILL\)\); restarting it in")
+        up.wait_for(rf"^{name} restarted \(pid \d+, restart 1\)$")
 
     assert up.process.poll() is None
     assert live(pod)  # the running job's pod ran on through both
@@ -212,10 +217,18 @@ def test_a_killed_service_and_a_killed_agent_are_restarted_and_no_job_is_lost(up
     up.wait_phase(quick, "Completed")  # the restarted controller and agent take new work
 
 
-def test_a_failed_job_says_which_pod_failed_its_exit_code_and_reason(up: Up) -> None:
+def test_a_failed_job_says_which_pod_failed_and_the_pod_its_policy_killed_keeps_its_log(
+    up: Up,
+) -> None:
     name = f"fails-{os.getpid()}"
-    job = simple_job(name, "echo about to fail; exit 3")
-    submitted = up.vcbus("submit", "-", stdin=job)
+    script = 'echo "rank $HOSTNAME here"; case $HOSTNAME in *-0) exit 3;; esac; exec sleep 600'
+    job = yaml.safe_load(
+        simple_job(
+            name, script, replicas=2, policies=[{"event": "PodFailed", "action": "RestartJob"}]
+        )
+    )
+    job["spec"]["maxRetry"] = 1
+    submitted = up.vcbus("submit", "-", stdin=yaml.safe_dump(job))
     assert submitted.returncode == 0, submitted.stderr
     up.wait_phase(name, "Failed")
 
@@ -226,10 +239,21 @@ def test_a_failed_job_says_which_pod_failed_its_exit_code_and_reason(up: Up) -> 
     start = lines.index("Failed Pods:")
     row = lines[start + 2].split()
     assert row[:6] == [f"{name}-task-0", "task", "0", NODE, "3", "Error"], described.stdout
-    assert "Policy Actions:" in lines, described.stdout
+    (policy,) = [line for line in lines if line.startswith("Policy:")]
+    assert "PodFailed -> RestartJob (job); maxRetry 1, retried 1" in policy, described.stdout
+    acted = lines.index("Policy Actions:")
+    assert "maxRetry 1 reached" in lines[acted + 2], described.stdout
     wide = up.vcbus("get", "pods", "-o", "wide")
-    (pod_row,) = [line.split() for line in wide.stdout.splitlines() if f"{name}-task-0" in line]
-    assert pod_row[-2:] == ["3", "Error"]
+    rows = [line.split() for line in wide.stdout.splitlines() if f"{name}-task-0" in line]
+    assert [r[-2:] for r in rows] in ([["3", "Error"]], []), wide.stdout  # [] once deleted
+    # the rank the policy killed: its log stays readable with --previous
+    deadline = time.monotonic() + WAIT
+    while True:
+        logs = up.vcbus("logs", name, "--index", "1", "--previous")
+        if logs.returncode == 0 or time.monotonic() > deadline:
+            break
+        time.sleep(1.0)  # until its agent has stopped and forgotten it
+    assert (logs.returncode, logs.stdout) == (0, f"rank {name}-task-1 here\n"), logs.stderr
 
 
 def test_ctrl_c_stops_the_pods_their_supervisors_and_removes_the_agent_directory(up: Up) -> None:
@@ -237,6 +261,9 @@ def test_ctrl_c_stops_the_pods_their_supervisors_and_removes_the_agent_directory
     assert supervisors_in(up.data_dir)
 
     os.killpg(up.process.pid, signal.SIGINT)
+    up.wait_for(r"^stopping: ")
+    with contextlib.suppress(ProcessLookupError):  # Ctrl-C again: it stops all the same
+        os.killpg(up.process.pid, signal.SIGINT)
 
     assert up.process.wait(timeout=WAIT) == 0, up.output()
     assert pods_of("sleep", SLEEP_SECONDS) == []

@@ -18,9 +18,8 @@ from vcbus.shared.bus.kafka import AioKafkaBus
 from vcbus.shared.bus.kafka_settings import KafkaSettings
 from vcbus.shared.bus.records import OutRecord
 from vcbus.shared.runtime.clock import SystemClock
-from vcbus.shared.runtime.service import changelog_topic
 from vcbus.shared.runtime.settings import Settings
-from vcbus.shared.runtime.topology import ensure_topics
+from vcbus.shared.runtime.topology import changelog_topic, ensure_topics
 
 
 async def test_every_record_keyed_by_a_job_or_naming_it_is_in_its_history_in_order(

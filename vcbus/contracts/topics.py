@@ -71,7 +71,7 @@ DLT_SUFFIX = ".DLT"
 
 
 class Topic(enum.StrEnum):
-    """docs/design.md#topics topic names, without the installation prefix."""
+    """Topic names (docs/design.md#topics), without the installation prefix."""
 
     JOBS_SUBMITTED = "jobs.submitted"
     JOBS_ADMITTED = "jobs.admitted"
@@ -138,6 +138,26 @@ TOPICS: tuple[TopicSpec, ...] = (
 )
 
 TOPIC_SPECS: dict[Topic, TopicSpec] = {spec.topic: spec for spec in TOPICS}
+
+TopicEvent = (
+    JobsSubmittedCommand
+    | JobsAdmittedEvent
+    | JobsRejectedEvent
+    | JobsStatusEvent
+    | PodGroupsEvent
+    | PodGroupsStatusEvent
+    | PodGroupsConditionsEvent
+    | PodsEvent
+    | BindingsEvent
+    | PodsStatusEvent
+    | NodesEvent
+    | ReservationsEvent
+    | QueuesEvent
+    | NodeCommand
+    | CapacityReservationsEvent
+)
+"""Every event published on a topic: the unions of :data:`TOPICS`, for a fold of them all
+(its ``match`` ends in ``assert_never``, so a new event type is a type error until folded)."""
 
 
 def topic_name(topic: Topic | str, prefix: str = DEFAULT_PREFIX) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from vcbus.contracts.objects.node import Node
 from vcbus.services.admission import app as admission
@@ -18,11 +19,19 @@ from vcbus.services.cluster import app as cluster
 from vcbus.services.cluster.core import ClusterConf
 from vcbus.services.job_controller import app as job_controller
 from vcbus.services.podgroup_enqueue import app as podgroup_enqueue
-from vcbus.services.simulation.cycles import CycleLog
 from vcbus.shared.runtime.clock import Clock
 from vcbus.shared.runtime.service import Service
 from vcbus.shared.runtime.settings import Settings
 from vcbus.shared.scheduling.framework.conf import SchedulerConf
+from vcbus.shared.scheduling.framework.results import CycleObserver
+
+
+class CycleWatch(Protocol):
+    """Who hears what each scheduling cycle decided (``vcbus simulate --cycles``' log)."""
+
+    def observer(self, service: str, *, phases: bool = False) -> CycleObserver:
+        """The ``on_cycle`` callback for ``service`` (``phases``: it publishes PodGroup phases)."""
+        ...
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -43,7 +52,7 @@ class SystemConf:
     allocator_conf: SchedulerConf | None = None
     nodes: Sequence[Node] = ()
     cluster: ClusterConf = field(default_factory=ClusterConf)
-    cycles: CycleLog | None = None
+    cycles: CycleWatch | None = None
 
 
 Builder = Callable[[SystemConf, Settings, Clock], Service]

@@ -87,6 +87,20 @@ class NodeLifecycleConf:
         return heartbeat_at + timedelta(seconds=self.grace_seconds + self.eviction_seconds)
 
 
+def reader_conf(env: Mapping[str, str]) -> NodeLifecycleConf:
+    """The limits a reader counts NotReady with: the allocator's own variables.
+
+    Every reader (``get``, ``describe``, the dashboard, ``vcbus up``) reads them from its
+    environment, as the allocator reads them from its settings, so a reader given the
+    allocator's environment shows what the allocator decides; a value the allocator would
+    refuse falls back to Kubernetes' defaults here (a reader never stops on it).
+    """
+    try:
+        return NodeLifecycleConf.from_env(env)
+    except ValueError:
+        return NodeLifecycleConf()
+
+
 def readiness(heartbeat_at: datetime | None, now: datetime, conf: NodeLifecycleConf) -> Readiness:
     """Return whether a node is Ready at ``now``.
 

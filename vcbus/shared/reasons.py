@@ -29,6 +29,11 @@ QUEUE_CLOSED = "QueueClosed"
 INFEASIBLE = "Infeasible"
 """No node could ever hold a minimum pod of the job, with the fit errors."""
 QUEUE_OVER_CAPABILITY = "QueueOverCapability"
+"""The job's minimum does not fit its queue's own capability: beside the queue's running and
+inqueue jobs (it waits for them), or alone (:data:`NEVER_ADMITTED` ends the message)."""
+NEVER_ADMITTED = "the job can never be admitted as it is"
+"""Ends the message of a ``QueueOverCapability`` whose minimum alone is over the capability:
+the readers (``Inadmissible``, ``vcbus submit --wait``) tell it from a job that waits by it."""
 CLUSTER_OVERUSED = "ClusterOverused"
 GANG_UNSCHEDULABLE = "GangUnschedulable"
 QUEUE_OVERUSED = "QueueOverused"

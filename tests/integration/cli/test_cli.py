@@ -16,7 +16,8 @@ import pytest
 
 from tests.support.processes import Processes
 from tests.support.served import eventually, run_cli
-from vcbus.services.cli.submit import publish, records_for
+from vcbus.services.cli.submit import publish
+from vcbus.services.submission import records_for
 from vcbus.shared.bus.kafka import AioKafkaBus
 from vcbus.shared.bus.kafka_settings import KafkaSettings
 from vcbus.shared.bus.records import OutRecord

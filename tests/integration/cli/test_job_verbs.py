@@ -9,6 +9,7 @@ polls, never timing claims.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from collections.abc import Iterator
@@ -17,6 +18,9 @@ from pathlib import Path
 import pytest
 
 from tests.support.served import ServedSystem, eventually, run_cli, served_system
+from vcbus.services.cli.submit import publish, records_for
+from vcbus.shared.runtime.clock import SystemClock
+from vcbus.shared.runtime.settings import Settings
 
 pytestmark = pytest.mark.slow
 
@@ -285,3 +289,42 @@ def test_a_finished_job_goes_away_after_its_ttl_seconds_after_finished(
         1,
         'job "default/shortlived" not found: deleted (its last state is shown)\n',
     )
+
+
+def test_a_rejected_job_is_deleted_by_name_and_by_delete_all_and_junk_has_its_own_heading(
+    system, monkeypatch
+):
+    """kubectl deletes what it lists: a rejected job too; junk is listed once, apart."""
+    settings = Settings.from_env(
+        {"KAFKA_BOOTSTRAP_SERVERS": system.bootstrap, "VCBUS_TOPIC_PREFIX": system.prefix}
+    )
+    refused = [job(name).replace("replicas: 2", "replicas: -1") for name in ("nay-a", "nay-b")]
+    now = SystemClock().now()
+    records = [item.record for text in refused for item in records_for(text, system.prefix, now)]
+    records += [item.record for item in records_for("{oops", system.prefix, now)]
+    asyncio.run(publish(settings, records))
+    for name in ("nay-a", "nay-b"):
+
+        def rejected(name: str = name) -> bool:
+            return listed(system, monkeypatch, name).get("phase") == "Rejected"
+
+        eventually(rejected, f"{name} rejected", system)
+
+    _, text, _ = run_cli(system, monkeypatch, "get", "jobs")
+    jobs, _, junk = text.partition("Rejected records that name no job (in no namespace):\n")
+    assert "(unnamed)" not in jobs
+    assert "MalformedJson" in junk, text
+    _, other, _ = run_cli(system, monkeypatch, "get", "jobs", "-n", "nosuchns")
+    assert other == ""
+
+    assert run_cli(system, monkeypatch, "delete", "job", "nay-a") == (
+        0,
+        "job default/nay-a delete requested\n",
+        "",
+    )
+    eventually(lambda: listed(system, monkeypatch, "nay-a") == {}, "nay-a gone", system)
+    status, out, _ = run_cli(
+        system, monkeypatch, "delete", "job", "--all", "--field-selector", "status.phase=Rejected"
+    )
+    assert (status, out) == (0, "job default/nay-b delete requested\n")
+    eventually(lambda: listed(system, monkeypatch, "nay-b") == {}, "nay-b gone", system)

@@ -28,7 +28,8 @@ GANG = (ROOT / "examples" / "jobs" / "gang.yaml").read_bytes()
 
 def _lines(start: str) -> list[str]:
     """The README's ``sh`` block whose first line starts with ``start``, line by line."""
-    for block in re.findall(r"```sh\n(.*?)```", README, re.DOTALL):
+    blocks: list[str] = re.findall(r"```sh\n(.*?)```", README, re.DOTALL)
+    for block in blocks:
         if block.startswith(start):
             return block.splitlines()
     raise AssertionError(f"the README has no sh block starting {start!r}")

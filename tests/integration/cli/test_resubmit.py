@@ -14,7 +14,8 @@ import pytest
 
 from tests.support.served import ServedSystem, eventually, run_cli, served_system
 from vcbus.contracts import Topic
-from vcbus.services.cli.submit import publish, records_for
+from vcbus.services.cli.submit import publish
+from vcbus.services.submission import records_for
 from vcbus.shared.bus.kafka import AioKafkaBus
 from vcbus.shared.bus.kafka_settings import KafkaSettings
 from vcbus.shared.bus.records import TopicPartition
@@ -156,3 +157,26 @@ def test_a_running_job_scaled_to_zero_keeps_running_with_no_pods(
     text = described()
     assert "Phase:            Running" in text, text
     assert "UpdateRejected" not in text, text
+
+
+def test_wait_ends_at_once_for_a_minimum_alone_over_its_queues_capability(
+    system: ServedSystem, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A 2-CPU minimum in a 1-CPU queue can never be admitted: --wait says so, exit 1."""
+    path = tmp_path / "capped.yaml"
+    path.write_text(
+        "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: tiny}\n"
+        "spec: {weight: 1, capability: {cpu: '1'}}\n---\n"
+        + job(replicas=2, name="capped").replace(
+            "spec:\n  tasks:", "spec:\n  queue: tiny\n  tasks:"
+        )
+    )
+    status, out, _ = run_cli(system, monkeypatch, "submit", str(path), "--wait", "--timeout", "60")
+    assert status == 1, out
+    last = out.strip().splitlines()[-1]
+    assert "QueueOverCapability" in last, out
+    assert last.endswith(
+        "the job can never be admitted as it is (it cannot start until that changes)"
+    ), out
+    listed = run_cli(system, monkeypatch, "get", "jobs", "capped", "-o", "json")[1]
+    assert '"admission": "Inadmissible"' in listed

@@ -43,8 +43,7 @@ from vcbus.shared.bus.partitioner import partition_for
 from vcbus.shared.bus.records import OutRecord, Record, TopicPartition
 from vcbus.shared.runtime.clock import SystemClock
 from vcbus.shared.runtime.reactor import Entry
-from vcbus.shared.runtime.service import changelog_topic
-from vcbus.shared.runtime.topology import ensure_topics
+from vcbus.shared.runtime.topology import changelog_topic, ensure_topics
 
 pytestmark = pytest.mark.slow
 

@@ -15,9 +15,8 @@ from vcbus.contracts.objects.pod import PodPhase
 from vcbus.services.job_controller.app import NAME, build_service
 from vcbus.shared.bus.kafka import AioKafkaBus
 from vcbus.shared.runtime.clock import SystemClock
-from vcbus.shared.runtime.service import changelog_topic
 from vcbus.shared.runtime.settings import Settings
-from vcbus.shared.runtime.topology import ensure_topics
+from vcbus.shared.runtime.topology import changelog_topic, ensure_topics
 
 from .conftest import PARTITIONS
 from .controller_inputs import (

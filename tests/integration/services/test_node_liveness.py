@@ -32,7 +32,7 @@ from vcbus.contracts.objects.job import JobPhase
 from vcbus.contracts.objects.pod import PodPhase
 from vcbus.contracts.quantity import parse_resources
 from vcbus.services.bootstrap import SystemConf, bootstrap
-from vcbus.services.cli.submit import records_for
+from vcbus.services.submission import records_for
 from vcbus.shared.bus.kafka import AioKafkaBus
 from vcbus.shared.runtime.clock import SystemClock
 from vcbus.shared.runtime.settings import Settings

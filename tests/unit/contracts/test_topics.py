@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import re
+import typing
 
+import msgspec
 import pytest
 
 from tests.unit.contracts.samples import EVENT_TYPES, sample
-from vcbus.contracts import TOPICS, Event, JobAdmitted, key_of, tag_of, topic_of
-from vcbus.contracts.topics import TOPIC_BY_TAG
+from vcbus.contracts import TOPICS, BindingCreated, Event, JobAdmitted, key_of, tag_of, topic_of
+from vcbus.contracts.topics import TOPIC_BY_TAG, KeyKind, TopicEvent
 
 VERSIONED = re.compile(r"^[a-z]+\.[a-z_]+\.v[1-9][0-9]*$")
 
@@ -44,7 +47,53 @@ def members(union: object) -> tuple[object, ...]:
     return args or (union,)
 
 
+def by_path(kind: type[Event]) -> Event:
+    """A sample of ``kind`` whose every sample string is its field's path (``podgroup.job``)."""
+
+    def mark(value: object, path: str) -> object:
+        if isinstance(value, dict):
+            return {k: mark(v, f"{path}.{k}".lstrip(".")) for k, v in value.items()}
+        if isinstance(value, list):
+            return [mark(item, path) for item in value]
+        if isinstance(value, str) and value.endswith("-sample"):
+            return path
+        return value
+
+    marked = mark(json.loads(msgspec.json.encode(sample(kind))), "")
+    return msgspec.json.decode(json.dumps(marked), type=kind)
+
+
+KEY_FIELDS = {
+    KeyKind.JOB: lambda kind: {"job", "job_key", "podgroup.job", "pod.job"},
+    KeyKind.NODE: lambda kind: (
+        {"node", "node.name"} | ({"name"} if kind.__name__.startswith("Node") else set())
+    ),
+    KeyKind.QUEUE: lambda kind: (
+        {"queue.name"} | ({"name"} if kind.__name__.startswith("Queue") else set())
+    ),
+}
+"""Where a key of each kind is read from: the job a record is about (``job_key`` is
+``JobAdmitted``'s wire name for it), its node, its queue."""
+
+
 @pytest.mark.parametrize("kind", EVENT_TYPES, ids=lambda kind: kind.__name__)
 def test_every_type_on_a_topic_has_a_key(kind: type[Event]) -> None:
+    """The key is the entity the topic table keys the topic by, not only something."""
     if tag_of(kind) in TOPIC_BY_TAG:
-        assert key_of(sample(kind))
+        spec = TOPIC_BY_TAG[tag_of(kind)]
+        assert key_of(by_path(kind)) in KEY_FIELDS[spec.key](kind), spec
+
+
+def test_the_key_check_tells_a_node_key_from_a_job_key() -> None:
+    """A binding keyed by its job (not its node) is caught: the key is the field it came from."""
+    binding = by_path(BindingCreated)
+    assert isinstance(binding, BindingCreated)
+    assert (binding.node, binding.pod.job) == ("node", "pod.job")
+    assert binding.pod.job not in KEY_FIELDS[KeyKind.NODE](BindingCreated)
+    assert binding.node in KEY_FIELDS[KeyKind.NODE](BindingCreated)
+
+
+def test_topic_event_is_every_event_on_a_topic() -> None:
+    """The union a fold of every topic matches exhaustively holds each topic's events."""
+    on_topics = {member for spec in TOPICS for member in members(spec.union)}
+    assert set(typing.get_args(TopicEvent)) == on_topics

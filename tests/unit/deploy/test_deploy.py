@@ -393,3 +393,17 @@ def test_each_compose_replica_is_its_own_instance_when_started_in_its_container(
     assert len(instances) == 2 * len(vcbus_services)
     monkeypatch.setenv("VCBUS_INSTANCE", "blue")
     assert parsed(["serve", "admission"]).instance == "blue"
+
+
+def test_every_probe_sets_its_timeout_when_manifests_are_read():
+    """Kubernetes' default probe timeout is 1 s: a probe should say how long it waits."""
+    probes = 0
+    for _, document in k8s_documents():
+        if document["kind"] not in ("Deployment", "DaemonSet"):
+            continue
+        for container in document["spec"]["template"]["spec"]["containers"]:
+            for kind in ("startupProbe", "livenessProbe", "readinessProbe"):
+                if kind in container:
+                    probes += 1
+                    assert container[kind].get("timeoutSeconds", 0) >= 2, (document, kind)
+    assert probes >= 16

@@ -75,7 +75,7 @@ def test_every_documented_snapshot_key_is_accepted(tmp_path: Path) -> None:
     run = _documented_keys(snapshot.__doc__ or "", "Document keys", "a timeline")
     documented = objects | run
     assert {"reservation", "willBind", "cycles", "now", "step", "events", "config"} <= documented
-    document = {key: None for key in documented}
+    document = dict.fromkeys(documented)
     document["podgroups"] = []
     check_keys(document)
     path = tmp_path / "snap.yaml"

@@ -41,7 +41,7 @@ from vcbus.contracts.objects.pod import Pod
 from vcbus.contracts.quantity import CPU, MEMORY, QuantityError, to_base_units
 from vcbus.services.agent.model import ContainerRun, Limits, PodPlan
 from vcbus.services.agent.plugins import Peer, PluginGrants, pod_plugins
-from vcbus.services.agent.validate import REASON_INVALID_SPEC, container_errors
+from vcbus.services.agent.validate import REASON_INVALID_SPEC, container_errors, task_names_error
 
 REASON_NO_COMMAND = "NoCommand"
 REASON_CONFIG_ERROR = "CreateContainerConfigError"
@@ -147,10 +147,10 @@ def plan_pod(
     if task is None:
         raise PlanError(REASON_CONFIG_ERROR, f"job {pod.job} has no task {pod.task!r}")
     spec = task.template.spec
-    problem = container_errors(
+    problem = task_names_error(task.name for task in job.spec.tasks) or container_errors(
         [*_containers(spec, "initContainers"), *_containers(spec, "containers")]
     )
-    if problem:
+    if problem:  # task names name the plugins' files, container names the logs' directories
         raise PlanError(REASON_INVALID_SPEC, f"task {pod.task} of job {pod.job}: {problem}")
     problem = check_host_paths(job, pod.task, policy.host_paths, placement.resolved_paths)
     if problem:

@@ -7,7 +7,7 @@ acts on it, whoever wrote the record: a value out of its format starts nothing, 
 answer names the field. The names follow Kubernetes' own (``IsDNS1123Label``,
 ``IsDNS1123Subdomain`` of ``k8s.io/apimachinery/pkg/util/validation/validation.go``); a pod
 uid is what the job-controller makes (``<job uid prefix>-<pod name>-v<version>-i<n>``) or a
-UUID: letters, digits, ``.``, ``_``, ``-``, starting with a letter or digit, 253 at most, so
+UUID: letters, digits, ``.``, ``_``, ``-``, starting with a letter or digit, 255 at most, so
 never ``.``, ``..``, a ``/`` or an absolute path.
 """
 
@@ -20,7 +20,8 @@ from vcbus.contracts.objects.pod import Pod
 
 LABEL_MAX = 63
 SUBDOMAIN_MAX = 253
-UID_MAX = 253
+UID_MAX = 255
+"""A file name's bound on Linux (``NAME_MAX``): the uid names the pod's directory."""
 
 _LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 _SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
@@ -81,6 +82,14 @@ def pod_error(pod: Pod) -> str:
         count_error("pod.index", pod.index),
     )
     return next((problem for problem in checks if problem), "")
+
+
+def task_names_error(names: Iterable[str]) -> str:
+    """The first task name of a job that is not a DNS-1123 label, named; empty when all are.
+
+    The plugins name files by them (``etc/volcano/<task>.host``).
+    """
+    return next((problem for name in names if (problem := label_error("task name", name))), "")
 
 
 def container_errors(containers: Iterable[Mapping[str, object]]) -> str:

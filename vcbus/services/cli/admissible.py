@@ -6,8 +6,10 @@ Kueue keeps a workload it cannot admit apart as inadmissible (kueue@v0.9
 passing. vcbus marks a job ``Inadmissible`` when its highest-ranked pending reason says it
 cannot be enqueued as it is: ``Infeasible`` (no node could ever hold one of its minimum
 pods, or the cluster as a whole cannot hold its minimum: podgroup-enqueue decides it,
-docs/design.md#reservation, docs/design.md#pending-reasons) or ``QueueOverCapability`` (its minimum
-is over what its queue may hold). The reasons are the services'; nothing is computed again here.
+docs/design.md#reservation, docs/design.md#pending-reasons) or ``QueueOverCapability``
+whose minimum alone is over its queue's capability (the message ends with
+:data:`vcbus.shared.reasons.NEVER_ADMITTED`); a job that waits for its queue's running jobs
+to leave room is not. The reasons are the services'; nothing is computed again here.
 
 The place in the queue follows Volcano's job order within a queue (volcano@v1.10
 ``pkg/scheduler/plugins/priority/priority.go`` ``JobOrderFn``, then creation time): higher
@@ -21,19 +23,26 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from vcbus.contracts import PodGroupCreated, PodGroupPhaseChanged, PodGroupUpdated, Topic
-from vcbus.shared.reasons import INFEASIBLE, QUEUE_OVER_CAPABILITY
+from vcbus.shared.reasons import INFEASIBLE, NEVER_ADMITTED, QUEUE_OVER_CAPABILITY
 
 if TYPE_CHECKING:
     from vcbus.services.cli.status import Reason, StatusStore
 
 INADMISSIBLE = "Inadmissible"
 NOT_ENQUEUEABLE = frozenset({INFEASIBLE, QUEUE_OVER_CAPABILITY})
-"""Pending reasons that make a job inadmissible."""
+"""Pending reasons that may make a job inadmissible (:func:`never_admitted`)."""
+
+
+def never_admitted(reason: Reason) -> bool:
+    """Whether ``reason`` says the job can never be admitted as it is."""
+    if reason.code == INFEASIBLE:
+        return True
+    return reason.code == QUEUE_OVER_CAPABILITY and reason.message.endswith(NEVER_ADMITTED)
 
 
 def inadmissible(reasons: Sequence[Reason]) -> Reason | None:
     """The reason that makes a job inadmissible: the first of ``reasons`` that does."""
-    return next((r for r in reasons if r.code in NOT_ENQUEUEABLE), None)
+    return next((r for r in reasons if never_admitted(r)), None)
 
 
 @dataclass(frozen=True, slots=True)

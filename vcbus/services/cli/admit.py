@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -46,6 +45,7 @@ from vcbus.services.admission.decode import decode
 from vcbus.services.admission.fields import FieldValidation, unknown_fields
 from vcbus.services.admission.mutate import mutate
 from vcbus.services.cli import terminal
+from vcbus.services.submission import is_queue, queue_warnings
 from vcbus.shared.step import Ctx
 
 _SafeLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -175,33 +175,6 @@ def admit(
             return Verdict(True, None, (), f"{tag_of(type(event))} {event.job}")
         case _:
             return Verdict(False, None, (), f"document {index + 1}")
-
-
-def is_queue(document: object) -> bool:
-    """Whether ``document`` is a Volcano Queue manifest (``submit`` sends it to ``queues``)."""
-    return (
-        isinstance(document, Mapping)
-        and document.get("kind") == "Queue"
-        and str(document.get("apiVersion", "")).startswith("scheduling.volcano.sh/")
-    )
-
-
-HIERARCHY_ANNOTATIONS = ("volcano.sh/hierarchy", "volcano.sh/hierarchy-weights")
-"""Volcano's annotations of hierarchical queues (the drf plugin's ``enableHierarchy``)."""
-
-
-def queue_warnings(document: object) -> tuple[str, ...]:
-    """What a Queue manifest asks for that vcbus does not do, one warning each."""
-    metadata = document.get("metadata") if isinstance(document, Mapping) else None
-    annotations = metadata.get("annotations") if isinstance(metadata, Mapping) else None
-    if not isinstance(annotations, Mapping):
-        return ()
-    return tuple(
-        f"annotation {name} is ignored: vcbus does not share resources by queue hierarchy "
-        "(the queue is scheduled as a flat queue)"
-        for name in HIERARCHY_ANNOTATIONS
-        if name in annotations
-    )
 
 
 def admit_queue(payload: bytes, index: int) -> Verdict | None:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import grp
+import ipaddress
 import os
 import platform
 import pwd
@@ -54,6 +55,8 @@ DEFAULT_PORT_RANGE = "30000-32767"
 DEFAULT_POD_UIDS = "200000-265535"
 LABEL_ADDRESS = "vcbus.io/address"
 LABEL_AGENT_PORT = "vcbus.io/agent-port"
+LABEL_AGENT_HOST = "vcbus.io/agent-host"
+"""Where the logs endpoint listens (``0.0.0.0``: every address, so ``vcbus.io/address``)."""
 LABEL_AGENT = "vcbus.io/agent"
 ARCHES = {"x86_64": "amd64", "aarch64": "arm64", "arm64": "arm64"}
 
@@ -182,6 +185,7 @@ def options_from(args: argparse.Namespace, settings: Settings) -> AgentOptions:
         LABEL_AGENT: "true",
         LABEL_ADDRESS: address,
         LABEL_AGENT_PORT: str(sock.getsockname()[1]),
+        LABEL_AGENT_HOST: listen_host,
         **extra_labels,
     }
     return AgentOptions(
@@ -250,6 +254,16 @@ def run(args: argparse.Namespace) -> int:
     options = options_from(args, settings)
     if not options.conf.limits_enforced:
         log.warning("limits_not_enforced", node=options.conf.node, why=options.limits_reason)
+    listen_host = options.node.labels[LABEL_AGENT_HOST]
+    if is_loopback(listen_host) and not is_loopback(options.conf.host_ip):
+        log.warning(
+            "logs_on_loopback_only",
+            node=options.conf.node,
+            listen=listen_host,
+            address=options.conf.host_ip,
+            fix=f"set {ENV_TOKEN} (then it listens on every address) or --listen-host, "
+            "so that vcbus logs on another host reaches it",
+        )
     service, _ = build_service(options, SystemClock())
     log.info(
         "agent_starting",
@@ -265,6 +279,16 @@ def run(args: argparse.Namespace) -> int:
     finally:
         shutdown_tracing()
     return 0
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` is a loopback address (or ``localhost``)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def run_as(

@@ -18,6 +18,7 @@ from vcbus.contracts import (
     JobDeleted,
     JobDeleteRequested,
     JobKey,
+    JobRejected,
     JobResumeRequested,
     JobStatusChanged,
     Topic,
@@ -56,13 +57,32 @@ def command_record(
 
 
 async def existing(
-    bus: Bus, settings: Settings, keys: list[str], *, verbose: int = 0
+    bus: Bus, settings: Settings, keys: list[str], *, verbose: int = 0, rejected: bool = False
 ) -> dict[str, Context]:
-    """The jobs of ``keys`` that exist now (:func:`exists`), with their trace context."""
-    store = await read_store(
-        bus, settings, (Topic.JOBS_ADMITTED, Topic.JOBS_STATUS), keys=keys, verbose=verbose
+    """The jobs of ``keys`` that exist now (:func:`exists`), with their trace context.
+
+    With ``rejected``, the jobs whose rejection is what ``get jobs`` shows of them
+    (:func:`is_rejected`) too: ``delete`` takes them, as ``kubectl delete`` would.
+    """
+    topics = (Topic.JOBS_ADMITTED, Topic.JOBS_STATUS, *((Topic.JOBS_REJECTED,) if rejected else ()))
+    store = await read_store(bus, settings, topics, keys=keys, verbose=verbose)
+    return {
+        key: trace_context(store, key)
+        for key in keys
+        if exists(store, key) or (rejected and is_rejected(store, key))
+    }
+
+
+def is_rejected(store: StatusStore, key: str) -> bool:
+    """Whether job ``key``'s newest word is its rejection (no status of a later life)."""
+    rejected = store.get(Topic.JOBS_REJECTED, key)
+    if not isinstance(rejected, JobRejected):
+        return False
+    status = store.get(Topic.JOBS_STATUS, key)
+    return (
+        not isinstance(status, JobStatusChanged | JobDeleted)
+        or rejected.occurred_at > status.occurred_at
     )
-    return {key: trace_context(store, key) for key in keys if exists(store, key)}
 
 
 def exists(store: StatusStore, key: str) -> bool:
@@ -80,7 +100,9 @@ def exists(store: StatusStore, key: str) -> bool:
 
 
 def trace_context(store: StatusStore, key: str) -> Context:
-    """The trace context of the job's newest status, else of its admission."""
+    """The trace context of the job's newest status, else of its admission (or rejection)."""
+    if is_rejected(store, key):
+        return context_of(store.latest[Topic.JOBS_REJECTED][key].headers)
     status = store.latest[Topic.JOBS_STATUS].get(key)
     if status is not None and isinstance(store.get(Topic.JOBS_STATUS, key), JobStatusChanged):
         return context_of(status.headers)

@@ -1,11 +1,13 @@
 """``vcbus delete job NAME... | --all | -f FILE``: ask for jobs to be deleted, with their pods.
 
-Only jobs that exist (read from ``jobs.admitted`` and ``jobs.status``) are asked for; each
-other one is reported "not found" (exit 1), as kubectl does. As kubectl's, ``--all`` takes
-every job of the namespace (``-A``: of every namespace), ``--field-selector`` narrows it
-(``status.phase=Completed``, ``status.phase!=Running``, ``metadata.name=...``,
-``metadata.namespace=...``, comma-separated, all must hold), and ``-f FILE`` takes the jobs
-a manifest file names.
+Only jobs that exist (read from ``jobs.admitted`` and ``jobs.status``), or whose rejection
+(``jobs.rejected``) is what ``get jobs`` shows of them, are asked for; each other one is
+reported "not found" (exit 1), as kubectl does. A rejected job's delete ends its listing:
+the job-controller answers a delete of a job it does not hold with ``JobDeleted`` too. As
+kubectl's, ``--all`` takes every job of the namespace (``-A``: of every namespace),
+``--field-selector`` narrows it (``status.phase=Completed``, ``status.phase!=Running``,
+``metadata.name=...``, ``metadata.namespace=...``, comma-separated, all must hold), and ``-f
+FILE`` takes the jobs a manifest file names.
 
 A ``JobDeleteRequested`` command goes to ``jobs.submitted`` keyed by the job, so it stays
 ordered with the job's submission; admission passes it on and the job-controller deletes
@@ -29,7 +31,7 @@ from vcbus.contracts import JobDeleted, JobDeleteRequested, JobStatusChanged, To
 from vcbus.contracts.keys import job_key
 from vcbus.services.admission.bounded_parse import load_yaml
 from vcbus.services.cli import terminal
-from vcbus.services.cli.commands import command_record, existing, exists
+from vcbus.services.cli.commands import command_record, existing, exists, is_rejected
 from vcbus.services.cli.status import (
     StatusReader,
     StatusStore,
@@ -129,12 +131,18 @@ def selected(
 ) -> list[str]:
     """The jobs that exist in ``namespace`` (None: every one) and meet every requirement."""
     out = []
-    for key in sorted(set(store.keys(Topic.JOBS_ADMITTED)) | set(store.keys(Topic.JOBS_STATUS))):
-        if not exists(store, key):
+    named_rejections = {key for key in store.keys(Topic.JOBS_REJECTED) if "/" in key}
+    every = set(store.keys(Topic.JOBS_ADMITTED)) | set(store.keys(Topic.JOBS_STATUS))
+    for key in sorted(every | named_rejections):
+        rejected = is_rejected(store, key)
+        if not rejected and not exists(store, key):
             continue
         space, _, name = key.partition("/")
         status = store.get(Topic.JOBS_STATUS, key)
-        phase = str(status.phase) if isinstance(status, JobStatusChanged) else ""
+        if rejected:
+            phase = "Rejected"
+        else:
+            phase = str(status.phase) if isinstance(status, JobStatusChanged) else ""
         fields = {"status.phase": phase, "metadata.name": name, "metadata.namespace": space}
         if (namespace is None or space == namespace) and all(r.holds(fields) for r in selector):
             out.append(key)
@@ -191,7 +199,10 @@ def run(args: argparse.Namespace) -> int:
     if args.all:
         store = asyncio.run(
             read_store(
-                bus, settings, (Topic.JOBS_ADMITTED, Topic.JOBS_STATUS), verbose=args.verbose
+                bus,
+                settings,
+                (Topic.JOBS_ADMITTED, Topic.JOBS_STATUS, Topic.JOBS_REJECTED),
+                verbose=args.verbose,
             )
         )
         namespace = None if args.all_namespaces else args.namespace
@@ -204,7 +215,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         keys = [name if "/" in name else f"{args.namespace}/{name}" for name in args.names]
     keys = list(dict.fromkeys(keys))
-    found = asyncio.run(existing(bus, settings, keys, verbose=args.verbose))
+    found = asyncio.run(existing(bus, settings, keys, verbose=args.verbose, rejected=True))
     missing = [key for key in keys if key not in found]
     terminal.error("".join(f'vcbus delete: job "{key}" not found\n' for key in missing))
     keys = [key for key in keys if key in found]

@@ -42,8 +42,8 @@ from vcbus.contracts import (
 )
 from vcbus.contracts.objects import Condition, JobPhase, JobSpec
 from vcbus.services.cli import terminal
-from vcbus.services.cli.describe_kinds import DESCRIBED, SINGULAR, describe_kind
 from vcbus.services.cli.admissible import INADMISSIBLE, inadmissible, place_in_queue
+from vcbus.services.cli.describe_kinds import DESCRIBED, SINGULAR, describe_kind
 from vcbus.services.cli.status import (
     StatusStore,
     add_verbose,
@@ -63,7 +63,12 @@ from vcbus.shared.runtime.clock import SystemClock
 from vcbus.shared.runtime.settings import Settings
 from vcbus.shared.views.age import age
 from vcbus.shared.views.events import MAX_EVENTS, JobEvent, events_lines, job_events
-from vcbus.shared.views.failures import Failures, job_failures
+from vcbus.shared.views.failures import (
+    DEFAULT_MAX_RETRY,
+    Failures,
+    acting_policies,
+    job_failures,
+)
 from vcbus.shared.views.table import render_table
 from vcbus.shared.views.units import show_resources
 
@@ -186,7 +191,8 @@ def describe_job(
     lines += _will_bind(store, key)
     lines += _preemption(store, key, status)
     lines += _pods(store, key)
-    lines += failure_lines(failures, now)
+    retried = status.retry_count if isinstance(status, JobStatusChanged) else 0
+    lines += failure_lines(failures, now, spec, retried)
     shown = status if isinstance(status, JobStatusChanged) else None
     lines += _trace(job_trace_id(store, key, shown), jaeger_url)
     lines += _events(events, now)
@@ -341,8 +347,13 @@ def _pods(store: StatusStore, key: str) -> list[str]:
     return ["Pod List:", *_table(("NAME", "TASK", "PHASE", "NODE"), rows)]
 
 
-def failure_lines(failures: Failures | None, now: datetime | None) -> list[str]:
-    """Why the job failed or restarted: the pods that failed, then the policies that acted.
+def failure_lines(
+    failures: Failures | None, now: datetime | None, spec: JobSpec | None = None, retried: int = 0
+) -> list[str]:
+    """Why the job failed or restarted: failed pods, the policies that matched, what acted.
+
+    The pods that failed, the lifecycle policies that matched them (with ``maxRetry``), and
+    the phases the job-controller moved the job into, with its reasons.
 
     Nothing for a job none of whose pods failed and that no policy restarted, aborted or
     failed.
@@ -371,6 +382,11 @@ def failure_lines(failures: Failures | None, now: datetime | None) -> list[str]:
         lines += ["Failed Pods:", *_table(header, rows)]
         if failures.omitted:
             lines.append(f"  … and {failures.omitted} older failed pods, not listed")
+    if spec is not None:
+        matched = acting_policies(spec, failures)
+        limit = spec.max_retry or DEFAULT_MAX_RETRY
+        shown = "; ".join(matched) or "none matched the failed pods"
+        lines.append(_field("Policy", f"{shown}; maxRetry {limit}, retried {retried}"))
     if actions:
         acted = [
             (action.phase, age(action.at, now or action.at), action.message or action.reason)
@@ -563,12 +579,12 @@ async def describe(
         verbose=verbose,
         now=(lambda: now) if now is not None else None,
     )
-    decoded = (
-        (topic, store.decode(topic, record.value))
+    records = [
+        (topic, event)
         for record in mine
         for topic in (Topic(record.topic.removeprefix(settings.topic_prefix)),)
-    )
-    records = [(t, e) for t, e in decoded if e is not None]
+        for event in store.events(topic, record.value)  # every event of a joined record
+    ]
     return describe_job(
         store,
         key,

@@ -44,7 +44,7 @@ def _label(field: str) -> str:
 
 
 def _value(value: object) -> str:
-    if value is None or value == "" or value == {} or value == []:
+    if value is None or value in ("", {}, []):
         return "<none>"
     if isinstance(value, Mapping):
         return ", ".join(f"{k}={v}" for k, v in value.items())
@@ -93,8 +93,10 @@ async def describe_kind(
 
 
 def _names(kind: str, obj: Object) -> tuple[str, ...]:
-    """What an object answers to: a queue its name, a pod ``ns/name``, a PodGroup its
-    ``ns/name`` and its job's."""
+    """What an object answers to: a queue its name, a pod ``ns/name``, a PodGroup both.
+
+    A PodGroup answers to its own ``ns/name`` and to its job's.
+    """
     if kind == "queues":
         return (str(obj["name"]),)
     own = f"{obj['namespace']}/{obj['name']}"

@@ -22,15 +22,23 @@ from collections.abc import Callable
 from datetime import datetime
 
 from vcbus.services.cli import EXIT_UNUSABLE, terminal
-from vcbus.services.cli.kinds import ALIASES, ALL, KINDS
-from vcbus.services.cli.listing import Kind, Query, Row, deleted_row, render, render_change
+from vcbus.services.cli.kinds import ALIASES, ALL, KINDS, UNNAMED_HEADER, unnamed_rejections
+from vcbus.services.cli.listing import (
+    Kind,
+    Query,
+    Row,
+    deleted_row,
+    document_text,
+    render,
+    render_change,
+)
 from vcbus.services.cli.status import StatusReader, StatusStore, add_verbose
 from vcbus.shared.bus.kafka import AioKafkaBus
 from vcbus.shared.bus.protocol import Bus
 from vcbus.shared.runtime.clock import SystemClock
 from vcbus.shared.runtime.settings import Settings
 from vcbus.shared.runtime.topology import ensure_topics
-from vcbus.shared.views.table import format_row, widths_of
+from vcbus.shared.views.table import format_row, render_table, widths_of
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -137,6 +145,8 @@ async def get(
             text = "".join(render_change(kind, row, output, ()) for row in rows.values())
         else:
             text = render(kind, rows, output, now=now(), colour=colour)
+            if kind.name == "jobs" and not watch:
+                text = with_unnamed(text, rows, store, query, output=output, now=now())
         if text:
             out(text)
         elif not watch:
@@ -162,6 +172,39 @@ async def get(
             for changed in watch_changes(kind, store, query, rows, touched):
                 out(render_change(kind, changed, output, widths, now=now(), colour=colour))
     return 0
+
+
+UNNAMED_HEADING = "Rejected records that name no job (in no namespace):"
+
+
+def with_unnamed(
+    text: str,
+    rows: dict[str, Row],
+    store: StatusStore,
+    query: Query,
+    *,
+    output: str,
+    now: datetime,
+) -> str:
+    """The jobs listing ``text`` and, once, the rejected records that name no job.
+
+    They are shown under a heading of their own (JSON and YAML: ``rejectedRecords`` beside
+    the items) when every namespace or ``default`` is listed and no name is asked for, as a
+    Job without a namespace goes to ``default``; ``-n OTHER`` never shows them.
+    """
+    if query.names or query.namespace not in (None, "default"):
+        return text
+    unnamed = unnamed_rejections(store, now)
+    if not unnamed:
+        return text
+    if output in ("json", "yaml"):
+        items = [row.obj for row in rows.values()]
+        records = [obj for _, obj in unnamed]
+        listed = {"apiVersion": "v1", "kind": "List", "items": items, "rejectedRecords": records}
+        return document_text(listed, output)
+    table = render_table(UNNAMED_HEADER, [cells for cells, _ in unnamed])
+    section = "\n".join([UNNAMED_HEADING, *table]) + "\n"
+    return f"{text}\n{section}" if text else section
 
 
 async def get_all(

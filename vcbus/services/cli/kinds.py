@@ -26,9 +26,15 @@ from vcbus.contracts.objects import DEFAULT_QUEUE, Queue, QueueState
 from vcbus.contracts.quantity import format_quantity
 from vcbus.services.cli.admissible import INADMISSIBLE, inadmissible
 from vcbus.services.cli.listing import Kind, Object, Query, Row
-from vcbus.services.cli.status import StatusStore, pending_reasons, podgroup_phase_of, reason_of
+from vcbus.services.cli.status import (
+    UNNAMED,
+    StatusStore,
+    pending_reasons,
+    podgroup_phase_of,
+    reason_of,
+)
 from vcbus.services.cli.usage import node_of, used_by_node, used_by_queue
-from vcbus.shared.views.age import time_left
+from vcbus.shared.views.age import human_duration, time_left
 from vcbus.shared.views.node_health import NodeHealth
 from vcbus.shared.views.units import show_resources
 
@@ -112,7 +118,7 @@ def job_rows(store: StatusStore, query: Query) -> dict[str, Row]:
             nodes.setdefault(pod.job, set()).add(pod.node)
     out: dict[str, Row] = {}
     for key in query.select(keys):
-        if not query.matches(key):
+        if not query.matches(key) or is_unnamed(key):
             continue
         obj = job_object(store, key)
         if obj is None:
@@ -137,6 +143,42 @@ def job_rows(store: StatusStore, query: Query) -> dict[str, Row]:
         created = str(obj.get("creationTimestamp") or "")
         out[key] = Row(cells, obj, wide, datetime.fromisoformat(created) if created else None)
     return out
+
+
+def is_unnamed(key: str) -> bool:
+    """Whether ``key`` is a rejected record's that named no job (the store's own name)."""
+    return key.startswith(UNNAMED)
+
+
+UNNAMED_HEADER = ("ORIGIN", "AGE", "REASON", "MESSAGE")
+"""The table of rejected records that name no job, under their own heading in ``get jobs``."""
+
+
+def unnamed_rejections(store: StatusStore, now: datetime) -> list[tuple[tuple[str, ...], Object]]:
+    """The rejected records that name no job: each one's cells and object, oldest first.
+
+    They belong to no namespace, so ``get jobs`` shows them once, apart from the jobs.
+    """
+    out: list[tuple[datetime, tuple[str, ...], Object]] = []
+    for key in store.keys(Topic.JOBS_REJECTED):
+        rejected = store.get(Topic.JOBS_REJECTED, key)
+        if not is_unnamed(key) or not isinstance(rejected, JobRejected):
+            continue
+        origin = rejected.origin
+        where = f"{origin.topic}/{origin.partition}:{origin.offset}" if origin else key
+        first = rejected.violations[0] if rejected.violations else None
+        obj: Object = {
+            "origin": where,
+            "rejectedAt": _timestamp(rejected.occurred_at),
+            "reason": first.reason if first else "",
+            "message": first.message if first else "",
+            "traceId": store.trace_id(Topic.JOBS_REJECTED, key),
+        }
+        age = human_duration(max((now - rejected.occurred_at).total_seconds(), 0.0))
+        cells = (where, age, str(obj["reason"]), str(obj["message"]))
+        out.append((rejected.occurred_at, cells, obj))
+    out.sort(key=lambda item: item[0])
+    return [(cells, obj) for _, cells, obj in out]
 
 
 # -- podgroups ----------------------------------------------------------------------------
@@ -273,7 +315,7 @@ def node_rows(store: StatusStore, query: Query) -> dict[str, Row]:
             locked or "-",
             expires,
         )
-        out[name] = Row(cells, obj, wide=(health.heartbeat_text(), health.limits_text()))
+        out[name] = Row(cells, obj, wide=(health.heartbeat_text(), health.limits_column()))
     return out
 
 

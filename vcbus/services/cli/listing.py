@@ -113,7 +113,8 @@ def _paint(padded: str, state: str) -> str:
     return terminal.paint(padded, terminal.colour_of(state))
 
 
-def _document(obj: object, output: str) -> str:
+def document_text(obj: object, output: str) -> str:
+    """``obj`` as indented JSON or as YAML, escaped."""
     if output == "json":
         return terminal.printable(json.dumps(obj, indent=2) + "\n")
     return terminal.printable(yaml.safe_dump(obj, sort_keys=False))
@@ -138,7 +139,7 @@ def render(
     """
     if output in ("json", "yaml"):
         items = [r.obj for r in rows.values()]
-        return _document({"apiVersion": "v1", "kind": "List", "items": items}, output)
+        return document_text({"apiVersion": "v1", "kind": "List", "items": items}, output)
     if not rows:
         return ""
     at = now or SystemClock().now()
@@ -164,7 +165,7 @@ def render_change(
     if output == "json":
         return terminal.printable(json.dumps(row.obj) + "\n")
     if output == "yaml":
-        return "---\n" + _document(row.obj, output)
+        return "---\n" + document_text(row.obj, output)
     header = kind.header_of(output)
     paint_at = header.index(kind.state) if colour and kind.state in header else None
     cells = kind.cells_of(row, output, now or SystemClock().now())

@@ -3,11 +3,12 @@
 As ``kubectl logs``: ``--task`` and ``--index`` pick pods (default every pod of the job,
 each line prefixed ``[<pod>]`` when there are several), ``-c`` a container (default the
 pod's first), ``--tail N`` the last lines, ``--previous`` the run before the last restart,
-``-f`` follows until the container ends. The CLI finds each pod's node on ``pods.status``
-and the node's agent on ``nodes`` (labels ``vcbus.io/address``, ``vcbus.io/agent-port``),
-then asks that agent over HTTP(S): ``VCBUS_AGENT_TOKEN`` is sent as a bearer token, and
-with ``VCBUS_AGENT_TLS_CAFILE`` the connection is TLS, checked against that CA. A pod on a
-simulated node has no log.
+``-f`` follows until the container ends. A pod deleted by its job's policy (or with its
+job's end) is found with ``--previous``: its agent keeps its last incarnation's logs. The
+CLI finds each pod's node on ``pods.status`` and the node's agent on ``nodes`` (labels
+``vcbus.io/address``, ``vcbus.io/agent-port``), then asks that agent over HTTP(S):
+``VCBUS_AGENT_TOKEN`` is sent as a bearer token, and with ``VCBUS_AGENT_TLS_CAFILE`` the
+connection is TLS, checked against that CA. A pod on a simulated node has no log.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import asyncio
 import concurrent.futures
 import http.client
 import os
+import socket
 import ssl
 import sys
 import threading
@@ -26,7 +28,7 @@ from urllib.parse import quote, urlencode
 from vcbus.contracts import NodeChanged, NodeHeartbeat, NodeRegistered, Topic
 from vcbus.services.agent.app.logserver import ENV_CAFILE, ENV_TOKEN
 from vcbus.services.cli import terminal
-from vcbus.services.cli.agent import LABEL_ADDRESS, LABEL_AGENT_PORT
+from vcbus.services.cli.agent import LABEL_ADDRESS, LABEL_AGENT_HOST, LABEL_AGENT_PORT, is_loopback
 from vcbus.services.cli.status import StatusStore, read_store
 from vcbus.shared.bus.kafka import AioKafkaBus
 from vcbus.shared.runtime.settings import Settings
@@ -59,7 +61,9 @@ def run(args: argparse.Namespace) -> int:
     """Print the logs; 1 when no pod of the job matches or an agent refuses."""
     key = args.job if "/" in args.job else f"{args.namespace}/{args.job}"
     settings = Settings.from_env()
-    targets, problems = asyncio.run(find_targets(settings, key, args.task, args.index))
+    targets, problems = asyncio.run(
+        find_targets(settings, key, args.task, args.index, previous=args.previous)
+    )
     for problem in problems:
         terminal.error(problem + "\n")
     if not targets:
@@ -79,9 +83,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def find_targets(
-    settings: Settings, job: str, task: str | None, index: int | None
+    settings: Settings, job: str, task: str | None, index: int | None, *, previous: bool = False
 ) -> tuple[list[Target], list[str]]:
-    """The job's pods that match, with their agents' endpoints; and what could not be found."""
+    """The job's pods that match, with their agents' endpoints; and what could not be found.
+
+    With ``previous``, pods deleted and not created again count too (a pod its job's policy
+    killed, the pods of a job that ended Failed): their node's agent keeps their last logs.
+    """
     store = await read_store(
         AioKafkaBus(settings.kafka),
         settings,
@@ -90,7 +98,8 @@ async def find_targets(
         whole=frozenset({Topic.NODES}),
     )
     targets, problems = [], []
-    for pod, row in sorted(store.pods.items()):
+    rows = {**store.gone_pods, **store.pods} if previous else store.pods
+    for pod, row in sorted(rows.items()):
         if row.job != job or (task is not None and row.task != task):
             continue
         if index is not None and pod.rpartition("-")[2] != str(index):
@@ -109,7 +118,7 @@ def target_of(store: StatusStore, pod: str) -> Target | str:
     Its node is the one ``pods.status`` names; the node's agent is found by the labels it
     registered (``vcbus.io/address``, ``vcbus.io/agent-port``).
     """
-    row = store.pods.get(pod)
+    row = store.pods.get(pod) or store.gone_pods.get(pod)
     if row is None or not row.node:
         return f"pod {pod} is not bound to a node yet"
     node = store.get(Topic.NODES, row.node)
@@ -118,7 +127,31 @@ def target_of(store: StatusStore, pod: str) -> Target | str:
     )
     if LABEL_ADDRESS not in labels or LABEL_AGENT_PORT not in labels:
         return f"pod {pod} runs on node {row.node}, which has no agent (no logs)"
-    return Target(pod, labels[LABEL_ADDRESS], int(labels[LABEL_AGENT_PORT]))
+    address, port = labels[LABEL_ADDRESS], int(labels[LABEL_AGENT_PORT])
+    listen = labels.get(LABEL_AGENT_HOST, "")
+    if is_loopback(listen) and not is_loopback(address):
+        if _is_local(address):
+            return Target(pod, listen, port)  # that agent runs on this host
+        return (
+            f"pod {pod} runs on node {row.node}, whose agent serves logs on its own loopback "
+            f"only ({listen}:{port}; it has no {ENV_TOKEN}): start that agent with "
+            f"{ENV_TOKEN} set (it then listens on every address, {address}:{port} too) and "
+            f"give vcbus logs the same token, or run vcbus logs on that host"
+        )
+    if listen and listen not in ("0.0.0.0", "::"):
+        return Target(pod, listen, port)
+    return Target(pod, address, port)
+
+
+def _is_local(address: str) -> bool:
+    """Whether ``address`` is one of this host's (it can be bound here)."""
+    family = socket.AF_INET6 if ":" in address else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        try:
+            probe.bind((address, 0))
+        except OSError:
+            return False
+    return True
 
 
 def request_log(target: Target, query: dict[str, str]) -> http.client.HTTPConnection:

@@ -29,7 +29,8 @@ from vcbus.contracts.quantity import QuantityError, Resources, to_base_units
 from vcbus.services.cli import terminal
 from vcbus.services.cli.commands import exists
 from vcbus.services.cli.status import add_verbose, read_store
-from vcbus.services.cli.submit import publish, queue_record
+from vcbus.services.cli.submit import publish
+from vcbus.services.submission import queue_record
 from vcbus.shared.bus.kafka import AioKafkaBus
 from vcbus.shared.bus.outbox import event_record
 from vcbus.shared.bus.protocol import Bus

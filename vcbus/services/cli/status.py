@@ -37,7 +37,7 @@ from vcbus.shared.bus.codec import Poison, TopicCodec, Unknown
 from vcbus.shared.bus.partitioner import partition_for
 from vcbus.shared.bus.protocol import Bus, Consumer
 from vcbus.shared.bus.records import Record, TopicPartition
-from vcbus.shared.node_lifecycle import NodeLifecycleConf
+from vcbus.shared.node_lifecycle import reader_conf
 from vcbus.shared.runtime.clock import SystemClock
 from vcbus.shared.runtime.settings import Settings
 from vcbus.shared.runtime.topology import ensure_topics
@@ -88,16 +88,9 @@ POD_TOPICS = frozenset({Topic.PODS, Topic.PODS_STATUS, Topic.BINDINGS})
 """Topics folded per pod: they are keyed by job or node, with many pods per key."""
 
 _ADMITTED_TAG = tag_of(JobAdmitted).encode()
-_UNNAMED = "(unnamed)"
+UNNAMED = "(unnamed)"
+"""How the store names a rejected record that named no job (``(unnamed)@PARTITION:OFFSET``)."""
 _TOPIC_NAMES = frozenset(str(topic) for topic in Topic)
-
-
-def _lifecycle_conf() -> NodeLifecycleConf:
-    """The node limits of the reader's environment; the defaults where they are unusable."""
-    try:
-        return NodeLifecycleConf.from_env(os.environ)
-    except ValueError:
-        return NodeLifecycleConf()
 
 
 def trace_id_of(record: Record) -> str:
@@ -123,12 +116,14 @@ class StatusStore:
         self.prefix = prefix
         self.now = now or SystemClock().now
         """The reader's clock, which a node's health is counted to."""
-        self.lifecycle = _lifecycle_conf()
+        self.lifecycle = reader_conf(os.environ)
         self.latest: dict[Topic, dict[str, Record]] = {topic: {} for topic in LATEST_TOPICS}
         self.heartbeats: dict[str, NodeHeartbeat] = {}
         """Each real node's newest heartbeat (``nodes`` keeps the newest record only)."""
         self._pods = PodFold()
         self.pods: dict[str, PodRow] = self._pods.rows
+        self.gone_pods: dict[str, PodRow] = self._pods.gone
+        """The last incarnation deleted of each pod not created again (``logs --previous``)."""
         self.reservation = ReservationView()
         self.touched: set[str] = set()
         self.records = 0
@@ -178,7 +173,7 @@ class StatusStore:
         if topic in LATEST_TOPICS:
             key = record.key.decode("utf-8", "replace") if record.key else ""
             if not key:
-                key = f"{_UNNAMED}@{record.partition}:{record.offset}"
+                key = f"{UNNAMED}@{record.partition}:{record.offset}"
             newest = events[-1]
             if isinstance(newest, JobAdmitted) and not self._replaces_spec(key, newest):
                 return

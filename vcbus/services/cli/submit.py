@@ -3,7 +3,8 @@
 Every document that is not a Volcano Queue is published to ``jobs.submitted`` as JSON text,
 keyed ``namespace/name``; admission answers each on ``jobs.admitted`` or ``jobs.rejected``
 (so a Deployment sent by mistake gets its "not a Job" answer there too). A file that is
-not YAML or JSON at all is published as it is, and rejected with the parser's reason.
+not YAML or JSON at all is published as it is, and rejected with the parser's reason. The
+records are :mod:`vcbus.services.submission`'s, the same for ``up`` and ``simulate``.
 
 ``--wait`` then follows each job until it is Running or finished, showing its progress:
 the records of the submission's own trace on the jobs' partitions of ``jobs.status``,
@@ -22,16 +23,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import dataclasses
-import json
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 from typing import TextIO
-
-import msgspec
 
 from vcbus.contracts import (
     JobAdmitted,
@@ -40,24 +36,12 @@ from vcbus.contracts import (
     JobStatusChanged,
     QueueDeclared,
     Topic,
-    derive_event_id,
-    job_key,
-    tag_of,
 )
-from vcbus.contracts.objects import JobPhase, Queue
-from vcbus.services.admission.bounded_parse import load_yaml
-from vcbus.services.admission.core import queues_from_manifests
-from vcbus.services.admission.fields import FIELD_VALIDATION_HEADER, FieldValidation
+from vcbus.contracts.objects import JobPhase
+from vcbus.services.admission.fields import FieldValidation
 from vcbus.services.cli import require_broker, terminal
-from vcbus.services.cli.admit import (
-    VALIDATE_CHOICES,
-    Verdict,
-    add_validate,
-    admit,
-    as_text,
-    is_queue,
-    queue_warnings,
-)
+from vcbus.services.cli.admissible import never_admitted
+from vcbus.services.cli.admit import VALIDATE_CHOICES, Verdict, add_validate, admit, as_text
 from vcbus.services.cli.status import (
     StatusReader,
     StatusStore,
@@ -67,9 +51,8 @@ from vcbus.services.cli.status import (
     reason_of,
     trace_id_of,
 )
-from vcbus.shared.bus.envelope import HEADER_CONTENT_TYPE, HEADER_EVENT_TYPE
+from vcbus.services.submission import Submitted, records_for
 from vcbus.shared.bus.kafka import AioKafkaBus
-from vcbus.shared.bus.outbox import event_record
 from vcbus.shared.bus.protocol import Bus
 from vcbus.shared.bus.records import OutRecord, Record, oversized
 from vcbus.shared.job_update import (
@@ -84,104 +67,8 @@ from vcbus.shared.runtime.clock import SystemClock
 from vcbus.shared.runtime.settings import Settings
 from vcbus.shared.runtime.topology import ensure_topics
 from vcbus.shared.tracing.setup import configure_tracing, shutdown_tracing
-from vcbus.shared.tracing.spans import current_trace_id, send_span
 from vcbus.shared.views.jobs import pod_counts
 from vcbus.shared.views.phases import FAILED_PHASES
-
-MANIFEST_TYPE = "job.manifest"
-
-
-@dataclass(frozen=True, slots=True)
-class Submitted:
-    """One record to publish, and what to tell the user about it."""
-
-    record: OutRecord
-    label: str
-    trace_id: str
-    queue: Queue | None = None
-    """The queue a ``queues`` record declares."""
-    warnings: tuple[str, ...] = ()
-    """What the document asks for that vcbus does not do."""
-
-
-def _documents(text: str) -> list[object] | None:
-    """The file's documents; ``None`` when it is neither JSON nor YAML within bounds.
-
-    YAML is read as admission reads it (recursive aliases, alias bombs and absurd nesting
-    refused before anything is built); such a file is published as it is, and admission
-    answers it with the reason.
-    """
-    try:
-        loaded = json.loads(text)
-    except RecursionError:
-        return None
-    except ValueError:
-        try:
-            return load_yaml(text, max_chars=len(text.encode()))
-        except ValueError:
-            return None
-    return loaded if isinstance(loaded, list) else [loaded]
-
-
-def _manifest_record(
-    payload: bytes,
-    key: str,
-    topic: str,
-    fields: FieldValidation,
-    content_type: bytes = b"application/json",
-) -> Submitted:
-    headers: list[tuple[str, bytes]] = [
-        (HEADER_EVENT_TYPE, MANIFEST_TYPE.encode()),
-        (HEADER_CONTENT_TYPE, content_type),
-        (FIELD_VALIDATION_HEADER, fields.value.encode()),
-    ]
-    with send_span(topic, key=key, event_type=MANIFEST_TYPE, event_id="", headers=headers) as span:
-        span.set_attribute("vcbus.job", key)
-        trace_id = current_trace_id()
-    return Submitted(OutRecord(topic, key.encode() or None, payload, tuple(headers)), key, trace_id)
-
-
-def records_for(
-    text: str, prefix: str, now: datetime, fields: FieldValidation = FieldValidation.STRICT
-) -> list[Submitted]:
-    """The records ``vcbus submit`` publishes for a file's text.
-
-    Each job record carries ``fields`` in its ``field-validation`` header, for admission.
-    """
-    topic = f"{prefix}{Topic.JOBS_SUBMITTED}"
-    documents = _documents(text)
-    if documents is None:
-        return [_manifest_record(text.encode(), "", topic, fields, b"text/plain; charset=utf-8")]
-    out: list[Submitted] = []
-    for document in documents:
-        if is_queue(document):
-            for queue in queues_from_manifests([document]).values():
-                record = _queue_record(queue, prefix, now)
-                out.append(dataclasses.replace(record, warnings=queue_warnings(document)))
-            continue
-        key = ""
-        if isinstance(document, Mapping) and isinstance(document.get("metadata"), Mapping):
-            metadata = document["metadata"]
-            if isinstance(metadata.get("name"), str):
-                namespace = metadata.get("namespace")
-                key = job_key(namespace if isinstance(namespace, str) else None, metadata["name"])
-        out.append(_manifest_record(json.dumps(document).encode(), key, topic, fields))
-    return out
-
-
-def queue_record(queue: Queue, prefix: str, now: datetime) -> Submitted:
-    """The record declaring (or changing) ``queue`` on the ``queues`` topic."""
-    return _queue_record(queue, prefix, now)
-
-
-def _queue_record(queue: Queue, prefix: str, now: datetime) -> Submitted:
-    content = msgspec.json.encode(queue).decode()
-    event = QueueDeclared(
-        event_id=derive_event_id(tag_of(QueueDeclared), queue.name, content),
-        occurred_at=now,
-        queue=queue,
-    )
-    return Submitted(event_record(event, prefix), f"queue/{queue.name}", current_trace_id(), queue)
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -434,7 +321,9 @@ DONE_PHASES = frozenset({JobPhase.RUNNING, JobPhase.COMPLETING, JobPhase.COMPLET
 
 STUCK_REASONS = frozenset({QUEUE_NOT_FOUND, QUEUE_CLOSED, INFEASIBLE})
 """Reasons a pending job keeps until someone changes the cluster or its queue: waiting for
-them to pass by themselves would only run out the time, so ``--wait`` stops (exit 1)."""
+them to pass by themselves would only run out the time, so ``--wait`` stops (exit 1); so
+it does for a minimum alone over its queue's capability
+(:func:`vcbus.services.cli.admissible.never_admitted`)."""
 
 UNCHANGED_GRACE = 5.0
 """Seconds after its admission a job waits for a status of its own before an unchanged
@@ -488,7 +377,7 @@ def outcome(ours: StatusStore, current: StatusStore, key: str, *, unchanged: boo
         return Outcome(line, done=True)
     if status.phase in FAILED_PHASES:
         return Outcome(line, done=True, failed=True)
-    if reason is not None and reason.code in STUCK_REASONS:
+    if reason is not None and (reason.code in STUCK_REASONS or never_admitted(reason)):
         return Outcome(f"{line} (it cannot start until that changes)", done=True, failed=True)
     return Outcome(line)
 

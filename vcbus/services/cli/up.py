@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import atexit
 import contextlib
 import fcntl
 import os
@@ -42,13 +43,14 @@ from vcbus.services.cli.broker import add_listener_options, listener_from
 from vcbus.services.cli.dashboard import DEFAULT_HOST, DEFAULT_PORT, jaeger_url
 from vcbus.services.cli.dashboard.app import listen, serve, url_of
 from vcbus.services.cli.serve import add_service_options, system_conf
-from vcbus.services.cli.submit import records_for
 from vcbus.services.cli.supervise import Health, Supervisor
+from vcbus.services.submission import records_for
 from vcbus.shared.authority import KEY_SETTINGS, TRUST_FILE, TRUST_SETTING, Role, write_keys
 from vcbus.shared.bus.broker import start_broker
 from vcbus.shared.bus.errors import BrokerStartError, BrokerUnavailableError
 from vcbus.shared.bus.kafka import AioKafkaBus
 from vcbus.shared.bus.listeners import Listener, ListenerError, parse_address
+from vcbus.shared.node_lifecycle import reader_conf
 from vcbus.shared.runtime.clock import SystemClock
 from vcbus.shared.runtime.service import Service
 from vcbus.shared.runtime.settings import Settings, SettingsError
@@ -62,6 +64,8 @@ REAL_DEMO = "real"
 """The demo's subfolder of real jobs, submitted with ``--agent``."""
 DEFAULT_BROKER_PORT = 9092
 BROKER_HOST = "127.0.0.1"
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+"""What stops ``up`` (Ctrl-C, a process manager); ignored once it is stopping."""
 AGENT = "agent"
 """The name ``up`` gives its node agent (its log, its lines)."""
 SERVICE_ORDER = ("cluster", "admission", "job-controller", "podgroup-enqueue", "allocator")
@@ -117,7 +121,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--agent-data-dir", default="", help="--agent: its data [a new directory in /tmp]"
     )
     parser.add_argument(
-        "--run-as", default="", help="--agent: USER[:GROUP] pods run as [nobody, when root]"
+        "--run-as",
+        default="",
+        help="--agent: USER[:GROUP] every pod runs as [one uid per pod, as root]",
     )
     parser.add_argument("--allow-root", action="store_true", help="--agent: pods may run as root")
     add_service_options(parser)
@@ -234,31 +240,47 @@ def demo_texts(folder: Traversable, *, real: bool = False) -> list[str]:
     ]
 
 
+REAL_NODE_TAINT = "vcbus.io/agent=true:NoSchedule"
+"""The taint of ``up --agent``'s real node beside simulated ones; a real job tolerates it
+(and selects the node with ``nodeSelector: {vcbus.io/agent: "true"}``)."""
+
+
 def agent_args(args: argparse.Namespace, data_dir: str) -> list[str]:
     """The command line of ``vcbus up --agent``'s agent.
 
-    A local try-out: as root, pods run as ``nobody`` unless ``--run-as`` says otherwise
-    (``vcbus agent`` itself wants a dedicated user).
+    Beside simulated nodes the host's node is tainted :data:`REAL_NODE_TAINT`: a job
+    without a toleration for it (a simulated one, which runs no command) stays off it.
+    As root, each pod runs as a uid of its own (the agent's ``--pod-uids``) unless
+    ``--run-as`` names one user for every pod.
     """
     out = [sys.executable, "-m", "vcbus.services.cli", "agent", "--data-dir", data_dir]
     out += ["--listen-port", "0"]
     if args.node_name:
         out += ["--node-name", args.node_name]
-    run_as = args.run_as or ("nobody" if os.geteuid() == 0 else "")
-    if run_as:
-        out += ["--run-as", run_as]
+    if args.nodes > 0:
+        # beside simulated nodes, only a job asking for this host lands on it, as a
+        # Kubernetes node kept for some workloads: tainted, tolerated by those that want it
+        out += ["--taint", REAL_NODE_TAINT]
+    if args.run_as:
+        out += ["--run-as", args.run_as]
     if args.allow_root:
         out.append("--allow-root")
     return out
 
 
 def agent_data_dir(given: str) -> str:
-    """``--agent-data-dir``, else a new directory in ``/tmp`` every user can search."""
+    """``--agent-data-dir``, else a new directory in ``/tmp`` every user can search.
+
+    The new directory goes when ``vcbus up`` exits (after its agent stopped), with what its
+    pods left there: the next ``up`` makes a directory of its own, so nothing would read
+    it again. A given directory is kept.
+    """
     if given:
         Path(given).mkdir(parents=True, exist_ok=True)
         return given
     path = Path(tempfile.mkdtemp(prefix="vcbus-up-agent-"))
     path.chmod(0o711)
+    atexit.register(shutil.rmtree, path, ignore_errors=True)
     return str(path)
 
 
@@ -310,7 +332,12 @@ def run(args: argparse.Namespace) -> int:
                 "stop it first, or give this one another --log-dir\n"
             )
             return EXIT_UNUSABLE
-        return _run(args, log_dir, demo)
+        saved = {signum: signal.getsignal(signum) for signum in STOP_SIGNALS}
+        try:
+            return _run(args, log_dir, demo)
+        finally:
+            for signum, handler in saved.items():
+                signal.signal(signum, handler)
 
 
 @contextlib.contextmanager
@@ -389,6 +416,10 @@ def _run(args: argparse.Namespace, log_dir: Path, demo: list[str]) -> int:
             )
             return asyncio.run(_watch(settings, args, supervisor, demo))
         finally:
+            # a second Ctrl-C would cut the shutdown short and leave pods running: the
+            # pods' grace periods bound it, and kill -9 abandons it
+            for signum in STOP_SIGNALS:
+                signal.signal(signum, signal.SIG_IGN)
             shut_down(supervisor, names, data_dir, remove=not args.agent_data_dir)
 
 
@@ -400,6 +431,7 @@ def shut_down(supervisor: Supervisor, services: list[str], data_dir: str, *, rem
     while the agent still publishes how they ended, then the agent, then any pod it
     started meanwhile; the agent's data directory goes too when ``up`` made it.
     """
+    terminal.write("stopping: the services, this node's pods, the agent, then the broker\n")
     supervisor.stop(services)
     if not data_dir:
         supervisor.stop()
@@ -555,7 +587,7 @@ async def _watch(
         progress = DemoProgress(submitted)
         loop = asyncio.get_running_loop()
         stop = asyncio.Event()
-        for signum in (signal.SIGTERM, signal.SIGINT):
+        for signum in STOP_SIGNALS:
             loop.add_signal_handler(signum, stop.set)
         clock = SystemClock()
         deadline = clock.monotonic() + args.timeout
@@ -575,7 +607,7 @@ async def _watch(
                     + health_line(supervisor.health())
                     + jobs_table(view)
                     + "\n\n"
-                    + nodes_table(view, now=clock.now())
+                    + nodes_table(view, now=clock.now(), lifecycle=reader_conf(os.environ))
                     + "\n"
                 )
                 sys.stdout.flush()
@@ -606,7 +638,8 @@ def health_line(health: dict[str, Health]) -> str:
 def _demo_summary(view: StatusView, submitted: list[str]) -> int:
     """Print the final tables and the verdict; 0 when every demo job completed."""
     now = SystemClock().now()
-    sys.stdout.write("\n" + jobs_table(view) + "\n\n" + nodes_table(view, now=now) + "\n")
+    table = nodes_table(view, now=now, lifecycle=reader_conf(os.environ))
+    sys.stdout.write("\n" + jobs_table(view) + "\n\n" + table + "\n")
     done = all(str(view.jobs[key].phase) == "Completed" for key in submitted if key in view.jobs)
     finished = view.all_final(submitted)
     verdict = "all jobs completed" if finished and done else "not all jobs completed"

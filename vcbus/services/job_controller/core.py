@@ -46,7 +46,7 @@ from typing import assert_never
 
 import msgspec
 
-from vcbus.contracts._base import derive_event_id
+from vcbus.contracts._base import derive_event_id, tag_of
 from vcbus.contracts.events.jobs_admitted import (
     JobAbortAccepted,
     JobAdmitted,
@@ -162,6 +162,19 @@ def _deleted(record: JobRecord, ctx: Ctx, conf: ControllerConf) -> Step[JobRecor
         JobDeleted(event_id=work.job_event_id(JobDeleted), occurred_at=ctx.now, job=record.job_key)
     )
     return _taken(Step(None, tuple(work.emits)))
+
+
+def _deleted_unknown(event: JobDeleteAccepted, ctx: Ctx) -> Step[JobRecord | None]:
+    """A delete of a job the controller does not hold (a rejected one): ``JobDeleted``.
+
+    The readers then stop showing its rejection, as ``kubectl delete`` removes it.
+    """
+    deleted = JobDeleted(
+        event_id=derive_event_id(tag_of(JobDeleted), event.job, event.event_id),
+        occurred_at=ctx.now,
+        job=event.job,
+    )
+    return _taken(Step(None, (deleted,)))
 
 
 _COMMANDS: dict[type[JobAbortAccepted | JobResumeAccepted], tuple[Action, str]] = {
@@ -417,7 +430,7 @@ def decide(
                 _admit(event, ctx, conf) if record is None else _readmit(record, event, ctx, conf)
             )
         case JobDeleteAccepted():
-            return Step(None) if record is None else _deleted(record, ctx, conf)
+            return _deleted_unknown(event, ctx) if record is None else _deleted(record, ctx, conf)
         case JobAbortAccepted() | JobResumeAccepted():
             return Step(None) if record is None else _command(record, event, ctx, conf)
         case PodGroupPhaseChanged():

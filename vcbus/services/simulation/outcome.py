@@ -30,6 +30,7 @@ from __future__ import annotations
 import collections
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import assert_never
 
 from vcbus.contracts import (
     BindingCreated,
@@ -37,11 +38,20 @@ from vcbus.contracts import (
     CapacityReleased,
     CapacityReserved,
     Event,
+    JobAbortAccepted,
+    JobAbortRequested,
     JobAdmitted,
+    JobDeleteAccepted,
     JobDeleted,
+    JobDeleteRequested,
     JobRejected,
+    JobResumeAccepted,
+    JobResumeRequested,
     JobStatusChanged,
+    LocksHonoured,
+    LocksLifted,
     NodeChanged,
+    NodeHeartbeat,
     NodeRegistered,
     NodeRemoved,
     NodesLocked,
@@ -57,14 +67,24 @@ from vcbus.contracts import (
     PodGroupUpdated,
     PodPhaseChanged,
     PodsNominated,
+    QueueDeclared,
+    QueueDeleted,
+    ReservationsEvent,
     TargetJobElected,
     pod_key,
+)
+from vcbus.contracts.events.cluster_commands import (
+    NodeAddRequested,
+    NodeCordonRequested,
+    NodeRemoveRequested,
+    NodeUncordonRequested,
 )
 from vcbus.contracts.objects.job import JobPhase
 from vcbus.contracts.objects.meta import Condition
 from vcbus.contracts.objects.pod import POD_BOUND, PodPhase
 from vcbus.contracts.objects.podgroup import PodGroupPhase
 from vcbus.contracts.quantity import format_quantity
+from vcbus.contracts.topics import TopicEvent
 from vcbus.services.simulation.job_metrics import JobRun, job_metrics
 from vcbus.services.simulation.summary import CapacityStep, Usage, summarise
 from vcbus.shared.views.jobs import JobFold, JobView
@@ -130,6 +150,18 @@ def _tasks(status: JobStatusChanged | None) -> dict[str, dict[str, int]]:
 
 
 _PODGROUP = (PodGroupDeleted, PodGroupPhaseChanged)
+_JobEvent = (
+    JobAdmitted
+    | JobRejected
+    | JobStatusChanged
+    | JobDeleted
+    | PodGroupCreated
+    | PodGroupUpdated
+    | PodGroupDeleted
+    | PodGroupPhaseChanged
+    | PodGroupConditionsChanged
+)
+"""The events of a job's life that the outcome notes."""
 
 
 class Outcome:
@@ -178,6 +210,8 @@ class Outcome:
 
     def apply(self, t: float, event: Event) -> None:
         """Fold one event, published ``t`` seconds from the start."""
+        if not isinstance(event, TopicEvent):
+            return
         match event:
             case (
                 JobAdmitted()
@@ -222,8 +256,26 @@ class Outcome:
             case NodeRemoved():
                 self.note(t, {"event": "node", "node": str(event.name), "change": "removed"})
                 self._capacity(t, str(event.name), None)
+            case (
+                JobDeleteRequested()
+                | JobAbortRequested()
+                | JobResumeRequested()
+                | JobDeleteAccepted()
+                | JobAbortAccepted()
+                | JobResumeAccepted()
+                | NodeHeartbeat()
+                | QueueDeclared()
+                | QueueDeleted()
+                | LocksHonoured()
+                | LocksLifted()
+                | NodeAddRequested()
+                | NodeCordonRequested()
+                | NodeUncordonRequested()
+                | NodeRemoveRequested()
+            ):
+                pass  # commands and their answers, heartbeats, queues: not in a run's outcome
             case _:
-                pass
+                assert_never(event)
 
     def _capacity(self, t: float, node: str, allocatable: dict[str, int] | None) -> None:
         if allocatable is None:
@@ -238,7 +290,7 @@ class Outcome:
             self.capacity.pop()
         self.capacity.append(CapacityStep(at=max(t, 0.0), allocatable=total))
 
-    def _job_event(self, t: float, event: Event) -> None:
+    def _job_event(self, t: float, event: _JobEvent) -> None:
         views = self.job_views.jobs
         key = event.job if isinstance(event, JobStatusChanged) else None
         phase = _phase(views.get(key)) if key is not None else ""
@@ -279,7 +331,7 @@ class Outcome:
             case PodGroupConditionsChanged():
                 self.jobs.setdefault(event.job, _Job())
             case _:
-                pass
+                assert_never(event)
 
     def _podgroup_noted(
         self, t: float, key: str, before: tuple[str, tuple[Condition, ...]] | None
@@ -295,7 +347,9 @@ class Outcome:
         if phase == PodGroupPhase.INQUEUE:
             self.jobs[key].first("inqueue", t)
 
-    def _pod_event(self, t: float, event: Event) -> None:
+    def _pod_event(
+        self, t: float, event: PodCreated | PodDeleted | BindingCreated | BindingRefused
+    ) -> None:
         key = self.pods.apply(event)
         times = self.pod_times.setdefault(key, _PodTimes()) if key is not None else None
         match event:
@@ -316,7 +370,7 @@ class Outcome:
                 entry.update(node=str(event.node), reason=event.reason)
                 self.note(t, entry)
             case _:
-                pass
+                assert_never(event)
 
     def _pod_phase(self, t: float, event: PodPhaseChanged) -> None:
         if (key := self.pods.apply(event)) is not None:
@@ -334,7 +388,7 @@ class Outcome:
             entry["reason"] = event.reason
         self.note(t, entry)
 
-    def _reservation_event(self, t: float, event: Event) -> None:
+    def _reservation_event(self, t: float, event: ReservationsEvent) -> None:
         self.reservation.apply(event)
         match event:
             case TargetJobElected():
@@ -344,7 +398,7 @@ class Outcome:
             case NodesUnlocked():
                 self.note(t, {"event": "unlocked", "job": event.job, "reason": event.reason})
             case _:
-                pass
+                assert_never(event)
 
     def _will_bind_event(self, t: float, event: CapacityReserved | CapacityReleased) -> None:
         """Will-bind reservations (the allocator's ``capacity.reservations``): made, released."""

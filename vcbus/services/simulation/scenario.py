@@ -59,9 +59,9 @@ from vcbus.contracts.objects.pod import PodPhase
 from vcbus.contracts.objects.queue import Queue
 from vcbus.services.admission.core import queues_from_manifests
 from vcbus.services.admission.fields import Shape, unknown_fields
-from vcbus.services.cli.submit import records_for
 from vcbus.services.cluster.nodes import NodesError, parse_nodes
 from vcbus.services.simulation.inprocess import Input, Publish, SetPodPhase, Until
+from vcbus.services.submission import records_for
 from vcbus.shared.runtime.settings import Settings
 from vcbus.shared.scheduling import scheduler
 from vcbus.shared.scheduling.framework.conf import SchedulerConf

@@ -568,10 +568,20 @@ class KafkaConsumer:
         return {_tp(tp): int(offset) for tp, offset in ends.items()}
 
     async def stop(self) -> None:
-        """Leave the group and close."""
+        """Leave the group and close.
+
+        With the broker gone, aiokafka's fetcher closes by cancelling its fetch task, whose
+        retry sleep lets the ``CancelledError`` out of ``stop`` though nobody cancelled the
+        caller: that one is swallowed (a stop is a stop); the caller's own cancellation is not.
+        """
         if self._consumer is not None:
             consumer, self._consumer = self._consumer, None
-            await consumer.stop()
+            try:
+                await consumer.stop()
+            except asyncio.CancelledError:
+                task = asyncio.current_task()
+                if task is not None and task.cancelling():
+                    raise
 
 
 def _watch_heartbeats(consumer: AIOKafkaConsumer, confirmed: Callable[[float], None]) -> None:

@@ -1,7 +1,9 @@
 """Process-wide structlog configuration: JSON lines in services, readable text in a terminal.
 
 Lines go to stderr. Records of the standard ``logging`` module (aiokafka, the OpenTelemetry
-SDK) go through the same processors, so a service's stderr is one stream of JSON lines.
+SDK) go through the same processors, so a service's stderr is one stream of JSON lines;
+aiokafka's repeated lines (a broker out of reach) are written once per interval, with a
+count (:mod:`vcbus.shared.logging.repeats`).
 Tracebacks are rendered without local variables, which could hold secrets.
 
 A service writes one line per record it handles, so the JSON path is kept short: lines are
@@ -36,6 +38,7 @@ from vcbus.shared.logging.processors import (
     escape_controls,
     redact_secrets,
 )
+from vcbus.shared.logging.repeats import REPEATED, RepeatFilter
 
 LEVEL_ENV: Final = "VCBUS_LOG_LEVEL"
 LEVELS: Final = ("debug", "info", "warning", "error", "critical")
@@ -146,11 +149,16 @@ def _console_tracebacks() -> structlog.typing.ExceptionRenderer:
 
 def _route_stdlib(shared: list[Processor], renderers: list[Processor], level: int) -> None:
     formatter = structlog.stdlib.ProcessorFormatter(
-        foreign_pre_chain=[structlog.stdlib.add_logger_name, *shared],
+        foreign_pre_chain=[
+            structlog.stdlib.add_logger_name,
+            structlog.stdlib.ExtraAdder(allow=(REPEATED,)),
+            *shared,
+        ],
         processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, *renderers],
     )
     handler = _StderrHandler()
     handler.setFormatter(formatter)
+    handler.addFilter(RepeatFilter())
     root = logging.getLogger()
     for old in [h for h in root.handlers if isinstance(h, _StderrHandler)]:
         root.removeHandler(old)

@@ -36,6 +36,7 @@ from vcbus.shared.runtime.lease import Lease
 from vcbus.shared.runtime.settings import Settings
 from vcbus.shared.runtime.table import Table
 from vcbus.shared.runtime.timers import Timer
+from vcbus.shared.runtime.topology import changelog_topic, lease_topic
 from vcbus.shared.state.changelog import ChangelogStore
 from vcbus.shared.telemetry.metrics import NO_METRICS, RuntimeMetrics
 
@@ -182,16 +183,6 @@ class Service:
 def group_id(prefix: str, service: str) -> str:
     """Consumer group of a service: ``vcbus-<service>`` under the default prefix."""
     return f"{prefix.rstrip('.')}-{service}"
-
-
-def changelog_topic(prefix: str, service: str, store: str) -> str:
-    """Changelog topic of a store: ``vcbus.<service>.<store>.changelog``."""
-    return f"{prefix}{service}.{store}.changelog"
-
-
-def lease_topic(prefix: str, service: str) -> str:
-    """Lease topic of a singleton service."""
-    return f"{prefix}{service}.lease"
 
 
 async def run_service(

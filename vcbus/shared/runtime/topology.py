@@ -3,16 +3,60 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from vcbus.contracts.topics import DLT_SUFFIX, TOPICS
 from vcbus.shared.bus.protocol import Bus
 from vcbus.shared.bus.records import TopicConfig
 from vcbus.shared.runtime.topic_table import BUILT_IN, TopicTable, TopicTableError
 
-if TYPE_CHECKING:
-    # the CLI ensures topics with no service: it does not pay for importing the runtime
-    from vcbus.shared.runtime.service import Service
+
+class _Named(Protocol):
+    @property
+    def name(self) -> str: ...
+
+
+class _Follows(Protocol):
+    @property
+    def topics(self) -> Sequence[str]: ...
+
+
+class ServiceTopics(Protocol):
+    """What a service's topics follow from (a :class:`vcbus.shared.runtime.service.Service`).
+
+    Read through this shape so that the CLI, which ensures topics with no service, does
+    not import the runtime, and the runtime names its topics here.
+    """
+
+    @property
+    def name(self) -> str:
+        """The service's name, in its topics' names."""
+        ...
+
+    @property
+    def stores(self) -> Sequence[_Named]:
+        """Its changelog-backed stores, one changelog topic each."""
+        ...
+
+    @property
+    def tables(self) -> Sequence[_Follows]:
+        """The tables it rebuilds from whole topics."""
+        ...
+
+    @property
+    def singleton(self) -> bool:
+        """Whether it runs one active replica (a lease topic)."""
+        ...
+
+
+def changelog_topic(prefix: str, service: str, store: str) -> str:
+    """Changelog topic of a store: ``vcbus.<service>.<store>.changelog``."""
+    return f"{prefix}{service}.{store}.changelog"
+
+
+def lease_topic(prefix: str, service: str) -> str:
+    """Lease topic of a singleton service."""
+    return f"{prefix}{service}.lease"
 
 
 def _config(table: TopicTable, prefix: str, topic: str, partitions: int) -> TopicConfig:
@@ -32,7 +76,7 @@ def contract_topics(table: TopicTable, prefix: str, partitions: int) -> list[Top
 
 
 def service_topics(
-    table: TopicTable, service: Service, prefix: str, partitions: int
+    table: TopicTable, service: ServiceTopics, prefix: str, partitions: int
 ) -> list[TopicConfig]:
     """A service's changelog topics (co-partitioned) and its lease topic (one partition).
 
@@ -40,8 +84,6 @@ def service_topics(
         TopicTableError: when the table would let the broker delete by time or size what
             the service's state or views are rebuilt from (its changelogs, its tables).
     """
-    from vcbus.shared.runtime.service import changelog_topic, lease_topic  # noqa: PLC0415
-
     rebuilt = [
         (changelog_topic("", service.name, store.name), "keeps its state in")
         for store in service.stores
@@ -68,7 +110,7 @@ def service_topics(
 
 
 def topic_configs(
-    services: Sequence[Service], prefix: str, partitions: int, table: TopicTable = BUILT_IN
+    services: Sequence[ServiceTopics], prefix: str, partitions: int, table: TopicTable = BUILT_IN
 ) -> list[TopicConfig]:
     """The contract topics and the topics of ``services``, as ``table`` says.
 
@@ -103,7 +145,7 @@ def drift(wanted: TopicConfig, found: TopicConfig) -> list[str]:
 
 async def ensure_topics(
     bus: Bus,
-    services: Sequence[Service],
+    services: Sequence[ServiceTopics],
     prefix: str,
     partitions: int,
     table: TopicTable = BUILT_IN,

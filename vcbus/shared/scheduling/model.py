@@ -36,7 +36,7 @@ from vcbus.contracts.objects.pod import Pod
 from vcbus.contracts.objects.podgroup import PodGroup, PodGroupPhase
 from vcbus.contracts.objects.queue import Queue, QueueState
 from vcbus.shared.reasons import SCHEDULABLE, UNSCHEDULABLE
-from vcbus.shared.scheduling.framework.status import FitErrors
+from vcbus.shared.scheduling.fit_errors import FitErrors
 from vcbus.shared.scheduling.node_matrix import FloatArray, NodeMatrix
 from vcbus.shared.scheduling.resource import CPU, MEMORY, Missing, Resource, share
 

@@ -18,7 +18,7 @@ import enum
 import math
 from collections.abc import Iterable, Iterator, Mapping
 
-from vcbus.shared.views.units import show_amount
+from vcbus.shared.units import show_amount
 
 CPU = "cpu"
 MEMORY = "memory"

@@ -22,9 +22,9 @@ decoded events by whichever bus it reads.
 - :mod:`vcbus.shared.views.events`: a job's records folded into ``describe``'s Events rows.
 - :mod:`vcbus.shared.views.age`: ages as kubectl prints them.
 - :mod:`vcbus.shared.views.table`: the one renderer of the CLI's tables.
-- :mod:`vcbus.shared.views.units`: amounts as people read them (cpu in cores, memory in Gi), the
-  one place ``get``, ``describe``, ``up``, the dashboard and the scheduler's messages take
-  them from.
+- :mod:`vcbus.shared.views.units`: amounts as people read them (cpu in cores, memory in Gi),
+  defined once in :mod:`vcbus.shared.units`, below the read model, for the scheduler's
+  messages too.
 - :mod:`vcbus.shared.views.charts`: charts as inline SVG (lines over time, a Gantt of jobs), drawn
   by the dashboard and ``simulate --html``.
 

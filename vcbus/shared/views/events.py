@@ -7,7 +7,9 @@ cluster reports them on ``pods.status``, on the job's partition), a job phase, a
 that changed, nodes locked or unlocked, a retry, finished, deleted. Rows are sorted by
 time (newest last), and equal rows in a row are counted as one (``x3 over 10s``), as
 Kubernetes' event aggregation does. Only the job's newest life is shown: rows up to the
-``Deleted`` of an earlier job of the same name are dropped.
+``Deleted`` of an earlier job of the same name are dropped (with those of its last step).
+A record may carry several events (a job's pods created in one step, bound in one cycle):
+each makes its row.
 """
 
 from __future__ import annotations
@@ -15,12 +17,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Protocol
+from typing import Protocol, assert_never
 
 from vcbus.contracts import (
     TOPIC_SPECS,
     BindingRefused,
     CapacityReleased,
+    CapacityReservationsEvent,
     CapacityReserved,
     Event,
     JobAbortAccepted,
@@ -29,16 +32,31 @@ from vcbus.contracts import (
     JobDeleted,
     JobRejected,
     JobResumeAccepted,
+    JobsAdmittedEvent,
+    JobsRejectedEvent,
+    JobsStatusEvent,
     JobStatusChanged,
     KeyKind,
+    LocksHonoured,
+    LocksLifted,
     NodesLocked,
     NodesUnlocked,
+    NominationEnded,
     PodCreated,
     PodDeleted,
     PodGroupConditionsChanged,
     PodGroupCreated,
+    PodGroupDeleted,
     PodGroupPhaseChanged,
+    PodGroupsConditionsEvent,
+    PodGroupsEvent,
+    PodGroupsStatusEvent,
+    PodGroupUpdated,
     PodPhaseChanged,
+    PodsEvent,
+    PodsNominated,
+    PodsStatusEvent,
+    ReservationsEvent,
     TargetJobElected,
     Topic,
     key_of,
@@ -65,6 +83,20 @@ SOURCES: dict[Topic, str] = {
     Topic.PODS_STATUS: "cluster",
 }
 """The service that writes each topic: the event's ``From``."""
+
+EventsFoldEvent = (
+    JobsAdmittedEvent
+    | JobsRejectedEvent
+    | JobsStatusEvent
+    | PodGroupsEvent
+    | PodsEvent
+    | PodGroupsStatusEvent
+    | PodGroupsConditionsEvent
+    | ReservationsEvent
+    | CapacityReservationsEvent
+    | PodsStatusEvent
+)
+"""What a job's Events rows are made from: the events of the topics of :data:`SOURCES`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,7 +156,10 @@ def job_events(key: str, records: Iterable[tuple[Topic, Event]]) -> list[JobEven
     rows.sort(key=lambda row: row.at)
     deleted = [i for i, row in enumerate(rows) if row.reason == "Deleted"]
     if deleted and deleted[-1] != len(rows) - 1:
-        rows = rows[deleted[-1] + 1 :]
+        # the earlier job's rows end with its deletion, and those of its last step with it
+        # (pods killed as it was deleted, at the same time)
+        ended = rows[deleted[-1]].at
+        rows = [row for row in rows[deleted[-1] + 1 :] if row.at > ended]
     merged: list[JobEvent] = []
     for row in rows:
         if merged and merged[-1].same_as(row):
@@ -153,6 +188,8 @@ def _rows(topic: Topic, event: Event, seen: _Seen) -> list[JobEvent]:
     def row(reason: str, message: str, kind: str = "Normal") -> list[JobEvent]:
         return [JobEvent(at, kind, reason, source, message)]
 
+    if not isinstance(event, EventsFoldEvent):
+        return []
     match event:
         case JobAdmitted():
             return row("Admitted", f"admitted to queue {event.manifest.spec.queue or 'default'}")
@@ -214,8 +251,19 @@ def _rows(topic: Topic, event: Event, seen: _Seen) -> list[JobEvent]:
             return row("WillBind", f"capacity for later stages held on {held}")
         case CapacityReleased():
             return row("WillBindReleased", f"{event.reason}: {event.message}".rstrip(": "))
+        case (
+            PodGroupUpdated()
+            | PodGroupDeleted()
+            | PodPhaseChanged()
+            | CapacityReserved()
+            | LocksHonoured()
+            | LocksLifted()
+            | PodsNominated()
+            | NominationEnded()
+        ):
+            return []  # nothing a person reads in a job's Events
         case _:
-            return []
+            assert_never(event)
 
 
 def _status_rows(event: JobStatusChanged, seen: _Seen, row: _Row) -> list[JobEvent]:

@@ -11,6 +11,8 @@ in the order each topic holds them), as :mod:`vcbus.shared.views.events` folds i
   job-controller's message, such as ``RestartJob on PodFailed of default/x-task-0 (retry 1
   of maxRetry 3)``).
 
+:func:`acting_policies` names the job's lifecycle policies that matched the failed pods.
+
 Only the job's newest life counts: a ``JobDeleted`` clears what came before, so a job
 submitted again under the same name starts with its own.
 """
@@ -24,6 +26,7 @@ from datetime import datetime
 
 from vcbus.contracts import Event, JobDeleted, JobStatusChanged, PodPhaseChanged, Topic, key_of
 from vcbus.contracts.objects import JobPhase, PodPhase
+from vcbus.contracts.objects.job import JobSpec, LifecyclePolicy
 
 MAX_FAILURES = 20
 """Failed pods kept per job (the newest); older ones are counted."""
@@ -76,9 +79,12 @@ class Failures:
     """Failed pods not kept (older than the newest :data:`MAX_FAILURES`)."""
     _seen: set[str] = field(default_factory=set)
     _phase: str = ""
+    _deleted_at: datetime | None = None
 
     def apply(self, event: Event) -> None:
-        """Fold one of the job's events."""
+        """Fold one of the job's events (those of an earlier job deleted are dropped)."""
+        if self._deleted_at is not None and event.occurred_at <= self._deleted_at:
+            return  # the deleted job's last step: its pods' ends as it was deleted
         match event:
             case JobDeleted():
                 self.pods.clear()
@@ -86,6 +92,7 @@ class Failures:
                 self.omitted = 0
                 self._seen.clear()
                 self._phase = ""
+                self._deleted_at = event.occurred_at
             case PodPhaseChanged() if event.phase is PodPhase.FAILED:
                 seen = event.pod_uid or f"{event.pod}@{event.occurred_at.isoformat()}"
                 if seen in self._seen:
@@ -147,3 +154,38 @@ def pod_index(pod: str) -> int | None:
     """A pod's index: the number after the last ``-`` of its name (Volcano's naming)."""
     tail = pod.rpartition("-")[2]
     return int(tail) if tail.isdigit() else None
+
+
+DEFAULT_MAX_RETRY = 3
+"""Volcano's ``DefaultMaxRetry``: what a ``maxRetry`` of 0 counts as."""
+
+
+def acting_policies(spec: JobSpec, failures: Failures) -> list[str]:
+    """The lifecycle policies that match the failed pods, as ``PodFailed -> RestartJob (job)``.
+
+    A task's own policies are looked at before the job's (Volcano's order); a policy matches
+    a failed pod by its event (``PodFailed``, ``*``) or by the pod's exit code.
+    """
+    tasks = {task.name: task for task in spec.tasks}
+    found: dict[str, None] = {}
+    for failure in failures.pods:
+        task = tasks.get(failure.task)
+        scoped = [(f"task {failure.task}", p) for p in (task.policies if task else ())]
+        for scope, policy in [*scoped, *(("job", p) for p in spec.policies)]:
+            if _matches(policy, failure):
+                found[f"{_trigger(policy)} -> {policy.action or '-'} ({scope})"] = None
+                break
+    return list(found)
+
+
+def _matches(policy: LifecyclePolicy, failure: PodFailure) -> bool:
+    if policy.exit_code is not None:
+        return failure.exit_code == policy.exit_code
+    events = {policy.event, *policy.events} - {""}
+    return bool(events & {"PodFailed", "*"})
+
+
+def _trigger(policy: LifecyclePolicy) -> str:
+    if policy.exit_code is not None:
+        return f"exitCode {policy.exit_code}"
+    return ",".join(e for e in (policy.event, *policy.events) if e)

@@ -16,17 +16,27 @@ accepted one, and the refusal's status does not bring its trace id in.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import assert_never
 
 from vcbus.contracts import (
     Event,
+    JobAbortAccepted,
     JobAdmitted,
+    JobDeleteAccepted,
     JobDeleted,
     JobRejected,
+    JobResumeAccepted,
+    JobsAdmittedEvent,
+    JobsRejectedEvent,
+    JobsStatusEvent,
     JobStatusChanged,
     PodGroupConditionsChanged,
     PodGroupCreated,
     PodGroupDeleted,
     PodGroupPhaseChanged,
+    PodGroupsConditionsEvent,
+    PodGroupsEvent,
+    PodGroupsStatusEvent,
     PodGroupUpdated,
 )
 from vcbus.contracts.objects import Condition, PodGroupPhase
@@ -157,6 +167,17 @@ class JobView:
         )
 
 
+JobFoldEvent = (
+    JobsAdmittedEvent
+    | JobsRejectedEvent
+    | JobsStatusEvent
+    | PodGroupsEvent
+    | PodGroupsStatusEvent
+    | PodGroupsConditionsEvent
+)
+"""What :class:`JobFold` folds: every event of the topics of a job and its PodGroup."""
+
+
 @dataclass
 class JobFold:
     """The jobs, by ``namespace/name``, folded from their decoded records."""
@@ -168,6 +189,8 @@ class JobFold:
 
     def apply(self, event: Event) -> str | None:
         """Fold one event; the key of the job it was about (``None``: not a job's event)."""
+        if not isinstance(event, JobFoldEvent):
+            return None
         key: str
         match event:
             case JobAdmitted():
@@ -211,6 +234,8 @@ class JobFold:
             case PodGroupConditionsChanged():
                 key = event.job
                 self._job(key).allocator_conditions = event.conditions
+            case JobDeleteAccepted() | JobAbortAccepted() | JobResumeAccepted():
+                return None  # a command's answer: the job's status says what it did
             case _:
-                return None
+                assert_never(event)
         return key

@@ -2,8 +2,9 @@
 
 Real nodes send ``NodeHeartbeat`` (docs/design.md#real-nodes); the rule of
 :mod:`vcbus.shared.node_lifecycle` says when one is NotReady, counted to the reader's clock with the
-reader's limits (``VCBUS_NODE_MONITOR_GRACE_SECONDS``; the allocator decides with its own).
-Simulated nodes have no heartbeat and are Ready. ``get nodes``, ``describe node``, the dashboard
+reader's limits (``VCBUS_NODE_MONITOR_GRACE_SECONDS``, read as the allocator reads it:
+:func:`vcbus.shared.node_lifecycle.reader_conf`; every reader passes it). Simulated nodes have
+no heartbeat and are Ready. ``get nodes``, ``describe node``, the dashboard
 and ``vcbus up`` show these words.
 """
 
@@ -50,6 +51,13 @@ class NodeHealth:
             return "-"
         return f"{human_duration(self.age_seconds)} ago"
 
+    def limits_column(self) -> str:
+        """``get nodes -o wide``'s LIMITS: ``enforced``, ``not enforced`` (``-``: simulated)."""
+        beat = self.heartbeat
+        if beat is None:
+            return "-"
+        return "enforced" if beat.limits_enforced else "not enforced"
+
     def limits_text(self) -> str:
         """``limits not enforced`` where the agent runs pods without cgroups, else ``-``."""
         beat = self.heartbeat
@@ -57,13 +65,16 @@ class NodeHealth:
 
 
 def node_health(
-    heartbeat: NodeHeartbeat | None, now: datetime, conf: NodeLifecycleConf | None = None
+    heartbeat: NodeHeartbeat | None, now: datetime, conf: NodeLifecycleConf
 ) -> NodeHealth:
-    """Return a node's health at ``now`` from its newest heartbeat (``None``: simulated)."""
+    """Return a node's health at ``now`` from its newest heartbeat (``None``: simulated).
+
+    ``conf``: the reader's limits (:func:`vcbus.shared.node_lifecycle.reader_conf`).
+    """
     if heartbeat is None:
         return NodeHealth(readiness=Readiness.READY)
     return NodeHealth(
-        readiness=readiness(heartbeat.at, now, conf or NodeLifecycleConf()),
+        readiness=readiness(heartbeat.at, now, conf),
         heartbeat=heartbeat,
         age_seconds=heartbeat_age(heartbeat.at, now),
     )

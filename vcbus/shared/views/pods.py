@@ -19,14 +19,19 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import assert_never
 
 from vcbus.contracts import (
     BindingCreated,
     BindingRefused,
+    BindingsEvent,
     Event,
     PodCreated,
     PodDeleted,
+    PodEvictionRequested,
     PodPhaseChanged,
+    PodsEvent,
+    PodsStatusEvent,
 )
 from vcbus.contracts.quantity import Resources
 
@@ -64,6 +69,10 @@ class PodRow:
         return bool(self.node) and not self.deleted and self.phase in ACTIVE
 
 
+PodFoldEvent = PodsEvent | BindingsEvent | PodsStatusEvent
+"""What :class:`PodFold` folds: every event of the topics of a pod's life."""
+
+
 class PodFold:
     """The pods, by ``namespace/name``, folded from their events."""
 
@@ -84,6 +93,8 @@ class PodFold:
         ``None`` when it is not a pod's event, or when it is about an incarnation older
         than the pod's latest (dropped).
         """
+        if not isinstance(event, PodFoldEvent):
+            return None
         rows = self.rows
         match event:
             case PodCreated():
@@ -130,8 +141,10 @@ class PodFold:
                     return None
                 if row.node == event.node:
                     row.node = ""
+            case PodEvictionRequested():
+                return None  # the pod's phase says when it ended
             case _:
-                return None
+                assert_never(event)
         return key
 
     def _row(self, key: str, job: str, uid: str) -> PodRow | None:

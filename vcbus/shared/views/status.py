@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import assert_never
 
 from vcbus.contracts import (
     BindingCreated,
@@ -22,23 +23,27 @@ from vcbus.contracts import (
     NodeHeartbeat,
     NodeRegistered,
     NodeRemoved,
+    NodesEvent,
     NodesLocked,
     NodesUnlocked,
     PodCreated,
     PodDeleted,
+    PodEvictionRequested,
     PodPhaseChanged,
+    ReservationsEvent,
     TargetJobElected,
     Topic,
 )
 from vcbus.contracts.objects import Node
+from vcbus.shared.node_lifecycle import NodeLifecycleConf
+from vcbus.shared.units import show_amount
 from vcbus.shared.views.age import time_left
 from vcbus.shared.views.jobs import JobFold, JobView
 from vcbus.shared.views.node_health import node_health
 from vcbus.shared.views.phases import FINAL_PHASES, REJECTED
-from vcbus.shared.views.pods import PodFold, active_by_node
+from vcbus.shared.views.pods import PodFold, PodFoldEvent, active_by_node
 from vcbus.shared.views.reservation import ReservationView
 from vcbus.shared.views.table import render_table
-from vcbus.shared.views.units import show_amount
 
 STATUS_TOPICS = (
     Topic.JOBS_ADMITTED,
@@ -57,6 +62,10 @@ STATUS_TOPICS = (
 
 TABLE_GAP = 2
 """Spaces between the columns of ``vcbus up``'s tables."""
+
+
+ClusterFoldEvent = PodFoldEvent | NodesEvent | ReservationsEvent
+"""What :class:`StatusView` folds besides the jobs' topics: pods, nodes and reservations."""
 
 
 @dataclass
@@ -81,6 +90,8 @@ class StatusView:
             self._apply_node(event)
 
     def _apply_node(self, event: Event) -> None:
+        if not isinstance(event, ClusterFoldEvent):
+            return
         match event:
             case (
                 PodCreated()
@@ -90,6 +101,8 @@ class StatusView:
                 | PodPhaseChanged()
             ):
                 self.pods.apply(event)
+            case PodEvictionRequested():
+                pass  # the pod's phase says when it ended
             case NodeRegistered() | NodeChanged() | NodeHeartbeat():
                 self.nodes[event.node.name] = event.node
                 beat = self.heartbeats.get(event.node.name)
@@ -101,7 +114,7 @@ class StatusView:
             case TargetJobElected() | NodesLocked() | NodesUnlocked():
                 self.reservation.apply(event)
             case _:
-                pass
+                assert_never(event)
 
     @property
     def target(self) -> str:
@@ -145,7 +158,7 @@ def jobs_table(view: StatusView) -> str:
     return "\n".join(render_table(header, rows, gap=TABLE_GAP))
 
 
-def nodes_table(view: StatusView, *, now: datetime) -> str:
+def nodes_table(view: StatusView, *, now: datetime, lifecycle: NodeLifecycleConf) -> str:
     """``vcbus up``'s nodes: status, heartbeat age, cpu, memory, pods, lock holder, time left.
 
     A real node's status and heartbeat age are counted to ``now``.
@@ -158,7 +171,7 @@ def nodes_table(view: StatusView, *, now: datetime) -> str:
         allocatable = node.allocatable
         locked = reservation.locks.get(name, "")
         until = reservation.until if locked else None
-        health = node_health(view.heartbeats.get(name), now)
+        health = node_health(view.heartbeats.get(name), now, lifecycle)
         limits = health.limits_text()
         status = health.status(unschedulable=node.unschedulable)
         rows.append(

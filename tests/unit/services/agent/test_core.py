@@ -5,6 +5,8 @@ from __future__ import annotations
 import dataclasses
 from datetime import UTC, datetime, timedelta
 
+import msgspec
+
 from vcbus.contracts.events.bindings import BindingCreated, PodEvictionRequested
 from vcbus.contracts.events.pods import PodDeleted
 from vcbus.contracts.events.pods_status import BindingRefused, PodPhaseChanged
@@ -266,3 +268,34 @@ def test_without_cgroups_each_status_says_limits_are_not_enforced() -> None:
     loose = dataclasses.replace(CONF, limits_enforced=False)
     event = only(core.bind(AgentState(), binding(), loose, at(0), wanted_ports=[]).emit)
     assert "limits not enforced" in event.message
+
+
+def test_a_binding_whose_fields_are_not_names_is_refused_naming_the_field() -> None:
+    """A uid or a name that would become a path here (``..``, ``/``) starts nothing."""
+    for uid in ("../../victim", "/etc", ".", "a/b", ""):
+        forged = binding(uid="placeholder")
+        forged = msgspec.structs.replace(forged, pod=msgspec.structs.replace(forged.pod, uid=uid))
+        outcome = core.bind(AgentState(), forged, CONF, at(0), wanted_ports=())
+        assert outcome.state == AgentState()
+        (refused,) = outcome.emit
+        assert isinstance(refused, BindingRefused)
+        assert refused.reason == "InvalidBinding"
+        assert "pod.uid" in refused.message
+    forged = binding()
+    forged = msgspec.structs.replace(forged, pod=msgspec.structs.replace(forged.pod, task="../t"))
+    (refused,) = core.bind(AgentState(), forged, CONF, at(0), wanted_ports=()).emit
+    assert isinstance(refused, BindingRefused)
+    assert "pod.task" in refused.message
+
+
+def test_each_pod_gets_a_uid_of_its_own_freed_when_forgotten() -> None:
+    conf = dataclasses.replace(CONF, pod_users=(500, 501))
+    state = core.bind(AgentState(), binding(0), conf, at(0), wanted_ports=()).state
+    state = core.bind(state, binding(1), conf, at(0), wanted_ports=()).state
+    assert {p.user for p in state.pods.values()} == {500, 501}
+    (refused,) = core.bind(state, binding(2), conf, at(0), wanted_ports=()).emit
+    assert isinstance(refused, BindingRefused)
+    assert refused.reason == "PodUsersExhausted"
+    freed = core.forgotten(state, "uid-0")
+    again = core.bind(freed, binding(2), conf, at(0), wanted_ports=()).state
+    assert again.pods["uid-2"].user == state.pods["uid-0"].user

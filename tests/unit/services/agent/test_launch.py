@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import re
 from typing import Any
 
 import msgspec
@@ -168,3 +170,70 @@ def test_root_needs_allow_root_and_another_user_allow_pod_users() -> None:
     allowed = Policy(user=1000, group=1000, allow_pod_users=True)
     plan, _ = plan_pod(job(as_other), POD, [], PLACE, allowed)
     assert (plan.user, plan.group) == (4242, 1000)
+
+
+def test_run_as_group_follows_the_run_as_user_policy() -> None:
+    """A pod's runAsGroup alone (0, or shadow's 42) is refused without permission."""
+    for group, needs in ((0, "--allow-root"), (42, "--allow-pod-users")):
+        spec = {"securityContext": {"runAsGroup": group}, "containers": [container()]}
+        with pytest.raises(PlanError, match=needs) as error:
+            plan_pod(job(spec), POD, [], PLACE, POLICY)
+        assert "runAsGroup" in str(error.value)
+    spec = {"securityContext": {"runAsGroup": 42}, "containers": [container()]}
+    plan, _ = plan_pod(
+        job(spec), POD, [], PLACE, Policy(user=1000, group=1000, allow_pod_users=True)
+    )
+    assert (plan.user, plan.group) == (1000, 42)
+
+
+def test_a_pod_runs_as_its_own_uid_and_gid_and_may_ask_for_them() -> None:
+    own = dataclasses.replace(PLACE, user=200007)
+    plan, _ = plan_pod(job({"containers": [container()]}), POD, [], own, Policy())
+    assert (plan.user, plan.group) == (200007, 200007)
+    asks = {
+        "securityContext": {"runAsUser": 200007, "runAsGroup": 200007},
+        "containers": [container()],
+    }
+    plan, _ = plan_pod(job(asks), POD, [], own, Policy())
+    assert (plan.user, plan.group) == (200007, 200007)
+
+
+def test_a_container_name_that_is_a_path_fails_the_pod_naming_it() -> None:
+    for name in ("../../../../x", "/abs/dir", "a/b", "..", "Main"):
+        spec = {"containers": [container(name=name)]}
+        with pytest.raises(PlanError, match="container name") as error:
+            plan_pod(job(spec), POD, [], PLACE, POLICY)
+        assert error.value.reason == "InvalidSpec"
+
+
+def test_host_paths_are_compared_resolved() -> None:
+    """A path under an allowed prefix that resolves outside it (a link, ``..``) is refused."""
+    spec = {
+        "containers": [container()],
+        "volumes": [{"name": "v", "hostPath": {"path": "/scratch/link"}}],
+    }
+    policy = Policy(host_paths=("/scratch",))
+    placed = dataclasses.replace(PLACE, resolved_paths={"/scratch/link": "/etc"})
+    with pytest.raises(PlanError, match=r"/scratch/link \(/etc\) is outside"):
+        plan_pod(job(spec), POD, [], placed, policy)
+    dots = {**spec, "volumes": [{"name": "v", "hostPath": {"path": "/scratch/../etc"}}]}
+    with pytest.raises(PlanError, match="outside"):
+        plan_pod(job(dots), POD, [], PLACE, policy)
+
+
+def test_a_task_name_that_is_a_path_fails_the_pod_naming_it() -> None:
+    """The plugins write ``etc/volcano/<task>.host``: a task ``../../x`` would aim it out."""
+    forged = job({"containers": [container()]})
+    forged = msgspec.structs.replace(
+        forged,
+        spec=msgspec.structs.replace(
+            forged.spec,
+            tasks=[
+                *forged.spec.tasks,
+                msgspec.structs.replace(forged.spec.tasks[0], name="../../x"),
+            ],
+        ),
+    )
+    with pytest.raises(PlanError, match=re.escape("task name '../../x'")) as error:
+        plan_pod(forged, POD, [], PLACE, POLICY)
+    assert error.value.reason == "InvalidSpec"

@@ -26,6 +26,7 @@ from vcbus.services.cli.kinds import KINDS
 from vcbus.services.cli.listing import Query
 from vcbus.services.cli.status import StatusStore, read_store
 from vcbus.shared.bus.memory import InMemoryBus
+from vcbus.shared.reasons import NEVER_ADMITTED
 
 KEY = "default/huge"
 INFEASIBLE = "no node could ever hold a minimum pod"
@@ -57,13 +58,25 @@ async def test_describe_marks_an_infeasible_job_inadmissible_and_says_its_place(
     assert "Queue Position:   1 of 1 waiting in queue default\n" in text
 
 
+NEVER = "minResources cpu 9 exceed queue default's capability (cpu 8): " + NEVER_ADMITTED
+
+
 async def test_get_jobs_json_marks_the_job_and_not_one_that_only_waits_its_turn():
+    """Inadmissible only for a minimum alone over the capability, not one beside running jobs."""
     bus = InMemoryBus()
-    await publish(bus, *waiting("QueueOverCapability", "queue default would exceed it"))
+    await publish(bus, *waiting("QueueOverCapability", NEVER))
     await publish(
         bus,
         build_status("default/turn", "Pending"),
         build_phase("default/turn", PodGroupPhase.PENDING, reason="ClusterOverused", message="m"),
+        build_status("default/beside", "Pending"),
+        build_phase(
+            "default/beside",
+            PodGroupPhase.PENDING,
+            reason="QueueOverCapability",
+            message="queue default would exceed its capability: minResources cpu 4 do not "
+            "fit beside its running and inqueue jobs (capability cpu 8)",
+        ),
     )
     out: list[str] = []
     await get(bus, SETTINGS, KINDS["jobs"], Query(), output="json", write=out.append)
@@ -73,6 +86,7 @@ async def test_get_jobs_json_marks_the_job_and_not_one_that_only_waits_its_turn(
         "Inadmissible",
     )
     assert (items["turn"]["reason"], items["turn"]["admission"]) == ("ClusterOverused", "")
+    assert (items["beside"]["reason"], items["beside"]["admission"]) == ("QueueOverCapability", "")
 
 
 async def test_the_place_in_the_queue_counts_waiting_podgroups_by_priority_then_age():

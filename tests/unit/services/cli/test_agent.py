@@ -19,6 +19,7 @@ from vcbus.services.cli.agent import (
     _taint,
     check_reachable,
     options_from,
+    pod_uid_range,
     run_as,
 )
 from vcbus.shared.runtime.settings import Settings, SettingsError
@@ -128,3 +129,23 @@ def test_a_taint_reads_as_kubectl_writes_it(text: str, taint: Taint) -> None:
 def test_a_taint_with_an_unknown_effect_is_refused() -> None:
     with pytest.raises(SettingsError, match="--taint"):
         _taint("a=b:Sometimes")
+
+
+@pytest.mark.skipif(not ROOT, reason="a uid per pod is for a root agent")
+def test_a_root_agent_without_run_as_gives_each_pod_a_uid_of_its_own(data_dir: Path) -> None:
+    args = build_parser().parse_args(
+        ["agent", "--data-dir", str(data_dir), "--listen-port", "0", "--no-limits"]
+    )
+    made = options_from(args, SETTINGS)
+    assert made.server.sock is not None
+    made.server.sock.close()
+    assert made.conf.pod_users == (200000, 265535)
+    assert (made.policy.user, made.policy.group) == (None, None)
+    assert options(data_dir).conf.pod_users is None  # --run-as: every pod as that user
+
+
+def test_a_pod_uid_range_holding_root_or_not_a_range_is_refused() -> None:
+    assert pod_uid_range("300000-300009") == (300000, 300009)
+    for text in ("0-10", "10-5", "abc", "5"):
+        with pytest.raises(SettingsError, match="--pod-uids"):
+            pod_uid_range(text)

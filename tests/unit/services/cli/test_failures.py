@@ -19,8 +19,9 @@ from tests.unit.services.cli.builders import (
     pod_phase,
     publish,
 )
-from vcbus.contracts import Event, JobDeleted, JobKey, PodPhaseChanged, Topic
+from vcbus.contracts import Event, JobAdmitted, JobDeleted, JobKey, PodPhaseChanged, Topic
 from vcbus.contracts.objects import Pod
+from vcbus.contracts.objects.job import LifecyclePolicy
 from vcbus.services.cli.describe import describe
 from vcbus.services.cli.get import get
 from vcbus.services.cli.kinds import KINDS
@@ -46,9 +47,25 @@ def failed(pod: Pod, code: int, reason: str, node: str, *, at: int = 5) -> PodPh
     )
 
 
+def admitted_with_policies() -> JobAdmitted:
+    admitted = build_admitted(KEY)
+    (task,) = admitted.manifest.spec.tasks
+    task = msgspec.structs.replace(
+        task, policies=(LifecyclePolicy(exit_code=137, action="RestartTask"),)
+    )
+    spec = msgspec.structs.replace(
+        admitted.manifest.spec,
+        tasks=(task,),
+        max_retry=1,
+        policies=(LifecyclePolicy(event="PodFailed", action="RestartJob"),),
+    )
+    manifest = msgspec.structs.replace(admitted.manifest, spec=spec)
+    return msgspec.structs.replace(admitted, manifest=manifest)
+
+
 def history(pod: Pod, second: Pod) -> list[Event]:
     return [
-        build_admitted(KEY),
+        admitted_with_policies(),
         pod_created(pod),
         build_status(KEY, "Running", at=1, running=2),
         failed(pod, 3, "Error", "node-b"),
@@ -79,6 +96,11 @@ async def test_describe_names_each_failed_pod_its_exit_code_reason_and_the_polic
     assert lines[start + 3].split()[:7] == [
         "train-worker-0", "worker", "0", "node-c", "137", "OOMKilled", "11s",
     ]  # fmt: skip
+    (policy,) = [line for line in lines if line.startswith("Policy:")]
+    assert policy.split(":", 1)[1].strip() == (
+        "PodFailed -> RestartJob (job); exitCode 137 -> RestartTask (task worker); "
+        "maxRetry 1, retried 0"
+    )
     acted = lines.index("Policy Actions:")
     assert RESTARTED in lines[acted + 2]
     assert lines[acted + 2].split()[:2] == ["Restarting", "14s"]

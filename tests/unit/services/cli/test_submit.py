@@ -17,7 +17,8 @@ from vcbus.contracts.objects.queue import QueueState
 from vcbus.contracts.quantity import parse_resources
 from vcbus.services.cli import main
 from vcbus.services.cli.admit import Verdict, admit
-from vcbus.services.cli.submit import MANIFEST_TYPE, Submitted, answer, records_for
+from vcbus.services.cli.submit import answer
+from vcbus.services.submission import MANIFEST_TYPE, Submitted, records_for
 
 PREFIX = "t."
 NOW = datetime(2026, 1, 1, tzinfo=UTC)

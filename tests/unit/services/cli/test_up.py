@@ -2,15 +2,25 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import tomllib
+from importlib.resources.abc import Traversable
 from pathlib import Path
+
+import yaml
 
 import vcbus.services.cli
 from tests.unit.services.cli.builders import build_status
 from vcbus.contracts.objects import Queue
+from vcbus.services.cli import build_parser
 from vcbus.services.cli.admit import admit, admit_queue, as_text
+from vcbus.services.cli.agent import _taint
 from vcbus.services.cli.up import (
     DEMO_DIR,
+    REAL_DEMO,
+    REAL_NODE_TAINT,
+    agent_args,
     demo_texts,
     health_lines,
     join_lines,
@@ -19,7 +29,9 @@ from vcbus.services.cli.up import (
     starting_line,
     waiting_lines,
 )
+from vcbus.services.job_controller.pods import pod_tolerations
 from vcbus.shared.bus.listeners import listener
+from vcbus.shared.scheduling.taints import tolerates_all
 from vcbus.shared.views.jobs import JobView
 from vcbus.shared.views.status import StatusView
 
@@ -99,3 +111,57 @@ def test_a_broker_on_loopback_says_how_other_hosts_could_join():
     text = join_lines(listener("127.0.0.1", 9092, ""), {"KAFKA_BOOTSTRAP_SERVERS": "x"})
     assert "vcbus agent" not in text
     assert "--listen 0.0.0.0 --advertise ADDRESS" in text
+
+
+def test_the_agent_directory_up_makes_goes_when_up_exits_and_a_given_one_stays(
+    tmp_path: Path,
+) -> None:
+    """Every ``up --agent`` used to leave a ``vcbus-up-agent-*`` directory in the temp folder."""
+    given = tmp_path / "given"
+    script = (
+        "import pathlib, sys\n"
+        "from vcbus.services.cli.up import agent_data_dir\n"
+        "made = pathlib.Path(agent_data_dir(''))\n"
+        "(made / 'pod-0').mkdir()\n"
+        "(made / 'pod-0' / 'out.log').write_text('what a pod left')\n"
+        "print(made)\n"
+        f"print(agent_data_dir({str(given)!r}))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
+    )
+    made, kept = done.stdout.split()
+    assert Path(made).name.startswith("vcbus-up-agent-")
+    assert not Path(made).exists()
+    assert Path(kept) == given
+    assert given.is_dir()
+
+
+def test_up_agents_real_node_is_tainted_beside_simulated_ones_and_only_real_jobs_tolerate_it(
+    tmp_path: Path,
+) -> None:
+    """A job with no node selector would land on the real host and fail NoCommand."""
+    beside = agent_args(build_parser().parse_args(["up", "--agent"]), str(tmp_path))
+    assert beside[beside.index("--taint") + 1] == REAL_NODE_TAINT
+    alone = build_parser().parse_args(["up", "--agent", "--no-simulated-nodes"])
+    alone.nodes = 0  # as `vcbus up` sets it: this host is the whole cluster
+    assert "--taint" not in agent_args(alone, str(tmp_path))
+
+    taint = _taint(REAL_NODE_TAINT)
+
+    def tolerated(folder: Traversable) -> list[bool]:
+        specs = []
+        for path in sorted(folder.iterdir(), key=lambda item: item.name):
+            if not path.name.endswith(".yaml") or not path.is_file():
+                continue
+            for document in yaml.safe_load_all(path.read_text()):
+                if document.get("kind") == "Job":
+                    tasks = document["spec"]["tasks"]
+                    specs += [t["template"].get("spec", {}) for t in tasks]
+        return [tolerates_all(pod_tolerations(spec), (taint,)) for spec in specs]
+
+    real, simulated = tolerated(DEMO_DIR / REAL_DEMO), tolerated(DEMO_DIR)
+    assert real
+    assert all(real)
+    assert simulated
+    assert not any(simulated)

@@ -25,6 +25,7 @@ from vcbus.contracts import Event
 from vcbus.services.cli.kinds import node_rows, pod_rows
 from vcbus.services.cli.listing import Query
 from vcbus.services.simulation.outcome import Outcome
+from vcbus.shared.node_lifecycle import NodeLifecycleConf
 from vcbus.shared.views.status import StatusView, nodes_table
 
 JOB = "default/a"
@@ -63,7 +64,9 @@ def up_pods_per_node(events: list[Event]) -> dict[str, int]:
     view = StatusView()
     for event in events:
         view.apply(event)
-    table = nodes_table(view, now=datetime(2026, 1, 1, tzinfo=UTC)).splitlines()
+    table = nodes_table(
+        view, now=datetime(2026, 1, 1, tzinfo=UTC), lifecycle=NodeLifecycleConf()
+    ).splitlines()
     pods = table[0].split().index("PODS")
     return {row[0]: int(row[pods]) for row in (line.split() for line in table[1:])}
 

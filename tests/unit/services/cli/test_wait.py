@@ -24,6 +24,7 @@ from vcbus.services.cli.queue import resources
 from vcbus.services.cli.status import StatusStore, trace_id_of
 from vcbus.services.cli.submit import Progress, outcome
 from vcbus.shared.bus.records import Record
+from vcbus.shared.reasons import NEVER_ADMITTED
 
 
 def test_outcome_is_done_when_the_job_runs():
@@ -57,6 +58,21 @@ def test_outcome_stops_failed_when_the_job_waits_for_what_cannot_pass_by_itself(
     result = outcome(ours, StatusStore(PREFIX), "default/a", unchanged=False)
     assert (result.done, result.failed) == (True, True)
     assert result.line.endswith(f"{reason}: why (it cannot start until that changes)")
+
+
+def test_outcome_stops_failed_for_a_minimum_alone_over_its_queues_capability():
+    """It can never be admitted as it is; one that waits beside running jobs waits on."""
+    never = f"minResources cpu 9 exceed queue q's capability (cpu 8): {NEVER_ADMITTED}"
+    beside = "queue q would exceed its capability: minResources cpu 4 do not fit beside"
+    for message, stops in ((never, True), (beside, False)):
+        ours = store_of(
+            build_status("default/a", "Pending"),
+            build_phase(
+                "default/a", PodGroupPhase.PENDING, reason="QueueOverCapability", message=message
+            ),
+        )
+        result = outcome(ours, StatusStore(PREFIX), "default/a", unchanged=False)
+        assert (result.done, result.failed) == (stops, stops), message
 
 
 def test_outcome_fails_when_the_job_was_rejected():

@@ -217,7 +217,11 @@ def test_inputs_are_ignored_when_job_is_unknown() -> None:
     step = decide(None, Tick(now=T0), Ctx(now=T0), ControllerConf())
     assert step.state is None
     assert step.emit == ()
-    assert driver.delete() == ()
+    # a delete of a job it does not hold (a rejected one) is answered JobDeleted, so the
+    # readers stop listing the rejection; nothing else is made
+    (deleted,) = driver.delete()
+    assert isinstance(deleted, JobDeleted)
+    assert deleted.job == driver.key
     assert driver.record is None
 
 

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import threading
+import time
+import urllib.error
+import urllib.request
 
 import pytest
 
@@ -12,7 +16,7 @@ from vcbus.shared.bus.memory import InMemoryBus
 from vcbus.shared.bus.records import TopicPartition
 from vcbus.shared.bus.router import Route
 from vcbus.shared.runtime.clock import VirtualClock
-from vcbus.shared.runtime.health import HealthServer, Readiness, readiness
+from vcbus.shared.runtime.health import STALL_SECONDS, HealthServer, Readiness, readiness
 from vcbus.shared.runtime.service import Runtime, Service
 from vcbus.shared.runtime.settings import Settings
 from vcbus.shared.runtime.table import Table
@@ -92,3 +96,38 @@ async def test_readiness_waits_for_tables_consumer_and_restore_when_starting():
     assert readiness(service, runtime) == Readiness(True, "ready")
     runtime.stopping.set()
     assert readiness(service, runtime).detail == "stopping"
+
+
+def _probe(port: int, answers: list[tuple[int, bytes]]) -> None:
+    """A probe as Kubernetes makes it, with a 1 s timeout."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1) as answer:
+        answers.append((answer.status, answer.read()))
+
+
+async def test_healthz_answers_while_a_burst_holds_the_event_loop(server):
+    """Under a 10,000-job burst ``/healthz`` took 9-15 s: probes would restart services."""
+    health, _ = server
+    answers: list[tuple[int, bytes]] = []
+    probe = threading.Thread(target=_probe, args=(health.port, answers))
+    probe.start()
+    time.sleep(2.0)  # noqa: ASYNC251 - the burst: a handler holding the loop
+    probe.join()
+    assert answers == [(200, b"ok\n")]
+
+
+async def test_healthz_says_when_the_loop_is_stuck(server):
+    health, _ = server
+    health.last_beat -= STALL_SECONDS
+    status, body = await asyncio.to_thread(
+        lambda: _status(health.port, "/healthz"),
+    )
+    assert status == 503
+    assert body.startswith(b"event loop silent for")
+
+
+def _status(port: int, path: str) -> tuple[int, bytes]:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as answer:
+            return answer.status, answer.read()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read()

@@ -27,9 +27,9 @@ from vcbus.shared.bus.records import OutRecord
 from vcbus.shared.bus.router import Route
 from vcbus.shared.runtime.clock import SystemClock
 from vcbus.shared.runtime.reactor import Entry, Reactor
-from vcbus.shared.runtime.service import Runtime, Service, changelog_topic
+from vcbus.shared.runtime.service import Runtime, Service
 from vcbus.shared.runtime.settings import Settings
-from vcbus.shared.runtime.topology import ensure_topics
+from vcbus.shared.runtime.topology import changelog_topic, ensure_topics
 from vcbus.shared.state.changelog import ChangelogStore
 from vcbus.shared.step import Ctx, Step, Tick
 

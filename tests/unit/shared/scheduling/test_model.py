@@ -9,7 +9,7 @@ import pytest
 from vcbus.contracts.keys import JobKey, PodKey, job_key
 from vcbus.contracts.objects.pod import Pod
 from vcbus.contracts.objects.podgroup import PodGroup, PodGroupPhase
-from vcbus.shared.scheduling.framework.status import (
+from vcbus.shared.scheduling.fit_errors import (
     NODE_POD_NUMBER_EXCEEDED,
     NODE_RESOURCE_FIT_FAILED,
     FitErrors,

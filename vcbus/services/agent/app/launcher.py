@@ -29,7 +29,7 @@ import socket
 import sys
 from pathlib import Path
 
-from vcbus.services.agent.app import supervisor
+from vcbus.services.agent.app import podfs, supervisor
 
 LOCK_FILE = "supervisor.lock"
 PID_FILE = "supervisor.pid"
@@ -49,12 +49,12 @@ def launch(pod_dir: Path) -> int:
         os.close(reader)
         try:
             os.setsid()
-            lock = os.open(pod_dir / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
+            lock = os.open(pod_dir / LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
             fcntl.flock(lock, fcntl.LOCK_EX)
             pid = os.fork()
             if pid == 0:
                 _supervise(pod_dir, keep=lock)
-            (pod_dir / PID_FILE).write_text(str(pid))
+            podfs.write_whole(pod_dir / PID_FILE, str(pid).encode())
             os.write(writer, str(pid).encode())
         finally:
             os._exit(0)
@@ -75,7 +75,9 @@ def _supervise(pod_dir: Path, *, keep: int) -> None:
     code = 1
     try:
         null = os.open(os.devnull, os.O_RDWR)
-        errors = os.open(pod_dir / SUPERVISOR_LOG, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        errors = os.open(
+            pod_dir / SUPERVISOR_LOG, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600
+        )
         os.dup2(null, 0)
         os.dup2(null, 1)
         os.dup2(errors, 2)

@@ -2,8 +2,10 @@
 
 ``GET /pods/<namespace>/<name>/log`` answers the log of one container of the pod bound
 here (kubectl's parameters: ``container`` [the first non-init container], ``previous``
-[the run before the current one], ``tail`` [lines], ``follow`` [stream until the container
-ends]); ``GET /healthz`` answers ``ok``. A rotated log is read whole, oldest file first.
+[the run before the current one: with none here, the last run of the pod's incarnation
+before, kept when it was forgotten, as a pod a job's policy killed], ``tail`` [lines],
+``follow`` [stream until the container ends]); ``GET /healthz`` answers ``ok``. A rotated
+log is read whole, oldest file first.
 
 Authentication is a shared token (``VCBUS_AGENT_TOKEN``): every request but ``/healthz``
 carries ``Authorization: Bearer <token>``, compared in constant time; without a token the
@@ -31,7 +33,7 @@ from starlette.responses import PlainTextResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from vcbus.contracts.keys import pod_key
-from vcbus.services.agent.app.supervisor import PLAN_FILE
+from vcbus.services.agent.app.supervisor import LOGS_DIR, PLAN_FILE
 from vcbus.services.agent.model import PodPlan
 
 if TYPE_CHECKING:
@@ -120,24 +122,30 @@ class LogServer:
             return PlainTextResponse("unauthorized: give the agent's token\n", status_code=401)
         key = pod_key(request.path_params["namespace"], request.path_params["name"])
         pod = self.agent.state.by_key(key)
+        runtime = self.agent.runtime
+        previous = _flag(request, "previous")
+        kept = runtime.previous_dir(key) if previous else None
         if pod is None:
+            if kept is not None:
+                return _kept_log(kept, key, request)
             return PlainTextResponse(
                 f"pod {key} is not on node {self.agent.conf.node}\n", status_code=404
             )
-        runtime = self.agent.runtime
         containers = _containers(runtime.pod_dir(pod.uid))
         container = request.query_params.get("container") or (containers[0] if containers else "")
-        if container not in containers:
-            names = ", ".join(containers) or "none yet"
-            return PlainTextResponse(
-                f"pod {key} has no container {container!r} (it has: {names})\n", status_code=404
-            )
         report = runtime.report(pod.uid)
         restarts = next(
             (c.restart_count for c in (report.containers if report else ()) if c.name == container),
             0,
         )
-        run = restarts - 1 if _flag(request, "previous") else restarts
+        run = restarts - 1 if previous else restarts
+        if run < 0 and kept is not None:  # no run before this one here: the incarnation before
+            return _kept_log(kept, key, request)
+        if container not in containers:
+            names = ", ".join(containers) or "none yet"
+            return PlainTextResponse(
+                f"pod {key} has no container {container!r} (it has: {names})\n", status_code=404
+            )
         if run < 0:
             return PlainTextResponse(
                 f"container {container} of pod {key} has no previous run\n", status_code=400
@@ -204,6 +212,27 @@ class _Cursor:
             data = file.read()
         self.position += len(data)
         return data
+
+
+def _kept_log(kept: Path, key: str, request: Request) -> Response:
+    """The last run of a container of pod ``key``'s incarnation before (its kept logs)."""
+    containers = _containers(kept)
+    container = request.query_params.get("container") or (containers[0] if containers else "")
+    runs = sorted(
+        int(path.stem)
+        for path in (kept / LOGS_DIR / container).glob("*.log")
+        if path.stem.isdigit()
+    )
+    if container not in containers or not runs:
+        names = ", ".join(containers) or "none"
+        return PlainTextResponse(
+            f"the previous pod {key} has no log of container {container!r} (it had: {names})\n",
+            status_code=404,
+        )
+    path = kept / LOGS_DIR / container / f"{runs[-1]}.log"
+    return Response(
+        _tail(read_log(path), _int(request.query_params.get("tail"))), media_type="text/plain"
+    )
 
 
 def read_log(path: Path) -> bytes:

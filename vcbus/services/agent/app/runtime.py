@@ -34,6 +34,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -53,6 +54,10 @@ from vcbus.services.agent.model import PodPlan, PodReport
 from vcbus.services.agent.validate import uid_error
 
 PODS_DIR = "pods"
+PREVIOUS_DIR = "previous"
+"""Where the logs of each pod's last forgotten incarnation are kept: ``previous/<ns>_<name>/``."""
+PREVIOUS_KEPT = 64
+"""Pods whose last forgotten incarnation's logs are kept (the most recently forgotten)."""
 FILES_DIR = "volcano"
 LAUNCHER_SOCKET = "launcher.sock"
 FORGET_WAIT = 5.0
@@ -96,8 +101,12 @@ class PodRuntime(Protocol):
         """Ask the pod's supervisor to stop it (SIGTERM; the supervisor does the rest)."""
         ...
 
-    def forget(self, uid: str) -> None:
-        """Kill what is left of the pod and remove its directory and cgroup."""
+    def forget(self, uid: str, *, keep_logs_as: str = "") -> None:
+        """Kill what is left of the pod and remove its directory and cgroup.
+
+        With ``keep_logs_as`` (the pod's ``namespace/name``), its logs are kept for
+        ``logs --previous`` (:meth:`previous_dir`).
+        """
         ...
 
     def kill(self, uid: str) -> None:
@@ -110,6 +119,10 @@ class PodRuntime(Protocol):
 
     def close(self) -> None:
         """Let go of what the runtime holds for the agent (the pods run on)."""
+        ...
+
+    def previous_dir(self, key: str) -> Path | None:
+        """The kept directory (plan and logs) of pod ``key``'s last forgotten incarnation."""
         ...
 
 
@@ -164,11 +177,10 @@ class HostProcesses:
             return
         pods = self.data_dir / PODS_DIR
         podfs.remove_child(pods, plan.uid)  # what a start that failed half-way left
-        shared = plan.group is not None and os.geteuid() == 0
         with podfs.opened_dir(pods) as pods_fd:
             os.mkdir(plan.uid, 0o700, dir_fd=pods_fd)
             with podfs.opened_dir(plan.uid, dir_fd=pods_fd) as pod_fd:
-                if shared and plan.group is not None:
+                if plan.group is not None and os.geteuid() == 0:
                     # the pod's group may enter (to its own directories), no other pod
                     os.chown(pod_fd, -1, plan.group)
                     os.chmod(pod_fd, 0o710)
@@ -243,8 +255,11 @@ class HostProcesses:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGTERM)
 
-    def forget(self, uid: str) -> None:
-        """Kill the supervisor and the pod's processes if any are left; remove its files."""
+    def forget(self, uid: str, *, keep_logs_as: str = "") -> None:
+        """Kill the supervisor and the pod's processes if any are left; remove its files.
+
+        With ``keep_logs_as`` (the pod's ``namespace/name``), its logs are kept first.
+        """
         pid = self._pid(uid)
         if pid is not None and self.alive(uid):
             with contextlib.suppress(ProcessLookupError):
@@ -253,6 +268,8 @@ class HostProcesses:
         while self.alive(uid) and time.monotonic() < deadline:
             time.sleep(0.01)
         self.kill(uid)
+        if keep_logs_as:
+            self._keep_previous(uid, keep_logs_as)
         podfs.remove_child(self.data_dir / PODS_DIR, uid)
         self._seen.pop(uid, None)
 
@@ -272,6 +289,36 @@ class HostProcesses:
                     os.killpg(container.pgid, signal.SIGKILL)
         if self.cgroups is not None:
             self.cgroups.kill(uid)
+
+    def _keep_previous(self, uid: str, key: str) -> None:
+        """Keep the logs of a pod being forgotten, for ``logs --previous`` (bounded).
+
+        One incarnation per pod name (the newest replaces the one before), and the
+        :data:`PREVIOUS_KEPT` most recently forgotten pods: a pod a job's policy killed
+        keeps its last words after its successor started, or its job ended.
+        """
+        pod_dir = self.pod_dir(uid)
+        if not (pod_dir / LOGS_DIR).is_dir() or not (pod_dir / PLAN_FILE).is_file():
+            return
+        kept = self.data_dir / PREVIOUS_DIR / key.replace("/", "_")
+        shutil.rmtree(kept, ignore_errors=True)
+        kept.mkdir(mode=0o700, parents=True)
+        with contextlib.suppress(OSError):
+            os.replace(pod_dir / LOGS_DIR, kept / LOGS_DIR)
+            os.replace(pod_dir / PLAN_FILE, kept / PLAN_FILE)
+            with contextlib.suppress(FileNotFoundError):
+                os.replace(pod_dir / STATUS_FILE, kept / STATUS_FILE)
+        everyone = sorted(
+            (path for path in kept.parent.iterdir() if path.is_dir()),
+            key=lambda path: path.stat().st_mtime_ns,
+        )
+        for old in everyone[: max(len(everyone) - PREVIOUS_KEPT, 0)]:
+            shutil.rmtree(old, ignore_errors=True)
+
+    def previous_dir(self, key: str) -> Path | None:
+        """The kept directory (plan and logs) of pod ``key``'s last forgotten incarnation."""
+        kept = self.data_dir / PREVIOUS_DIR / key.replace("/", "_")
+        return kept if (kept / PLAN_FILE).is_file() else None
 
     def log_file(self, uid: str, container: str, restart: int) -> Path:
         """The log of one run of one container (ValueError: a name that is not one entry)."""

@@ -63,6 +63,7 @@ from vcbus.services.agent.launch import Placement, PlanError, Policy, host_paths
 from vcbus.services.agent.model import AgentPod, AgentState, StopCause
 from vcbus.services.agent.peers import PeerBook
 from vcbus.services.agent.plugins import Peer, pod_ports
+from vcbus.services.agent.validate import REASON_INVALID_SPEC
 from vcbus.shared.authority import Trust
 from vcbus.shared.bus.envelope import Envelope
 from vcbus.shared.bus.errors import RecordRefusedError
@@ -275,6 +276,11 @@ class Agent:
                 message = f"job {pod.job} of pod {pod.key} was never read from jobs.admitted"
                 await self._fail(runtime, pod, "JobUnknown", message)
             return
+        if self.conf.pod_users is not None and pod.user is None:
+            # bound before this agent gave each pod a uid: it would run as the agent's own
+            message = f"pod {pod.key} was bound without a uid of its own (--pod-uids)"
+            await self._fail(runtime, pod, core.REASON_POD_USERS_EXHAUSTED, message)
+            return
         placement = Placement(
             node=self.conf.node,
             host_ip=self.conf.host_ip,
@@ -299,8 +305,14 @@ class Agent:
                 )
                 await self._fail(runtime, pod, REASON_PEERS_UNKNOWN, message)
             return
-        with job_span("agent.start", context_of(_headers(pod)), pod=pod.key, node=self.conf.node):
-            self.runtime.start(plan, grants.files)
+        try:
+            with job_span(
+                "agent.start", context_of(_headers(pod)), pod=pod.key, node=self.conf.node
+            ):
+                self.runtime.start(plan, grants.files)
+        except ValueError as exc:  # a name that is not one directory entry: nothing started
+            await self._fail(runtime, pod, REASON_INVALID_SPEC, str(exc))
+            return
         log.info("pod_started", pod=pod.key, uid=pod.uid, job=pod.job)
         self._adopt(core.launched(self.state, pod.uid))
 
@@ -357,7 +369,8 @@ class Agent:
                 with job_span("agent.stop", context_of(_headers(pod) if pod else ()), uid=uid):
                     self.runtime.stop(uid)
             case Forget(uid=uid):
-                self.runtime.forget(uid)
+                pod = self.state.pods.get(uid)
+                self.runtime.forget(uid, keep_logs_as=pod.key if pod else "")
                 self.state = core.forgotten(self.state, uid)
                 self._checked.pop(uid, None)
 

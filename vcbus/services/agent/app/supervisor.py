@@ -94,9 +94,6 @@ def _now() -> datetime:
     return datetime.now(UTC)  # noqa: TID251 - see above
 
 
-write_whole = podfs.write_whole
-
-
 def log_path(pod_dir: Path, container: str, restart: int) -> Path:
     """The log of one run of a container (its ``restart``-th restart; 0 the first run)."""
     return pod_dir / LOGS_DIR / container / f"{restart}.log"
@@ -291,7 +288,7 @@ class Supervisor:
     def write(self, **changes: object) -> None:
         """Change the report and write it whole."""
         self.report = msgspec.structs.replace(self.report, **changes)
-        write_whole(self.pod_dir / STATUS_FILE, _encoder.encode(self.report))
+        podfs.write_whole(self.pod_dir / STATUS_FILE, _encoder.encode(self.report))
 
     def run(self) -> int:
         """Run the pod to its end; the supervisor's exit status (0 once recorded)."""
@@ -409,7 +406,9 @@ class Supervisor:
                 ),
             )
         except (OSError, subprocess.SubprocessError) as exc:
-            message = f"container {spec.name}: cannot run {spec.argv[0]!r}: {exc}"
+            where = f" in {spec.working_dir}" if spec.working_dir else ""
+            who = "" if self.plan.user is None else f" as uid {self.plan.user}"
+            message = f"container {spec.name}: cannot run {spec.argv[0]!r}{who}{where}: {exc}"
             run.log.write(f"{message}\n".encode())
             run.report = msgspec.structs.replace(
                 run.report, state="terminated", exit_code=128, reason=REASON_START_ERROR

@@ -52,7 +52,7 @@ from vcbus.services.cli.delete import delete_record
 from vcbus.services.cli.logs import Target, request_log, target_of
 from vcbus.services.cli.queue import current_queue
 from vcbus.services.cli.status import LATEST_TOPICS, POD_TOPICS, StatusReader
-from vcbus.services.cli.submit import queue_record
+from vcbus.services.submission import queue_record
 from vcbus.shared.bus.protocol import Bus
 from vcbus.shared.bus.records import OutRecord
 from vcbus.shared.runtime.clock import SystemClock

@@ -206,8 +206,12 @@ def events(
     store: DashboardStore, key: str, records: Iterable[tuple[Topic, Record]]
 ) -> tuple[JobEvent, ...]:
     """``describe``'s events of job ``key`` from its kept records, oldest first."""
-    decoded = ((topic, store.decode(topic, record.value)) for topic, record in records)
-    return tuple(job_events(key, ((t, e) for t, e in decoded if e is not None)))
+    decoded = (
+        (topic, event)
+        for topic, record in records
+        for event in store.events(topic, record.value)  # every event of a joined record
+    )
+    return tuple(job_events(key, decoded))
 
 
 def _tasks(store: StatusStore, row: JobRow) -> tuple[TaskDetail, ...]:

@@ -339,7 +339,7 @@ def node_cells(store: DashboardStore) -> list[NodeCell]:
                 locked_for=str(row.obj["lockedFor"]),
                 status=str(row.obj["ready"]),
                 heartbeat=row.wide[0],
-                limits=row.wide[1],
+                limits=store.node_health(name).limits_text(),
             )
         )
     return cells

@@ -39,6 +39,7 @@ from __future__ import annotations
 from vcbus.contracts.keys import JobKey
 from vcbus.contracts.objects.podgroup import PodGroupPhase
 from vcbus.shared.reasons import QUEUE_NOT_FOUND, QUEUE_OVERUSED
+from vcbus.shared.scheduling.fit_errors import FitErrors
 from vcbus.shared.scheduling.framework.arguments import get_bool
 from vcbus.shared.scheduling.framework.nomination import place_nominated
 from vcbus.shared.scheduling.framework.planning import keep_for, plan_head
@@ -46,7 +47,6 @@ from vcbus.shared.scheduling.framework.priority_queue import PriorityQueue
 from vcbus.shared.scheduling.framework.reservation import is_target_ready
 from vcbus.shared.scheduling.framework.session import Session
 from vcbus.shared.scheduling.framework.statement import Statement
-from vcbus.shared.scheduling.framework.status import FitErrors
 from vcbus.shared.scheduling.framework.will_bind import WillBindArgs
 from vcbus.shared.scheduling.framework.will_bind_allocate import (
     refresh,

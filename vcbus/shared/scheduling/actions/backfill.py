@@ -13,9 +13,9 @@ Deliberate deviations:
 
 from __future__ import annotations
 
+from vcbus.shared.scheduling.fit_errors import FitErrors
 from vcbus.shared.scheduling.framework.priority_queue import PriorityQueue
 from vcbus.shared.scheduling.framework.session import Session, admitted_valid_jobs
-from vcbus.shared.scheduling.framework.status import FitErrors
 from vcbus.shared.scheduling.model import JobInfo, QueueInfo, TaskInfo
 
 NAME = "backfill"

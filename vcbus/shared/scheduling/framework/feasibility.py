@@ -24,7 +24,7 @@ import numpy as np
 
 from vcbus.contracts.keys import JobKey
 from vcbus.contracts.objects.pod import Toleration
-from vcbus.shared.scheduling.framework.status import NODE_SELECTOR_MISMATCH, NODE_UNTOLERATED_TAINT
+from vcbus.shared.scheduling.fit_errors import NODE_SELECTOR_MISMATCH, NODE_UNTOLERATED_TAINT
 from vcbus.shared.scheduling.model import JobInfo, TaskStatus
 from vcbus.shared.scheduling.node_matrix import BoolArray, NodeMatrix
 from vcbus.shared.scheduling.resource import Resource, brief

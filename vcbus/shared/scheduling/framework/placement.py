@@ -25,9 +25,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from vcbus.shared.scheduling.fit_errors import FitErrors, insufficient
 from vcbus.shared.scheduling.framework.extension_points import NodeFilter, NodeScorer
 from vcbus.shared.scheduling.framework.session_plugins import SessionPlugins
-from vcbus.shared.scheduling.framework.status import FitErrors, insufficient
 from vcbus.shared.scheduling.model import NodeInfo, TaskInfo
 from vcbus.shared.scheduling.node_matrix import BoolArray, FloatArray, IntArray, NodeMatrix
 

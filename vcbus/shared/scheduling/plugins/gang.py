@@ -33,15 +33,11 @@ from vcbus.shared.reasons import (
     UNSCHEDULABLE,
     WAITING_FOR_RESERVATION,
 )
+from vcbus.shared.scheduling.fit_errors import NODE_LOCKED_PREFIX, FitErrors
 from vcbus.shared.scheduling.framework.conf import Arguments
 from vcbus.shared.scheduling.framework.job_updater import SCHEDULED_CONDITIONS
 from vcbus.shared.scheduling.framework.session import Session
-from vcbus.shared.scheduling.framework.status import (
-    NODE_LOCKED_PREFIX,
-    FitErrors,
-    ValidateResult,
-    Vote,
-)
+from vcbus.shared.scheduling.framework.status import ValidateResult, Vote
 from vcbus.shared.scheduling.model import JobInfo, TaskInfo, TaskStatus
 
 NAME = "gang"

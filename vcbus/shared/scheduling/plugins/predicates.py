@@ -24,17 +24,17 @@ import numpy as np
 from vcbus.contracts.keys import JobKey
 from vcbus.contracts.objects.node import Taint
 from vcbus.contracts.objects.pod import Toleration
-from vcbus.shared.scheduling.framework.conf import Arguments
-from vcbus.shared.scheduling.framework.extension_points import NodeFilter
-from vcbus.shared.scheduling.framework.planning import ends_before_start, plan_head
-from vcbus.shared.scheduling.framework.session import Session
-from vcbus.shared.scheduling.framework.status import (
+from vcbus.shared.scheduling.fit_errors import (
     NODE_LOCKED_PREFIX,
     NODE_POD_NUMBER_EXCEEDED,
     NODE_SELECTOR_MISMATCH,
     NODE_UNSCHEDULABLE,
     NODE_UNTOLERATED_TAINT,
 )
+from vcbus.shared.scheduling.framework.conf import Arguments
+from vcbus.shared.scheduling.framework.extension_points import NodeFilter
+from vcbus.shared.scheduling.framework.planning import ends_before_start, plan_head
+from vcbus.shared.scheduling.framework.session import Session
 from vcbus.shared.scheduling.model import TaskInfo
 from vcbus.shared.scheduling.node_matrix import BoolArray, IntArray, NodeMatrix
 from vcbus.shared.scheduling.taints import tolerates_all

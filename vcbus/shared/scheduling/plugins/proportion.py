@@ -33,7 +33,9 @@ from typing import NamedTuple
 from vcbus.contracts.keys import JobKey
 from vcbus.contracts.objects.podgroup import PodGroupPhase
 from vcbus.shared.reasons import (
+    CLUSTER_OVERUSED,
     GANG_UNSCHEDULABLE,
+    NEVER_ADMITTED,
     QUEUE_CLOSED,
     QUEUE_NOT_FOUND,
     QUEUE_OVER_CAPABILITY,
@@ -58,7 +60,7 @@ from vcbus.shared.scheduling.model import (
     TaskStatus,
 )
 from vcbus.shared.scheduling.resource import Missing, Resource, brief, share
-from vcbus.shared.views.units import show_amount
+from vcbus.shared.units import show_amount
 
 NAME = "proportion"
 
@@ -489,13 +491,8 @@ class ProportionPlugin:
             names = minimum.requested_names()
             if wanted.less_equal_on(attr.real_capability, names):
                 return Vote.PERMIT
-            ssn.record_enqueue_reason(
-                job,
-                QUEUE_OVER_CAPABILITY,
-                f"queue {queue.name} would exceed its capability: minResources "
-                f"{brief(minimum, names)} do not fit beside its running and inqueue jobs "
-                f"(capability {brief(attr.real_capability, names)})",
-            )
+            code, message = _over_capability(queue.name, attr, minimum, names)
+            ssn.record_enqueue_reason(job, code, message)
             return Vote.REJECT
 
         return enqueueable
@@ -543,3 +540,36 @@ class ProportionPlugin:
 def new(arguments: Arguments) -> ProportionPlugin:
     """Build the plugin."""
     return ProportionPlugin(arguments)
+
+
+def _over_capability(
+    queue: str, attr: QueueAttr, minimum: Resource, names: tuple[str, ...]
+) -> tuple[str, str]:
+    """Why a job whose minimum does not fit its queue's real capability waits, and the words.
+
+    ``QueueOverCapability`` only for a queue with a capability of its own: its minimum
+    alone over it (it can never be admitted as it is), or beside the queue's running and
+    inqueue jobs (it waits for them). A queue without one is capped by what the cluster
+    has left after the other queues' guarantees: the job waits for the cluster
+    (``ClusterOverused``), never for a capability the queue does not have.
+    """
+    capability = brief(attr.real_capability, names)
+    if attr.capability is None:
+        return (
+            CLUSTER_OVERUSED,
+            f"the cluster has no room for minResources {brief(minimum, names)} beside the "
+            f"running and inqueue jobs (queue {queue} has no capability; the cluster's, "
+            f"after other queues' guarantees: {capability})",
+        )
+    if not minimum.less_equal_on(attr.real_capability, names):
+        return (
+            QUEUE_OVER_CAPABILITY,
+            f"minResources {brief(minimum, names)} exceed queue {queue}'s capability "
+            f"({capability}): {NEVER_ADMITTED}",
+        )
+    return (
+        QUEUE_OVER_CAPABILITY,
+        f"queue {queue} would exceed its capability: minResources "
+        f"{brief(minimum, names)} do not fit beside its running and inqueue jobs "
+        f"(capability {capability})",
+    )

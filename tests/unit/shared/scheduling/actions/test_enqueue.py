@@ -214,7 +214,8 @@ def test_proportion_caps_the_queue_at_the_cluster_when_both_plugins_vote() -> No
             tiers=ENQUEUE_DEFAULT,
             actions=("enqueue",),
             expect_phase={"ns/j0": PG_INQUEUE, "ns/j1": PG_INQUEUE, "ns/j2": PG_PENDING},
-            expect_reason={"ns/j2": "QueueOverCapability"},
+            # the queue has no capability: the job waits for the cluster, not for a cap
+            expect_reason={"ns/j2": "ClusterOverused"},
         )
     )
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from vcbus.shared.views.units import show_amount, show_resources, show_used, unit_of
+from vcbus.shared.units import show_amount, show_resources, show_used, unit_of
 
 
 @pytest.mark.parametrize(

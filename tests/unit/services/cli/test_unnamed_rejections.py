@@ -1,0 +1,80 @@
+"""A rejected record that names no job is shown once, under a heading of its own."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+
+import pytest
+
+from tests.unit.services.cli.builders import (
+    NOW,
+    SETTINGS,
+    build_rejected,
+    build_status,
+    publish,
+)
+from vcbus.contracts import JobRejected, SubmissionOrigin, Violation
+from vcbus.services.cli.get import UNNAMED_HEADING, get
+from vcbus.services.cli.kinds import KINDS
+from vcbus.services.cli.listing import Query
+from vcbus.shared.bus.memory import InMemoryBus
+
+LATER = NOW + timedelta(seconds=90)
+
+
+def junk(offset: int) -> JobRejected:
+    return JobRejected(
+        event_id=f"junk-{offset}",
+        occurred_at=NOW + timedelta(seconds=offset),
+        job=None,
+        violations=(Violation(path="", reason="MalformedJson", message="not JSON"),),
+        payload="{oops",
+        origin=SubmissionOrigin(topic="t.jobs.submitted", partition=0, offset=offset),
+    )
+
+
+async def listing(bus: InMemoryBus, query: Query, output: str = "table") -> str:
+    out: list[str] = []
+    await get(
+        bus, SETTINGS, KINDS["jobs"], query, output=output, write=out.append, clock=lambda: LATER
+    )
+    return "".join(out)
+
+
+@pytest.fixture
+async def bus() -> InMemoryBus:
+    bus = InMemoryBus()
+    await publish(
+        bus, build_status("default/a", "Running"), build_rejected("default/bad"), junk(3), junk(7)
+    )
+    return bus
+
+
+async def test_junk_is_listed_once_apart_from_the_jobs_and_never_in_another_namespace(
+    bus: InMemoryBus,
+) -> None:
+    text = await listing(bus, Query((), "default"))
+    jobs, _, section = text.partition(f"\n{UNNAMED_HEADING}\n")
+    assert [line.split()[1] for line in jobs.splitlines()[1:]] == ["a", "bad"]
+    assert "(unnamed)" not in jobs
+    assert [line.split()[:3] for line in section.splitlines()] == [
+        ["ORIGIN", "AGE", "REASON"],
+        ["t.jobs.submitted/0:3", "87s", "MalformedJson"],
+        ["t.jobs.submitted/0:7", "83s", "MalformedJson"],
+    ]
+    assert text.count("t.jobs.submitted/0:3") == 1
+    assert UNNAMED_HEADING in await listing(bus, Query((), None))  # -A
+    assert await listing(bus, Query((), "nosuchns")) == ""
+    assert "unnamed" not in await listing(bus, Query((), "team"))
+    assert UNNAMED_HEADING not in await listing(bus, Query(("a",), "default"))
+
+
+async def test_json_lists_junk_beside_the_items_not_among_them(bus: InMemoryBus) -> None:
+    document = json.loads(await listing(bus, Query((), "default"), "json"))
+    assert [item["name"] for item in document["items"]] == ["a", "bad"]
+    assert [r["origin"] for r in document["rejectedRecords"]] == [
+        "t.jobs.submitted/0:3",
+        "t.jobs.submitted/0:7",
+    ]
+    assert "rejectedRecords" not in json.loads(await listing(bus, Query((), "team"), "json"))
