@@ -283,7 +283,7 @@ def run(args: argparse.Namespace) -> int:
             node=options.conf.node,
             listen=listen_host,
             address=options.conf.host_ip,
-            fix=f"set {ENV_TOKEN} (then it listens on every address) or --listen-host, "
+            fix=f"give it {ENV_CERTFILE} and {ENV_KEYFILE} (then it listens on every address), "
             "so that vcbus logs on another host reaches it",
         )
     service, _ = build_service(options, SystemClock())
