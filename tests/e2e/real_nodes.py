@@ -116,11 +116,13 @@ def start_agent(
         env=service_env(
             system.bootstrap,
             system.prefix,
-            VCBUS_POLL_TIMEOUT="0.1",
-            VCBUS_AGENT_TOKEN=TOKEN,
-            VCBUS_AGENT_TLS_CERTFILE=str(pair.cert),
-            VCBUS_AGENT_TLS_KEYFILE=str(pair.key),
-            **(env or {}),
+            **{
+                "VCBUS_POLL_TIMEOUT": "0.1",
+                "VCBUS_AGENT_TOKEN": TOKEN,
+                "VCBUS_AGENT_TLS_CERTFILE": str(pair.cert),
+                "VCBUS_AGENT_TLS_KEYFILE": str(pair.key),
+                **(env or {}),
+            },
         ),
         wrap=wrap,
     )

@@ -29,9 +29,9 @@ import pytest
 
 from tests.e2e import netns
 from tests.e2e.real_nodes import (
-    TOKEN,
     DataDirs,
     RealNode,
+    client_env,
     delete_job,
     gang_job,
     pod_groups,
@@ -355,7 +355,7 @@ async def test_a_gang_across_two_hosts_survives_one_cut_off(
         logs = await asyncio.to_thread(
             subprocess.run,
             [*hosts.wrap("cli"), sys.executable, "-m", "vcbus.services.cli", "logs", "spread"],
-            env=service_env(system.bootstrap, system.prefix, VCBUS_AGENT_TOKEN=TOKEN),
+            env=service_env(system.bootstrap, system.prefix, **client_env()),
             capture_output=True,
             text=True,
             timeout=WAIT,
