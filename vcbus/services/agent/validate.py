@@ -32,34 +32,32 @@ REASON_INVALID_BINDING = "InvalidBinding"
 REASON_INVALID_SPEC = "InvalidSpec"
 
 
+def _format_error(field: str, value: object, pattern: re.Pattern[str], most: int, what: str) -> str:
+    """Why ``value`` is not a string of at most ``most`` matching ``pattern`` (empty: it is)."""
+    if isinstance(value, str) and len(value) <= most and pattern.fullmatch(value):
+        return ""
+    return f"{field} {value!r} is not {what}, {most} at most)"
+
+
 def label_error(field: str, value: object) -> str:
     """Why ``value`` is not a DNS-1123 label (empty when it is)."""
-    if isinstance(value, str) and len(value) <= LABEL_MAX and _LABEL.fullmatch(value):
-        return ""
-    return (
-        f"{field} {value!r} is not a DNS-1123 label (lower case letters, digits and '-', "
-        f"starting and ending with a letter or digit, {LABEL_MAX} at most)"
+    what = (
+        "a DNS-1123 label (lower case letters, digits and '-', "
+        "starting and ending with a letter or digit"
     )
+    return _format_error(field, value, _LABEL, LABEL_MAX, what)
 
 
 def subdomain_error(field: str, value: object) -> str:
     """Why ``value`` is not a DNS-1123 subdomain (empty when it is)."""
-    if isinstance(value, str) and len(value) <= SUBDOMAIN_MAX and _SUBDOMAIN.fullmatch(value):
-        return ""
-    return (
-        f"{field} {value!r} is not a DNS-1123 subdomain (DNS-1123 labels joined by '.', "
-        f"{SUBDOMAIN_MAX} at most)"
-    )
+    what = "a DNS-1123 subdomain (DNS-1123 labels joined by '.'"
+    return _format_error(field, value, _SUBDOMAIN, SUBDOMAIN_MAX, what)
 
 
 def uid_error(field: str, value: object) -> str:
     """Why ``value`` is not a pod uid the agent can name a directory by (empty when it is)."""
-    if isinstance(value, str) and len(value) <= UID_MAX and _UID.fullmatch(value):
-        return ""
-    return (
-        f"{field} {value!r} is not a pod uid (letters, digits, '.', '_' and '-', starting "
-        f"with a letter or digit, {UID_MAX} at most)"
-    )
+    what = "a pod uid (letters, digits, '.', '_' and '-', starting with a letter or digit"
+    return _format_error(field, value, _UID, UID_MAX, what)
 
 
 def count_error(field: str, value: object) -> str:
