@@ -27,7 +27,8 @@ from typing import cast
 
 from vcbus.contracts.keys import JobKey
 from vcbus.contracts.objects.pod import PodPhase
-from vcbus.shared.scheduling.framework.session_cache import JobRecipe, SessionCache, Shape, TaskArgs
+from vcbus.shared.scheduling.framework.job_recipe import JobRecipe, Shape, TaskArgs
+from vcbus.shared.scheduling.framework.session_cache import SessionCache
 from vcbus.shared.scheduling.model import (
     JobInfo,
     NodeBoard,
@@ -72,7 +73,8 @@ def _derive_job(
     """Build a job and its tasks from its ``PodGroupState`` and its pods (by pod key).
 
     A pod's request dict, as given (its item order), names one shared ``Resource`` per
-    request shape in ``shapes``; ``TaskInfo`` takes positional arguments (field order).
+    request shape in ``shapes``; each task is made from its ``TaskArgs`` (``TaskInfo``'s
+    leading fields, in order), which the job's recipe keeps.
 
     Returns:
         The job (tasks added, ``wait_create`` set), its tasks, the arguments each task was
@@ -113,7 +115,7 @@ def _derive_job(
             seen.add(id(names))
             dims.update(names)
         args.append(
-            (
+            TaskArgs(
                 pod.uid or str(pkey),
                 pkey,
                 pod.name,

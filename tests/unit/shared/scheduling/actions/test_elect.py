@@ -16,7 +16,7 @@ from vcbus.contracts.objects.queue import Queue, QueueState
 from vcbus.shared.scheduling.framework.conf import Arguments
 from vcbus.shared.scheduling.framework.results import ReservationChangeKind
 from vcbus.shared.scheduling.holds import Reservation
-from vcbus.shared.scheduling.plugins.reservation import ReservationArgs
+from vcbus.shared.scheduling.plugins.reservation_arguments import ReservationArgs
 from vcbus.shared.scheduling.snapshot import PodGroupState, PodState
 
 ELECT = "volcano@v1.5.1 pkg/scheduler/actions/elect/elect.go"

@@ -12,7 +12,8 @@ from vcbus.contracts.keys import JobKey
 from vcbus.contracts.objects.podgroup import PodGroupPhase
 from vcbus.shared.scheduling.framework.conf import ConfError
 from vcbus.shared.scheduling.holds import Reservation
-from vcbus.shared.scheduling.plugins.reservation import LockMode, ReservationArgs, ReservationPlugin
+from vcbus.shared.scheduling.plugins.reservation import ReservationPlugin
+from vcbus.shared.scheduling.plugins.reservation_arguments import LockMode, ReservationArgs
 from vcbus.shared.scheduling.scheduler import parse_conf
 from vcbus.shared.scheduling.snapshot import ClusterSnapshot
 
