@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from tests.support.builders import build_node, build_pod, build_podgroup, build_queue
 from tests.support.scheduling import DEFAULT_TIERS, NOW
 from vcbus.contracts.keys import JobKey
 from vcbus.contracts.objects.pod import PodPhase
+from vcbus.shared.scheduling.framework.extension_points import NodeFilter
 from vcbus.shared.scheduling.framework.session import open_session
 from vcbus.shared.scheduling.framework.statement import Statement
+from vcbus.shared.scheduling.model import TaskInfo
+from vcbus.shared.scheduling.node_matrix import BoolArray, IntArray, NodeMatrix
 from vcbus.shared.scheduling.plugins import PLUGIN_BUILDERS
 from vcbus.shared.scheduling.snapshot import ClusterSnapshot
 
@@ -59,3 +64,51 @@ def test_cached_choice_follows_the_nodes_when_tasks_are_placed_and_discarded() -
     again = ssn.place(job.tasks["ns-job-w-8"])
     assert again.node is not None
     assert again.node.name == "n0"
+
+
+def _rejecting_n0_for(name: str, calls: list[str], *, cacheable: bool) -> NodeFilter:
+    """A filter that reads the task's name: n0 refuses the task called ``name``."""
+
+    def fn(task: TaskInfo, matrix: NodeMatrix, rows: IntArray) -> BoolArray:
+        calls.append(task.name)
+        return np.array([not (matrix.names[r] == "n0" and task.name == name) for r in rows])
+
+    return NodeFilter("refused by name", fn, cacheable=cacheable)
+
+
+def test_a_filter_that_does_not_declare_its_answer_cacheable_is_asked_per_task() -> None:
+    """Two tasks of one signature: a filter reading more (the name) answers each one."""
+    ssn = open_session(_snapshot(2, 2), DEFAULT_TIERS, builders=PLUGIN_BUILDERS, now=NOW)
+    calls: list[str] = []
+    ssn.add_node_filter_fn("predicates", _rejecting_n0_for("job-w-1", calls, cacheable=False))
+    ssn.forget_placement()
+    job = ssn.jobs[JobKey("ns/job")]
+    first = ssn.place(job.tasks["ns-job-w-0"])
+    second = ssn.place(job.tasks["ns-job-w-1"])
+    assert first.node is not None
+    assert first.node.name == "n0"
+    assert second.node is not None
+    assert second.node.name == "n1"
+    assert calls == ["job-w-0", "job-w-1"]
+
+
+def test_a_filter_that_declares_its_answer_cacheable_is_asked_once_per_signature() -> None:
+    """Opted in, the filter's answer for the first task is the answer for its signature."""
+    ssn = open_session(_snapshot(2, 2), DEFAULT_TIERS, builders=PLUGIN_BUILDERS, now=NOW)
+    calls: list[str] = []
+    ssn.add_node_filter_fn("predicates", _rejecting_n0_for("job-w-1", calls, cacheable=True))
+    ssn.forget_placement()
+    job = ssn.jobs[JobKey("ns/job")]
+    ssn.place(job.tasks["ns-job-w-0"])
+    second = ssn.place(job.tasks["ns-job-w-1"])
+    assert second.node is not None
+    assert second.node.name == "n0"
+    assert calls == ["job-w-0"]
+
+
+def test_every_built_in_node_filter_declares_its_answer_cacheable() -> None:
+    """The built-in filters read only the placement signature: answers stay shared."""
+    ssn = open_session(_snapshot(2, 1), DEFAULT_TIERS, builders=PLUGIN_BUILDERS, now=NOW)
+    filters = ssn.node_filters()
+    assert filters
+    assert all(flt.cacheable for flt in filters)

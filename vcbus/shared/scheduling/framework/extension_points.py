@@ -94,9 +94,16 @@ class NodeFilter:
     Attributes:
         reason: the fit-error reason of the rows it rejects.
         fn: ``fn(task, matrix, rows) -> passes`` (one bool per row).
-        task_key: when the answer depends on more of the task than its requests, node
-            selector and tolerations, a function returning that part (for instance whether
-            the task's job is the reservation's target); cached answers are kept per value.
+        cacheable: whether the answer may be shared between tasks: it reads of the task only
+            its requests, node selector and tolerations, and what ``task_key`` returns (the
+            task's placement signature). Off by default: while one enabled filter is not
+            cacheable, the placement cache keeps its answers per task (as Kubernetes keeps
+            a pod's filter answers for pods of the same signature only when every plugin
+            signs it, ``SignPod``).
+        task_key: for a cacheable filter whose answer depends on more of the task than its
+            requests, node selector and tolerations, a function returning that part (for
+            instance whether the task's job is the reservation's target); cached answers
+            are shared per value.
         dynamic: whether the answer changes as tasks are placed in the session (the pod
             count does; labels, taints and locks do not), so it is recomputed for the rows
             that changed.
@@ -106,6 +113,7 @@ class NodeFilter:
 
     reason: str
     fn: Callable[[TaskInfo, NodeMatrix, IntArray], BoolArray]
+    cacheable: bool = False
     task_key: Callable[[TaskInfo], Hashable] | None = None
     dynamic: bool = False
     scalar: PredicateFn | None = None

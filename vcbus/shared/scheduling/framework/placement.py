@@ -98,7 +98,7 @@ class PlacementCache:
             s.row_fn is not None for s in self._scorers
         )
         self._task_keys = [f.task_key for f in self._filters if f.task_key is not None]
-        self._per_task = any(f.scalar is not None for f in self._filters) or ssn.has_scalar_scores
+        self._per_task = any(not f.cacheable for f in self._filters) or ssn.has_scalar_scores
         self._entries: OrderedDict[tuple[object, ...], _Entry] = OrderedDict()
         self._all_rows: IntArray = np.arange(len(self._matrix), dtype=np.intp)
 

@@ -164,7 +164,9 @@ def keep_for(ssn: Session, plan: Plan) -> None:
                 for plan in ssn.plans
             )
 
-        ssn.add_node_filter_fn(FILTER_OWNER, NodeFilter(f"{PLANNED} a job", kept, task_key=passes))
+        ssn.add_node_filter_fn(
+            FILTER_OWNER, NodeFilter(f"{PLANNED} a job", kept, cacheable=True, task_key=passes)
+        )
     ssn.plans.append(plan)
     ssn.forget_placement()
 

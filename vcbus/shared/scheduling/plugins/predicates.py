@@ -102,12 +102,22 @@ class PredicatesPlugin:
         ssn.add_node_filter_fn(
             NAME,
             NodeFilter(
-                NODE_POD_NUMBER_EXCEEDED, pod_count_filter, dynamic=True, row_fn=pod_count_row
+                NODE_POD_NUMBER_EXCEEDED,
+                pod_count_filter,
+                cacheable=True,
+                dynamic=True,
+                row_fn=pod_count_row,
             ),
         )
-        ssn.add_node_filter_fn(NAME, NodeFilter(NODE_UNSCHEDULABLE, unschedulable_filter))
-        ssn.add_node_filter_fn(NAME, NodeFilter(NODE_SELECTOR_MISMATCH, selector_filter))
-        ssn.add_node_filter_fn(NAME, NodeFilter(NODE_UNTOLERATED_TAINT, _TaintFilter()))
+        ssn.add_node_filter_fn(
+            NAME, NodeFilter(NODE_UNSCHEDULABLE, unschedulable_filter, cacheable=True)
+        )
+        ssn.add_node_filter_fn(
+            NAME, NodeFilter(NODE_SELECTOR_MISMATCH, selector_filter, cacheable=True)
+        )
+        ssn.add_node_filter_fn(
+            NAME, NodeFilter(NODE_UNTOLERATED_TAINT, _TaintFilter(), cacheable=True)
+        )
         reservation = ssn.reservation
         if reservation.locked_nodes:
             target = reservation.target_job
@@ -149,6 +159,7 @@ class PredicatesPlugin:
                 NodeFilter(
                     f"{NODE_LOCKED_PREFIX} {target}",
                     lock_filter,
+                    cacheable=True,
                     task_key=lambda task: (
                         task.job == target,
                         own_room(task.job),
