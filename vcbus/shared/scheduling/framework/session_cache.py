@@ -18,6 +18,10 @@ and unsettled jobs, and what plugins keep per job (``kept``). With the view's re
 which jobs changed (``changed_since``), a session looks only at those, and at the last
 session's unsettled and touched jobs: a steady cycle costs by what changed, not by the
 jobs and pods of the cluster.
+
+The cache answers the working copy (``working_copy``), which drives a session's build and
+lives for one session; the cache lives for the service's life and never imports the working
+copy (docs/architecture.md#working-copy-and-cache, an import-linter contract).
 """
 
 from __future__ import annotations

@@ -18,6 +18,16 @@ Deliberate deviations (vcbus's speed layer):
   at once (``NodeMatrix.add_many``); one request vector is made per request shape.
 - The matrix has a column for every resource named by a stage, a pod request or a will-bind
   reservation of the snapshot, so the will-bind ledger can count its pods on their nodes.
+
+This module and ``session_cache`` are two rooms with one direction
+(docs/architecture.md#working-copy-and-cache): the working copy lives for one session and
+drives the build, asking the cache, the service's memory across sessions, which never
+imports it back; a job's recipe (``job_recipe``) knows neither. With a cache, a build is
+these steps, in order: which jobs changed (``SessionCache.changed_since``, ``seen``); the
+recipes, kept or derived again (``recipe``, ``recipes``, ``keep``); the resource names and
+unsettled jobs (``dimensions``, ``unsettled``); the nodes and their accounting (``nodes``,
+``placements``); the jobs (``made``); the session's unsettled jobs for the next
+(``awake``).
 """
 
 from __future__ import annotations
