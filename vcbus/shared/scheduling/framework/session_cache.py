@@ -21,7 +21,7 @@ jobs and pods of the cluster.
 
 The cache answers the working copy (``working_copy``), which drives a session's build and
 lives for one session; the cache lives for the service's life and never imports the working
-copy (docs/architecture.md#working-copy-and-cache, an import-linter contract).
+copy (docs/architecture.md#working-copy-and-session-cache, an import-linter contract).
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ Deliberate deviations (vcbus's speed layer):
   reservation of the snapshot, so the will-bind ledger can count its pods on their nodes.
 
 This module and ``session_cache`` are two rooms with one direction
-(docs/architecture.md#working-copy-and-cache): the working copy lives for one session and
+(docs/architecture.md#working-copy-and-session-cache): the working copy lives for one session and
 drives the build, asking the cache, the service's memory across sessions, which never
 imports it back; a job's recipe (``job_recipe``) knows neither. With a cache, a build is
 these steps, in order: which jobs changed (``SessionCache.changed_since``, ``seen``); the
