@@ -69,29 +69,18 @@ from vcbus.shared.views.failures import (
     acting_policies,
     job_failures,
 )
+from vcbus.shared.views.read_model import JOB_KEYED_TOPICS, POD_TOPICS
 from vcbus.shared.views.table import render_table
 from vcbus.shared.views.units import show_resources
 
 DEFAULT_JAEGER_URL = "http://localhost:16686"
 
-TOPICS = (
-    Topic.JOBS_ADMITTED,
-    Topic.JOBS_REJECTED,
-    Topic.JOBS_STATUS,
-    Topic.PODGROUPS,
-    Topic.PODGROUPS_STATUS,
-    Topic.PODGROUPS_CONDITIONS,
-    Topic.PODS,
-    Topic.PODS_STATUS,
-    Topic.RESERVATIONS,
-    Topic.CAPACITY_RESERVATIONS,
-    Topic.NODES,
-)
+TOPICS = (*JOB_KEYED_TOPICS, Topic.NODES)
 """What ``describe job`` reads: the job-keyed topics on the job's partition, but these whole:
 the reservation (the target may be another job), the PodGroups (the job's place in its
 queue) and the nodes (whether its pods' nodes are Ready)."""
 
-NODE_TOPICS = (Topic.NODES, Topic.PODS, Topic.BINDINGS, Topic.PODS_STATUS, Topic.RESERVATIONS)
+NODE_TOPICS = (Topic.NODES, *POD_TOPICS, Topic.RESERVATIONS)
 """What ``describe node`` reads, whole."""
 
 _WAITING = frozenset({JobPhase.PENDING, JobPhase.RUNNING, JobPhase.RESTARTING})

@@ -43,6 +43,7 @@ from vcbus.shared.node_lifecycle import reader_conf
 from vcbus.shared.runtime.clock import SystemClock
 from vcbus.shared.runtime.settings import Settings
 from vcbus.shared.runtime.topology import ensure_topics
+from vcbus.shared.views import read_model
 from vcbus.shared.views.jobs import JobFold, JobView, replaces_spec, update_refusal
 from vcbus.shared.views.node_health import NodeHealth, node_health
 from vcbus.shared.views.pods import PodFold, PodRow
@@ -72,22 +73,10 @@ __all__ = [
 
 # -- the compact store the read commands fold the status topics into ----------------------
 
-LATEST_TOPICS = frozenset(
-    {
-        Topic.JOBS_ADMITTED,
-        Topic.JOBS_REJECTED,
-        Topic.JOBS_STATUS,
-        Topic.PODGROUPS,
-        Topic.PODGROUPS_STATUS,
-        Topic.PODGROUPS_CONDITIONS,
-        Topic.NODES,
-        Topic.QUEUES,
-        Topic.CAPACITY_RESERVATIONS,
-    }
-)
+LATEST_TOPICS = frozenset(read_model.LATEST_TOPICS)
 """Topics whose newest record per key is all a reader needs (what compaction would keep)."""
 
-POD_TOPICS = frozenset({Topic.PODS, Topic.PODS_STATUS, Topic.BINDINGS})
+POD_TOPICS = frozenset(read_model.POD_TOPICS)
 """Topics folded per pod: they are keyed by job or node, with many pods per key."""
 
 _ADMITTED_TAG = tag_of(JobAdmitted).encode()
