@@ -67,7 +67,8 @@ from vcbus.shared.bus.records import OutRecord, TopicPartition
 from vcbus.shared.runtime.clock import SystemClock
 from vcbus.shared.runtime.table import Table
 from vcbus.shared.runtime.topology import changelog_topic, ensure_topics
-from vcbus.shared.views.status import STATUS_TOPICS, StatusView
+from vcbus.shared.views.read_model import STATUS_TOPICS
+from vcbus.shared.views.status import StatusView
 
 SERVICES = ("cluster", "admission", "job-controller", "podgroup-enqueue", "allocator")
 SINGLETONS = frozenset({"podgroup-enqueue", "allocator"})

@@ -37,7 +37,8 @@ from vcbus.shared.bus.records import Record, TopicPartition
 from vcbus.shared.runtime.clock import SystemClock
 from vcbus.shared.runtime.table import Table
 from vcbus.shared.runtime.topology import ensure_topics
-from vcbus.shared.views.status import STATUS_TOPICS, StatusView, jobs_table
+from vcbus.shared.views.read_model import STATUS_TOPICS
+from vcbus.shared.views.status import StatusView, jobs_table
 
 SERVICES = ("cluster", "admission", "job-controller", "podgroup-enqueue", "allocator")
 """Every service, in the order ``vcbus up`` starts them."""

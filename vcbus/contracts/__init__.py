@@ -23,6 +23,7 @@ from vcbus.contracts.events.jobs_admitted import (
 from vcbus.contracts.events.jobs_rejected import (
     JobRejected,
     JobsRejectedEvent,
+    RejectionsCleared,
     SubmissionOrigin,
     Violation,
 )
@@ -37,6 +38,7 @@ from vcbus.contracts.events.jobs_submitted import (
     JobDeleteRequested,
     JobResumeRequested,
     JobsSubmittedCommand,
+    RejectionsClearRequested,
 )
 from vcbus.contracts.events.nodes import (
     NodeChanged,
@@ -136,6 +138,8 @@ __all__ = [
     "QueueDeclared",
     "QueueDeleted",
     "QueuesEvent",
+    "RejectionsClearRequested",
+    "RejectionsCleared",
     "ReservationsEvent",
     "ReservedPod",
     "SubmissionOrigin",

@@ -32,6 +32,9 @@ MAX_RECORD_EVENTS = 512
 key, type and trace, answering the same input, as one record (``vcbus.shared.bus.batch``),
 within this count and :data:`MAX_RECORD_BYTES`."""
 
+MAX_CLEARED_ORIGINS = 100
+"""Most origins one ``RejectionsClearRequested`` (and its ``RejectionsCleared``) names."""
+
 MAX_VIOLATIONS = 100
 """Most violations one ``JobRejected`` lists; the rest are counted."""
 

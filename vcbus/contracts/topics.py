@@ -30,13 +30,14 @@ from vcbus.contracts.events.jobs_admitted import (
     JobResumeAccepted,
     JobsAdmittedEvent,
 )
-from vcbus.contracts.events.jobs_rejected import JobRejected, JobsRejectedEvent
+from vcbus.contracts.events.jobs_rejected import JobRejected, JobsRejectedEvent, RejectionsCleared
 from vcbus.contracts.events.jobs_status import JobDeleted, JobsStatusEvent, JobStatusChanged
 from vcbus.contracts.events.jobs_submitted import (
     JobAbortRequested,
     JobDeleteRequested,
     JobResumeRequested,
     JobsSubmittedCommand,
+    RejectionsClearRequested,
 )
 from vcbus.contracts.events.nodes import (
     NodeChanged,
@@ -160,6 +161,11 @@ TopicEvent = (
 (its ``match`` ends in ``assert_never``, so a new event type is a type error until folded)."""
 
 
+KEYLESS: frozenset[type[Event]] = frozenset({RejectionsClearRequested, RejectionsCleared})
+"""Event types written without a key: they are about no entity of their topic's key kind
+(the rejected records that named no job, which are keyless too)."""
+
+
 def topic_name(topic: Topic | str, prefix: str = DEFAULT_PREFIX) -> str:
     """Return the broker-side name of a topic under an installation prefix."""
     return f"{prefix}{topic}"
@@ -201,6 +207,8 @@ def key_of(event: Event) -> str:
             return event.job
         case JobRejected():
             return event.job or ""
+        case RejectionsClearRequested() | RejectionsCleared():
+            return ""  # about no job: keyless, as the rejections it clears (KEYLESS)
         case JobDeleteRequested() | JobAbortRequested() | JobResumeRequested():
             return event.job
         case PodGroupCreated() | PodGroupUpdated():

@@ -39,6 +39,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
+from vcbus.contracts import reasons as codes
 from vcbus.contracts.events.bindings import BindingCreated
 from vcbus.contracts.events.jobs_admitted import JobAdmitted
 from vcbus.contracts.objects.job import Job
@@ -61,11 +62,11 @@ KEY_SETTINGS = {Role.ADMISSION: "VCBUS_ADMISSION_KEY", Role.ALLOCATOR: "VCBUS_AL
 TRUST_SETTING = "VCBUS_AGENT_TRUST"
 """The setting naming an agent's trust file (or ``vcbus agent --trust``)."""
 
-REASON_UNSIGNED = "Unsigned"
-REASON_UNTRUSTED_KEY = "UntrustedKey"
-REASON_BAD_SIGNATURE = "BadSignature"
-REASON_DIGEST_MISMATCH = "DigestMismatch"
-REASON_SPEC_NOT_ADMITTED = "SpecNotAdmitted"
+REASON_UNSIGNED = codes.REASON_UNSIGNED
+REASON_UNTRUSTED_KEY = codes.REASON_UNTRUSTED_KEY
+REASON_BAD_SIGNATURE = codes.REASON_BAD_SIGNATURE
+REASON_DIGEST_MISMATCH = codes.REASON_DIGEST_MISMATCH
+REASON_SPEC_NOT_ADMITTED = codes.REASON_SPEC_NOT_ADMITTED
 
 _ADMITTED = "vcbus.admitted.v1"
 _BINDING = "vcbus.binding.v1"

@@ -21,13 +21,12 @@ from __future__ import annotations
 
 import msgspec
 
+from vcbus.contracts import reasons as codes
 from vcbus.contracts.objects.job import Job, JobSpec, TaskSpec
 
-UPDATE_REJECTED = "UpdateRejected"
-"""Reason code of a refused update."""
+UPDATE_REJECTED = codes.UPDATE_REJECTED
 
-NO_PODS = "NoPods"
-"""Reason code of a job created with no pod at all."""
+NO_PODS = codes.NO_PODS
 
 
 def creation_error(job: Job) -> str | None:

@@ -1,9 +1,10 @@
-"""Why a PodGroup waits: every reason code and condition type, and their ranking.
+"""Why a PodGroup waits: the pending reasons' ranking, under the names its users import.
 
-The one list of codes: each producer (the scheduler's actions and plugins, the job
-controller, admission) and each reader (the read model, the CLI, metrics) imports the code
-it names from here, and docs/cli.md's table of reasons is checked against
-:data:`REASON_RANK` (``tests/unit/shared/test_reasons.py``).
+The codes are defined once, in :mod:`vcbus.contracts.reasons` (every code: pending, pod,
+agent); the names here are those codes, for the producers (the scheduler's actions and
+plugins, the job controller) and readers (the read model, the CLI, metrics) that import
+them from here. docs/cli.md's table of reasons is checked against :data:`REASON_RANK`
+(``tests/unit/shared/test_reasons.py``).
 
 A pending PodGroup carries one reason code, the highest ranked among its candidates:
 ``QueueNotFound`` > ``QueueClosed`` > ``Infeasible`` > ``QueueOverCapability`` >
@@ -11,45 +12,34 @@ A pending PodGroup carries one reason code, the highest ranked among its candida
 ``WillBindTimeout`` > ``WaitingForDependency`` > ``WaitingForReservation`` >
 ``WaitingForEviction`` > ``ReservationExpired``. The scheduler ranks with it when it
 publishes a PodGroup's reason (``podgroups.status``); the read model (:mod:`vcbus.shared.views`)
-ranks with it when it says why a job waits. Pure: it imports nothing but the standard
-library.
+ranks with it when it says why a job waits. Pure: it imports nothing but the codes.
 """
 
 from __future__ import annotations
 
-UNSCHEDULABLE = "Unschedulable"
-"""The condition type that carries a reason code."""
-SCHEDULABLE = "Schedulable"
-"""A task's reason once it is allocated and waits only for its job's minimum."""
-SCHEDULED = "Scheduled"
-"""Gang's condition type once a job's tasks are ready to be scheduled."""
+from vcbus.contracts import reasons as codes
 
-QUEUE_NOT_FOUND = "QueueNotFound"
-QUEUE_CLOSED = "QueueClosed"
-INFEASIBLE = "Infeasible"
-"""No node could ever hold a minimum pod of the job, with the fit errors."""
-QUEUE_OVER_CAPABILITY = "QueueOverCapability"
-"""The job's minimum does not fit its queue's own capability: beside the queue's running and
-inqueue jobs (it waits for them), or alone (:data:`NEVER_ADMITTED` ends the message)."""
+UNSCHEDULABLE = codes.UNSCHEDULABLE
+SCHEDULABLE = codes.SCHEDULABLE
+SCHEDULED = codes.SCHEDULED
+
+QUEUE_NOT_FOUND = codes.QUEUE_NOT_FOUND
+QUEUE_CLOSED = codes.QUEUE_CLOSED
+INFEASIBLE = codes.INFEASIBLE
+QUEUE_OVER_CAPABILITY = codes.QUEUE_OVER_CAPABILITY
 NEVER_ADMITTED = "the job can never be admitted as it is"
 """Ends the message of a ``QueueOverCapability`` whose minimum alone is over the capability:
 the readers (``Inadmissible``, ``vcbus submit --wait``) tell it from a job that waits by it."""
-CLUSTER_OVERUSED = "ClusterOverused"
-GANG_UNSCHEDULABLE = "GangUnschedulable"
-QUEUE_OVERUSED = "QueueOverused"
-"""Allocate skips a job whose queue is overused this session (ranks with gang's)."""
-NOT_ENOUGH_PODS_OF_TASK = "NotEnoughPodsOfTask"
-"""Gang's ``validJobFn``: a task can no longer meet its minimum (ranks with gang's)."""
-NOT_ENOUGH_TASKS = "NotEnoughTasks"
-"""Gang's ``validJobFn``: the job can no longer meet its minimum (ranks with gang's)."""
-WILL_BIND_TIMEOUT = "WillBindTimeout"
-"""A dependent job's will-bind reservation for its later stages timed out (vcbus)."""
-WAITING_FOR_DEPENDENCY = "WaitingForDependency"
-WAITING_FOR_RESERVATION = "WaitingForReservation"
-WAITING_FOR_EVICTION = "WaitingForEviction"
-"""A preemptor's pods wait for their victims to end (``framework.nomination``)."""
-RESERVATION_EXPIRED = "ReservationExpired"
-"""The job's reservation reached ``lock-max``; it is not elected again for ``lock-backoff``."""
+CLUSTER_OVERUSED = codes.CLUSTER_OVERUSED
+GANG_UNSCHEDULABLE = codes.GANG_UNSCHEDULABLE
+QUEUE_OVERUSED = codes.QUEUE_OVERUSED
+NOT_ENOUGH_PODS_OF_TASK = codes.NOT_ENOUGH_PODS_OF_TASK
+NOT_ENOUGH_TASKS = codes.NOT_ENOUGH_TASKS
+WILL_BIND_TIMEOUT = codes.WILL_BIND_TIMEOUT
+WAITING_FOR_DEPENDENCY = codes.WAITING_FOR_DEPENDENCY
+WAITING_FOR_RESERVATION = codes.WAITING_FOR_RESERVATION
+WAITING_FOR_EVICTION = codes.WAITING_FOR_EVICTION
+RESERVATION_EXPIRED = codes.RESERVATION_EXPIRED
 
 REASON_RANK: tuple[str, ...] = (
     QUEUE_NOT_FOUND,
@@ -67,13 +57,11 @@ REASON_RANK: tuple[str, ...] = (
 """docs/design.md#pending-reasons, highest first. Reasons not listed (other allocator codes)
 rank with ``GangUnschedulable``."""
 
-PODGROUP_PENDING = "PodGroupPending"
-"""The job controller's reason while it has not seen its PodGroup enqueued."""
-PODS_PENDING = "PodsPending"
-"""The job controller's reason while an enqueued job's minimum pods are not all started."""
+PODGROUP_PENDING = codes.PODGROUP_PENDING
+PODS_PENDING = codes.PODS_PENDING
 
-PREEMPTED = "Preempted"
-RECLAIMED = "Reclaimed"
+PREEMPTED = codes.PREEMPTED
+RECLAIMED = codes.RECLAIMED
 EVICTION_CONDITIONS = frozenset({PREEMPTED, RECLAIMED})
 """The condition types (and reasons) a job-controller gives a job whose pod was evicted for
 a preemptor of its queue (``Preempted``) or of another queue (``Reclaimed``). They tell

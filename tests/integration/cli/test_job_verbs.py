@@ -329,3 +329,48 @@ def test_a_rejected_job_is_deleted_by_name_and_by_delete_all_and_junk_has_its_ow
     )
     assert (status, out) == (0, "job default/nay-b delete requested\n")
     eventually(lambda: listed(system, monkeypatch, "nay-b") == {}, "nay-b gone", system)
+
+
+def test_junk_is_removed_by_its_origin_then_all_of_it_and_a_later_one_stays(system, monkeypatch):
+    """``delete --rejected``: admission's ``RejectionsCleared`` takes junk out of ``get``."""
+    settings = Settings.from_env(
+        {"KAFKA_BOOTSTRAP_SERVERS": system.bootstrap, "VCBUS_TOPIC_PREFIX": system.prefix}
+    )
+    heading = "Rejected records that name no job (in no namespace):\n"
+
+    def junk() -> list[str]:
+        _, text, _ = run_cli(system, monkeypatch, "get", "jobs", "-o", "json")
+        document = json.loads(text) if text else {}
+        return [record["origin"] for record in document.get("rejectedRecords", [])]
+
+    def publish_junk(text: str) -> None:
+        now = SystemClock().now()
+        asyncio.run(publish(settings, [i.record for i in records_for(text, system.prefix, now)]))
+
+    before = set(junk())
+    publish_junk("{junk one")
+    publish_junk("{junk two")
+    eventually(lambda: len(set(junk()) - before) == 2, "two junk records listed", system)
+    first, second = sorted(set(junk()) - before)
+
+    status, out, err = run_cli(system, monkeypatch, "delete", "--rejected", "--origin", first)
+    assert (status, out, err) == (0, f"rejected record {first} delete requested\n", "")
+    eventually(lambda: first not in junk(), "the first junk cleared", system)
+    assert second in junk()
+    nowhere = f"{system.prefix}jobs.submitted/0:999999"
+    assert run_cli(system, monkeypatch, "delete", "--rejected", "--origin", nowhere) == (
+        1,
+        "",
+        f'vcbus delete: rejected record "{nowhere}" not found\n',
+    )
+
+    status, out, _ = run_cli(system, monkeypatch, "delete", "--rejected")
+    assert status == 0
+    assert f"rejected record {second} delete requested\n" in out
+    eventually(lambda: junk() == [], "every junk record cleared", system)
+    _, text, _ = run_cli(system, monkeypatch, "get", "jobs")
+    assert heading not in text
+    assert run_cli(system, monkeypatch, "delete", "--rejected") == (0, "", "No resources found\n")
+
+    publish_junk("{junk three")
+    eventually(lambda: len(junk()) == 1, "junk after the clear listed", system)

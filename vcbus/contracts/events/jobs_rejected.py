@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 import msgspec
 
+from vcbus.contracts._base import Event
 from vcbus.contracts.events._job import OptionalJobKeyedEvent
 
 
@@ -44,4 +47,19 @@ class JobRejected(OptionalJobKeyedEvent, tag="job.rejected.v1", frozen=True, kw_
     violations_omitted: int = 0
 
 
-JobsRejectedEvent = JobRejected
+class RejectionsCleared(Event, tag="rejections.cleared.v1", frozen=True, kw_only=True):
+    """Rejected records that named no job are gone (docs/design.md#junk-records).
+
+    Admission's answer to ``RejectionsClearRequested``.
+    With ``origins`` empty, every such ``JobRejected`` that occurred at ``before`` or earlier;
+    otherwise those of these origins only. A reader drops them whatever order it reads the
+    partitions in: the test is each rejection's own ``occurred_at`` and ``origin``. A
+    rejection that names a job is not one of them (``vcbus delete job`` ends it). Written
+    without a key, as the records it clears were.
+    """
+
+    before: datetime
+    origins: tuple[SubmissionOrigin, ...] = ()
+
+
+JobsRejectedEvent = JobRejected | RejectionsCleared

@@ -6,8 +6,12 @@ command from a manifest by the ``type`` field, which a Volcano Job never has.
 
 from __future__ import annotations
 
+import msgspec
+
 from vcbus.contracts._base import Event
+from vcbus.contracts.events.jobs_rejected import SubmissionOrigin
 from vcbus.contracts.keys import JobKey
+from vcbus.contracts.limits import MAX_CLEARED_ORIGINS
 
 
 class JobDeleteRequested(Event, tag="job.delete_requested.v1", frozen=True, kw_only=True):
@@ -28,4 +32,23 @@ class JobResumeRequested(Event, tag="job.resume_requested.v1", frozen=True, kw_o
     job: JobKey
 
 
-JobsSubmittedCommand = JobDeleteRequested | JobAbortRequested | JobResumeRequested
+class RejectionsClearRequested(
+    Event, tag="rejections.clear_requested.v1", frozen=True, kw_only=True
+):
+    """A user asks to remove the rejected records that named no job (``delete --rejected``).
+
+    Every one so far, or those read at ``origins`` (at most
+    :data:`vcbus.contracts.limits.MAX_CLEARED_ORIGINS`). Admission answers
+    ``RejectionsCleared`` on ``jobs.rejected``. Published without a key: it is about no job.
+    """
+
+    origins: tuple[SubmissionOrigin, ...] = msgspec.field(default=())
+
+    def __post_init__(self) -> None:
+        if len(self.origins) > MAX_CLEARED_ORIGINS:
+            raise ValueError(f"at most {MAX_CLEARED_ORIGINS} origins, not {len(self.origins)}")
+
+
+JobsSubmittedCommand = (
+    JobDeleteRequested | JobAbortRequested | JobResumeRequested | RejectionsClearRequested
+)

@@ -7,6 +7,7 @@ from datetime import datetime
 
 import msgspec
 
+from vcbus.contracts import reasons as codes
 from vcbus.contracts.keys import JobKey
 from vcbus.contracts.objects.job import ANNOTATION_TASK_PRIORITY
 from vcbus.contracts.quantity import Resources
@@ -27,25 +28,14 @@ ANNOTATION_START_SECONDS = "vcbus.io/start-seconds"
 ANNOTATION_PREEMPTABLE = "volcano.sh/preemptable"
 """``"false"`` keeps a pod from being a preempt or reclaim victim (Volcano
 ``PodPreemptable``; a label of that name counts too; absent: preemptable)."""
-POD_BOUND = "Bound"
-"""The reason of the pod status that accepts a binding: ``Pending`` on its node, or
-``Running`` when the pod starts as it is bound (no start delay)."""
-POD_STARTED = "Started"
-"""The reason of a pod status ``Running`` that started after it was bound."""
-POD_COMPLETED = "Completed"
-"""The reason of a pod that ended ``Succeeded`` (exit code 0)."""
-POD_ERROR = "Error"
-"""The reason of a pod that ended ``Failed`` with a non-zero exit code."""
-POD_EVICTED = "Evicted"
-"""The reason of a pod ended by an eviction (preempt, reclaim); the job-controller raises
-``PodEvicted`` for it."""
-POD_NODE_OVERCOMMITTED = "NodeOvercommitted"
-"""The reason of a binding refused because the pod would overcommit its node."""
-POD_ALREADY_BOUND = "AlreadyBound"
-"""The reason of a binding refused because the pod is bound to another node already."""
-POD_NODE_LOST = "NodeLost"
-"""The reason of a pod that ended ``Failed`` because its node is gone: removed, or a real
-node whose heartbeats stopped past the pod-eviction timeout (docs/design.md#real-nodes)."""
+POD_BOUND = codes.POD_BOUND
+POD_STARTED = codes.POD_STARTED
+POD_COMPLETED = codes.POD_COMPLETED
+POD_ERROR = codes.POD_ERROR
+POD_EVICTED = codes.POD_EVICTED
+POD_NODE_OVERCOMMITTED = codes.POD_NODE_OVERCOMMITTED
+POD_ALREADY_BOUND = codes.POD_ALREADY_BOUND
+POD_NODE_LOST = codes.POD_NODE_LOST
 DEFAULT_GRACE_SECONDS = 30
 """Kubernetes' default ``terminationGracePeriodSeconds``."""
 """Delay between binding and Running for a simulated pod (default: the cluster's)."""

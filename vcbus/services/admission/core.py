@@ -21,6 +21,8 @@ answers with one of:
   record yields the same id. A valid job whose records could not be written
   (docs/design.md#bounded-records, :mod:`vcbus.services.admission.fit`) is rejected too, with a
   reason that names the limit.
+- ``RejectionsCleared`` — for ``RejectionsClearRequested``: every rejection that named no
+  job until now (``before`` is ``ctx.now``), or those of the origins the command names.
 - ``JobDeleteAccepted`` / ``JobAbortAccepted`` / ``JobResumeAccepted`` — for a command
   naming a well-formed job key (``namespace/name``); the id is derived from the command's
   tag, its job and its position (topic, partition, offset), never from the ``event_id``
@@ -54,11 +56,17 @@ from vcbus.contracts.events.jobs_admitted import (
     JobDeleteAccepted,
     JobResumeAccepted,
 )
-from vcbus.contracts.events.jobs_rejected import JobRejected, SubmissionOrigin, Violation
+from vcbus.contracts.events.jobs_rejected import (
+    JobRejected,
+    RejectionsCleared,
+    SubmissionOrigin,
+    Violation,
+)
 from vcbus.contracts.events.jobs_submitted import (
     JobAbortRequested,
     JobDeleteRequested,
     JobResumeRequested,
+    RejectionsClearRequested,
 )
 from vcbus.contracts.events.queues import QueueDeclared, QueueDeleted
 from vcbus.contracts.keys import JobKey, job_key
@@ -79,6 +87,7 @@ REJECTED_TAG = tag_of(JobRejected)
 DELETE_ACCEPTED_TAG = tag_of(JobDeleteAccepted)
 ABORT_ACCEPTED_TAG = tag_of(JobAbortAccepted)
 RESUME_ACCEPTED_TAG = tag_of(JobResumeAccepted)
+CLEARED_TAG = tag_of(RejectionsCleared)
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,8 +135,8 @@ def decide(
         limits: size and count limits.
 
     Returns:
-        Exactly one event: ``JobAdmitted``, ``JobRejected``, ``JobDeleteAccepted``,
-        ``JobAbortAccepted`` or ``JobResumeAccepted``.
+        Exactly one event: ``JobAdmitted``, ``JobRejected``, ``RejectionsCleared``,
+        ``JobDeleteAccepted``, ``JobAbortAccepted`` or ``JobResumeAccepted``.
     """
     decoded = decode(
         submission.payload, max_bytes=limits.max_payload_bytes, fields=submission.fields
@@ -137,13 +146,23 @@ def decide(
         return (_rejected(decoded.violations, submission, ctx, limits, decoded.job_key),)
     if isinstance(command, Job):
         return (_admit(command, queues, submission, ctx, limits),)
+    origin = submission.origin
+    position = f"{origin.topic}/{origin.partition}/{origin.offset}"
+    if isinstance(command, RejectionsClearRequested):
+        # what was rejected until now is cleared: admission's clock stamps every rejection
+        return (
+            RejectionsCleared(
+                event_id=derive_event_id(CLEARED_TAG, "", position),
+                occurred_at=ctx.now,
+                before=ctx.now,
+                origins=command.origins,
+            ),
+        )
     key_errors = _job_key_errors(command.job)
     if key_errors:
         return (_rejected(key_errors, submission, ctx, limits, None),)
     # The id is the command's own content (tag, job) at its position: a redelivered
     # record keeps it, any other command gets another, whatever event_id the client chose.
-    origin = submission.origin
-    position = f"{origin.topic}/{origin.partition}/{origin.offset}"
     match command:
         case JobDeleteRequested():
             return (

@@ -32,6 +32,7 @@ from vcbus.contracts.events.jobs_submitted import (
     JobAbortRequested,
     JobDeleteRequested,
     JobResumeRequested,
+    RejectionsClearRequested,
 )
 from vcbus.contracts.keys import JobKey, job_key
 from vcbus.contracts.objects.job import JOB_API_VERSION, JOB_KIND, Job
@@ -42,11 +43,17 @@ MAX_PAYLOAD_BYTES = 1024 * 1024
 """Default size limit of one submission (1 MiB)."""
 
 
-Command = JobDeleteRequested | JobAbortRequested | JobResumeRequested
+Command = JobDeleteRequested | JobAbortRequested | JobResumeRequested | RejectionsClearRequested
 Submission = Job | Command
 
 COMMAND_TAGS: tuple[str, ...] = tuple(
-    tag_of(command) for command in (JobDeleteRequested, JobAbortRequested, JobResumeRequested)
+    tag_of(command)
+    for command in (
+        JobDeleteRequested,
+        JobAbortRequested,
+        JobResumeRequested,
+        RejectionsClearRequested,
+    )
 )
 """``type`` values that make a JSON object a command rather than a manifest."""
 

@@ -41,6 +41,7 @@ from datetime import datetime
 
 import msgspec
 
+from vcbus.contracts import reasons as codes
 from vcbus.contracts._base import Event, derive_event_id, tag_of
 from vcbus.contracts.events.bindings import BindingCreated, PodEvictionRequested
 from vcbus.contracts.events.pods import PodDeleted
@@ -66,11 +67,11 @@ REASON_STARTED = POD_STARTED
 REASON_COMPLETED = POD_COMPLETED
 REASON_ERROR = POD_ERROR
 REASON_EVICTED = POD_EVICTED
-REASON_LOST = "Lost"
+REASON_LOST = codes.REASON_LOST
 REASON_NODE_OVERCOMMITTED = POD_NODE_OVERCOMMITTED
 REASON_ALREADY_BOUND = POD_ALREADY_BOUND
-REASON_PORTS_EXHAUSTED = "PortsExhausted"
-REASON_POD_USERS_EXHAUSTED = "PodUsersExhausted"
+REASON_PORTS_EXHAUSTED = codes.REASON_PORTS_EXHAUSTED
+REASON_POD_USERS_EXHAUSTED = codes.REASON_POD_USERS_EXHAUSTED
 NOT_ENFORCED = "limits not enforced (no cgroups)"
 
 

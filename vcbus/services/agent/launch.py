@@ -36,6 +36,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from vcbus.contracts import reasons as codes
 from vcbus.contracts.objects.job import Job, TaskSpec
 from vcbus.contracts.objects.pod import Pod
 from vcbus.contracts.quantity import CPU, MEMORY, QuantityError, to_base_units
@@ -43,10 +44,10 @@ from vcbus.services.agent.model import ContainerRun, Limits, PodPlan
 from vcbus.services.agent.plugins import Peer, PluginGrants, pod_plugins
 from vcbus.services.agent.validate import REASON_INVALID_SPEC, container_errors, task_names_error
 
-REASON_NO_COMMAND = "NoCommand"
-REASON_CONFIG_ERROR = "CreateContainerConfigError"
-REASON_HOST_PATH = "HostPathNotAllowed"
-REASON_USER_NOT_ALLOWED = "RunAsUserNotAllowed"
+REASON_NO_COMMAND = codes.REASON_NO_COMMAND
+REASON_CONFIG_ERROR = codes.REASON_CONFIG_ERROR
+REASON_HOST_PATH = codes.REASON_HOST_PATH
+REASON_USER_NOT_ALLOWED = codes.REASON_USER_NOT_ALLOWED
 
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 
+from vcbus.contracts import reasons as codes
 from vcbus.contracts.objects.pod import Pod
 
 LABEL_MAX = 63
@@ -28,8 +29,8 @@ _SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-
 _UID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 _ENV_NAME = re.compile(r"[^=\x00]+")
 
-REASON_INVALID_BINDING = "InvalidBinding"
-REASON_INVALID_SPEC = "InvalidSpec"
+REASON_INVALID_BINDING = codes.REASON_INVALID_BINDING
+REASON_INVALID_SPEC = codes.REASON_INVALID_SPEC
 
 
 def _format_error(field: str, value: object, pattern: re.Pattern[str], most: int, what: str) -> str:

@@ -6,8 +6,9 @@ reported "not found" (exit 1), as kubectl does. A rejected job's delete ends its
 the job-controller answers a delete of a job it does not hold with ``JobDeleted`` too. As
 kubectl's, ``--all`` takes every job of the namespace (``-A``: of every namespace),
 ``--field-selector`` narrows it (``status.phase=Completed``, ``status.phase!=Running``,
-``metadata.name=...``, ``metadata.namespace=...``, comma-separated, all must hold), and ``-f
-FILE`` takes the jobs a manifest file names.
+``metadata.name=...``, ``metadata.namespace=...``, comma-separated, all must hold), ``-f
+FILE`` takes the jobs a manifest file names, and ``--rejected`` the rejected records that
+named no job (:mod:`vcbus.services.cli.clear_rejected`).
 
 A ``JobDeleteRequested`` command goes to ``jobs.submitted`` keyed by the job, so it stays
 ordered with the job's submission; admission passes it on and the job-controller deletes
@@ -30,7 +31,7 @@ from opentelemetry.context import Context
 from vcbus.contracts import JobDeleted, JobDeleteRequested, JobStatusChanged, Topic
 from vcbus.contracts.keys import job_key
 from vcbus.services.admission.bounded_parse import load_yaml
-from vcbus.services.cli import terminal
+from vcbus.services.cli import clear_rejected, terminal
 from vcbus.services.cli.commands import command_record, existing, exists, is_rejected
 from vcbus.services.cli.status import (
     StatusReader,
@@ -78,6 +79,18 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="with --all: status.phase=Completed, status.phase!=Running, metadata.name=...",
     )
     parser.add_argument("-f", "--filename", help="delete the jobs this manifest file names")
+    parser.add_argument(
+        "--rejected",
+        action="store_true",
+        help="the rejected records that named no job (get jobs lists them by origin)",
+    )
+    parser.add_argument(
+        "--origin",
+        action="append",
+        type=clear_rejected.origin_arg,
+        metavar="TOPIC/PARTITION:OFFSET",
+        help="with --rejected: only the record read there (repeatable)",
+    )
     parser.add_argument("--wait", action="store_true", help="wait until the jobs are gone")
     parser.add_argument(
         "--timeout", type=float, default=120.0, help="--wait: give up after this many seconds"
@@ -170,9 +183,13 @@ def named_in(path: str, namespace: str) -> list[str]:
 
 
 def _usage_error(args: argparse.Namespace) -> str | None:
-    ways = sum((bool(args.names), args.all, args.filename is not None))
+    ways = sum((bool(args.names), args.all, args.filename is not None, args.rejected))
     if ways != 1:
-        return "give job names, --all, or -f FILE (one of them)"
+        return "give job names, --all, -f FILE, or --rejected (one of them)"
+    if args.origin and not args.rejected:
+        return "--origin selects among --rejected"
+    if args.rejected:
+        return "--wait takes jobs" if args.wait else None
     if args.field_selector and not args.all:
         return "--field-selector selects among --all"
     if args.all_namespaces and not args.all:
@@ -193,6 +210,8 @@ def run(args: argparse.Namespace) -> int:
     if (usage := _usage_error(args)) is not None:
         terminal.error(f"vcbus delete: {usage}\n")
         return 2
+    if args.rejected:
+        return clear_rejected.run(args)
     settings = Settings.from_env()
     bus = AioKafkaBus(settings.kafka)
     keys: list[str]

@@ -11,9 +11,8 @@ and ``Inadmissible`` when its reason says it cannot be enqueued as it is
 read, but for the PodGroups (read whole, for the place in the queue) and the nodes (a pod
 on a NotReady node, or on one whose limits are not enforced, says so).
 
-``vcbus describe node NAME``: its status (Ready or NotReady, cordoned), its heartbeat (a
-real node's age and interval, whether its agent enforces limits), labels, taints, what it
-offers and holds, the lock on it and its pods.
+``vcbus describe node NAME`` is :mod:`vcbus.services.cli.describe_node`'s, ``describe
+pod|podgroup|queue`` :mod:`vcbus.services.cli.describe_kinds`'s.
 """
 
 from __future__ import annotations
@@ -44,6 +43,9 @@ from vcbus.contracts.objects import Condition, JobPhase, JobSpec
 from vcbus.services.cli import terminal
 from vcbus.services.cli.admissible import INADMISSIBLE, inadmissible, place_in_queue
 from vcbus.services.cli.describe_kinds import DESCRIBED, SINGULAR, describe_kind
+from vcbus.services.cli.describe_layout import field as _field
+from vcbus.services.cli.describe_layout import table as _table
+from vcbus.services.cli.describe_node import NODE_KINDS, describe_node_on, node_cell
 from vcbus.services.cli.status import (
     StatusStore,
     add_verbose,
@@ -53,11 +55,9 @@ from vcbus.services.cli.status import (
     read_store,
     reason_of,
 )
-from vcbus.services.cli.usage import node_of, used_by_node
 from vcbus.shared.bus.kafka import AioKafkaBus
 from vcbus.shared.bus.protocol import Bus
 from vcbus.shared.bus.records import Record
-from vcbus.shared.node_lifecycle import Readiness
 from vcbus.shared.reasons import EVICTION_CONDITIONS
 from vcbus.shared.runtime.clock import SystemClock
 from vcbus.shared.runtime.settings import Settings
@@ -69,36 +69,20 @@ from vcbus.shared.views.failures import (
     acting_policies,
     job_failures,
 )
-from vcbus.shared.views.table import render_table
+from vcbus.shared.views.read_model import JOB_KEYED_TOPICS
 from vcbus.shared.views.units import show_resources
 
 DEFAULT_JAEGER_URL = "http://localhost:16686"
 
-TOPICS = (
-    Topic.JOBS_ADMITTED,
-    Topic.JOBS_REJECTED,
-    Topic.JOBS_STATUS,
-    Topic.PODGROUPS,
-    Topic.PODGROUPS_STATUS,
-    Topic.PODGROUPS_CONDITIONS,
-    Topic.PODS,
-    Topic.PODS_STATUS,
-    Topic.RESERVATIONS,
-    Topic.CAPACITY_RESERVATIONS,
-    Topic.NODES,
-)
+TOPICS = (*JOB_KEYED_TOPICS, Topic.NODES)
 """What ``describe job`` reads: the job-keyed topics on the job's partition, but these whole:
 the reservation (the target may be another job), the PodGroups (the job's place in its
 queue) and the nodes (whether its pods' nodes are Ready)."""
-
-NODE_TOPICS = (Topic.NODES, Topic.PODS, Topic.BINDINGS, Topic.PODS_STATUS, Topic.RESERVATIONS)
-"""What ``describe node`` reads, whole."""
 
 _WAITING = frozenset({JobPhase.PENDING, JobPhase.RUNNING, JobPhase.RESTARTING})
 """The phases in which a job may wait for something (and ``describe`` says what)."""
 
 JOB_KINDS = ("job", "jobs", "vcjob", "vcjobs", "vcj")
-NODE_KINDS = ("node", "nodes", "no")
 
 DELETED_LINE = f"{'Phase:':<18}Deleted"
 """The phase line of a deleted job's last state."""
@@ -109,15 +93,6 @@ WHOLE = frozenset({Topic.RESERVATIONS, Topic.PODGROUPS, Topic.PODGROUPS_STATUS, 
 def jaeger_link(base: str, trace_id: str) -> str:
     """The Jaeger UI page of a trace."""
     return f"{base.rstrip('/')}/trace/{trace_id}"
-
-
-def _field(label: str, value: object, indent: int = 0) -> str:
-    width = max(18 - indent, len(label) + 2)
-    return f"{' ' * indent}{label + ':':<{width}}{value}"
-
-
-def _table(header: Sequence[str], rows: Sequence[Sequence[str]], indent: int = 2) -> list[str]:
-    return [" " * indent + line for line in render_table(header, rows)]
 
 
 def _conditions(source: str, conditions: Sequence[Condition]) -> list[tuple[str, ...]]:
@@ -338,7 +313,7 @@ def _preemption(store: StatusStore, key: str, status: object) -> list[str]:
 
 def _pods(store: StatusStore, key: str) -> list[str]:
     rows = [
-        (split_key(pod_key)[1], pod.task, pod.phase, _node_cell(store, pod.node))
+        (split_key(pod_key)[1], pod.task, pod.phase, node_cell(store, pod.node))
         for pod_key, pod in sorted(store.pods.items())
         if pod.job == key
     ]
@@ -394,69 +369,6 @@ def failure_lines(
         ]
         lines += ["Policy Actions:", *_table(("PHASE", "AGE", "WHY"), acted)]
     return lines
-
-
-def _node_cell(store: StatusStore, node: str | None) -> str:
-    """A pod's node, with what is amiss with it: NotReady, limits not enforced."""
-    if not node:
-        return "-"
-    health = store.node_health(node)
-    notes = [
-        note
-        for note in (
-            str(health.readiness) if health.readiness is Readiness.NOT_READY else "-",
-            health.limits_text(),
-        )
-        if note != "-"
-    ]
-    return f"{node} ({', '.join(notes)})" if notes else node
-
-
-def describe_node(store: StatusStore, name: str) -> str | None:
-    """The description of node ``name`` as text (``None`` when it is not registered).
-
-    Its status (Ready or NotReady, cordoned), its heartbeat (a real node's age, interval,
-    whether its agent enforces limits; ``<none>`` for a simulated node), labels, taints,
-    what it offers and holds, the lock on it, and its pods.
-    """
-    node = node_of(store, name)
-    if node is None:
-        return None
-    health = store.node_health(name)
-    beat = health.heartbeat
-    lines = [
-        _field("Name", name),
-        _field("Status", health.status(unschedulable=node.unschedulable)),
-    ]
-    if beat is None:
-        lines.append(_field("Heartbeat", "<none> (simulated node: always Ready)"))
-    else:
-        lines.append(
-            _field(
-                "Heartbeat",
-                f"{health.heartbeat_text()} ({beat.at.isoformat()}; every "
-                f"{beat.interval_seconds:g}s; NotReady {store.lifecycle.grace_seconds:g}s "
-                f"after the last)",
-            )
-        )
-        enforced = "enforced" if beat.limits_enforced else "not enforced (no cgroups)"
-        lines.append(_field("Limits", enforced))
-    labels = ", ".join(f"{k}={v}" for k, v in sorted(node.labels.items()))
-    lines.append(_field("Labels", labels or "<none>"))
-    taints = ", ".join(f"{t.key}={t.value}:{t.effect}" for t in node.taints)
-    lines.append(_field("Taints", taints or "<none>"))
-    lines.append(_field("Allocatable", show_resources(node.allocatable) or "-"))
-    lines.append(_field("Allocated", show_resources(used_by_node(store).get(name, {}))))
-    locked = store.reservation.locks.get(name, "")
-    lines.append(_field("Locked For", locked or "<none>"))
-    rows = [
-        (pod_key, pod.job, pod.task, pod.phase)
-        for pod_key, pod in sorted(store.pods.items())
-        if pod.node == name
-    ]
-    if rows:
-        lines += ["Pod List:", *_table(("POD", "JOB", "TASK", "PHASE"), rows)]
-    return "\n".join(lines) + "\n"
 
 
 def _trace(trace_id: str, jaeger_url: str) -> list[str]:
@@ -593,25 +505,3 @@ async def describe(
         failures=job_failures(key, records),
         now=now or SystemClock().now(),
     )
-
-
-async def describe_node_on(
-    bus: Bus, settings: Settings, name: str, *, verbose: int = 0, now: datetime | None = None
-) -> str | None:
-    """Read the nodes and the pods' placements, and describe node ``name`` (``None``: unknown).
-
-    Args:
-        bus: the bus to read.
-        settings: the topic prefix and partitions.
-        name: the node's name.
-        verbose: at 1 and more, say how many records were skipped.
-        now: the time the heartbeat's age is counted to (the clock's when not given).
-    """
-    store = await read_store(
-        bus,
-        settings,
-        NODE_TOPICS,
-        verbose=verbose,
-        now=(lambda: now) if now is not None else None,
-    )
-    return describe_node(store, name)

@@ -36,6 +36,7 @@ from vcbus.services.cli.status import (
 from vcbus.services.cli.usage import node_of, used_by_node, used_by_queue
 from vcbus.shared.views.age import human_duration, time_left
 from vcbus.shared.views.node_health import NodeHealth
+from vcbus.shared.views.read_model import JOB_TOPICS, POD_TOPICS
 from vcbus.shared.views.units import show_resources
 
 # -- jobs ---------------------------------------------------------------------------------
@@ -395,14 +396,7 @@ def queue_rows(store: StatusStore, query: Query) -> dict[str, Row]:
 KINDS: dict[str, Kind] = {
     "jobs": Kind(
         "jobs",
-        (
-            Topic.JOBS_ADMITTED,
-            Topic.JOBS_STATUS,
-            Topic.JOBS_REJECTED,
-            Topic.PODGROUPS,
-            Topic.PODGROUPS_STATUS,
-            Topic.PODGROUPS_CONDITIONS,
-        ),
+        JOB_TOPICS,
         (
             "NAMESPACE",
             "NAME",
@@ -434,7 +428,7 @@ KINDS: dict[str, Kind] = {
     ),
     "pods": Kind(
         "pods",
-        (Topic.PODS, Topic.BINDINGS, Topic.PODS_STATUS),
+        POD_TOPICS,
         ("NAMESPACE", "NAME", "JOB", "TASK", "PHASE", "NODE"),
         pod_rows,
         incremental=True,
@@ -442,7 +436,7 @@ KINDS: dict[str, Kind] = {
     ),
     "nodes": Kind(
         "nodes",
-        (Topic.NODES, Topic.PODS, Topic.BINDINGS, Topic.PODS_STATUS, Topic.RESERVATIONS),
+        (Topic.NODES, *POD_TOPICS, Topic.RESERVATIONS),
         ("NAME", "STATUS", "ALLOCATABLE", "ALLOCATED", "FREE", "PODS", "LOCKED FOR", "EXPIRES"),
         node_rows,
         wide_header=("HEARTBEAT", "LIMITS"),

@@ -23,12 +23,14 @@ from vcbus.contracts import (
     Event,
     JobAdmitted,
     JobDeleted,
+    JobRejected,
     JobStatusChanged,
     KeyKind,
     NodeHeartbeat,
     NodeRemoved,
     PodGroupConditionsChanged,
     PodGroupPhaseChanged,
+    RejectionsCleared,
     Topic,
     tag_of,
 )
@@ -41,10 +43,12 @@ from vcbus.shared.node_lifecycle import reader_conf
 from vcbus.shared.runtime.clock import SystemClock
 from vcbus.shared.runtime.settings import Settings
 from vcbus.shared.runtime.topology import ensure_topics
+from vcbus.shared.views import read_model
 from vcbus.shared.views.jobs import JobFold, JobView, replaces_spec, update_refusal
 from vcbus.shared.views.node_health import NodeHealth, node_health
 from vcbus.shared.views.pods import PodFold, PodRow
 from vcbus.shared.views.reason import Reason, reason_candidates
+from vcbus.shared.views.rejections import ClearedRejections
 from vcbus.shared.views.reservation import ReservationView
 
 __all__ = [
@@ -69,22 +73,10 @@ __all__ = [
 
 # -- the compact store the read commands fold the status topics into ----------------------
 
-LATEST_TOPICS = frozenset(
-    {
-        Topic.JOBS_ADMITTED,
-        Topic.JOBS_REJECTED,
-        Topic.JOBS_STATUS,
-        Topic.PODGROUPS,
-        Topic.PODGROUPS_STATUS,
-        Topic.PODGROUPS_CONDITIONS,
-        Topic.NODES,
-        Topic.QUEUES,
-        Topic.CAPACITY_RESERVATIONS,
-    }
-)
+LATEST_TOPICS = frozenset(read_model.LATEST_TOPICS)
 """Topics whose newest record per key is all a reader needs (what compaction would keep)."""
 
-POD_TOPICS = frozenset({Topic.PODS, Topic.PODS_STATUS, Topic.BINDINGS})
+POD_TOPICS = frozenset(read_model.POD_TOPICS)
 """Topics folded per pod: they are keyed by job or node, with many pods per key."""
 
 _ADMITTED_TAG = tag_of(JobAdmitted).encode()
@@ -125,6 +117,8 @@ class StatusStore:
         self.gone_pods: dict[str, PodRow] = self._pods.gone
         """The last incarnation deleted of each pod not created again (``logs --previous``)."""
         self.reservation = ReservationView()
+        self.cleared = ClearedRejections()
+        """The rejections that named no job a user cleared: never kept."""
         self.touched: set[str] = set()
         self.records = 0
         self.skipped: Counter[Topic] = Counter()
@@ -170,6 +164,8 @@ class StatusStore:
                     self.heartbeats[event.name] = event
             elif isinstance(event, NodeRemoved):
                 self.heartbeats.pop(event.name, None)
+        if topic is Topic.JOBS_REJECTED and self._clearing(events):
+            return
         if topic in LATEST_TOPICS:
             key = record.key.decode("utf-8", "replace") if record.key else ""
             if not key:
@@ -185,6 +181,22 @@ class StatusStore:
                 self.reservation.apply(event)
             elif topic in POD_TOPICS and (pod := self._pods.apply(event)) is not None:
                 self.touched.add(pod)
+
+    def _clearing(self, events: Sequence[Event]) -> bool:
+        """Fold the clears among ``events``; whether the record is one or is cleared."""
+        newest = events[-1]
+        if isinstance(newest, JobRejected):
+            return self.cleared.clears(newest)
+        for event in events:
+            if isinstance(event, RejectionsCleared):
+                self.cleared.apply(event)
+        kept = self.latest[Topic.JOBS_REJECTED]
+        for key in [key for key in kept if key.startswith(UNNAMED)]:
+            rejected = self.decode(Topic.JOBS_REJECTED, kept[key].value)
+            if isinstance(rejected, JobRejected) and self.cleared.clears(rejected):
+                del kept[key]
+                self.touched.add(key)
+        return True
 
     def _replaces_spec(self, key: str, admitted: JobAdmitted) -> bool:
         """Whether ``admitted`` becomes the job's spec (``vcbus.shared.views.jobs.replaces_spec``).

@@ -69,6 +69,7 @@ from vcbus.shared.runtime.topology import ensure_topics
 from vcbus.shared.tracing.setup import configure_tracing, shutdown_tracing
 from vcbus.shared.views.jobs import pod_counts
 from vcbus.shared.views.phases import FAILED_PHASES
+from vcbus.shared.views.read_model import JOB_TOPICS
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -307,14 +308,8 @@ async def publish(settings: Settings, records: list[OutRecord]) -> None:
 
 # -- --wait -------------------------------------------------------------------------------
 
-WAIT_TOPICS = (
-    Topic.JOBS_ADMITTED,
-    Topic.JOBS_REJECTED,
-    Topic.JOBS_STATUS,
-    Topic.PODGROUPS,
-    Topic.PODGROUPS_STATUS,
-    Topic.PODGROUPS_CONDITIONS,
-)
+WAIT_TOPICS = JOB_TOPICS
+"""What ``--wait`` reads: a job's topics and its PodGroup's (the read model's)."""
 
 DONE_PHASES = frozenset({JobPhase.RUNNING, JobPhase.COMPLETING, JobPhase.COMPLETED})
 """A job in one of these phases has what ``--wait`` waits for."""

@@ -65,7 +65,8 @@ from vcbus.shared.runtime.service import Service
 from vcbus.shared.runtime.settings import Settings, SettingsError
 from vcbus.shared.runtime.table import Table
 from vcbus.shared.runtime.topology import ensure_topics
-from vcbus.shared.views.status import STATUS_TOPICS, StatusView, jobs_table, nodes_table
+from vcbus.shared.views.read_model import STATUS_TOPICS
+from vcbus.shared.views.status import StatusView, jobs_table, nodes_table
 
 DEMO_DIR: Traversable = resources.files(__name__.rpartition(".")[0]) / "demo"
 """The demo jobs, shipped as package data (read through ``importlib.resources``)."""

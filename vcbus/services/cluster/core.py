@@ -53,6 +53,7 @@ from typing import assert_never
 
 import msgspec
 
+from vcbus.contracts import reasons as codes
 from vcbus.contracts._base import Event, derive_event_id, tag_of
 from vcbus.contracts.events.bindings import BindingCreated, PodEvictionRequested
 from vcbus.contracts.events.cluster_commands import (
@@ -102,11 +103,11 @@ REASON_BOUND = POD_BOUND
 REASON_STARTED = POD_STARTED
 REASON_COMPLETED = POD_COMPLETED
 REASON_ERROR = POD_ERROR
-REASON_INVALID_ANNOTATION = "InvalidAnnotation"
+REASON_INVALID_ANNOTATION = codes.REASON_INVALID_ANNOTATION
 REASON_NODE_LOST = POD_NODE_LOST
-REASON_NODE_NOT_FOUND = "NodeNotFound"
+REASON_NODE_NOT_FOUND = codes.REASON_NODE_NOT_FOUND
 REASON_ALREADY_BOUND = POD_ALREADY_BOUND
-REASON_NODE_UNSCHEDULABLE = "NodeUnschedulable"
+REASON_NODE_UNSCHEDULABLE = codes.REASON_NODE_UNSCHEDULABLE
 REASON_NODE_OVERCOMMITTED = POD_NODE_OVERCOMMITTED
 REASON_EVICTED = POD_EVICTED
 

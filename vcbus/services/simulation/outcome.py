@@ -69,6 +69,8 @@ from vcbus.contracts import (
     PodsNominated,
     QueueDeclared,
     QueueDeleted,
+    RejectionsCleared,
+    RejectionsClearRequested,
     ReservationsEvent,
     TargetJobElected,
     pod_key,
@@ -256,8 +258,14 @@ class Outcome:
             case NodeRemoved():
                 self.note(t, {"event": "node", "node": str(event.name), "change": "removed"})
                 self._capacity(t, str(event.name), None)
+            case RejectionsCleared():
+                self.job_views.apply(event)
+                if "" in self.rejected and not self.job_views.unnamed:
+                    del self.rejected[""]
+                self.note(t, {"event": "rejections-cleared"})
             case (
-                JobDeleteRequested()
+                RejectionsClearRequested()
+                | JobDeleteRequested()
                 | JobAbortRequested()
                 | JobResumeRequested()
                 | JobDeleteAccepted()
@@ -302,6 +310,8 @@ class Outcome:
                 job.queue = event.manifest.spec.queue
                 job.first("admitted", t)
                 self.note(t, {"event": "admitted", "job": event.job})
+            case JobRejected() if self.job_views.cleared.clears(event):
+                pass  # a user cleared it before it was read
             case JobRejected():
                 rejected = event.job or ""
                 self.rejected[rejected] = [

@@ -56,6 +56,7 @@ from vcbus.contracts import (
     PodsEvent,
     PodsNominated,
     PodsStatusEvent,
+    RejectionsCleared,
     ReservationsEvent,
     TargetJobElected,
     Topic,
@@ -252,7 +253,8 @@ def _rows(topic: Topic, event: Event, seen: _Seen) -> list[JobEvent]:
         case CapacityReleased():
             return row("WillBindReleased", f"{event.reason}: {event.message}".rstrip(": "))
         case (
-            PodGroupUpdated()
+            RejectionsCleared()
+            | PodGroupUpdated()
             | PodGroupDeleted()
             | PodPhaseChanged()
             | CapacityReserved()

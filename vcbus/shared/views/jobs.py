@@ -38,11 +38,13 @@ from vcbus.contracts import (
     PodGroupsEvent,
     PodGroupsStatusEvent,
     PodGroupUpdated,
+    RejectionsCleared,
 )
 from vcbus.contracts.objects import Condition, PodGroupPhase
 from vcbus.shared.job_update import UPDATE_REJECTED, update_error
 from vcbus.shared.views.phases import DELETED, REJECTED
 from vcbus.shared.views.reason import Reason, job_reason
+from vcbus.shared.views.rejections import ClearedRejections
 
 PodGroupSpec = PodGroupCreated | PodGroupUpdated | PodGroupDeleted
 
@@ -183,9 +185,26 @@ class JobFold:
     """The jobs, by ``namespace/name``, folded from their decoded records."""
 
     jobs: dict[str, JobView] = field(default_factory=dict)
+    cleared: ClearedRejections = field(default_factory=ClearedRejections)
+    """The unnamed rejections a user cleared: not among :attr:`jobs`."""
+    unnamed: dict[str, JobRejected] = field(default_factory=dict)
+    """The rejections that named no job, by their key in :attr:`jobs`."""
 
     def _job(self, key: str) -> JobView:
         return self.jobs.setdefault(key, JobView(key))
+
+    def _rejected(self, event: JobRejected) -> str | None:
+        key = event.job or f"(unnamed@{event.origin.offset if event.origin else '?'})"
+        if self.cleared.clears(event):
+            return None
+        if not event.job:
+            self.unnamed[key] = event
+        job = self._job(key)
+        job.phase = REJECTED
+        job.rejected = tuple(f"{v.path}: {v.message}" for v in event.violations)
+        if event.violations_omitted:
+            job.rejected += (f"… and {event.violations_omitted} more, not listed",)
+        return key
 
     def apply(self, event: Event) -> str | None:
         """Fold one event; the key of the job it was about (``None``: not a job's event)."""
@@ -203,12 +222,7 @@ class JobFold:
                 if job.status is None:
                     job.phase = ADMITTED
             case JobRejected():
-                key = event.job or f"(unnamed@{event.origin.offset if event.origin else '?'})"
-                job = self._job(key)
-                job.phase = REJECTED
-                job.rejected = tuple(f"{v.path}: {v.message}" for v in event.violations)
-                if event.violations_omitted:
-                    job.rejected += (f"… and {event.violations_omitted} more, not listed",)
+                return self._rejected(event)
             case JobStatusChanged():
                 key = event.job
                 self._job(key).status_changed(event)
@@ -234,6 +248,12 @@ class JobFold:
             case PodGroupConditionsChanged():
                 key = event.job
                 self._job(key).allocator_conditions = event.conditions
+            case RejectionsCleared():
+                self.cleared.apply(event)
+                for gone in [k for k, r in self.unnamed.items() if self.cleared.clears(r)]:
+                    del self.unnamed[gone]
+                    self.jobs.pop(gone, None)
+                return None
             case JobDeleteAccepted() | JobAbortAccepted() | JobResumeAccepted():
                 return None  # a command's answer: the job's status says what it did
             case _:

@@ -1,10 +1,11 @@
 """``vcbus up``'s live view: the latest state per job, PodGroup, pod and node, and its tables.
 
-:class:`StatusView` folds decoded events of :data:`STATUS_TOPICS` (the CLI follows the
-topics and feeds it). Everything it says is the read model's, as the other commands say
-it: pods are :class:`~vcbus.shared.views.pods.PodFold`'s (a refused binding and a deleted pod
-leave their node), the reservation is :class:`~vcbus.shared.views.reservation.ReservationView`'s,
-a job's PodGroup phase and reason are :func:`vcbus.shared.views.jobs.podgroup_phase`'s and
+:class:`StatusView` folds decoded events of the topics the read model declares
+(:data:`vcbus.shared.views.read_model.STATUS_TOPICS`; the CLI follows them and feeds it).
+Everything it says is the read model's, as the other commands say it: pods are
+:class:`~vcbus.shared.views.pods.PodFold`'s (a refused binding and a deleted pod leave their
+node), the reservation is :class:`~vcbus.shared.views.reservation.ReservationView`'s, a
+job's PodGroup phase and reason are :func:`vcbus.shared.views.jobs.podgroup_phase`'s and
 :func:`vcbus.shared.views.reason.job_reason`'s.
 """
 
@@ -23,16 +24,13 @@ from vcbus.contracts import (
     NodeHeartbeat,
     NodeRegistered,
     NodeRemoved,
-    NodesEvent,
     NodesLocked,
     NodesUnlocked,
     PodCreated,
     PodDeleted,
     PodEvictionRequested,
     PodPhaseChanged,
-    ReservationsEvent,
     TargetJobElected,
-    Topic,
 )
 from vcbus.contracts.objects import Node
 from vcbus.shared.node_lifecycle import NodeLifecycleConf
@@ -41,31 +39,13 @@ from vcbus.shared.views.age import time_left
 from vcbus.shared.views.jobs import JobFold, JobView
 from vcbus.shared.views.node_health import node_health
 from vcbus.shared.views.phases import FINAL_PHASES, REJECTED
-from vcbus.shared.views.pods import PodFold, PodFoldEvent, active_by_node
+from vcbus.shared.views.pods import PodFold, active_by_node
+from vcbus.shared.views.read_model import ClusterFoldEvent
 from vcbus.shared.views.reservation import ReservationView
 from vcbus.shared.views.table import render_table
 
-STATUS_TOPICS = (
-    Topic.JOBS_ADMITTED,
-    Topic.JOBS_REJECTED,
-    Topic.JOBS_STATUS,
-    Topic.PODGROUPS,
-    Topic.PODGROUPS_STATUS,
-    Topic.PODGROUPS_CONDITIONS,
-    Topic.PODS,
-    Topic.BINDINGS,
-    Topic.PODS_STATUS,
-    Topic.NODES,
-    Topic.RESERVATIONS,
-)
-"""The topics :class:`StatusView` folds."""
-
 TABLE_GAP = 2
 """Spaces between the columns of ``vcbus up``'s tables."""
-
-
-ClusterFoldEvent = PodFoldEvent | NodesEvent | ReservationsEvent
-"""What :class:`StatusView` folds besides the jobs' topics: pods, nodes and reservations."""
 
 
 @dataclass

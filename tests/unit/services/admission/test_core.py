@@ -18,7 +18,7 @@ from vcbus.contracts.events.jobs_admitted import (
     JobDeleteAccepted,
     JobResumeAccepted,
 )
-from vcbus.contracts.events.jobs_rejected import JobRejected, SubmissionOrigin
+from vcbus.contracts.events.jobs_rejected import JobRejected, RejectionsCleared, SubmissionOrigin
 from vcbus.contracts.events.jobs_submitted import (
     JobAbortRequested,
     JobDeleteRequested,
@@ -520,3 +520,32 @@ def test_a_job_whose_record_key_is_its_namespace_and_name_is_admitted_when_submi
 
     assert isinstance(decide({}, keyed, CTX, LIMITS)[0], JobAdmitted)
     assert isinstance(decide({}, unkeyed, CTX, LIMITS)[0], JobAdmitted)
+
+
+def test_a_clear_of_rejected_records_is_answered_with_admissions_time_and_the_origins() -> None:
+    """The answer names the time its readers compare each rejection's own time with."""
+    junk = SubmissionOrigin(topic="vcbus.jobs.submitted", partition=0, offset=7)
+    command = msgspec.json.encode(
+        {
+            "type": "rejections.clear_requested.v1",
+            "event_id": "client-chosen",
+            "occurred_at": "2026-03-01T11:00:00Z",
+            "origins": [{"topic": junk.topic, "partition": 0, "offset": 7}],
+        }
+    )
+    (answer,) = decide({}, submit(command), CTX, LIMITS)
+    assert isinstance(answer, RejectionsCleared)
+    assert (answer.before, answer.origins) == (NOW, (junk,))
+    (again,) = decide({}, submit(command), CTX, LIMITS)
+    assert again.event_id == answer.event_id  # a redelivery is the same answer
+    (elsewhere,) = decide({}, submit(command, offset=43), CTX, LIMITS)
+    assert elsewhere.event_id != answer.event_id
+    too_many: dict[str, object] = {
+        "type": "rejections.clear_requested.v1",
+        "event_id": "x",
+        "occurred_at": "2026-03-01T11:00:00Z",
+    }
+    too_many["origins"] = [{"topic": "t", "partition": 0, "offset": n} for n in range(101)]
+    (refused,) = decide({}, submit(msgspec.json.encode(too_many)), CTX, LIMITS)
+    assert isinstance(refused, JobRejected)
+    assert refused.violations[0].reason == "InvalidCommand"

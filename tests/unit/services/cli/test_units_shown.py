@@ -9,7 +9,7 @@ import msgspec
 from tests.unit.services.cli.builders import NOW, SETTINGS, build_node, publish
 from tests.unit.services.cli.test_get import listing
 from vcbus.contracts import NodeRegistered
-from vcbus.services.cli.describe import describe_node_on
+from vcbus.services.cli.describe_node import describe_node_on
 from vcbus.shared.bus.memory import InMemoryBus
 from vcbus.shared.scheduling.resource import Resource, brief
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 from datetime import timedelta
 
@@ -14,7 +15,8 @@ from tests.unit.services.cli.builders import (
     build_status,
     publish,
 )
-from vcbus.contracts import JobRejected, SubmissionOrigin, Violation
+from vcbus.contracts import JobRejected, RejectionsCleared, SubmissionOrigin, Violation
+from vcbus.services.cli.clear_rejected import origin_arg, origin_text
 from vcbus.services.cli.get import UNNAMED_HEADING, get
 from vcbus.services.cli.kinds import KINDS
 from vcbus.services.cli.listing import Query
@@ -78,3 +80,37 @@ async def test_json_lists_junk_beside_the_items_not_among_them(bus: InMemoryBus)
         "t.jobs.submitted/0:7",
     ]
     assert "rejectedRecords" not in json.loads(await listing(bus, Query((), "team"), "json"))
+
+
+def cleared(at: int, *offsets: int) -> RejectionsCleared:
+    return RejectionsCleared(
+        event_id=f"clear-{at}",
+        occurred_at=NOW + timedelta(seconds=at),
+        before=NOW + timedelta(seconds=at),
+        origins=tuple(
+            SubmissionOrigin(topic="t.jobs.submitted", partition=0, offset=o) for o in offsets
+        ),
+    )
+
+
+async def test_a_clear_by_origin_then_of_all_takes_junk_out_and_leaves_the_rejected_job(
+    bus: InMemoryBus,
+) -> None:
+    await publish(bus, cleared(8, 3))
+    document = json.loads(await listing(bus, Query((), "default"), "json"))
+    assert [r["origin"] for r in document["rejectedRecords"]] == ["t.jobs.submitted/0:7"]
+    await publish(bus, cleared(8), junk(9))
+    text = await listing(bus, Query((), "default"))
+    _, _, section = text.partition(f"\n{UNNAMED_HEADING}\n")
+    assert [line.split()[0] for line in section.splitlines()[1:]] == ["t.jobs.submitted/0:9"]
+    assert "bad" in text  # a rejected job is deleted as a job, not cleared
+
+
+def test_an_origin_is_read_as_get_jobs_shows_it_and_anything_else_refused() -> None:
+    assert origin_arg("vcbus.jobs.submitted/2:40") == SubmissionOrigin(
+        topic="vcbus.jobs.submitted", partition=2, offset=40
+    )
+    assert origin_text(origin_arg("t/0:1")) == "t/0:1"
+    for text in ("nope", "t/0", "t/x:1", "/0:1"):
+        with pytest.raises(argparse.ArgumentTypeError, match="TOPIC/PARTITION:OFFSET"):
+            origin_arg(text)

@@ -46,6 +46,7 @@ from vcbus.contracts import (
     PodPhaseChanged,
     Topic,
 )
+from vcbus.contracts import reasons as codes
 from vcbus.contracts._base import derive_event_id, tag_of
 from vcbus.contracts.events.nodes import NodeHeartbeat, NodeRegistered
 from vcbus.contracts.keys import JobKey, NodeName
@@ -84,7 +85,7 @@ a deleted pod is never run: one read again after a crash, once the pod was forgo
 JOB_WAIT_SECONDS = 10.0
 """How long a binding waits for its job's admission to be read (it was admitted first)."""
 STATE_FILE = "agent.json"
-REASON_PEERS_UNKNOWN = "PeersUnknown"
+REASON_PEERS_UNKNOWN = codes.REASON_PEERS_UNKNOWN
 
 log = structlog.get_logger("vcbus.agent")
 

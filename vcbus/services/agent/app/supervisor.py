@@ -54,6 +54,7 @@ from typing import BinaryIO
 
 import msgspec
 
+from vcbus.contracts import reasons as codes
 from vcbus.contracts.objects.pod import POD_COMPLETED, POD_ERROR, POD_STARTED, PodPhase
 from vcbus.services.agent.app import podfs
 from vcbus.services.agent.app.cgroups import kill_cgroup
@@ -76,11 +77,11 @@ GROUP_WAIT = 2.0
 
 REASON_COMPLETED = POD_COMPLETED
 REASON_ERROR = POD_ERROR
-REASON_OOM = "OOMKilled"
-REASON_DEADLINE = "DeadlineExceeded"
-REASON_STOPPED = "Stopped"
-REASON_START_ERROR = "StartError"
-REASON_INIT_ERROR = "InitError"
+REASON_OOM = codes.REASON_OOM
+REASON_DEADLINE = codes.REASON_DEADLINE
+REASON_STOPPED = codes.REASON_STOPPED
+REASON_START_ERROR = codes.REASON_START_ERROR
+REASON_INIT_ERROR = codes.REASON_INIT_ERROR
 
 _encoder = msgspec.json.Encoder()
 

@@ -35,7 +35,6 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from vcbus.contracts import Topic
 from vcbus.contracts.objects import QueueState
 from vcbus.services.cli.commands import existing
 from vcbus.services.cli.dashboard import pages
@@ -53,15 +52,16 @@ from vcbus.services.cli.dashboard.views import (
 from vcbus.services.cli.delete import delete_record
 from vcbus.services.cli.logs import Target, request_log, target_of
 from vcbus.services.cli.queue import current_queue
-from vcbus.services.cli.status import LATEST_TOPICS, POD_TOPICS, StatusReader
+from vcbus.services.cli.status import StatusReader
 from vcbus.services.submission import queue_record
 from vcbus.shared.bus.protocol import Bus
 from vcbus.shared.bus.records import OutRecord
 from vcbus.shared.runtime.clock import SystemClock
 from vcbus.shared.runtime.settings import Settings
 from vcbus.shared.runtime.topology import ensure_topics
+from vcbus.shared.views.read_model import STORE_TOPICS
 
-TOPICS = tuple(sorted(LATEST_TOPICS | POD_TOPICS | {Topic.RESERVATIONS}))
+TOPICS = tuple(sorted(STORE_TOPICS))
 """Everything the pages show."""
 
 PUSH_INTERVAL = 0.5

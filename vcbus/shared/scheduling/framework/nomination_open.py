@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Protocol
 
+from vcbus.contracts import reasons as codes
 from vcbus.contracts.keys import JobKey, NodeName
 from vcbus.shared.scheduling.framework.results import NominationChange, NominationChangeKind
 from vcbus.shared.scheduling.framework.status import Status
@@ -18,9 +19,9 @@ from vcbus.shared.scheduling.holds import Nomination
 from vcbus.shared.scheduling.model import JobInfo, NodeInfo, TaskInfo, TaskStatus, naive_utc
 from vcbus.shared.scheduling.snapshot import ClusterSnapshot
 
-BOUND = "Bound"
-NOMINATION_EXPIRED = "NominationExpired"
-JOB_DELETED = "JobDeleted"
+BOUND = codes.POD_BOUND
+NOMINATION_EXPIRED = codes.NOMINATION_EXPIRED
+JOB_DELETED = codes.JOB_DELETED
 
 
 class OpeningSession(Protocol):

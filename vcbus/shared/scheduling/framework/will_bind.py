@@ -55,6 +55,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Protocol, cast
 
+from vcbus.contracts import reasons as codes
 from vcbus.contracts.events.capacity_reservations import ReservedPod
 from vcbus.contracts.keys import JobKey, NodeName, pod_key, split_key
 from vcbus.contracts.objects.meta import Condition
@@ -75,14 +76,13 @@ WILL_BIND = "will-bind"
 WILL_BIND_TIMEOUT_ARGUMENT = "will-bind-timeout"
 DEFAULT_WILL_BIND_TIMEOUT = timedelta(minutes=10)
 
-CONDITION_TYPE = "WillBind"
-"""The allocator condition that shows a job's reservation (or its timeout)."""
-CAPACITY_RESERVED = "CapacityReserved"
-STAGE_BOUND = "StageBound"
-JOB_ENDED = "JobEnded"
-JOB_DELETED = "JobDeleted"
-WILL_BIND_DISABLED = "WillBindDisabled"
-NOT_NEEDED = "NotNeeded"
+CONDITION_TYPE = codes.WILL_BIND_CONDITION
+CAPACITY_RESERVED = codes.CAPACITY_RESERVED
+STAGE_BOUND = codes.STAGE_BOUND
+JOB_ENDED = codes.JOB_ENDED
+JOB_DELETED = codes.JOB_DELETED
+WILL_BIND_DISABLED = codes.WILL_BIND_DISABLED
+NOT_NEEDED = codes.WILL_BIND_NOT_NEEDED
 
 __all__ = [
     "CAPACITY_RESERVED",
