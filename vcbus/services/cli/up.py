@@ -36,13 +36,13 @@ from pathlib import Path
 
 from vcbus.contracts import Topic
 from vcbus.contracts.topics import DEFAULT_PREFIX
-from vcbus.services.agent.app.drain import drain
-from vcbus.services.agent.app.logserver import (
+from vcbus.services.agent.face import (
     ENV_CAFILE,
     ENV_CERTFILE,
     ENV_KEYFILE,
     ENV_TOKEN_FILE,
     TOKEN_FILE,
+    drain,
 )
 from vcbus.services.bootstrap import SERVICE_NAMES, bootstrap
 from vcbus.services.cli import EXIT_UNUSABLE, require_broker, terminal
