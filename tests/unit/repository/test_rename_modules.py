@@ -63,6 +63,19 @@ def test_relative_imports_follow_a_renamed_sibling(renames: ModuleType) -> None:
     assert renames.rewrite(text, "vcbus/services/allocator/app.py") == text
 
 
+def test_a_renamed_module_imported_by_name_keeps_the_name_it_was_used_by(
+    renames: ModuleType,
+) -> None:
+    text = "from vcbus import contracts, shared\nfrom . import status, state\n"
+    assert renames.rewrite(text, "vcbus/services/job_controller/x.py") == (
+        "from vcbus import contracts, core as shared\nfrom . import job_status as status, state\n"
+    )
+    parenthesized = "from vcbus.shared.views import (\n    jobs,\n    pods as fold,\n)\n"
+    assert renames.rewrite(parenthesized, "tests/x.py") == (
+        "from vcbus.core.views import (\n    jobs,\n    pod_fold as fold,\n)\n"
+    )
+
+
 @pytest.mark.parametrize(
     ("old", "new"),
     [
