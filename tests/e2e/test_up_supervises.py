@@ -32,7 +32,7 @@ from tests.e2e.real_nodes import simple_job
 from tests.e2e.system import SERVICES
 from tests.support.processes import ROOT, service_env
 from vcbus.services.agent.app.drain import drain
-from vcbus.services.cli.up import ready_services
+from vcbus.services.cli.up_progress import ready_services
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 

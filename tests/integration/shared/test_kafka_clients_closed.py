@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from vcbus.shared.bus import kafka
+from vcbus.shared.bus import kafka, kafka_consumer
 from vcbus.shared.bus.broker import free_port
 from vcbus.shared.bus.errors import BrokerUnavailableError
 from vcbus.shared.bus.kafka import AioKafkaBus
@@ -42,7 +42,8 @@ def recorded(
     monkeypatch: pytest.MonkeyPatch, name: str, close: str, *, hold: bool = False
 ) -> Clients:
     """The bus makes its ``name`` clients (aiokafka's) recording what they do."""
-    base = getattr(kafka, name)
+    module = kafka_consumer if name == "AIOKafkaConsumer" else kafka
+    base = getattr(module, name)
     clients = Clients(hold=asyncio.Event() if hold else None)
 
     class Recorded(base):  # type: ignore[misc,valid-type]
@@ -61,7 +62,7 @@ def recorded(
         await getattr(base, close)(self)
 
     setattr(Recorded, close, closing)
-    monkeypatch.setattr(kafka, name, Recorded)
+    monkeypatch.setattr(module, name, Recorded)
     return clients
 
 

@@ -11,7 +11,8 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 
-from vcbus.shared.bus.kafka import AioKafkaBus, KafkaConsumer, KafkaProducer
+from vcbus.shared.bus.kafka import AioKafkaBus, KafkaProducer
+from vcbus.shared.bus.kafka_consumer import KafkaConsumer
 from vcbus.shared.bus.kafka_settings import KafkaSettings
 from vcbus.shared.bus.records import OutRecord, Record, TopicConfig, TopicPartition
 

@@ -39,11 +39,16 @@ from vcbus.contracts.events.jobs_rejected import JobRejected, SubmissionOrigin, 
 from vcbus.contracts.limits import MAX_PAYLOAD_ECHO_BYTES
 from vcbus.contracts.objects.job import Job
 from vcbus.contracts.objects.queue import Queue
-from vcbus.services.admission.bounded_parse import load_yaml
-from vcbus.services.admission.core import AdmissionLimits, Submission, decide, queues_from_manifests
-from vcbus.services.admission.decode import decode
-from vcbus.services.admission.fields import FieldValidation, unknown_fields
-from vcbus.services.admission.mutate import mutate
+from vcbus.services import admission
+from vcbus.services.admission import (
+    AdmissionLimits,
+    FieldValidation,
+    Submission,
+    decide,
+    load_yaml,
+    queues_from_manifests,
+    unknown_fields,
+)
 from vcbus.services.cli import terminal
 from vcbus.services.submission import is_queue, queue_warnings
 from vcbus.shared.step import Ctx
@@ -167,8 +172,8 @@ def admit(
                 spec_digest=event.spec_digest,
             )
         case JobRejected():
-            decoded = decode(payload).submission
-            job = mutate(decoded) if isinstance(decoded, Job) else None
+            decoded = admission.decode(payload).submission
+            job = admission.mutate(decoded) if isinstance(decoded, Job) else None
             label = event.job or f"document {index + 1}"
             return Verdict(False, job, event.violations, label, event.violations_omitted)
         case JobDeleteAccepted() | JobAbortAccepted() | JobResumeAccepted():

@@ -35,19 +35,21 @@ import structlog
 
 from vcbus.contracts.objects.node import Node, Taint
 from vcbus.contracts.quantity import CPU, MEMORY, PODS, QuantityError, to_base_units
-from vcbus.services.agent.app.cgroups import DEFAULT_PIDS_MAX, detect
-from vcbus.services.agent.app.logserver import (
+from vcbus.services.agent.face import (
+    DEFAULT_PIDS_MAX,
     ENV_CERTFILE,
     ENV_KEYFILE,
     ENV_TOKEN,
     TOKEN_FILE,
+    AgentConf,
+    AgentOptions,
+    Policy,
     ServerOptions,
+    build_service,
+    detect,
     load_or_make_token,
+    parse_range,
 )
-from vcbus.services.agent.app.shell import AgentOptions, build_service
-from vcbus.services.agent.core import AgentConf
-from vcbus.services.agent.launch import Policy
-from vcbus.services.agent.ports import parse_range
 from vcbus.services.cli.serve import serve
 from vcbus.shared.authority import TRUST_SETTING, load_trust
 from vcbus.shared.logging.setup import configure_logging

@@ -16,7 +16,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from vcbus.services.admission.names import dns1123_subdomain_errors
+from vcbus.services.admission import dns1123_subdomain_errors
 
 DAYS = 825
 """How long a certificate is valid (the most browsers accept for a server's)."""

@@ -30,7 +30,7 @@ from opentelemetry.context import Context
 
 from vcbus.contracts import JobDeleted, JobDeleteRequested, JobStatusChanged, Topic
 from vcbus.contracts.keys import job_key
-from vcbus.services.admission.bounded_parse import load_yaml
+from vcbus.services.admission import load_yaml
 from vcbus.services.cli import clear_rejected, terminal
 from vcbus.services.cli.commands import command_record, existing, exists, is_rejected
 from vcbus.services.cli.status import (

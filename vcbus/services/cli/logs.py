@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from urllib.parse import quote, urlencode
 
 from vcbus.contracts import NodeChanged, NodeHeartbeat, NodeRegistered, Topic
-from vcbus.services.agent.app.logserver import (
+from vcbus.services.agent.face import (
     ENV_CAFILE,
     ENV_CERTFILE,
     ENV_KEYFILE,

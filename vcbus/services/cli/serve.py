@@ -25,9 +25,8 @@ from vcbus.contracts.manifests import ManifestError, read_priority_class
 from vcbus.contracts.objects.node import Node
 from vcbus.services.allocator import app as allocator
 from vcbus.services.bootstrap import SERVICE_NAMES, SystemConf, bootstrap
+from vcbus.services.cluster import ClusterConf, build_nodes, load_nodes
 from vcbus.services.cluster import app as cluster
-from vcbus.services.cluster.core import ClusterConf
-from vcbus.services.cluster.nodes import build_nodes, load_nodes
 from vcbus.services.job_controller import app as job_controller
 from vcbus.services.podgroup_enqueue import app as podgroup_enqueue
 from vcbus.shared.bus.kafka import AioKafkaBus

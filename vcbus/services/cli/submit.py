@@ -38,7 +38,7 @@ from vcbus.contracts import (
     Topic,
 )
 from vcbus.contracts.objects import JobPhase
-from vcbus.services.admission.fields import FieldValidation
+from vcbus.services.admission import FieldValidation
 from vcbus.services.cli import require_broker, terminal
 from vcbus.services.cli.admissible import never_admitted
 from vcbus.services.cli.admit import VALIDATE_CHOICES, Verdict, add_validate, admit, as_text

@@ -13,6 +13,9 @@ processes here; its data in ``--agent-data-dir``, its log ``agent.log``), beside
 simulated nodes or, with ``--no-simulated-nodes``, instead of them. With ``--demo`` the
 demo then includes the real jobs of ``vcbus/services/cli/demo/real`` (they select the agent's
 node), whose processes meet through Volcano's plugin variables.
+
+The broker it starts or uses is :mod:`vcbus.services.cli.up_broker`'s; the lines it writes
+while services start and the demo runs are :mod:`vcbus.services.cli.up_progress`'s.
 """
 
 from __future__ import annotations
@@ -28,41 +31,42 @@ import signal
 import socket
 import sys
 import tempfile
-from collections import Counter
 from collections.abc import Iterator
 from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
 
 from vcbus.contracts import Topic
-from vcbus.contracts.topics import DEFAULT_PREFIX
-from vcbus.services.agent.app.drain import drain
-from vcbus.services.agent.app.logserver import (
+from vcbus.services.agent.face import (
     ENV_CAFILE,
     ENV_CERTFILE,
     ENV_KEYFILE,
     ENV_TOKEN_FILE,
     TOKEN_FILE,
+    drain,
 )
 from vcbus.services.bootstrap import SERVICE_NAMES, bootstrap
-from vcbus.services.cli import EXIT_UNUSABLE, require_broker, terminal
-from vcbus.services.cli.broker import add_listener_options, listener_from
-from vcbus.services.cli.cluster_ca import CertificateError, KeyPair, ensure_ca, issue
+from vcbus.services.cli import EXIT_UNUSABLE, terminal
+from vcbus.services.cli.broker import add_listener_options
+from vcbus.services.cli.cluster_ca import CertificateError, ensure_ca, issue
 from vcbus.services.cli.dashboard import DEFAULT_HOST, DEFAULT_PORT, jaeger_url
 from vcbus.services.cli.dashboard.app import listen, serve, url_of
 from vcbus.services.cli.serve import add_service_options, system_conf
-from vcbus.services.cli.supervise import Health, Supervisor
+from vcbus.services.cli.supervise import Supervisor
+from vcbus.services.cli.up_broker import BROKER_HOST, DEFAULT_BROKER_PORT, bootstrap_broker
+from vcbus.services.cli.up_progress import (
+    DemoProgress,
+    await_services,
+    demo_summary,
+    health_line,
+)
 from vcbus.services.submission import records_for
 from vcbus.shared.authority import KEY_SETTINGS, TRUST_FILE, TRUST_SETTING, Role, write_keys
-from vcbus.shared.bus.broker import EmbeddedBroker, start_broker, start_gated_broker
-from vcbus.shared.bus.credentials import CREDENTIALS_ENV, FILE_NAME, BusCredentials
-from vcbus.shared.bus.errors import BrokerStartError, BrokerUnavailableError
 from vcbus.shared.bus.kafka import AioKafkaBus
-from vcbus.shared.bus.listeners import Listener, ListenerError, parse_address
 from vcbus.shared.node_lifecycle import reader_conf
 from vcbus.shared.runtime.clock import SystemClock
 from vcbus.shared.runtime.service import Service
-from vcbus.shared.runtime.settings import Settings, SettingsError
+from vcbus.shared.runtime.settings import Settings
 from vcbus.shared.runtime.table import Table
 from vcbus.shared.runtime.topology import ensure_topics
 from vcbus.shared.views.read_model import STATUS_TOPICS
@@ -72,8 +76,6 @@ DEMO_DIR: Traversable = resources.files(__name__.rpartition(".")[0]) / "demo"
 """The demo jobs, shipped as package data (read through ``importlib.resources``)."""
 REAL_DEMO = "real"
 """The demo's subfolder of real jobs, submitted with ``--agent``."""
-DEFAULT_BROKER_PORT = 9092
-BROKER_HOST = "127.0.0.1"
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 """What stops ``up`` (Ctrl-C, a process manager); ignored once it is stopping."""
 AGENT = "agent"
@@ -143,145 +145,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument("--allow-root", action="store_true", help="--agent: pods may run as root")
     add_service_options(parser)
     parser.set_defaults(func=run, nodes=8, node_cpu="8", node_memory="32Gi")
-
-
-STALE_BOOTSTRAP = (
-    "with KAFKA_BOOTSTRAP_SERVERS set, `vcbus up` uses that broker and starts none; "
-    "if it is the address an earlier `vcbus up` printed, that broker stopped with it: "
-    "`unset KAFKA_BOOTSTRAP_SERVERS` and run `vcbus up` again to start a broker of its own"
-)
-"""What ``vcbus up`` says when the broker ``KAFKA_BOOTSTRAP_SERVERS`` names does not answer."""
-
-
-def _port_free(host: str, port: int) -> bool:
-    with socket.socket() as probe:
-        try:
-            probe.bind((host, port))
-        except OSError:
-            return False
-    return True
-
-
-def broker_listener(listen: str, advertise: str, port: int | None) -> Listener:
-    """The embedded broker's listener: ``--listen``, ``--advertise``, ``--port``.
-
-    The port: ``--listen``'s, else ``--port`` (which must be free), else 9092 when free,
-    else any free one.
-
-    Raises:
-        SettingsError: a bad address, or a wildcard the broker would advertise.
-        BrokerStartError: the port asked for is taken.
-    """
-    try:
-        host, listen_port = parse_address(listen, "--listen") if listen else ("", None)
-    except ListenerError as exc:
-        raise SettingsError(str(exc)) from None
-    host = host or BROKER_HOST
-    port = listen_port or port
-    if port is not None and not _port_free(host, port):
-        raise BrokerStartError(f"port {port} is taken; choose another with --port")
-    if port is None and _port_free(host, DEFAULT_BROKER_PORT):
-        port = DEFAULT_BROKER_PORT
-    return listener_from("", advertise, port, host=host)
-
-
-def join_lines(chosen: Listener, env: dict[str, str]) -> str:
-    """How another host joins this cluster as a node: the exact ``vcbus agent`` command.
-
-    ``env`` is what the agent needs beside the broker's address (the topic prefix). With
-    a broker only this host reaches, how to open it to others instead.
-    """
-    if chosen.local:
-        return (
-            f"other hosts: the broker listens on {chosen.listen_host} only; "
-            "--listen 0.0.0.0 --advertise ADDRESS lets them join as nodes\n"
-        )
-    pairs = " ".join(f"{name}={value}" for name, value in env.items())
-    return (
-        "another host joins as a node with (vcbus installed there; "
-        f"port {chosen.advertised_port} open to it):\n"
-        f"  {pairs} vcbus agent --node-name NAME\n"
-    )
-
-
-def make_bus_credentials(data_dir: Path, ca: KeyPair | None = None) -> Path:
-    """Make the embedded broker's one user, in a file of ``data_dir`` only this user reads.
-
-    A new password each ``up`` (the broker keeps nothing either); services, the agent and
-    the CLI name the file in ``VCBUS_KAFKA_CREDENTIALS``; pods never see it (a pod's
-    environment is its template's, ``vcbus.services.agent.launch``). With ``ca`` (a broker
-    beyond loopback) the file says ``SASL_SSL``, checked against that CA.
-    """
-    path = (data_dir / FILE_NAME).absolute()
-    extra = {"KAFKA_SECURITY_PROTOCOL": "SASL_SSL", "KAFKA_SSL_CAFILE": str(ca.cert)} if ca else {}
-    BusCredentials.make().write(path, extra)
-    return path
-
-
-def start_embedded_broker(chosen: Listener, log_dir: Path) -> tuple[EmbeddedBroker, dict[str, str]]:
-    """Tansu behind the password gate (TLS beyond loopback), and what its clients need.
-
-    Where no network namespace can be made (not root, no user namespaces), Tansu alone,
-    open to every local process, with a warning: nothing else would keep others off it.
-    """
-    tls, ca = None, None
-    if not chosen.local:
-        ca = ensure_ca(log_dir / "ca")
-        pair = issue(ca, chosen.advertised_host, log_dir / "ca")
-        tls = (pair.cert, pair.key)
-    credentials = make_bus_credentials(log_dir, ca)
-    try:
-        broker = start_gated_broker(
-            credentials,
-            chosen.listen_host,
-            chosen.listen_port,
-            advertised=chosen.advertised,
-            tls=tls,
-        )
-    except BrokerStartError as exc:
-        credentials.unlink(missing_ok=True)
-        terminal.error(f"vcbus up: WARNING: the broker is open to every local process: {exc}\n")
-        broker = start_broker(chosen.listen_host, chosen.listen_port, advertised=chosen.advertised)
-        return broker, {}
-    return broker, {CREDENTIALS_ENV: str(credentials)}
-
-
-@contextlib.contextmanager
-def _bootstrap(args: argparse.Namespace) -> Iterator[tuple[str, dict[str, str]]]:
-    """The broker's address and client settings: ``KAFKA_BOOTSTRAP_SERVERS``'s, else Tansu's."""
-    given = os.environ.get("KAFKA_BOOTSTRAP_SERVERS")
-    if given:
-        try:
-            require_broker(Settings.from_env())
-        except BrokerUnavailableError as exc:
-            raise BrokerUnavailableError(
-                f"{exc} (KAFKA_BOOTSTRAP_SERVERS is set in this shell)", hint=STALE_BOOTSTRAP
-            ) from None
-        terminal.write(f"broker: {given} (KAFKA_BOOTSTRAP_SERVERS)\n")
-        yield given, {}
-        return
-    chosen = broker_listener(args.listen, args.advertise, args.port)
-    broker, client_env = start_embedded_broker(chosen, Path(args.log_dir))
-    exports = {"KAFKA_BOOTSTRAP_SERVERS": broker.bootstrap_servers, **client_env}
-    prefix = os.environ.get("VCBUS_TOPIC_PREFIX", DEFAULT_PREFIX)
-    if prefix != DEFAULT_PREFIX:
-        exports["VCBUS_TOPIC_PREFIX"] = prefix
-    listening = (
-        ""
-        if chosen.advertised == f"{chosen.listen_host}:{chosen.listen_port}"
-        else f" (listening on {chosen.listen_host}:{chosen.listen_port})"
-    )
-    terminal.write(
-        f"broker: Tansu on {broker.bootstrap_servers}{listening}"
-        + (" (SCRAM-SHA-512 users only)" if broker.gated else "")
-        + "; for the CLI in another shell:\n"
-        f"  export {' '.join(f'{name}={value}' for name, value in exports.items())}\n"
-        + join_lines(chosen, exports)
-    )
-    try:
-        yield broker.bootstrap_servers, client_env
-    finally:
-        broker.stop()
 
 
 def demo_texts(folder: Traversable, *, real: bool = False) -> list[str]:
@@ -466,7 +329,7 @@ def agent_identity(args: argparse.Namespace, data_dir: str, log_dir: Path) -> di
 
 def _run(args: argparse.Namespace, log_dir: Path, demo: list[str]) -> int:
     keys = launch_keys(log_dir)
-    with _bootstrap(args) as (servers, client_env):
+    with bootstrap_broker(args) as (servers, client_env):
         env = dict(os.environ, KAFKA_BOOTSTRAP_SERVERS=servers, **client_env)
         settings = Settings.from_env(env)
         names = [name for name in SERVICE_ORDER if name in SERVICE_NAMES]
@@ -547,93 +410,6 @@ def health_lines(names: list[str], first_port: int, host: str = BROKER_HOST) -> 
     )
 
 
-READY_MARKS = (b"partitions_assigned", b"lease_acquired")
-"""What a service logs once it handles records: its consumer has its partitions, or (a
-singleton) it holds the lease."""
-READY_READ_BYTES = 1 << 20
-"""How much of a service's log is read for :data:`READY_MARKS` (it comes early)."""
-STARTUP_WAIT_SECONDS = 60.0
-"""How long ``up --demo`` waits for its services before it submits the demo all the same."""
-
-
-def ready_services(log_dir: Path, names: list[str]) -> list[str]:
-    """The services of ``names`` whose log in ``log_dir`` says they have their partitions."""
-    ready = []
-    for name in names:
-        try:
-            with (log_dir / f"{name}.log").open("rb") as log:
-                text = log.read(READY_READ_BYTES)
-        except OSError:
-            continue
-        if any(mark in text for mark in READY_MARKS):
-            ready.append(name)
-    return ready
-
-
-def starting_line(names: list[str], ready: list[str]) -> str:
-    """``starting services: cluster, admission… (3/5 ready)``: those not ready yet."""
-    waiting = [name for name in names if name not in ready]
-    return f"starting services: {', '.join(waiting)}… ({len(ready)}/{len(names)} ready)"
-
-
-def waiting_lines(view: StatusView, keys: list[str]) -> dict[str, str]:
-    """Each Pending job of ``keys`` with a reason: ``default/big waits: GangUnschedulable …``."""
-    lines = {}
-    for key in keys:
-        job = view.jobs.get(key)
-        reason = view.reason(key) if job is not None and job.phase == "Pending" else ""
-        if reason:
-            lines[key] = f"{key} waits: {reason}"
-    return lines
-
-
-async def _await_services(log_dir: Path, names: list[str], clock: SystemClock) -> None:
-    """Say which services are still starting, until all are ready or the wait is over."""
-    deadline = clock.monotonic() + STARTUP_WAIT_SECONDS
-    shown = ""
-    while True:
-        ready = ready_services(log_dir, names)
-        if len(ready) == len(names):
-            terminal.write(f"services ready: {', '.join(names)}\n")
-            return
-        if (line := starting_line(names, ready)) != shown:
-            terminal.write(line + "\n")
-            shown = line
-        if clock.monotonic() > deadline:
-            terminal.write(f"{shown}: going on without waiting longer\n")
-            return
-        await asyncio.sleep(0.5)
-
-
-class DemoProgress:
-    """The demo's lines: its jobs' phase counts, and why a job waits, each as it changes."""
-
-    def __init__(self, keys: list[str]) -> None:
-        self._keys = keys
-        self._counts = ""
-        self._waits: dict[str, str] = {}
-
-    def show(self, view: StatusView) -> None:
-        """Write what changed since the last call."""
-        if (line := f"demo: {phase_counts(view, self._keys)}\n") != self._counts:
-            terminal.write(line)
-            self._counts = line
-        waits = waiting_lines(view, self._keys)
-        terminal.write(
-            "".join(
-                f"demo: {text}\n" for key, text in waits.items() if self._waits.get(key) != text
-            )
-        )
-        self._waits = waits
-
-
-def phase_counts(view: StatusView, keys: list[str]) -> str:
-    """How many of ``keys`` are in each phase: ``3 jobs: Pending 1, Running 2``."""
-    counts = Counter(view.jobs[key].phase if key in view.jobs else "Submitted" for key in keys)
-    phases = ", ".join(f"{phase} {count}" for phase, count in sorted(counts.items()))
-    return f"{len(keys)} jobs: {phases}"
-
-
 async def _ensure(settings: Settings, services: list[Service]) -> None:
     await ensure_topics(
         AioKafkaBus(settings.kafka),
@@ -670,7 +446,7 @@ async def _watch(
     try:
         if args.demo:
             started = [name for name in supervisor.children if name != AGENT]
-            await _await_services(Path(args.log_dir), started, SystemClock())
+            await await_services(Path(args.log_dir), started, SystemClock())
             submitted = await _submit_demo(settings, demo)
             terminal.write(f"demo: submitted {', '.join(submitted)}\n")
         progress = DemoProgress(submitted)
@@ -704,7 +480,7 @@ async def _watch(
                 progress.show(view)
             if args.demo and (view.all_final(submitted) or clock.monotonic() > deadline):
                 break
-        return _demo_summary(view, submitted) if args.demo else 0
+        return demo_summary(view, submitted) if args.demo else 0
     finally:
         follower.cancel()
         with contextlib.suppress(asyncio.CancelledError):
@@ -712,28 +488,6 @@ async def _watch(
         dashboard_stop.set()
         if dashboard is not None:
             await dashboard
-
-
-def health_line(health: dict[str, Health]) -> str:
-    """The live view's line of what ``up`` runs: all running, or each one that is not or was not."""
-    troubled = {name: each for name, each in health.items() if each.text() != "running"}
-    if not troubled:
-        return f"services: {len(health)} running\n"
-    return (
-        "services: " + "; ".join(f"{name} {each.text()}" for name, each in troubled.items()) + "\n"
-    )
-
-
-def _demo_summary(view: StatusView, submitted: list[str]) -> int:
-    """Print the final tables and the verdict; 0 when every demo job completed."""
-    now = SystemClock().now()
-    table = nodes_table(view, now=now, lifecycle=reader_conf(os.environ))
-    sys.stdout.write("\n" + jobs_table(view) + "\n\n" + table + "\n")
-    done = all(str(view.jobs[key].phase) == "Completed" for key in submitted if key in view.jobs)
-    finished = view.all_final(submitted)
-    verdict = "all jobs completed" if finished and done else "not all jobs completed"
-    sys.stdout.write(f"\ndemo: {verdict}\n")
-    return 0 if finished and done else 1
 
 
 async def _submit_demo(settings: Settings, texts: list[str]) -> list[str]:

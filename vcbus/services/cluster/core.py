@@ -46,7 +46,7 @@ accept them; only the scheduler skips cordoned nodes).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import assert_never
@@ -70,10 +70,6 @@ from vcbus.contracts.events.pods_status import BindingRefused, PodPhaseChanged
 from vcbus.contracts.keys import NodeName, PodKey, pod_key
 from vcbus.contracts.objects.node import Node
 from vcbus.contracts.objects.pod import (
-    ANNOTATION_EXIT_CODE,
-    ANNOTATION_RUN_SECONDS,
-    ANNOTATION_START_SECONDS,
-    DEFAULT_GRACE_SECONDS,
     POD_ALREADY_BOUND,
     POD_BOUND,
     POD_COMPLETED,
@@ -94,6 +90,7 @@ from vcbus.services.cluster.model import (
     with_pod_removed,
     with_pods_moved,
 )
+from vcbus.services.cluster.pod_timing import grace, run_settings
 from vcbus.shared.step import Ctx, Step, Tick
 
 ClusterInput = BindingCreated | PodEvictionRequested | PodDeleted | Tick | ClusterCommand
@@ -265,7 +262,9 @@ def _bind(
             REASON_NODE_OVERCOMMITTED,
             f"binding pod {key} would overcommit node {node.name}: " + "; ".join(shortfalls),
         )
-    settings = _run_settings(pod.annotations, ctx, conf)
+    settings = run_settings(
+        pod.annotations, ctx, conf.start_delay_seconds, conf.start_jitter_seconds
+    )
     sim = SimPod(
         key=key,
         uid=pod.uid,
@@ -279,7 +278,7 @@ def _bind(
         run_seconds=settings.run_seconds,
         exit_code=settings.exit_code,
         invalid=settings.invalid,
-        grace_seconds=_grace(pod.termination_grace_period_seconds),
+        grace_seconds=grace(pod.termination_grace_period_seconds),
     )
     message = f"bound to node {node.name}"
     if sim.starts_at <= ctx.now and not sim.invalid:
@@ -331,67 +330,6 @@ def _refuse(
         pod_uid=pod.uid,
     )
     return Step(state, (refused,))
-
-
-@dataclass(frozen=True, slots=True)
-class _RunSettings:
-    start_delay: float
-    run_seconds: float | None
-    exit_code: int
-    invalid: str
-
-
-def _run_settings(annotations: Mapping[str, str], ctx: Ctx, conf: ClusterConf) -> _RunSettings:
-    """Read a pod's simulation annotations; jitter only the default start delay."""
-    problems: list[str] = []
-    start_delay = conf.start_delay_seconds
-    if conf.start_jitter_seconds > 0 and ctx.rng is not None:
-        start_delay += ctx.rng.uniform(0.0, conf.start_jitter_seconds)
-    start_text = annotations.get(ANNOTATION_START_SECONDS)
-    if start_text is not None:
-        parsed = _seconds(start_text)
-        if parsed is None:
-            problems.append(_not_seconds(ANNOTATION_START_SECONDS, start_text))
-        else:
-            start_delay = parsed
-    run_seconds = None
-    run_text = annotations.get(ANNOTATION_RUN_SECONDS)
-    if run_text is not None:
-        run_seconds = _seconds(run_text)
-        if run_seconds is None:
-            problems.append(_not_seconds(ANNOTATION_RUN_SECONDS, run_text))
-    exit_code = 0
-    exit_text = annotations.get(ANNOTATION_EXIT_CODE)
-    if exit_text is not None:
-        try:
-            exit_code = int(exit_text.strip())
-        except ValueError:
-            problems.append(f"annotation {ANNOTATION_EXIT_CODE}={exit_text!r} is not an integer")
-    return _RunSettings(start_delay, run_seconds, exit_code, "; ".join(problems))
-
-
-MAX_SECONDS = 1e9
-"""The longest start delay or run time an annotation may give (about 31 years): a longer
-one would overflow the pod's due time (it failed the node's timer and the cluster with it)."""
-
-
-def _seconds(text: str) -> float | None:
-    try:
-        value = float(text.strip())
-    except ValueError:
-        return None
-    return value if math.isfinite(value) and 0 <= value <= MAX_SECONDS else None
-
-
-def _not_seconds(annotation: str, text: str) -> str:
-    return f"annotation {annotation}={text!r} is not a number of seconds from 0 to {MAX_SECONDS:g}"
-
-
-def _grace(seconds: int | None) -> float:
-    """A pod's grace period in seconds: its template's, else Kubernetes' 30 s (bounded)."""
-    if seconds is None or seconds < 0:
-        return float(DEFAULT_GRACE_SECONDS)
-    return float(min(seconds, MAX_SECONDS))
 
 
 # --- pods -------------------------------------------------------------------------------

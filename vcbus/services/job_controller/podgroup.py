@@ -227,39 +227,6 @@ def assemble_podgroup(
     )
 
 
-def build_podgroup(
-    job_key: JobKey,
-    job: Job,
-    uid: str,
-    priority_classes: Mapping[str, int],
-    *,
-    created_at: datetime | None,
-    podgroup_uid: str = "",
-) -> PodGroup:
-    """Build the PodGroup of a job.
-
-    Args:
-        job_key: the job's ``namespace/name``.
-        job: the admitted job.
-        uid: the job's uid (the PodGroup is named ``<job>-<uid>``).
-        priority_classes: priority class name → value.
-        created_at: creation time of the PodGroup (job order ties break on it).
-        podgroup_uid: the PodGroup's own uid (differs per incarnation).
-
-    Returns:
-        The PodGroup: minMember, minTaskMember, minResources, queue, priority class and
-        its value, the job's annotations, and ``dependent`` and ``stages`` for a dependsOn
-        job.
-    """
-    return assemble_podgroup(
-        podgroup_spec(job, priority_classes),
-        job_key,
-        uid,
-        created_at=created_at,
-        podgroup_uid=podgroup_uid,
-    )
-
-
 def has_spec(podgroup: PodGroup, spec: PodGroupSpec) -> bool:
     """Tell whether a PodGroup agrees with ``spec`` on what an update would change."""
     return (

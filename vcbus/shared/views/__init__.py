@@ -8,8 +8,9 @@
 - :mod:`vcbus.shared.views.jobs`: :class:`~vcbus.shared.views.jobs.JobFold`, the one fold of a job's
   records; a job's PodGroup phase as shown (``Deleted`` once it is gone) and its pod
   counts in words.
-- :mod:`vcbus.shared.views.pods`: :class:`~vcbus.shared.views.pods.PodFold`, the one fold of pods
-  from ``pods``, ``bindings`` and ``pods.status`` (by incarnation), and what holds each node.
+- :mod:`vcbus.shared.views.pods`: :class:`~vcbus.shared.views.pods.PodFold`, the one fold
+  of pods from ``pods``, ``bindings`` and ``pods.status`` (by incarnation), and what holds
+  each node.
 - :mod:`vcbus.shared.views.reservation`: the reservation folded from ``reservations``.
 - :mod:`vcbus.shared.views.status`: :class:`~vcbus.shared.views.status.StatusView`, ``vcbus up``'s
   live view (the three folds above and the nodes), and its tables.

@@ -23,7 +23,9 @@ from vcbus.services.cli.up import (
     agent_args,
     demo_texts,
     health_lines,
-    join_lines,
+)
+from vcbus.services.cli.up_broker import join_lines
+from vcbus.services.cli.up_progress import (
     phase_counts,
     ready_services,
     starting_line,

@@ -32,8 +32,9 @@ from vcbus.contracts.objects.job import (
 )
 from vcbus.contracts.objects.meta import Condition, ObjectMeta
 from vcbus.contracts.objects.pod import PodPhase
-from vcbus.contracts.objects.podgroup import PodGroupPhase
+from vcbus.contracts.objects.podgroup import PodGroup, PodGroupPhase
 from vcbus.services.job_controller.core import ControllerConf, ControllerInput, decide
+from vcbus.services.job_controller.podgroup import assemble_podgroup, podgroup_spec
 from vcbus.services.job_controller.state import JobRecord
 from vcbus.shared.step import Ctx, Tick
 
@@ -320,3 +321,22 @@ def last_status(emits: Iterable[Event]) -> JobStatusChanged:
     found = statuses(emits)
     assert found, "no JobStatusChanged emitted"
     return found[-1]
+
+
+def build_podgroup(
+    job_key: JobKey,
+    job: Job,
+    uid: str,
+    priority_classes: Mapping[str, int],
+    *,
+    created_at: datetime | None,
+    podgroup_uid: str = "",
+) -> PodGroup:
+    """The PodGroup the controller makes for ``job``: its spec, assembled as the core does."""
+    return assemble_podgroup(
+        podgroup_spec(job, priority_classes),
+        job_key,
+        uid,
+        created_at=created_at,
+        podgroup_uid=podgroup_uid,
+    )

@@ -12,13 +12,12 @@ from vcbus.contracts.objects.job import Job
 from vcbus.contracts.objects.pod import Toleration
 from vcbus.contracts.objects.podgroup import PodGroup, StageTask
 from vcbus.services.job_controller.podgroup import (
-    build_podgroup,
     min_resources,
     min_task_member,
     tasks_by_priority,
 )
 
-from .builders import T0, build_job, build_task
+from .builders import T0, build_job, build_podgroup, build_task
 
 PRIORITY_CLASSES = {"master-pri": 100, "worker-pri": 1, "high": 1000}
 

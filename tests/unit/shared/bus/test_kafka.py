@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from aiokafka.protocol.admin import CreateTopicsResponse_v3
 
-from vcbus.shared.bus.kafka import refusals
+from vcbus.shared.bus.kafka_connect import refusals
 
 
 def test_each_refused_topic_is_named_with_the_brokers_answer_when_creation_fails() -> None:
