@@ -135,8 +135,8 @@ def test_command_is_decoded_when_type_is_a_command_tag(
          "Job per record (`vcbus admit` and `vcbus submit` split multi-document files)"),
         (b'{"type": "job.restart_requested.v1"}', "UnknownCommand",
          "type 'job.restart_requested.v1' is not a command jobs.submitted knows "
-         "(job.delete_requested.v1, job.abort_requested.v1, job.resume_requested.v1), and the "
-         "object has no kind/apiVersion of a Job"),
+         "(job.delete_requested.v1, job.abort_requested.v1, job.resume_requested.v1, "
+         "rejections.clear_requested.v1), and the object has no kind/apiVersion of a Job"),
         (b'{"type": "job.delete_requested.v1", "job": "a/b"}', "InvalidCommand",
          "Object missing required field `event_id`"),
     ],
