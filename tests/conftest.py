@@ -1,7 +1,12 @@
-"""Markers from folders; shared fixtures: a virtual clock, an in-memory bus, captured spans."""
+"""Markers from folders; shared fixtures: a virtual clock, an in-memory bus, captured spans.
+
+At the end of the run, the processes the suite started that still run are reported and
+ended (:mod:`tests.support.leftovers`).
+"""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,6 +16,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+from tests.support import leftovers
 from vcbus.shared.bus.memory import InMemoryBus
 from vcbus.shared.runtime.clock import VirtualClock
 
@@ -43,6 +49,40 @@ def _install_test_tracer() -> None:
 
 
 _install_test_tracer()
+
+LEFTOVER_GRACE = 5.0
+"""How long processes still exiting at the end of the run get before they count as left over."""
+
+_LEFTOVERS = pytest.StashKey[list[leftovers.Leftover]]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Mark every process this run starts (its environment), to find what outlives it."""
+    leftovers.mark_run()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """End the processes of this run that outlived their tests, and keep them for the report."""
+    deadline = time.monotonic() + LEFTOVER_GRACE
+    found = leftovers.leftovers()
+    while found and time.monotonic() < deadline:
+        time.sleep(0.1)
+        found = leftovers.leftovers()
+    leftovers.end(found)
+    session.config.stash[_LEFTOVERS] = found
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Name each process the run started that outlived it (a fixture that did not stop it)."""
+    found = terminalreporter.config.stash.get(_LEFTOVERS, [])
+    if not found:
+        return
+    terminalreporter.section("processes left running by the tests", sep="=", red=True)
+    terminalreporter.write_line(
+        f"{len(found)} process(es) started by this run outlived it (now SIGKILLed):"
+    )
+    for leftover in found:
+        terminalreporter.write_line(f"  pid {leftover.pid}: {leftover.command[:200]}")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

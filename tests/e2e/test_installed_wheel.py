@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.system import SERVICES
+from tests.support import leftovers
 from tests.support.processes import ROOT
 from vcbus import contracts, services, shared
 
@@ -111,7 +112,7 @@ def test_vcbus_up_demo_completes_when_installed_from_the_wheel_into_a_fresh_venv
     ).stdout.split()
     assert all(Path(origin).is_relative_to(venv) for origin in found), found
 
-    done = subprocess.run(
+    done = leftovers.run_owned(
         [str(venv / "bin" / "vcbus"), "up", "--demo", "--timeout", "200"],
         cwd=empty,
         env=env,

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.system import SERVICES
+from tests.support import leftovers
 from tests.support.processes import ROOT, service_env
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
@@ -29,7 +30,7 @@ def test_demo_completes_every_job_when_vcbus_up_runs_on_a_fresh_log_dir(tmp_path
     for name in ("KAFKA_BOOTSTRAP_SERVERS", "VCBUS_TOPIC_PREFIX"):
         env.pop(name)
 
-    done = subprocess.run(
+    done = leftovers.run_owned(
         [*_vcbus(), "up", "--demo", "--agent", "--log-dir", str(log_dir), "--timeout", "200"],
         env=env,
         cwd=ROOT,

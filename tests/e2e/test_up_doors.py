@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import leftovers
 from tests.support.processes import ROOT, service_env
 from vcbus.shared.bus.broker import free_port
 from vcbus.shared.bus.errors import BrokerAuthenticationError
@@ -64,7 +65,8 @@ def _until(what: str, check: object) -> None:
 
 @pytest.fixture
 def up(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], int, int, Path]]:
-    env = service_env("", "")
+    owner = leftovers.owner_mark()
+    env = dict(service_env("", ""), **{leftovers.OWNER: owner})
     for name in ("KAFKA_BOOTSTRAP_SERVERS", "VCBUS_TOPIC_PREFIX", "VCBUS_HEALTH_HOST"):
         env.pop(name, None)
     health, dashboard = free_port(), free_port()
@@ -93,6 +95,7 @@ def up(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], int, int, Path]]
             process.wait()
         if process.stdout is not None:
             process.stdout.close()
+        leftovers.end_owned(owner)  # its broker and services: sessions of their own
 
 
 async def test_up_keeps_its_broker_health_and_dashboard_to_this_host_and_its_user(

@@ -30,6 +30,7 @@ import yaml
 
 from tests.e2e.real_nodes import simple_job
 from tests.e2e.system import SERVICES
+from tests.support import leftovers
 from tests.support.processes import ROOT, service_env
 from vcbus.services.agent.app.drain import drain
 from vcbus.services.cli.up_progress import ready_services
@@ -51,7 +52,8 @@ class Up:
         self.folder = folder
         self.out_file, self.err_file = folder / "up.out", folder / "up.err"
         self.log_dir = folder / "logs"
-        env = service_env("", "")
+        self.owner = leftovers.owner_mark()
+        env = dict(service_env("", ""), **{leftovers.OWNER: self.owner})
         for name in ("KAFKA_BOOTSTRAP_SERVERS", "VCBUS_TOPIC_PREFIX"):
             env.pop(name)
         command = [sys.executable, "-m", "vcbus.services.cli", "up", "--agent"]
@@ -197,6 +199,7 @@ def up(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Up]:
         if running.data_dir.exists():  # a test failed before up removed it
             drain(running.data_dir)
             shutil.rmtree(running.data_dir, ignore_errors=True)
+        leftovers.end_owned(running.owner)  # its broker and services: sessions of their own
 
 
 def test_a_killed_service_and_a_killed_agent_are_restarted_and_no_job_is_lost(up: Up) -> None:

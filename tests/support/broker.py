@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Iterator
@@ -28,6 +29,23 @@ def _docker_answers() -> bool:
     except Exception:  # noqa: BLE001 - any failure means no engine
         return False
     return True
+
+
+KAFKA_MIN_SESSION_MS = 6000
+"""The shortest session Apache Kafka accepts by default (``group.min.session.timeout.ms``)."""
+
+EMBEDDED_SESSION_MS = 3000
+"""The session of tests on the embedded broker, which accepts shorter ones: a stalled or
+killed member is out of its group in half the time."""
+
+
+@functools.cache
+def session_ms() -> int:
+    """The shortest consumer-group session the suite's broker takes: tests that wait for a
+    member's session to pass (a stall, a kill) wait no longer than the broker needs."""
+    if os.environ.get("KAFKA_BOOTSTRAP_SERVERS") or _docker_answers():
+        return KAFKA_MIN_SESSION_MS
+    return EMBEDDED_SESSION_MS
 
 
 @pytest.fixture(scope="session")

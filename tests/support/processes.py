@@ -7,7 +7,9 @@ dict, any other line as ``{"event": None, "text": line}``. Every kept line also 
 ``_stream`` (``stdout``/``stderr``) and ``_seq``, a number increasing in arrival order over
 all processes of the run. Waits are bounded (generous limits, support code, never timing
 assertions) and fail with the process's last lines. ``Processes`` stops what it started:
-SIGTERM, then SIGKILL when it does not exit, then the pipes are closed and the readers joined.
+SIGTERM, then SIGKILL when it does not exit, then the pipes are closed and the readers joined;
+what the process started and left running (it carries the process's owner mark,
+:mod:`tests.support.leftovers`) is ended too.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Any, Self
+
+from tests.support import leftovers
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -89,7 +93,8 @@ class ServiceProcess:
         """``wrap``: a command that runs it (``ip netns exec NAME``: on another host)."""
         self.name = name
         self.command = [*wrap, sys.executable, "-m", module, *args]
-        self._env = dict(env)
+        self._owner = leftovers.owner_mark()
+        self._env = {**env, leftovers.OWNER: self._owner}
         self._lines: list[Line] = []
         self._changed = threading.Condition()
         self._open_streams = 0
@@ -238,10 +243,12 @@ class ServiceProcess:
         return process.returncode
 
     def close(self) -> None:
-        """Stop the process if it runs, read its remaining output, close its pipes."""
+        """Stop the process if it runs, read its remaining output, close its pipes; end what
+        it started that still runs."""
         if self._popen is None:
             return
         self.terminate()
+        leftovers.end_owned(self._owner)
         for reader in self._readers:
             reader.join(STOP_LIMIT)
         for stream in (self._popen.stdout, self._popen.stderr):

@@ -15,6 +15,7 @@ from datetime import datetime
 import msgspec
 import pytest
 
+from tests.support.broker import session_ms
 from tests.support.bus_contract import wait_until
 from tests.support.otlp_receiver import OtlpReceiver, ReceivedSpan
 from tests.support.processes import (
@@ -60,13 +61,13 @@ def bus(kafka_bootstrap: str) -> AioKafkaBus:
 
 
 def toy_env(bootstrap: str, prefix: str, **extra: str) -> dict[str, str]:
-    """A toy's environment: quick polls, the shortest session Apache Kafka accepts by
-    default (``group.min.session.timeout.ms``), so a killed member leaves the group soon,
-    and debug lines (one ``record_handled`` per record)."""
+    """A toy's environment: quick polls, the shortest session the broker accepts
+    (``session_ms``), so a killed member leaves the group soon, and debug lines (one
+    ``record_handled`` per record)."""
     settings = {
         "VCBUS_PARTITIONS": str(PARTITIONS),
         "VCBUS_POLL_TIMEOUT": "0.1",
-        "VCBUS_SESSION_TIMEOUT_MS": "6000",
+        "VCBUS_SESSION_TIMEOUT_MS": str(session_ms()),
         # the tests follow each record's ``record_handled`` line, written at debug
         "VCBUS_LOG_LEVEL": "debug",
     }

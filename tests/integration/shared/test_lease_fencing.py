@@ -17,6 +17,7 @@ from typing import TypeGuard
 
 import pytest
 
+from tests.support.broker import session_ms
 from tests.support.bus_contract import read_topic, running, wait_until
 from vcbus.contracts import Event, NodeRegistered, Topic
 from vcbus.contracts.objects.node import Node
@@ -31,7 +32,7 @@ from vcbus.shared.runtime.settings import Settings
 from vcbus.shared.runtime.topology import ensure_topics
 from vcbus.shared.step import Ctx
 
-SESSION_MS = 6000
+SESSION_MS = session_ms()
 
 
 def _active(lease: Lease) -> bool:

@@ -123,6 +123,7 @@ def start_broker(
             return EmbeddedBroker(process, host, port, advertised)
         time.sleep(0.05)
     process.kill()
+    process.wait()
     raise BrokerStartError(f"the broker did not listen on {url} within {timeout:.0f}s")
 
 
