@@ -9,7 +9,10 @@ For each *signature* (what filters and scores read from a task: its request, nod
 tolerations, and its job when a filter depends on it) the cache keeps, per node, whether the
 filters pass, whether the request fits the idle and the future-idle resources, and the score.
 When the session changes a node (allocate, pipeline, discard), the node's row is recomputed the
-next time the signature is used, so a cycle costs about one O(nodes) pass per task.
+next time the signature is used, so a cycle costs about one O(nodes) pass per task. Tasks share
+a signature's answers only while every enabled filter declares them cacheable
+(``NodeFilter.cacheable``, off by default) and no plugin scores one node at a time; otherwise
+the signature names the task, and answers are kept per task.
 
 Deliberate deviations:
 - Ties between equal scores go to the node whose name sorts first (docs/design.md#determinism), not
