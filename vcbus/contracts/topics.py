@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from vcbus.contracts._base import Event, tag_of
 from vcbus.contracts.events.bindings import BindingCreated, BindingsEvent, PodEvictionRequested
@@ -188,61 +190,121 @@ def _tag_table() -> dict[str, TopicSpec]:
 TOPIC_BY_TAG: dict[str, TopicSpec] = _tag_table()
 
 
+def _type_table() -> dict[type[Event], TopicSpec]:
+    table: dict[type[Event], TopicSpec] = {}
+    for spec in TOPICS:
+        members: tuple[type[Event], ...] = getattr(spec.union, "__args__", None) or (
+            spec.union,  # type: ignore[assignment]
+        )
+        for member in members:
+            table[member] = spec
+    return table
+
+
+TOPIC_BY_TYPE: dict[type[Event], TopicSpec] = _type_table()
+"""Each event type's topic (``TOPIC_BY_TAG`` by type: one lookup for every record made)."""
+
+
 def topic_of(event: Event) -> TopicSpec:
     """Return the topic an event is published on (each type belongs to one topic)."""
-    return TOPIC_BY_TAG[tag_of(type(event))]
+    spec = TOPIC_BY_TYPE.get(type(event))
+    return spec if spec is not None else TOPIC_BY_TAG[tag_of(type(event))]
+
+
+def _job(event: Any) -> str:
+    return event.job  # type: ignore[no-any-return]
+
+
+def _job_or_empty(event: Any) -> str:
+    return event.job or ""
+
+
+def _podgroup_job(event: Any) -> str:
+    return event.podgroup.job  # type: ignore[no-any-return]
+
+
+def _pod_job(event: Any) -> str:
+    return event.pod.job  # type: ignore[no-any-return]
+
+
+def _node(event: Any) -> str:
+    return event.node  # type: ignore[no-any-return]
+
+
+def _node_name(event: Any) -> str:
+    return event.node.name  # type: ignore[no-any-return]
+
+
+def _name(event: Any) -> str:
+    return event.name  # type: ignore[no-any-return]
+
+
+def _queue_name(event: Any) -> str:
+    return event.queue.name  # type: ignore[no-any-return]
+
+
+def _no_key(event: Any) -> str:
+    return ""  # about no job: keyless, as the rejections it clears (KEYLESS)
+
+
+_KEYS: tuple[tuple[Callable[[Any], str], tuple[type[Event], ...]], ...] = (
+    (
+        _job,
+        (
+            JobAdmitted,
+            JobDeleteAccepted,
+            JobAbortAccepted,
+            JobResumeAccepted,
+            JobStatusChanged,
+            JobDeleted,
+            JobDeleteRequested,
+            JobAbortRequested,
+            JobResumeRequested,
+            PodGroupDeleted,
+            PodGroupPhaseChanged,
+            PodGroupConditionsChanged,
+            PodDeleted,
+            PodPhaseChanged,
+            BindingRefused,
+            TargetJobElected,
+            NodesLocked,
+            NodesUnlocked,
+            CapacityReserved,
+            CapacityReleased,
+            LocksHonoured,
+            LocksLifted,
+            PodsNominated,
+            NominationEnded,
+        ),
+    ),
+    (_job_or_empty, (JobRejected,)),
+    (_podgroup_job, (PodGroupCreated, PodGroupUpdated)),
+    (_pod_job, (PodCreated,)),
+    (_node, (BindingCreated, PodEvictionRequested)),
+    (_node_name, (NodeRegistered, NodeChanged, NodeAddRequested)),
+    (
+        _name,
+        (
+            NodeCordonRequested,
+            NodeUncordonRequested,
+            NodeRemoveRequested,
+            NodeRemoved,
+            NodeHeartbeat,
+            QueueDeleted,
+        ),
+    ),
+    (_queue_name, (QueueDeclared,)),
+    (_no_key, tuple(KEYLESS)),
+)
+KEY_BY_TYPE: dict[type[Event], Callable[[Any], str]] = {
+    kind: key for key, kinds in _KEYS for kind in kinds
+}
+"""How each event type names its record key (one lookup, not a match over every type)."""
 
 
 def key_of(event: Event) -> str:
     """Return the record key of an event: the job key, node name or queue name it is about."""
-    match event:
-        case (
-            JobAdmitted()
-            | JobDeleteAccepted()
-            | JobAbortAccepted()
-            | JobResumeAccepted()
-            | JobStatusChanged()
-            | JobDeleted()
-        ):
-            return event.job
-        case JobRejected():
-            return event.job or ""
-        case RejectionsClearRequested() | RejectionsCleared():
-            return ""  # about no job: keyless, as the rejections it clears (KEYLESS)
-        case JobDeleteRequested() | JobAbortRequested() | JobResumeRequested():
-            return event.job
-        case PodGroupCreated() | PodGroupUpdated():
-            return event.podgroup.job
-        case PodCreated():
-            return event.pod.job
-        case (
-            PodGroupDeleted()
-            | PodGroupPhaseChanged()
-            | PodGroupConditionsChanged()
-            | PodDeleted()
-            | PodPhaseChanged()
-            | BindingRefused()
-            | TargetJobElected()
-            | NodesLocked()
-            | NodesUnlocked()
-            | CapacityReserved()
-            | CapacityReleased()
-            | LocksHonoured()
-            | LocksLifted()
-            | PodsNominated()
-            | NominationEnded()
-        ):
-            return event.job
-        case BindingCreated() | PodEvictionRequested():
-            return event.node
-        case NodeRegistered() | NodeChanged() | NodeAddRequested():
-            return event.node.name
-        case NodeCordonRequested() | NodeUncordonRequested() | NodeRemoveRequested():
-            return event.name
-        case NodeRemoved() | NodeHeartbeat():
-            return event.name
-        case QueueDeclared():
-            return event.queue.name
-        case QueueDeleted():
-            return event.name
-    raise TypeError(f"no key for event type {type(event).__name__}")
+    key = KEY_BY_TYPE.get(type(event))
+    if key is None:
+        raise TypeError(f"no key for event type {type(event).__name__}")
+    return key(event)

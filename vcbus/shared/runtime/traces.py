@@ -6,22 +6,21 @@ is published inside an ``<action> <job>`` span whose parent is that job's last c
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 from opentelemetry.trace import SpanContext
 
 from vcbus.contracts import BindingCreated, Event, KeyKind, PodEvictionRequested, key_of, topic_of
+from vcbus.contracts.topics import KEY_BY_TYPE, TOPIC_BY_TYPE
 from vcbus.shared.bus.outbox import Outbox
 from vcbus.shared.bus.records import Headers, Record
 from vcbus.shared.runtime.service import Runtime
 from vcbus.shared.tracing.spans import context_of, cycle_span, job_span, span_context_of
 
 
-def job_of(event: Event) -> str | None:
-    """The job an event is about: its record key on job-keyed topics; a binding's pod's job.
-
-    An eviction is about its preemptor: it is published in the preemptor's trace.
-    """
+def _job_key(event: Event) -> str | None:
+    """``job_of`` worked out once per event type: ``_JOB_BY_TYPE`` keeps its answer."""
     if isinstance(event, BindingCreated):
         return event.pod.job
     if isinstance(event, PodEvictionRequested):
@@ -29,6 +28,44 @@ def job_of(event: Event) -> str | None:
     if topic_of(event).key is KeyKind.JOB:
         return key_of(event) or None
     return None
+
+
+def _pod_job(event: BindingCreated) -> str:
+    return event.pod.job
+
+
+def _preemptor(event: PodEvictionRequested) -> str:
+    return event.preemptor
+
+
+def _keyed_job(event: Event) -> str | None:
+    return KEY_BY_TYPE[type(event)](event) or None
+
+
+def _no_job(_: Event) -> None:
+    return None
+
+
+_JOB_BY_TYPE: dict[type[Event], Callable[[Any], str | None]] = {
+    kind: _pod_job
+    if kind is BindingCreated
+    else _preemptor
+    if kind is PodEvictionRequested
+    else _keyed_job
+    if spec.key is KeyKind.JOB
+    else _no_job
+    for kind, spec in TOPIC_BY_TYPE.items()
+}
+"""How each event type names its job (folded per event by a scheduling service's view)."""
+
+
+def job_of(event: Event) -> str | None:
+    """The job an event is about: its record key on job-keyed topics; a binding's pod's job.
+
+    An eviction is about its preemptor: it is published in the preemptor's trace.
+    """
+    job = _JOB_BY_TYPE.get(type(event))
+    return job(event) if job is not None else _job_key(event)
 
 
 class JobTraces:
