@@ -514,7 +514,10 @@ class Supervisor:
             # 137); the kubelet reads the cgroup's OOM kills the same way
             reason = REASON_OOM
         if self.plan.runtime:
-            if exit_code != 0 and podman.oom_killed(self.plan.uid, run.spec.name):
+            # podman's state says so where it reads the kill; else a SIGKILL nobody here
+            # sent, under a memory limit (cgroup v1 under cgroupfs hides the count)
+            killed = exit_code == 137 and self.plan.limits.memory_bytes and not self.stop_requested
+            if exit_code != 0 and (killed or podman.oom_killed(self.plan.uid, run.spec.name)):
                 reason = REASON_OOM
             podman.remove(self.plan.uid, run.spec.name)
         run.process = None
