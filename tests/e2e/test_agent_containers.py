@@ -83,11 +83,9 @@ def data_dirs() -> Iterator[DataDirs]:
 
 
 @pytest.fixture(scope="module")
-def agent(
-    system: System, data_dirs: DataDirs, processes: Processes, image: str
-) -> Iterator[RealNode]:
+def agent(system: System, data_dirs: DataDirs, processes: Processes, image: str) -> RealNode:
     """Node ``box-0``, runtime ``auto``."""
-    yield start_agent(
+    return start_agent(
         processes,
         system,
         data_dirs.new("box"),
