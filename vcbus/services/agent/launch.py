@@ -224,6 +224,7 @@ def plan_pod(
             runtime=placement.runtime,
             node=placement.node,
             files_dir=placement.pod_dir,
+            subdomain=pod.job.rsplit("/", 1)[-1],
             limits=Limits(cpu_millis=cpu, memory_bytes=memory),
         )
     return plan, grants

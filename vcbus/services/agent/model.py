@@ -137,6 +137,8 @@ class PodPlan(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """The agent's node (its containers' label)."""
     files_dir: str = ""
     """The plugins' files of the pod (mounted in its containers)."""
+    subdomain: str = ""
+    """The job's name: the pod is ``<pod>.<job>`` to the job's other pods on its node."""
 
 
 class ContainerReport(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):

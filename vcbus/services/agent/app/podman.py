@@ -22,6 +22,7 @@ refuses hybrid cgroups; ``runc`` without them fails to set rlimits).
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from collections.abc import Sequence
@@ -32,6 +33,8 @@ LABEL_POD = "io.vcbus.pod-uid"
 LABEL_NODE = "io.vcbus.node"
 REASON_NEVER_PULL = "ErrImageNeverPull"
 REASON_PULL = "ErrImagePull"
+CONF_FILE = "containers.conf"
+"""podman's configuration in a pod's directory (the sandbox's rlimits)."""
 TIMEOUT = 60.0
 """Seconds a podman command (not a container's run) may take."""
 
@@ -53,6 +56,50 @@ def unavailable() -> str:
     return ""
 
 
+def network_of(node: str) -> str:
+    """The network of a node's pods (their names resolve on it)."""
+    return f"vcbus-{node}"
+
+
+def sandbox_of(uid: str) -> str:
+    """The name of the pod's sandbox (a podman pod: one network namespace)."""
+    return f"vcbus-{uid}"
+
+
+def write_conf(path: str) -> str:
+    """Write podman's configuration for the pods' sandboxes (their rlimits); its path."""
+    with open(path, "w", encoding="utf-8") as out:
+        out.write(f"[containers]\ndefault_ulimits = {json.dumps(list(ULIMITS[1::2]))}\n")
+    return path
+
+
+def create_sandbox(*, uid: str, node: str, hostname: str, subdomain: str, conf: str) -> str:
+    """Make the pod's sandbox on its node's network; an error message when it cannot."""
+    network = network_of(node)
+    if _podman("network", "exists", network).returncode != 0:
+        _podman("network", "create", "--label", f"{LABEL_NODE}={node}", network)
+    aliases = f"alias={hostname}" + (f",alias={hostname}.{subdomain}" if subdomain else "")
+    done = _podman(
+        "pod",
+        "create",
+        "--replace",
+        "--name",
+        sandbox_of(uid),
+        "--hostname",
+        hostname,
+        "--network",
+        f"{network}:{aliases}",
+        "--label",
+        f"{LABEL_POD}={uid}",
+        "--label",
+        f"{LABEL_NODE}={node}",
+        env={"CONTAINERS_CONF": conf},
+    )
+    if done.returncode == 0:  # started here: what podman says of it is not a container's output
+        done = _podman("pod", "start", sandbox_of(uid), env={"CONTAINERS_CONF": conf})
+    return "" if done.returncode == 0 else f"pod sandbox: {done.stderr.strip()[-300:]}"
+
+
 def run_argv(
     *,
     uid: str,
@@ -69,6 +116,7 @@ def run_argv(
     group: int | None,
     memory_bytes: int,
     cpu_millis: int,
+    sandbox: bool = False,
 ) -> list[str]:
     """``podman run`` for one container of a pod."""
     argv = [
@@ -81,8 +129,7 @@ def run_argv(
         f"{LABEL_POD}={uid}",
         "--label",
         f"{LABEL_NODE}={node}",
-        "--hostname",
-        hostname,
+        *(("--pod", sandbox_of(uid)) if sandbox else ("--hostname", hostname)),
         "--pull",
         "never",
         "--log-driver",
@@ -167,6 +214,7 @@ def remove_pod(node: str, uid: str) -> None:
     names = containers(node, uid)
     if names:
         _podman("rm", "-f", "-t", "0", *names)
+    _podman("pod", "rm", "-f", "--ignore", sandbox_of(uid))
 
 
 def _latest(image: str) -> bool:
@@ -174,10 +222,11 @@ def _latest(image: str) -> bool:
     return "@" not in last and (":" not in last or last.endswith(":latest"))
 
 
-def _podman(*args: str) -> subprocess.CompletedProcess[str]:
+def _podman(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     try:
         return subprocess.run(
             [*BASE, *args],
+            env=None if env is None else {**os.environ, **env},
             capture_output=True,
             text=True,
             timeout=TIMEOUT,

@@ -306,6 +306,15 @@ class Supervisor:
                 reason, message = podman.pull_problem(spec.image, spec.pull_policy)
                 if reason:
                     return self._finish(PodPhase.FAILED, reason, message, None)
+            problem = podman.create_sandbox(
+                uid=self.plan.uid,
+                node=self.plan.node,
+                hostname=self.plan.pod,
+                subdomain=self.plan.subdomain,
+                conf=podman.write_conf(str(self.pod_dir / podman.CONF_FILE)),
+            )
+            if problem:
+                return self._finish(PodPhase.FAILED, REASON_START_ERROR, problem, 128)
         for spec in inits:
             ended = self._run_group([spec], deadline, init=True)
             if ended is not None:
@@ -408,7 +417,7 @@ class Supervisor:
         if self.plan.runtime:  # podman runs as the agent; the container as the pod's user
             argv, env, preexec = (
                 self._podman_run(spec),
-                dict(os.environ),
+                {**os.environ, "CONTAINERS_CONF": str(self.pod_dir / podman.CONF_FILE)},
                 _preexec(Limits(), None, None, ""),
             )
         try:
@@ -460,6 +469,7 @@ class Supervisor:
             group=self.plan.group,
             memory_bytes=self.plan.limits.memory_bytes,
             cpu_millis=self.plan.limits.cpu_millis,
+            sandbox=True,
         )
 
     def _prune_logs(self) -> None:
