@@ -220,6 +220,12 @@ async def test_an_agent_killed_mid_job_finds_its_container_again(
     statuses = await wait_for_statuses(system, "default/boxadopt", running(1))
     uid = statuses[-1].pod_uid
     os.kill(agent.process.pid, signal.SIGKILL)
+    # a container of this node's whose pod the agent does not have (a crash's leftover)
+    orphan = [*podman.BASE, "create", "--name", "vcbus-orphan-1-main", *podman.ULIMITS]
+    labels = ["--label", f"{podman.LABEL_NODE}=box-0", "--label", f"{podman.LABEL_POD}=orphan-1"]
+    await asyncio.to_thread(
+        subprocess.run, [*orphan, *labels, IMAGE, "true"], check=True, capture_output=True
+    )
     again = start_agent(
         processes, system, agent.data_dir, "box-0", "--label", "pool=box", "--runtime", "auto"
     )
@@ -228,4 +234,6 @@ async def test_an_agent_killed_mid_job_finds_its_container_again(
     )
     assert [s.phase for s in done].count(PodPhase.SUCCEEDED) == 1, again.process.tail(30)
     assert vcbus_logs(system, "boxadopt").stdout.split() == ["one", "two"]
+    assert containers_of("orphan-1") == []
+    assert again.process.matching(event("containers_removed", pods=["orphan-1"]))
     assert await no_containers(uid) == []
