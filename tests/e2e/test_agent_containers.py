@@ -24,7 +24,6 @@ import pytest
 import yaml
 
 from tests.e2e.real_nodes import (
-    WAIT,
     DataDirs,
     RealNode,
     delete_job,
@@ -34,7 +33,7 @@ from tests.e2e.real_nodes import (
     vcbus_logs,
     wait_for_statuses,
 )
-from tests.e2e.system import System, running_system, submit
+from tests.e2e.system import WAIT, System, running_system, submit
 from tests.support.processes import Processes, event
 from vcbus.contracts.objects.pod import PodPhase
 from vcbus.services.agent.app import podman
