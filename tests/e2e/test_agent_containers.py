@@ -15,6 +15,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,6 +27,7 @@ import yaml
 from tests.e2e.real_nodes import (
     DataDirs,
     RealNode,
+    client_env,
     delete_job,
     running,
     simple_job,
@@ -34,7 +36,7 @@ from tests.e2e.real_nodes import (
     wait_for_statuses,
 )
 from tests.e2e.system import WAIT, System, running_system, submit
-from tests.support.processes import Processes, event
+from tests.support.processes import Processes, event, service_env
 from vcbus.contracts.objects.pod import PodPhase
 from vcbus.services.agent.app import podman
 
@@ -124,8 +126,19 @@ def needs_podman() -> None:
         pytest.fail(f"podman cannot run containers here: {PROBLEM}")
 
 
-def test_the_agent_says_which_runtime_it_runs(agent: RealNode) -> None:
+def test_the_agent_says_which_runtime_it_runs(system: System, agent: RealNode) -> None:
     said = agent.process.wait_for(event("runtime", node="box-0"))
+    table = subprocess.run(
+        [sys.executable, "-m", "vcbus.services.cli", "get", "nodes", "-o", "wide"],
+        env=service_env(system.bootstrap, system.prefix, **client_env()),
+        capture_output=True,
+        text=True,
+        timeout=WAIT,
+        check=False,
+    ).stdout.splitlines()
+    assert table[0].split()[-1] == "RUNTIME"
+    row = next(line.split() for line in table if line.startswith("box-0"))
+    assert row[-1] == ("process" if PROBLEM else "podman")
     if PROBLEM:  # plainly said, and the pods run as host processes
         assert said["runtime"] == "process"
         warned = agent.process.wait_for(event("container_runtime_unavailable"))

@@ -315,7 +315,15 @@ def node_rows(store: StatusStore, query: Query) -> dict[str, Row]:
             locked or "-",
             expires,
         )
-        out[name] = Row(cells, obj, wide=(health.heartbeat_text(), health.limits_column()))
+        out[name] = Row(
+            cells,
+            obj,
+            wide=(
+                health.heartbeat_text(),
+                health.limits_column(),
+                node.labels.get("vcbus.io/runtime", "-"),
+            ),
+        )
     return out
 
 
@@ -445,7 +453,7 @@ KINDS: dict[str, Kind] = {
         (Topic.NODES, Topic.PODS, Topic.BINDINGS, Topic.PODS_STATUS, Topic.RESERVATIONS),
         ("NAME", "STATUS", "ALLOCATABLE", "ALLOCATED", "FREE", "PODS", "LOCKED FOR", "EXPIRES"),
         node_rows,
-        wide_header=("HEARTBEAT", "LIMITS"),
+        wide_header=("HEARTBEAT", "LIMITS", "RUNTIME"),
         state="STATUS",
     ),
     "queues": Kind(
