@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from vcbus.services.agent.containers import RUNTIME_OPTIONS, run_argv
+from vcbus.services.agent.app.podman import BASE, run_argv
 
 IMAGE = "localhost/vcbus-bench-busybox:1"
 
@@ -46,22 +46,28 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as context:
         shutil.copy(busybox, Path(context) / "busybox")
         (Path(context) / "Containerfile").write_text("FROM scratch\nCOPY busybox /bin/busybox\n")
-        subprocess.run(
-            ["podman", *RUNTIME_OPTIONS, "build", "-q", "-t", IMAGE, context], check=True
-        )
+        subprocess.run([*BASE, "build", "-q", "-t", IMAGE, context], check=True)
     process: list[float] = []
     container: list[float] = []
     for run in range(runs):
         process.append(_first_line([busybox, "echo", "up"]))
         argv = run_argv(
-            podman="podman",
             uid=f"bench-{run}",
+            node="bench",
+            hostname=f"bench-{run}",
             container="main",
-            restart=0,
             image=IMAGE,
             command=["/bin/busybox", "echo", "up"],
-            pull_policy="Never",
+            args=[],
+            env={},
+            working_dir="",
+            files_dir="",
+            user=None,
+            group=None,
+            memory_bytes=0,
+            cpu_millis=0,
         )
+        argv.insert(argv.index("run") + 1, "--rm")
         container.append(_first_line(argv))
     for name, values in (("process", process), ("container", container)):
         print(

@@ -6,6 +6,7 @@ supervisor (``python -m vcbus.services.agent.app.supervisor``) starts without lo
 shell. Importing this face loads the shell.
 """
 
+from vcbus.services.agent.app import podman
 from vcbus.services.agent.app.cgroups import DEFAULT_PIDS_MAX, detect
 from vcbus.services.agent.app.drain import drain
 from vcbus.services.agent.app.logserver import (
@@ -40,4 +41,5 @@ __all__ = [
     "drain",
     "load_or_make_token",
     "parse_range",
+    "podman",
 ]

@@ -36,6 +36,8 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+import msgspec
+
 from vcbus.contracts import reasons as codes
 from vcbus.contracts.objects.job import Job, TaskSpec
 from vcbus.contracts.objects.pod import Pod
@@ -95,6 +97,9 @@ class Placement:
     """The pod's own uid (and gid), from the agent's range; None: the policy's run-as user."""
     resolved_paths: Mapping[str, str] = field(default_factory=dict)
     """Each ``hostPath`` of the pod as the host resolves it (``realpath``)."""
+    runtime: str = ""
+    """``podman``: containers run in their images (a command is optional, the environment
+    and directory are the image's); empty: host processes."""
 
 
 def find_task(job: Job, task: str) -> TaskSpec | None:
@@ -166,6 +171,8 @@ def plan_pod(
         "status.podIP": placement.host_ip,
     }
     base = {"PATH": policy.path, "HOME": placement.work_dir, "HOSTNAME": pod.name}
+    if placement.runtime:  # the image's PATH, HOME and directory
+        base = {"HOSTNAME": pod.name}
     pod_security = _mapping(spec.get("securityContext"))
     runs: list[ContainerRun] = []
     users: set[tuple[int | None, int | None]] = set()
@@ -212,6 +219,15 @@ def plan_pod(
         group=group,
         limits=limits,
     )
+    if placement.runtime:  # the runtime applies the limits to each container
+        plan = msgspec.structs.replace(
+            plan,
+            runtime=placement.runtime,
+            node=placement.node,
+            files_dir=placement.pod_dir,
+            subdomain=pod.job.rsplit("/", 1)[-1],
+            limits=Limits(cpu_millis=cpu, memory_bytes=memory),
+        )
     return plan, grants
 
 
@@ -226,7 +242,7 @@ def _container(
 ) -> ContainerRun:
     name = str(container.get("name") or "")
     command = _strings(container.get("command"))
-    if not command:
+    if not command and not placement.runtime:
         raise PlanError(
             REASON_NO_COMMAND,
             f"container {name} has no command: its image's entrypoint needs a container "
@@ -247,9 +263,13 @@ def _container(
         name=name,
         argv=tuple(argv),
         env=env,
-        working_dir=working if isinstance(working, str) and working else placement.work_dir,
+        working_dir=working
+        if isinstance(working, str) and working
+        else ("" if placement.runtime else placement.work_dir),
         image=str(container.get("image") or ""),
         init=init,
+        command_len=len(command) if placement.runtime else -1,
+        pull_policy=str(container.get("imagePullPolicy") or ""),
     )
 
 

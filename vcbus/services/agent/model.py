@@ -94,8 +94,11 @@ class ContainerRun(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True
     env: dict[str, str] = {}
     working_dir: str = ""
     image: str = ""
-    """Recorded, not pulled: host processes run what the host has."""
+    """Host processes record it (they run what the host has); podman runs it."""
     init: bool = False
+    command_len: int = -1
+    """How many words of ``argv`` are the ``command`` (the rest its ``args``); -1: all."""
+    pull_policy: str = ""
 
 
 class Limits(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
@@ -128,6 +131,14 @@ class PodPlan(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """The pod's logs at most, every container and restart together (oldest removed first)."""
     log_pod_max_files: int = 20
     """The pod's log files at most, every container and restart together."""
+    runtime: str = ""
+    """``podman``: each container runs in an image; empty: host processes."""
+    node: str = ""
+    """The agent's node (its containers' label)."""
+    files_dir: str = ""
+    """The plugins' files of the pod (mounted in its containers)."""
+    subdomain: str = ""
+    """The job's name: the pod is ``<pod>.<job>`` to the job's other pods on its node."""
 
 
 class ContainerReport(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):

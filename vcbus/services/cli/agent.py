@@ -49,6 +49,7 @@ from vcbus.services.agent.face import (
     detect,
     load_or_make_token,
     parse_range,
+    podman,
 )
 from vcbus.services.cli.serve import serve
 from vcbus.shared.authority import TRUST_SETTING, load_trust
@@ -67,6 +68,8 @@ LABEL_AGENT_PORT = "vcbus.io/agent-port"
 LABEL_AGENT_HOST = "vcbus.io/agent-host"
 """Where the logs endpoint listens (``0.0.0.0``: every address, so ``vcbus.io/address``)."""
 LABEL_AGENT = "vcbus.io/agent"
+LABEL_RUNTIME = "vcbus.io/runtime"
+RUNTIMES = ("process", "podman", "auto")
 ARCHES = {"x86_64": "amd64", "aarch64": "arm64", "arm64": "arm64"}
 
 log = structlog.get_logger("vcbus.agent")
@@ -136,6 +139,13 @@ def add_agent_options(parser: argparse.ArgumentParser) -> None:
         help="seconds a pod waits for its peers' addresses before it fails [120]",
     )
     parser.add_argument(
+        "--runtime",
+        choices=RUNTIMES,
+        default="process",
+        help="how pods run: host processes, podman containers, or podman where it works "
+        "(auto) [process]",
+    )
+    parser.add_argument(
         "--no-limits", action="store_true", help="do not put pods in cgroups (limits not enforced)"
     )
     parser.add_argument(
@@ -202,7 +212,9 @@ def options_from(args: argparse.Namespace, settings: Settings) -> AgentOptions:
         if args.no_limits
         else detect(node_name, pids_max=max(args.pids_limit, 0))
     )
+    runtime, runtime_why = pick_runtime(args.runtime)
     labels = {
+        LABEL_RUNTIME: runtime,
         "kubernetes.io/hostname": node_name,
         "kubernetes.io/os": "linux",
         "kubernetes.io/arch": ARCHES.get(platform.machine(), platform.machine()),
@@ -247,7 +259,23 @@ def options_from(args: argparse.Namespace, settings: Settings) -> AgentOptions:
         cgroups=cgroups,
         limits_reason=why,
         trust=trust,
+        runtime="" if runtime == "process" else runtime,
+        runtime_reason=runtime_why,
     )
+
+
+def pick_runtime(asked: str) -> tuple[str, str]:
+    """The runtime to use for ``--runtime``, and why podman is not used (empty when it is).
+
+    Raises:
+        SettingsError: ``--runtime podman`` where podman cannot run containers.
+    """
+    if asked == "process":
+        return "process", "--runtime process"
+    problem = podman.unavailable()
+    if problem and asked == "podman":
+        raise SettingsError(f"--runtime podman: {problem}")
+    return ("process", problem) if problem else ("podman", "")
 
 
 def _listen(host: str, port: int) -> socket.socket:
@@ -276,6 +304,15 @@ def run(args: argparse.Namespace) -> int:
     configure_tracing("agent")
     settings = Settings.from_env()
     options = options_from(args, settings)
+    runtime = options.runtime or "process"
+    log.info("runtime", node=options.conf.node, runtime=runtime, why=options.runtime_reason)
+    if not options.runtime and options.runtime_reason != "--runtime process":
+        log.warning(
+            "container_runtime_unavailable",
+            node=options.conf.node,
+            why=options.runtime_reason,
+            runtime="process",
+        )
     if not options.conf.limits_enforced:
         log.warning("limits_not_enforced", node=options.conf.node, why=options.limits_reason)
     listen_host = options.node.labels[LABEL_AGENT_HOST]

@@ -316,7 +316,15 @@ def node_rows(store: StatusStore, query: Query) -> dict[str, Row]:
             locked or "-",
             expires,
         )
-        out[name] = Row(cells, obj, wide=(health.heartbeat_text(), health.limits_column()))
+        out[name] = Row(
+            cells,
+            obj,
+            wide=(
+                health.heartbeat_text(),
+                health.limits_column(),
+                node.labels.get("vcbus.io/runtime", "-"),
+            ),
+        )
     return out
 
 
@@ -439,7 +447,7 @@ KINDS: dict[str, Kind] = {
         (Topic.NODES, *POD_TOPICS, Topic.RESERVATIONS),
         ("NAME", "STATUS", "ALLOCATABLE", "ALLOCATED", "FREE", "PODS", "LOCKED FOR", "EXPIRES"),
         node_rows,
-        wide_header=("HEARTBEAT", "LIMITS"),
+        wide_header=("HEARTBEAT", "LIMITS", "RUNTIME"),
         state="STATUS",
     ),
     "queues": Kind(

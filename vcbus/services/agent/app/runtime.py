@@ -46,7 +46,7 @@ from typing import Protocol
 
 import msgspec
 
-from vcbus.services.agent.app import podfs
+from vcbus.services.agent.app import podfs, podman
 from vcbus.services.agent.app.cgroups import Cgroups
 from vcbus.services.agent.app.launcher import LOCK_FILE, PID_FILE
 from vcbus.services.agent.app.supervisor import LOGS_DIR, PLAN_FILE, STATUS_FILE, WORK_DIR
@@ -129,9 +129,11 @@ class PodRuntime(Protocol):
 class HostProcesses:
     """Pods as host processes, each under its own supervisor (see the module docstring)."""
 
-    def __init__(self, data_dir: Path, cgroups: Cgroups | None) -> None:
+    def __init__(self, data_dir: Path, cgroups: Cgroups | None, *, containers: str = "") -> None:
         self.data_dir = data_dir
         self.cgroups = cgroups
+        self.containers = containers
+        """The node whose podman containers this runtime's pods run in; empty: none."""
         self._seen: dict[str, int] = {}
         self._launcher: subprocess.Popen[bytes] | None = None
         (data_dir / PODS_DIR).mkdir(parents=True, exist_ok=True)
@@ -198,7 +200,7 @@ class HostProcesses:
                                 -1 if plan.group is None else plan.group,
                             )
                 os.mkdir(LOGS_DIR, 0o700, dir_fd=pod_fd)
-        if self.cgroups is not None:
+        if self.cgroups is not None and not plan.runtime:
             limits = plan.limits
             dirs = self.cgroups.create(plan.uid, limits.cpu_millis, limits.memory_bytes)
             limits = msgspec.structs.replace(limits, dirs=dirs, version=self.cgroups.version)
@@ -289,6 +291,22 @@ class HostProcesses:
                     os.killpg(container.pgid, signal.SIGKILL)
         if self.cgroups is not None:
             self.cgroups.kill(uid)
+        if self.containers:
+            podman.remove_pod(self.containers, uid)
+
+    def sweep(self) -> list[str]:
+        """Remove this node's containers whose pod has no directory (left by a crash).
+
+        A pod with a directory is its supervisor's (adopted as it is), or, its supervisor
+        gone, :meth:`kill`'s. Returns the uids of the pods removed.
+        """
+        if not self.containers:
+            return []
+        pods = self.data_dir / PODS_DIR
+        left = sorted(uid for uid in podman.pod_uids(self.containers) if not (pods / uid).is_dir())
+        for uid in left:
+            podman.remove_pod(self.containers, uid)
+        return left
 
     def _keep_previous(self, uid: str, key: str) -> None:
         """Keep the logs of a pod being forgotten, for ``logs --previous`` (bounded).

@@ -110,6 +110,10 @@ class AgentOptions:
     """Why limits are not enforced (empty when they are)."""
     trust: Trust | None = None
     """The keys of admission and the allocator this node trusts; None: launches unverified."""
+    runtime: str = ""
+    """``podman``: pods' containers run in their images; empty: as host processes."""
+    runtime_reason: str = ""
+    """Why pods run as host processes (empty when they run in containers)."""
 
 
 class Agent:
@@ -289,6 +293,7 @@ class Agent:
             work_dir=str(self.runtime.work_dir(pod.uid)),
             user=pod.user,
             resolved_paths=resolve_paths(host_paths(job, pod.task)),
+            runtime=self.options.runtime,
         )
         try:
             plan, grants = plan_pod(
@@ -406,6 +411,7 @@ class Agent:
             address=self.conf.host_ip,
             limits_enforced=self.conf.limits_enforced,
             limits=self.options.limits_reason or "cpu quota and memory limit per pod",
+            runtime=self.options.runtime or f"process ({self.options.runtime_reason})",
             launch_authority=(
                 "verified (signed by admission and the allocator)"
                 if self.gate.enabled
@@ -435,7 +441,14 @@ class Agent:
 
 def build_service(options: AgentOptions, clock: Clock) -> tuple[Service, Agent]:
     """The agent of one node, as a service, and the agent itself (tests look into it)."""
-    runtime = HostProcesses(options.data_dir, options.cgroups)
+    runtime = HostProcesses(
+        options.data_dir,
+        options.cgroups,
+        containers=options.conf.node if options.runtime else "",
+    )
+    swept = runtime.sweep()
+    if swept:
+        log.warning("containers_removed", pods=swept, why="no pod of this agent's holds them")
     agent = Agent(options, runtime, clock)
     service = Service(
         name=f"{NAME}-{options.conf.node}",

@@ -56,7 +56,7 @@ import msgspec
 
 from vcbus.contracts import reasons as codes
 from vcbus.contracts.objects.pod import POD_COMPLETED, POD_ERROR, POD_STARTED, PodPhase
-from vcbus.services.agent.app import podfs
+from vcbus.services.agent.app import podfs, podman
 from vcbus.services.agent.app.cgroups import kill_cgroup
 from vcbus.services.agent.model import ContainerReport, ContainerRun, Limits, PodPlan, PodReport
 
@@ -302,6 +302,20 @@ class Supervisor:
         self.write(supervisor=os.getpid(), started_at=_now())
         inits = [c for c in self.plan.containers if c.init]
         mains = [c for c in self.plan.containers if not c.init]
+        if self.plan.runtime:
+            for spec in self.plan.containers:
+                reason, message = podman.pull_problem(spec.image, spec.pull_policy)
+                if reason:
+                    return self._finish(PodPhase.FAILED, reason, message, None)
+            problem = podman.create_sandbox(
+                uid=self.plan.uid,
+                node=self.plan.node,
+                hostname=self.plan.pod,
+                subdomain=self.plan.subdomain,
+                conf=podman.write_conf(str(self.pod_dir / podman.CONF_FILE)),
+            )
+            if problem:
+                return self._finish(PodPhase.FAILED, REASON_START_ERROR, problem, 128)
         for spec in inits:
             ended = self._run_group([spec], deadline, init=True)
             if ended is not None:
@@ -318,6 +332,8 @@ class Supervisor:
     def _finish(self, phase: PodPhase, reason: str, message: str, code: int | None) -> int:
         # what the containers left in the pod's cgroup (a setsid child, a daemon) ends now
         kill_cgroup([Path(d) for d in self.plan.limits.dirs], reap=True)
+        if self.plan.runtime:
+            podman.remove_pod(self.plan.node, self.plan.uid)
         self.write(
             phase=phase,
             reason=reason,
@@ -394,17 +410,26 @@ class Supervisor:
         self.logs[spec.name] = run.log
         self._prune_logs()
         run.started_oom = oom_kills(self.plan.limits)
+        argv, env, preexec = (
+            list(spec.argv),
+            spec.env,
+            _preexec(self.plan.limits, self.plan.user, self.plan.group, spec.working_dir),
+        )
+        if self.plan.runtime:  # podman runs as the agent; the container as the pod's user
+            argv, env, preexec = (
+                self._podman_run(spec),
+                {**os.environ, "CONTAINERS_CONF": str(self.pod_dir / podman.CONF_FILE)},
+                _preexec(Limits(), None, None, ""),
+            )
         try:
             process = subprocess.Popen(
-                list(spec.argv),
-                env=spec.env,
+                argv,
+                env=env,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
                 close_fds=True,
-                preexec_fn=_preexec(  # noqa: PLW1509 - single-threaded
-                    self.plan.limits, self.plan.user, self.plan.group, spec.working_dir
-                ),
+                preexec_fn=preexec,  # noqa: PLW1509 - single-threaded
             )
         except (OSError, subprocess.SubprocessError) as exc:
             where = f" in {spec.working_dir}" if spec.working_dir else ""
@@ -424,6 +449,29 @@ class Supervisor:
             run.report, state="running", exit_code=None, reason="", pgid=process.pid
         )
         return ""
+
+    def _podman_run(self, spec: ContainerRun) -> list[str]:
+        """``podman run`` for a container of the plan."""
+        cut = len(spec.argv) if spec.command_len < 0 else spec.command_len
+        return podman.run_argv(
+            uid=self.plan.uid,
+            node=self.plan.node,
+            hostname=self.plan.pod,
+            container=spec.name,
+            image=spec.image,
+            command=spec.argv[:cut],
+            args=spec.argv[cut:],
+            env=spec.env,
+            working_dir=spec.working_dir,
+            files_dir=self.plan.files_dir
+            if (Path(self.plan.files_dir) / "etc" / "volcano").is_dir()
+            else "",
+            user=self.plan.user,
+            group=self.plan.group,
+            memory_bytes=self.plan.limits.memory_bytes,
+            cpu_millis=self.plan.limits.cpu_millis,
+            sandbox=True,
+        )
 
     def _prune_logs(self) -> None:
         """Hold the pod's logs to its bounds (the files being written are kept)."""
@@ -476,6 +524,13 @@ class Supervisor:
             # container ran: its main process, or a child whose death ended it (a shell's
             # 137); the kubelet reads the cgroup's OOM kills the same way
             reason = REASON_OOM
+        if self.plan.runtime:
+            # podman's state says so where it reads the kill; else a SIGKILL nobody here
+            # sent, under a memory limit (cgroup v1 under cgroupfs hides the count)
+            killed = exit_code == 137 and self.plan.limits.memory_bytes and not self.stop_requested
+            if exit_code != 0 and (killed or podman.oom_killed(self.plan.uid, run.spec.name)):
+                reason = REASON_OOM
+            podman.remove(self.plan.uid, run.spec.name)
         run.process = None
         report = msgspec.structs.replace(
             run.report, state="terminated", exit_code=exit_code, reason=reason
@@ -495,7 +550,9 @@ class Supervisor:
         """SIGTERM every group, wait the grace period (copying output), then SIGKILL."""
         for run in runs:
             run.restart_at = None
-            if run.process is not None:
+            if run.process is not None and self.plan.runtime:
+                podman.signal(self.plan.uid, run.spec.name, "TERM")
+            elif run.process is not None:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.killpg(run.process.pid, signal.SIGTERM)
         until = time.monotonic() + self.plan.grace_seconds
@@ -511,6 +568,8 @@ class Supervisor:
         """SIGKILL every container's group and every process left in the pod's cgroup."""
         for run in runs:
             if run.process is not None:
+                if self.plan.runtime:
+                    podman.signal(self.plan.uid, run.spec.name, "KILL")
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.killpg(run.process.pid, signal.SIGKILL)
                 run.process.wait()
