@@ -53,6 +53,10 @@ def test_sorting_by_job_compare_pops_as_the_priority_queue(
     for key in sorted(ssn.jobs):
         queue.push(ssn.jobs[key])
     popped = [queue.pop().key for _ in range(len(ssn.jobs))]
+    by_compare = PriorityQueue(compare=ssn.job_compare)
+    for key in sorted(ssn.jobs):
+        by_compare.push(ssn.jobs[key])
+    assert [by_compare.pop().key for _ in range(len(ssn.jobs))] == popped
 
     ordered = sorted(ssn.jobs.values(), key=cmp_to_key(ssn.job_compare))
 

@@ -93,7 +93,7 @@ class AllocateAction:
             # Task order is fixed for the session: sort once, pop from the front.
             pending[key] = list(reversed(ssn.sort_tasks(tasks)))
             if job.queue not in jobs_by_queue:
-                jobs_by_queue[job.queue] = PriorityQueue(ssn.job_order_fn)
+                jobs_by_queue[job.queue] = PriorityQueue(compare=ssn.job_compare)
                 queues.push(queue)
             jobs_by_queue[job.queue].push(job)
 

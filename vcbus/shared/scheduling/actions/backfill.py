@@ -49,7 +49,7 @@ def pick_up_pending_tasks(ssn: Session) -> list[TaskInfo]:
             continue
         tasks[key] = ssn.sort_tasks(best_effort)
         if job.queue not in jobs:
-            jobs[job.queue] = PriorityQueue(ssn.job_order_fn)
+            jobs[job.queue] = PriorityQueue(compare=ssn.job_compare)
             queues.push(queue)
         jobs[job.queue].push(job)
     out: list[TaskInfo] = []

@@ -111,10 +111,9 @@ def order_victims(ssn: Session, victims: Sequence[TaskInfo]) -> list[TaskInfo]:
             lq, rq = ssn.queues.get(left_job.queue), ssn.queues.get(right_job.queue)
             if lq is not None and rq is not None:
                 return 1 if ssn.queue_order_fn(lq, rq) else -1
-        if ssn.job_order_fn(left_job, right_job):
-            return 1
-        if ssn.job_order_fn(right_job, left_job):
-            return -1
+        by_job = ssn.job_compare(left_job, right_job)
+        if by_job:
+            return 1 if by_job < 0 else -1
         return -1 if left.key > right.key else 1
 
     return sorted(victims, key=cmp_to_key(compare))

@@ -64,7 +64,7 @@ class PreemptAction:
             key = job.key
             queues[queue.name] = queue
             if is_starving(ssn, job):
-                preemptors.setdefault(job.queue, PriorityQueue(ssn.job_order_fn)).push(job)
+                preemptors.setdefault(job.queue, PriorityQueue(compare=ssn.job_compare)).push(job)
                 tasks[key] = list(reversed(ssn.sort_tasks(job.pending_tasks())))
 
         for name in sorted(queues):

@@ -63,7 +63,7 @@ class ReclaimAction:
                 seen.add(queue.name)
                 queues.push(queue)
             if is_starving(ssn, job):
-                preemptors.setdefault(job.queue, PriorityQueue(ssn.job_order_fn)).push(job)
+                preemptors.setdefault(job.queue, PriorityQueue(compare=ssn.job_compare)).push(job)
                 tasks[key] = list(reversed(ssn.sort_tasks(job.pending_tasks())))
 
         while not queues.empty():

@@ -218,7 +218,7 @@ class EnqueuePlans:
         if not self._plans:
             return
         free = ssn.matrix.idle.sum(axis=0)
-        ordered: PriorityQueue[JobInfo] = PriorityQueue(ssn.job_order_fn)
+        ordered: PriorityQueue[JobInfo] = PriorityQueue(compare=ssn.job_compare)
         for job in waiting:
             if job.key not in planned:
                 ordered.push(job)

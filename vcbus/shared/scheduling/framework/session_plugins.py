@@ -241,7 +241,8 @@ class SessionPlugins:
 
         A total order (every job order function is antisymmetric, and age and uid decide
         the rest), so ``sorted(jobs, key=functools.cmp_to_key(ssn.job_compare))`` lists
-        jobs in the order a ``PriorityQueue(ssn.job_order_fn)`` of them pops them.
+        jobs in the order a ``PriorityQueue(ssn.job_order_fn)`` of them pops them, and
+        ``PriorityQueue(compare=ssn.job_compare)`` orders them the same with one call.
         """
         for fn in self._job_order_fns:
             result = fn(left, right)
