@@ -1,6 +1,7 @@
 """Time a node agent's work: from binding to process start, and its CPU idle and per pod.
 
-Run: ``python -m tests.bench.agent_start [--pods 100] [--gap 0.2] [--idle 20] [--run-as USER]``
+Run: ``python -m tests.bench.agent_start [--pods 100] [--gap 0.2] [--idle 20] [--run-as USER]
+[--runtime process|podman]``
 (not collected by pytest; as root, pods run as ``nobody``, or with ``--run-as ''`` each as a
 uid of its own, the agent's default). With ``--signed`` the driver
 signs the job and each binding as admission and the allocator do, and the agent verifies
@@ -10,8 +11,9 @@ On a fresh embedded broker, with no other service: one ``vcbus agent`` process (
 ``bench-0``, cgroups when the host has them). The driver publishes one admitted job of
 ``--pods`` pods (``sh -c 'date +%s.%N'``), then one ``BindingCreated`` every ``--gap``
 seconds, each stamped with the time it was sent. A pod's process start is the time its
-first command printed (its log's first line), so bind to start is the agent's consumer
-hop, its pod loop, the supervisor's start (a Python process) and ``sh``'s.
+first command printed (when its log's first line was written), so bind to start is the
+agent's consumer hop, its pod loop, the supervisor's start (a Python process) and ``sh``'s;
+with ``--runtime podman`` also the pod sandbox's and the container's start.
 
 CPU is read from ``/proc/<pid>/stat``: the agent's own (user + system) over ``--idle``
 seconds with nothing bound (its heartbeat, tables and consumer polls), then during the
@@ -40,6 +42,7 @@ from vcbus.contracts import BindingCreated, Event, JobAdmitted
 from vcbus.contracts.keys import JobKey, NodeName
 from vcbus.contracts.objects.job import Job
 from vcbus.contracts.objects.pod import Pod
+from vcbus.services.agent.face import podman
 from vcbus.shared.authority import (
     TRUST_FILE,
     Role,
@@ -77,10 +80,24 @@ def children(pid: int) -> list[int]:
     return [int(child) for child in found]
 
 
-def job(pods: int) -> Job:
+IMAGE = "localhost/vcbus-bench-busybox:1"
+
+
+def build_image() -> None:
+    """The busybox image the pods run in under ``--runtime podman`` (built offline)."""
+    with tempfile.TemporaryDirectory() as context:
+        shutil.copy("/bin/busybox", Path(context) / "busybox")
+        (Path(context) / "Containerfile").write_text(
+            'FROM scratch\nCOPY busybox /bin/busybox\nRUN ["/bin/busybox", "--install", "/bin"]\n'
+        )
+        subprocess.run([*podman.BASE, "build", "-q", "-t", IMAGE, context], check=True)
+
+
+def job(pods: int, runtime: str = "process") -> Job:
     container = {
         "name": "main",
-        "image": "busybox",
+        "image": IMAGE if runtime == "podman" else "busybox",
+        "imagePullPolicy": "Never",
         "command": ["sh", "-c", "date +%s.%N"],
         "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}},
     }
@@ -125,7 +142,11 @@ async def _drive(
     now = CLOCK.now()
     key = JobKey("default/bench")
     admitted = JobAdmitted(
-        event_id="bench-job", occurred_at=now, job=key, manifest=job(args.pods), spec_digest="x"
+        event_id="bench-job",
+        occurred_at=now,
+        job=key,
+        manifest=job(args.pods, args.runtime),
+        spec_digest="x",
     )
     if keys:
         admitted = sign_admitted(keys[Role.ADMISSION], admitted)
@@ -167,13 +188,14 @@ async def _drive(
             log = data / "pods" / uid / "logs" / "main" / "0.log"
             text = log.read_text() if log.exists() else ""
             if text.strip():
-                starts[uid] = float(text.split()[0])
+                starts[uid] = log.stat().st_mtime  # its first line written
         await asyncio.sleep(0.2)
     await asyncio.sleep(2)  # the last reports
     busy_end = cpu_seconds(agent.pid)
     launcher_end = sum(cpu_seconds(pid)[0] for pid in children(agent.pid))
     delays = [starts[uid] - sent[uid] for uid in starts]
     return {
+        "runtime": args.runtime,
         "signed": bool(keys),
         "pods": args.pods,
         "started": len(starts),
@@ -194,6 +216,9 @@ def main() -> None:
         "--run-as", default="nobody", help="the pods' user as root ['': a uid per pod]"
     )
     parser.add_argument("--signed", action="store_true", help="sign launches; the agent verifies")
+    parser.add_argument(
+        "--runtime", choices=("process", "podman"), default="process", help="the agent's runtime"
+    )
     args = parser.parse_args()
     broker = start_broker()
     base = Path(tempfile.mkdtemp(prefix="vcbus-bench-agent-"))
@@ -221,6 +246,9 @@ def main() -> None:
             "--memory",
             "64Gi",
         ]
+        if args.runtime == "podman":
+            build_image()
+            command += ["--runtime", "podman"]
         if os.geteuid() == 0 and args.run_as:
             command += ["--run-as", args.run_as]
         keys: dict[Role, SigningKey] = {}
