@@ -63,7 +63,8 @@ async def test_a_holder_stalled_past_its_session_is_not_active_when_it_resumes(
     try:
         assert await wait_until(lambda: first.is_active)
         standby = asyncio.create_task(second.hold())
-        await asyncio.sleep(5.0)  # the standby has joined and holds nothing
+        # a session: time enough for the standby's join and its rebalance; it holds nothing
+        await asyncio.sleep(SESSION_MS / 1000)
         assert first.is_active
         assert not second.is_active
 
@@ -130,15 +131,16 @@ async def test_a_cycle_longer_than_the_session_keeps_the_lease_and_publishes(
         async with running(replica("standby", slow=False), bus, settings, instance="b") as standby:
             # the standby's join rebalances the group; the holder keeps the lease (sticky)
             assert holder.lease is not None
-            await asyncio.sleep(3.0)
+            # two halves of a session: the join's rebalance ends within it
+            await asyncio.sleep(SESSION_MS / 2000)
             assert await wait_until(lambda: holder.lease is not None and holder.lease.is_active)
-            await asyncio.sleep(3.0)
+            await asyncio.sleep(SESSION_MS / 2000)
             assert await wait_until(lambda: holder.lease is not None and holder.lease.is_active)
             before = holder.lease.takeovers
             go.append(True)  # the holder's next cycle is the slow one
             assert await wait_until(lambda: bool(decided), timeout=60)
             published = await read_topic(bus, f"{topic_prefix}{Topic.NODES}", want=1)
-            await asyncio.sleep(3.0)  # a few heartbeats after the cycle
+            await asyncio.sleep(SESSION_MS / 1000)  # a few heartbeats after the cycle
             assert standby.lease is not None
             assert len(published) == 1
             # heartbeats went on while it decided: the lease never moved
