@@ -31,7 +31,6 @@ import yaml
 from tests.e2e.real_nodes import simple_job
 from tests.e2e.system import SERVICES
 from tests.support import leftovers
-from tests.support.broker import EMBEDDED_SESSION_MS
 from tests.support.processes import ROOT, service_env
 from vcbus.services.agent.app.drain import drain
 from vcbus.services.cli.up_progress import ready_services
@@ -54,10 +53,7 @@ class Up:
         self.out_file, self.err_file = folder / "up.out", folder / "up.err"
         self.log_dir = folder / "logs"
         self.owner = leftovers.owner_mark()
-        # up's own broker is the embedded one: a killed service's restart rejoins its group
-        # once the dead member's (shorter) session has passed
-        session = {"VCBUS_SESSION_TIMEOUT_MS": str(EMBEDDED_SESSION_MS)}
-        env = dict(service_env("", "", **session), **{leftovers.OWNER: self.owner})
+        env = dict(service_env("", ""), **{leftovers.OWNER: self.owner})
         for name in ("KAFKA_BOOTSTRAP_SERVERS", "VCBUS_TOPIC_PREFIX"):
             env.pop(name)
         command = [sys.executable, "-m", "vcbus.services.cli", "up", "--agent"]
