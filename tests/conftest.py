@@ -17,8 +17,8 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from tests.support import leftovers
-from vcbus.shared.bus.memory import InMemoryBus
-from vcbus.shared.runtime.clock import VirtualClock
+from vcbus.core.bus.memory import InMemoryBus
+from vcbus.core.runtime.clock import VirtualClock
 
 ROOT = Path(__file__).resolve().parents[1]
 VOLCANO_EXAMPLES = ROOT / "tests" / "volcano_examples"

@@ -27,7 +27,7 @@ from typing import Any
 from tests.bench import allocate_cycle
 from tests.bench.pipeline import PipelineConfig, run_pipeline
 from tests.bench.workload import HOP_PATH
-from vcbus.shared.runtime.clock import SystemClock
+from vcbus.core.runtime.clock import SystemClock
 
 RESULTS = Path(__file__).resolve().parents[2] / "bench" / "results"
 

@@ -42,8 +42,7 @@ from vcbus.contracts import BindingCreated, Event, JobAdmitted
 from vcbus.contracts.keys import JobKey, NodeName
 from vcbus.contracts.objects.job import Job
 from vcbus.contracts.objects.pod import Pod
-from vcbus.services.agent.face import podman
-from vcbus.shared.authority import (
+from vcbus.core.authority import (
     TRUST_FILE,
     Role,
     SigningKey,
@@ -53,13 +52,14 @@ from vcbus.shared.authority import (
     sign_binding,
     write_keys,
 )
-from vcbus.shared.bus.broker import start_broker
-from vcbus.shared.bus.kafka import AioKafkaBus
-from vcbus.shared.bus.kafka_settings import KafkaSettings
-from vcbus.shared.bus.outbox import Outbox
-from vcbus.shared.bus.protocol import Producer
-from vcbus.shared.runtime.clock import SystemClock
-from vcbus.shared.runtime.topology import ensure_topics
+from vcbus.core.bus.broker import start_broker
+from vcbus.core.bus.kafka import AioKafkaBus
+from vcbus.core.bus.kafka_settings import KafkaSettings
+from vcbus.core.bus.outbox import Outbox
+from vcbus.core.bus.protocol import Producer
+from vcbus.core.runtime.clock import SystemClock
+from vcbus.core.runtime.topology import ensure_topics
+from vcbus.services.agent.face import podman
 
 PREFIX = "bench-agent."
 NODE = "bench-0"

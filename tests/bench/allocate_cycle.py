@@ -15,13 +15,13 @@ from datetime import UTC, datetime
 
 from tests.support.builders import build_node, build_pod, build_podgroup, build_queue
 from vcbus.contracts.objects.pod import PodPhase
+from vcbus.core.scheduling.actions import ACTIONS
+from vcbus.core.scheduling.framework.session import close_session, open_session
+from vcbus.core.scheduling.plugins import PLUGIN_BUILDERS
+from vcbus.core.scheduling.scheduler import default_conf
+from vcbus.core.scheduling.snapshot import ClusterSnapshot
+from vcbus.core.step import Ctx
 from vcbus.services.allocator.cycle import run_cycle
-from vcbus.shared.scheduling.actions import ACTIONS
-from vcbus.shared.scheduling.framework.session import close_session, open_session
-from vcbus.shared.scheduling.plugins import PLUGIN_BUILDERS
-from vcbus.shared.scheduling.scheduler import default_conf
-from vcbus.shared.scheduling.snapshot import ClusterSnapshot
-from vcbus.shared.step import Ctx
 
 SHAPES: Sequence[dict[str, str]] = (
     {"cpu": "500m", "memory": "1Gi"},

@@ -35,15 +35,15 @@ from vcbus.contracts.events.pods import PodDeleted
 from vcbus.contracts.keys import JobKey, NodeName, pod_key
 from vcbus.contracts.objects.pod import ANNOTATION_RUN_SECONDS, Pod
 from vcbus.contracts.quantity import parse_resources
+from vcbus.core.bus.outbox import Outbox
+from vcbus.core.bus.partitioner import partition_for
+from vcbus.core.runtime.reactor import Reactor
+from vcbus.core.runtime.settings import Settings
+from vcbus.core.step import Ctx, Tick
 from vcbus.services.cluster import app
 from vcbus.services.cluster.core import ClusterConf, ClusterInput, decide, next_deadline
 from vcbus.services.cluster.model import SimNode
 from vcbus.services.cluster.nodes import add_commands, build_nodes
-from vcbus.shared.bus.outbox import Outbox
-from vcbus.shared.bus.partitioner import partition_for
-from vcbus.shared.runtime.reactor import Reactor
-from vcbus.shared.runtime.settings import Settings
-from vcbus.shared.step import Ctx, Tick
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 JOB_SIZE = 10

@@ -31,11 +31,11 @@ from vcbus.contracts.events.pods_status import PodPhaseChanged
 from vcbus.contracts.keys import JobKey, NodeName, PodKey
 from vcbus.contracts.objects.pod import PodPhase
 from vcbus.contracts.objects.podgroup import PodGroupPhase
+from vcbus.core.step import Ctx
 from vcbus.services.admission.core import AdmissionLimits, Submission
 from vcbus.services.admission.core import decide as admit
 from vcbus.services.job_controller.core import ControllerConf, ControllerInput, decide
 from vcbus.services.job_controller.state import JobRecord
-from vcbus.shared.step import Ctx
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 

@@ -2,7 +2,7 @@
 
 Run: ``python -m tests.bench.launch_authority [--rounds 2000]`` (not collected by pytest).
 
-Per pod: the allocator signs its binding (:func:`vcbus.shared.authority.sign_binding`) and
+Per pod: the allocator signs its binding (:func:`vcbus.core.authority.sign_binding`) and
 the agent verifies it (:func:`check_binding`). Per job (and version): admission digests and
 signs the admitted manifest (:func:`sign_admitted`) and each agent verifies it
 (:func:`check_admitted`, which digests the manifest again). Each figure is the process CPU
@@ -24,13 +24,7 @@ from vcbus.contracts import BindingCreated, JobAdmitted
 from vcbus.contracts.events.jobs_rejected import SubmissionOrigin
 from vcbus.contracts.keys import NodeName
 from vcbus.contracts.objects.pod import Pod
-from vcbus.services.admission.core import (
-    AdmissionLimits,
-    Submission,
-    decide,
-    queues_from_manifests,
-)
-from vcbus.shared.authority import (
+from vcbus.core.authority import (
     Role,
     SigningKey,
     Trust,
@@ -41,7 +35,13 @@ from vcbus.shared.authority import (
     sign_admitted,
     sign_binding,
 )
-from vcbus.shared.step import Ctx
+from vcbus.core.step import Ctx
+from vcbus.services.admission.core import (
+    AdmissionLimits,
+    Submission,
+    decide,
+    queues_from_manifests,
+)
 
 DEMO = Path(__file__).resolve().parents[2] / "vcbus" / "services" / "cli" / "demo"
 NOW = datetime(2026, 1, 1, tzinfo=UTC)

@@ -47,12 +47,12 @@ from tests.bench.raw import measure_raw
 from tests.bench.stats import per_pod, percentile, summary_ms
 from tests.bench.workload import HOPS, BenchJob, build_jobs, node_shape
 from vcbus.contracts.topics import Topic
+from vcbus.core.bus.broker import EmbeddedBroker, free_port, start_broker
+from vcbus.core.bus.kafka import AioKafkaBus, KafkaProducer
+from vcbus.core.runtime.clock import SystemClock
+from vcbus.core.runtime.settings import Settings
+from vcbus.core.runtime.topology import contract_topics
 from vcbus.services.submission import records_for
-from vcbus.shared.bus.broker import EmbeddedBroker, free_port, start_broker
-from vcbus.shared.bus.kafka import AioKafkaBus, KafkaProducer
-from vcbus.shared.runtime.clock import SystemClock
-from vcbus.shared.runtime.settings import Settings
-from vcbus.shared.runtime.topology import contract_topics
 
 PREFIX = "bench."
 WARMUP_PROBES = 3

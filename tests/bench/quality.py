@@ -40,10 +40,10 @@ from pathlib import Path
 from typing import Any
 
 from tests.bench.traces import TRACE_CASES, TRACE_VARIANTS, render_trace_case, run_trace_case
+from vcbus.core.logging.setup import configure_logging
+from vcbus.core.runtime.collector import tune_collector
 from vcbus.services.simulation.run import simulate_in_memory
 from vcbus.services.simulation.scenario import DEFAULT_ACTIONS, load_document, parse_scenario
-from vcbus.shared.logging.setup import configure_logging
-from vcbus.shared.runtime.collector import tune_collector
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "examples" / "scenarios"
 

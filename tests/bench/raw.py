@@ -24,7 +24,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
 from tests.bench.stats import summary_ms
-from vcbus.shared.bus.kafka_settings import KafkaSettings
+from vcbus.core.bus.kafka_settings import KafkaSettings
 
 HEADERS_LIKE_PIPELINE: Sequence[tuple[str, bytes]] = (
     ("event-type", b"pod.phase_changed.v1"),

@@ -9,7 +9,7 @@ figures beside:
 - ``greedy``: first fit: at every event, every waiting job that fits starts, in arrival
   order (Volcano's allocate without reservation).
 - ``aging``: EASY backfill over the queue in vcbus's ``aging`` order (highest standing
-  first, ``vcbus.shared.scheduling.plugins.aging.standing`` at the default scale): the
+  first, ``vcbus.core.scheduling.plugins.aging.standing`` at the default scale): the
   head is the first job of that order, and the backfill candidates are tried in it too.
 - ``easy``: FCFS plus EASY backfill (Lifka, "The ANL/IBM SP scheduling system", JSSPP
   1995; Mu'alem and Feitelson, IEEE TPDS 12(6), 2001): when the head does not fit, its
@@ -28,9 +28,9 @@ import heapq
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from vcbus.core.scheduling.plugins.aging import DEFAULT_SCALE, standing
 from vcbus.services.simulation.job_metrics import JobRun, job_metrics
 from vcbus.services.simulation.swf import TraceJob, job_limit
-from vcbus.shared.scheduling.plugins.aging import DEFAULT_SCALE, standing
 
 POLICIES = ("fcfs", "greedy", "easy", "easy-sjbf", "aging")
 

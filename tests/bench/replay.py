@@ -21,11 +21,11 @@ from pathlib import Path
 from typing import Any
 
 from tests.bench.traces import WITHOUT_AGING
+from vcbus.core.logging.setup import configure_logging
+from vcbus.core.runtime.collector import tune_collector
 from vcbus.services.simulation.run import simulate_in_memory
 from vcbus.services.simulation.scenario import parse_scenario
 from vcbus.services.simulation.swf import Shape, read_trace, trace_document
-from vcbus.shared.logging.setup import configure_logging
-from vcbus.shared.runtime.collector import tune_collector
 
 TRACES = Path(__file__).resolve().parents[2] / "examples" / "traces"
 COUNTS = (1024, 10_000)

@@ -16,12 +16,12 @@ from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-import vcbus.shared.runtime.scheduler as scheduling_shell
+import vcbus.core.runtime.scheduler as scheduling_shell
 from tests.bench.replay import replay
-from vcbus.shared.logging.setup import configure_logging
-from vcbus.shared.runtime import cycle as cycles_module
-from vcbus.shared.runtime.collector import tune_collector
-from vcbus.shared.runtime.service import Runtime
+from vcbus.core.logging.setup import configure_logging
+from vcbus.core.runtime import cycle as cycles_module
+from vcbus.core.runtime.collector import tune_collector
+from vcbus.core.runtime.service import Runtime
 
 _RUN_CYCLES = "run_cycles"
 """The scheduling shell's name for the cycle loop, wrapped here to count its cycles."""

@@ -29,14 +29,14 @@ from vcbus.contracts.events.pods_status import PodPhaseChanged
 from vcbus.contracts.keys import NodeName, pod_key
 from vcbus.contracts.objects.pod import PodPhase
 from vcbus.contracts.objects.podgroup import PodGroupPhase
+from vcbus.core.runtime.collector import tune_collector
+from vcbus.core.scheduling.cluster_view import ClusterEvent, ClusterView
+from vcbus.core.scheduling.framework.session_cache import SessionCache
+from vcbus.core.scheduling.scheduler import default_conf, default_enqueue_conf
+from vcbus.core.scheduling.snapshot import ClusterSnapshot
+from vcbus.core.step import Ctx
 from vcbus.services.allocator.cycle import run_cycle as allocator_cycle
 from vcbus.services.podgroup_enqueue.cycle import run_cycle as enqueue_cycle
-from vcbus.shared.runtime.collector import tune_collector
-from vcbus.shared.scheduling.cluster_view import ClusterEvent, ClusterView
-from vcbus.shared.scheduling.framework.session_cache import SessionCache
-from vcbus.shared.scheduling.scheduler import default_conf, default_enqueue_conf
-from vcbus.shared.scheduling.snapshot import ClusterSnapshot
-from vcbus.shared.step import Ctx
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 REQUEST = {"cpu": "500m", "memory": "1Gi"}

@@ -22,11 +22,11 @@ from typing import Any
 import yaml
 
 from tests.bench.reference import POLICIES, simulate
+from vcbus.core.scheduling.framework.conf import DEFAULT_SCENARIO_TIERS
+from vcbus.core.scheduling.plugins.aging import NAME as AGING
 from vcbus.services.simulation.run import simulate_in_memory
 from vcbus.services.simulation.scenario import parse_scenario
 from vcbus.services.simulation.swf import Shape, read_trace, trace_document
-from vcbus.shared.scheduling.framework.conf import DEFAULT_SCENARIO_TIERS
-from vcbus.shared.scheduling.plugins.aging import NAME as AGING
 
 TRACES = Path(__file__).resolve().parents[2] / "examples" / "traces"
 

@@ -27,10 +27,10 @@ from vcbus.contracts import (
     PodPhaseChanged,
 )
 from vcbus.contracts.objects.pod import PodPhase
-from vcbus.shared.bus.outbox import event_record
-from vcbus.shared.bus.records import Record
-from vcbus.shared.runtime.traces import JobTraces
-from vcbus.shared.scheduling import ClusterView
+from vcbus.core.bus.outbox import event_record
+from vcbus.core.bus.records import Record
+from vcbus.core.runtime.traces import JobTraces
+from vcbus.core.scheduling import ClusterView
 
 _RECORD = Record("t", 0, 0, b"k", b"", (("traceparent", b"00-1-2-01"),))
 _MADE = 3_000

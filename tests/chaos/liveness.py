@@ -45,7 +45,7 @@ from vcbus.contracts import (
 )
 from vcbus.contracts.objects.pod import ANNOTATION_RUN_SECONDS, ANNOTATION_START_SECONDS, PodPhase
 from vcbus.contracts.objects.podgroup import PodGroupPhase
-from vcbus.shared.views.phases import FINAL_PHASES
+from vcbus.core.views.phases import FINAL_PHASES
 
 STEP_BOUND = timedelta(seconds=60)
 """The documented bound (README's Reliability): the resync period (10 s), a takeover of the

@@ -58,17 +58,17 @@ from tests.chaos.workload import PRIORITY_CLASSES, REAL_LABEL, REAL_TAINT, gener
 from tests.support.processes import ROOT, service_env
 from vcbus.contracts import TOPIC_SPECS, Event
 from vcbus.contracts.topics import DLT_SUFFIX
+from vcbus.core.bus.broker import EmbeddedBroker, start_broker
+from vcbus.core.bus.codec import Poison, TopicCodec, Unknown
+from vcbus.core.bus.kafka import AioKafkaBus
+from vcbus.core.bus.kafka_settings import KafkaSettings
+from vcbus.core.bus.records import OutRecord, TopicPartition
+from vcbus.core.runtime.clock import SystemClock
+from vcbus.core.runtime.table import Table
+from vcbus.core.runtime.topology import changelog_topic, ensure_topics
+from vcbus.core.views.live import StatusView
+from vcbus.core.views.read_model import STATUS_TOPICS
 from vcbus.services.submission import records_for
-from vcbus.shared.bus.broker import EmbeddedBroker, start_broker
-from vcbus.shared.bus.codec import Poison, TopicCodec, Unknown
-from vcbus.shared.bus.kafka import AioKafkaBus
-from vcbus.shared.bus.kafka_settings import KafkaSettings
-from vcbus.shared.bus.records import OutRecord, TopicPartition
-from vcbus.shared.runtime.clock import SystemClock
-from vcbus.shared.runtime.table import Table
-from vcbus.shared.runtime.topology import changelog_topic, ensure_topics
-from vcbus.shared.views.read_model import STATUS_TOPICS
-from vcbus.shared.views.status import StatusView
 
 SERVICES = ("cluster", "admission", "job-controller", "podgroup-enqueue", "allocator")
 SINGLETONS = frozenset({"podgroup-enqueue", "allocator"})

@@ -19,7 +19,7 @@ from typing import Any
 import yaml
 
 from vcbus.contracts import TOPIC_SPECS, Event, Topic
-from vcbus.shared.bus.codec import Poison, TopicCodec
+from vcbus.core.bus.codec import Poison, TopicCodec
 
 MIB = 1 << 20
 BIG_PAYLOADS = 3

@@ -31,10 +31,10 @@ from tests.e2e.system import WAIT, System, read_topic
 from tests.support.processes import Processes, ServiceProcess, event, service_env
 from vcbus.contracts import PodPhaseChanged, Topic
 from vcbus.contracts.objects.pod import PodPhase
+from vcbus.core.runtime.clock import SystemClock
 from vcbus.services.agent.model import PodReport
 from vcbus.services.cli.cluster_ca import KeyPair, issue, make_ca
 from vcbus.services.cli.delete import delete_record
-from vcbus.shared.runtime.clock import SystemClock
 
 DEMO_JOB = (
     Path(__file__).resolve().parents[2]

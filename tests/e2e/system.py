@@ -29,16 +29,16 @@ from tests.support.processes import (
 )
 from vcbus.contracts import TOPIC_SPECS, Event, Topic
 from vcbus.contracts.objects.pod import ANNOTATION_RUN_SECONDS
+from vcbus.core.bus.codec import Poison, TopicCodec, Unknown
+from vcbus.core.bus.kafka import AioKafkaBus
+from vcbus.core.bus.kafka_settings import KafkaSettings
+from vcbus.core.bus.records import Record, TopicPartition
+from vcbus.core.runtime.clock import SystemClock
+from vcbus.core.runtime.table import Table
+from vcbus.core.runtime.topology import ensure_topics
+from vcbus.core.views.live import StatusView, jobs_table
+from vcbus.core.views.read_model import STATUS_TOPICS
 from vcbus.services.submission import Submitted, records_for
-from vcbus.shared.bus.codec import Poison, TopicCodec, Unknown
-from vcbus.shared.bus.kafka import AioKafkaBus
-from vcbus.shared.bus.kafka_settings import KafkaSettings
-from vcbus.shared.bus.records import Record, TopicPartition
-from vcbus.shared.runtime.clock import SystemClock
-from vcbus.shared.runtime.table import Table
-from vcbus.shared.runtime.topology import ensure_topics
-from vcbus.shared.views.read_model import STATUS_TOPICS
-from vcbus.shared.views.status import StatusView, jobs_table
 
 SERVICES = ("cluster", "admission", "job-controller", "podgroup-enqueue", "allocator")
 """Every service, in the order ``vcbus up`` starts them."""

@@ -30,12 +30,12 @@ from vcbus.contracts.events.pods_status import BindingRefused
 from vcbus.contracts.keys import JobKey, NodeName
 from vcbus.contracts.objects.job import Job
 from vcbus.contracts.objects.pod import Pod, PodPhase
+from vcbus.core.bus.kafka import AioKafkaBus
+from vcbus.core.bus.kafka_settings import KafkaSettings
+from vcbus.core.bus.outbox import Outbox
+from vcbus.core.runtime.clock import SystemClock
+from vcbus.core.runtime.topology import ensure_topics
 from vcbus.services.agent.model import PodReport
-from vcbus.shared.bus.kafka import AioKafkaBus
-from vcbus.shared.bus.kafka_settings import KafkaSettings
-from vcbus.shared.bus.outbox import Outbox
-from vcbus.shared.runtime.clock import SystemClock
-from vcbus.shared.runtime.topology import ensure_topics
 
 pytestmark = [
     pytest.mark.timeout(240),

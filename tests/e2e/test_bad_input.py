@@ -41,18 +41,18 @@ from vcbus.contracts import (
     Topic,
 )
 from vcbus.contracts.limits import MAX_RECORD_BYTES
-from vcbus.services.submission import records_for
-from vcbus.shared.bus.codec import Poison, TopicCodec, Unknown, encode
-from vcbus.shared.bus.envelope import (
+from vcbus.core.bus.codec import Poison, TopicCodec, Unknown, encode
+from vcbus.core.bus.envelope import (
     HEADER_DLT_ERROR,
     HEADER_DLT_OFFSET,
     HEADER_DLT_PARTITION,
     HEADER_DLT_TOPIC,
 )
-from vcbus.shared.bus.kafka import AioKafkaBus
-from vcbus.shared.bus.kafka_settings import KafkaSettings
-from vcbus.shared.bus.records import OutRecord, Record, TopicPartition, record_bytes
-from vcbus.shared.runtime.clock import SystemClock
+from vcbus.core.bus.kafka import AioKafkaBus
+from vcbus.core.bus.kafka_settings import KafkaSettings
+from vcbus.core.bus.records import OutRecord, Record, TopicPartition, record_bytes
+from vcbus.core.runtime.clock import SystemClock
+from vcbus.services.submission import records_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 

@@ -32,10 +32,10 @@ import yaml
 from tests.support.chromium import Browser, ensure_chromium
 from tests.support.manifests import task_manifest
 from tests.support.processes import ROOT, ServiceProcess, service_env
+from vcbus.core.runtime.clock import SystemClock
+from vcbus.core.runtime.settings import Settings
 from vcbus.services.cli.submit import publish
 from vcbus.services.submission import records_for
-from vcbus.shared.runtime.clock import SystemClock
-from vcbus.shared.runtime.settings import Settings
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(420)]
 

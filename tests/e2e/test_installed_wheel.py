@@ -25,7 +25,8 @@ import pytest
 from tests.e2e.system import SERVICES
 from tests.support import leftovers
 from tests.support.processes import ROOT
-from vcbus import contracts, services, shared
+from vcbus import contracts, services
+from vcbus import core as shared
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 

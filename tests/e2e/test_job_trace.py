@@ -35,7 +35,7 @@ from tests.support.otlp_receiver import OtlpReceiver, ReceivedSpan
 from tests.support.processes import ROOT, service_env
 from vcbus.contracts import PodCreated, Topic
 from vcbus.contracts.objects import JobPhase
-from vcbus.shared.views.status import StatusView
+from vcbus.core.views.live import StatusView
 
 pytestmark = pytest.mark.timeout(240)
 

@@ -35,8 +35,7 @@ from vcbus.contracts.events.jobs_rejected import SubmissionOrigin
 from vcbus.contracts.keys import NodeName
 from vcbus.contracts.objects.pod import Pod, PodPhase
 from vcbus.contracts.topics import DLT_SUFFIX
-from vcbus.services.admission.core import AdmissionLimits, Submission, decide
-from vcbus.shared.authority import (
+from vcbus.core.authority import (
     KEY_SETTINGS,
     REASON_SPEC_NOT_ADMITTED,
     REASON_UNSIGNED,
@@ -51,11 +50,12 @@ from vcbus.shared.authority import (
     sign_binding,
     write_keys,
 )
-from vcbus.shared.bus.codec import encode
-from vcbus.shared.bus.envelope import HEADER_DLT_ERROR, HEADER_DLT_SERVICE, HEADER_EVENT_TYPE
-from vcbus.shared.bus.records import OutRecord, Record
-from vcbus.shared.runtime.clock import SystemClock
-from vcbus.shared.step import Ctx
+from vcbus.core.bus.codec import encode
+from vcbus.core.bus.envelope import HEADER_DLT_ERROR, HEADER_DLT_SERVICE, HEADER_EVENT_TYPE
+from vcbus.core.bus.records import OutRecord, Record
+from vcbus.core.runtime.clock import SystemClock
+from vcbus.core.step import Ctx
+from vcbus.services.admission.core import AdmissionLimits, Submission, decide
 
 pytestmark = pytest.mark.timeout(300)
 

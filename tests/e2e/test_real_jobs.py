@@ -36,8 +36,8 @@ from tests.e2e.system import System, describe, running_system, submit, wait_for_
 from tests.support.otlp_receiver import OtlpReceiver, ReceivedSpan
 from tests.support.processes import Processes, service_env
 from vcbus.contracts.objects.pod import PodPhase
+from vcbus.core.runtime.settings import Settings
 from vcbus.services.cli.dashboard.app import listen, serve, url_of
-from vcbus.shared.runtime.settings import Settings
 
 pytestmark = pytest.mark.timeout(300)
 

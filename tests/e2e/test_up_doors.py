@@ -18,10 +18,10 @@ import pytest
 
 from tests.support import leftovers
 from tests.support.processes import ROOT, service_env
-from vcbus.shared.bus.broker import free_port
-from vcbus.shared.bus.errors import BrokerAuthenticationError
-from vcbus.shared.bus.kafka import AioKafkaBus
-from vcbus.shared.bus.kafka_settings import KafkaSettings
+from vcbus.core.bus.broker import free_port
+from vcbus.core.bus.errors import BrokerAuthenticationError
+from vcbus.core.bus.kafka import AioKafkaBus
+from vcbus.core.bus.kafka_settings import KafkaSettings
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 

@@ -26,7 +26,7 @@ from tests.e2e.system import (
 )
 from vcbus.contracts import PodCreated, PodPhaseChanged, Topic
 from vcbus.contracts.objects import JobPhase, PodPhase
-from vcbus.shared.views.status import StatusView
+from vcbus.core.views.live import StatusView
 
 pytestmark = pytest.mark.timeout(240)
 

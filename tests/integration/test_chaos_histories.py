@@ -12,14 +12,14 @@ import json
 
 from tests.chaos.run import job_histories
 from vcbus.contracts import Topic
+from vcbus.core.bus.kafka import AioKafkaBus
+from vcbus.core.bus.kafka_settings import KafkaSettings
+from vcbus.core.bus.records import OutRecord
+from vcbus.core.runtime.clock import SystemClock
+from vcbus.core.runtime.settings import Settings
+from vcbus.core.runtime.topology import changelog_topic, ensure_topics
 from vcbus.services.cluster.app import build_service as build_cluster
 from vcbus.services.job_controller.app import build_service as build_job_controller
-from vcbus.shared.bus.kafka import AioKafkaBus
-from vcbus.shared.bus.kafka_settings import KafkaSettings
-from vcbus.shared.bus.records import OutRecord
-from vcbus.shared.runtime.clock import SystemClock
-from vcbus.shared.runtime.settings import Settings
-from vcbus.shared.runtime.topology import changelog_topic, ensure_topics
 
 
 async def test_every_record_keyed_by_a_job_or_naming_it_is_in_its_history_in_order(

@@ -12,9 +12,9 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
+from vcbus.core.runtime.settings import Settings
 from vcbus.services.simulation.run import simulate_on_kafka
 from vcbus.services.simulation.scenario import load_document, parse_scenario
-from vcbus.shared.runtime.settings import Settings
 
 SCENARIO = (
     Path(__file__).resolve().parents[2] / "examples" / "scenarios" / "preempt-high-priority.yaml"

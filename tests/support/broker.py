@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from vcbus.shared.bus.broker import EmbeddedBroker, start_broker, start_gated_broker
-from vcbus.shared.bus.credentials import FILE_NAME, BusCredentials
+from vcbus.core.bus.broker import EmbeddedBroker, start_broker, start_gated_broker
+from vcbus.core.bus.credentials import FILE_NAME, BusCredentials
 
 
 def _docker_answers() -> bool:

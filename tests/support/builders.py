@@ -13,8 +13,8 @@ from vcbus.contracts.objects.pod import Pod, PodPhase, Toleration
 from vcbus.contracts.objects.podgroup import PodGroup, PodGroupPhase
 from vcbus.contracts.objects.queue import Queue, QueueState
 from vcbus.contracts.quantity import parse_resources
-from vcbus.shared.scheduling.scenario_objects import pod_index
-from vcbus.shared.scheduling.snapshot import PodGroupState, PodState
+from vcbus.core.scheduling.scenario_objects import pod_index
+from vcbus.core.scheduling.snapshot import PodGroupState, PodState
 
 Quantities = Mapping[str, str | int | float]
 

@@ -13,26 +13,26 @@ import pytest
 from tests.support.toy import build, delete_event
 from vcbus.contracts import JobDeleted, Topic
 from vcbus.contracts.limits import MAX_RECORD_BYTES
-from vcbus.shared.bus.batch import events_in
-from vcbus.shared.bus.codec import encode
-from vcbus.shared.bus.envelope import (
+from vcbus.core.bus.batch import events_in
+from vcbus.core.bus.codec import encode
+from vcbus.core.bus.envelope import (
     HEADER_DLT_ERROR,
     HEADER_DLT_OFFSET,
     HEADER_DLT_PARTITION,
     HEADER_DLT_TOPIC,
 )
-from vcbus.shared.bus.errors import RecordRefusedError
-from vcbus.shared.bus.outbox import event_record
-from vcbus.shared.bus.protocol import Bus
-from vcbus.shared.bus.records import OutRecord, Record, TopicConfig, TopicPartition
-from vcbus.shared.bus.router import Route
-from vcbus.shared.runtime.clock import SystemClock
-from vcbus.shared.runtime.lease import Lease
-from vcbus.shared.runtime.reactor import Entry
-from vcbus.shared.runtime.service import Runtime, Service, run_service
-from vcbus.shared.runtime.settings import Settings
-from vcbus.shared.runtime.topology import ensure_topics
-from vcbus.shared.state.changelog import ChangelogStore
+from vcbus.core.bus.errors import RecordRefusedError
+from vcbus.core.bus.outbox import event_record
+from vcbus.core.bus.protocol import Bus
+from vcbus.core.bus.records import OutRecord, Record, TopicConfig, TopicPartition
+from vcbus.core.bus.router import Route
+from vcbus.core.runtime.clock import SystemClock
+from vcbus.core.runtime.lease import Lease
+from vcbus.core.runtime.reactor import Entry
+from vcbus.core.runtime.service import Runtime, Service, run_service
+from vcbus.core.runtime.settings import Settings
+from vcbus.core.runtime.topology import ensure_topics
+from vcbus.core.state.changelog import ChangelogStore
 
 WAIT = 30.0
 
@@ -40,7 +40,7 @@ WAIT = 30.0
 async def read_topic(bus: Bus, topic: str, *, want: int, timeout: float = WAIT) -> list[Record]:
     """Read a topic from the start (no group) until it holds ``want`` events or the time limit.
 
-    A record of several events (``vcbus.shared.bus.batch``) counts as many.
+    A record of several events (``vcbus.core.bus.batch``) counts as many.
     """
     consumer = bus.consumer([topic], group=None, client_id="reader")
     await consumer.start()

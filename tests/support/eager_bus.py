@@ -12,9 +12,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
-from vcbus.shared.bus.memory import InMemoryBus, MemoryConsumer, MemoryProducer
-from vcbus.shared.bus.protocol import RebalanceCallback
-from vcbus.shared.bus.records import OutRecord, TopicPartition
+from vcbus.core.bus.memory import InMemoryBus, MemoryConsumer, MemoryProducer
+from vcbus.core.bus.protocol import RebalanceCallback
+from vcbus.core.bus.records import OutRecord, TopicPartition
 
 YIELDS = 200
 """Loop turns the publish lets the rebalance run (the in-memory one needs a few)."""

@@ -11,21 +11,21 @@ from vcbus.contracts.keys import JobKey
 from vcbus.contracts.objects.node import Node
 from vcbus.contracts.objects.podgroup import PodGroupPhase
 from vcbus.contracts.objects.queue import Queue
-from vcbus.shared.scheduling.actions import ACTIONS
-from vcbus.shared.scheduling.framework.conf import (
+from vcbus.core.scheduling.actions import ACTIONS
+from vcbus.core.scheduling.framework.conf import (
     Arguments,
     Configuration,
     Kind,
     PluginOption,
     Tier,
 )
-from vcbus.shared.scheduling.framework.results import SessionResult
-from vcbus.shared.scheduling.framework.session import Session, close_session, open_session
-from vcbus.shared.scheduling.holds import Nomination, Reservation
-from vcbus.shared.scheduling.model import TaskStatus
-from vcbus.shared.scheduling.plugins import PLUGIN_BUILDERS
-from vcbus.shared.scheduling.scheduler import default_conf
-from vcbus.shared.scheduling.snapshot import ClusterSnapshot, PodGroupState, PodState
+from vcbus.core.scheduling.framework.results import SessionResult
+from vcbus.core.scheduling.framework.session import Session, close_session, open_session
+from vcbus.core.scheduling.holds import Nomination, Reservation
+from vcbus.core.scheduling.model import TaskStatus
+from vcbus.core.scheduling.plugins import PLUGIN_BUILDERS
+from vcbus.core.scheduling.scheduler import default_conf
+from vcbus.core.scheduling.snapshot import ClusterSnapshot, PodGroupState, PodState
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 

@@ -23,10 +23,10 @@ from dataclasses import dataclass
 import pytest
 
 from tests.support.processes import Processes, ServiceProcess, service_env
+from vcbus.core.bus.kafka import AioKafkaBus
+from vcbus.core.bus.kafka_settings import KafkaSettings
+from vcbus.core.runtime.topology import ensure_topics
 from vcbus.services.cli import main
-from vcbus.shared.bus.kafka import AioKafkaBus
-from vcbus.shared.bus.kafka_settings import KafkaSettings
-from vcbus.shared.runtime.topology import ensure_topics
 
 SERVICES = ("cluster", "admission", "job-controller", "podgroup-enqueue", "allocator")
 PARTITIONS = 4

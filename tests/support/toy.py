@@ -23,19 +23,19 @@ from datetime import UTC, datetime
 import structlog
 
 from vcbus.contracts import JobDeleteAccepted, JobDeleted, JobKey, Topic, derive_event_id
-from vcbus.shared.bus.kafka import AioKafkaBus
-from vcbus.shared.bus.protocol import Bus, Producer
-from vcbus.shared.bus.records import OutRecord
-from vcbus.shared.bus.router import Route
-from vcbus.shared.logging.setup import configure_logging
-from vcbus.shared.runtime.clock import Clock, SystemClock
-from vcbus.shared.runtime.reactor import Entry, Reactor
-from vcbus.shared.runtime.service import Runtime, Service, run_service
-from vcbus.shared.runtime.settings import Settings
-from vcbus.shared.runtime.topology import ensure_topics
-from vcbus.shared.state.changelog import ChangelogStore
-from vcbus.shared.step import Ctx, Step
-from vcbus.shared.tracing.setup import configure_tracing, shutdown_tracing
+from vcbus.core.bus.kafka import AioKafkaBus
+from vcbus.core.bus.protocol import Bus, Producer
+from vcbus.core.bus.records import OutRecord
+from vcbus.core.bus.router import Route
+from vcbus.core.logging.setup import configure_logging
+from vcbus.core.runtime.clock import Clock, SystemClock
+from vcbus.core.runtime.reactor import Entry, Reactor
+from vcbus.core.runtime.service import Runtime, Service, run_service
+from vcbus.core.runtime.settings import Settings
+from vcbus.core.runtime.topology import ensure_topics
+from vcbus.core.state.changelog import ChangelogStore
+from vcbus.core.step import Ctx, Step
+from vcbus.core.tracing.setup import configure_tracing, shutdown_tracing
 
 log = structlog.get_logger("vcbus.toy")
 

@@ -29,7 +29,7 @@ MAX_EVENT_BYTES = MAX_RECORD_BYTES - RECORD_HEADROOM_BYTES
 
 MAX_RECORD_EVENTS = 512
 """Most events one record carries: the outbox writes the consecutive events of one topic,
-key, type and trace, answering the same input, as one record (``vcbus.shared.bus.batch``),
+key, type and trace, answering the same input, as one record (``vcbus.core.bus.batch``),
 within this count and :data:`MAX_RECORD_BYTES`."""
 
 MAX_CLEARED_ORIGINS = 100

@@ -3,14 +3,14 @@
 A code is a stable CamelCase word on the wire (a condition's or a pod status's ``reason``,
 a refusal's, a release's). Each producer and each reader names it from here, so a code is
 added in one place and a test (``tests/unit/contracts/test_reasons.py``) finds any defined
-elsewhere. How the pending reasons rank is ``vcbus.shared.reasons``'s. Admission's
+elsewhere. How the pending reasons rank is ``vcbus.core.reasons``'s. Admission's
 violation reasons are Volcano's and Kubernetes' field errors, named where each rule is.
 """
 
 from __future__ import annotations
 
 # Why a PodGroup waits: the scheduler's and the job-controller's codes and condition types
-# (ranked by ``vcbus.shared.reasons``; docs/design.md#pending-reasons).
+# (ranked by ``vcbus.core.reasons``; docs/design.md#pending-reasons).
 
 UNSCHEDULABLE = "Unschedulable"
 """The condition type that carries a reason code."""
@@ -24,7 +24,7 @@ INFEASIBLE = "Infeasible"
 """No node could ever hold a minimum pod of the job, with the fit errors."""
 QUEUE_OVER_CAPABILITY = "QueueOverCapability"
 """The job's minimum does not fit its queue's own capability: beside the queue's running and
-inqueue jobs (it waits for them), or alone (``vcbus.shared.reasons.NEVER_ADMITTED`` ends
+inqueue jobs (it waits for them), or alone (``vcbus.core.reasons.NEVER_ADMITTED`` ends
 the message)."""
 CLUSTER_OVERUSED = "ClusterOverused"
 GANG_UNSCHEDULABLE = "GangUnschedulable"

@@ -13,17 +13,17 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from vcbus.contracts.objects.node import Node
+from vcbus.core.runtime.clock import Clock
+from vcbus.core.runtime.service import Service
+from vcbus.core.runtime.settings import Settings
+from vcbus.core.scheduling.framework.conf import SchedulerConf
+from vcbus.core.scheduling.framework.results import CycleObserver
 from vcbus.services.admission import app as admission
 from vcbus.services.allocator import app as allocator
 from vcbus.services.cluster import app as cluster
 from vcbus.services.cluster.core import ClusterConf
 from vcbus.services.job_controller import app as job_controller
 from vcbus.services.podgroup_enqueue import app as podgroup_enqueue
-from vcbus.shared.runtime.clock import Clock
-from vcbus.shared.runtime.service import Service
-from vcbus.shared.runtime.settings import Settings
-from vcbus.shared.scheduling.framework.conf import SchedulerConf
-from vcbus.shared.scheduling.framework.results import CycleObserver
 
 
 class CycleWatch(Protocol):

@@ -20,13 +20,13 @@ import msgspec
 
 from vcbus.contracts import QueueDeclared, Topic, derive_event_id, job_key, tag_of
 from vcbus.contracts.objects import Queue
+from vcbus.core.bus.envelope import HEADER_CONTENT_TYPE, HEADER_EVENT_TYPE
+from vcbus.core.bus.outbox import event_record
+from vcbus.core.bus.records import OutRecord
+from vcbus.core.tracing.spans import current_trace_id, send_span
 from vcbus.services.admission.bounded_parse import load_yaml
 from vcbus.services.admission.core import queues_from_manifests
 from vcbus.services.admission.fields import FIELD_VALIDATION_HEADER, FieldValidation
-from vcbus.shared.bus.envelope import HEADER_CONTENT_TYPE, HEADER_EVENT_TYPE
-from vcbus.shared.bus.outbox import event_record
-from vcbus.shared.bus.records import OutRecord
-from vcbus.shared.tracing.spans import current_trace_id, send_span
 
 MANIFEST_TYPE = "job.manifest"
 

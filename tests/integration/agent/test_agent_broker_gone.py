@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.processes import ServiceProcess, event, service_env
-from vcbus.shared.bus.broker import EmbeddedBroker
+from vcbus.core.bus.broker import EmbeddedBroker
 
 pytestmark = pytest.mark.slow
 

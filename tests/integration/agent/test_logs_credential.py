@@ -124,7 +124,7 @@ def test_the_logs_endpoint_refuses_a_request_without_the_credential(
     """Attack: a local process (a pod) asks the agent's logs endpoint for another pod's log
     without any token (an agent given none used to serve every log to anyone). The agent
     made its own token, kept 0600, and answers 401 without it."""
-    from vcbus.shared.bus.broker import free_port  # noqa: PLC0415
+    from vcbus.core.bus.broker import free_port  # noqa: PLC0415
 
     port = free_port()
     with Processes() as processes:

@@ -9,7 +9,7 @@ import sys
 import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 
-from vcbus.shared.bus.broker import free_port
+from vcbus.core.bus.broker import free_port
 
 pytestmark = pytest.mark.slow
 

@@ -16,12 +16,12 @@ import socket
 import pytest
 
 from vcbus.contracts import Topic
+from vcbus.core.bus.kafka import AioKafkaBus
+from vcbus.core.bus.records import TopicPartition
+from vcbus.core.runtime.settings import Settings
+from vcbus.core.runtime.topology import ensure_topics
 from vcbus.services.cli import main
 from vcbus.services.cli.up import log_dir_lock
-from vcbus.shared.bus.kafka import AioKafkaBus
-from vcbus.shared.bus.records import TopicPartition
-from vcbus.shared.runtime.settings import Settings
-from vcbus.shared.runtime.topology import ensure_topics
 
 pytestmark = pytest.mark.slow
 

@@ -18,10 +18,10 @@ from pathlib import Path
 import pytest
 
 from tests.support.served import ServedSystem, eventually, run_cli, served_system
+from vcbus.core.runtime.clock import SystemClock
+from vcbus.core.runtime.settings import Settings
 from vcbus.services.cli.submit import publish
 from vcbus.services.submission import records_for
-from vcbus.shared.runtime.clock import SystemClock
-from vcbus.shared.runtime.settings import Settings
 
 pytestmark = pytest.mark.slow
 

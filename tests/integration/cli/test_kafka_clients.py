@@ -17,7 +17,7 @@ from pathlib import Path
 import aiokafka
 import pytest
 
-from vcbus.shared.bus.broker import EmbeddedBroker
+from vcbus.core.bus.broker import EmbeddedBroker
 
 pytestmark = pytest.mark.slow
 

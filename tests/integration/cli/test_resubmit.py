@@ -14,13 +14,13 @@ import pytest
 
 from tests.support.served import ServedSystem, eventually, run_cli, served_system
 from vcbus.contracts import Topic
+from vcbus.core.bus.kafka import AioKafkaBus
+from vcbus.core.bus.kafka_settings import KafkaSettings
+from vcbus.core.bus.records import TopicPartition
+from vcbus.core.runtime.clock import SystemClock
+from vcbus.core.runtime.settings import Settings
 from vcbus.services.cli.submit import publish
 from vcbus.services.submission import records_for
-from vcbus.shared.bus.kafka import AioKafkaBus
-from vcbus.shared.bus.kafka_settings import KafkaSettings
-from vcbus.shared.bus.records import TopicPartition
-from vcbus.shared.runtime.clock import SystemClock
-from vcbus.shared.runtime.settings import Settings
 
 pytestmark = pytest.mark.slow
 

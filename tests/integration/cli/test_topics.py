@@ -1,4 +1,4 @@
-"""``vcbus topics`` on a real broker: every topic made as vcbus/shared/runtime/topics.yaml says."""
+"""``vcbus topics`` on a real broker: every topic made as vcbus/core/runtime/topics.yaml says."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ import pytest
 from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 
+from vcbus.core.bus.broker import start_broker
+from vcbus.core.bus.kafka import AioKafkaBus
+from vcbus.core.bus.kafka_settings import KafkaSettings
+from vcbus.core.bus.records import TopicConfig
 from vcbus.services.cli import main
-from vcbus.shared.bus.broker import start_broker
-from vcbus.shared.bus.kafka import AioKafkaBus
-from vcbus.shared.bus.kafka_settings import KafkaSettings
-from vcbus.shared.bus.records import TopicConfig
 
 pytestmark = pytest.mark.integration
 
@@ -49,7 +49,7 @@ def test_vcbus_topics_creates_every_topic_with_its_copies_and_configs(
     assert main(["topics"]) == 0
     printed = capsys.readouterr().out.splitlines()
     assert printed[0].startswith("topic table: ")
-    assert printed[0].endswith("vcbus/shared/runtime/topics.yaml")
+    assert printed[0].endswith("vcbus/core/runtime/topics.yaml")
     assert f"{topic_prefix}queues  partitions=4  replication-factor=1  " in "\n".join(printed)
     names = ["queues", "pods", "jobs.submitted", "job-controller.jobs.changelog", "allocator.lease"]
     found = asyncio.run(described(kafka_bootstrap, [f"{topic_prefix}{n}" for n in names]))

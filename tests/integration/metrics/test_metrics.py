@@ -16,10 +16,10 @@ import pytest
 
 from tests.support.served import SERVICES, ServedSystem, eventually, run_cli
 from vcbus.contracts import PodGroupPhaseChanged, Topic, tag_of
-from vcbus.shared.bus.envelope import HEADER_EVENT_TYPE
-from vcbus.shared.bus.kafka import AioKafkaBus
-from vcbus.shared.bus.kafka_settings import KafkaSettings
-from vcbus.shared.bus.records import OutRecord
+from vcbus.core.bus.envelope import HEADER_EVENT_TYPE
+from vcbus.core.bus.kafka import AioKafkaBus
+from vcbus.core.bus.kafka_settings import KafkaSettings
+from vcbus.core.bus.records import OutRecord
 
 pytestmark = pytest.mark.slow
 

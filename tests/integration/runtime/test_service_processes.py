@@ -28,8 +28,8 @@ from tests.support.processes import (
 )
 from tests.support.toy import build, delete_event
 from vcbus.contracts import Topic, derive_event_id
-from vcbus.shared.bus.broker import EmbeddedBroker
-from vcbus.shared.bus.envelope import (
+from vcbus.core.bus.broker import EmbeddedBroker
+from vcbus.core.bus.envelope import (
     HEADER_DLT_ERROR,
     HEADER_DLT_OFFSET,
     HEADER_DLT_PARTITION,
@@ -37,14 +37,14 @@ from vcbus.shared.bus.envelope import (
     HEADER_DLT_TOPIC,
     HEADER_EVENT_ID,
 )
-from vcbus.shared.bus.kafka import AioKafkaBus
-from vcbus.shared.bus.kafka_settings import KafkaSettings
-from vcbus.shared.bus.outbox import event_record
-from vcbus.shared.bus.partitioner import partition_for
-from vcbus.shared.bus.records import OutRecord, Record, TopicPartition
-from vcbus.shared.runtime.clock import SystemClock
-from vcbus.shared.runtime.reactor import Entry
-from vcbus.shared.runtime.topology import changelog_topic, ensure_topics
+from vcbus.core.bus.kafka import AioKafkaBus
+from vcbus.core.bus.kafka_settings import KafkaSettings
+from vcbus.core.bus.outbox import event_record
+from vcbus.core.bus.partitioner import partition_for
+from vcbus.core.bus.records import OutRecord, Record, TopicPartition
+from vcbus.core.runtime.clock import SystemClock
+from vcbus.core.runtime.reactor import Entry
+from vcbus.core.runtime.topology import changelog_topic, ensure_topics
 
 pytestmark = pytest.mark.slow
 

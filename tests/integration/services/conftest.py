@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from vcbus.shared.bus.kafka import AioKafkaBus
-from vcbus.shared.bus.kafka_settings import KafkaSettings
-from vcbus.shared.runtime.settings import Settings
+from vcbus.core.bus.kafka import AioKafkaBus
+from vcbus.core.bus.kafka_settings import KafkaSettings
+from vcbus.core.runtime.settings import Settings
 
 PARTITIONS = 4
 

@@ -23,11 +23,11 @@ from vcbus.contracts import (
 from vcbus.contracts.objects.job import JobPhase
 from vcbus.contracts.objects.pod import PodPhase
 from vcbus.contracts.objects.podgroup import PodGroupPhase
+from vcbus.core.bus.outbox import event_record
+from vcbus.core.bus.protocol import Bus
+from vcbus.core.runtime.clock import SystemClock
+from vcbus.core.step import Ctx
 from vcbus.services.admission.core import AdmissionLimits, Submission, decide
-from vcbus.shared.bus.outbox import event_record
-from vcbus.shared.bus.protocol import Bus
-from vcbus.shared.runtime.clock import SystemClock
-from vcbus.shared.step import Ctx
 
 from .topic_tail import TopicTail
 

@@ -24,15 +24,15 @@ from vcbus.contracts import (
     derive_event_id,
     job_key,
 )
+from vcbus.core.bus.batch import events_in
+from vcbus.core.bus.kafka import AioKafkaBus
+from vcbus.core.bus.records import OutRecord, Record, TopicPartition
+from vcbus.core.runtime.clock import SystemClock
+from vcbus.core.runtime.service import Runtime
+from vcbus.core.runtime.settings import Settings
+from vcbus.core.runtime.topology import ensure_topics
 from vcbus.services.admission.app import build_service
 from vcbus.services.admission.core import ABORT_ACCEPTED_TAG, ADMITTED_TAG, DELETE_ACCEPTED_TAG
-from vcbus.shared.bus.batch import events_in
-from vcbus.shared.bus.kafka import AioKafkaBus
-from vcbus.shared.bus.records import OutRecord, Record, TopicPartition
-from vcbus.shared.runtime.clock import SystemClock
-from vcbus.shared.runtime.service import Runtime
-from vcbus.shared.runtime.settings import Settings
-from vcbus.shared.runtime.topology import ensure_topics
 
 from .conftest import PARTITIONS
 from .topic_tail import TopicTail, same_event, tailing

@@ -25,11 +25,11 @@ from vcbus.contracts.objects.pod import (
     PodPhase,
 )
 from vcbus.contracts.quantity import parse_resources
+from vcbus.core.bus.kafka import AioKafkaBus
+from vcbus.core.runtime.clock import SystemClock
+from vcbus.core.runtime.settings import Settings
+from vcbus.core.runtime.topology import ensure_topics
 from vcbus.services.job_controller.app import build_service
-from vcbus.shared.bus.kafka import AioKafkaBus
-from vcbus.shared.runtime.clock import SystemClock
-from vcbus.shared.runtime.settings import Settings
-from vcbus.shared.runtime.topology import ensure_topics
 
 from .conftest import PARTITIONS
 from .controller_inputs import (

@@ -12,11 +12,11 @@ from vcbus.contracts import Topic
 from vcbus.contracts.limits import MAX_EVENT_BYTES
 from vcbus.contracts.objects.job import JobPhase
 from vcbus.contracts.objects.pod import PodPhase
+from vcbus.core.bus.kafka import AioKafkaBus
+from vcbus.core.runtime.clock import SystemClock
+from vcbus.core.runtime.settings import Settings
+from vcbus.core.runtime.topology import changelog_topic, ensure_topics
 from vcbus.services.job_controller.app import NAME, build_service
-from vcbus.shared.bus.kafka import AioKafkaBus
-from vcbus.shared.runtime.clock import SystemClock
-from vcbus.shared.runtime.settings import Settings
-from vcbus.shared.runtime.topology import changelog_topic, ensure_topics
 
 from .conftest import PARTITIONS
 from .controller_inputs import (

@@ -10,9 +10,9 @@ from datetime import datetime
 import msgspec
 
 from vcbus.contracts import TOPIC_SPECS, Event, Topic
-from vcbus.shared.bus.codec import Poison, TopicCodec, Unknown
-from vcbus.shared.bus.protocol import Bus
-from vcbus.shared.bus.records import Record
+from vcbus.core.bus.codec import Poison, TopicCodec, Unknown
+from vcbus.core.bus.protocol import Bus
+from vcbus.core.bus.records import Record
 
 WAIT = 30.0
 """Bound of every wait: long enough for a rebalance on a loaded machine, never a timing claim."""

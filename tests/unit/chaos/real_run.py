@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from tests.chaos.history import HISTORY_TOPICS, History
 from tests.chaos.workload import PRIORITY_CLASSES, PlannedJob, generate
 from vcbus.contracts import TOPIC_SPECS, Event
+from vcbus.core.bus.codec import TopicCodec
+from vcbus.core.bus.memory import InMemoryBus
+from vcbus.core.runtime.clock import EPOCH, VirtualClock
 from vcbus.services.simulation.inprocess import VirtualPacer, run_system
 from vcbus.services.simulation.run import MEMORY_SETTINGS, build_services
 from vcbus.services.simulation.scenario import DEFAULT_ACTIONS, parse_scenario, scenario_inputs
-from vcbus.shared.bus.codec import TopicCodec
-from vcbus.shared.bus.memory import InMemoryBus
-from vcbus.shared.runtime.clock import EPOCH, VirtualClock
 
 
 @dataclass(frozen=True)

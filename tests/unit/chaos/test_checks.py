@@ -51,8 +51,8 @@ from vcbus.contracts.objects.job import JobPhase
 from vcbus.contracts.objects.node import Node
 from vcbus.contracts.objects.pod import LABEL_JOB_RETRY_COUNT, LABEL_JOB_VERSION, Pod, PodPhase
 from vcbus.contracts.quantity import parse_resources
+from vcbus.core.step import Ctx
 from vcbus.services.admission.core import AdmissionLimits, Submission, decide
-from vcbus.shared.step import Ctx
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 LIMITS = AdmissionLimits(max_payload_bytes=1 << 20)

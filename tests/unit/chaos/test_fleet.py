@@ -16,8 +16,8 @@ from tests.chaos.checks import check_exits
 from tests.chaos.fleet import AGENT, Fleet, Incarnation, Replica
 from tests.chaos.run import Kill, preemption_args, serving, takeovers
 from tests.chaos.workload import PRIORITY_CLASSES
+from vcbus.core.scheduling.scheduler import parse_conf
 from vcbus.services.cli.serve import priority_classes
-from vcbus.shared.scheduling.scheduler import parse_conf
 
 KILLED_AT = datetime(2026, 1, 1, tzinfo=UTC)
 PIPES: list[subprocess.Popen[bytes]] = []

@@ -19,18 +19,18 @@ from typing import Any
 import pytest
 import yaml
 
+from vcbus.core.runtime.clock import SystemClock
+from vcbus.core.runtime.service import Service
+from vcbus.core.runtime.settings import Settings
+from vcbus.core.runtime.topic_table import SHIPPED_TABLE
+from vcbus.core.runtime.topology import service_topics, topic_configs
+from vcbus.core.scheduling.scheduler import parse_conf
 from vcbus.services.bootstrap import SERVICE_NAMES, bootstrap
 from vcbus.services.cli import agent as agent_command
 from vcbus.services.cli import build_parser
 from vcbus.services.cli import serve as serve_command
 from vcbus.services.cli import topics as topics_command
 from vcbus.services.cli.serve import add_service_options, system_conf
-from vcbus.shared.runtime.clock import SystemClock
-from vcbus.shared.runtime.service import Service
-from vcbus.shared.runtime.settings import Settings
-from vcbus.shared.runtime.topic_table import SHIPPED_TABLE
-from vcbus.shared.runtime.topology import service_topics, topic_configs
-from vcbus.shared.scheduling.scheduler import parse_conf
 
 ROOT = Path(__file__).resolve().parents[3]
 DEPLOY = ROOT / "deploy"
@@ -69,12 +69,12 @@ def services(settings: Settings) -> list[Service]:
 
 
 def shipped_settings() -> Settings:
-    """The settings of an installation that uses vcbus/shared/runtime/topics.yaml as it is."""
+    """The settings of an installation that uses vcbus/core/runtime/topics.yaml as it is."""
     return Settings.from_env({"KAFKA_BOOTSTRAP_SERVERS": "unused"})
 
 
 def table_names() -> set[str]:
-    """The topics of the topic table, vcbus/shared/runtime/topics.yaml (without prefix)."""
+    """The topics of the topic table, vcbus/core/runtime/topics.yaml (without prefix)."""
     table = yaml.safe_load(SHIPPED_TABLE.read_text())
     return {t["name"] for t in table["topics"]}
 
@@ -212,8 +212,8 @@ def test_topic_table_lists_exactly_the_topics_in_use_when_compared_with_the_code
         for config in topic_configs(services(settings), PREFIX, 4, settings.topics)
     }
     listed = table_names()
-    assert not listed - expected, "vcbus/shared/runtime/topics.yaml names topics no service uses"
-    assert not expected - listed, "topics in use are missing from vcbus/shared/runtime/topics.yaml"
+    assert not listed - expected, "vcbus/core/runtime/topics.yaml names topics no service uses"
+    assert not expected - listed, "topics in use are missing from vcbus/core/runtime/topics.yaml"
 
 
 def test_topic_table_keeps_tables_and_changelogs_and_suits_three_brokers_when_read():

@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
+from vcbus.core.bus.memory import InMemoryBus
+from vcbus.core.bus.records import TopicConfig
 from vcbus.services.simulation import run
 from vcbus.services.simulation.run import simulate_document
 from vcbus.services.simulation.swf import Shape, read_trace, trace_document
-from vcbus.shared.bus.memory import InMemoryBus
-from vcbus.shared.bus.records import TopicConfig
 
 TRACE = """\
 ; MaxProcs: 2

@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
+from vcbus.core.runtime.clock import EPOCH
 from vcbus.services.cli import simulate
 from vcbus.services.simulation import scenario
 from vcbus.services.simulation.inprocess import ScaledClock
 from vcbus.services.simulation.report import render_json
 from vcbus.services.simulation.run import MEMORY_SETTINGS, simulate_document
-from vcbus.shared.runtime.clock import EPOCH
 
 
 def job(name: str, *, replicas: int = 1, cpu: str = "1", annotations: dict[str, str] | None = None):

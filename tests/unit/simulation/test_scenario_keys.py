@@ -7,10 +7,10 @@ import io
 import re
 from pathlib import Path
 
+from vcbus.core.scheduling import scenario_objects
 from vcbus.services.cli import main
 from vcbus.services.simulation import snapshot
 from vcbus.services.simulation.scenario import check_keys
-from vcbus.shared.scheduling import scenario_objects
 
 ROOT = Path(__file__).resolve().parents[3]
 

@@ -58,7 +58,7 @@ def test_output_matches_golden_when_another_process_uses_another_hash_seed(seed:
         "from vcbus.services.simulation.report import render_json; "
         "from vcbus.services.simulation.scenario import load_document; "
         "from vcbus.services.simulation.run import simulate_document; "
-        "from vcbus.shared.logging.setup import configure_logging; "
+        "from vcbus.core.logging.setup import configure_logging; "
         "configure_logging('simulate', level='error'); "
         "p = Path(sys.argv[1]); "
         "sys.stdout.write(render_json(simulate_document(load_document(p.read_text()), p.parent)))"

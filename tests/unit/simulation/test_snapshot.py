@@ -10,9 +10,9 @@ import yaml
 
 from vcbus.contracts.keys import PodKey
 from vcbus.contracts.objects.pod import PodPhase
+from vcbus.core.scheduling.framework.conf import ConfError
+from vcbus.core.scheduling.scenario_objects import ScenarioError
 from vcbus.services.simulation.snapshot import run_snapshot_scenario, simulation_of
-from vcbus.shared.scheduling.framework.conf import ConfError
-from vcbus.shared.scheduling.scenario_objects import ScenarioError
 
 SCENARIO = """
 config:

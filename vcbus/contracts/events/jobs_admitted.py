@@ -22,7 +22,7 @@ class JobAdmitted(Event, tag="job.admitted.v1", frozen=True, kw_only=True):
     manifest: Job = msgspec.field(name="job")
     spec_digest: str
     manifest_digest: str = ""
-    """The digest of ``manifest`` as admitted (``vcbus.shared.authority.manifest_digest``);
+    """The digest of ``manifest`` as admitted (``vcbus.core.authority.manifest_digest``);
     empty when admission signs nothing. Each pod made from it carries it to its binding."""
     signature: str = ""
     """Admission's signature of the job key and ``manifest_digest``

@@ -19,17 +19,17 @@ from vcbus.contracts import (
     Topic,
 )
 from vcbus.contracts.objects import Queue
-from vcbus.shared.authority import Role, sign_admitted, signing_key_from
-from vcbus.shared.bus.envelope import Envelope
-from vcbus.shared.bus.records import Record
-from vcbus.shared.bus.router import Route
-from vcbus.shared.reasons import QUEUE_NOT_FOUND
-from vcbus.shared.runtime.clock import ArrivalStamps, Clock, SystemClock
-from vcbus.shared.runtime.service import Service
-from vcbus.shared.runtime.settings import Settings, SettingsError
-from vcbus.shared.runtime.table import Table
-from vcbus.shared.step import Ctx
-from vcbus.shared.tracing.spans import current_trace_id
+from vcbus.core.authority import Role, sign_admitted, signing_key_from
+from vcbus.core.bus.envelope import Envelope
+from vcbus.core.bus.records import Record
+from vcbus.core.bus.router import Route
+from vcbus.core.reasons import QUEUE_NOT_FOUND
+from vcbus.core.runtime.clock import ArrivalStamps, Clock, SystemClock
+from vcbus.core.runtime.service import Service
+from vcbus.core.runtime.settings import Settings, SettingsError
+from vcbus.core.runtime.table import Table
+from vcbus.core.step import Ctx
+from vcbus.core.tracing.spans import current_trace_id
 
 from .core import AdmissionLimits, Submission, apply_queue_event, decide
 from .fields import FIELD_VALIDATION_HEADER, field_validation_of

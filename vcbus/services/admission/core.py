@@ -74,13 +74,13 @@ from vcbus.contracts.limits import MAX_PAYLOAD_ECHO_BYTES, MAX_VIOLATION_TEXT_BY
 from vcbus.contracts.manifests import ManifestError, read_queue
 from vcbus.contracts.objects.job import Job
 from vcbus.contracts.objects.queue import Queue
+from vcbus.core.step import Ctx
 from vcbus.services.admission.decode import MAX_PAYLOAD_BYTES, decode
 from vcbus.services.admission.fields import FieldValidation
 from vcbus.services.admission.fit import record_violations
 from vcbus.services.admission.mutate import mutate
 from vcbus.services.admission.names import dns1123_label_errors, dns1123_subdomain_errors
 from vcbus.services.admission.rules import DEFAULT_MAX_REPLICAS, validate
-from vcbus.shared.step import Ctx
 
 ADMITTED_TAG = tag_of(JobAdmitted)
 REJECTED_TAG = tag_of(JobRejected)

@@ -44,6 +44,7 @@ from itertools import chain
 from vcbus.contracts.events.jobs_rejected import Violation
 from vcbus.contracts.objects.job import Job, JobSpec, TaskSpec, VolumeSpec
 from vcbus.contracts.objects.queue import DEFAULT_QUEUE, ROOT_QUEUE, Queue, QueueState
+from vcbus.core.reasons import QUEUE_NOT_FOUND
 from vcbus.services.admission.dependencies import validate_dependencies
 from vcbus.services.admission.metadata import validate_annotations, validate_labels
 from vcbus.services.admission.mutate import declared_min_available, mutate
@@ -59,7 +60,6 @@ from vcbus.services.admission.pod_template import (
     validate_topology,
 )
 from vcbus.services.admission.policies import validate_policies
-from vcbus.shared.reasons import QUEUE_NOT_FOUND
 
 DEFAULT_MAX_REPLICAS = 10_000
 """Default limit of pods per task and per job (configurable; absurd numbers are refused)."""
@@ -170,7 +170,7 @@ def _job_numbers(spec: JobSpec) -> Iterator[Violation]:
     # vcbus refused a job whose tasks all have 0 replicas here; Volcano admits it, and a
     # running job may be scaled to 0 (``validateJobUpdate`` refuses only replicas < 0), so
     # the refusal is ``vcbus submit``'s, at creation
-    # (:func:`vcbus.shared.job_update.creation_error`).
+    # (:func:`vcbus.core.job_update.creation_error`).
 
 
 def _mpi_tasks(spec: JobSpec) -> Iterator[Violation]:

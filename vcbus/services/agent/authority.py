@@ -7,7 +7,7 @@ its pod only from the admitted manifest its binding names by digest
 (:meth:`LaunchGate.manifest`). Without one, it checks nothing and runs a job's newest
 admitted manifest, as before (logged at start: the node trusts every bus writer).
 
-The signing and the verification are :mod:`vcbus.shared.authority`'s.
+The signing and the verification are :mod:`vcbus.core.authority`'s.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from vcbus.contracts.events.bindings import BindingCreated
 from vcbus.contracts.events.jobs_admitted import JobAdmitted
 from vcbus.contracts.keys import JobKey
 from vcbus.contracts.objects.job import Job
-from vcbus.shared.authority import (
+from vcbus.core.authority import (
     REASON_SPEC_NOT_ADMITTED,
     LaunchRefusedError,
     Trust,

@@ -8,7 +8,7 @@ Deliberate deviations from Volcano:
   snapshot knows (the allocator's last publication), not rewritten every session.
 - PodGroup phases are computed (``CycleResult.session.podgroup_updates``) but not published:
   ``podgroups.status`` has one writer, podgroup-enqueue.
-- Will-bind reservations (vcbus, ``vcbus.shared.scheduling.framework.will_bind``) are published on
+- Will-bind reservations (vcbus, ``vcbus.core.scheduling.framework.will_bind``) are published on
   ``capacity.reservations``; ``next_due`` gives the moment the earliest one times out.
 - Evictions (preempt, reclaim) are ``PodEvictionRequested`` commands on ``bindings``, the
   nominations of their preemptors ``PodsNominated``/``NominationEnded`` on
@@ -36,15 +36,15 @@ from vcbus.contracts.events.capacity_reservations import (
 from vcbus.contracts.events.podgroups_conditions import PodGroupConditionsChanged
 from vcbus.contracts.keys import NodeName
 from vcbus.contracts.objects.meta import Condition
-from vcbus.shared.scheduling.events import eviction_events, nomination_events, will_bind_events
-from vcbus.shared.scheduling.framework.conf import SchedulerConf
-from vcbus.shared.scheduling.framework.results import BindDecision, PodGroupUpdate, SessionResult
-from vcbus.shared.scheduling.framework.session_cache import SessionCache
-from vcbus.shared.scheduling.holds import Reservation
-from vcbus.shared.scheduling.model import naive_utc
-from vcbus.shared.scheduling.scheduler import run_session
-from vcbus.shared.scheduling.snapshot import ClusterSnapshot
-from vcbus.shared.step import Ctx
+from vcbus.core.scheduling.events import eviction_events, nomination_events, will_bind_events
+from vcbus.core.scheduling.framework.conf import SchedulerConf
+from vcbus.core.scheduling.framework.results import BindDecision, PodGroupUpdate, SessionResult
+from vcbus.core.scheduling.framework.session_cache import SessionCache
+from vcbus.core.scheduling.holds import Reservation
+from vcbus.core.scheduling.model import naive_utc
+from vcbus.core.scheduling.scheduler import run_session
+from vcbus.core.scheduling.snapshot import ClusterSnapshot
+from vcbus.core.step import Ctx
 
 BINDING_KIND = tag_of(BindingCreated)
 LOCKS_KIND = tag_of(LocksHonoured)

@@ -1,6 +1,6 @@
 """The allocator as Kubernetes' node lifecycle controller for real nodes, pure.
 
-The rule (:mod:`vcbus.shared.node_lifecycle`): a node that has sent a ``NodeHeartbeat`` is
+The rule (:mod:`vcbus.core.node_lifecycle`): a node that has sent a ``NodeHeartbeat`` is
 NotReady once its heartbeats stop for the grace period, and its pods are lost once it has
 been NotReady for the eviction timeout. The allocator applies it at each cycle, on the
 cycle's snapshot and clock:
@@ -33,9 +33,9 @@ from vcbus.contracts._base import derive_event_id, tag_of
 from vcbus.contracts.events.pods_status import PodPhaseChanged
 from vcbus.contracts.keys import NodeName
 from vcbus.contracts.objects.pod import POD_NODE_LOST, PodPhase
-from vcbus.shared.node_lifecycle import NodeLifecycleConf, Readiness, is_lost, readiness
-from vcbus.shared.scheduling.model import naive_utc
-from vcbus.shared.scheduling.snapshot import ClusterSnapshot
+from vcbus.core.node_lifecycle import NodeLifecycleConf, Readiness, is_lost, readiness
+from vcbus.core.scheduling.model import naive_utc
+from vcbus.core.scheduling.snapshot import ClusterSnapshot
 
 PHASE_KIND = tag_of(PodPhaseChanged)
 _ACTIVE = frozenset({PodPhase.PENDING, PodPhase.RUNNING})

@@ -19,7 +19,7 @@ from vcbus.services.cli import terminal
 if TYPE_CHECKING:
     from types import ModuleType
 
-    from vcbus.shared.runtime.settings import Settings
+    from vcbus.core.runtime.settings import Settings
 
 # The settings, the bus's errors and asyncio are imported where they are used, not here:
 # ``vcbus --version`` and each command pay only for what they use (docs/cli.md, start time).
@@ -129,8 +129,8 @@ def require_broker(settings: Settings) -> None:
     """
     import asyncio  # noqa: PLC0415 - see the module's imports
 
-    from vcbus.shared.bus.address import probe  # noqa: PLC0415
-    from vcbus.shared.bus.errors import BrokerUnavailableError  # noqa: PLC0415
+    from vcbus.core.bus.address import probe  # noqa: PLC0415
+    from vcbus.core.bus.errors import BrokerUnavailableError  # noqa: PLC0415
 
     servers = settings.kafka.bootstrap_servers
     why = asyncio.run(probe(servers, BROKER_WAIT))
@@ -183,7 +183,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with _quiet_clients(not debug and args.command not in SERVICE_COMMANDS):
             if args.command in BROKER_COMMANDS:
-                from vcbus.shared.runtime.settings import Settings  # noqa: PLC0415
+                from vcbus.core.runtime.settings import Settings  # noqa: PLC0415
 
                 require_broker(Settings.from_env())
             return func(args)
@@ -201,9 +201,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def explain(exc: Exception) -> tuple[int, list[str]]:
     """The exit status for ``exc`` and the lines (one or two) that tell the user."""
-    from vcbus.shared.bus.errors import BrokerUnavailableError, BusError  # noqa: PLC0415
-    from vcbus.shared.runtime.settings import SettingsError  # noqa: PLC0415
-    from vcbus.shared.runtime.topic_table import TopicTableError  # noqa: PLC0415
+    from vcbus.core.bus.errors import BrokerUnavailableError, BusError  # noqa: PLC0415
+    from vcbus.core.runtime.settings import SettingsError  # noqa: PLC0415
+    from vcbus.core.runtime.topic_table import TopicTableError  # noqa: PLC0415
 
     match exc:
         case BrokerUnavailableError():

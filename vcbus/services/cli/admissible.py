@@ -8,7 +8,7 @@ cannot be enqueued as it is: ``Infeasible`` (no node could ever hold one of its 
 pods, or the cluster as a whole cannot hold its minimum: podgroup-enqueue decides it,
 docs/design.md#reservation, docs/design.md#pending-reasons) or ``QueueOverCapability``
 whose minimum alone is over its queue's capability (the message ends with
-:data:`vcbus.shared.reasons.NEVER_ADMITTED`); a job that waits for its queue's running jobs
+:data:`vcbus.core.reasons.NEVER_ADMITTED`); a job that waits for its queue's running jobs
 to leave room is not. The reasons are the services'; nothing is computed again here.
 
 The place in the queue follows Volcano's job order within a queue (volcano@v1.10
@@ -23,10 +23,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from vcbus.contracts import PodGroupCreated, PodGroupPhaseChanged, PodGroupUpdated, Topic
-from vcbus.shared.reasons import INFEASIBLE, NEVER_ADMITTED, QUEUE_OVER_CAPABILITY
+from vcbus.core.reasons import INFEASIBLE, NEVER_ADMITTED, QUEUE_OVER_CAPABILITY
 
 if TYPE_CHECKING:
-    from vcbus.services.cli.status import Reason, StatusStore
+    from vcbus.services.cli.status_store import Reason, StatusStore
 
 INADMISSIBLE = "Inadmissible"
 NOT_ENQUEUEABLE = frozenset({INFEASIBLE, QUEUE_OVER_CAPABILITY})

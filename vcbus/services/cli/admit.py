@@ -39,6 +39,7 @@ from vcbus.contracts.events.jobs_rejected import JobRejected, SubmissionOrigin, 
 from vcbus.contracts.limits import MAX_PAYLOAD_ECHO_BYTES
 from vcbus.contracts.objects.job import Job
 from vcbus.contracts.objects.queue import Queue
+from vcbus.core.step import Ctx
 from vcbus.services import admission
 from vcbus.services.admission import (
     AdmissionLimits,
@@ -51,7 +52,6 @@ from vcbus.services.admission import (
 )
 from vcbus.services.cli import terminal
 from vcbus.services.submission import is_queue, queue_warnings
-from vcbus.shared.step import Ctx
 
 _SafeLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 

@@ -35,6 +35,11 @@ import structlog
 
 from vcbus.contracts.objects.node import Node, Taint
 from vcbus.contracts.quantity import CPU, MEMORY, PODS, QuantityError, to_base_units
+from vcbus.core.authority import TRUST_SETTING, load_trust
+from vcbus.core.logging.setup import configure_logging
+from vcbus.core.runtime.clock import SystemClock
+from vcbus.core.runtime.settings import Settings, SettingsError
+from vcbus.core.tracing.setup import configure_tracing, shutdown_tracing
 from vcbus.services.agent.face import (
     DEFAULT_PIDS_MAX,
     ENV_CERTFILE,
@@ -52,11 +57,6 @@ from vcbus.services.agent.face import (
     podman,
 )
 from vcbus.services.cli.serve import serve
-from vcbus.shared.authority import TRUST_SETTING, load_trust
-from vcbus.shared.logging.setup import configure_logging
-from vcbus.shared.runtime.clock import SystemClock
-from vcbus.shared.runtime.settings import Settings, SettingsError
-from vcbus.shared.tracing.setup import configure_tracing, shutdown_tracing
 
 DEFAULT_DATA_DIR = "/var/lib/vcbus-agent"
 DEFAULT_RUN_AS = "vcbus-pod"

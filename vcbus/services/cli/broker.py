@@ -13,9 +13,9 @@ import socket
 import sys
 import time
 
-from vcbus.shared.bus.broker import free_port, start_broker
-from vcbus.shared.bus.listeners import Listener, ListenerError, listener, parse_address
-from vcbus.shared.runtime.settings import SettingsError
+from vcbus.core.bus.broker import free_port, start_broker
+from vcbus.core.bus.listeners import Listener, ListenerError, listener, parse_address
+from vcbus.core.runtime.settings import SettingsError
 
 DEFAULT_HOST = "127.0.0.1"
 ROUTE_PROBE = ("192.0.2.1", 9)

@@ -25,16 +25,16 @@ from vcbus.contracts import (
     tag_of,
 )
 from vcbus.contracts.limits import MAX_CLEARED_ORIGINS
+from vcbus.core.bus.kafka import AioKafkaBus
+from vcbus.core.bus.outbox import event_record
+from vcbus.core.bus.records import OutRecord
+from vcbus.core.runtime.clock import SystemClock
+from vcbus.core.runtime.settings import Settings
+from vcbus.core.tracing.setup import configure_tracing, shutdown_tracing
+from vcbus.core.tracing.spans import business_span
 from vcbus.services.cli import terminal
-from vcbus.services.cli.status import UNNAMED, StatusStore, read_store
+from vcbus.services.cli.status_store import UNNAMED, StatusStore, read_store
 from vcbus.services.cli.submit import publish
-from vcbus.shared.bus.kafka import AioKafkaBus
-from vcbus.shared.bus.outbox import event_record
-from vcbus.shared.bus.records import OutRecord
-from vcbus.shared.runtime.clock import SystemClock
-from vcbus.shared.runtime.settings import Settings
-from vcbus.shared.tracing.setup import configure_tracing, shutdown_tracing
-from vcbus.shared.tracing.spans import business_span
 
 _ORIGIN = re.compile(r"^(?P<topic>[^/\s]+)/(?P<partition>[0-9]{1,9}):(?P<offset>[0-9]{1,18})$")
 

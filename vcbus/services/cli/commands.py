@@ -25,12 +25,12 @@ from vcbus.contracts import (
     derive_event_id,
     tag_of,
 )
-from vcbus.services.cli.status import StatusStore, read_store
-from vcbus.shared.bus.outbox import event_record
-from vcbus.shared.bus.protocol import Bus
-from vcbus.shared.bus.records import OutRecord
-from vcbus.shared.runtime.settings import Settings
-from vcbus.shared.tracing.spans import business_span, context_of, current_trace_id, job_span
+from vcbus.core.bus.outbox import event_record
+from vcbus.core.bus.protocol import Bus
+from vcbus.core.bus.records import OutRecord
+from vcbus.core.runtime.settings import Settings
+from vcbus.core.tracing.spans import business_span, context_of, current_trace_id, job_span
+from vcbus.services.cli.status_store import StatusStore, read_store
 
 JobCommand = JobDeleteRequested | JobAbortRequested | JobResumeRequested
 

@@ -30,10 +30,17 @@ from opentelemetry.context import Context
 
 from vcbus.contracts import JobDeleted, JobDeleteRequested, JobStatusChanged, Topic
 from vcbus.contracts.keys import job_key
+from vcbus.core.bus.kafka import AioKafkaBus
+from vcbus.core.bus.protocol import Bus
+from vcbus.core.bus.records import OutRecord, Record
+from vcbus.core.runtime.clock import SystemClock
+from vcbus.core.runtime.settings import Settings
+from vcbus.core.runtime.topology import ensure_topics
+from vcbus.core.tracing.setup import configure_tracing, shutdown_tracing
 from vcbus.services.admission import load_yaml
 from vcbus.services.cli import clear_rejected, terminal
 from vcbus.services.cli.commands import command_record, existing, exists, is_rejected
-from vcbus.services.cli.status import (
+from vcbus.services.cli.status_store import (
     StatusReader,
     StatusStore,
     add_verbose,
@@ -41,13 +48,6 @@ from vcbus.services.cli.status import (
     trace_id_of,
 )
 from vcbus.services.cli.submit import publish
-from vcbus.shared.bus.kafka import AioKafkaBus
-from vcbus.shared.bus.protocol import Bus
-from vcbus.shared.bus.records import OutRecord, Record
-from vcbus.shared.runtime.clock import SystemClock
-from vcbus.shared.runtime.settings import Settings
-from vcbus.shared.runtime.topology import ensure_topics
-from vcbus.shared.tracing.setup import configure_tracing, shutdown_tracing
 
 
 def delete_record(

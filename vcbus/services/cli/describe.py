@@ -5,7 +5,7 @@ pending reason with its message (docs/design.md#pending-reasons) and the other c
 condition with where it was read, the nodes locked for the job (or the reservation it waits behind),
 its pods, its will-bind reservation (capacity held for its later dependsOn stages), and its
 trace id with a link to Jaeger (``VCBUS_JAEGER_URL``), and ends with the job's Events
-(:mod:`vcbus.shared.views.events`: newest last, with ages); a waiting job's place in its queue,
+(:mod:`vcbus.core.views.events`: newest last, with ages); a waiting job's place in its queue,
 and ``Inadmissible`` when its reason says it cannot be enqueued as it is
 (:mod:`vcbus.services.cli.admissible`). Only the job's own partition of the job-keyed topics is
 read, but for the PodGroups (read whole, for the place in the queue) and the nodes (a pod
@@ -40,13 +40,29 @@ from vcbus.contracts import (
     split_key,
 )
 from vcbus.contracts.objects import Condition, JobPhase, JobSpec
+from vcbus.core.bus.kafka import AioKafkaBus
+from vcbus.core.bus.protocol import Bus
+from vcbus.core.bus.records import Record
+from vcbus.core.reasons import EVICTION_CONDITIONS
+from vcbus.core.runtime.clock import SystemClock
+from vcbus.core.runtime.settings import Settings
+from vcbus.core.views.age import age
+from vcbus.core.views.events import MAX_EVENTS, JobEvent, events_lines, job_events
+from vcbus.core.views.failures import (
+    DEFAULT_MAX_RETRY,
+    Failures,
+    acting_policies,
+    job_failures,
+)
+from vcbus.core.views.read_model import JOB_KEYED_TOPICS
+from vcbus.core.views.units import show_resources
 from vcbus.services.cli import terminal
 from vcbus.services.cli.admissible import INADMISSIBLE, inadmissible, place_in_queue
 from vcbus.services.cli.describe_kinds import DESCRIBED, SINGULAR, describe_kind
 from vcbus.services.cli.describe_layout import field as _field
 from vcbus.services.cli.describe_layout import table as _table
 from vcbus.services.cli.describe_node import NODE_KINDS, describe_node_on, node_cell
-from vcbus.services.cli.status import (
+from vcbus.services.cli.status_store import (
     StatusStore,
     add_verbose,
     job_trace_id,
@@ -55,22 +71,6 @@ from vcbus.services.cli.status import (
     read_store,
     reason_of,
 )
-from vcbus.shared.bus.kafka import AioKafkaBus
-from vcbus.shared.bus.protocol import Bus
-from vcbus.shared.bus.records import Record
-from vcbus.shared.reasons import EVICTION_CONDITIONS
-from vcbus.shared.runtime.clock import SystemClock
-from vcbus.shared.runtime.settings import Settings
-from vcbus.shared.views.age import age
-from vcbus.shared.views.events import MAX_EVENTS, JobEvent, events_lines, job_events
-from vcbus.shared.views.failures import (
-    DEFAULT_MAX_RETRY,
-    Failures,
-    acting_policies,
-    job_failures,
-)
-from vcbus.shared.views.read_model import JOB_KEYED_TOPICS
-from vcbus.shared.views.units import show_resources
 
 DEFAULT_JAEGER_URL = "http://localhost:16686"
 
@@ -114,9 +114,9 @@ def describe_job(
         store: the status read from the job's partition (and the reservation).
         key: the job key.
         jaeger_url: the Jaeger UI's base address.
-        events: the job's events, oldest first (:func:`vcbus.shared.views.events.job_events`).
+        events: the job's events, oldest first (:func:`vcbus.core.views.events.job_events`).
         failures: its failed pods and the policies that acted
-            (:func:`vcbus.shared.views.failures.job_failures`).
+            (:func:`vcbus.core.views.failures.job_failures`).
         now: the time the events' ages are counted to.
 
     Returns:
@@ -222,7 +222,7 @@ def _podgroup(store: StatusStore, key: str) -> list[str]:
 
 
 def _reasons(store: StatusStore, key: str, status: object) -> list[str]:
-    """Why the job waits (:func:`~vcbus.shared.views.reason.job_reason`), and the others."""
+    """Why the job waits (:func:`~vcbus.core.views.reason.job_reason`), and the others."""
     if not isinstance(status, JobStatusChanged) or status.phase not in _WAITING:
         return []
     why = reason_of(store, key, status)

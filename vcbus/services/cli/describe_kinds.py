@@ -12,12 +12,12 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
+from vcbus.core.bus.protocol import Bus
+from vcbus.core.runtime.settings import Settings
+from vcbus.core.views.table import render_table
 from vcbus.services.cli.kinds import KINDS
 from vcbus.services.cli.listing import Object, Query
-from vcbus.services.cli.status import read_store
-from vcbus.shared.bus.protocol import Bus
-from vcbus.shared.runtime.settings import Settings
-from vcbus.shared.views.table import render_table
+from vcbus.services.cli.status_store import read_store
 
 DESCRIBED = {
     "pod": "pods",

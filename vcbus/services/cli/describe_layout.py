@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from vcbus.shared.views.table import render_table
+from vcbus.core.views.table import render_table
 
 
 def field(label: str, value: object, indent: int = 0) -> str:

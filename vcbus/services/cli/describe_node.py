@@ -10,15 +10,15 @@ from __future__ import annotations
 from datetime import datetime
 
 from vcbus.contracts import Topic
+from vcbus.core.bus.protocol import Bus
+from vcbus.core.node_lifecycle import Readiness
+from vcbus.core.runtime.settings import Settings
+from vcbus.core.views.read_model import POD_TOPICS
+from vcbus.core.views.units import show_resources
 from vcbus.services.cli.describe_layout import field as _field
 from vcbus.services.cli.describe_layout import table as _table
-from vcbus.services.cli.status import StatusStore, read_store
+from vcbus.services.cli.status_store import StatusStore, read_store
 from vcbus.services.cli.usage import node_of, used_by_node
-from vcbus.shared.bus.protocol import Bus
-from vcbus.shared.node_lifecycle import Readiness
-from vcbus.shared.runtime.settings import Settings
-from vcbus.shared.views.read_model import POD_TOPICS
-from vcbus.shared.views.units import show_resources
 
 NODE_TOPICS = (Topic.NODES, *POD_TOPICS, Topic.RESERVATIONS)
 """What ``describe node`` reads, whole."""

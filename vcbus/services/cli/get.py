@@ -1,6 +1,6 @@
 """``vcbus get jobs|podgroups|pods|nodes|queues``: tables, ``-o wide|json|yaml``, ``--watch``.
 
-State is read from the status topics (newest record per key, ``vcbus.services.cli.status``).
+State is read from the status topics (newest record per key, ``vcbus.services.cli.status_store``).
 Only the topics a kind needs are read, and ``get jobs NAME`` reads that job's partition
 only. ``--watch`` prints the listing, then one line (or object) per change, as kubectl does,
 until interrupted. As with kubectl, namespaced kinds are listed in ``default`` unless
@@ -21,6 +21,12 @@ import signal
 from collections.abc import Callable
 from datetime import datetime
 
+from vcbus.core.bus.kafka import AioKafkaBus
+from vcbus.core.bus.protocol import Bus
+from vcbus.core.runtime.clock import SystemClock
+from vcbus.core.runtime.settings import Settings
+from vcbus.core.runtime.topology import ensure_topics
+from vcbus.core.views.table import format_row, render_table, widths_of
 from vcbus.services.cli import EXIT_UNUSABLE, terminal
 from vcbus.services.cli.kinds import ALIASES, ALL, KINDS, UNNAMED_HEADER, unnamed_rejections
 from vcbus.services.cli.listing import (
@@ -32,13 +38,7 @@ from vcbus.services.cli.listing import (
     render,
     render_change,
 )
-from vcbus.services.cli.status import StatusReader, StatusStore, add_verbose
-from vcbus.shared.bus.kafka import AioKafkaBus
-from vcbus.shared.bus.protocol import Bus
-from vcbus.shared.runtime.clock import SystemClock
-from vcbus.shared.runtime.settings import Settings
-from vcbus.shared.runtime.topology import ensure_topics
-from vcbus.shared.views.table import format_row, render_table, widths_of
+from vcbus.services.cli.status_store import StatusReader, StatusStore, add_verbose
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -19,14 +19,14 @@ import argparse
 import asyncio
 
 from vcbus.contracts import JobAbortRequested, JobResumeRequested
+from vcbus.core.bus.kafka import AioKafkaBus
+from vcbus.core.runtime.clock import SystemClock
+from vcbus.core.runtime.settings import Settings
+from vcbus.core.tracing.setup import configure_tracing, shutdown_tracing
 from vcbus.services.cli import describe, get, terminal
 from vcbus.services.cli.commands import command_record, existing
-from vcbus.services.cli.status import add_verbose
+from vcbus.services.cli.status_store import add_verbose
 from vcbus.services.cli.submit import publish
-from vcbus.shared.bus.kafka import AioKafkaBus
-from vcbus.shared.runtime.clock import SystemClock
-from vcbus.shared.runtime.settings import Settings
-from vcbus.shared.tracing.setup import configure_tracing, shutdown_tracing
 
 VERBS: dict[str, tuple[type[JobAbortRequested | JobResumeRequested], str]] = {
     "suspend": (JobAbortRequested, "abort the job (AbortJob): kill its pods, keep finished ones"),

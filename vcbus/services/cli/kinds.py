@@ -1,6 +1,6 @@
 """The kinds ``vcbus get`` lists (jobs, podgroups, pods, nodes, queues): their rows and table.
 
-Each ``*_rows`` function folds the status store (``vcbus.services.cli.status``) into one
+Each ``*_rows`` function folds the status store (``vcbus.services.cli.status_store``) into one
 :class:`~vcbus.services.cli.listing.Row` per thing asked for: its table cells, its ``-o wide``
 cells, and its object for ``-o json|yaml``. ``KINDS`` names each kind's topics and header;
 ``ALIASES`` the other names a kind answers to. No I/O here.
@@ -24,9 +24,13 @@ from vcbus.contracts import (
 )
 from vcbus.contracts.objects import DEFAULT_QUEUE, Queue, QueueState
 from vcbus.contracts.quantity import format_quantity
+from vcbus.core.views.age import human_duration, time_left
+from vcbus.core.views.node_health import NodeHealth
+from vcbus.core.views.read_model import JOB_TOPICS, POD_TOPICS
+from vcbus.core.views.units import show_resources
 from vcbus.services.cli.admissible import INADMISSIBLE, inadmissible
 from vcbus.services.cli.listing import Kind, Object, Query, Row
-from vcbus.services.cli.status import (
+from vcbus.services.cli.status_store import (
     UNNAMED,
     StatusStore,
     pending_reasons,
@@ -34,10 +38,6 @@ from vcbus.services.cli.status import (
     reason_of,
 )
 from vcbus.services.cli.usage import node_of, used_by_node, used_by_queue
-from vcbus.shared.views.age import human_duration, time_left
-from vcbus.shared.views.node_health import NodeHealth
-from vcbus.shared.views.read_model import JOB_TOPICS, POD_TOPICS
-from vcbus.shared.views.units import show_resources
 
 # -- jobs ---------------------------------------------------------------------------------
 

@@ -15,11 +15,11 @@ from datetime import datetime
 import yaml
 
 from vcbus.contracts import Topic
+from vcbus.core.runtime.clock import SystemClock
+from vcbus.core.views.age import age
+from vcbus.core.views.table import format_row, widths_of
 from vcbus.services.cli import terminal
-from vcbus.services.cli.status import StatusStore
-from vcbus.shared.runtime.clock import SystemClock
-from vcbus.shared.views.age import age
-from vcbus.shared.views.table import format_row, widths_of
+from vcbus.services.cli.status_store import StatusStore
 
 Object = dict[str, object]
 

@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from urllib.parse import quote, urlencode
 
 from vcbus.contracts import NodeChanged, NodeHeartbeat, NodeRegistered, Topic
+from vcbus.core.bus.kafka import AioKafkaBus
+from vcbus.core.runtime.settings import Settings
 from vcbus.services.agent.face import (
     ENV_CAFILE,
     ENV_CERTFILE,
@@ -38,9 +40,7 @@ from vcbus.services.agent.face import (
 )
 from vcbus.services.cli import terminal
 from vcbus.services.cli.agent import LABEL_ADDRESS, LABEL_AGENT_HOST, LABEL_AGENT_PORT, is_loopback
-from vcbus.services.cli.status import StatusStore, read_store
-from vcbus.shared.bus.kafka import AioKafkaBus
-from vcbus.shared.runtime.settings import Settings
+from vcbus.services.cli.status_store import StatusStore, read_store
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,16 +26,16 @@ import msgspec
 from vcbus.contracts import JobAdmitted, QueueDeclared, QueueDeleted, Topic, derive_event_id, tag_of
 from vcbus.contracts.objects import DEFAULT_QUEUE, Queue, QueueState
 from vcbus.contracts.quantity import QuantityError, Resources, to_base_units
+from vcbus.core.bus.kafka import AioKafkaBus
+from vcbus.core.bus.outbox import event_record
+from vcbus.core.bus.protocol import Bus
+from vcbus.core.runtime.clock import SystemClock
+from vcbus.core.runtime.settings import Settings
 from vcbus.services.cli import terminal
 from vcbus.services.cli.commands import exists
-from vcbus.services.cli.status import add_verbose, read_store
+from vcbus.services.cli.status_store import add_verbose, read_store
 from vcbus.services.cli.submit import publish
 from vcbus.services.submission import queue_record
-from vcbus.shared.bus.kafka import AioKafkaBus
-from vcbus.shared.bus.outbox import event_record
-from vcbus.shared.bus.protocol import Bus
-from vcbus.shared.runtime.clock import SystemClock
-from vcbus.shared.runtime.settings import Settings
 
 
 def resources(text: str | None) -> Resources:

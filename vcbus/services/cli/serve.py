@@ -1,6 +1,6 @@
 """``vcbus serve SERVICE``: run one service against the broker, until SIGTERM or SIGINT.
 
-Beside the service runs its health server (``vcbus.shared.runtime.health``) on
+Beside the service runs its health server (``vcbus.core.runtime.health``) on
 ``VCBUS_HEALTH_PORT`` [8080; ``0`` turns it off] of ``VCBUS_HEALTH_HOST`` [0.0.0.0]:
 ``/healthz``, ``/readyz`` and ``/metrics`` (Prometheus text). A port already in use is
 logged and the service runs without it.
@@ -23,25 +23,25 @@ import yaml
 from vcbus.contracts import TOPIC_SPECS, Topic
 from vcbus.contracts.manifests import ManifestError, read_priority_class
 from vcbus.contracts.objects.node import Node
+from vcbus.core.bus.kafka import AioKafkaBus
+from vcbus.core.logging.setup import configure_logging
+from vcbus.core.runtime.clock import SystemClock
+from vcbus.core.runtime.collector import tune_collector
+from vcbus.core.runtime.health import HealthServer, readiness
+from vcbus.core.runtime.service import Runtime, Service, run_service
+from vcbus.core.runtime.settings import Settings, SettingsError
+from vcbus.core.runtime.table import Table
+from vcbus.core.runtime.topology import ensure_topics
+from vcbus.core.scheduling.framework.conf import SchedulerConf
+from vcbus.core.scheduling.scheduler import parse_conf, split_conf
+from vcbus.core.telemetry import PendingPodGroups, ServiceMetrics
+from vcbus.core.tracing.setup import configure_tracing, shutdown_tracing
 from vcbus.services.allocator import app as allocator
 from vcbus.services.bootstrap import SERVICE_NAMES, SystemConf, bootstrap
 from vcbus.services.cluster import ClusterConf, build_nodes, load_nodes
 from vcbus.services.cluster import app as cluster
 from vcbus.services.job_controller import app as job_controller
 from vcbus.services.podgroup_enqueue import app as podgroup_enqueue
-from vcbus.shared.bus.kafka import AioKafkaBus
-from vcbus.shared.logging.setup import configure_logging
-from vcbus.shared.runtime.clock import SystemClock
-from vcbus.shared.runtime.collector import tune_collector
-from vcbus.shared.runtime.health import HealthServer, readiness
-from vcbus.shared.runtime.service import Runtime, Service, run_service
-from vcbus.shared.runtime.settings import Settings, SettingsError
-from vcbus.shared.runtime.table import Table
-from vcbus.shared.runtime.topology import ensure_topics
-from vcbus.shared.scheduling.framework.conf import SchedulerConf
-from vcbus.shared.scheduling.scheduler import parse_conf, split_conf
-from vcbus.shared.telemetry import PendingPodGroups, ServiceMetrics
-from vcbus.shared.tracing.setup import configure_tracing, shutdown_tracing
 
 DEFAULT_HEALTH_PORT = 8080
 DEFAULT_HEALTH_HOST = "0.0.0.0"
@@ -96,7 +96,7 @@ def _labels(pairs: list[str]) -> dict[str, str]:
 
 
 ENQUEUE_SIDE, ALLOCATOR_SIDE = 0, 1
-"""The halves of :func:`vcbus.shared.scheduling.scheduler.split_conf`."""
+"""The halves of :func:`vcbus.core.scheduling.scheduler.split_conf`."""
 
 
 def scheduler_conf(path: str | None, side: int = ALLOCATOR_SIDE) -> SchedulerConf | None:

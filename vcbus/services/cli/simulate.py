@@ -14,6 +14,9 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
+from vcbus.core.logging.setup import configure_logging
+from vcbus.core.runtime.collector import tune_collector
+from vcbus.core.scheduling.framework.conf import ConfError
 from vcbus.services.cli import terminal
 from vcbus.services.simulation import swf
 from vcbus.services.simulation.html import cluster_of, render_html
@@ -26,9 +29,6 @@ from vcbus.services.simulation.scenario import (
     parse_scenario,
 )
 from vcbus.services.simulation.snapshot import ScenarioError
-from vcbus.shared.logging.setup import configure_logging
-from vcbus.shared.runtime.collector import tune_collector
-from vcbus.shared.scheduling.framework.conf import ConfError
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

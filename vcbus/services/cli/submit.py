@@ -15,7 +15,7 @@ stands for it.
 
 Before publishing, ``submit`` reads the current state of each job it names and says what
 the submission will do: ``created``, ``unchanged``, ``updated (FIELDS)``, or, for an update
-the job-controller would refuse (:func:`vcbus.shared.job_update.update_error`, Volcano's rule
+the job-controller would refuse (:func:`vcbus.core.job_update.update_error`, Volcano's rule
 and message), the refusal, and nothing is published (exit 1).
 """
 
@@ -38,11 +38,29 @@ from vcbus.contracts import (
     Topic,
 )
 from vcbus.contracts.objects import JobPhase
+from vcbus.core.bus.kafka import AioKafkaBus
+from vcbus.core.bus.protocol import Bus
+from vcbus.core.bus.records import OutRecord, Record, oversized
+from vcbus.core.job_update import (
+    NO_PODS,
+    UPDATE_REJECTED,
+    changed_fields,
+    creation_error,
+    update_error,
+)
+from vcbus.core.reasons import INFEASIBLE, QUEUE_CLOSED, QUEUE_NOT_FOUND
+from vcbus.core.runtime.clock import SystemClock
+from vcbus.core.runtime.settings import Settings
+from vcbus.core.runtime.topology import ensure_topics
+from vcbus.core.tracing.setup import configure_tracing, shutdown_tracing
+from vcbus.core.views.jobs import pod_counts
+from vcbus.core.views.phases import FAILED_PHASES
+from vcbus.core.views.read_model import JOB_TOPICS
 from vcbus.services.admission import FieldValidation
 from vcbus.services.cli import require_broker, terminal
 from vcbus.services.cli.admissible import never_admitted
 from vcbus.services.cli.admit import VALIDATE_CHOICES, Verdict, add_validate, admit, as_text
-from vcbus.services.cli.status import (
+from vcbus.services.cli.status_store import (
     StatusReader,
     StatusStore,
     add_verbose,
@@ -52,24 +70,6 @@ from vcbus.services.cli.status import (
     trace_id_of,
 )
 from vcbus.services.submission import Submitted, records_for
-from vcbus.shared.bus.kafka import AioKafkaBus
-from vcbus.shared.bus.protocol import Bus
-from vcbus.shared.bus.records import OutRecord, Record, oversized
-from vcbus.shared.job_update import (
-    NO_PODS,
-    UPDATE_REJECTED,
-    changed_fields,
-    creation_error,
-    update_error,
-)
-from vcbus.shared.reasons import INFEASIBLE, QUEUE_CLOSED, QUEUE_NOT_FOUND
-from vcbus.shared.runtime.clock import SystemClock
-from vcbus.shared.runtime.settings import Settings
-from vcbus.shared.runtime.topology import ensure_topics
-from vcbus.shared.tracing.setup import configure_tracing, shutdown_tracing
-from vcbus.shared.views.jobs import pod_counts
-from vcbus.shared.views.phases import FAILED_PHASES
-from vcbus.shared.views.read_model import JOB_TOPICS
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -251,8 +251,8 @@ def answer(accepted: JobAdmitted | None, verdict: Verdict) -> tuple[str, str]:
     Returns:
         ``(answer, "")`` with ``created``, ``unchanged`` or ``updated (FIELDS)``; or
         ``("", "CODE: message")``: the job-controller would refuse the update, with
-        Volcano's message (:func:`vcbus.shared.job_update.update_error`), or the job would
-        be created with no pod (:func:`vcbus.shared.job_update.creation_error`).
+        Volcano's message (:func:`vcbus.core.job_update.update_error`), or the job would
+        be created with no pod (:func:`vcbus.core.job_update.creation_error`).
     """
     if verdict.job is None:
         return "created", ""

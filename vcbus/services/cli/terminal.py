@@ -1,7 +1,7 @@
 """What the CLI writes: user-supplied text with its control characters escaped.
 
 Every command writes through :func:`write` or :func:`error`, which escape as
-:func:`vcbus.shared.printable.printable` does (newline and tab kept, since the CLI lays its text
+:func:`vcbus.core.printable.printable` does (newline and tab kept, since the CLI lays its text
 out with them); a table cell is escaped with :func:`cell`, so one value stays on its row.
 Text made only of escaped pieces may be coloured with :func:`paint` and written with
 :func:`write_escaped`. Colours are used on a terminal only, and never when ``NO_COLOR`` is
@@ -14,7 +14,7 @@ import os
 import sys
 from typing import TextIO
 
-from vcbus.shared.printable import cell, printable
+from vcbus.core.printable import cell, printable
 
 __all__ = [
     "cell",

@@ -14,14 +14,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 
+from vcbus.core.bus.kafka import AioKafkaBus
+from vcbus.core.bus.records import TopicConfig
+from vcbus.core.runtime.clock import SystemClock
+from vcbus.core.runtime.settings import Settings
+from vcbus.core.runtime.topology import drift, topic_configs
 from vcbus.services.bootstrap import SERVICE_NAMES, bootstrap
 from vcbus.services.cli import terminal
 from vcbus.services.cli.serve import add_service_options, system_conf
-from vcbus.shared.bus.kafka import AioKafkaBus
-from vcbus.shared.bus.records import TopicConfig
-from vcbus.shared.runtime.clock import SystemClock
-from vcbus.shared.runtime.settings import Settings
-from vcbus.shared.runtime.topology import drift, topic_configs
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -37,6 +37,16 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 
 from vcbus.contracts import Topic
+from vcbus.core.authority import KEY_SETTINGS, TRUST_FILE, TRUST_SETTING, Role, write_keys
+from vcbus.core.bus.kafka import AioKafkaBus
+from vcbus.core.node_lifecycle import reader_conf
+from vcbus.core.runtime.clock import SystemClock
+from vcbus.core.runtime.service import Service
+from vcbus.core.runtime.settings import Settings
+from vcbus.core.runtime.table import Table
+from vcbus.core.runtime.topology import ensure_topics
+from vcbus.core.views.live import StatusView, jobs_table, nodes_table
+from vcbus.core.views.read_model import STATUS_TOPICS
 from vcbus.services.agent.face import (
     ENV_CAFILE,
     ENV_CERTFILE,
@@ -61,16 +71,6 @@ from vcbus.services.cli.up_progress import (
     health_line,
 )
 from vcbus.services.submission import records_for
-from vcbus.shared.authority import KEY_SETTINGS, TRUST_FILE, TRUST_SETTING, Role, write_keys
-from vcbus.shared.bus.kafka import AioKafkaBus
-from vcbus.shared.node_lifecycle import reader_conf
-from vcbus.shared.runtime.clock import SystemClock
-from vcbus.shared.runtime.service import Service
-from vcbus.shared.runtime.settings import Settings
-from vcbus.shared.runtime.table import Table
-from vcbus.shared.runtime.topology import ensure_topics
-from vcbus.shared.views.read_model import STATUS_TOPICS
-from vcbus.shared.views.status import StatusView, jobs_table, nodes_table
 
 DEMO_DIR: Traversable = resources.files(__name__.rpartition(".")[0]) / "demo"
 """The demo jobs, shipped as package data (read through ``importlib.resources``)."""

@@ -15,14 +15,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from vcbus.contracts.topics import DEFAULT_PREFIX
+from vcbus.core.bus.broker import EmbeddedBroker, start_broker, start_gated_broker
+from vcbus.core.bus.credentials import CREDENTIALS_ENV, FILE_NAME, BusCredentials
+from vcbus.core.bus.errors import BrokerStartError, BrokerUnavailableError
+from vcbus.core.bus.listeners import Listener, ListenerError, parse_address
+from vcbus.core.runtime.settings import Settings, SettingsError
 from vcbus.services.cli import require_broker, terminal
 from vcbus.services.cli.broker import listener_from
 from vcbus.services.cli.cluster_ca import KeyPair, ensure_ca, issue
-from vcbus.shared.bus.broker import EmbeddedBroker, start_broker, start_gated_broker
-from vcbus.shared.bus.credentials import CREDENTIALS_ENV, FILE_NAME, BusCredentials
-from vcbus.shared.bus.errors import BrokerStartError, BrokerUnavailableError
-from vcbus.shared.bus.listeners import Listener, ListenerError, parse_address
-from vcbus.shared.runtime.settings import Settings, SettingsError
 
 DEFAULT_BROKER_PORT = 9092
 """The embedded broker's port when free."""

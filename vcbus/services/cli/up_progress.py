@@ -1,7 +1,7 @@
 """What ``vcbus up`` says while it runs: services starting and ready, the demo's progress.
 
 Lines written from the services' logs (:data:`READY_MARKS`) and from the live view
-(:class:`~vcbus.shared.views.status.StatusView`); :mod:`vcbus.services.cli.up` runs them.
+(:class:`~vcbus.core.views.live.StatusView`); :mod:`vcbus.services.cli.up` runs them.
 """
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from vcbus.core.node_lifecycle import reader_conf
+from vcbus.core.runtime.clock import SystemClock
+from vcbus.core.views.live import StatusView, jobs_table, nodes_table
 from vcbus.services.cli import terminal
 from vcbus.services.cli.supervise import Health
-from vcbus.shared.node_lifecycle import reader_conf
-from vcbus.shared.runtime.clock import SystemClock
-from vcbus.shared.views.status import StatusView, jobs_table, nodes_table
 
 READY_MARKS = (b"partitions_assigned", b"lease_acquired")
 """What a service logs once it handles records: its consumer has its partitions, or (a

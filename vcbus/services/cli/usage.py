@@ -1,7 +1,7 @@
 """What pods hold, per node and per queue, and what nodes offer, from the status store.
 
 A pod holds its requests on its node while it is bound and Pending or Running (the read
-model's rule, :func:`vcbus.shared.views.pods.active_by_node`, which ``vcbus up`` and
+model's rule, :func:`vcbus.core.views.pod_fold.active_by_node`, which ``vcbus up`` and
 ``simulate`` count with too); it holds them for its job's queue too. ``vcbus get
 nodes|queues`` and the dashboard count with these.
 """
@@ -22,10 +22,10 @@ from vcbus.contracts import (
 )
 from vcbus.contracts.objects import DEFAULT_QUEUE, Node
 from vcbus.contracts.quantity import Resources
-from vcbus.shared.views.pods import active_by_node
+from vcbus.core.views.pod_fold import active_by_node
 
 if TYPE_CHECKING:
-    from vcbus.services.cli.status import StatusStore
+    from vcbus.services.cli.status_store import StatusStore
 
 
 def add(total: dict[str, int], amounts: Mapping[str, int]) -> None:

@@ -19,16 +19,16 @@ import structlog
 from vcbus.contracts import BindingCreated, Event, PodDeleted, PodKey, Topic
 from vcbus.contracts.keys import NodeName, pod_key
 from vcbus.contracts.objects import Node
-from vcbus.shared.bus.partitioner import partition_for
-from vcbus.shared.bus.records import Record
-from vcbus.shared.bus.router import Route
-from vcbus.shared.runtime.clock import Clock
-from vcbus.shared.runtime.reactor import Entry, Reactor, Resync
-from vcbus.shared.runtime.service import Runtime, Service
-from vcbus.shared.runtime.settings import Settings
-from vcbus.shared.runtime.table import Table
-from vcbus.shared.state.changelog import ChangelogStore
-from vcbus.shared.step import Ctx, Step
+from vcbus.core.bus.partitioner import partition_for
+from vcbus.core.bus.records import Record
+from vcbus.core.bus.router import Route
+from vcbus.core.runtime.clock import Clock
+from vcbus.core.runtime.reactor import Entry, Reactor, Resync
+from vcbus.core.runtime.service import Runtime, Service
+from vcbus.core.runtime.settings import Settings
+from vcbus.core.runtime.table import Table
+from vcbus.core.state.changelog import ChangelogStore
+from vcbus.core.step import Ctx, Step
 
 from .core import ClusterConf, ClusterInput, decide, next_deadline
 from .model import SimNode

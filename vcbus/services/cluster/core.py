@@ -81,6 +81,7 @@ from vcbus.contracts.objects.pod import (
     PodPhase,
 )
 from vcbus.contracts.quantity import PODS, Resources, format_quantity
+from vcbus.core.step import Ctx, Step, Tick
 from vcbus.services.cluster.model import (
     SimNode,
     SimPod,
@@ -91,7 +92,6 @@ from vcbus.services.cluster.model import (
     with_pods_moved,
 )
 from vcbus.services.cluster.pod_timing import grace, run_settings
-from vcbus.shared.step import Ctx, Step, Tick
 
 ClusterInput = BindingCreated | PodEvictionRequested | PodDeleted | Tick | ClusterCommand
 """Everything the cluster core handles."""

@@ -17,7 +17,7 @@ from vcbus.contracts.objects.pod import (
     ANNOTATION_START_SECONDS,
     DEFAULT_GRACE_SECONDS,
 )
-from vcbus.shared.step import Ctx
+from vcbus.core.step import Ctx
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,17 +7,17 @@ from collections.abc import Mapping
 
 from vcbus.contracts import Topic
 from vcbus.contracts.limits import POD_PART_PODS
-from vcbus.shared.bus.router import Route
-from vcbus.shared.runtime.clock import Clock
-from vcbus.shared.runtime.reactor import Entry, Reactor, Resync
-from vcbus.shared.runtime.service import Service
-from vcbus.shared.runtime.settings import Settings
-from vcbus.shared.state.changelog import ChangelogStore
+from vcbus.core.bus.router import Route
+from vcbus.core.runtime.clock import Clock
+from vcbus.core.runtime.reactor import Entry, Reactor, Resync
+from vcbus.core.runtime.service import Service
+from vcbus.core.runtime.settings import Settings
+from vcbus.core.state.changelog import ChangelogStore
 
 from .conf import ControllerConf
 from .core import ControllerInput, decide, next_deadline, steps_pending
+from .job_status import counts_superseded
 from .state import JobRecord, RecordCodec
-from .status import counts_superseded
 
 NAME = "job-controller"
 

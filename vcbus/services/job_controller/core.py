@@ -61,17 +61,17 @@ from vcbus.contracts.objects.job import JobPhase, TaskSpec
 from vcbus.contracts.objects.meta import Condition
 from vcbus.contracts.objects.pod import POD_EVICTED, PodPhase
 from vcbus.contracts.objects.podgroup import PodGroupPhase
+from vcbus.core.job_update import UPDATE_REJECTED, update_error
+from vcbus.core.reasons import EVICTION_CONDITIONS
+from vcbus.core.step import Ctx, Step, Tick
+from vcbus.core.views.phases import FINAL_PHASES
 from vcbus.services.job_controller import machine, policies
 from vcbus.services.job_controller.conf import ControllerConf
 from vcbus.services.job_controller.execution import FOLLOW_UPS, Execution
+from vcbus.services.job_controller.job_status import status_view
 from vcbus.services.job_controller.pod_index import SUCCEEDED, replace_pod, summary
 from vcbus.services.job_controller.policies import Action, PolicyEvent, Request
 from vcbus.services.job_controller.state import JobRecord, PodState, PolicyTimer
-from vcbus.services.job_controller.status import status_view
-from vcbus.shared.job_update import UPDATE_REJECTED, update_error
-from vcbus.shared.reasons import EVICTION_CONDITIONS
-from vcbus.shared.step import Ctx, Step, Tick
-from vcbus.shared.views.phases import FINAL_PHASES
 
 __all__ = [
     "FOLLOW_UPS",
@@ -411,7 +411,7 @@ def decide(
     Pure and deterministic: time comes from ``ctx``, ids are derived from the record. An
     input that would not change the job (the same phase again, a stale pod status)
     changes nothing and emits nothing. An event whose id was applied already never comes
-    here: the shell (``vcbus.shared.runtime.reactor``) remembers the ids of the inputs a step
+    here: the shell (``vcbus.core.runtime.reactor``) remembers the ids of the inputs a step
     took (``Step.taken``, or a changed record or events) and skips a redelivery.
 
     Args:

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 
 from vcbus.contracts.objects.job import Job, TaskSpec
 from vcbus.services.job_controller.conf import ControllerConf
+from vcbus.services.job_controller.job_pods import PodTemplateFacts, template_facts
 from vcbus.services.job_controller.podgroup import PodGroupSpec, podgroup_spec
-from vcbus.services.job_controller.pods import PodTemplateFacts, template_facts
 
 MEMO_LIMIT = 4096
 """How many jobs' facts the memo keeps (the oldest entry goes first). Above the number of

@@ -28,17 +28,17 @@ from vcbus.contracts.objects.job import JobPhase, TaskSpec
 from vcbus.contracts.objects.meta import Condition
 from vcbus.contracts.objects.pod import PodPhase
 from vcbus.contracts.objects.podgroup import PodGroupPhase
+from vcbus.core.step import Ctx, Step
 from vcbus.services.job_controller import machine, policies
 from vcbus.services.job_controller.conf import ControllerConf
 from vcbus.services.job_controller.derived import JobFacts, job_facts
+from vcbus.services.job_controller.job_pods import build_pod, dependency_gate
+from vcbus.services.job_controller.job_status import count_pods, status_event, status_view
 from vcbus.services.job_controller.machine import Counts, Operation
 from vcbus.services.job_controller.pod_index import summary
 from vcbus.services.job_controller.podgroup import assemble_podgroup, has_spec
-from vcbus.services.job_controller.pods import build_pod, dependency_gate
 from vcbus.services.job_controller.policies import Action, PolicyEvent, Request
 from vcbus.services.job_controller.state import JobRecord, PodState, StatusView
-from vcbus.services.job_controller.status import count_pods, status_event, status_view
-from vcbus.shared.step import Ctx, Step
 
 FOLLOW_UPS = 8
 """At most this many follow-up syncs after an action changed the phase."""

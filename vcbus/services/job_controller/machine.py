@@ -33,8 +33,8 @@ import msgspec
 from vcbus.contracts.events.jobs_status import TaskCounts
 from vcbus.contracts.objects.job import Job, JobPhase
 from vcbus.contracts.objects.pod import PodPhase
+from vcbus.core.reasons import PODS_PENDING
 from vcbus.services.job_controller.policies import Action
-from vcbus.shared.reasons import PODS_PENDING
 
 DEFAULT_MAX_RETRY = 3
 

@@ -33,7 +33,7 @@ from vcbus.contracts.objects.job import ANNOTATION_DEPENDENT_JOB, Job, TaskSpec
 from vcbus.contracts.objects.pod_spec import int_field, node_selector, pod_requests, string_field
 from vcbus.contracts.objects.podgroup import PodGroup, StageTask
 from vcbus.contracts.quantity import Resources, add
-from vcbus.services.job_controller.pods import pod_priority, pod_tolerations
+from vcbus.services.job_controller.job_pods import pod_priority, pod_tolerations
 
 
 def podgroup_name(job_name: str, uid: str) -> str:

@@ -7,7 +7,7 @@ It plays the part of Volcano's ``JobInfo`` (the job, its pods by task, ``status`
 what Volcano keeps elsewhere: the pending delayed policy actions
 (``job_controller.go`` ``delayActionMap``), the PodGroup as last written, and what an
 event-sourced core needs for deterministic event ids (a generation counter). Idempotency
-by event id is the shell's (``vcbus.shared.runtime.reactor``): records written before kept a
+by event id is the shell's (``vcbus.core.runtime.reactor``): records written before kept a
 bounded ``applied_ids`` too, which decoding ignores.
 
 :class:`RecordCodec` writes a job's record as changelog records of at most 1 MiB: a job
@@ -192,7 +192,7 @@ E = TypeVar("E", bound=msgspec.Struct)
 class RecordCodec(Generic[E]):
     """A job's changelog entry as records: the job's own, then parts of its pods.
 
-    Entries are the reactor's (``vcbus.shared.runtime.reactor.Entry``) of a :class:`JobRecord`;
+    Entries are the reactor's (``vcbus.core.runtime.reactor.Entry``) of a :class:`JobRecord`;
     ``entry_type`` is that type. A record with at most ``pods_per_part`` pods, creation
     counts and timers is one record, as before parts; a larger one is a head (the record
     without them, ``parts`` saying how many) and parts holding ``pods_per_part`` of each,

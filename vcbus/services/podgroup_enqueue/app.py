@@ -9,16 +9,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from vcbus.shared.runtime.clock import Clock
-from vcbus.shared.runtime.scheduler import folds_cluster_event, scheduling_service
-from vcbus.shared.runtime.service import Service
-from vcbus.shared.runtime.settings import Settings
-from vcbus.shared.scheduling import ClusterEvent, ClusterView
-from vcbus.shared.scheduling.framework.conf import SchedulerConf
-from vcbus.shared.scheduling.framework.results import CycleObserver
-from vcbus.shared.scheduling.framework.session_cache import SessionCache
-from vcbus.shared.scheduling.scheduler import default_enqueue_conf
-from vcbus.shared.step import Ctx
+from vcbus.core.runtime.clock import Clock
+from vcbus.core.runtime.scheduler import folds_cluster_event, scheduling_service
+from vcbus.core.runtime.service import Service
+from vcbus.core.runtime.settings import Settings
+from vcbus.core.scheduling import ClusterEvent, ClusterView
+from vcbus.core.scheduling.framework.conf import SchedulerConf
+from vcbus.core.scheduling.framework.results import CycleObserver
+from vcbus.core.scheduling.framework.session_cache import SessionCache
+from vcbus.core.scheduling.scheduler import default_enqueue_conf
+from vcbus.core.step import Ctx
 
 from .cycle import next_due, run_cycle
 

@@ -21,14 +21,14 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from vcbus.contracts.events.podgroups_status import PodGroupPhaseChanged
-from vcbus.shared.scheduling.events import ReservationEvent, phase_events, reservation_events
-from vcbus.shared.scheduling.framework.conf import SchedulerConf
-from vcbus.shared.scheduling.framework.results import SessionResult
-from vcbus.shared.scheduling.framework.session_cache import SessionCache
-from vcbus.shared.scheduling.plugins.reservation import ReservationPlugin, reservation_arguments
-from vcbus.shared.scheduling.scheduler import default_enqueue_conf, run_session
-from vcbus.shared.scheduling.snapshot import ClusterSnapshot
-from vcbus.shared.step import Ctx
+from vcbus.core.scheduling.events import ReservationEvent, phase_events, reservation_events
+from vcbus.core.scheduling.framework.conf import SchedulerConf
+from vcbus.core.scheduling.framework.results import SessionResult
+from vcbus.core.scheduling.framework.session_cache import SessionCache
+from vcbus.core.scheduling.plugins.reservation import ReservationPlugin, reservation_arguments
+from vcbus.core.scheduling.scheduler import default_enqueue_conf, run_session
+from vcbus.core.scheduling.snapshot import ClusterSnapshot
+from vcbus.core.step import Ctx
 
 __all__ = ["CycleResult", "default_enqueue_conf", "next_due", "run_cycle"]
 

@@ -5,7 +5,7 @@
 - :mod:`~vcbus.services.simulation.run`: running it, in memory on virtual time or on a broker.
 - :mod:`~vcbus.services.simulation.inprocess`: every service on one bus and one clock.
 - :mod:`~vcbus.services.simulation.outcome`: what the run did, folded on the read model
-  (:mod:`vcbus.shared.views`), with its :mod:`~vcbus.services.simulation.summary` and its typed
+  (:mod:`vcbus.core.views`), with its :mod:`~vcbus.services.simulation.summary` and its typed
   format and JSON Schema (:mod:`~vcbus.services.simulation.outcome_format`).
 - :mod:`~vcbus.services.simulation.report`: how an outcome prints (JSON, text).
 - :mod:`~vcbus.services.simulation.cycles`: what each scheduling cycle decided (``--cycles``).

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from vcbus.shared.scheduling.framework.results import CycleObserver, SessionResult
+from vcbus.core.scheduling.framework.results import CycleObserver, SessionResult
 
 MAX_CYCLES = 2000
 MAX_ITEMS = 100

@@ -1,6 +1,6 @@
 """``vcbus simulate --html FILE``: a run's outcome as one self-contained HTML page.
 
-The page holds the dashboard's charts (:mod:`vcbus.shared.views.charts`), drawn over the run's
+The page holds the dashboard's charts (:mod:`vcbus.core.views.charts`), drawn over the run's
 virtual time from its outcome (:meth:`vcbus.services.simulation.outcome.Outcome.report`), and a
 Gantt of the jobs:
 
@@ -31,8 +31,7 @@ from html import escape
 from typing import Any
 
 from vcbus.contracts.quantity import to_base_units
-from vcbus.services.simulation.scenario import Scenario
-from vcbus.shared.views.charts import (
+from vcbus.core.views.charts import (
     GanttBar,
     Series,
     colour,
@@ -41,6 +40,7 @@ from vcbus.shared.views.charts import (
     line_chart,
     percent_label,
 )
+from vcbus.services.simulation.scenario import Scenario
 
 RESOURCES = ("cpu", "memory")
 """The resources the utilisation and share charts show."""

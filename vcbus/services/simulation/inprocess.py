@@ -43,19 +43,19 @@ import structlog
 from vcbus.contracts import Event, Topic
 from vcbus.contracts.events.cluster_commands import PodPhaseSetRequested
 from vcbus.contracts.topics import DLT_SUFFIX, TOPIC_SPECS
+from vcbus.core.bus.codec import TopicCodec
+from vcbus.core.bus.envelope import HEADER_DLT_SERVICE, Envelope
+from vcbus.core.bus.memory import InMemoryBus
+from vcbus.core.bus.outbox import Outbox
+from vcbus.core.bus.partitioner import partition_for
+from vcbus.core.bus.protocol import Bus, Consumer, Producer, RebalanceCallback
+from vcbus.core.bus.records import OutRecord, TopicConfig, TopicPartition
+from vcbus.core.runtime.clock import Clock, SystemClock, VirtualClock
+from vcbus.core.runtime.service import Runtime, Service, run_service
+from vcbus.core.runtime.settings import Settings
+from vcbus.core.runtime.topology import ensure_topics
 from vcbus.services.simulation.cycles import CycleLog
 from vcbus.services.simulation.outcome import Outcome
-from vcbus.shared.bus.codec import TopicCodec
-from vcbus.shared.bus.envelope import HEADER_DLT_SERVICE, Envelope
-from vcbus.shared.bus.memory import InMemoryBus
-from vcbus.shared.bus.outbox import Outbox
-from vcbus.shared.bus.partitioner import partition_for
-from vcbus.shared.bus.protocol import Bus, Consumer, Producer, RebalanceCallback
-from vcbus.shared.bus.records import OutRecord, TopicConfig, TopicPartition
-from vcbus.shared.runtime.clock import Clock, SystemClock, VirtualClock
-from vcbus.shared.runtime.service import Runtime, Service, run_service
-from vcbus.shared.runtime.settings import Settings
-from vcbus.shared.runtime.topology import ensure_topics
 
 log = structlog.get_logger("vcbus.inprocess")
 

@@ -3,17 +3,17 @@
 The fold sees events in the order they were published, each with the time it was
 published (seconds from the start of the run). What a job, a pod and the reservation are
 is the read model's, as ``vcbus up``, ``get`` and ``describe`` say it, fed from the
-in-memory bus (:mod:`vcbus.shared.views`):
+in-memory bus (:mod:`vcbus.core.views`):
 
-- jobs: :class:`~vcbus.shared.views.jobs.JobFold` (phase, PodGroup phase, per-task pod counts,
-  and the reason of :func:`~vcbus.shared.views.reason.job_reason`); a PodGroup's phase change
+- jobs: :class:`~vcbus.core.views.jobs.JobFold` (phase, PodGroup phase, per-task pod counts,
+  and the reason of :func:`~vcbus.core.views.reason.job_reason`); a PodGroup's phase change
   published after its deletion does not bring it back, so the final phase does not
   depend on that race;
-- pods: :class:`~vcbus.shared.views.pods.PodFold` (node, phase and exit code of a pod's latest
+- pods: :class:`~vcbus.core.views.pod_fold.PodFold` (node, phase and exit code of a pod's latest
   incarnation, by uid: a late event of a deleted incarnation never brings it back or
   changes its successor; a refused binding takes the pod off the node; a deleted pod is
   reported with ``deleted``);
-- the reservation: :class:`~vcbus.shared.views.reservation.ReservationView`.
+- the reservation: :class:`~vcbus.core.views.reservation_view.ReservationView`.
 
 The outcome adds what only a run can say: the rejected submissions with every violation;
 a timeline of notable events (will-bind reservations made and released among them); and
@@ -87,12 +87,12 @@ from vcbus.contracts.objects.pod import POD_BOUND, PodPhase
 from vcbus.contracts.objects.podgroup import PodGroupPhase
 from vcbus.contracts.quantity import format_quantity
 from vcbus.contracts.topics import TopicEvent
+from vcbus.core.views.jobs import JobFold, JobView
+from vcbus.core.views.phases import DELETED, FINAL_PHASES
+from vcbus.core.views.pod_fold import PodFold
+from vcbus.core.views.reservation_view import ReservationView
 from vcbus.services.simulation.job_metrics import JobRun, job_metrics
 from vcbus.services.simulation.summary import CapacityStep, Usage, summarise
-from vcbus.shared.views.jobs import JobFold, JobView
-from vcbus.shared.views.phases import DELETED, FINAL_PHASES
-from vcbus.shared.views.pods import PodFold
-from vcbus.shared.views.reservation import ReservationView
 
 
 @dataclass

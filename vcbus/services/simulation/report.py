@@ -10,7 +10,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from vcbus.shared.views.table import render_table
+from vcbus.core.views.table import render_table
 
 
 def render_json(outcome: Mapping[str, object]) -> str:

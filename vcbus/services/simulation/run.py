@@ -19,6 +19,14 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from vcbus.core.bus.broker import start_broker
+from vcbus.core.bus.kafka import AioKafkaBus
+from vcbus.core.bus.kafka_settings import KafkaSettings
+from vcbus.core.bus.memory import InMemoryBus
+from vcbus.core.runtime.clock import EPOCH, Clock, SystemClock, VirtualClock
+from vcbus.core.runtime.service import Service
+from vcbus.core.runtime.settings import Settings
+from vcbus.core.runtime.topic_table import SHIPPED_TABLE, load_topic_table
 from vcbus.services.bootstrap import SystemConf, bootstrap
 from vcbus.services.cluster.core import ClusterConf
 from vcbus.services.simulation.cycles import CycleLog
@@ -35,14 +43,6 @@ from vcbus.services.simulation.scenario import (
     split_conf,
 )
 from vcbus.services.simulation.snapshot import run_snapshot_scenario
-from vcbus.shared.bus.broker import start_broker
-from vcbus.shared.bus.kafka import AioKafkaBus
-from vcbus.shared.bus.kafka_settings import KafkaSettings
-from vcbus.shared.bus.memory import InMemoryBus
-from vcbus.shared.runtime.clock import EPOCH, Clock, SystemClock, VirtualClock
-from vcbus.shared.runtime.service import Service
-from vcbus.shared.runtime.settings import Settings
-from vcbus.shared.runtime.topic_table import SHIPPED_TABLE, load_topic_table
 
 MEMORY_SETTINGS = Settings(kafka=KafkaSettings(bootstrap_servers="memory"), poll_timeout=1.0)
 """In-memory settings; poll timeouts are virtual, so a longer one only saves wake-ups."""

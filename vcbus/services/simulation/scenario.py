@@ -57,15 +57,15 @@ from vcbus.contracts.manifests import ManifestError, read_priority_class
 from vcbus.contracts.objects.node import Node
 from vcbus.contracts.objects.pod import PodPhase
 from vcbus.contracts.objects.queue import Queue
+from vcbus.core.runtime.settings import Settings
+from vcbus.core.scheduling import scheduler
+from vcbus.core.scheduling.framework.conf import SchedulerConf
+from vcbus.core.scheduling.scheduler import conf_from_mapping
 from vcbus.services.admission.core import queues_from_manifests
 from vcbus.services.admission.fields import Shape, unknown_fields
 from vcbus.services.cluster.nodes import NodesError, parse_nodes
 from vcbus.services.simulation.inprocess import Input, Publish, SetPodPhase, Until
 from vcbus.services.submission import records_for
-from vcbus.shared.runtime.settings import Settings
-from vcbus.shared.scheduling import scheduler
-from vcbus.shared.scheduling.framework.conf import SchedulerConf
-from vcbus.shared.scheduling.scheduler import conf_from_mapping
 
 DEFAULT_ACTIONS = "elect, enqueue, reserve, allocate, backfill"
 """The actions of a ``config`` that names none (split between the two services)."""
@@ -126,7 +126,7 @@ SNAPSHOT_SHAPE = Shape(
     )
 )
 """The keys of a snapshot scenario: the snapshot's own (read by
-:mod:`vcbus.shared.scheduling.scenario_objects`) and the run's (read by
+:mod:`vcbus.core.scheduling.scenario_objects`) and the run's (read by
 :mod:`vcbus.services.simulation.snapshot`); docs/design.md#scenarios."""
 
 

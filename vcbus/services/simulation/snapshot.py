@@ -48,8 +48,8 @@ from vcbus.contracts.events.reservations import NodesLocked, NodesUnlocked, Targ
 from vcbus.contracts.keys import JobKey, NodeName, PodKey
 from vcbus.contracts.manifests import ManifestError, read_as
 from vcbus.contracts.objects.pod import ANNOTATION_EXIT_CODE, ANNOTATION_RUN_SECONDS, PodPhase
-from vcbus.shared.scheduling.cluster_view import ClusterView
-from vcbus.shared.scheduling.events import (
+from vcbus.core.scheduling.cluster_view import ClusterView
+from vcbus.core.scheduling.events import (
     ReservationEvent,
     WillBindEvent,
     describe_will_bind,
@@ -59,12 +59,12 @@ from vcbus.shared.scheduling.events import (
     reservation_events,
     will_bind_events,
 )
-from vcbus.shared.scheduling.framework.conf import ConfError, SchedulerConf
-from vcbus.shared.scheduling.framework.results import BindDecision, EvictDecision, SessionResult
-from vcbus.shared.scheduling.holds import Reservation
-from vcbus.shared.scheduling.scenario_objects import ScenarioError
-from vcbus.shared.scheduling.scheduler import conf_from_mapping, run_session, split_conf
-from vcbus.shared.scheduling.snapshot import ClusterSnapshot
+from vcbus.core.scheduling.framework.conf import ConfError, SchedulerConf
+from vcbus.core.scheduling.framework.results import BindDecision, EvictDecision, SessionResult
+from vcbus.core.scheduling.holds import Reservation
+from vcbus.core.scheduling.scenario_objects import ScenarioError
+from vcbus.core.scheduling.scheduler import conf_from_mapping, run_session, split_conf
+from vcbus.core.scheduling.snapshot import ClusterSnapshot
 
 DEFAULT_NOW = datetime(2026, 1, 1, tzinfo=UTC)
 

@@ -27,6 +27,7 @@ from vcbus.contracts.events.jobs_submitted import (
 from vcbus.contracts.events.queues import QueueDeclared, QueueDeleted
 from vcbus.contracts.keys import JobKey
 from vcbus.contracts.objects.queue import Queue, QueueState
+from vcbus.core.step import Ctx
 from vcbus.services.admission.core import (
     AdmissionLimits,
     Submission,
@@ -37,7 +38,6 @@ from vcbus.services.admission.core import (
 )
 from vcbus.services.admission.decode import decode_submission
 from vcbus.services.admission.mutate import mutate
-from vcbus.shared.step import Ctx
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 CTX = Ctx(now=NOW)

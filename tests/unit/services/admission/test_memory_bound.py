@@ -30,8 +30,8 @@ resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 from datetime import UTC, datetime
 from vcbus.contracts.events.jobs_rejected import SubmissionOrigin
 from vcbus.services.admission.core import AdmissionLimits, Submission, decide
-from vcbus.shared.bus.codec import encode
-from vcbus.shared.step import Ctx
+from vcbus.core.bus.codec import encode
+from vcbus.core.step import Ctx
 from tests.support.poison import poison_cases
 answers = {}
 for case in poison_cases():

@@ -15,8 +15,8 @@ import pytest
 
 from vcbus.contracts import JobRejected, SubmissionOrigin
 from vcbus.contracts.quantity import MAX_BASE_UNITS, QuantityError, to_base_units
+from vcbus.core.step import Ctx
 from vcbus.services.admission.core import AdmissionLimits, Submission, decide
-from vcbus.shared.step import Ctx
 
 CTX = Ctx(now=datetime(2026, 1, 1, tzinfo=UTC))
 ORIGIN = SubmissionOrigin(topic="jobs.submitted", partition=0, offset=0)

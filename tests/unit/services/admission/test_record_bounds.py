@@ -17,9 +17,9 @@ from vcbus.contracts.limits import (
     MAX_VIOLATION_TEXT_BYTES,
     MAX_VIOLATIONS,
 )
+from vcbus.core.bus.codec import encode
+from vcbus.core.step import Ctx
 from vcbus.services.admission.core import AdmissionLimits, Submission, decide
-from vcbus.shared.bus.codec import encode
-from vcbus.shared.step import Ctx
 
 CTX = Ctx(now=datetime(2026, 3, 1, tzinfo=UTC))
 ORIGIN = SubmissionOrigin(topic="vcbus.jobs.submitted", partition=0, offset=7)

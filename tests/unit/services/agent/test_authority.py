@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 import msgspec
 import pytest
 
-from tests.unit.shared.test_authority import (
+from tests.unit.core.test_authority import (
     ADMISSION,
     ALLOCATOR,
     TRUST,
@@ -15,14 +15,14 @@ from tests.unit.shared.test_authority import (
     binding,
     job_texts,
 )
-from vcbus.services.agent.authority import VERSIONS_KEPT, LaunchGate
-from vcbus.shared.authority import (
+from vcbus.core.authority import (
     REASON_SPEC_NOT_ADMITTED,
     REASON_UNSIGNED,
     LaunchRefusedError,
     sign_admitted,
     sign_binding,
 )
+from vcbus.services.agent.authority import VERSIONS_KEPT, LaunchGate
 
 NOW = datetime(2026, 3, 1, tzinfo=UTC)
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from vcbus.core.runtime.settings import SettingsError
 from vcbus.services.agent.app import podman
 from vcbus.services.cli.agent import pick_runtime
-from vcbus.shared.runtime.settings import SettingsError
 
 
 def test_without_podman_auto_falls_back_to_processes_saying_why(

@@ -15,14 +15,14 @@ from vcbus.contracts.keys import JobKey, NodeName, PodKey
 from vcbus.contracts.objects.job import Job
 from vcbus.contracts.objects.node import Node
 from vcbus.contracts.objects.pod import Pod, PodPhase
+from vcbus.core.bus.envelope import Envelope
+from vcbus.core.bus.records import Record
+from vcbus.core.runtime.clock import SystemClock
 from vcbus.services.agent.app import shell
 from vcbus.services.agent.app.runtime import HostProcesses
 from vcbus.services.agent.app.shell import Agent, AgentOptions
 from vcbus.services.agent.core import AgentConf
 from vcbus.services.agent.launch import Policy
-from vcbus.shared.bus.envelope import Envelope
-from vcbus.shared.bus.records import Record
-from vcbus.shared.runtime.clock import SystemClock
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 ALLOCATABLE = {"cpu": 2000, "memory": 4 * 2**30, "pods": 10}

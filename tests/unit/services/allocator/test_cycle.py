@@ -8,11 +8,11 @@ from tests.support.builders import build_node, build_pod, build_podgroup, build_
 from vcbus.contracts.events.pods_status import BindingRefused
 from vcbus.contracts.keys import JobKey, NodeName, PodKey
 from vcbus.contracts.objects.pod import PodPhase
+from vcbus.core.scheduling.cluster_view import ClusterView
+from vcbus.core.scheduling.scheduler import default_conf
+from vcbus.core.scheduling.snapshot import ClusterSnapshot
+from vcbus.core.step import Ctx
 from vcbus.services.allocator.cycle import run_cycle
-from vcbus.shared.scheduling.cluster_view import ClusterView
-from vcbus.shared.scheduling.scheduler import default_conf
-from vcbus.shared.scheduling.snapshot import ClusterSnapshot
-from vcbus.shared.step import Ctx
 
 CTX = Ctx(now=datetime(2026, 1, 1, tzinfo=UTC))
 

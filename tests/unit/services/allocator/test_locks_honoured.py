@@ -18,13 +18,13 @@ from vcbus.contracts import (
     TargetJobElected,
 )
 from vcbus.contracts.objects.node import Node
+from vcbus.core.bus.kafka_settings import KafkaSettings
+from vcbus.core.runtime.clock import SystemClock
+from vcbus.core.runtime.settings import Settings
+from vcbus.core.scheduling.holds import Reservation
+from vcbus.core.step import Ctx
 from vcbus.services.allocator import app as allocator_app
 from vcbus.services.allocator.cycle import locks_honoured
-from vcbus.shared.bus.kafka_settings import KafkaSettings
-from vcbus.shared.runtime.clock import SystemClock
-from vcbus.shared.runtime.settings import Settings
-from vcbus.shared.scheduling.holds import Reservation
-from vcbus.shared.step import Ctx
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 TARGET = JobKey("ns/big")

@@ -8,13 +8,13 @@ from tests.support.builders import build_node, build_pod, build_podgroup, build_
 from vcbus.contracts.events.nodes import NodeHeartbeat, NodeRemoved
 from vcbus.contracts.keys import NodeName
 from vcbus.contracts.objects.pod import PodPhase
+from vcbus.core.node_lifecycle import NodeLifecycleConf
+from vcbus.core.scheduling.cluster_view import ClusterView
+from vcbus.core.scheduling.scheduler import default_conf
+from vcbus.core.scheduling.snapshot import ClusterSnapshot
+from vcbus.core.step import Ctx
 from vcbus.services.allocator.cycle import run_cycle
 from vcbus.services.allocator.node_lifecycle import cordon_not_ready, lost_pods, next_due
-from vcbus.shared.node_lifecycle import NodeLifecycleConf
-from vcbus.shared.scheduling.cluster_view import ClusterView
-from vcbus.shared.scheduling.scheduler import default_conf
-from vcbus.shared.scheduling.snapshot import ClusterSnapshot
-from vcbus.shared.step import Ctx
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 CONF = NodeLifecycleConf(grace_seconds=40, eviction_seconds=300)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from tests.unit.shared.scheduling.will_bind_builders import (
+from tests.unit.core.scheduling.will_bind_builders import (
     MPI,
     NOW,
     build_master,
@@ -20,11 +20,11 @@ from vcbus.contracts.keys import JobKey, NodeName, PodKey
 from vcbus.contracts.objects.pod import PodPhase
 from vcbus.contracts.objects.podgroup import PodGroupPhase
 from vcbus.contracts.topics import Topic, key_of, topic_of
+from vcbus.core.scheduling.cluster_view import ClusterView
+from vcbus.core.scheduling.scheduler import default_conf, parse_conf
+from vcbus.core.step import Ctx
 from vcbus.services.allocator.cycle import CycleResult, next_due, run_cycle
 from vcbus.services.podgroup_enqueue.cycle import run_cycle as enqueue
-from vcbus.shared.scheduling.cluster_view import ClusterView
-from vcbus.shared.scheduling.scheduler import default_conf, parse_conf
-from vcbus.shared.step import Ctx
 
 CTX = Ctx(now=NOW)
 

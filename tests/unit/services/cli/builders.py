@@ -40,12 +40,12 @@ from vcbus.contracts.objects import (
     Queue,
 )
 from vcbus.contracts.objects.job import JobSpec, TaskSpec
-from vcbus.services.cli.status import StatusStore
-from vcbus.shared.bus.kafka_settings import KafkaSettings
-from vcbus.shared.bus.memory import InMemoryBus
-from vcbus.shared.bus.outbox import event_record
-from vcbus.shared.bus.records import Record
-from vcbus.shared.runtime.settings import Settings
+from vcbus.core.bus.kafka_settings import KafkaSettings
+from vcbus.core.bus.memory import InMemoryBus
+from vcbus.core.bus.outbox import event_record
+from vcbus.core.bus.records import Record
+from vcbus.core.runtime.settings import Settings
+from vcbus.services.cli.status_store import StatusStore
 
 PREFIX = "t."
 NOW = datetime(2026, 1, 1, tzinfo=UTC)

@@ -19,14 +19,14 @@ from tests.unit.services.cli.builders import (
 )
 from vcbus.contracts import Topic
 from vcbus.contracts.objects import PodGroupPhase
+from vcbus.core.bus.memory import InMemoryBus
+from vcbus.core.reasons import NEVER_ADMITTED
 from vcbus.services.cli.admissible import Place, place_in_queue
 from vcbus.services.cli.describe import describe
 from vcbus.services.cli.get import get
 from vcbus.services.cli.kinds import KINDS
 from vcbus.services.cli.listing import Query
-from vcbus.services.cli.status import StatusStore, read_store
-from vcbus.shared.bus.memory import InMemoryBus
-from vcbus.shared.reasons import NEVER_ADMITTED
+from vcbus.services.cli.status_store import StatusStore, read_store
 
 KEY = "default/huge"
 INFEASIBLE = "no node could ever hold a minimum pod"

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from vcbus.contracts.objects.node import Taint
+from vcbus.core.runtime.settings import Settings, SettingsError
 from vcbus.services.agent.app.shell import AgentOptions
 from vcbus.services.cli import build_parser
 from vcbus.services.cli.agent import (
@@ -22,7 +23,6 @@ from vcbus.services.cli.agent import (
     pod_uid_range,
     run_as,
 )
-from vcbus.shared.runtime.settings import Settings, SettingsError
 
 SETTINGS = Settings.from_env({"KAFKA_BOOTSTRAP_SERVERS": "127.0.0.1:9092"})
 ROOT = os.geteuid() == 0

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from tests.unit.services.cli.test_agent import data_dir, options
-from vcbus.shared.authority import TRUST_FILE, Role, write_keys
-from vcbus.shared.runtime.settings import SettingsError
+from vcbus.core.authority import TRUST_FILE, Role, write_keys
+from vcbus.core.runtime.settings import SettingsError
 
 __all__ = ["data_dir"]
 

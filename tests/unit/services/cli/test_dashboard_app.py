@@ -29,8 +29,8 @@ from tests.unit.services.cli.builders import (
 )
 from vcbus.contracts import JobDeleteRequested, QueueDeclared, Topic
 from vcbus.contracts.objects import PodGroupPhase, QueueState
+from vcbus.core.bus.memory import InMemoryBus
 from vcbus.services.cli.dashboard.app import listen, serve, url_of
-from vcbus.shared.bus.memory import InMemoryBus
 
 LIMIT = 30.0
 

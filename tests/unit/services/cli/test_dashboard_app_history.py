@@ -7,7 +7,7 @@ import pytest
 from tests.unit.services.cli.builders import publish
 from tests.unit.services.cli.test_dashboard_app import dashboard, waiting_job
 from vcbus.contracts import JobDeleted, JobKey
-from vcbus.shared.runtime.clock import SystemClock
+from vcbus.core.runtime.clock import SystemClock
 
 
 async def test_the_overview_charts_samples_and_a_deleted_job_keeps_its_page(

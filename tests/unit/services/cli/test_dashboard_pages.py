@@ -22,13 +22,13 @@ from tests.unit.services.cli.builders import (
 from tests.unit.services.cli.test_dashboard_views import running_job, waiting_job
 from vcbus.contracts import Event, JobAdmitted, JobDeleted, JobKey
 from vcbus.contracts.objects import PodGroupPhase
+from vcbus.core.bus.outbox import event_record
+from vcbus.core.bus.records import Record
 from vcbus.services.cli.dashboard.job_detail import job_detail
 from vcbus.services.cli.dashboard.pages import job_page, jobs_page, nodes_page, overview_page
 from vcbus.services.cli.dashboard.samples import Samples, charts, sample_seconds, take_sample
 from vcbus.services.cli.dashboard.store import DashboardStore, history_seconds
 from vcbus.services.cli.dashboard.views import PAGE_SIZE, JobFilter, job_list, node_cells, overview
-from vcbus.shared.bus.outbox import event_record
-from vcbus.shared.bus.records import Record
 
 JAEGER = "http://jaeger.example:16686/"
 _offsets = itertools.count()

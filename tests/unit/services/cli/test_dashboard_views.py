@@ -29,6 +29,8 @@ from tests.unit.services.cli.builders import (
 )
 from vcbus.contracts import Event, PodGroupCreated
 from vcbus.contracts.objects import PodGroupPhase
+from vcbus.core.bus.outbox import event_record
+from vcbus.core.bus.records import Record
 from vcbus.services.cli.dashboard.job_detail import job_detail
 from vcbus.services.cli.dashboard.pages import job_page, jobs_page, nodes_page, overview_page
 from vcbus.services.cli.dashboard.store import DashboardStore
@@ -39,8 +41,6 @@ from vcbus.services.cli.dashboard.views import (
     overview,
     queue_views,
 )
-from vcbus.shared.bus.outbox import event_record
-from vcbus.shared.bus.records import Record
 
 JAEGER = "http://jaeger.example:16686/"
 _offsets = itertools.count()

@@ -37,9 +37,9 @@ from vcbus.contracts import (
     ReservedPod,
 )
 from vcbus.contracts.objects import Condition, PodGroupPhase
+from vcbus.core.bus.memory import InMemoryBus
 from vcbus.services.cli.describe import describe
 from vcbus.services.cli.describe_node import describe_node_on
-from vcbus.shared.bus.memory import InMemoryBus
 
 UNTIL = datetime(2026, 1, 1, 0, 10, tzinfo=UTC)
 

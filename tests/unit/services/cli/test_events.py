@@ -23,10 +23,10 @@ from tests.unit.services.cli.builders import (
 )
 from vcbus.contracts import Event, JobDeleted, JobKey, Topic
 from vcbus.contracts.objects import PodGroupPhase
+from vcbus.core.bus.memory import InMemoryBus
+from vcbus.core.views.age import human_duration
+from vcbus.core.views.events import MAX_EVENTS, job_events
 from vcbus.services.cli.describe import describe
-from vcbus.shared.bus.memory import InMemoryBus
-from vcbus.shared.views.age import human_duration
-from vcbus.shared.views.events import MAX_EVENTS, job_events
 
 KEY = "default/big"
 

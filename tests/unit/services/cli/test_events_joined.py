@@ -19,11 +19,11 @@ from tests.unit.services.cli.builders import (
     pod_phase,
 )
 from vcbus.contracts import Event, JobDeleted, JobKey, PodDeleted, PodKey, Topic
+from vcbus.core.bus.batch import join
+from vcbus.core.bus.memory import InMemoryBus
+from vcbus.core.bus.outbox import event_record
+from vcbus.core.views.events import job_events
 from vcbus.services.cli.describe import describe
-from vcbus.shared.bus.batch import join
-from vcbus.shared.bus.memory import InMemoryBus
-from vcbus.shared.bus.outbox import event_record
-from vcbus.shared.views.events import job_events
 
 KEY = "default/gang"
 

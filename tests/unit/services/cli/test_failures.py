@@ -22,12 +22,12 @@ from tests.unit.services.cli.builders import (
 from vcbus.contracts import Event, JobAdmitted, JobDeleted, JobKey, PodPhaseChanged, Topic
 from vcbus.contracts.objects import Pod
 from vcbus.contracts.objects.job import LifecyclePolicy
+from vcbus.core.bus.memory import InMemoryBus
+from vcbus.core.views.failures import MAX_FAILURES, job_failures
 from vcbus.services.cli.describe import describe
 from vcbus.services.cli.get import get
 from vcbus.services.cli.kinds import KINDS
 from vcbus.services.cli.listing import Query
-from vcbus.shared.bus.memory import InMemoryBus
-from vcbus.shared.views.failures import MAX_FAILURES, job_failures
 
 KEY = "default/train"
 RESTARTED = "RestartJob on PodFailed of default/train-worker-1 (retry 1 of maxRetry 1)"

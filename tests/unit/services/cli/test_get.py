@@ -32,10 +32,10 @@ from tests.unit.services.cli.builders import (
     publish,
 )
 from vcbus.contracts.objects import Pod, PodGroupPhase, QueueState
+from vcbus.core.bus.memory import InMemoryBus
 from vcbus.services.cli.get import get
 from vcbus.services.cli.kinds import KINDS
 from vcbus.services.cli.listing import Query
-from vcbus.shared.bus.memory import InMemoryBus
 
 LATER = NOW + timedelta(seconds=90)
 

@@ -18,11 +18,11 @@ from tests.unit.services.cli.builders import (
     publish,
 )
 from vcbus.contracts.objects import PodGroupPhase
+from vcbus.core.bus.memory import InMemoryBus
 from vcbus.services.cli import build_parser
 from vcbus.services.cli.describe_kinds import describe_kind
 from vcbus.services.cli.get import get_all
 from vcbus.services.cli.listing import Query
-from vcbus.shared.bus.memory import InMemoryBus
 
 
 @pytest.mark.parametrize(

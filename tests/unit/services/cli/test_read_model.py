@@ -18,7 +18,7 @@ from vcbus.contracts.objects import PodGroupPhase
 from vcbus.services.cli.describe import describe_job
 from vcbus.services.cli.kinds import KINDS, job_object
 from vcbus.services.cli.listing import Query
-from vcbus.services.cli.status import StatusStore
+from vcbus.services.cli.status_store import StatusStore
 from vcbus.services.cli.submit import outcome
 
 

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from structlog.testing import capture_logs
 
+from vcbus.core.runtime.settings import SettingsError
+from vcbus.core.scheduling.framework.conf import ConfError
 from vcbus.services.cli.serve import ALLOCATOR_SIDE, ENQUEUE_SIDE, priority_classes, scheduler_conf
-from vcbus.shared.runtime.settings import SettingsError
-from vcbus.shared.scheduling.framework.conf import ConfError
 
 CONF = """
 actions: "allocate, backfill"

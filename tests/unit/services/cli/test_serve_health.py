@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from vcbus.core.runtime.settings import SettingsError
 from vcbus.services.cli.serve import HealthOptions, health_options
-from vcbus.shared.runtime.settings import SettingsError
 
 
 def test_health_server_listens_on_8080_of_every_interface_when_nothing_is_set():

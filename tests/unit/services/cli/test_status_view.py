@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from tests.unit.services.cli.builders import NOW, build_node, elected, heartbeat, locked
-from vcbus.shared.node_lifecycle import NodeLifecycleConf, reader_conf
-from vcbus.shared.views.status import StatusView, nodes_table
+from vcbus.core.node_lifecycle import NodeLifecycleConf, reader_conf
+from vcbus.core.views.live import StatusView, nodes_table
 
 DEFAULTS = NodeLifecycleConf()
 

@@ -14,16 +14,16 @@ import pytest
 
 from tests.unit.services.cli.builders import PREFIX, SETTINGS, build_rejected, publish
 from vcbus.contracts import JobRejected
+from vcbus.core.bus.memory import InMemoryBus
+from vcbus.core.bus.outbox import event_record
+from vcbus.core.bus.records import Record
 from vcbus.services.cli import terminal
 from vcbus.services.cli.describe import describe
 from vcbus.services.cli.get import get
 from vcbus.services.cli.kinds import KINDS
 from vcbus.services.cli.listing import Query
-from vcbus.services.cli.status import StatusStore
+from vcbus.services.cli.status_store import StatusStore
 from vcbus.services.cli.submit import Progress, outcome
-from vcbus.shared.bus.memory import InMemoryBus
-from vcbus.shared.bus.outbox import event_record
-from vcbus.shared.bus.records import Record
 
 ESCAPES = "\x1b]0;owned\x07\x1b[2J\x9b31m\u202eevil"
 """Sets the title, clears the screen, a C1 CSI, a right-to-left override."""

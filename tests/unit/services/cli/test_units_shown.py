@@ -9,9 +9,9 @@ import msgspec
 from tests.unit.services.cli.builders import NOW, SETTINGS, build_node, publish
 from tests.unit.services.cli.test_get import listing
 from vcbus.contracts import NodeRegistered
+from vcbus.core.bus.memory import InMemoryBus
+from vcbus.core.scheduling.resource import Resource, brief
 from vcbus.services.cli.describe_node import describe_node_on
-from vcbus.shared.bus.memory import InMemoryBus
-from vcbus.shared.scheduling.resource import Resource, brief
 
 ODD = {"cpu": 31100, "memory": 329853488333, "pods": 110}
 """What a node of 31.1 cores and 307.2 Gi offers, in base units (milli-cpu, bytes)."""

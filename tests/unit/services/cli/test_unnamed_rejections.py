@@ -16,11 +16,11 @@ from tests.unit.services.cli.builders import (
     publish,
 )
 from vcbus.contracts import JobRejected, RejectionsCleared, SubmissionOrigin, Violation
+from vcbus.core.bus.memory import InMemoryBus
 from vcbus.services.cli.clear_rejected import origin_arg, origin_text
 from vcbus.services.cli.get import UNNAMED_HEADING, get
 from vcbus.services.cli.kinds import KINDS
 from vcbus.services.cli.listing import Query
-from vcbus.shared.bus.memory import InMemoryBus
 
 LATER = NOW + timedelta(seconds=90)
 

@@ -13,6 +13,10 @@ import yaml
 import vcbus.services.cli
 from tests.unit.services.cli.builders import build_status
 from vcbus.contracts.objects import Queue
+from vcbus.core.bus.listeners import listener
+from vcbus.core.scheduling.taints import tolerates_all
+from vcbus.core.views.jobs import JobView
+from vcbus.core.views.live import StatusView
 from vcbus.services.cli import build_parser
 from vcbus.services.cli.admit import admit, admit_queue, as_text
 from vcbus.services.cli.agent import _taint
@@ -31,11 +35,7 @@ from vcbus.services.cli.up_progress import (
     starting_line,
     waiting_lines,
 )
-from vcbus.services.job_controller.pods import pod_tolerations
-from vcbus.shared.bus.listeners import listener
-from vcbus.shared.scheduling.taints import tolerates_all
-from vcbus.shared.views.jobs import JobView
-from vcbus.shared.views.status import StatusView
+from vcbus.services.job_controller.job_pods import pod_tolerations
 
 
 def test_the_demo_jobs_are_package_data_that_admission_allows():

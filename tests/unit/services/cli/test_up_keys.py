@@ -5,9 +5,8 @@ from __future__ import annotations
 import stat
 from pathlib import Path
 
-from tests.unit.shared.test_authority import binding
-from vcbus.services.cli.up import launch_keys
-from vcbus.shared.authority import (
+from tests.unit.core.test_authority import binding
+from vcbus.core.authority import (
     KEY_SETTINGS,
     TRUST_SETTING,
     Role,
@@ -16,6 +15,7 @@ from vcbus.shared.authority import (
     load_trust,
     sign_binding,
 )
+from vcbus.services.cli.up import launch_keys
 
 
 def test_up_gives_each_signer_its_own_key_and_the_agent_public_keys_only(tmp_path: Path) -> None:

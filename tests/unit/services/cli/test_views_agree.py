@@ -2,7 +2,7 @@
 
 One sequence of events, with a binding the cluster refused, a pod deleted while Running and
 a late event of that deleted pod, is folded by each reader: ``up``'s view
-(:class:`~vcbus.shared.views.status.StatusView`), the CLI's store (``get nodes``, ``get pods``)
+(:class:`~vcbus.core.views.live.StatusView`), the CLI's store (``get nodes``, ``get pods``)
 and ``simulate``'s outcome. Each must say which pods hold which node, and the same of
 every pod.
 """
@@ -22,11 +22,11 @@ from tests.unit.services.cli.builders import (
     store_of,
 )
 from vcbus.contracts import Event
+from vcbus.core.node_lifecycle import NodeLifecycleConf
+from vcbus.core.views.live import StatusView, nodes_table
 from vcbus.services.cli.kinds import node_rows, pod_rows
 from vcbus.services.cli.listing import Query
 from vcbus.services.simulation.outcome import Outcome
-from vcbus.shared.node_lifecycle import NodeLifecycleConf
-from vcbus.shared.views.status import StatusView, nodes_table
 
 JOB = "default/a"
 

@@ -19,12 +19,12 @@ from tests.unit.services.cli.builders import (
 )
 from vcbus.contracts import JobDeleteRequested, Topic
 from vcbus.contracts.objects import PodGroupPhase
+from vcbus.core.bus.records import Record
+from vcbus.core.reasons import NEVER_ADMITTED
 from vcbus.services.cli.delete import Requirement, delete_record, field_selector
 from vcbus.services.cli.queue import resources
-from vcbus.services.cli.status import StatusStore, trace_id_of
+from vcbus.services.cli.status_store import StatusStore, trace_id_of
 from vcbus.services.cli.submit import Progress, outcome
-from vcbus.shared.bus.records import Record
-from vcbus.shared.reasons import NEVER_ADMITTED
 
 
 def test_outcome_is_done_when_the_job_runs():

@@ -19,9 +19,9 @@ from vcbus.contracts.keys import JobKey, NodeName, PodKey, pod_key
 from vcbus.contracts.objects.node import Node
 from vcbus.contracts.objects.pod import Pod, PodPhase
 from vcbus.contracts.quantity import parse_resources
+from vcbus.core.step import Ctx
 from vcbus.services.cluster.core import ClusterConf, decide
 from vcbus.services.cluster.model import SimNode
-from vcbus.shared.step import Ctx
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 CONF = ClusterConf()

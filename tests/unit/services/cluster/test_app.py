@@ -8,15 +8,15 @@ from vcbus.contracts import TOPIC_SPECS, Event, Topic
 from vcbus.contracts.events.bindings import BindingCreated
 from vcbus.contracts.events.pods_status import BindingRefused, PodPhaseChanged
 from vcbus.contracts.objects.pod import ANNOTATION_RUN_SECONDS, PodPhase
+from vcbus.core.bus.codec import TopicCodec
+from vcbus.core.bus.kafka_settings import KafkaSettings
+from vcbus.core.bus.memory import InMemoryBus
+from vcbus.core.bus.outbox import event_record
+from vcbus.core.runtime.clock import SystemClock
+from vcbus.core.runtime.settings import Settings
+from vcbus.core.runtime.topology import ensure_topics
 from vcbus.services.cluster.app import build_service
 from vcbus.services.cluster.core import REASON_ALREADY_BOUND
-from vcbus.shared.bus.codec import TopicCodec
-from vcbus.shared.bus.kafka_settings import KafkaSettings
-from vcbus.shared.bus.memory import InMemoryBus
-from vcbus.shared.bus.outbox import event_record
-from vcbus.shared.runtime.clock import SystemClock
-from vcbus.shared.runtime.settings import Settings
-from vcbus.shared.runtime.topology import ensure_topics
 
 PREFIX = "unit."
 CODEC = TopicCodec[Event](TOPIC_SPECS[Topic.PODS_STATUS].union)

@@ -31,8 +31,8 @@ from vcbus.contracts.objects.pod import (
     ANNOTATION_START_SECONDS,
     PodPhase,
 )
+from vcbus.core.step import Tick
 from vcbus.services.cluster.core import ClusterConf, decide, locate_pods, next_deadline
-from vcbus.shared.step import Tick
 
 RUN_10S = {ANNOTATION_START_SECONDS: "2", ANNOTATION_RUN_SECONDS: "10"}
 

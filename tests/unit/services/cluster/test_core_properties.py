@@ -31,9 +31,9 @@ from vcbus.contracts.objects.pod import (
     PodPhase,
 )
 from vcbus.contracts.quantity import PODS, Resources, add
+from vcbus.core.step import Step, Tick
 from vcbus.services.cluster.core import ClusterInput, decide
 from vcbus.services.cluster.model import ACTIVE_PHASES, SimNode, SimPod, usage
-from vcbus.shared.step import Step, Tick
 
 GPU = "nvidia.com/gpu"
 

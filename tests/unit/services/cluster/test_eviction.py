@@ -9,9 +9,9 @@ from vcbus.contracts.events.bindings import PodEvictionRequested
 from vcbus.contracts.events.pods_status import PodPhaseChanged
 from vcbus.contracts.keys import JobKey, NodeName
 from vcbus.contracts.objects.pod import Pod, PodPhase
+from vcbus.core.step import Tick
 from vcbus.services.cluster.core import REASON_EVICTED, decide, next_deadline
 from vcbus.services.cluster.model import SimNode
-from vcbus.shared.step import Tick
 
 from .builders import (
     CONF,

@@ -13,9 +13,9 @@ from tests.unit.services.cluster.builders import (
     build_sim_node,
 )
 from vcbus.contracts.objects.pod import ANNOTATION_RUN_SECONDS, ANNOTATION_START_SECONDS, PodPhase
+from vcbus.core.step import Tick
 from vcbus.services.cluster.core import decide
 from vcbus.services.cluster.model import SimNode, demand, usage
-from vcbus.shared.step import Tick
 
 
 def test_demand_counts_one_pod_slot_when_the_requests_name_pods():

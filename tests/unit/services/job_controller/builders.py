@@ -33,10 +33,10 @@ from vcbus.contracts.objects.job import (
 from vcbus.contracts.objects.meta import Condition, ObjectMeta
 from vcbus.contracts.objects.pod import PodPhase
 from vcbus.contracts.objects.podgroup import PodGroup, PodGroupPhase
+from vcbus.core.step import Ctx, Tick
 from vcbus.services.job_controller.core import ControllerConf, ControllerInput, decide
 from vcbus.services.job_controller.podgroup import assemble_podgroup, podgroup_spec
 from vcbus.services.job_controller.state import JobRecord
-from vcbus.shared.step import Ctx, Tick
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 EXAMPLES = VOLCANO_EXAMPLES

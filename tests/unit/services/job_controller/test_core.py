@@ -14,8 +14,8 @@ from vcbus.contracts.objects.job import Job, JobPhase
 from vcbus.contracts.objects.meta import Condition
 from vcbus.contracts.objects.pod import PodPhase
 from vcbus.contracts.objects.podgroup import PodGroupPhase
+from vcbus.core.step import Ctx, Tick
 from vcbus.services.job_controller.core import ControllerConf, decide, next_deadline
-from vcbus.shared.step import Ctx, Tick
 
 from .builders import (
     T0,

@@ -10,7 +10,7 @@ import yaml
 from vcbus.contracts.objects.job import DependsOn, Job, JobPhase
 from vcbus.contracts.objects.pod import PodPhase
 from vcbus.contracts.objects.podgroup import PodGroupPhase
-from vcbus.services.job_controller.pods import is_task_ready
+from vcbus.services.job_controller.job_pods import is_task_ready
 from vcbus.services.job_controller.state import PodState
 
 from .builders import EXAMPLES, Driver, build_task, last_status, pods_of, with_spec

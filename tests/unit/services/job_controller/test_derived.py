@@ -10,13 +10,13 @@ from vcbus.contracts.keys import JobKey
 from vcbus.contracts.objects.job import Job
 from vcbus.contracts.objects.pod import PodPhase
 from vcbus.contracts.objects.podgroup import PodGroupPhase
+from vcbus.core.step import Ctx
 from vcbus.services.job_controller import derived
 from vcbus.services.job_controller.core import ControllerConf, ControllerInput, decide
 from vcbus.services.job_controller.derived import derive_facts, job_facts
+from vcbus.services.job_controller.job_status import count_pods
 from vcbus.services.job_controller.podgroup import has_spec, podgroup_spec
 from vcbus.services.job_controller.state import JobRecord, PodState
-from vcbus.services.job_controller.status import count_pods
-from vcbus.shared.step import Ctx
 
 from .builders import T0, Driver, admitted, build_job, build_podgroup, build_task, policy, with_spec
 

@@ -14,8 +14,8 @@ from tests.unit.services.job_controller.builders import T0, Driver, build_job, b
 from vcbus.contracts import PodCreated, PodGroupPhaseChanged
 from vcbus.contracts.objects.pod import PodPhase
 from vcbus.contracts.objects.podgroup import PodGroupPhase
+from vcbus.core.step import Ctx
 from vcbus.services.job_controller.core import decide
-from vcbus.shared.step import Ctx
 
 
 def restarted_job() -> tuple[Driver, Driver]:

@@ -19,12 +19,12 @@ from vcbus.contracts.events.pods_status import BindingRefused, PodPhaseChanged
 from vcbus.contracts.keys import NodeName, PodKey
 from vcbus.contracts.objects.pod import PodPhase
 from vcbus.contracts.objects.podgroup import PodGroupPhase
+from vcbus.core.runtime.clock import VirtualClock
+from vcbus.core.runtime.reactor import Entry, Reactor
+from vcbus.core.state.changelog import ChangelogStore
+from vcbus.core.step import Ctx, Tick
 from vcbus.services.job_controller.core import ControllerConf, ControllerInput, decide
 from vcbus.services.job_controller.state import JobRecord
-from vcbus.shared.runtime.clock import VirtualClock
-from vcbus.shared.runtime.reactor import Entry, Reactor
-from vcbus.shared.state.changelog import ChangelogStore
-from vcbus.shared.step import Ctx, Tick
 
 from .builders import T0, admitted, build_job, build_task, policy, with_spec
 

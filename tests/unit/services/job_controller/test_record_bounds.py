@@ -13,11 +13,11 @@ from vcbus.contracts.events.jobs_rejected import SubmissionOrigin
 from vcbus.contracts.events.pods import PodCreated
 from vcbus.contracts.limits import MAX_EVENT_BYTES, POD_PART_PODS
 from vcbus.contracts.objects.pod import ANNOTATION_RUN_SECONDS, PodPhase
+from vcbus.core.runtime.reactor import Entry
+from vcbus.core.step import Ctx
 from vcbus.services.admission.core import AdmissionLimits, Submission
 from vcbus.services.admission.core import decide as admit
 from vcbus.services.job_controller.state import JobRecord, RecordCodec
-from vcbus.shared.runtime.reactor import Entry
-from vcbus.shared.step import Ctx
 
 NODE = "n" * 63
 """A node name as long as admission's estimate allows for."""

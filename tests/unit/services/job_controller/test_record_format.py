@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import msgspec
 
+from vcbus.core.runtime.reactor import Entry
 from vcbus.services.job_controller.state import JobRecord
-from vcbus.shared.runtime.reactor import Entry
 
 from .builders import Driver, build_job, build_task
 

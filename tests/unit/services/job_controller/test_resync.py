@@ -14,7 +14,7 @@ from tests.unit.services.job_controller.builders import (
 from vcbus.contracts.objects.job import JobPhase
 from vcbus.contracts.objects.pod import PodPhase
 from vcbus.contracts.objects.podgroup import PodGroupPhase
-from vcbus.shared.step import Tick
+from vcbus.core.step import Tick
 
 
 def failing_gang() -> Driver:

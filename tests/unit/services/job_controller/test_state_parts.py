@@ -10,12 +10,12 @@ import msgspec
 
 from tests.unit.services.job_controller.builders import Driver, build_job, build_task
 from vcbus.contracts.objects.pod import PodPhase
+from vcbus.core.bus.memory import InMemoryBus
+from vcbus.core.bus.records import OutRecord, TopicConfig
+from vcbus.core.runtime.reactor import Entry
+from vcbus.core.state.changelog import ChangelogStore
 from vcbus.services.job_controller.pod_index import replace_pod, summary
 from vcbus.services.job_controller.state import JobRecord, RecordCodec
-from vcbus.shared.bus.memory import InMemoryBus
-from vcbus.shared.bus.records import OutRecord, TopicConfig
-from vcbus.shared.runtime.reactor import Entry
-from vcbus.shared.state.changelog import ChangelogStore
 
 TOPIC = "unit.job-controller.jobs.changelog"
 KEY = "default/job"

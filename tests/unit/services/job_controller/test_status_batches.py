@@ -6,8 +6,8 @@ from datetime import UTC, datetime
 
 from vcbus.contracts import JobDeleteAccepted, JobStatusChanged, job_key
 from vcbus.contracts.objects import JobPhase
-from vcbus.services.job_controller.status import counts_superseded
-from vcbus.shared.bus.outbox import Outbox
+from vcbus.core.bus.outbox import Outbox
+from vcbus.services.job_controller.job_status import counts_superseded
 
 PREFIX = "unit."
 NOW = datetime(2026, 3, 1, tzinfo=UTC)

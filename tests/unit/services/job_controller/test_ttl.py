@@ -15,8 +15,8 @@ from tests.unit.services.job_controller.builders import Driver, build_job, build
 from vcbus.contracts.objects.job import JobPhase
 from vcbus.contracts.objects.pod import PodPhase
 from vcbus.contracts.objects.podgroup import PodGroupPhase
+from vcbus.core.step import Tick
 from vcbus.services.job_controller.core import next_deadline
-from vcbus.shared.step import Tick
 
 PODS = ["done-worker-0", "done-worker-1"]
 

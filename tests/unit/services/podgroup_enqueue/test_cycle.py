@@ -15,13 +15,13 @@ from vcbus.contracts.events.reservations import NodesLocked, NodesUnlocked, Targ
 from vcbus.contracts.keys import JobKey, NodeName
 from vcbus.contracts.objects.pod import PodPhase
 from vcbus.contracts.objects.podgroup import PodGroupPhase
+from vcbus.core.scheduling.cluster_view import ClusterView
+from vcbus.core.scheduling.holds import Reservation
+from vcbus.core.scheduling.scheduler import default_conf, default_enqueue_conf, parse_conf
+from vcbus.core.scheduling.snapshot import ClusterSnapshot
+from vcbus.core.step import Ctx
 from vcbus.services.allocator.cycle import run_cycle as allocate
 from vcbus.services.podgroup_enqueue.cycle import CycleResult, next_due, run_cycle
-from vcbus.shared.scheduling.cluster_view import ClusterView
-from vcbus.shared.scheduling.holds import Reservation
-from vcbus.shared.scheduling.scheduler import default_conf, default_enqueue_conf, parse_conf
-from vcbus.shared.scheduling.snapshot import ClusterSnapshot
-from vcbus.shared.step import Ctx
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 DEPLOY = Path(__file__).parents[4] / "deploy" / "scheduler"

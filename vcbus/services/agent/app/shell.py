@@ -53,6 +53,15 @@ from vcbus.contracts.keys import JobKey, NodeName
 from vcbus.contracts.objects.job import Job
 from vcbus.contracts.objects.node import Node
 from vcbus.contracts.objects.pod import Pod, PodPhase
+from vcbus.core.authority import Trust
+from vcbus.core.bus.envelope import Envelope
+from vcbus.core.bus.errors import RecordRefusedError
+from vcbus.core.bus.records import Record
+from vcbus.core.bus.router import Route
+from vcbus.core.runtime.clock import Clock
+from vcbus.core.runtime.service import Runtime, Service
+from vcbus.core.runtime.table import Table
+from vcbus.core.tracing.spans import context_of, job_span
 from vcbus.services.agent import core
 from vcbus.services.agent.app import podfs
 from vcbus.services.agent.app.cgroups import Cgroups
@@ -65,15 +74,6 @@ from vcbus.services.agent.model import AgentPod, AgentState, StopCause
 from vcbus.services.agent.peers import PeerBook
 from vcbus.services.agent.plugins import Peer, pod_ports
 from vcbus.services.agent.validate import REASON_INVALID_SPEC
-from vcbus.shared.authority import Trust
-from vcbus.shared.bus.envelope import Envelope
-from vcbus.shared.bus.errors import RecordRefusedError
-from vcbus.shared.bus.records import Record
-from vcbus.shared.bus.router import Route
-from vcbus.shared.runtime.clock import Clock
-from vcbus.shared.runtime.service import Runtime, Service
-from vcbus.shared.runtime.table import Table
-from vcbus.shared.tracing.spans import context_of, job_span
 
 NAME = "agent"
 LOOP_SECONDS = 0.05

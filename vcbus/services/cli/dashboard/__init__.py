@@ -19,10 +19,10 @@ import signal
 import socket
 import sys
 
+from vcbus.core.bus.kafka import AioKafkaBus
+from vcbus.core.runtime.settings import Settings
 from vcbus.services.cli.dashboard.app import listen, serve, url_of
 from vcbus.services.cli.describe import DEFAULT_JAEGER_URL
-from vcbus.shared.bus.kafka import AioKafkaBus
-from vcbus.shared.runtime.settings import Settings
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000

@@ -36,6 +36,12 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response, Stream
 from starlette.routing import Route
 
 from vcbus.contracts.objects import QueueState
+from vcbus.core.bus.protocol import Bus
+from vcbus.core.bus.records import OutRecord
+from vcbus.core.runtime.clock import SystemClock
+from vcbus.core.runtime.settings import Settings
+from vcbus.core.runtime.topology import ensure_topics
+from vcbus.core.views.read_model import STORE_TOPICS
 from vcbus.services.cli.commands import existing
 from vcbus.services.cli.dashboard import pages
 from vcbus.services.cli.dashboard.assets import CSS, LIVE_JS
@@ -52,14 +58,8 @@ from vcbus.services.cli.dashboard.views import (
 from vcbus.services.cli.delete import delete_record
 from vcbus.services.cli.logs import Target, request_log, target_of
 from vcbus.services.cli.queue import current_queue
-from vcbus.services.cli.status import StatusReader
+from vcbus.services.cli.status_store import StatusReader
 from vcbus.services.submission import queue_record
-from vcbus.shared.bus.protocol import Bus
-from vcbus.shared.bus.records import OutRecord
-from vcbus.shared.runtime.clock import SystemClock
-from vcbus.shared.runtime.settings import Settings
-from vcbus.shared.runtime.topology import ensure_topics
-from vcbus.shared.views.read_model import STORE_TOPICS
 
 TOPICS = tuple(sorted(STORE_TOPICS))
 """Everything the pages show."""

@@ -2,7 +2,7 @@
 
 A job's row (:func:`vcbus.services.cli.dashboard.views.job_row`), its tasks, PodGroup, reasons,
 conditions, violations, pods, reservation, queue position and admission, and its events
-as ``describe`` shows them (:func:`vcbus.shared.views.events.job_events`) from the
+as ``describe`` shows them (:func:`vcbus.core.views.events.job_events`) from the
 :class:`~vcbus.services.cli.dashboard.store.DashboardStore`'s history. A job deleted recently
 has a page of its last state and its events. No I/O here.
 """
@@ -25,11 +25,14 @@ from vcbus.contracts import (
     split_key,
 )
 from vcbus.contracts.objects import Condition
+from vcbus.core.bus.records import Record
+from vcbus.core.views.events import JobEvent, job_events
+from vcbus.core.views.units import show_resources
 from vcbus.services.cli.admissible import INADMISSIBLE, inadmissible, place_in_queue
 from vcbus.services.cli.dashboard.store import DashboardStore, DeletedJob
 from vcbus.services.cli.dashboard.views import JobRow, TaskCount, deleted_row, job_row
 from vcbus.services.cli.describe import jaeger_link
-from vcbus.services.cli.status import (
+from vcbus.services.cli.status_store import (
     Reason,
     StatusStore,
     job_trace_id,
@@ -37,9 +40,6 @@ from vcbus.services.cli.status import (
     podgroup_phase_of,
     reason_of,
 )
-from vcbus.shared.bus.records import Record
-from vcbus.shared.views.events import JobEvent, job_events
-from vcbus.shared.views.units import show_resources
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +101,7 @@ class JobDetail:
     locked_nodes: tuple[str, ...]
     reservation: str
     events: tuple[JobEvent, ...]
-    """``describe``'s events (:func:`vcbus.shared.views.events.job_events`), oldest first."""
+    """``describe``'s events (:func:`vcbus.core.views.events.job_events`), oldest first."""
     trace_id: str
     trace_url: str
     now: datetime | None = None

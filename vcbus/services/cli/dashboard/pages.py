@@ -14,6 +14,8 @@ from datetime import datetime
 from html import escape
 from urllib.parse import quote, urlencode
 
+from vcbus.core.views.age import age
+from vcbus.core.views.events import MAX_EVENTS
 from vcbus.services.cli.dashboard.job_detail import JobDetail
 from vcbus.services.cli.dashboard.views import (
     PAGE_SIZE,
@@ -25,8 +27,6 @@ from vcbus.services.cli.dashboard.views import (
     Overview,
     QueueView,
 )
-from vcbus.shared.views.age import age
-from vcbus.shared.views.events import MAX_EVENTS
 
 DELETED_SHOWN = 20
 """Recently deleted jobs listed under the Jobs list (the newest); the rest are counted."""
@@ -101,7 +101,7 @@ def _phase(phase: str) -> str:
 def overview_page(model: Overview, charts: Sequence[str] = ()) -> str:
     """The Overview: cluster use, jobs by phase, queues, the reservation, charts over time.
 
-    ``charts`` are inline SVG figures (:mod:`vcbus.shared.views.charts`), drawn as given.
+    ``charts`` are inline SVG figures (:mod:`vcbus.core.views.charts`), drawn as given.
     """
     phases = "".join(
         f'<a class="count" href="/jobs?{urlencode({"phase": phase})}">'

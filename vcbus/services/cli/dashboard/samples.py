@@ -7,7 +7,7 @@ parts, as Volcano's proportion plugin measures a share) with its deserved share 
 part of the open queues' weights), and the jobs Pending by the reason they wait. The ring
 keeps the newest :data:`SAMPLES` (an hour at 5 s); it lives in the dashboard process only, so
 a restarted dashboard starts its charts again. :func:`charts` draws them with the chart code
-``simulate --html`` uses (:mod:`vcbus.shared.views.charts`). No I/O here.
+``simulate --html`` uses (:mod:`vcbus.core.views.charts`). No I/O here.
 """
 
 from __future__ import annotations
@@ -19,11 +19,7 @@ from datetime import datetime
 
 from vcbus.contracts import JobStatusChanged, Topic
 from vcbus.contracts.objects import JobPhase
-from vcbus.services.cli.dashboard.store import DashboardStore
-from vcbus.services.cli.dashboard.views import queue_views
-from vcbus.services.cli.status import reason_of
-from vcbus.services.cli.usage import add, cluster_total, used_by_node, used_by_queue
-from vcbus.shared.views.charts import (
+from vcbus.core.views.charts import (
     Series,
     ago_label,
     colour,
@@ -31,6 +27,10 @@ from vcbus.shared.views.charts import (
     line_chart,
     percent_label,
 )
+from vcbus.services.cli.dashboard.store import DashboardStore
+from vcbus.services.cli.dashboard.views import queue_views
+from vcbus.services.cli.status_store import reason_of
+from vcbus.services.cli.usage import add, cluster_total, used_by_node, used_by_queue
 
 SAMPLE_SECONDS = 5.0
 """Seconds between two samples by default (``VCBUS_DASHBOARD_SAMPLE_SECONDS``)."""

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from vcbus.contracts import JobAdmitted, JobDeleted, Topic
-from vcbus.services.cli.status import StatusStore, is_job_keyed
-from vcbus.shared.bus.records import Record
+from vcbus.core.bus.records import Record
+from vcbus.services.cli.status_store import StatusStore, is_job_keyed
 
 HISTORY = 128
 """Records kept per job for its events (the newest)."""

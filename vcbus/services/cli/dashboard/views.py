@@ -13,10 +13,12 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from vcbus.contracts import JobStatusChanged, QueueDeclared, Topic
+from vcbus.core.views.reason import job_reason
+from vcbus.core.views.units import show_resources, show_used
 from vcbus.services.cli.dashboard.store import DashboardStore, DeletedJob
 from vcbus.services.cli.kinds import job_object, node_rows, queue_rows
 from vcbus.services.cli.listing import Query
-from vcbus.services.cli.status import StatusStore
+from vcbus.services.cli.status_store import StatusStore
 from vcbus.services.cli.usage import (
     add,
     allocatable,
@@ -25,8 +27,6 @@ from vcbus.services.cli.usage import (
     used_by_node,
     used_by_queue,
 )
-from vcbus.shared.views.reason import job_reason
-from vcbus.shared.views.units import show_resources, show_used
 
 RESOURCES = ("cpu", "memory", "pods")
 """The resources the dashboard shows, in order."""

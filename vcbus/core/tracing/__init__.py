@@ -1,0 +1,58 @@
+"""Tracing for vcbus: the provider, W3C context in Kafka headers, and the spans of the bus."""
+
+from vcbus.core.tracing.propagation import (
+    HEADERS_GETTER,
+    HEADERS_SETTER,
+    TRACEPARENT,
+    TRACESTATE,
+    KafkaHeadersGetter,
+    KafkaHeadersSetter,
+    extract,
+    inject,
+)
+from vcbus.core.tracing.setup import configure_tracing, shutdown_tracing
+from vcbus.core.tracing.spans import (
+    ATTR_EVENT_TYPE,
+    ATTR_HANDLER,
+    ATTR_JOB,
+    MESSAGING_SYSTEM,
+    SendSpans,
+    business_span,
+    context_of,
+    current_trace_id,
+    cycle_span,
+    describe_record,
+    job_span,
+    process_span,
+    send_span,
+    span_context_of,
+    start_process_span,
+)
+
+__all__ = [
+    "ATTR_EVENT_TYPE",
+    "ATTR_HANDLER",
+    "ATTR_JOB",
+    "HEADERS_GETTER",
+    "HEADERS_SETTER",
+    "MESSAGING_SYSTEM",
+    "TRACEPARENT",
+    "TRACESTATE",
+    "KafkaHeadersGetter",
+    "KafkaHeadersSetter",
+    "SendSpans",
+    "business_span",
+    "configure_tracing",
+    "context_of",
+    "current_trace_id",
+    "cycle_span",
+    "describe_record",
+    "extract",
+    "inject",
+    "job_span",
+    "process_span",
+    "send_span",
+    "shutdown_tracing",
+    "span_context_of",
+    "start_process_span",
+]
