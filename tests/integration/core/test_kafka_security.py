@@ -25,7 +25,7 @@ from vcbus.services.cli import main
 
 pytestmark = pytest.mark.integration
 
-CERTS = Path(__file__).resolve().parents[2] / "unit" / "shared" / "runtime"
+CERTS = Path(__file__).resolve().parents[2] / "unit" / "core" / "runtime"
 
 
 async def test_a_refused_sasl_handshake_says_so_at_once(kafka_bootstrap: str) -> None:
