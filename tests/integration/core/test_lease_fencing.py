@@ -133,7 +133,7 @@ async def test_a_cycle_longer_than_the_session_keeps_the_lease_and_publishes(
         async with running(replica("standby", slow=False), bus, settings, instance="b") as standby:
             # the standby's join rebalances the group; the holder keeps the lease (sticky)
             assert holder.lease is not None
-            # two halves of a session: the join's rebalance ends within it
+            # twice half a session, each time the holder still holding it after the join
             await asyncio.sleep(SESSION_MS / 2000)
             assert await wait_until(lambda: holder.lease is not None and holder.lease.is_active)
             await asyncio.sleep(SESSION_MS / 2000)
