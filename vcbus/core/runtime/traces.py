@@ -11,23 +11,12 @@ from typing import Any
 
 from opentelemetry.trace import SpanContext
 
-from vcbus.contracts import BindingCreated, Event, KeyKind, PodEvictionRequested, key_of, topic_of
+from vcbus.contracts import BindingCreated, Event, KeyKind, PodEvictionRequested
 from vcbus.contracts.topics import KEY_BY_TYPE, TOPIC_BY_TYPE
 from vcbus.core.bus.outbox import Outbox
 from vcbus.core.bus.records import Headers, Record
 from vcbus.core.runtime.service import Runtime
 from vcbus.core.tracing.spans import context_of, cycle_span, job_span, span_context_of
-
-
-def _job_key(event: Event) -> str | None:
-    """``job_of`` worked out once per event type: ``_JOB_BY_TYPE`` keeps its answer."""
-    if isinstance(event, BindingCreated):
-        return event.pod.job
-    if isinstance(event, PodEvictionRequested):
-        return event.preemptor  # the eviction belongs to the preemptor's trace
-    if topic_of(event).key is KeyKind.JOB:
-        return key_of(event) or None
-    return None
 
 
 def _pod_job(event: BindingCreated) -> str:
@@ -46,15 +35,16 @@ def _no_job(_: Event) -> None:
     return None
 
 
+def _job_reader(kind: type[Event], key: KeyKind) -> Callable[[Any], str | None]:
+    if kind is BindingCreated:
+        return _pod_job
+    if kind is PodEvictionRequested:
+        return _preemptor  # the eviction belongs to the preemptor's trace
+    return _keyed_job if key is KeyKind.JOB else _no_job
+
+
 _JOB_BY_TYPE: dict[type[Event], Callable[[Any], str | None]] = {
-    kind: _pod_job
-    if kind is BindingCreated
-    else _preemptor
-    if kind is PodEvictionRequested
-    else _keyed_job
-    if spec.key is KeyKind.JOB
-    else _no_job
-    for kind, spec in TOPIC_BY_TYPE.items()
+    kind: _job_reader(kind, spec.key) for kind, spec in TOPIC_BY_TYPE.items()
 }
 """How each event type names its job (folded per event by a scheduling service's view)."""
 
@@ -64,8 +54,7 @@ def job_of(event: Event) -> str | None:
 
     An eviction is about its preemptor: it is published in the preemptor's trace.
     """
-    job = _JOB_BY_TYPE.get(type(event))
-    return job(event) if job is not None else _job_key(event)
+    return _JOB_BY_TYPE[type(event)](event)
 
 
 class JobTraces:
