@@ -2,9 +2,10 @@
 
 ``agent`` starts ``python -m vcbus.services.cli agent`` for a node of its own data directory
 (pods run as ``nobody`` and as host processes unless asked otherwise, host ports from a
-range of the test's own, the logs endpoint on a free port, a heartbeat every second) and waits until it registered its node. Job texts
-come from the demo's real gang job, renamed and reshaped per test. Helpers find a job's
-pods on ``pods.status`` and the processes a pod left.
+range of the test's own, the logs endpoint on a free port, a heartbeat every second) and
+waits until it registered its node. Job texts come from the demo's real gang job, renamed
+and reshaped per test. Helpers find a job's pods on ``pods.status`` and the processes a pod
+left.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
 """``make run`` works: ``vcbus up --demo --agent`` starts everything, runs the demo jobs (the
-real gang job as processes of this host), exits 0."""
+real gang job in podman containers where podman works here, else as processes of this host,
+as it says), exits 0."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import pytest
 from tests.e2e.system import SERVICES
 from tests.support import leftovers
 from tests.support.processes import ROOT, service_env
+from vcbus.services.agent.app import podman
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
@@ -59,3 +61,11 @@ def test_demo_completes_every_job_when_vcbus_up_runs_on_a_fresh_log_dir(tmp_path
     assert re.search(r"^demo: default/[a-z-]+ waits: \w+", done.stdout, re.M), output
     assert sorted(path.stem for path in log_dir.glob("*.log")) == sorted([*SERVICES, "agent"])
     assert "default/pytorch-rendezvous  Completed" in done.stdout, output
+    problem = podman.unavailable()
+    said = (
+        f"agent: containers are not available here ({problem}): pods run as host processes"
+        if problem
+        else "agent: pods run in podman containers; the demo's jobs in "
+        "localhost/vcbus-demo-python:1, this host's Python"
+    )
+    assert said in done.stdout.splitlines(), output

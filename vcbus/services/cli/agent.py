@@ -77,7 +77,9 @@ log = structlog.get_logger("vcbus.agent")
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``vcbus agent``."""
-    parser = sub.add_parser("agent", help="run this host as a real node: bound pods in containers or as processes")
+    parser = sub.add_parser(
+        "agent", help="run this host as a real node: bound pods in containers or as processes"
+    )
     add_agent_options(parser)
     parser.set_defaults(func=run)
 

@@ -31,9 +31,14 @@ SKIPPED = frozenset(
 _LIBRARY = re.compile(r"(?:=>\s*)?(/\S+)\s+\(0x")
 
 
+def present(image: str = IMAGE) -> bool:
+    """Whether podman has ``image``."""
+    return _podman("image", "exists", image).returncode == 0
+
+
 def ensure(image: str = IMAGE) -> str:
     """Build ``image`` unless podman has it; an error message when it cannot be built."""
-    if _podman("image", "exists", image).returncode == 0:
+    if present(image):
         return ""
     with tempfile.TemporaryDirectory(prefix="vcbus-image-") as context:
         write_context(Path(context))
@@ -54,7 +59,7 @@ def write_context(context: Path) -> None:
     tools.mkdir(parents=True, exist_ok=True)
     (tools / "python3").symlink_to(executable)
     (rootfs / "tmp").mkdir(mode=0o1777, exist_ok=True)
-    commands = ['ENV PATH=/usr/local/bin:/usr/bin:/bin', 'CMD ["python3"]']
+    commands = ["ENV PATH=/usr/local/bin:/usr/bin:/bin", 'CMD ["python3"]']
     if BUSYBOX.is_file() and not libraries([BUSYBOX]):  # static: it runs from scratch
         _place(rootfs, BUSYBOX)
         commands.insert(0, 'RUN ["/bin/busybox", "--install", "-s", "/bin"]')
