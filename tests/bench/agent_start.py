@@ -246,9 +246,9 @@ def main() -> None:
             "--memory",
             "64Gi",
         ]
+        command += ["--runtime", args.runtime]
         if args.runtime == "podman":
             build_image()
-            command += ["--runtime", "podman"]
         if os.geteuid() == 0 and args.run_as:
             command += ["--run-as", args.run_as]
         keys: dict[Role, SigningKey] = {}

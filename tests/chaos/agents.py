@@ -112,6 +112,8 @@ def agent_args(
         "0",
         "--port-range",
         port_range,
+        "--runtime",
+        "process",
     ]
     if os.geteuid() == 0:
         args += ["--run-as", "nobody"]

@@ -1,10 +1,11 @@
 """Real nodes for end-to-end tests: node agents as processes beside the five services.
 
 ``agent`` starts ``python -m vcbus.services.cli agent`` for a node of its own data directory
-(pods run as ``nobody``, host ports from a range of the test's own, the logs endpoint on a
-free port, a heartbeat every second) and waits until it registered its node. Job texts
-come from the demo's real gang job, renamed and reshaped per test. Helpers find a job's
-pods on ``pods.status`` and the processes a pod left.
+(pods run as ``nobody`` and as host processes unless asked otherwise, host ports from a
+range of the test's own, the logs endpoint on a free port, a heartbeat every second) and
+waits until it registered its node. Job texts come from the demo's real gang job, renamed
+and reshaped per test. Helpers find a job's pods on ``pods.status`` and the processes a pod
+left.
 """
 
 from __future__ import annotations
@@ -83,12 +84,14 @@ def start_agent(
     env: dict[str, str] | None = None,
     run_as: str = "nobody",
     wrap: Sequence[str] = (),
+    runtime: str = "process",
 ) -> RealNode:
     """Start an agent for ``node`` and wait until its node is registered.
 
     ``env``: more of its environment (``OTEL_*``). ``run_as``: every pod's user; empty: each
     pod a uid of its own (the agent's default as root). ``wrap``: a command that runs it
-    (``ip netns exec NAME``: on another host).
+    (``ip netns exec NAME``: on another host). ``runtime``: its ``--runtime``; host
+    processes unless a test asks for containers (the tests' jobs run host commands).
     """
     if port_range is None:
         port_range = next_port_range()
@@ -112,6 +115,8 @@ def start_agent(
         "4",
         "--memory",
         "8Gi",
+        "--runtime",
+        runtime,
         *extra,
         env=service_env(
             system.bootstrap,

@@ -59,6 +59,7 @@ class Up:
         command = [sys.executable, "-m", "vcbus.services.cli", "up", "--agent"]
         command += ["--no-simulated-nodes", "--node-name", NODE, "--port", "0"]
         command += ["--dashboard-port", "-1", "--log-dir", str(self.log_dir)]
+        command += ["--runtime", "process"]  # its pods are host processes, found by ps
         with self.out_file.open("wb") as out, self.err_file.open("wb") as err:
             self.process = subprocess.Popen(
                 command,

@@ -106,6 +106,7 @@ def test_an_agents_node_is_labelled_and_tainted_for_the_real_jobs_alone(tmp_path
     assert pairs["--taint"] == "vcbus.io/real=true:NoSchedule"
     assert pairs["--port-range"] == "30000-30019"
     assert pairs["--listen-port"] == "0"
+    assert pairs["--runtime"] == "process"  # the real jobs run host commands
     assert ("--run-as" in args) == (os.geteuid() == 0)
 
 

@@ -27,6 +27,10 @@ What every process gets besides: ``PATH`` (the agent's), ``HOME`` (the pod's dir
 ``HOSTNAME`` (the pod's name, as in a pod), and what
 :func:`vcbus.services.agent.plugins.pod_plugins` grants, appended after the container's own ``env``
 as Volcano appends it.
+
+On a node whose runtime runs containers (``Placement.runtime``) the image gives ``PATH``,
+``HOME`` and the directory, and the plugins name the pod's peers on its node by their Volcano
+names and container ports (:func:`container_peers`) and ``/etc/volcano`` as it is mounted.
 """
 
 from __future__ import annotations
@@ -161,7 +165,12 @@ def plan_pod(
     problem = check_host_paths(job, pod.task, policy.host_paths, placement.resolved_paths)
     if problem:
         raise PlanError(REASON_HOST_PATH, problem)
-    grants = pod_plugins(job, pod.task, pod.index, peers, directory=placement.pod_dir)
+    if placement.runtime:
+        grants = pod_plugins(
+            job, pod.task, pod.index, container_peers(job, peers, placement.node), directory=""
+        )
+    else:
+        grants = pod_plugins(job, pod.task, pod.index, peers, directory=placement.pod_dir)
     fields = {
         "metadata.name": pod.name,
         "metadata.namespace": pod.namespace,
@@ -229,6 +238,23 @@ def plan_pod(
             limits=Limits(cpu_millis=cpu, memory_bytes=memory),
         )
     return plan, grants
+
+
+def container_peers(job: Job, peers: Iterable[Peer], node: str) -> list[Peer]:
+    """The peers as a container on ``node`` reaches them.
+
+    A peer on the same node by its Volcano name ``<job>-<task>-<index>.<job>`` (its pod
+    sandbox's alias on the node's network) and its container ports as they are; a peer on
+    another node as a host process reaches it, its node's address and host ports (the node
+    networks are not routed between hosts).
+    """
+    name = job.metadata.name
+    return [
+        msgspec.structs.replace(peer, address=f"{name}-{peer.task}-{peer.index}.{name}", ports={})
+        if peer.node == node
+        else peer
+        for peer in peers
+    ]
 
 
 def _container(

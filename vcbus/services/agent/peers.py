@@ -129,6 +129,7 @@ class PeerBook:
                     index=created.index,
                     address=status.host_ip,
                     ports=status.ports,
+                    node=status.node or "",
                 )
             found[(created.task, created.index)] = peer
         return list(found.values())

@@ -77,7 +77,9 @@ log = structlog.get_logger("vcbus.agent")
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``vcbus agent``."""
-    parser = sub.add_parser("agent", help="run this host as a real node: bound pods as processes")
+    parser = sub.add_parser(
+        "agent", help="run this host as a real node: bound pods in containers or as processes"
+    )
     add_agent_options(parser)
     parser.set_defaults(func=run)
 
@@ -141,9 +143,9 @@ def add_agent_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--runtime",
         choices=RUNTIMES,
-        default="process",
+        default="auto",
         help="how pods run: host processes, podman containers, or podman where it works "
-        "(auto) [process]",
+        "and host processes elsewhere (auto) [auto]",
     )
     parser.add_argument(
         "--no-limits", action="store_true", help="do not put pods in cgroups (limits not enforced)"

@@ -8,11 +8,12 @@ jobs shipped with the package (``vcbus/services/cli/demo``, or ``--demo-dir``), 
 are in each phase as they change, and exits when all have finished, with a summary;
 otherwise it shows the live view until interrupted.
 
-``--agent`` also runs a node agent for this host (``vcbus agent``: bound pods run as
-processes here; its data in ``--agent-data-dir``, its log ``agent.log``), beside the
-simulated nodes or, with ``--no-simulated-nodes``, instead of them. With ``--demo`` the
-demo then includes the real jobs of ``vcbus/services/cli/demo/real`` (they select the agent's
-node), whose processes meet through Volcano's plugin variables.
+``--agent`` also runs a node agent for this host (``vcbus agent``: bound pods run in podman
+containers where podman works, else as processes here, said at start
+(:mod:`vcbus.services.cli.up_runtime`; ``--runtime``); its data in ``--agent-data-dir``, its
+log ``agent.log``), beside the simulated nodes or, with ``--no-simulated-nodes``, instead of
+them. With ``--demo`` the demo then includes the real jobs of ``vcbus/services/cli/demo/real``
+(they select the agent's node), whose ranks meet through Volcano's plugin variables.
 
 The broker it starts or uses is :mod:`vcbus.services.cli.up_broker`'s; the lines it writes
 while services start and the demo runs are :mod:`vcbus.services.cli.up_progress`'s.
@@ -56,7 +57,7 @@ from vcbus.services.agent.face import (
     drain,
 )
 from vcbus.services.bootstrap import SERVICE_NAMES, bootstrap
-from vcbus.services.cli import EXIT_UNUSABLE, terminal
+from vcbus.services.cli import EXIT_UNUSABLE, demo_image, terminal
 from vcbus.services.cli.broker import add_listener_options
 from vcbus.services.cli.cluster_ca import CertificateError, ensure_ca, issue
 from vcbus.services.cli.dashboard import DEFAULT_HOST, DEFAULT_PORT, jaeger_url
@@ -70,6 +71,7 @@ from vcbus.services.cli.up_progress import (
     demo_summary,
     health_line,
 )
+from vcbus.services.cli.up_runtime import RUNTIMES, choose
 from vcbus.services.submission import records_for
 
 DEMO_DIR: Traversable = resources.files(__name__.rpartition(".")[0]) / "demo"
@@ -124,7 +126,16 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help=f"the dashboard's port (taken: any free one; -1: no dashboard) [{DEFAULT_PORT}]",
     )
     parser.add_argument(
-        "--agent", action="store_true", help="also run a node agent: pods run as processes here"
+        "--agent",
+        action="store_true",
+        help="also run a node agent: pods run in containers (or as processes) here",
+    )
+    parser.add_argument(
+        "--runtime",
+        choices=RUNTIMES,
+        default="auto",
+        help="--agent: how its pods run: host processes, podman containers, or podman where "
+        "it works (auto) [auto]",
     )
     parser.add_argument(
         "--no-simulated-nodes",
@@ -167,8 +178,8 @@ REAL_NODE_TAINT = "vcbus.io/agent=true:NoSchedule"
 (and selects the node with ``nodeSelector: {vcbus.io/agent: "true"}``)."""
 
 
-def agent_args(args: argparse.Namespace, data_dir: str) -> list[str]:
-    """The command line of ``vcbus up --agent``'s agent.
+def agent_args(args: argparse.Namespace, data_dir: str, runtime: str = "auto") -> list[str]:
+    """The command line of ``vcbus up --agent``'s agent (its pods run by ``runtime``).
 
     Beside simulated nodes the host's node is tainted :data:`REAL_NODE_TAINT`: a job
     without a toleration for it (a simulated one, which runs no command) stays off it.
@@ -176,7 +187,7 @@ def agent_args(args: argparse.Namespace, data_dir: str) -> list[str]:
     ``--run-as`` names one user for every pod.
     """
     out = [sys.executable, "-m", "vcbus.services.cli", "agent", "--data-dir", data_dir]
-    out += ["--listen-port", "0"]
+    out += ["--listen-port", "0", "--runtime", runtime]
     if args.node_name:
         out += ["--node-name", args.node_name]
     if args.nodes > 0:
@@ -188,6 +199,13 @@ def agent_args(args: argparse.Namespace, data_dir: str) -> list[str]:
     if args.allow_root:
         out.append("--allow-root")
     return out
+
+
+def _demo_image() -> str:
+    """The demo's image, built (and said so) where podman lacks it; why it cannot be."""
+    if not demo_image.present():
+        terminal.write(f"agent: building the demo's image {demo_image.IMAGE} (once)…\n")
+    return demo_image.ensure()
 
 
 def agent_data_dir(given: str) -> str:
@@ -352,11 +370,16 @@ def _run(args: argparse.Namespace, log_dir: Path, demo: list[str]) -> int:
                     log_dir / f"{name}.log",
                 )
             if args.agent:
+                choice = choose(args.runtime, demo=bool(demo), build=_demo_image)
+                if choice.error:
+                    terminal.error(choice.error + "\n")
+                    return EXIT_UNUSABLE
+                terminal.write(choice.said + "\n")
                 data_dir = agent_data_dir(args.agent_data_dir)
                 identity = agent_identity(args, data_dir, log_dir)
                 supervisor.start(
                     AGENT,
-                    agent_args(args, data_dir),
+                    agent_args(args, data_dir, choice.runtime),
                     dict(env, **keys[AGENT], **identity),
                     log_dir / f"{AGENT}.log",
                 )

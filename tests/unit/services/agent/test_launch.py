@@ -237,3 +237,33 @@ def test_a_task_name_that_is_a_path_fails_the_pod_naming_it() -> None:
     with pytest.raises(PlanError, match=re.escape("task name '../../x'")) as error:
         plan_pod(forged, POD, [], PLACE, POLICY)
     assert error.value.reason == "InvalidSpec"
+
+
+def test_in_containers_the_plugins_name_peers_on_the_node_by_their_volcano_names() -> None:
+    tasks = [
+        {"name": name, "replicas": replicas, "template": {"spec": {"containers": [container()]}}}
+        for name, replicas in (("master", 1), ("worker", 2))
+    ]
+    gang = msgspec.convert(
+        {
+            "metadata": {"name": "j", "namespace": "default"},
+            "spec": {"plugins": {"svc": [], "pytorch": ["--port=23456"]}, "tasks": tasks},
+        },
+        Job,
+    )
+    peers = [
+        Peer(task="master", index=0, address="10.0.0.7", ports={23456: 30001}, node="host-a"),
+        Peer(task="worker", index=0, address="10.0.0.7", ports={23456: 30002}, node="host-a"),
+        Peer(task="worker", index=1, address="10.0.0.9", ports={23456: 30005}, node="host-b"),
+    ]
+    boxed = dataclasses.replace(PLACE, runtime="podman")
+    plan, grants = plan_pod(gang, POD, peers, boxed, POLICY)
+    env = plan.containers[0].env
+    assert (env["MASTER_ADDR"], env["MASTER_PORT"]) == ("j-master-0.j", "23456")
+    assert env["VC_WORKER_HOSTS"] == "j-worker-0.j,10.0.0.9"
+    assert env["VCBUS_ETC_VOLCANO"] == "/etc/volcano"  # where the runtime mounts it
+    assert "VCBUS_PORT_23456" not in env  # the container listens on its own port
+    assert grants.files["etc/volcano/master.host"] == "j-master-0.j"
+    as_processes, _ = plan_pod(gang, POD, peers, PLACE, POLICY)
+    assert as_processes.containers[0].env["MASTER_ADDR"] == "10.0.0.7"
+    assert as_processes.containers[0].env["MASTER_PORT"] == "30001"

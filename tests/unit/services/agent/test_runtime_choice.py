@@ -6,7 +6,12 @@ import pytest
 
 from vcbus.core.runtime.settings import SettingsError
 from vcbus.services.agent.app import podman
+from vcbus.services.cli import build_parser
 from vcbus.services.cli.agent import pick_runtime
+
+
+def test_an_agent_runs_containers_where_podman_works_unless_told_otherwise() -> None:
+    assert build_parser().parse_args(["agent"]).runtime == "auto"
 
 
 def test_without_podman_auto_falls_back_to_processes_saying_why(

@@ -40,11 +40,11 @@ def data_dir() -> Iterator[Path]:
 
 
 def options(data_dir: Path, *words: str) -> AgentOptions:
-    """The options of ``vcbus agent`` with ``words`` (pods as ``nobody`` where root)."""
+    """The options of ``vcbus agent`` with ``words`` (pods as ``nobody`` where root, as
+    host processes: what podman the host has is not these tests' business)."""
     user = ["--run-as", "nobody"] if ROOT else []
-    args = build_parser().parse_args(
-        ["agent", "--data-dir", str(data_dir), "--listen-port", "0", "--no-limits", *user, *words]
-    )
+    base = ["agent", "--data-dir", str(data_dir), "--listen-port", "0", "--no-limits"]
+    args = build_parser().parse_args([*base, "--runtime", "process", *user, *words])
     made = options_from(args, SETTINGS)
     assert made.server.sock is not None
     made.server.sock.close()

@@ -385,7 +385,13 @@ class Agent:
         here = [
             (
                 held.uid,
-                Peer(task=held.task, index=held.index, address=self.conf.host_ip, ports=held.ports),
+                Peer(
+                    task=held.task,
+                    index=held.index,
+                    address=self.conf.host_ip,
+                    ports=held.ports,
+                    node=self.conf.node,
+                ),
             )
             for held in self.state.pods.values()
             if held.job == pod.job and held.is_active and held.stop is StopCause.NONE

@@ -25,6 +25,8 @@ class Peer(msgspec.Struct, frozen=True, kw_only=True):
     """An address of the pod's node that the job's other pods can reach."""
     ports: Mapping[int, int] = {}
     """Its host port for each container port of ``pod_ports``."""
+    node: str = ""
+    """The node it is bound to (empty: not said)."""
 
 
 class PluginGrants(msgspec.Struct, frozen=True, kw_only=True):
