@@ -49,7 +49,8 @@ import msgspec
 from vcbus.services.agent.app import podfs, podman
 from vcbus.services.agent.app.cgroups import Cgroups
 from vcbus.services.agent.app.launcher import LOCK_FILE, PID_FILE
-from vcbus.services.agent.app.supervisor import LOGS_DIR, PLAN_FILE, STATUS_FILE, WORK_DIR
+from vcbus.services.agent.app.podlogs import LOGS_DIR
+from vcbus.services.agent.app.supervisor import PLAN_FILE, STATUS_FILE, WORK_DIR
 from vcbus.services.agent.model import PodPlan, PodReport
 from vcbus.services.agent.validate import uid_error
 
