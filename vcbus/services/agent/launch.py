@@ -45,6 +45,7 @@ from vcbus.contracts.quantity import CPU, MEMORY, QuantityError, to_base_units
 from vcbus.services.agent.model import ContainerRun, Limits, PodPlan
 from vcbus.services.agent.plugins import Peer, PluginGrants, pod_plugins
 from vcbus.services.agent.validate import REASON_INVALID_SPEC, container_errors, task_names_error
+from vcbus.services.agent.volumes import VolumeError, container_mounts, pod_volumes
 
 REASON_NO_COMMAND = codes.REASON_NO_COMMAND
 REASON_CONFIG_ERROR = codes.REASON_CONFIG_ERROR
@@ -161,6 +162,17 @@ def plan_pod(
     problem = check_host_paths(job, pod.task, policy.host_paths, placement.resolved_paths)
     if problem:
         raise PlanError(REASON_HOST_PATH, problem)
+    try:
+        volumes = pod_volumes(spec, job.spec.volumes, placement.resolved_paths)
+        mounts = {  # by the template's containers themselves: the plugins' own mount none
+            id(container): container_mounts(container, volumes)
+            for container in [
+                *_containers(spec, "initContainers"),
+                *_containers(spec, "containers"),
+            ]
+        }
+    except VolumeError as exc:
+        raise PlanError(exc.reason, f"task {pod.task} of job {pod.job}: {exc}") from None
     grants = pod_plugins(job, pod.task, pod.index, peers, directory=placement.pod_dir)
     fields = {
         "metadata.name": pod.name,
@@ -182,7 +194,10 @@ def plan_pod(
         (False, _containers(spec, "containers"), grants.env),
     ):
         for container in containers:
-            runs.append(_container(container, base, fields, extra, placement, init=init))
+            run = _container(container, base, fields, extra, placement, init=init)
+            if placement.runtime:
+                run = msgspec.structs.replace(run, mounts=mounts.get(id(container), ()))
+            runs.append(run)
             users.add(
                 _user(
                     pod_security, _mapping(container.get("securityContext")), policy, placement.user
@@ -227,6 +242,7 @@ def plan_pod(
             files_dir=placement.pod_dir,
             subdomain=pod.job.rsplit("/", 1)[-1],
             limits=Limits(cpu_millis=cpu, memory_bytes=memory),
+            volumes=volumes,
         )
     return plan, grants
 

@@ -27,14 +27,18 @@ import shutil
 import subprocess
 from collections.abc import Sequence
 
+from vcbus.contracts import reasons as codes
+
 BASE = ("podman", "--runtime", "runc", "--cgroup-manager=cgroupfs")
 ULIMITS = ("--ulimit", "nofile=20000:20000", "--ulimit", "nproc=4096:4096")
 LABEL_POD = "io.vcbus.pod-uid"
 LABEL_NODE = "io.vcbus.node"
-REASON_NEVER_PULL = "ErrImageNeverPull"
-REASON_PULL = "ErrImagePull"
+REASON_NEVER_PULL = codes.REASON_NEVER_PULL
+REASON_PULL = codes.REASON_PULL
 CONF_FILE = "containers.conf"
 """podman's configuration in a pod's directory (the sandbox's rlimits)."""
+MIN_MEMORY = 6 * 1024 * 1024
+"""The least memory limit podman takes."""
 TIMEOUT = 60.0
 """Seconds a podman command (not a container's run) may take."""
 
@@ -117,6 +121,7 @@ def run_argv(
     memory_bytes: int,
     cpu_millis: int,
     sandbox: bool = False,
+    mounts: Sequence[tuple[str, str, bool]] = (),
 ) -> list[str]:
     """``podman run`` for one container of a pod."""
     argv = [
@@ -140,10 +145,13 @@ def run_argv(
     ]
     if files_dir:
         argv += ["-v", f"{files_dir}/etc/volcano:/etc/volcano:ro"]
+    for source, target, read_only in mounts:
+        argv += ["-v", f"{source}:{target}:{'ro' if read_only else 'rw'}"]
     if user is not None:
         argv += ["--user", f"{user}:{user if group is None else group}"]
     if memory_bytes:
-        argv += ["--memory", str(max(memory_bytes, 6 * 1024 * 1024)), "--memory-swap", "-1"]
+        memory = str(max(memory_bytes, MIN_MEMORY))  # and no swap beside it, as a kubelet's
+        argv += ["--memory", memory, "--memory-swap", memory]
     if cpu_millis:
         argv += ["--cpus", f"{cpu_millis / 1000:g}"]
     if working_dir:

@@ -57,7 +57,7 @@ import msgspec
 
 from vcbus.contracts import reasons as codes
 from vcbus.contracts.objects.pod import POD_COMPLETED, POD_ERROR, POD_STARTED, PodPhase
-from vcbus.services.agent.app import podfs, podman
+from vcbus.services.agent.app import podfs, podman, podvolumes
 from vcbus.services.agent.app.cgroups import cgroup_procs, kill_cgroup, oom_kills
 from vcbus.services.agent.app.podlogs import LOGS_DIR, RotatingLog, log_path, prune_logs
 from vcbus.services.agent.model import ContainerReport, ContainerRun, Limits, PodPlan, PodReport
@@ -82,6 +82,15 @@ REASON_DEADLINE = codes.REASON_DEADLINE
 REASON_STOPPED = codes.REASON_STOPPED
 REASON_START_ERROR = codes.REASON_START_ERROR
 REASON_INIT_ERROR = codes.REASON_INIT_ERROR
+REASON_PULL_BACKOFF = codes.REASON_PULL_BACKOFF
+PULL_TRIES = 4
+"""Pulls of an image before the pod fails (a kubelet tries on, every 5 min at most): a
+batch pod waiting on a pull holds its node's resources."""
+PULL_BACKOFF_FIRST = 1.0
+PULL_BACKOFF_MAX = 30.0
+
+Ended = tuple[PodPhase, str, str, int | None]
+"""How a pod ends: its phase, reason, message and exit code."""
 
 _encoder = msgspec.json.Encoder()
 
@@ -188,10 +197,18 @@ class Supervisor:
         inits = [c for c in self.plan.containers if c.init]
         mains = [c for c in self.plan.containers if not c.init]
         if self.plan.runtime:
-            for spec in self.plan.containers:
-                reason, message = podman.pull_problem(spec.image, spec.pull_policy)
-                if reason:
-                    return self._finish(PodPhase.FAILED, reason, message, None)
+            pulled = self._pull_images(deadline)
+            if pulled is not None:
+                return self._finish(*pulled)
+            problem = podvolumes.prepare(
+                self.pod_dir,
+                self.plan.volumes,
+                self.plan.user,
+                self.plan.group,
+                self.plan.limits.memory_bytes,
+            )
+            if problem:
+                return self._finish(PodPhase.FAILED, REASON_START_ERROR, problem, 128)
             problem = podman.create_sandbox(
                 uid=self.plan.uid,
                 node=self.plan.node,
@@ -214,11 +231,52 @@ class Supervisor:
             return self._finish(PodPhase.SUCCEEDED, REASON_COMPLETED, "", 0)
         return self._finish(*ended)
 
+    def _pull_images(self, deadline: float | None) -> Ended | None:
+        """Have each image as its pull policy says; None, or how the pod ends.
+
+        A failed pull is tried again after :data:`PULL_BACKOFF_FIRST`, doubling up to
+        :data:`PULL_BACKOFF_MAX`, :data:`PULL_TRIES` pulls in all; meanwhile the pod waits
+        ``Pending``, ``ImagePullBackOff``, the last error in its message.
+        """
+        for image, policy in dict.fromkeys((c.image, c.pull_policy) for c in self.plan.containers):
+            for attempt in range(1, PULL_TRIES + 1):
+                reason, message = podman.pull_problem(image, policy)
+                if not reason:
+                    break
+                if reason != podman.REASON_PULL:
+                    return PodPhase.FAILED, reason, message, None
+                if attempt == PULL_TRIES:
+                    message = f"{message} (gave up after {PULL_TRIES} pulls)"
+                    return PodPhase.FAILED, reason, message, None
+                delay = min(PULL_BACKOFF_FIRST * 2 ** (attempt - 1), PULL_BACKOFF_MAX)
+                waiting = (
+                    f"back-off {delay:g}s pulling again (pull {attempt} of {PULL_TRIES} failed)"
+                )
+                self.write(reason=REASON_PULL_BACKOFF, message=f"{message}; {waiting}")
+                until = time.monotonic() + delay
+                while time.monotonic() < until:
+                    if self.stop_requested:
+                        return PodPhase.FAILED, REASON_STOPPED, "stopped by the agent", None
+                    if deadline is not None and time.monotonic() >= deadline:
+                        return PodPhase.FAILED, REASON_DEADLINE, self._past_deadline(), None
+                    time.sleep(TICK)
+        if self.report.reason:
+            self.write(reason="", message="")
+        return None
+
+    def _past_deadline(self) -> str:
+        return (
+            f"the pod ran past its activeDeadlineSeconds ({self.plan.active_deadline_seconds:g}s)"
+        )
+
     def _finish(self, phase: PodPhase, reason: str, message: str, code: int | None) -> int:
         # what the containers left in the pod's cgroup (a setsid child, a daemon) ends now
         kill_cgroup([Path(d) for d in self.plan.limits.dirs], reap=True)
         if self.plan.runtime:
             podman.remove_pod(self.plan.node, self.plan.uid)
+            left = podvolumes.release(self.pod_dir)
+            if left:
+                message = f"{message}; volumes {left}" if message else f"volumes {left}"
         self.write(
             phase=phase,
             reason=reason,
@@ -231,7 +289,7 @@ class Supervisor:
 
     def _run_group(
         self, specs: list[ContainerRun], deadline: float | None, *, init: bool
-    ) -> tuple[PodPhase, str, str, int | None] | None:
+    ) -> Ended | None:
         """Run ``specs`` together until each ended for good; None, or how the pod ends."""
         runs = [Running(spec, ContainerReport(name=spec.name)) for spec in specs]
         for run in runs:
@@ -249,11 +307,7 @@ class Supervisor:
                 return PodPhase.FAILED, REASON_STOPPED, "stopped by the agent", 143
             if deadline is not None and time.monotonic() >= deadline:
                 self._terminate(runs)
-                message = (
-                    f"the pod ran past its activeDeadlineSeconds "
-                    f"({self.plan.active_deadline_seconds:g}s)"
-                )
-                return PodPhase.FAILED, REASON_DEADLINE, message, None
+                return PodPhase.FAILED, REASON_DEADLINE, self._past_deadline(), None
             self._pump(TICK)
             changed = False
             for run in runs:
@@ -356,6 +410,7 @@ class Supervisor:
             memory_bytes=self.plan.limits.memory_bytes,
             cpu_millis=self.plan.limits.cpu_millis,
             sandbox=True,
+            mounts=podvolumes.binds(self.pod_dir, self.plan.volumes, spec.mounts),
         )
 
     def _oom_kills(self) -> int:
