@@ -11,6 +11,7 @@ import asyncio
 import json
 import os
 import signal
+import socket
 import subprocess
 import tempfile
 import time
@@ -39,7 +40,7 @@ from vcbus.contracts.events.pods_status import PodPhaseChanged
 from vcbus.contracts.objects.pod import PodPhase
 from vcbus.services.agent.app import podman
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = [pytest.mark.timeout(300), pytest.mark.usefixtures("image")]
 
 NODE = "box-1"
 SELECT = {"pool": "box1"}
@@ -77,9 +78,7 @@ def shared() -> Iterator[Path]:
 
 
 @pytest.fixture(scope="module")
-def agent(
-    system: System, data_dirs: DataDirs, processes: Processes, image: str, shared: Path
-) -> RealNode:
+def agent(system: System, data_dirs: DataDirs, processes: Processes, shared: Path) -> RealNode:
     assert not PROBLEM, f"podman cannot run containers here: {PROBLEM}"
     return start_agent(
         processes,
@@ -119,7 +118,13 @@ def left_behind(agent: RealNode, uid: str) -> list[str]:
         for line in Path("/proc/self/mountinfo").read_text().splitlines()
         if str(agent.data_dir) in line.split()[4]
     ]
-    return [*podman.containers(NODE, uid), *([str(volumes)] if volumes.exists() else []), *mounts]
+    sandbox = subprocess.run([*podman.BASE, "pod", "exists", podman.sandbox_of(uid)], check=False)
+    return [
+        *podman.containers(NODE, uid),
+        *([podman.sandbox_of(uid)] if sandbox.returncode == 0 else []),
+        *([str(volumes)] if volumes.exists() else []),
+        *mounts,
+    ]
 
 
 MOUNTS = [
@@ -141,7 +146,8 @@ async def test_init_containers_run_in_order_and_share_the_pods_volumes(
     system: System, agent: RealNode, shared: Path
 ) -> None:
     script = (
-        "cat /share/order; grep ' /shm ' /proc/mounts | cut -d' ' -f1,3; "
+        "cat /share/order; "
+        "grep -q '^vcbus-shm /shm tmpfs .*size=8192k' /proc/mounts && echo tmpfs; "
         "cat /host/hello; touch /host/x 2>/dev/null || echo read-only"
     )
     job = pod_job(
@@ -161,7 +167,7 @@ async def test_init_containers_run_in_order_and_share_the_pods_volumes(
     assert done.stdout.splitlines() == [
         "one",
         "two",
-        "vcbus-shm tmpfs",
+        "tmpfs",
         "from the host",
         "read-only",
     ]
@@ -225,13 +231,18 @@ def sandbox_address(uid: str) -> str:
     return str(networks[podman.network_of(NODE)]["IPAddress"])
 
 
-async def test_two_pods_listen_on_one_container_port_and_each_answers(
+async def test_two_pods_listen_on_one_container_port_and_each_answers_a_host_port_too(
     system: System, agent: RealNode
 ) -> None:
+    with socket.socket() as free:  # a port no one holds now, for the hostPort
+        free.bind(("127.0.0.1", 0))
+        host_port = free.getsockname()[1]
     for name in ("podporta", "podportb"):
-        job = pod_job(name, "mkdir /www; hostname > /www/index.html; httpd -f -p 8080 -h /www")
+        www = {"name": "www", "emptyDir": {}}
+        job = pod_job(name, "hostname > /www/index.html; httpd -f -p 8080 -h /www", volumes=[www])
         main = job["spec"]["tasks"][0]["template"]["spec"]["containers"][0]
-        main.update(ports=[{"containerPort": 8080}])
+        port = {"containerPort": 8080, **({"hostPort": host_port} if name == "podporta" else {})}
+        main.update(ports=[port], volumeMounts=[{"name": "www", "mountPath": "/www"}])
         main["resources"]["limits"] = {"memory": "64Mi"}
         await submit(system, yaml.safe_dump(job))
     answers = {}
@@ -241,6 +252,9 @@ async def test_two_pods_listen_on_one_container_port_and_each_answers(
         uid = statuses[-1].pod_uid
         address = sandbox_address(uid)
         answers[name] = await asyncio.to_thread(fetch, f"http://{address}:8080/")
+        if name == "podporta":  # and through the node's own port
+            published = await asyncio.to_thread(fetch, f"http://127.0.0.1:{host_port}/")
+            assert published == "podporta-task-0\n"
         await delete_job(system, f"default/{name}")
         limits = inspect(
             "inspect",

@@ -110,6 +110,14 @@ class MountRun(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     read_only: bool = False
 
 
+class HostPortRun(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """A container port published on the node's own port (a ``hostPort``)."""
+
+    host_port: int
+    container_port: int
+    protocol: str = "tcp"
+
+
 class ContainerRun(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """One container as a host process: its command line, environment and directory."""
 
@@ -167,6 +175,9 @@ class PodPlan(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """The job's name: the pod is ``<pod>.<job>`` to the job's other pods on its node."""
     volumes: tuple[VolumeRun, ...] = ()
     """The pod's volumes (a container runtime only: host processes see the host's files)."""
+    host_ports: tuple[HostPortRun, ...] = ()
+    """The ``hostPort`` of each port that names one: its sandbox publishes them (a container
+    runtime only)."""
 
 
 class ContainerReport(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):

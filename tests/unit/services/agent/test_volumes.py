@@ -72,7 +72,7 @@ def test_a_kind_a_node_does_not_provide_fails_the_pod_naming_the_volume(
 def test_the_jobs_own_volumes_are_claims_and_refused() -> None:
     raw = msgspec.to_builtins(job({"containers": [container()]}))
     raw["spec"]["volumes"] = [{"mountPath": "/ckpt", "volumeClaimName": "ckpt-claim"}]
-    with pytest.raises(PlanError, match="volume ckpt-claim .*persistentVolumeClaim at /ckpt"):
+    with pytest.raises(PlanError, match=r"volume ckpt-claim .*persistentVolumeClaim at /ckpt"):
         plan_pod(msgspec.convert(raw, Job), POD, [], BOXED, POLICY)
 
 

@@ -1,8 +1,8 @@
 """Pods' containers through podman: the command lines a supervisor runs, and the clean-up.
 
-Standard library only (the supervisor imports it, to start fast). A container of a plan
-whose ``runtime`` is ``podman`` runs as ``podman run`` (attached: its output is the
-supervisor's to log, its exit status the container's), named
+Standard library only, and the reason codes (the supervisor imports it, to start fast). A
+container of a plan whose ``runtime`` is ``podman`` runs as ``podman run`` (attached: its
+output is the supervisor's to log, its exit status the container's), named
 ``vcbus-<pod uid>-<container>`` and labelled :data:`LABEL_POD` (the pod's uid) and
 :data:`LABEL_NODE` (the agent's node), so an agent finds what it made by label alone:
 
@@ -10,10 +10,14 @@ supervisor's to log, its exit status the container's), named
   ``CMD``, as Kubernetes reads them; ``env``; ``workingDir``;
 - the pod's hostname (its Volcano hostname, the pod's name) and the plugins' files mounted
   read-only at ``/etc/volcano``;
-- the pod's memory and cpu limits as the container's (``--memory``, ``--cpus``): a kill for
-  the memory limit reads ``OOMKilled`` from the container's state;
-- ``imagePullPolicy``: ``Never`` with the image absent fails ``ErrImageNeverPull``, a failed
-  pull (``IfNotPresent`` with it absent, ``Always``) fails ``ErrImagePull``.
+- the pod's volumes where its ``volumeMounts`` say (``-v``, ``ro`` for ``readOnly``);
+- the pod's memory and cpu limits as the container's (``--memory``, ``--cpus``), no swap
+  beside the memory (``--memory-swap`` equal to it): a kill for the memory limit reads
+  ``OOMKilled`` from the container's state;
+- each ``hostPort`` of the pod published by its sandbox (``--publish``);
+- ``imagePullPolicy``: ``Never`` with the image absent is ``ErrImageNeverPull``, a failed
+  pull (``IfNotPresent`` with it absent, ``Always``) ``ErrImagePull`` (the supervisor pulls
+  again, backing off).
 
 Runs as root, with ``runc`` and cgroupfs, and explicit ``nofile``/``nproc`` limits (``crun``
 refuses hybrid cgroups; ``runc`` without them fails to set rlimits).
@@ -77,8 +81,19 @@ def write_conf(path: str) -> str:
     return path
 
 
-def create_sandbox(*, uid: str, node: str, hostname: str, subdomain: str, conf: str) -> str:
-    """Make the pod's sandbox on its node's network; an error message when it cannot."""
+def create_sandbox(
+    *,
+    uid: str,
+    node: str,
+    hostname: str,
+    subdomain: str,
+    conf: str,
+    publish: Sequence[tuple[int, int, str]] = (),
+) -> str:
+    """Make the pod's sandbox on its node's network; an error message when it cannot.
+
+    ``publish``: (host port, container port, protocol) of each ``hostPort``.
+    """
     network = network_of(node)
     if _podman("network", "exists", network).returncode != 0:
         _podman("network", "create", "--label", f"{LABEL_NODE}={node}", network)
@@ -97,6 +112,7 @@ def create_sandbox(*, uid: str, node: str, hostname: str, subdomain: str, conf: 
         f"{LABEL_POD}={uid}",
         "--label",
         f"{LABEL_NODE}={node}",
+        *(f"--publish={host}:{inside}/{protocol}" for host, inside, protocol in publish),
         env={"CONTAINERS_CONF": conf},
     )
     if done.returncode == 0:  # started here: what podman says of it is not a container's output

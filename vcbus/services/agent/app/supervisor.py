@@ -5,6 +5,10 @@ Forked by the launcher (:mod:`vcbus.services.agent.app.launcher`) in a session o
 Nomad's executor, Slurm's slurmstepd, containerd's shim). It reads ``POD_DIR/plan.json``
 (:class:`PodPlan`), and:
 
+- in containers (a plan whose ``runtime`` is ``podman``), first has each image, pulling
+  again after a failed pull (:meth:`Supervisor._pull_images`: ``ImagePullBackOff`` while it
+  waits), makes the pod's ``emptyDir`` volumes
+  (:mod:`~vcbus.services.agent.app.podvolumes`) and its sandbox;
 - runs the init containers one after the other, then the containers together, each a host
   process in a process group of its own, joined to the pod's cgroup and switched to the
   pod's user before it executes (``preexec``: cgroup, groups, gid, uid, in that order);
@@ -31,12 +35,14 @@ Nomad's executor, Slurm's slurmstepd, containerd's shim). It reads ``POD_DIR/pla
   grew) ends ``OOMKilled``;
 - writes ``POD_DIR/status.json`` (:class:`PodReport`) whole at each change;
 - once the pod has ended (however it ended), SIGKILLs every process left in its cgroup
-  (a ``setsid`` one, a daemon) until none is left, then removes the cgroup.
+  (a ``setsid`` one, a daemon) until none is left, then removes the cgroup (in
+  containers: its containers, its sandbox, its volumes).
 
 It imports only the standard library, msgspec, the agent's model and the agent's standard
 library-only helpers (:mod:`~vcbus.services.agent.app.podfs`,
 :mod:`~vcbus.services.agent.app.cgroups`, :mod:`~vcbus.services.agent.app.podlogs`,
-:mod:`~vcbus.services.agent.app.podman`), to start fast.
+:mod:`~vcbus.services.agent.app.podman`, :mod:`~vcbus.services.agent.app.podvolumes`), to
+start fast.
 """
 
 from __future__ import annotations
@@ -215,6 +221,7 @@ class Supervisor:
                 hostname=self.plan.pod,
                 subdomain=self.plan.subdomain,
                 conf=podman.write_conf(str(self.pod_dir / podman.CONF_FILE)),
+                publish=[(p.host_port, p.container_port, p.protocol) for p in self.plan.host_ports],
             )
             if problem:
                 return self._finish(PodPhase.FAILED, REASON_START_ERROR, problem, 128)
