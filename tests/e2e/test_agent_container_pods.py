@@ -187,14 +187,32 @@ async def test_a_failing_init_container_fails_the_pod_and_its_containers_never_r
     assert not (agent.data_dir / "pods" / failed.pod_uid / "logs" / "main").exists()
 
 
-async def test_a_volume_kind_a_node_does_not_provide_fails_the_pod_naming_it(
-    system: System, agent: RealNode
+@pytest.mark.parametrize(
+    ("volume", "reason", "says"),
+    [
+        (
+            {"name": "data", "persistentVolumeClaim": {"claimName": "data"}},
+            "VolumeNotSupported",
+            "volume data (persistentVolumeClaim) is not supported",
+        ),
+        (
+            {"name": "etc", "hostPath": {"path": "/etc"}},
+            "HostPathNotAllowed",
+            "hostPath /etc is outside the agent's allowed paths",
+        ),
+    ],
+)
+async def test_a_volume_the_node_does_not_give_fails_the_pod_naming_it(
+    system: System, agent: RealNode, volume: dict[str, Any], reason: str, says: str
 ) -> None:
-    claim = {"name": "data", "persistentVolumeClaim": {"claimName": "data"}}
-    await submit(system, yaml.safe_dump(pod_job("podclaim", "true", volumes=[claim])))
-    failed = (await ended(system, "podclaim"))[-1]
-    assert (failed.phase, failed.reason) == (PodPhase.FAILED, "VolumeNotSupported")
-    assert "volume data (persistentVolumeClaim) is not supported" in failed.message
+    name = f"podrefused{volume['name']}"
+    mounts = [{"name": volume["name"], "mountPath": "/v"}]
+    job = pod_job(name, "true", volumes=[volume])
+    job["spec"]["tasks"][0]["template"]["spec"]["containers"][0]["volumeMounts"] = mounts
+    await submit(system, yaml.safe_dump(job))
+    failed = (await ended(system, name))[-1]
+    assert (failed.phase, failed.reason) == (PodPhase.FAILED, reason), agent.process.tail(30)
+    assert says in failed.message
 
 
 async def test_a_failed_pull_backs_off_pending_then_fails_the_pod(
