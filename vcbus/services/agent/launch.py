@@ -45,7 +45,7 @@ from vcbus.contracts import reasons as codes
 from vcbus.contracts.objects.job import Job, TaskSpec
 from vcbus.contracts.objects.pod import Pod
 from vcbus.contracts.quantity import CPU, MEMORY, QuantityError, to_base_units
-from vcbus.services.agent.model import ContainerRun, HostPortRun, Limits, PodPlan
+from vcbus.services.agent.model import HOST_PATH, ContainerRun, HostPortRun, Limits, PodPlan
 from vcbus.services.agent.plugins import Peer, PluginGrants, pod_plugins
 from vcbus.services.agent.validate import REASON_INVALID_SPEC, container_errors, task_names_error
 from vcbus.services.agent.volumes import VolumeError, container_mounts, pod_volumes
@@ -119,7 +119,7 @@ def host_paths(job: Job, task: str) -> list[str]:
         return []
     found = []
     for volume in _list(spec.template.spec.get("volumes")):
-        path = _mapping(_mapping(volume).get("hostPath")).get("path")
+        path = _mapping(_mapping(volume).get(HOST_PATH)).get("path")
         if isinstance(path, str):
             found.append(path)
     return found

@@ -88,12 +88,16 @@ class AgentState(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
         return {port for pod in self.pods.values() for port in pod.ports.values()}
 
 
+EMPTY_DIR = "emptyDir"
+HOST_PATH = "hostPath"
+
+
 class VolumeRun(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """A volume of a pod as its node provides it (:mod:`vcbus.services.agent.volumes`)."""
 
     name: str
     kind: str
-    """``emptyDir`` (a directory of the pod's own) or ``hostPath``."""
+    """:data:`EMPTY_DIR` (a directory of the pod's own) or :data:`HOST_PATH`."""
     host_path: str = ""
     """A ``hostPath``'s path as the host resolved it."""
     memory: bool = False

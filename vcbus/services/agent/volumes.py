@@ -29,13 +29,11 @@ from collections.abc import Mapping, Sequence
 from vcbus.contracts import reasons as codes
 from vcbus.contracts.objects.job import VolumeSpec
 from vcbus.contracts.quantity import MEMORY, QuantityError, to_base_units
-from vcbus.services.agent.model import MountRun, VolumeRun
+from vcbus.services.agent.model import EMPTY_DIR, HOST_PATH, MountRun, VolumeRun
 from vcbus.services.agent.validate import label_error
 
 REASON_VOLUME_UNSUPPORTED = codes.REASON_VOLUME_UNSUPPORTED
 REASON_INVALID_SPEC = codes.REASON_INVALID_SPEC
-EMPTY_DIR = "emptyDir"
-HOST_PATH = "hostPath"
 KINDS = (EMPTY_DIR, HOST_PATH)
 
 

@@ -1,14 +1,14 @@
 """A pod's ``emptyDir`` volumes on the host: made when it starts, gone when it ends.
 
-Standard library only (the supervisor imports it, to start fast). Each ``emptyDir`` of a
-plan (:class:`~vcbus.services.agent.model.VolumeRun`) is the directory
-``<pod dir>/volumes/<name>`` (its name a DNS-1123 label: one path component), owned by the
-pod's user, mode 0700; one of ``medium: Memory`` is a tmpfs mounted there (``size`` its
-``sizeLimit``). The supervisor makes them before the pod's first container
+Standard library only, and the agent's model (the supervisor imports it, to start fast).
+Each ``emptyDir`` of a plan (:class:`~vcbus.services.agent.model.VolumeRun`) is the
+directory ``<pod dir>/volumes/<name>`` (its name a DNS-1123 label: one path component),
+owned by the pod's user, mode 0700; one of ``medium: Memory`` is a tmpfs mounted there
+(``size`` its ``sizeLimit``). The supervisor makes them before the pod's first container
 (:func:`prepare`) and removes them when the pod ends (:func:`release`); the agent calls
 :func:`release` too before it removes a pod's directory (a supervisor killed before its
-end leaves its tmpfs mounted). :func:`release` unmounts whatever is mounted under the pod's
-``volumes/`` (read from ``/proc/self/mountinfo``), deepest first, then removes it.
+end leaves its tmpfs mounted). :func:`release` unmounts whatever is mounted under the
+pod's ``volumes/`` (read from ``/proc/self/mountinfo``), deepest first, then removes it.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
-from vcbus.services.agent.model import MountRun, VolumeRun
+from vcbus.services.agent.model import EMPTY_DIR, HOST_PATH, MountRun, VolumeRun
 
 VOLUMES_DIR = "volumes"
 MOUNTINFO = Path("/proc/self/mountinfo")
@@ -42,7 +42,7 @@ def prepare(
 ) -> str:
     """Make the pod's ``emptyDir`` volumes; an error message when one cannot be made."""
     for volume in volumes:
-        if volume.kind != "emptyDir":
+        if volume.kind != EMPTY_DIR:
             continue
         path = empty_dir(pod_dir, volume.name)
         try:
@@ -73,7 +73,7 @@ def binds(
     for mount in mounts:
         volume = by_name[mount.volume]
         source = (
-            volume.host_path if volume.kind == "hostPath" else str(empty_dir(pod_dir, volume.name))
+            volume.host_path if volume.kind == HOST_PATH else str(empty_dir(pod_dir, volume.name))
         )
         out.append((source, mount.path, mount.read_only))
     return out
