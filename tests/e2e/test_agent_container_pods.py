@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 import yaml
 
@@ -39,6 +40,7 @@ from tests.support.processes import Processes
 from vcbus.contracts.events.pods_status import PodPhaseChanged
 from vcbus.contracts.objects.pod import PodPhase
 from vcbus.services.agent.app import podman
+from vcbus.services.agent.model import PodReport
 
 pytestmark = [pytest.mark.timeout(300), pytest.mark.usefixtures("image")]
 
@@ -293,6 +295,25 @@ def fetch(url: str) -> str:
         except OSError:
             time.sleep(0.1)
     raise AssertionError(f"{url} never answered")
+
+
+async def test_a_pod_whose_supervisor_is_killed_leaves_no_container_nor_volume(
+    system: System, agent: RealNode, shared: Path
+) -> None:
+    job = pod_job("podlost", "echo up; sleep 300", volumes=volumes(shared))
+    job["spec"]["tasks"][0]["template"]["spec"]["containers"][0]["volumeMounts"] = MOUNTS
+    await submit(system, yaml.safe_dump(job))
+    statuses = await wait_for_statuses(system, "default/podlost", running(1))
+    assert running(1)(statuses), agent.process.tail(30)
+    uid = statuses[-1].pod_uid
+    report = msgspec.json.decode(
+        (agent.data_dir / "pods" / uid / "status.json").read_bytes(), type=PodReport
+    )
+    assert left_behind(agent, uid) != []  # its container, sandbox, volumes and tmpfs
+    os.kill(report.supervisor, signal.SIGKILL)
+    lost = (await ended(system, "podlost"))[-1]
+    assert (lost.phase, lost.reason) == (PodPhase.FAILED, "Lost"), agent.process.tail(30)
+    assert left_behind(agent, uid) == []
 
 
 async def test_an_agent_killed_during_an_init_container_leaves_nothing_behind(
