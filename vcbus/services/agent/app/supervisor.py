@@ -93,7 +93,7 @@ PULL_TRIES = 4
 """Pulls of an image before the pod fails (a kubelet tries on, every 5 min at most): a
 batch pod waiting on a pull holds its node's resources."""
 PULL_BACKOFF_FIRST = 1.0
-PULL_BACKOFF_MAX = 30.0
+"""Seconds before the second pull; doubling before each next one (1, 2, 4 s)."""
 
 Ended = tuple[PodPhase, str, str, int | None]
 """How a pod ends: its phase, reason, message and exit code."""
@@ -241,9 +241,9 @@ class Supervisor:
     def _pull_images(self, deadline: float | None) -> Ended | None:
         """Have each image as its pull policy says; None, or how the pod ends.
 
-        A failed pull is tried again after :data:`PULL_BACKOFF_FIRST`, doubling up to
-        :data:`PULL_BACKOFF_MAX`, :data:`PULL_TRIES` pulls in all; meanwhile the pod waits
-        ``Pending``, ``ImagePullBackOff``, the last error in its message.
+        A failed pull is tried again after :data:`PULL_BACKOFF_FIRST`, then twice as long
+        each time, :data:`PULL_TRIES` pulls in all; meanwhile the pod waits ``Pending``,
+        ``ImagePullBackOff``, the last error and the next pull in its message.
         """
         for image, policy in dict.fromkeys((c.image, c.pull_policy) for c in self.plan.containers):
             for attempt in range(1, PULL_TRIES + 1):
@@ -255,7 +255,7 @@ class Supervisor:
                 if attempt == PULL_TRIES:
                     message = f"{message} (gave up after {PULL_TRIES} pulls)"
                     return PodPhase.FAILED, reason, message, None
-                delay = min(PULL_BACKOFF_FIRST * 2 ** (attempt - 1), PULL_BACKOFF_MAX)
+                delay = PULL_BACKOFF_FIRST * 2 ** (attempt - 1)
                 waiting = (
                     f"back-off {delay:g}s pulling again (pull {attempt} of {PULL_TRIES} failed)"
                 )
