@@ -1,7 +1,7 @@
 """Time a node agent's work: from binding to process start, and its CPU idle and per pod.
 
 Run: ``python -m tests.bench.agent_start [--pods 100] [--gap 0.2] [--idle 20] [--run-as USER]
-[--runtime process|podman]``
+[--runtime process|podman] [--volumes]``
 (not collected by pytest; as root, pods run as ``nobody``, or with ``--run-as ''`` each as a
 uid of its own, the agent's default). With ``--signed`` the driver
 signs the job and each binding as admission and the allocator do, and the agent verifies
@@ -13,7 +13,8 @@ On a fresh embedded broker, with no other service: one ``vcbus agent`` process (
 seconds, each stamped with the time it was sent. A pod's process start is the time its
 first command printed (when its log's first line was written), so bind to start is the
 agent's consumer hop, its pod loop, the supervisor's start (a Python process) and ``sh``'s;
-with ``--runtime podman`` also the pod sandbox's and the container's start.
+with ``--runtime podman`` also the pod sandbox's and the container's start (and with
+``--volumes``, its ``emptyDir`` and its tmpfs made and mounted in the container).
 
 CPU is read from ``/proc/<pid>/stat``: the agent's own (user + system) over ``--idle``
 seconds with nothing bound (its heartbeat, tables and consumer polls), then during the
@@ -93,15 +94,28 @@ def build_image() -> None:
         subprocess.run([*podman.BASE, "build", "-q", "-t", IMAGE, context], check=True)
 
 
-def job(pods: int, runtime: str = "process") -> Job:
-    container = {
+VOLUMES = [
+    {"name": "scratch", "emptyDir": {}},
+    {"name": "shm", "emptyDir": {"medium": "Memory", "sizeLimit": "8Mi"}},
+]
+"""``--volumes``: each pod's (mounted at ``/scratch`` and ``/dev/shm``)."""
+
+
+def job(pods: int, runtime: str = "process", *, volumes: bool = False) -> Job:
+    container: dict[str, object] = {
         "name": "main",
         "image": IMAGE if runtime == "podman" else "busybox",
         "imagePullPolicy": "Never",
         "command": ["sh", "-c", "date +%s.%N"],
         "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}},
     }
-    spec = {"restartPolicy": "Never", "containers": [container]}
+    spec: dict[str, object] = {"restartPolicy": "Never", "containers": [container]}
+    if volumes:
+        spec["volumes"] = VOLUMES
+        container["volumeMounts"] = [
+            {"name": "scratch", "mountPath": "/scratch"},
+            {"name": "shm", "mountPath": "/dev/shm"},
+        ]
     return msgspec.convert(
         {
             "metadata": {"name": "bench", "namespace": "default"},
@@ -145,7 +159,7 @@ async def _drive(
         event_id="bench-job",
         occurred_at=now,
         job=key,
-        manifest=job(args.pods, args.runtime),
+        manifest=job(args.pods, args.runtime, volumes=args.volumes),
         spec_digest="x",
     )
     if keys:
@@ -218,6 +232,9 @@ def main() -> None:
     parser.add_argument("--signed", action="store_true", help="sign launches; the agent verifies")
     parser.add_argument(
         "--runtime", choices=("process", "podman"), default="process", help="the agent's runtime"
+    )
+    parser.add_argument(
+        "--volumes", action="store_true", help="each pod an emptyDir and a tmpfs (podman)"
     )
     args = parser.parse_args()
     broker = start_broker()

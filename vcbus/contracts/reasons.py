@@ -105,6 +105,12 @@ REASON_PORTS_EXHAUSTED = "PortsExhausted"
 REASON_POD_USERS_EXHAUSTED = "PodUsersExhausted"
 REASON_INVALID_BINDING = "InvalidBinding"
 REASON_INVALID_SPEC = "InvalidSpec"
+REASON_VOLUME_UNSUPPORTED = "VolumeNotSupported"
+"""A volume of a kind a node does not provide (a claim, a configMap, a secret…), named."""
+REASON_NEVER_PULL = "ErrImageNeverPull"
+REASON_PULL = "ErrImagePull"
+REASON_PULL_BACKOFF = "ImagePullBackOff"
+"""A pull failed: the pod waits (``Pending``) to pull again, then fails with it."""
 
 
 # What a node agent refuses to run: a record without admission's or the allocator's signature

@@ -23,7 +23,8 @@ job-controller's lifecycle policies work unchanged) and the actions the shell pe
   (``Error``, ``OOMKilled``, ``DeadlineExceeded``); a pod stopped for an eviction ends
   ``Failed``/``Evicted`` with the eviction's message; a supervisor gone without a final
   report: ``Failed``/``Lost``. Each restart of a container is published with its
-  ``restart_count``.
+  ``restart_count``; a pod that waits to start (its image's pull backing off) is published
+  ``Pending`` with the supervisor's reason and message, once per change.
 - ``PodEvictionRequested``: :class:`Stop` (SIGTERM, grace period, SIGKILL, by the
   supervisor); the pod holds its resources until it has ended.
 - ``PodDeleted``: :class:`Stop`, then :class:`Forget` once the supervisor has ended;
@@ -280,6 +281,22 @@ def observe(
         events.append(
             _phase(current, conf, PodPhase.RUNNING, now, reason=REASON_STARTED, message=message)
         )
+    waiting = f"{report.reason}: {report.message}" if report.reason else ""
+    if not report.ran and not report.is_final and waiting != current.waiting:
+        # waiting to start (an image pull backing off): said while the pod is Pending
+        current = msgspec.structs.replace(current, waiting=waiting)
+        if waiting:
+            events.append(
+                _phase(
+                    current,
+                    conf,
+                    PodPhase.PENDING,
+                    now,
+                    reason=report.reason,
+                    message=report.message,
+                    detail=waiting,
+                )
+            )
     if not report.is_final:
         return Outcome(_with(state, current), tuple(events))
     current = msgspec.structs.replace(current, restart_count=report.restart_count)
@@ -448,9 +465,15 @@ def _phase(
     reason: str,
     exit_code: int | None = None,
     message: str = "",
+    detail: str = "",
 ) -> PodPhaseChanged:
-    """A pod's phase change, with the address and host ports its peers reach it at."""
+    """A pod's phase change, with the address and host ports its peers reach it at.
+
+    ``detail``: what tells this one from another of the same phase (a waiting reason).
+    """
     generation = f"{pod.uid}|{conf.node}|{pod.seq}|{phase}|{pod.restart_count}"
+    if detail:
+        generation += f"|{detail}"
     return PodPhaseChanged(
         event_id=derive_event_id(_PHASE_KIND, pod.key, generation),
         occurred_at=now,

@@ -21,7 +21,10 @@ template) into a :class:`PodPlan` as a kubelet would read it, for processes on t
   (:mod:`vcbus.services.agent.validate`): a pod whose template breaks them fails
   ``InvalidSpec`` naming the field;
 - limits: each container's ``limits``, else its ``requests``; cpu becomes a CFS quota,
-  memory a memory limit (:mod:`vcbus.services.agent.app.cgroups`).
+  memory a memory limit (:mod:`vcbus.services.agent.app.cgroups`);
+- volumes (:mod:`vcbus.services.agent.volumes`): a kind a node does not provide fails the
+  pod on either runtime; a container runtime mounts ``emptyDir`` and ``hostPath`` where
+  each container's ``volumeMounts`` say, and publishes each ``hostPort``.
 
 What every process gets besides: ``PATH`` (the agent's), ``HOME`` (the pod's directory),
 ``HOSTNAME`` (the pod's name, as in a pod), and what
@@ -46,15 +49,17 @@ from vcbus.contracts import reasons as codes
 from vcbus.contracts.objects.job import Job, TaskSpec
 from vcbus.contracts.objects.pod import Pod
 from vcbus.contracts.quantity import CPU, MEMORY, QuantityError, to_base_units
-from vcbus.services.agent.model import ContainerRun, Limits, PodPlan
+from vcbus.services.agent.model import HOST_PATH, ContainerRun, HostPortRun, Limits, PodPlan
 from vcbus.services.agent.plugins import Peer, PluginGrants, pod_plugins
 from vcbus.services.agent.validate import REASON_INVALID_SPEC, container_errors, task_names_error
+from vcbus.services.agent.volumes import VolumeError, container_mounts, pod_volumes
 
 REASON_NO_COMMAND = codes.REASON_NO_COMMAND
 REASON_CONFIG_ERROR = codes.REASON_CONFIG_ERROR
 REASON_HOST_PATH = codes.REASON_HOST_PATH
 REASON_USER_NOT_ALLOWED = codes.REASON_USER_NOT_ALLOWED
 
+PROTOCOLS = ("TCP", "UDP", "SCTP")
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
@@ -118,7 +123,7 @@ def host_paths(job: Job, task: str) -> list[str]:
         return []
     found = []
     for volume in _list(spec.template.spec.get("volumes")):
-        path = _mapping(_mapping(volume).get("hostPath")).get("path")
+        path = _mapping(_mapping(volume).get(HOST_PATH)).get("path")
         if isinstance(path, str):
             found.append(path)
     return found
@@ -165,6 +170,17 @@ def plan_pod(
     problem = check_host_paths(job, pod.task, policy.host_paths, placement.resolved_paths)
     if problem:
         raise PlanError(REASON_HOST_PATH, problem)
+    try:
+        volumes = pod_volumes(spec, job.spec.volumes, placement.resolved_paths)
+        mounts = {  # by the template's containers themselves: the plugins' own mount none
+            id(container): container_mounts(container, volumes)
+            for container in [
+                *_containers(spec, "initContainers"),
+                *_containers(spec, "containers"),
+            ]
+        }
+    except VolumeError as exc:
+        raise PlanError(exc.reason, f"task {pod.task} of job {pod.job}: {exc}") from None
     if placement.runtime:
         grants = pod_plugins(
             job, pod.task, pod.index, container_peers(job, peers, placement.node), directory=""
@@ -191,7 +207,10 @@ def plan_pod(
         (False, _containers(spec, "containers"), grants.env),
     ):
         for container in containers:
-            runs.append(_container(container, base, fields, extra, placement, init=init))
+            run = _container(container, base, fields, extra, placement, init=init)
+            if placement.runtime:
+                run = msgspec.structs.replace(run, mounts=mounts.get(id(container), ()))
+            runs.append(run)
             users.add(
                 _user(
                     pod_security, _mapping(container.get("securityContext")), policy, placement.user
@@ -236,6 +255,8 @@ def plan_pod(
             files_dir=placement.pod_dir,
             subdomain=pod.job.rsplit("/", 1)[-1],
             limits=Limits(cpu_millis=cpu, memory_bytes=memory),
+            volumes=volumes,
+            host_ports=_host_ports(spec),
         )
     return plan, grants
 
@@ -377,6 +398,29 @@ def _check_id(field: str, asked: int | None, own: tuple[int | None, ...], policy
             REASON_USER_NOT_ALLOWED,
             f"{field} {asked} is not the pod's own (--allow-pod-users allows it)",
         )
+
+
+def _host_ports(spec: Mapping[str, object]) -> tuple[HostPortRun, ...]:
+    """The ``hostPort`` of each container port that names one."""
+    out = []
+    for container in _containers(spec, "containers"):
+        for item in _list(container.get("ports")):
+            port = _mapping(item)
+            host = _int(port.get("hostPort"), None) or 0
+            inside = _int(port.get("containerPort"), None) or 0
+            protocol = str(port.get("protocol") or "TCP")
+            if not host:
+                continue
+            if not (0 < host < 65536 and 0 < inside < 65536) or protocol not in PROTOCOLS:
+                raise PlanError(
+                    REASON_INVALID_SPEC,
+                    f"container {container.get('name')}: hostPort {host} of containerPort "
+                    f"{inside} ({protocol}) is not a port and protocol ({', '.join(PROTOCOLS)})",
+                )
+            out.append(
+                HostPortRun(host_port=host, container_port=inside, protocol=protocol.lower())
+            )
+    return tuple(out)
 
 
 def _limits(spec: Mapping[str, object]) -> tuple[int, int]:

@@ -61,6 +61,8 @@ class AgentPod(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """The uid (and gid) of its own it runs as, from the agent's range; freed when forgotten."""
     admitted_digest: str = ""
     """The digest of the admitted manifest its binding named: the pod starts from that one."""
+    waiting: str = ""
+    """Why it waits to start, as last published (an image pull backing off); empty: none."""
 
     @property
     def is_active(self) -> bool:
@@ -86,6 +88,40 @@ class AgentState(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
         return {port for pod in self.pods.values() for port in pod.ports.values()}
 
 
+EMPTY_DIR = "emptyDir"
+HOST_PATH = "hostPath"
+
+
+class VolumeRun(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """A volume of a pod as its node provides it (:mod:`vcbus.services.agent.volumes`)."""
+
+    name: str
+    kind: str
+    """:data:`EMPTY_DIR` (a directory of the pod's own) or :data:`HOST_PATH`."""
+    host_path: str = ""
+    """A ``hostPath``'s path as the host resolved it."""
+    memory: bool = False
+    """An ``emptyDir`` of ``medium: Memory``: a tmpfs."""
+    size_bytes: int = 0
+    """The tmpfs's size (its ``sizeLimit``); 0: the pod's memory limit, else tmpfs's own."""
+
+
+class MountRun(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """One ``volumeMounts`` entry of a container: which volume, where, whether read-only."""
+
+    volume: str
+    path: str
+    read_only: bool = False
+
+
+class HostPortRun(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """A container port published on the node's own port (a ``hostPort``)."""
+
+    host_port: int
+    container_port: int
+    protocol: str = "tcp"
+
+
 class ContainerRun(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """One container as a host process: its command line, environment and directory."""
 
@@ -99,6 +135,8 @@ class ContainerRun(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True
     command_len: int = -1
     """How many words of ``argv`` are the ``command`` (the rest its ``args``); -1: all."""
     pull_policy: str = ""
+    mounts: tuple[MountRun, ...] = ()
+    """Where the pod's volumes appear in the container (a container runtime only)."""
 
 
 class Limits(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
@@ -139,6 +177,11 @@ class PodPlan(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """The plugins' files of the pod (mounted in its containers)."""
     subdomain: str = ""
     """The job's name: the pod is ``<pod>.<job>`` to the job's other pods on its node."""
+    volumes: tuple[VolumeRun, ...] = ()
+    """The pod's volumes (a container runtime only: host processes see the host's files)."""
+    host_ports: tuple[HostPortRun, ...] = ()
+    """The ``hostPort`` of each port that names one: its sandbox publishes them (a container
+    runtime only)."""
 
 
 class ContainerReport(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
@@ -158,6 +201,7 @@ class PodReport(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
 
     phase: PodPhase = PodPhase.PENDING
     reason: str = ""
+    """Why it ended; while ``Pending``, why it waits (``ImagePullBackOff``)."""
     message: str = ""
     exit_code: int | None = None
     restart_count: int = 0

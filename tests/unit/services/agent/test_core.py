@@ -149,6 +149,26 @@ def test_a_container_restart_is_published_with_its_count() -> None:
     assert (event.phase, event.restart_count) == (PodPhase.RUNNING, 1)
 
 
+def test_a_pod_waiting_to_start_is_published_pending_once_per_change() -> None:
+    state = core.launched(bound(AgentState()), "uid-0").state
+    waits = [
+        PodReport(reason="ImagePullBackOff", message=f"pull {n} of 4 failed", supervisor=9)
+        for n in (1, 1, 2)
+    ]
+    published: list[PodPhaseChanged] = []
+    for second, report in enumerate(waits, start=1):
+        outcome = core.observe(state, "uid-0", report, CONF, at(second))
+        state = outcome.state
+        published.extend(e for e in outcome.emit if isinstance(e, PodPhaseChanged))
+    assert [(e.phase, e.reason, e.message) for e in published] == [
+        (PodPhase.PENDING, "ImagePullBackOff", "pull 1 of 4 failed"),
+        (PodPhase.PENDING, "ImagePullBackOff", "pull 2 of 4 failed"),
+    ]
+    assert len({e.event_id for e in published}) == 2
+    started = PodReport(phase=PodPhase.RUNNING, ran=True, supervisor=9)
+    assert only(core.observe(state, "uid-0", started, CONF, at(5)).emit).reason == "Started"
+
+
 def test_a_pod_whose_supervisor_is_gone_ends_lost() -> None:
     event = only(core.observe(running(), "uid-0", None, CONF, at(3)).emit)
     assert (event.phase, event.reason) == (PodPhase.FAILED, "Lost")

@@ -13,6 +13,7 @@ from vcbus.contracts.keys import JobKey
 from vcbus.contracts.objects.job import Job
 from vcbus.contracts.objects.pod import Pod
 from vcbus.services.agent.launch import Placement, PlanError, Policy, expand, plan_pod
+from vcbus.services.agent.model import HostPortRun
 from vcbus.services.agent.plugins import Peer
 
 PLACE = Placement(
@@ -267,3 +268,14 @@ def test_in_containers_the_plugins_name_peers_on_the_node_by_their_volcano_names
     as_processes, _ = plan_pod(gang, POD, peers, PLACE, POLICY)
     assert as_processes.containers[0].env["MASTER_ADDR"] == "10.0.0.7"
     assert as_processes.containers[0].env["MASTER_PORT"] == "30001"
+
+
+def test_host_ports_are_published_by_a_container_runtime_and_checked() -> None:
+    ports = [{"containerPort": 8080, "hostPort": 18080}, {"containerPort": 53, "protocol": "UDP"}]
+    boxed = dataclasses.replace(PLACE, runtime="podman")
+    plan, _ = plan_pod(job({"containers": [container(ports=ports)]}), POD, [], boxed, POLICY)
+    assert plan.host_ports == (HostPortRun(host_port=18080, container_port=8080),)
+    bad = [{"containerPort": 8080, "hostPort": 70000}]
+    with pytest.raises(PlanError, match="hostPort 70000 of containerPort 8080") as error:
+        plan_pod(job({"containers": [container(ports=bad)]}), POD, [], boxed, POLICY)
+    assert error.value.reason == "InvalidSpec"

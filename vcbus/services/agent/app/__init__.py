@@ -4,7 +4,9 @@
   its pod loop, heartbeat and state file;
 - :mod:`~vcbus.services.agent.app.runtime`: the one runtime interface and its host-process
   implementation (a pod's directory, its supervisor, its cgroup);
-- :mod:`~vcbus.services.agent.app.supervisor`: the per-pod supervisor process;
+- :mod:`~vcbus.services.agent.app.supervisor`: the per-pod supervisor process, and what it
+  uses: :mod:`~vcbus.services.agent.app.podlogs` (its log files),
+  :mod:`~vcbus.services.agent.app.podman` (containers);
 - :mod:`~vcbus.services.agent.app.cgroups`: cpu and memory limits on cgroup v2 or v1;
 - :mod:`~vcbus.services.agent.app.logserver`: the pods' logs over HTTP(S).
 

@@ -27,6 +27,7 @@ import contextlib
 import os
 import signal
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -99,6 +100,21 @@ def cgroup_procs(dirs: list[Path]) -> set[int]:
         with contextlib.suppress(OSError, ValueError):
             found.update(int(pid) for pid in (directory / "cgroup.procs").read_text().split())
     return found
+
+
+def oom_kills(dirs: Sequence[str], version: int) -> int:
+    """How many processes the kernel killed in the cgroup for its memory limit (v1 or v2)."""
+    for directory in dirs:
+        name = "memory.oom_control" if version == 1 else "memory.events"
+        path = Path(directory) / name
+        if version == 1 and "/memory/" not in f"{directory}/":
+            continue
+        with contextlib.suppress(OSError, ValueError):
+            for line in path.read_text().splitlines():
+                key, _, value = line.partition(" ")
+                if key == "oom_kill":
+                    return int(value)
+    return 0
 
 
 def kill_cgroup(dirs: list[Path], wait: float = KILL_WAIT, *, reap: bool = False) -> int:

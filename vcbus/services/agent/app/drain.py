@@ -19,8 +19,9 @@ from pathlib import Path
 
 import msgspec
 
+from vcbus.services.agent.app.cgroups import cgroup_procs
 from vcbus.services.agent.app.runtime import PODS_DIR, HostProcesses
-from vcbus.services.agent.app.supervisor import PLAN_FILE, cgroup_pids
+from vcbus.services.agent.app.supervisor import PLAN_FILE
 from vcbus.services.agent.model import PodPlan
 
 MARGIN_SECONDS = 5.0
@@ -60,7 +61,7 @@ def drain(data_dir: Path) -> list[str]:
         runtime.forget(uid)  # SIGKILLs a supervisor still alive and its pod's groups
         if plan is None:
             continue
-        for pid in cgroup_pids(plan.limits):
+        for pid in cgroup_procs([Path(d) for d in plan.limits.dirs]):
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)
         _remove_dirs(plan.limits.dirs)

@@ -40,7 +40,8 @@ from starlette.responses import PlainTextResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from vcbus.contracts.keys import pod_key
-from vcbus.services.agent.app.supervisor import LOGS_DIR, PLAN_FILE
+from vcbus.services.agent.app.podlogs import LOGS_DIR
+from vcbus.services.agent.app.supervisor import PLAN_FILE
 from vcbus.services.agent.model import PodPlan
 
 if TYPE_CHECKING:

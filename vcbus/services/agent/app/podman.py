@@ -1,8 +1,8 @@
 """Pods' containers through podman: the command lines a supervisor runs, and the clean-up.
 
-Standard library only (the supervisor imports it, to start fast). A container of a plan
-whose ``runtime`` is ``podman`` runs as ``podman run`` (attached: its output is the
-supervisor's to log, its exit status the container's), named
+Standard library only, and the reason codes (the supervisor imports it, to start fast). A
+container of a plan whose ``runtime`` is ``podman`` runs as ``podman run`` (attached: its
+output is the supervisor's to log, its exit status the container's), named
 ``vcbus-<pod uid>-<container>`` and labelled :data:`LABEL_POD` (the pod's uid) and
 :data:`LABEL_NODE` (the agent's node), so an agent finds what it made by label alone:
 
@@ -10,10 +10,14 @@ supervisor's to log, its exit status the container's), named
   ``CMD``, as Kubernetes reads them; ``env``; ``workingDir``;
 - the pod's hostname (its Volcano hostname, the pod's name) and the plugins' files mounted
   read-only at ``/etc/volcano``;
-- the pod's memory and cpu limits as the container's (``--memory``, ``--cpus``): a kill for
-  the memory limit reads ``OOMKilled`` from the container's state;
-- ``imagePullPolicy``: ``Never`` with the image absent fails ``ErrImageNeverPull``, a failed
-  pull (``IfNotPresent`` with it absent, ``Always``) fails ``ErrImagePull``.
+- the pod's volumes where its ``volumeMounts`` say (``-v``, ``ro`` for ``readOnly``);
+- the pod's memory and cpu limits as the container's (``--memory``, ``--cpus``), no swap
+  beside the memory (``--memory-swap`` equal to it): a kill for the memory limit reads
+  ``OOMKilled`` from the container's state;
+- each ``hostPort`` of the pod published by its sandbox (``--publish``);
+- ``imagePullPolicy``: ``Never`` with the image absent is ``ErrImageNeverPull``, a failed
+  pull (``IfNotPresent`` with it absent, ``Always``) ``ErrImagePull`` (the supervisor pulls
+  again, backing off).
 
 Runs as root, with ``runc`` and cgroupfs, and explicit ``nofile``/``nproc`` limits (``crun``
 refuses hybrid cgroups; ``runc`` without them fails to set rlimits).
@@ -27,14 +31,18 @@ import shutil
 import subprocess
 from collections.abc import Sequence
 
+from vcbus.contracts import reasons as codes
+
 BASE = ("podman", "--runtime", "runc", "--cgroup-manager=cgroupfs")
 ULIMITS = ("--ulimit", "nofile=20000:20000", "--ulimit", "nproc=4096:4096")
 LABEL_POD = "io.vcbus.pod-uid"
 LABEL_NODE = "io.vcbus.node"
-REASON_NEVER_PULL = "ErrImageNeverPull"
-REASON_PULL = "ErrImagePull"
+REASON_NEVER_PULL = codes.REASON_NEVER_PULL
+REASON_PULL = codes.REASON_PULL
 CONF_FILE = "containers.conf"
 """podman's configuration in a pod's directory (the sandbox's rlimits)."""
+MIN_MEMORY = 6 * 1024 * 1024
+"""The least memory limit podman takes."""
 TIMEOUT = 60.0
 """Seconds a podman command (not a container's run) may take."""
 
@@ -73,8 +81,19 @@ def write_conf(path: str) -> str:
     return path
 
 
-def create_sandbox(*, uid: str, node: str, hostname: str, subdomain: str, conf: str) -> str:
-    """Make the pod's sandbox on its node's network; an error message when it cannot."""
+def create_sandbox(
+    *,
+    uid: str,
+    node: str,
+    hostname: str,
+    subdomain: str,
+    conf: str,
+    publish: Sequence[tuple[int, int, str]] = (),
+) -> str:
+    """Make the pod's sandbox on its node's network; an error message when it cannot.
+
+    ``publish``: (host port, container port, protocol) of each ``hostPort``.
+    """
     network = network_of(node)
     if _podman("network", "exists", network).returncode != 0:
         _podman("network", "create", "--label", f"{LABEL_NODE}={node}", network)
@@ -93,6 +112,7 @@ def create_sandbox(*, uid: str, node: str, hostname: str, subdomain: str, conf: 
         f"{LABEL_POD}={uid}",
         "--label",
         f"{LABEL_NODE}={node}",
+        *(f"--publish={host}:{inside}/{protocol}" for host, inside, protocol in publish),
         env={"CONTAINERS_CONF": conf},
     )
     if done.returncode == 0:  # started here: what podman says of it is not a container's output
@@ -117,6 +137,7 @@ def run_argv(
     memory_bytes: int,
     cpu_millis: int,
     sandbox: bool = False,
+    mounts: Sequence[tuple[str, str, bool]] = (),
 ) -> list[str]:
     """``podman run`` for one container of a pod."""
     argv = [
@@ -140,10 +161,13 @@ def run_argv(
     ]
     if files_dir:
         argv += ["-v", f"{files_dir}/etc/volcano:/etc/volcano:ro"]
+    for source, target, read_only in mounts:
+        argv += ["-v", f"{source}:{target}:{'ro' if read_only else 'rw'}"]
     if user is not None:
         argv += ["--user", f"{user}:{user if group is None else group}"]
     if memory_bytes:
-        argv += ["--memory", str(max(memory_bytes, 6 * 1024 * 1024)), "--memory-swap", "-1"]
+        memory = str(max(memory_bytes, MIN_MEMORY))  # and no swap beside it, as a kubelet's
+        argv += ["--memory", memory, "--memory-swap", memory]
     if cpu_millis:
         argv += ["--cpus", f"{cpu_millis / 1000:g}"]
     if working_dir:

@@ -46,10 +46,11 @@ from typing import Protocol
 
 import msgspec
 
-from vcbus.services.agent.app import podfs, podman
+from vcbus.services.agent.app import podfs, podman, podvolumes
 from vcbus.services.agent.app.cgroups import Cgroups
 from vcbus.services.agent.app.launcher import LOCK_FILE, PID_FILE
-from vcbus.services.agent.app.supervisor import LOGS_DIR, PLAN_FILE, STATUS_FILE, WORK_DIR
+from vcbus.services.agent.app.podlogs import LOGS_DIR
+from vcbus.services.agent.app.supervisor import PLAN_FILE, STATUS_FILE, WORK_DIR
 from vcbus.services.agent.model import PodPlan, PodReport
 from vcbus.services.agent.validate import uid_error
 
@@ -178,7 +179,8 @@ class HostProcesses:
         if (pod_dir / LOCK_FILE).exists():
             return
         pods = self.data_dir / PODS_DIR
-        podfs.remove_child(pods, plan.uid)  # what a start that failed half-way left
+        podvolumes.release(pod_dir)  # what a start that failed half-way left
+        podfs.remove_child(pods, plan.uid)
         with podfs.opened_dir(pods) as pods_fd:
             os.mkdir(plan.uid, 0o700, dir_fd=pods_fd)
             with podfs.opened_dir(plan.uid, dir_fd=pods_fd) as pod_fd:
@@ -293,6 +295,7 @@ class HostProcesses:
             self.cgroups.kill(uid)
         if self.containers:
             podman.remove_pod(self.containers, uid)
+        podvolumes.release(self.pod_dir(uid))  # a tmpfs its supervisor had no time to unmount
 
     def sweep(self) -> list[str]:
         """Remove this node's containers whose pod has no directory (left by a crash).

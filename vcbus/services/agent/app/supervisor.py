@@ -5,17 +5,22 @@ Forked by the launcher (:mod:`vcbus.services.agent.app.launcher`) in a session o
 Nomad's executor, Slurm's slurmstepd, containerd's shim). It reads ``POD_DIR/plan.json``
 (:class:`PodPlan`), and:
 
+- in containers (a plan whose ``runtime`` is ``podman``), first has each image, pulling
+  again after a failed pull (:meth:`Supervisor._pull_images`: ``ImagePullBackOff`` while it
+  waits), makes the pod's ``emptyDir`` volumes
+  (:mod:`~vcbus.services.agent.app.podvolumes`) and its sandbox;
 - runs the init containers one after the other, then the containers together, each a host
   process in a process group of its own, joined to the pod's cgroup and switched to the
   pod's user before it executes (``preexec``: cgroup, groups, gid, uid, in that order);
 - enters the container's ``workingDir`` as the pod's user (after the switch: a directory
   the user cannot enter is an error, not a door);
 - copies each container's output (stdout and stderr, merged as a kubelet's log reader shows
-  them) to ``POD_DIR/logs/<container>/<restart>.log`` (mode 0600, never through a link),
-  rotated at ``log_max_bytes`` with at most ``log_max_files`` files per run, and at most
-  ``log_pod_max_files`` files and ``log_pod_max_bytes`` bytes per pod across its
-  containers and restarts (the oldest closed files go first; each running container's
-  current file can add ``log_max_bytes`` more until it rotates);
+  them) to ``POD_DIR/logs/<container>/<restart>.log``
+  (:mod:`~vcbus.services.agent.app.podlogs`), rotated at ``log_max_bytes`` with at most
+  ``log_max_files`` files per run, and at most ``log_pod_max_files`` files and
+  ``log_pod_max_bytes`` bytes per pod across its containers and restarts (the oldest
+  closed files go first; each running container's current file can add ``log_max_bytes``
+  more until it rotates);
 - restarts a container as ``restartPolicy`` says (``Always``; ``OnFailure`` for an exit
   other than 0; never for ``Never``), after a back-off doubling from 1 s to 60 s (a
   kubelet's starts at 10 s and stops at 5 min), counting ``restart_count``;
@@ -30,11 +35,14 @@ Nomad's executor, Slurm's slurmstepd, containerd's shim). It reads ``POD_DIR/pla
   grew) ends ``OOMKilled``;
 - writes ``POD_DIR/status.json`` (:class:`PodReport`) whole at each change;
 - once the pod has ended (however it ended), SIGKILLs every process left in its cgroup
-  (a ``setsid`` one, a daemon) until none is left, then removes the cgroup.
+  (a ``setsid`` one, a daemon) until none is left, then removes the cgroup (in
+  containers: its containers, its sandbox, its volumes).
 
 It imports only the standard library, msgspec, the agent's model and the agent's standard
 library-only helpers (:mod:`~vcbus.services.agent.app.podfs`,
-:mod:`~vcbus.services.agent.app.cgroups`), to start fast.
+:mod:`~vcbus.services.agent.app.cgroups`, :mod:`~vcbus.services.agent.app.podlogs`,
+:mod:`~vcbus.services.agent.app.podman`, :mod:`~vcbus.services.agent.app.podvolumes`), to
+start fast.
 """
 
 from __future__ import annotations
@@ -50,19 +58,18 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import BinaryIO
 
 import msgspec
 
 from vcbus.contracts import reasons as codes
 from vcbus.contracts.objects.pod import POD_COMPLETED, POD_ERROR, POD_STARTED, PodPhase
-from vcbus.services.agent.app import podfs, podman
-from vcbus.services.agent.app.cgroups import kill_cgroup
+from vcbus.services.agent.app import podfs, podman, podvolumes
+from vcbus.services.agent.app.cgroups import cgroup_procs, kill_cgroup, oom_kills
+from vcbus.services.agent.app.podlogs import LOGS_DIR, RotatingLog, log_path, prune_logs
 from vcbus.services.agent.model import ContainerReport, ContainerRun, Limits, PodPlan, PodReport
 
 PLAN_FILE = "plan.json"
 STATUS_FILE = "status.json"
-LOGS_DIR = "logs"
 WORK_DIR = "work"
 
 BACKOFF_FIRST = 1.0
@@ -71,7 +78,6 @@ TICK = 0.05
 """Seconds between two looks at the containers when no output arrives."""
 
 PR_SET_CHILD_SUBREAPER = 36
-MIN_LOG_BYTES = 1024
 GROUP_WAIT = 2.0
 """How long a killed process group may take to vanish (its members reaped)."""
 
@@ -82,6 +88,15 @@ REASON_DEADLINE = codes.REASON_DEADLINE
 REASON_STOPPED = codes.REASON_STOPPED
 REASON_START_ERROR = codes.REASON_START_ERROR
 REASON_INIT_ERROR = codes.REASON_INIT_ERROR
+REASON_PULL_BACKOFF = codes.REASON_PULL_BACKOFF
+PULL_TRIES = 4
+"""Pulls of an image before the pod fails (a kubelet tries on, every 5 min at most): a
+batch pod waiting on a pull holds its node's resources."""
+PULL_BACKOFF_FIRST = 1.0
+"""Seconds before the second pull; doubling before each next one (1, 2, 4 s)."""
+
+Ended = tuple[PodPhase, str, str, int | None]
+"""How a pod ends: its phase, reason, message and exit code."""
 
 _encoder = msgspec.json.Encoder()
 
@@ -93,121 +108,6 @@ def _now() -> datetime:
     import asyncio, a tenth of a second of every pod's start.
     """
     return datetime.now(UTC)  # noqa: TID251 - see above
-
-
-def log_path(pod_dir: Path, container: str, restart: int) -> Path:
-    """The log of one run of a container (its ``restart``-th restart; 0 the first run)."""
-    return pod_dir / LOGS_DIR / container / f"{restart}.log"
-
-
-class RotatingLog:
-    """A log file that, past ``max_bytes``, becomes ``.1`` (``.1`` becomes ``.2``, …)."""
-
-    def __init__(
-        self,
-        path: Path,
-        max_bytes: int,
-        max_files: int,
-        on_rotate: Callable[[], None] | None = None,
-    ) -> None:
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        self.path = path
-        self.max_bytes = max(max_bytes, MIN_LOG_BYTES)
-        self.max_files = max(max_files, 1)
-        self.on_rotate = on_rotate
-        self._file = _append(path)
-        self._size = self._file.tell()
-
-    def write(self, data: bytes) -> None:
-        """Append ``data``, rotating each time the file reaches its size bound."""
-        while data:
-            room = self.max_bytes - self._size
-            if room <= 0:
-                self._rotate()
-                room = self.max_bytes
-            part, data = data[:room], data[room:]
-            self._file.write(part)
-            self._size += len(part)
-        self._file.flush()
-
-    def _rotate(self) -> None:
-        self._file.close()
-        oldest = self.path.with_name(f"{self.path.name}.{self.max_files - 1}")
-        with contextlib.suppress(FileNotFoundError):
-            oldest.unlink()
-        for number in range(self.max_files - 2, 0, -1):
-            older = self.path.with_name(f"{self.path.name}.{number}")
-            if older.exists():
-                os.replace(older, self.path.with_name(f"{self.path.name}.{number + 1}"))
-        if self.max_files > 1:
-            os.replace(self.path, self.path.with_name(f"{self.path.name}.1"))
-        else:
-            self.path.unlink()
-        self._file = _append(self.path)
-        self._size = 0
-        if self.on_rotate is not None:
-            self.on_rotate()
-
-    def close(self) -> None:
-        """Close the file."""
-        self._file.close()
-
-
-def _append(path: Path) -> BinaryIO:
-    """``path`` opened to append, mode 0600; a link there is an error, not followed."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-    return os.fdopen(fd, "ab")
-
-
-def prune_logs(logs: Path, keep: set[Path], max_bytes: int, max_files: int) -> None:
-    """Remove the pod's oldest log files until it holds ``max_files`` and ``max_bytes`` at most.
-
-    ``keep``: the files being written (never removed).
-    """
-    found: list[tuple[int, Path, int]] = []
-    for container in os.scandir(logs):
-        if not container.is_dir(follow_symlinks=False):
-            continue
-        for entry in os.scandir(container.path):
-            if entry.is_file(follow_symlinks=False):
-                info = entry.stat(follow_symlinks=False)
-                found.append((info.st_mtime_ns, Path(entry.path), info.st_size))
-    found.sort()
-    total = sum(size for _, _, size in found)
-    count = len(found)
-    for _, path, size in found:
-        if total <= max_bytes and count <= max_files:
-            return
-        if path in keep:
-            continue
-        with contextlib.suppress(FileNotFoundError):
-            path.unlink()
-        total -= size
-        count -= 1
-
-
-def oom_kills(limits: Limits) -> int:
-    """How many processes the kernel killed in the pod's cgroup for its memory limit."""
-    for directory in limits.dirs:
-        name = "memory.oom_control" if limits.version == 1 else "memory.events"
-        path = Path(directory) / name
-        if limits.version == 1 and "/memory/" not in f"{directory}/":
-            continue
-        with contextlib.suppress(OSError):
-            for line in path.read_text().splitlines():
-                key, _, value = line.partition(" ")
-                if key == "oom_kill":
-                    return int(value)
-    return 0
-
-
-def cgroup_pids(limits: Limits) -> set[int]:
-    """The processes in the pod's cgroup (every controller's directory)."""
-    out: set[int] = set()
-    for directory in limits.dirs:
-        with contextlib.suppress(OSError):
-            out.update(int(p) for p in (Path(directory) / "cgroup.procs").read_text().split())
-    return out
 
 
 def kill_group(pgid: int, wait: float = GROUP_WAIT) -> None:
@@ -303,16 +203,25 @@ class Supervisor:
         inits = [c for c in self.plan.containers if c.init]
         mains = [c for c in self.plan.containers if not c.init]
         if self.plan.runtime:
-            for spec in self.plan.containers:
-                reason, message = podman.pull_problem(spec.image, spec.pull_policy)
-                if reason:
-                    return self._finish(PodPhase.FAILED, reason, message, None)
+            pulled = self._pull_images(deadline)
+            if pulled is not None:
+                return self._finish(*pulled)
+            problem = podvolumes.prepare(
+                self.pod_dir,
+                self.plan.volumes,
+                self.plan.user,
+                self.plan.group,
+                self.plan.limits.memory_bytes,
+            )
+            if problem:
+                return self._finish(PodPhase.FAILED, REASON_START_ERROR, problem, 128)
             problem = podman.create_sandbox(
                 uid=self.plan.uid,
                 node=self.plan.node,
                 hostname=self.plan.pod,
                 subdomain=self.plan.subdomain,
                 conf=podman.write_conf(str(self.pod_dir / podman.CONF_FILE)),
+                publish=[(p.host_port, p.container_port, p.protocol) for p in self.plan.host_ports],
             )
             if problem:
                 return self._finish(PodPhase.FAILED, REASON_START_ERROR, problem, 128)
@@ -329,11 +238,52 @@ class Supervisor:
             return self._finish(PodPhase.SUCCEEDED, REASON_COMPLETED, "", 0)
         return self._finish(*ended)
 
+    def _pull_images(self, deadline: float | None) -> Ended | None:
+        """Have each image as its pull policy says; None, or how the pod ends.
+
+        A failed pull is tried again after :data:`PULL_BACKOFF_FIRST`, then twice as long
+        each time, :data:`PULL_TRIES` pulls in all; meanwhile the pod waits ``Pending``,
+        ``ImagePullBackOff``, the last error and the next pull in its message.
+        """
+        for image, policy in dict.fromkeys((c.image, c.pull_policy) for c in self.plan.containers):
+            for attempt in range(1, PULL_TRIES + 1):
+                reason, message = podman.pull_problem(image, policy)
+                if not reason:
+                    break
+                if reason != podman.REASON_PULL:
+                    return PodPhase.FAILED, reason, message, None
+                if attempt == PULL_TRIES:
+                    message = f"{message} (gave up after {PULL_TRIES} pulls)"
+                    return PodPhase.FAILED, reason, message, None
+                delay = PULL_BACKOFF_FIRST * 2 ** (attempt - 1)
+                waiting = (
+                    f"back-off {delay:g}s pulling again (pull {attempt} of {PULL_TRIES} failed)"
+                )
+                self.write(reason=REASON_PULL_BACKOFF, message=f"{message}; {waiting}")
+                until = time.monotonic() + delay
+                while time.monotonic() < until:
+                    if self.stop_requested:
+                        return PodPhase.FAILED, REASON_STOPPED, "stopped by the agent", None
+                    if deadline is not None and time.monotonic() >= deadline:
+                        return PodPhase.FAILED, REASON_DEADLINE, self._past_deadline(), None
+                    time.sleep(TICK)
+        if self.report.reason:
+            self.write(reason="", message="")
+        return None
+
+    def _past_deadline(self) -> str:
+        return (
+            f"the pod ran past its activeDeadlineSeconds ({self.plan.active_deadline_seconds:g}s)"
+        )
+
     def _finish(self, phase: PodPhase, reason: str, message: str, code: int | None) -> int:
         # what the containers left in the pod's cgroup (a setsid child, a daemon) ends now
         kill_cgroup([Path(d) for d in self.plan.limits.dirs], reap=True)
         if self.plan.runtime:
             podman.remove_pod(self.plan.node, self.plan.uid)
+            left = podvolumes.release(self.pod_dir)
+            if left:
+                message = f"{message}; volumes {left}" if message else f"volumes {left}"
         self.write(
             phase=phase,
             reason=reason,
@@ -346,7 +296,7 @@ class Supervisor:
 
     def _run_group(
         self, specs: list[ContainerRun], deadline: float | None, *, init: bool
-    ) -> tuple[PodPhase, str, str, int | None] | None:
+    ) -> Ended | None:
         """Run ``specs`` together until each ended for good; None, or how the pod ends."""
         runs = [Running(spec, ContainerReport(name=spec.name)) for spec in specs]
         for run in runs:
@@ -364,11 +314,7 @@ class Supervisor:
                 return PodPhase.FAILED, REASON_STOPPED, "stopped by the agent", 143
             if deadline is not None and time.monotonic() >= deadline:
                 self._terminate(runs)
-                message = (
-                    f"the pod ran past its activeDeadlineSeconds "
-                    f"({self.plan.active_deadline_seconds:g}s)"
-                )
-                return PodPhase.FAILED, REASON_DEADLINE, message, None
+                return PodPhase.FAILED, REASON_DEADLINE, self._past_deadline(), None
             self._pump(TICK)
             changed = False
             for run in runs:
@@ -409,7 +355,7 @@ class Supervisor:
         )
         self.logs[spec.name] = run.log
         self._prune_logs()
-        run.started_oom = oom_kills(self.plan.limits)
+        run.started_oom = self._oom_kills()
         argv, env, preexec = (
             list(spec.argv),
             spec.env,
@@ -471,7 +417,11 @@ class Supervisor:
             memory_bytes=self.plan.limits.memory_bytes,
             cpu_millis=self.plan.limits.cpu_millis,
             sandbox=True,
+            mounts=podvolumes.binds(self.pod_dir, self.plan.volumes, spec.mounts),
         )
+
+    def _oom_kills(self) -> int:
+        return oom_kills(self.plan.limits.dirs, self.plan.limits.version)
 
     def _prune_logs(self) -> None:
         """Hold the pod's logs to its bounds (the files being written are kept)."""
@@ -519,7 +469,7 @@ class Supervisor:
         code = process.returncode
         exit_code = 128 - code if code < 0 else code
         reason = REASON_COMPLETED if exit_code == 0 else REASON_ERROR
-        if exit_code != 0 and oom_kills(self.plan.limits) > run.started_oom:
+        if exit_code != 0 and self._oom_kills() > run.started_oom:
             # the kernel killed a process of the pod for its memory limit while this
             # container ran: its main process, or a child whose death ended it (a shell's
             # 137); the kubelet reads the cgroup's OOM kills the same way
@@ -575,7 +525,7 @@ class Supervisor:
                 run.process.wait()
                 self._reap(run, init=False)
                 run.restart_at = None
-        for pid in cgroup_pids(self.plan.limits):
+        for pid in cgroup_procs([Path(d) for d in self.plan.limits.dirs]):
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)
 
