@@ -10,12 +10,14 @@ import numpy as np
 from vcbus.contracts.keys import JobKey
 from vcbus.core.runtime.clock import EPOCH
 from vcbus.core.scheduling.framework.plan import (
+    Hold,
     Plan,
     Release,
     Releases,
     Shape,
     allowed_rows,
     earliest_start,
+    earliest_start_around,
     ever_fits,
     fit,
 )
@@ -100,3 +102,24 @@ def test_one_shape_found_by_bisection_starts_where_the_replay_of_every_moment_do
         assert bisected is not None
         assert bisected[0] == replayed[0]
         assert bisected[1].tolist() == replayed[1].tolist()
+
+
+def test_a_plan_made_around_a_hold_starts_before_it_only_if_it_ends_by_then():
+    # four 1-cpu rows: row 0 idle now, row 1 free at 50 s, rows 2-3 at 100 s; a job planned
+    # before holds rows 2-3 from 100 s to 400 s
+    idle = _idle(1, 0, 0, 0)
+    releases = Releases.of(
+        [Release(_at(50), 1, CPU), Release(_at(100), 2, CPU), Release(_at(100), 3, CPU)], idle
+    )
+    hold = Hold(_at(100), _at(400), _idle(0, 0, 1, 1))
+    short = earliest_start_around(idle, releases, [hold], _gang(2, 4), EPOCH, timedelta(60))
+    assert short is not None
+    assert short[0] == _at(50)  # rows 0-1 are its own until it ends; none the hold takes
+    assert short[1].tolist() == [True, False, False, False]
+    wide = earliest_start_around(idle, releases, [hold], _gang(3, 4), EPOCH, timedelta(60))
+    assert wide is not None
+    assert wide[0] == _at(400)  # at 100 s three rows are free, but the hold takes two
+    long = earliest_start_around(idle, releases, [hold], _gang(2, 4), EPOCH, timedelta(500))
+    assert long is not None and long[0] == _at(50)  # two rows stay free through the hold
+    alone = earliest_start(idle, releases, _gang(3, 4), EPOCH)
+    assert alone is not None and alone[0] == _at(100)  # without the hold it would start then

@@ -119,9 +119,7 @@ def _oldest_waiting(ssn: Session) -> dict[str, JobKey]:
     for key in ssn.unsettled_jobs():
         job = ssn.jobs[key]
         if job.podgroup.active_deadline_seconds is None or job.is_pipelined():
-            continue
-        if not (job.is_pending() or job.has_pending_tasks()):
-            continue
+            continue  # without a limit it gets no plan; pipelined, its gang is placed
         held = oldest.get(job.queue)
         if held is None or (job.creation_key, job.uid) < (held.creation_key, held.uid):
             oldest[job.queue] = job
