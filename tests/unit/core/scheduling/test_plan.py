@@ -106,20 +106,23 @@ def test_one_shape_found_by_bisection_starts_where_the_replay_of_every_moment_do
 
 def test_a_plan_made_around_a_hold_starts_before_it_only_if_it_ends_by_then():
     # four 1-cpu rows: row 0 idle now, row 1 free at 50 s, rows 2-3 at 100 s; a job planned
-    # before holds rows 2-3 from 100 s to 400 s
+    # before holds rows 2-3 from 200 s to 400 s
     idle = _idle(1, 0, 0, 0)
     releases = Releases.of(
         [Release(_at(50), 1, CPU), Release(_at(100), 2, CPU), Release(_at(100), 3, CPU)], idle
     )
-    hold = Hold(_at(100), _at(400), _idle(0, 0, 1, 1))
-    short = earliest_start_around(idle, releases, [hold], _gang(2, 4), EPOCH, timedelta(60))
-    assert short is not None
-    assert short[0] == _at(50)  # rows 0-1 are its own until it ends; none the hold takes
-    assert short[1].tolist() == [True, False, False, False]
-    wide = earliest_start_around(idle, releases, [hold], _gang(3, 4), EPOCH, timedelta(60))
-    assert wide is not None
-    assert wide[0] == _at(400)  # at 100 s three rows are free, but the hold takes two
-    long = earliest_start_around(idle, releases, [hold], _gang(2, 4), EPOCH, timedelta(500))
-    assert long is not None and long[0] == _at(50)  # two rows stay free through the hold
+    holds = [Hold(_at(200), _at(400), _idle(0, 0, 1, 1))]
+
+    def around(count: int, seconds: int) -> tuple[datetime, list[bool]]:
+        found = earliest_start_around(
+            idle, releases, holds, _gang(count, 4), EPOCH, limit=timedelta(seconds=seconds)
+        )
+        assert found is not None
+        return found[0], found[1].tolist()
+
+    assert around(3, 60) == (_at(100), [False] * 4)  # it ends by 200 s, on rows released
+    assert around(3, 500)[0] == _at(400)  # it would not: after the hold
+    assert around(2, 500) == (_at(50), [True, False, False, False])  # rows the hold leaves
     alone = earliest_start(idle, releases, _gang(3, 4), EPOCH)
-    assert alone is not None and alone[0] == _at(100)  # without the hold it would start then
+    assert alone is not None
+    assert alone[0] == _at(100)  # without the hold

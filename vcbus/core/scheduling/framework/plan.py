@@ -66,7 +66,8 @@ class Shape:
 class Hold:
     """What a planned job holds from its start until it ends by its time limit, per row.
 
-    A later plan of the same queue is made around it (:func:`earliest_start_around`)."""
+    A later plan of the same queue is made around it (:func:`earliest_start_around`).
+    """
 
     start: datetime
     end: datetime
@@ -223,6 +224,7 @@ def earliest_start_around(
     holds: Sequence[Hold],
     shapes: Sequence[Shape],
     now: datetime,
+    *,
     limit: timedelta,
 ) -> tuple[datetime, BoolArray, FloatArray] | None:
     """As :func:`earliest_start`, around the ``holds`` of plans made before.

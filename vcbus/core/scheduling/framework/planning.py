@@ -118,7 +118,9 @@ def plan_around(
 ) -> Plan | None:
     """``job``'s plan around the holds of ``around``; it holds its gang until its limit."""
     holds = [plan.hold for plan in around if plan.hold is not None]
-    found = earliest_start_around(ssn.matrix.idle, _releases(ssn), holds, shapes, ssn.now, limit)
+    found = earliest_start_around(
+        ssn.matrix.idle, _releases(ssn), holds, shapes, ssn.now, limit=limit
+    )
     if found is None:
         return None
     start, kept, used = found
@@ -130,8 +132,11 @@ Made = list[tuple[JobKey, Plan | None]]
 
 
 def plans_another(ssn: Session, made: Made, job: JobInfo) -> bool:
-    """Whether ``job`` gets a plan after its queue's ``made``: it is the first, or the next
-    one after the queue's oldest job kept besides the head (``Session.oldest_planned``)."""
+    """Whether ``job`` gets a plan after its queue's ``made``.
+
+    It does if it is the first, or the next one after the queue's oldest job, kept besides
+    the head (``Session.oldest_planned``).
+    """
     if not made:
         return True
     first = made[0][0]

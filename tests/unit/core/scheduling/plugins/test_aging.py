@@ -38,9 +38,7 @@ def _session(*jobs: PodGroupState, oldest_plan: bool = False) -> Session:
             dataclasses.replace(
                 tier,
                 plugins=tuple(
-                    dataclasses.replace(p, arguments={OLDEST_PLAN: True})
-                    if p.name == NAME
-                    else p
+                    dataclasses.replace(p, arguments={OLDEST_PLAN: True}) if p.name == NAME else p
                     for p in tier.plugins
                 ),
             )
