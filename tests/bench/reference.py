@@ -36,7 +36,9 @@ POLICIES = ("fcfs", "greedy", "easy", "easy-sjbf", "aging")
 
 
 @dataclass(frozen=True, slots=True)
-class _Job:
+class Job:
+    """A job of the trace: when it came, how long it runs and its limit (seconds), how wide."""
+
     index: int
     submit: float
     run: float
@@ -44,49 +46,52 @@ class _Job:
     limit: float
 
 
-class _Machine:
+class Machine:
+    """The processors free, the jobs running and when each job started."""
+
     def __init__(self, processors: int) -> None:
         self.free = processors
         self.running: list[tuple[float, float, int, int]] = []
         """(end, limit end, index, processors), a heap on the actual end."""
         self.starts: dict[int, float] = {}
 
-    def start(self, job: _Job, now: float) -> None:
+    def start(self, job: Job, now: float) -> None:
         self.free -= job.processors
         heapq.heappush(self.running, (now + job.run, now + job.limit, job.index, job.processors))
         self.starts[job.index] = now
 
 
-Policy = Callable[[_Machine, list[_Job], float], None]
+Policy = Callable[[Machine, list[Job], float], None]
+"""What decides at each event: starts jobs of the queue (arrival order) on the machine."""
 
 
-def _fcfs(machine: _Machine, queue: list[_Job], now: float) -> None:
+def _fcfs(machine: Machine, queue: list[Job], now: float) -> None:
     while queue and queue[0].processors <= machine.free:
         machine.start(queue.pop(0), now)
 
 
-def _greedy(machine: _Machine, queue: list[_Job], now: float) -> None:
+def _greedy(machine: Machine, queue: list[Job], now: float) -> None:
     for job in list(queue):
         if job.processors <= machine.free:
             machine.start(job, now)
             queue.remove(job)
 
 
-def _easy(machine: _Machine, queue: list[_Job], now: float) -> None:
+def _easy(machine: Machine, queue: list[Job], now: float) -> None:
     _backfill(machine, queue, now, shortest_first=False)
 
 
-def _easy_sjbf(machine: _Machine, queue: list[_Job], now: float) -> None:
+def _easy_sjbf(machine: Machine, queue: list[Job], now: float) -> None:
     _backfill(machine, queue, now, shortest_first=True)
 
 
-def _aging(machine: _Machine, queue: list[_Job], now: float) -> None:
+def _aging(machine: Machine, queue: list[Job], now: float) -> None:
     scale = DEFAULT_SCALE.total_seconds()
     queue.sort(key=lambda j: (-standing(now - j.submit, j.limit, scale), j.submit, j.index))
     _backfill(machine, queue, now, shortest_first=False)
 
 
-def _backfill(machine: _Machine, queue: list[_Job], now: float, *, shortest_first: bool) -> None:
+def _backfill(machine: Machine, queue: list[Job], now: float, *, shortest_first: bool) -> None:
     _fcfs(machine, queue, now)
     if not queue:
         return
@@ -123,18 +128,53 @@ _POLICIES: dict[str, Policy] = {
 
 
 def simulate(
-    jobs: Sequence[TraceJob], processors: int, policy: str, walltime: str = "run"
+    jobs: Sequence[TraceJob], processors: int, policy: str | Policy, walltime: str = "run"
 ) -> dict[str, object]:
     """Run ``jobs`` (submit times from the first's) under ``policy``; the summary figures.
+
+    ``policy``: a name of :data:`POLICIES`, or a policy of its own (as
+    ``tests.bench.reservations.reserving`` makes).
 
     Returns:
         ``job_metrics``'s figures, plus ``makespan`` and ``utilisation`` (processor-seconds
         run over processors x makespan).
     """
-    decide = _POLICIES[policy]
+    todo, started = _replay(jobs, processors, policy, walltime)
+    runs = [
+        JobRun(
+            pods=job.processors,
+            submitted=job.submit,
+            running=started[job.index],
+            finished=started[job.index] + job.run,
+        )
+        for job in todo
+    ]
+    makespan = max((run.finished for run in runs), default=0.0)
+    held = sum(job.processors * job.run for job in todo)
+    utilisation = held / (processors * makespan) if makespan else 0.0
+    return {
+        "makespan": round(makespan, 3),
+        "utilisation": round(utilisation, 4),
+        **job_metrics(runs),
+    }
+
+
+def starts(
+    jobs: Sequence[TraceJob], processors: int, policy: str | Policy, walltime: str = "run"
+) -> list[float]:
+    """When each of ``jobs`` starts under ``policy`` (seconds from the first's submission)."""
+    todo, started = _replay(jobs, processors, policy, walltime)
+    return [started[job.index] for job in todo]
+
+
+def _replay(
+    jobs: Sequence[TraceJob], processors: int, policy: str | Policy, walltime: str
+) -> tuple[list[Job], dict[int, float]]:
+    """The jobs as the policy sees them, and each one's start by index."""
+    decide = _POLICIES[policy] if isinstance(policy, str) else policy
     origin = jobs[0].submit if jobs else 0
     todo = [
-        _Job(
+        Job(
             i,
             float(j.submit - origin),
             float(j.run),
@@ -143,8 +183,8 @@ def simulate(
         )
         for i, j in enumerate(jobs)
     ]
-    machine = _Machine(processors)
-    queue: list[_Job] = []
+    machine = Machine(processors)
+    queue: list[Job] = []
     arrivals = sorted(todo, key=lambda j: (j.submit, j.index))
     position = 0
     now = 0.0
@@ -162,20 +202,4 @@ def simulate(
             queue.append(arrivals[position])
             position += 1
         decide(machine, queue, now)
-    runs = [
-        JobRun(
-            pods=job.processors,
-            submitted=job.submit,
-            running=machine.starts[job.index],
-            finished=machine.starts[job.index] + job.run,
-        )
-        for job in todo
-    ]
-    makespan = max((run.finished for run in runs), default=0.0)
-    held = sum(job.processors * job.run for job in todo)
-    utilisation = held / (processors * makespan) if makespan else 0.0
-    return {
-        "makespan": round(makespan, 3),
-        "utilisation": round(utilisation, 4),
-        **job_metrics(runs),
-    }
+    return todo, machine.starts

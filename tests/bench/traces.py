@@ -24,6 +24,7 @@ import yaml
 from tests.bench.reference import POLICIES, simulate
 from vcbus.core.scheduling.framework.conf import DEFAULT_SCENARIO_TIERS
 from vcbus.core.scheduling.plugins.aging import NAME as AGING
+from vcbus.core.scheduling.plugins.aging import OLDEST_PLAN
 from vcbus.services.simulation.run import simulate_in_memory
 from vcbus.services.simulation.scenario import parse_scenario
 from vcbus.services.simulation.swf import Shape, read_trace, trace_document
@@ -48,15 +49,31 @@ WITHOUT_AGING: Mapping[str, object] = {
 }
 """The default configuration without the ``aging`` queue order (priority, then age)."""
 
+WITH_OLDEST_PLAN: Mapping[str, object] = {
+    "tiers": [
+        {
+            "plugins": [
+                {**p, "arguments": {OLDEST_PLAN: True}} if p["name"] == AGING else p
+                for p in tier["plugins"]
+            ]
+        }
+        for tier in yaml.safe_load(DEFAULT_SCENARIO_TIERS)["tiers"]
+    ]
+}
+"""The default configuration with ``aging-oldest-plan``: the oldest job's planned start kept
+besides the aging head's."""
+
 TRACE_VARIANTS = (
     TraceVariant("vcbus default", None, "run"),
     TraceVariant("vcbus, aging off", WITHOUT_AGING, "run"),
+    TraceVariant("vcbus, oldest plan", WITH_OLDEST_PLAN, "run"),
     TraceVariant("vcbus, reservation off", {"actions": "enqueue, allocate, backfill"}, "run"),
     TraceVariant("vcbus, backfill off", {"actions": "enqueue, allocate, backfill"}, "request"),
 )
 """The default configuration (reservation on, the ``aging`` queue order) with time limits;
-the same without ``aging`` (the default before it); reservation off (planned starts and
-backfill on); and neither (no time limits: no plans, as before docs/design.md#planned-start)."""
+the same without ``aging`` (the default before it); with ``aging-oldest-plan``; reservation
+off (planned starts and backfill on); and neither (no time limits: no plans, as before
+docs/design.md#planned-start)."""
 
 
 @dataclass(frozen=True)

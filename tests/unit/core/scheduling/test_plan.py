@@ -10,12 +10,14 @@ import numpy as np
 from vcbus.contracts.keys import JobKey
 from vcbus.core.runtime.clock import EPOCH
 from vcbus.core.scheduling.framework.plan import (
+    Hold,
     Plan,
     Release,
     Releases,
     Shape,
     allowed_rows,
     earliest_start,
+    earliest_start_around,
     ever_fits,
     fit,
 )
@@ -100,3 +102,27 @@ def test_one_shape_found_by_bisection_starts_where_the_replay_of_every_moment_do
         assert bisected is not None
         assert bisected[0] == replayed[0]
         assert bisected[1].tolist() == replayed[1].tolist()
+
+
+def test_a_plan_made_around_a_hold_starts_before_it_only_if_it_ends_by_then():
+    # four 1-cpu rows: row 0 idle now, row 1 free at 50 s, rows 2-3 at 100 s; a job planned
+    # before holds rows 2-3 from 200 s to 400 s
+    idle = _idle(1, 0, 0, 0)
+    releases = Releases.of(
+        [Release(_at(50), 1, CPU), Release(_at(100), 2, CPU), Release(_at(100), 3, CPU)], idle
+    )
+    holds = [Hold(_at(200), _at(400), _idle(0, 0, 1, 1))]
+
+    def around(count: int, seconds: int) -> tuple[datetime, list[bool]]:
+        found = earliest_start_around(
+            idle, releases, holds, _gang(count, 4), EPOCH, limit=timedelta(seconds=seconds)
+        )
+        assert found is not None
+        return found[0], found[1].tolist()
+
+    assert around(3, 60) == (_at(100), [False] * 4)  # it ends by 200 s, on rows released
+    assert around(3, 500)[0] == _at(400)  # it would not: after the hold
+    assert around(2, 500) == (_at(50), [True, False, False, False])  # rows the hold leaves
+    alone = earliest_start(idle, releases, _gang(3, 4), EPOCH)
+    assert alone is not None
+    assert alone[0] == _at(100)  # without the hold

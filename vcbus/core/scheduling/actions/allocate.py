@@ -42,7 +42,7 @@ from vcbus.core.reasons import QUEUE_NOT_FOUND, QUEUE_OVERUSED
 from vcbus.core.scheduling.fit_errors import FitErrors
 from vcbus.core.scheduling.framework.arguments import get_bool
 from vcbus.core.scheduling.framework.nomination import place_nominated
-from vcbus.core.scheduling.framework.planning import keep_for, plan_head
+from vcbus.core.scheduling.framework.planning import Made, keep_for, plan_next, plans_another
 from vcbus.core.scheduling.framework.priority_queue import PriorityQueue
 from vcbus.core.scheduling.framework.reservation_changes import is_target_ready
 from vcbus.core.scheduling.framework.session import Session
@@ -71,7 +71,7 @@ class AllocateAction:
         queues: PriorityQueue[QueueInfo] = PriorityQueue(ssn.queue_order_fn)
         jobs_by_queue: dict[str, PriorityQueue[JobInfo]] = {}
         pending: dict[str, list[TaskInfo]] = {}
-        heads: dict[str, JobInfo] = {}
+        heads: dict[str, list[JobInfo]] = {}
         for key in ssn.unsettled_jobs():  # a settled job is valid, its queue there, none pending
             job = ssn.jobs[key]
             if job.is_pending():
@@ -115,12 +115,12 @@ def _turns(
     queues: PriorityQueue[QueueInfo],
     jobs_by_queue: dict[str, PriorityQueue[JobInfo]],
     pending: dict[str, list[TaskInfo]],
-    heads: dict[str, JobInfo],
+    heads: dict[str, list[JobInfo]],
     first: JobKey | None,
     will_bind: WillBindArgs,
 ) -> None:
     """The queues' turns, in queue order: each turn one job, gang by gang."""
-    planned: set[str] = set()
+    planned: dict[str, Made] = {}
     while not queues.empty():
         queue = queues.pop()
         if ssn.overused(queue):
@@ -134,9 +134,10 @@ def _turns(
         if job.key == first:
             queues.push(queue)
             continue
-        head = heads.get(queue.name)
-        if head is not None and queue.name not in planned and ssn.job_order_fn(head, job):
-            _plan(ssn, planned, head)
+        for head in heads.get(queue.name, ()):
+            made = planned.get(queue.name, [])
+            if plans_another(ssn, made, head) and ssn.job_order_fn(head, job):
+                _plan(ssn, planned, head)
         tasks = pending[job.key]
         stmt = allocate_resources_for_tasks(ssn, job, queue, tasks)
         if stmt is not None and ssn.job_ready(job):
@@ -145,24 +146,28 @@ def _turns(
                 reserve_stages(ssn, job, will_bind)
             if tasks and not job.dependent:
                 jobs.push(job)
-        elif queue.name not in planned:
+        elif plans_another(ssn, planned.get(queue.name, []), job):
             _plan(ssn, planned, job)
         queues.push(queue)
 
 
-def _pending_head(ssn: Session, heads: dict[str, JobInfo], job: JobInfo) -> None:
-    """Keep ``job`` as its queue's first Pending job with a time limit."""
+def _pending_head(ssn: Session, heads: dict[str, list[JobInfo]], job: JobInfo) -> None:
+    """Keep ``job`` if it is among its queue's first Pending jobs with a time limit.
+
+    The first one, in job order; the first two where the queue keeps its oldest job's plan
+    besides the head's (``Session.oldest_planned``).
+    """
     if job.podgroup.active_deadline_seconds is None:
         return
-    held = heads.get(job.queue)
-    if held is None or ssn.job_order_fn(job, held):
-        heads[job.queue] = job
+    held = heads.setdefault(job.queue, [])
+    at = next((i for i, other in enumerate(held) if ssn.job_order_fn(job, other)), len(held))
+    held.insert(at, job)
+    del held[2 if job.queue in ssn.oldest_planned else 1 :]
 
 
-def _plan(ssn: Session, planned: set[str], job: JobInfo) -> None:
+def _plan(ssn: Session, planned: dict[str, Made], job: JobInfo) -> None:
     """Plan the start of ``job``, its queue's head; the session keeps its nodes for it."""
-    planned.add(job.queue)
-    plan = plan_head(ssn, job)
+    plan = plan_next(ssn, planned.setdefault(job.queue, []), job)
     if plan is not None:
         keep_for(ssn, plan)
 

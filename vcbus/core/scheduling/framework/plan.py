@@ -63,12 +63,28 @@ class Shape:
 
 
 @dataclass(frozen=True, slots=True)
+class Hold:
+    """What a planned job holds from its start until it ends by its time limit, per row.
+
+    A later plan of the same queue is made around it (:func:`earliest_start_around`).
+    """
+
+    start: datetime
+    end: datetime
+    used: FloatArray
+
+
+@dataclass(frozen=True, slots=True)
 class Plan:
-    """A job's planned start and the rows whose capacity idle now it needs then."""
+    """A job's planned start and the rows whose capacity idle now it needs then.
+
+    ``hold``: what it holds once started, for the plans made around it (None: no plan is).
+    """
 
     job: JobKey
     start: datetime
     kept: BoolArray
+    hold: Hold | None = None
 
 
 def _slots(free: FloatArray, request: FloatArray) -> FloatArray:
@@ -200,6 +216,49 @@ def earliest_start(
             kept = np.any(used > released + 1e-9, axis=1)
             return max(end, now), kept
     return None
+
+
+def earliest_start_around(
+    idle: FloatArray,
+    releases: Releases,
+    holds: Sequence[Hold],
+    shapes: Sequence[Shape],
+    now: datetime,
+    *,
+    limit: timedelta,
+) -> tuple[datetime, BoolArray, FloatArray] | None:
+    """As :func:`earliest_start`, around the ``holds`` of plans made before.
+
+    The first moment (now, or when a release or a hold ends) at which ``shapes`` fit the
+    capacity free then and at every hold's start until ``limit`` later (capacity only comes
+    back between those), so the job delays none of them: conservative backfill's
+    reservation, limited to the plans made before it.
+
+    Returns:
+        the start, the rows whose capacity idle now it needs, and what it uses per row;
+        None when it never fits.
+    """
+    moments = sorted({now, *(e for e in releases.ends if e > now), *(h.end for h in holds)})
+    for moment in moments:
+        free, released = _free_at(idle, releases, holds, moment)
+        for hold in holds:
+            if moment < hold.start < moment + limit:
+                free = np.minimum(free, _free_at(idle, releases, holds, hold.start)[0])
+        used = fit(free, released, shapes)
+        if used is not None:
+            return moment, np.any(used > released + 1e-9, axis=1), used
+    return None
+
+
+def _free_at(
+    idle: FloatArray, releases: Releases, holds: Sequence[Hold], moment: datetime
+) -> tuple[FloatArray, FloatArray]:
+    """The capacity free at ``moment`` (holds taken), and what releases gave back by then."""
+    free, released = releases.replayed(idle, bisect_right(releases.ends, moment))
+    for hold in holds:
+        if hold.start <= moment < hold.end:
+            free = free - hold.used
+    return free, released
 
 
 def ever_fits(idle: FloatArray, releases: Releases, shapes: Sequence[Shape], now: datetime) -> bool:

@@ -27,6 +27,7 @@ without one, and clusters where no job has one, behave as before.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 import numpy as np
@@ -37,11 +38,13 @@ from vcbus.core.reasons import CLUSTER_OVERUSED, QUEUE_OVER_CAPABILITY
 from vcbus.core.scheduling.framework.extension_points import NodeFilter
 from vcbus.core.scheduling.framework.plan import (
     PLANNED,
+    Hold,
     Plan,
     Releases,
     Shape,
     allowed_rows,
     earliest_start,
+    earliest_start_around,
     ever_fits,
     placed_tasks,
     releases,
@@ -85,22 +88,71 @@ def _gang(ssn: Session, job: JobInfo) -> list[Shape]:
     return [Shape(request, ~matrix.unschedulable, members)]
 
 
-def plan_head(ssn: Session, job: JobInfo) -> Plan | None:
+def plan_head(ssn: Session, job: JobInfo, around: Sequence[Plan] | None = None) -> Plan | None:
     """The planned start of ``job`` and the nodes it keeps; None when it gets none.
+
+    ``around``: plans made before it in its queue, which it must not delay (a second
+    reservation, :func:`plan_around`); None: it is its queue's only one, and its plan holds
+    nothing for others to plan around.
 
     None: ``job`` has no time limit, or its gang never fits (pods without deadlines hold
     what it needs).
     """
-    if job.podgroup.active_deadline_seconds is None:
+    seconds = job.podgroup.active_deadline_seconds
+    if seconds is None:
         return None
     shapes = _gang(ssn, job)
     if not shapes:
         return None
+    if around is not None:
+        return plan_around(ssn, job, shapes, around, timedelta(seconds=seconds))
     found = earliest_start(ssn.matrix.idle, _releases(ssn), shapes, ssn.now)
     if found is None:
         return None
     start, kept = found
     return Plan(job=job.key, start=start, kept=kept)
+
+
+def plan_around(
+    ssn: Session, job: JobInfo, shapes: list[Shape], around: Sequence[Plan], limit: timedelta
+) -> Plan | None:
+    """``job``'s plan around the holds of ``around``; it holds its gang until its limit."""
+    holds = [plan.hold for plan in around if plan.hold is not None]
+    found = earliest_start_around(
+        ssn.matrix.idle, _releases(ssn), holds, shapes, ssn.now, limit=limit
+    )
+    if found is None:
+        return None
+    start, kept, used = found
+    return Plan(job=job.key, start=start, kept=kept, hold=Hold(start, start + limit, used))
+
+
+Made = list[tuple[JobKey, Plan | None]]
+"""A queue's jobs planned in a pass, in turn, with their plans (None: it got none)."""
+
+
+def plans_another(ssn: Session, made: Made, job: JobInfo) -> bool:
+    """Whether ``job`` gets a plan after its queue's ``made``.
+
+    It does if it is the first, or the next one after the queue's oldest job, kept besides
+    the head (``Session.oldest_planned``).
+    """
+    if not made:
+        return True
+    first = made[0][0]
+    return len(made) == 1 and first == ssn.oldest_planned.get(job.queue) and first != job.key
+
+
+def plan_next(ssn: Session, made: Made, job: JobInfo) -> Plan | None:
+    """Plan ``job`` after its queue's ``made`` and add it there.
+
+    In a queue that keeps its oldest job's plan, each plan is made around those before it
+    (:func:`plan_around`): the oldest's, then the head's.
+    """
+    around = [p for _, p in made if p is not None] if job.queue in ssn.oldest_planned else None
+    plan = plan_head(ssn, job, around)
+    made.append((job.key, plan))
+    return plan
 
 
 def has_plan(ssn: Session, job: JobInfo) -> bool:
@@ -176,7 +228,7 @@ class EnqueuePlans:
 
     def __init__(self, ssn: Session) -> None:
         self._ssn = ssn
-        self._planned: set[str] = set()
+        self._planned: dict[str, Made] = {}
         self._headed: set[str] = set()
         """Queues whose head is an admitted job (:meth:`_plan_admitted`)."""
         self._plans: list[tuple[Plan, FloatArray]] = []
@@ -288,16 +340,19 @@ class EnqueuePlans:
     def turned_away(self, job: JobInfo, reasons: set[str]) -> bool:
         """Plan the first job of its queue the budget turned away; whether to admit it now.
 
+        In a queue that keeps its oldest job's plan, the next one turned away after it is
+        planned too, around it (:func:`plan_next`).
+
         It is admitted when its planned start has come (its gang fits the idle capacity)
         and only the admission budget stood in its way (:meth:`_budget_only`). Its plan
         keeps room from later jobs only when it is its queue's head: behind an admitted job
         that waits (:meth:`_plan_admitted`) it is not, and EASY keeps room for the head
         alone (keeping room for both kept backfills off that EASY lets run).
         """
-        if job.queue in self._planned:
+        made = self._planned.setdefault(job.queue, [])
+        if not plans_another(self._ssn, made, job):
             return False
-        self._planned.add(job.queue)
-        plan = plan_head(self._ssn, job)
+        plan = plan_next(self._ssn, made, job)
         if plan is None:
             return False
         if plan.start <= self._ssn.now:

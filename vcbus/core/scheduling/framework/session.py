@@ -172,6 +172,9 @@ class Session(SessionPlugins):
         self.plan_releases: tuple[int, Releases] | None = None
         """What placed pods give back by their deadlines, with the count of matrix changes
         it was made at (``framework.planning``)."""
+        self.oldest_planned: dict[str, JobKey] = {}
+        """Per queue, the oldest waiting job, first in job order, whose planned start is
+        kept besides the head's (the ``aging`` plugin's ``aging-oldest-plan``)."""
 
     def release(self) -> None:
         """Drop what refers back to the session once it closed.

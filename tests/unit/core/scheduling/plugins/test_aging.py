@@ -12,9 +12,9 @@ from tests.support.builders import build_podgroup, build_queue
 from tests.support.scheduling import DEFAULT_TIERS, NOW
 from vcbus.core.scheduling.framework.conf import ConfError
 from vcbus.core.scheduling.framework.priority_queue import PriorityQueue
-from vcbus.core.scheduling.framework.session import open_session
+from vcbus.core.scheduling.framework.session import Session, open_session
 from vcbus.core.scheduling.plugins import PLUGIN_BUILDERS
-from vcbus.core.scheduling.plugins.aging import standing
+from vcbus.core.scheduling.plugins.aging import NAME, OLDEST_PLAN, standing
 from vcbus.core.scheduling.scheduler import parse_conf
 from vcbus.core.scheduling.snapshot import ClusterSnapshot, PodGroupState
 
@@ -29,10 +29,27 @@ def _job(name: str, waited: float, limit: int | None, uid: str | None = None) ->
     return dataclasses.replace(state, podgroup=podgroup)
 
 
-def _order(*jobs: PodGroupState) -> list[str]:
-    """The default configuration's job order of ``jobs`` at ``NOW``."""
+def _session(*jobs: PodGroupState, oldest_plan: bool = False) -> Session:
+    """A session of the default configuration at ``NOW`` (``aging-oldest-plan`` as given)."""
     snapshot = ClusterSnapshot.build(queues=[build_queue("default")], podgroups=list(jobs))
-    ssn = open_session(snapshot, DEFAULT_TIERS, builders=PLUGIN_BUILDERS, now=NOW)
+    tiers = DEFAULT_TIERS
+    if oldest_plan:
+        tiers = tuple(
+            dataclasses.replace(
+                tier,
+                plugins=tuple(
+                    dataclasses.replace(p, arguments={OLDEST_PLAN: True}) if p.name == NAME else p
+                    for p in tier.plugins
+                ),
+            )
+            for tier in DEFAULT_TIERS
+        )
+    return open_session(snapshot, tiers, builders=PLUGIN_BUILDERS, now=NOW)
+
+
+def _order(*jobs: PodGroupState, oldest_plan: bool = False) -> list[str]:
+    """The default configuration's job order of ``jobs`` at ``NOW``."""
+    ssn = _session(*jobs, oldest_plan=oldest_plan)
     queue = PriorityQueue(ssn.job_order_fn)
     for job in ssn.jobs.values():
         queue.push(job)
@@ -60,6 +77,20 @@ def test_a_long_job_that_waited_hours_goes_before_a_short_one_that_waited_minute
         _job("short", 600, 60),
         _job("long", 4 * HOUR, 36_000),
     ) == ["long", "older", "short"]
+
+
+def test_with_oldest_plan_the_oldest_waiting_job_goes_first_and_is_kept() -> None:
+    jobs = (_job("short", 600, 60), _job("oldest", 700, 36_000), _job("mid", 650, 3_600))
+    assert _order(*jobs) == ["short", "mid", "oldest"]
+    assert _order(*jobs, oldest_plan=True) == ["oldest", "short", "mid"]
+    assert _session(*jobs).oldest_planned == {}
+    kept = _session(*jobs, oldest_plan=True).oldest_planned
+    assert [key.split("/")[1] for key in kept.values()] == ["oldest"]
+
+
+def test_the_oldest_kept_is_a_job_with_a_time_limit() -> None:
+    jobs = (_job("unlimited", 900, None), _job("old", 700, 36_000), _job("short", 600, 60))
+    assert _order(*jobs, oldest_plan=True) == ["old", "short", "unlimited"]
 
 
 def test_jobs_without_a_time_limit_keep_their_age_order() -> None:
