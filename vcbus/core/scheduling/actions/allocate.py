@@ -27,7 +27,9 @@ Deliberate deviations:
   victims released goes to no other job; their job binds once its gang is ready.
 - Planned starts (docs/design.md#planned-start, ``framework.planning``): the first job of each queue
   that cannot start now, or is still Pending, gets a planned start from the running pods'
-  deadlines; the nodes that start needs take no pod of a job that ends after it.
+  deadlines; the nodes that start needs take no pod of a job that ends after it. With the
+  ``aging`` plugin's ``aging-oldest-plan``, the queue's oldest waiting job is planned too,
+  and the head around it (``framework.planning.plans_another``).
 - Reservation (docs/design.md#reservation, no harm): the target of a reservation with locked nodes
   has the first turn; once its gang is placed (in this session or before), the locks are lifted
   for the rest of the session (``Session.lift_locks``), so the other jobs of the same cycle
